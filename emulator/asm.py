@@ -1,0 +1,651 @@
+"""The assembler: VSM text -> decoded Program.
+
+Takes the text of a ``.vsm`` file and gives a ``program.Program`` whose
+blocks hold decoded ``isa.Step`` / ``isa.MVStmt`` / ``isa.DebugStmt``
+statements, ready for the executor.  Work is line by line:
+
+  statement  := comment | 'quit' | debug | mask-directive | nop/k | mv | step | directive
+  step       := expression (';' expression)*
+  expression := opcode operand*            (opcode matched against isa.TABLE)
+
+Everything that can be checked without running is checked here: opcodes,
+precisions, operand kinds and counts, alignment, the VLIW unit-group rule,
+two writes to one operand, LM read/write conflicts.  Every error is an
+``AsmError`` naming the source, the line and its text.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import isa
+from .errors import AsmError
+from .isa import DebugStmt, Expr, MVStmt, Operand, Step
+from .program import AnyLoop, Block, If, IfAny, Loop, Program, Run, SetReg, compile_scalar, OFFSET_SPACES
+
+WL = {"w": 1, "l": 2, "ll": 4}
+FIXED = ("peid", "subpeid", "mabid", "l1bid", "l2bid", "msb1")
+FORWARD = ("mauf", "aluf", "lbf", "mreadf")
+MASK_SPACES = "rstmnk"   # mask directive letters: GRF0 GRF1 T LM0 LM1 mask registers
+
+_PE_RE = re.compile(r"(?P<w>ll|l)?(?P<sp>[mnrs])(?:(?P<t>t)(?P<taddr>\d+)?|(?P<addr>\d+))?"
+                    r"(?P<v>v(?P<adri>\d+)?)?(?P<flat>\[[\d\s,]*\])?(?P<mod>[er])?")
+_T_RE = re.compile(r"(?:ll|l)?t(?P<mod>[er])?")
+_OMR_RE = re.compile(r"omr(?P<n>\d+)")
+_LB_RE = re.compile(r"(?P<w>ll|l)?b(?:(?P<i>i)|(?P<addr>\d+))")
+_LC_RE = re.compile(r"lc(?P<addr>\d+)(?:@(?P<g>\d+)?(?:\.(?P<l2b>\d+))?)?")
+_MAT_RE = re.compile(r"(?P<w>ll|l)?(?P<reg>[xy])(?P<addr>\d+)?")
+_DP_RE = re.compile(r"(?P<sp>[dp])(?P<addr>\d+)(?:@(?P<g>\d+))?")
+_MASK_RE = re.compile(r"(?:ll)?(?P<bits>[01]{4})[tp]?|\$(?:ll)?imr(?P<n>\d+)[tp]?")
+_MASKDIR_RE = re.compile(r"mask(?:ll|l)?(?P<sp>[rstmnk]*)")
+_DEBUG_LOC_RE = re.compile(
+    r"\$(?P<mem>(?:ll|l)?[mnrs]\d+|(?:ll|l)?t|omr\d+|(?:ll|l)?b\d+|lc\d+|[dp]\d+|(?:ll|l)?[xy]\d*)"
+    r"(?:n(?P<n>\d+))?(?:c(?P<c>\d+))?(?:b(?P<b>\d+))?(?:m(?P<m>\d+))?(?:p(?P<p>\d+))?$")
+
+
+class _Ctx:
+    """Where the parser is: for error messages."""
+
+    def __init__(self, source: str):
+        self.source, self.line, self.text = source, 0, ""
+
+    def error(self, msg: str) -> AsmError:
+        return AsmError(msg, self.line, self.text, self.source)
+
+
+# -- operands ---------------------------------------------------------------------------
+
+def _int(s: str, cx: _Ctx, what: str = "number") -> int:
+    try:
+        return int(s, 0)
+    except (TypeError, ValueError):
+        raise cx.error(f"bad {what} '{s}'") from None
+
+
+def _pe_addrs(m: re.Match, width: str, cx: _Ctx, tok: str) -> tuple[np.ndarray, bool]:
+    tind = bool(m["t"])
+    base = m["taddr"] if tind else m["addr"]
+    if m["flat"]:
+        if base is not None or m["v"]:
+            raise cx.error(f"operand '{tok}': a flat address list replaces the address and 'v'")
+        vals = [v.strip() for v in m["flat"][1:-1].split(",")]
+        if len(vals) != 4 or not all(vals):
+            raise cx.error(f"operand '{tok}': a flat address list needs exactly 4 addresses")
+        addrs = np.array([int(v) for v in vals], dtype=np.int64)
+    else:
+        if base is None and not tind:
+            raise cx.error(f"operand '{tok}' needs an address")
+        a = int(base or 0)
+        adri = (int(m["adri"]) if m["adri"] else 1) if m["v"] else 0
+        addrs = a + adri * np.arange(4, dtype=np.int64) * WL[width]
+    if width == "l" and np.any(addrs % 2):
+        raise cx.error(f"operand '{tok}': long-word addresses must be even (word addresses), got {list(addrs)}")
+    if width == "ll" and np.any(addrs % 4):
+        raise cx.error(f"operand '{tok}': double-long-word addresses must be multiples of 4, got {list(addrs)}")
+    return addrs, tind
+
+
+def parse_operand(tok: str, cx: _Ctx) -> Operand:
+    """One operand token, including its '-' prefix and '/mask' suffix."""
+    text = tok
+    mask = None
+    if "/" in tok:
+        tok, mtxt = tok.split("/", 1)
+        mm = _MASK_RE.fullmatch(mtxt)
+        if not mm:
+            raise cx.error(f"bad write mask '/{mtxt}' on '{tok}': use /<4 binary digits> or /$imr<1..15>")
+        if mm["bits"]:
+            mask = 16 + int(mm["bits"], 2)
+        else:
+            mask = int(mm["n"])
+            if not 1 <= mask <= 15:
+                raise cx.error(f"write mask '$imr{mask}': mask entries 1..15 hold flags (0 and 16..31 are fixed)")
+    neg = tok.startswith("-")
+    if neg:
+        tok = tok[1:]
+    if not tok.startswith("$"):
+        raise cx.error(f"bad operand '{text}': operands start with '$'")
+    body = tok[1:]
+    op = None
+    if body in FIXED:
+        op = Operand("fixed", text, width="ll", fixed=body)
+    elif body in FORWARD:
+        op = Operand(body, text, width="ll")
+    elif body == "nowrite":
+        op = Operand("nowrite", text, width="ll")
+    elif (m := _OMR_RE.fullmatch(body)):
+        op = Operand("omr", text, width="l", base=int(m["n"]))
+    elif (m := _T_RE.fullmatch(body)):
+        op = Operand("t", text, width="ll", mod=m["mod"])
+    elif (m := _PE_RE.fullmatch(body)):
+        width = m["w"] or "w"
+        addrs, tind = _pe_addrs(m, width, cx, text)
+        if tind and m["sp"] != "m":
+            raise cx.error(f"operand '{text}': T-indirect addressing exists only on LM0 ($lmt...)")
+        op = Operand(m["sp"], text, width=width, addrs=addrs, tind=tind, mod=m["mod"])
+    elif (m := _LB_RE.fullmatch(body)):
+        op = Operand("lbi" if m["i"] else "lb", text, width=m["w"] or "l", base=int(m["addr"] or 0))
+    elif (m := _LC_RE.fullmatch(body)):
+        op = Operand("lc", text, base=int(m["addr"]),
+                     group=int(m["g"]) if m["g"] else None, l2b=int(m["l2b"]) if m["l2b"] else None)
+    elif (m := _MAT_RE.fullmatch(body)):
+        op = Operand(m["reg"], text, width=m["w"] or "l", base=int(m["addr"] or 0), reg=int(m["reg"] == "y"))
+    elif (m := _DP_RE.fullmatch(body)):
+        op = Operand(m["sp"], text, base=int(m["addr"]), group=int(m["g"]) if m["g"] else None)
+    if op is None:
+        raise cx.error(f"unknown operand '{text}' (see docs/isa.md, 'Operands')")
+    op.neg, op.mask = neg, mask
+    return op
+
+
+# -- expressions -----------------------------------------------------------------------------
+
+_READABLE = {"m", "n", "r", "s", "t", "mauf", "aluf", "lbf"}
+_WRITABLE = {"m", "n", "r", "s", "t", "omr", "nowrite"}
+
+
+def _check_kind(op: Operand, kind: str, e_name: str, pos: str, cx: _Ctx) -> None:
+    ok = {
+        isa.SRC: op.space in _READABLE,
+        isa.SRC1: op.space in _READABLE or op.space in ("fixed", "mreadf"),
+        isa.DST: op.space in _WRITABLE,
+        isa.LB: op.space in ("lb", "lbi"),
+        isa.LC: op.space == "lc",
+        isa.MAT: op.space in ("x", "y"),
+        isa.MVLOC: op.space in ("d", "p", "lc"),
+    }[kind]
+    if not ok:
+        want = {isa.SRC: "a PE operand ($m $n $r $s $t or a forwarding path)",
+                isa.SRC1: "a PE operand, fixed input or forwarding path",
+                isa.DST: "a PE destination ($m $n $r $s $t $omr or $nowrite)",
+                isa.LB: "an L1BM operand ($lb<addr>)", isa.LC: "an L2BM operand ($lc<addr>)",
+                isa.MAT: "a matrix register ($lx/$ly)", isa.MVLOC: "$d, $p or $lc"}[kind]
+        raise cx.error(f"'{e_name}': {pos} operand '{op.text}' must be {want}")
+    if op.space == "fixed" and kind != isa.SRC1:
+        raise cx.error(f"'{e_name}': fixed input '{op.text}' may only be an ALU instruction's first input")
+    if op.space == "omr" and not 1 <= op.base <= 15:
+        raise cx.error(f"'{e_name}': '{op.text}': only mask entries 1..15 are writable")
+    if op.mask is not None and kind != isa.DST:
+        raise cx.error(f"'{e_name}': write mask on '{op.text}', which is not written")
+
+
+def _imm_payload(tok: str, long: bool, cx: _Ctx) -> int:
+    try:
+        if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+|\d+\.\d*[eE][-+]?\d+)[fF]?", tok):
+            v = float(tok.rstrip("fF"))
+            return int(np.float64(v).view(np.uint64)) if long else int(np.float32(v).view(np.uint32))
+        v = int(tok, 0)
+    except ValueError:
+        raise cx.error(f"bad immediate '{tok}'") from None
+    bits = 64 if long else 32
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        raise cx.error(f"immediate {tok} does not fit in {bits} bits")
+    return v & ((1 << bits) - 1)
+
+
+def parse_expr(text: str, cx: _Ctx) -> Expr:
+    toks = text.split()
+    opcode, args = toks[0], toks[1:]
+    defn, m = isa.match_opcode(opcode)
+    if defn is None:
+        if "/" in opcode and not opcode.startswith("mv"):
+            raise cx.error(f"zero-flush masks on opcodes ('{opcode}') are not supported (docs/isa.md)")
+        raise cx.error(f"unknown instruction '{opcode}' (docs/isa.md lists the supported set)")
+    g = m.groupdict()
+    prec = g.get("p") or defn.default_prec
+    if defn.precs and prec is None:
+        raise cx.error(f"'{opcode}' needs a precision prefix, one of {', '.join(defn.precs)}")
+    if prec and defn.precs and prec not in defn.precs:
+        raise cx.error(f"'{opcode}': precision '{prec}' is not valid for {defn.name} (one of {defn.precs})")
+    e = Expr(defn, [], [], prec=prec, unsigned=bool(g.get("u")), half=g.get("half"),
+             out_reduce=bool(g.get("r")), rop=g.get("rop"), text=text.strip())
+    if g.get("sel") is not None:
+        e.sel = int(g["sel"])
+    if g.get("n") is not None:
+        e.size = int(g["n"])
+    if g.get("tag") is not None:
+        e.tag = int(g["tag"])
+    if defn.name == "imm":
+        if not args:
+            raise cx.error(f"'{opcode}' needs a payload and a destination")
+        e.imm = _imm_payload(args[0], prec == "l", cx)
+        if prec != "l":
+            e.imm = (e.imm << 32 | e.imm) if not e.unsigned else (e.imm << 32)
+        args = args[1:]
+        e.prec = "l"
+    elif e.unsigned and not defn.unsigned:
+        raise cx.error(f"'{opcode}': {defn.name} has no unsigned form")
+    if defn.name in ("vfma", "vmul", "mmul", "mfma") and prec == "d" and e.half is None:
+        raise cx.error(f"'{opcode}': fp64 products need the half selector: {opcode}u (PEs 0,1) or {opcode}d (PEs 2,3)")
+    if e.half is not None and prec != "d":
+        raise cx.error(f"'{opcode}': the u/d half selector exists only for fp64 (d) products")
+    if e.rop and e.rop[0] in "dfgh" and e.rop[1:] in ("iadd", "and", "or"):
+        raise cx.error(f"'{opcode}': integer reduce needs l/i/s precision")
+    if defn.group == isa.WAIT:
+        if len(args) != 1 or not re.fullmatch(r"i\d+", args[0]):
+            raise cx.error("'wait' takes one tag: wait i<tag>")
+        e.tag = int(args[0][1:])
+        if e.tag == 0:
+            raise cx.error("'wait i0': tag 0 is not a valid tag")
+        return e
+    if defn.group in (isa.NOP, isa.NOFORWARD):
+        if args:
+            raise cx.error(f"'{opcode}' takes no operands")
+        return e
+    ops = [parse_operand(a, cx) for a in args]
+    _bind_operands(e, ops, opcode, cx)
+    return e
+
+
+def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
+    defn = e.defn
+    srcs_kinds = list(defn.srcs)
+    dst_kind = defn.dst
+    # transfers named by operand order: l1bmd / l2bmd go up when the L1BM/L2BM operand comes second
+    if defn.name == "l1bmd":
+        if ops and ops[0].space in ("lb", "lbi"):
+            srcs_kinds, dst_kind = [isa.LB], isa.DST
+        else:
+            srcs_kinds, dst_kind = [isa.SRC], isa.LB
+    if defn.name == "l2bmd" and ops and ops[0].space == "lb":
+        srcs_kinds, dst_kind = [isa.LB], isa.LC
+    ns = len(srcs_kinds)
+    if len(ops) < ns + (1 if dst_kind else 0):
+        raise cx.error(f"'{opcode}' needs {ns} source(s){' and a destination' if dst_kind else ''}, "
+                       f"got {len(ops)} operand(s)")
+    e.srcs, e.dsts = ops[:ns], ops[ns:]
+    for i, (op, kind) in enumerate(zip(e.srcs, srcs_kinds)):
+        _check_kind(op, kind, opcode, f"source {i + 1}", cx)
+    if dst_kind is None and e.dsts:
+        raise cx.error(f"'{opcode}' takes no destination")
+    if dst_kind != isa.DST and len(e.dsts) > 1:
+        raise cx.error(f"'{opcode}' takes one destination, got {len(e.dsts)}")
+    for op in e.dsts:
+        _check_kind(op, dst_kind, opcode, "destination", cx)
+    if any(op.space == "nowrite" for op in e.dsts) and len(e.dsts) > 1:
+        raise cx.error(f"'{opcode}': $nowrite cannot be combined with other destinations")
+    mau = defn.group in isa.MAU_GROUPS
+    for op in e.srcs:
+        if (op.neg or op.mod) and not mau:
+            raise cx.error(f"'{opcode}': input modifiers ('-', 'e', 'r') apply to MAU inputs only ('{op.text}')")
+        if op.mod == "e" and e.prec == "h":
+            raise cx.error(f"'{opcode}': '{op.text}': there is no precision below half to extend from")
+        if op.mod == "r" and e.prec != "h":
+            raise cx.error(f"'{opcode}': '{op.text}': input reduction 'r' applies to half-precision inputs")
+        if op.space == "mreadf" and defn.group != isa.ALU:
+            raise cx.error(f"'{opcode}': $mreadf may only be an ALU instruction's first input")
+    if defn.group == isa.MAU_MWRITE:
+        d = e.dsts[0]
+        rows = 8 if d.width == "ll" else 4
+        if d.width == "ll" and e.prec != "h":
+            raise cx.error(f"'{opcode}': two rows per cycle ($llx) only for hmwrite")
+        limit = {"d": 4, "f": 8, "g": 8, "h": 16}[e.prec]
+        if d.base + rows > limit:
+            raise cx.error(f"'{opcode}': rows {d.base}..{d.base + rows - 1} are outside the {limit}-row "
+                           f"{'fp64' if e.prec == 'd' else 'fp32' if e.prec in 'fg' else 'half'} matrix")
+    if defn.group == isa.MAU_MREAD:
+        s = e.srcs[0]
+        rows = 8 if e.prec == "h" else 4
+        limit = {"d": 4, "f": 8, "g": 8, "h": 16}[e.prec]
+        if s.base + rows > limit:
+            raise cx.error(f"'{opcode}': rows {s.base}..{s.base + rows - 1} are outside the {limit}-row matrix")
+    if defn.group == isa.MV:
+        _check_mv(e, opcode, cx)
+
+
+def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
+    from .transfers import MV_UNIT
+    s, d = e.srcs[0], e.dsts[0]
+    if e.size <= 0 or e.size % MV_UNIT:
+        raise cx.error(f"'{opcode}': the size /n{e.size} must be a positive multiple of {MV_UNIT} long words")
+    name = e.defn.name
+    kinds = (s.space, d.space)
+    down = s.space in ("d", "p") and d.space == "lc"
+    up = s.space == "lc" and d.space in ("d", "p")
+    if name == "mvp":
+        if not (down or up or kinds in (("d", "p"), ("p", "d"))):
+            raise cx.error(f"'{opcode}': mvp moves between $d/$p and $lc, or between $p and $d")
+        lc = d if down else s if up else None
+        if lc is not None and lc.l2b is None:
+            raise cx.error(f"'{opcode}': mvp reaches one L2BM: write '$lc<addr>@.<l2b>' or '@<group>.<l2b>'")
+        other = s if down else d
+        if lc is not None and lc.group is not None and other.group is not None and lc.group != other.group:
+            raise cx.error(f"'{opcode}': mvp stays inside a group (use mvb to cross groups)")
+        if (lc is not None and (lc.group is None) != (other.group is None)):
+            raise cx.error(f"'{opcode}': name the group on both operands, or on neither (every group)")
+    elif name in ("mvb", "mvb2"):
+        if not down:
+            raise cx.error(f"'{opcode}': {name} broadcasts from $d/$p to $lc")
+        if name == "mvb" and s.group is None:
+            raise cx.error(f"'{opcode}': mvb broadcasts one group's memory: write '$d<addr>@<group>'")
+        if d.group is not None or d.l2b is not None:
+            raise cx.error(f"'{opcode}': {name} writes every target L2BM: no '@' on $lc")
+    elif name == "mvd":
+        if not (down or up):
+            raise cx.error(f"'{opcode}': mvd moves between $d/$p and $lc")
+        lc = d if down else s
+        if lc.group is not None or lc.l2b is not None:
+            raise cx.error(f"'{opcode}': mvd spreads over a group's L2BMs: no '@' on $lc")
+    else:  # mvr, mvr2
+        if not up:
+            raise cx.error(f"'{opcode}': {name} reduces $lc into $d/$p")
+        if s.group is not None or s.l2b is not None:
+            raise cx.error(f"'{opcode}': {name} reads every source L2BM: no '@' on $lc")
+        if name == "mvr" and d.group is None:
+            raise cx.error(f"'{opcode}': mvr writes one group's memory: write '$d<addr>@<group>'")
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+def _regions(op: Operand):
+    return (op.space, op.width, tuple(op.addrs) if op.addrs is not None else op.base, op.tind)
+
+
+def _words(op: Operand) -> set:
+    n = WL[op.width]
+    return {int(a) + k for a in op.addrs for k in range(n)}
+
+
+def build_step(exprs: list, cx: _Ctx, masks: dict) -> Step:
+    st = Step(exprs=[], line=cx.line, text=cx.text.strip(), masks=dict(masks))
+    groups = []
+    for e in exprs:
+        g = e.defn.group
+        if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs + e.dsts):
+            g = isa.L1BM_TURN
+        if g in groups:
+            raise cx.error(f"two {g} expressions in one step ('{e.text}'): at most one per unit group")
+        groups.append(g)
+        if g == isa.NOP:
+            st.nop = True
+        elif g == isa.NOFORWARD:
+            st.noforward = True
+        elif g == isa.WAIT:
+            st.wait = e.tag
+        else:
+            st.exprs.append(e)
+    if st.nop and len([g for g in groups if g != isa.WAIT]) > 1:
+        raise cx.error("'nop' can share a step only with 'wait'")
+    mau = [e for e in st.exprs if e.defn.group in isa.MAU_GROUPS]
+    if len(mau) > 2:
+        raise cx.error("at most two of MAU calc / mwrite / mread can issue in one step")
+    if len(mau) == 2 and mau[0].prec != mau[1].prec:
+        raise cx.error("two MAU expressions in one step must have the same precision")
+    mats = [o.reg for e in st.exprs for o in e.srcs + e.dsts if o.space in ("x", "y")]
+    if len(mats) != len(set(mats)):
+        raise cx.error("a matrix register ($lx/$ly) may appear only once in a step")
+    # writes: no two expressions to the same place
+    written = {}
+    for e in st.exprs:
+        for o in e.dsts:
+            if o.space in ("m", "n", "r", "s"):
+                words = _words(o) if not o.tind else {"t"}
+                prev = written.setdefault(o.space, set())
+                if prev & words or (o.tind and prev):
+                    raise cx.error(f"two writes to ${o.space} at the same address in one step ('{o.text}')")
+                prev |= words
+            elif o.space in ("t", "omr"):
+                key = (o.space, o.base)
+                if key in written:
+                    raise cx.error(f"two writes to '{o.text}' in one step")
+                written[key] = True
+    # LM0/LM1: read or write in a step, both only at the very same region
+    for sp in ("m", "n"):
+        reads = {_regions(o) for e in st.exprs for o in e.srcs if o.space == sp}
+        writes = {_regions(o) for e in st.exprs for o in e.dsts if o.space == sp}
+        if len(reads) > 1:
+            raise cx.error(f"LM{'01'[sp == 'n']} is read at two different regions in one step")
+        if reads and writes and reads != writes:
+            raise cx.error(f"LM{'01'[sp == 'n']} is read and written in one step at different addresses "
+                           f"(allowed only at the same region)")
+    if any(e.defn.name == "imm" for e in st.exprs) and any(
+            o.space == "m" for e in st.exprs for o in e.srcs + e.dsts):
+        raise cx.error("'imm' cannot issue in a step that accesses LM0")
+    # $lbi: the expression that fills the turnaround register runs first
+    st.exprs.sort(key=lambda e: 0 if any(o.space == "lbi" for o in e.dsts) else 1)
+    st.groups = tuple(groups)
+    return st
+
+
+# -- debug statements ------------------------------------------------------------------------------
+
+def parse_debug(line: str, cx: _Ctx) -> DebugStmt:
+    toks = line.split()
+    if len(toks) < 3:
+        raise cx.error("debug statement: 'd set <loc> <n> <payload>' or 'd get[d|f|h] <loc> <n>'")
+    verb = toks[1]
+    if verb == "set":
+        if len(toks) != 5:
+            raise cx.error("'d set' takes a location, a count and one payload: d set $lm0n0c0b0m0p0 1 3FF0000000000000")
+        kind, dtype = "set", ""
+    elif (mm := re.fullmatch(r"get(b?[dfgh])?", verb)):
+        if len(toks) != 4:
+            raise cx.error("'d get' takes a location and a count: d get $lm0n0c0b0m0p0 1")
+        kind, dtype = "get", (mm[1] or "").lstrip("b")
+    else:
+        raise cx.error(f"unknown debug statement 'd {verb}' (d set, d get, d getd, d getf, d geth)")
+    m = _DEBUG_LOC_RE.fullmatch(toks[2])
+    if not m:
+        raise cx.error(f"bad debug location '{toks[2]}': e.g. $lm0n0c0b0m0p0, $ltn0c0b0m0p0, $lb0n0c0b0")
+    target = parse_operand("$" + m["mem"], cx)
+    if target.space in ("x", "y"):
+        raise cx.error("'d get/set' on matrix registers is not supported (docs/isa.md)")
+    levels = [m[k] for k in "ncbmp"]
+    seen_gap = False
+    for v in levels:
+        if v is None:
+            seen_gap = True
+        elif seen_gap:
+            raise cx.error(f"debug location '{toks[2]}': give n<group>c<l2b>b<l1b>m<mab>p<pe> from the left")
+    depth = {"lb": 3, "lc": 2, "d": 1, "p": 1}.get(target.space, 5)
+    if sum(v is not None for v in levels) > depth:
+        raise cx.error(f"debug location '{toks[2]}' goes deeper than the memory's level")
+    loc = tuple(int(v) if v is not None else None for v in levels[:depth])
+    count = _int(toks[3], cx, "count")
+    if count <= 0:
+        raise cx.error(f"debug count must be positive, got {count}")
+    payload = None
+    if kind == "set":
+        p = toks[4]
+        parts = p[1:].split("l") if p.startswith("l") else [p[i:i + 16] for i in range(0, len(p), 16)]
+        if any(len(x) != 16 or not re.fullmatch(r"[0-9a-fA-F]{16}", x) for x in parts):
+            raise cx.error("'d set' payload: one hex run of 16 digits per long word, or l<16 hex digits> each")
+        if len(parts) != count:
+            raise cx.error(f"'d set' count {count} does not match the payload's {len(parts)} long word(s)")
+        payload = [int(x, 16) for x in parts]
+    return DebugStmt(kind, dtype, target, loc, count, payload, cx.line, cx.text.strip())
+
+
+# -- the whole file ------------------------------------------------------------------------------------
+
+def assemble(text: str, source: str = "<asm>") -> Program:
+    """Assemble VSM text (with optional sequencer directives) into a Program."""
+    cx = _Ctx(source)
+    prog = Program(source=source)
+    stack = [("main", prog.main, None)]      # (kind, list of nodes, node)
+    block = None                             # the .block being filled, if any
+    anon = None                              # the anonymous block collecting top-level statements
+    masks = {}
+    n_anon = 0
+
+    def flush():
+        nonlocal anon
+        anon = None
+
+    def target_block():
+        nonlocal anon, n_anon, masks
+        if block is not None:
+            return block
+        if anon is None:
+            n_anon += 1
+            anon = Block(f"_top{n_anon}", line=cx.line)
+            prog.blocks[anon.name] = anon
+            stack[-1][1].append(Run(anon.name, {}, cx.line))
+        return anon
+
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        cx.line, cx.text = lineno, raw
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line == "quit":
+            break
+        if line.startswith("."):
+            block, masks = _directive(line, cx, prog, stack, block, flush, masks)
+            continue
+        tb = target_block()
+        toks = line.split()
+        if toks[0] == "d":
+            tb.stmts.append(parse_debug(line, cx))
+        elif (mm := _MASKDIR_RE.fullmatch(toks[0])):
+            if len(toks) != 2:
+                raise cx.error("mask directive: mask[l|ll][r][s][t][m][n][k] <entry>")
+            entry = _int(toks[1], cx, "mask entry")
+            if not 0 <= entry <= 31:
+                raise cx.error(f"mask entry {entry} is outside 0..31")
+            for sp in (mm["sp"] or MASK_SPACES):
+                masks[sp] = entry
+            masks = {k: v for k, v in masks.items() if v != 0}
+        elif (mm := re.fullmatch(r"nop/(\d+)", toks[0])):
+            if len(toks) != 1:
+                raise cx.error("'nop/<k>' takes no operands")
+            k = int(mm[1])
+            if k <= 0:
+                raise cx.error("'nop/<k>' needs k >= 1")
+            for _ in range(k):
+                tb.stmts.append(Step([], lineno, raw.strip(), dict(masks), nop=True, groups=(isa.NOP,)))
+        elif toks[0].startswith("mv"):
+            if ";" in line:
+                raise cx.error("an MV statement stands alone on its line")
+            e = parse_expr(line, cx)
+            if e.defn.group != isa.MV:
+                raise cx.error(f"unknown MV instruction '{toks[0]}'")
+            tb.stmts.append(MVStmt(e, lineno, raw.strip()))
+        else:
+            parts = [p.strip() for p in line.split(";")]
+            if any(not p for p in parts[:-1]) or not parts[0]:
+                raise cx.error("empty expression in a step")
+            exprs = [parse_expr(p, cx) for p in parts if p]
+            if any(e.defn.group == isa.MV for e in exprs):
+                raise cx.error("an MV statement stands alone on its line")
+            st = build_step(exprs, cx, masks)
+            if st.wait is not None and not st.exprs and not st.nop:
+                st.nop = True          # 'wait i1' alone: a nop step that waits (extension)
+            tb.stmts.append(st)
+    if block is not None:
+        cx.line, cx.text = block.line, ""
+        raise cx.error(f"'.block {block.name}' has no '.endblock'")
+    if len(stack) > 1:
+        kind, _, node = stack[-1]
+        cx.line, cx.text = node.line, node.text
+        raise cx.error(f"'.{kind}' has no matching '.end{kind}'")
+    _check_calls(prog.main, prog, cx)
+    return prog
+
+
+_DIRECTIVE_RE = re.compile(r"\.(?P<d>\w+)\s*(?P<rest>.*)")
+
+
+def _directive(line, cx, prog, stack, block, flush, masks):
+    m = _DIRECTIVE_RE.fullmatch(line)
+    d, rest = (m["d"], m["rest"].strip()) if m else ("", "")
+    nodes = stack[-1][1]
+    if d == "block":
+        if block is not None:
+            raise cx.error(f"'.block' inside '.block {block.name}'")
+        if len(stack) > 1:
+            raise cx.error("'.block' must be at the top level, outside loops and branches")
+        if not re.fullmatch(r"[A-Za-z_]\w*", rest):
+            raise cx.error("'.block <name>': a block needs a name")
+        if rest in prog.blocks:
+            raise cx.error(f"block '{rest}' is defined twice")
+        flush()
+        b = Block(rest, line=cx.line)
+        prog.blocks[rest] = b
+        return b, {}
+    if d == "endblock":
+        if block is None:
+            raise cx.error("'.endblock' without '.block'")
+        return None, {}
+    if block is not None:
+        raise cx.error(f"'.{d}' inside '.block {block.name}': blocks are straight-line code")
+    flush()
+    if d == "arg":
+        for a in rest.replace(",", " ").split():
+            if not re.fullmatch(r"%[A-Za-z_]\w*", a):
+                raise cx.error(f"'.arg': bad argument name '{a}' (write %name)")
+            prog.args.append(a[1:])
+    elif d == "set":
+        mm = re.fullmatch(r"%([A-Za-z_]\w*)\s*=\s*(.+)", rest)
+        if not mm:
+            raise cx.error("'.set %reg = <expr>'")
+        nodes.append(SetReg(mm[1], compile_scalar(mm[2], cx.line, cx.source, cx.text), cx.line, line))
+    elif d == "call":
+        toks = rest.split()
+        if not toks:
+            raise cx.error("'.call <block> [space=<expr> ...]'")
+        offsets = {}
+        for t in toks[1:]:
+            mm = re.fullmatch(r"(\w+)\s*=\s*(.+)", t)
+            if not mm or mm[1] not in OFFSET_SPACES:
+                raise cx.error(f"'.call': bad offset '{t}' (spaces: {', '.join(OFFSET_SPACES)})")
+            offsets[mm[1]] = compile_scalar(mm[2], cx.line, cx.source, cx.text)
+        nodes.append(Run(toks[0], offsets, cx.line, line))
+    elif d == "loop":
+        mm = re.fullmatch(r"%([A-Za-z_]\w*)\s*=\s*([^,]+),([^,]+)(?:,(.+))?", rest)
+        if mm:
+            node = Loop(mm[1], compile_scalar(mm[2], cx.line, cx.source, cx.text),
+                        compile_scalar(mm[3], cx.line, cx.source, cx.text),
+                        compile_scalar(mm[4] or "1", cx.line, cx.source, cx.text), [], cx.line, line)
+        elif rest:
+            node = Loop("_", compile_scalar("0"), compile_scalar(rest, cx.line, cx.source, cx.text),
+                        compile_scalar("1"), [], cx.line, line)
+        else:
+            raise cx.error("'.loop %i = <start>, <stop>[, <step>]' or '.loop <count>'")
+        nodes.append(node)
+        stack.append(("loop", node.body, node))
+    elif d == "endloop":
+        _pop(stack, "loop", cx)
+    elif d in ("if", "while"):
+        mm = re.fullmatch(r"any\s+\$imr(\d+)", rest)
+        if mm:
+            entry = int(mm[1])
+            if not 1 <= entry <= 15:
+                raise cx.error(f"'.{d} any $imr{entry}': mask entries 1..15 hold flags")
+            node = (IfAny(entry, [], [], cx.line, line) if d == "if" else AnyLoop(entry, [], cx.line, line))
+        elif d == "if" and rest:
+            node = If(compile_scalar(rest, cx.line, cx.source, cx.text), [], [], cx.line, line)
+        else:
+            raise cx.error(f"'.{d} any $imr<k>'" + (" or '.if <expr>'" if d == "if" else ""))
+        nodes.append(node)
+        stack.append((d, node.then if d == "if" else node.body, node))
+    elif d == "else":
+        kind, _, node = stack[-1]
+        if kind != "if" or getattr(node, "_else", False):
+            raise cx.error("'.else' without '.if'")
+        node._else = True
+        stack[-1] = ("if", node.orelse, node)
+    elif d == "endif":
+        _pop(stack, "if", cx)
+    elif d == "endwhile":
+        _pop(stack, "while", cx)
+    else:
+        raise cx.error(f"unknown directive '.{d}' (docs/isa.md, 'Programs and the sequencer')")
+    return None, masks
+
+
+def _pop(stack, kind, cx):
+    if stack[-1][0] != kind:
+        raise cx.error(f"'.end{kind}' without '.{kind}'")
+    stack.pop()
+
+
+def _check_calls(nodes, prog, cx):
+    for n in nodes:
+        if isinstance(n, Run) and n.block not in prog.blocks:
+            cx.line, cx.text = n.line, n.text
+            raise cx.error(f"'.call {n.block}': no such block")
+        for sub in ("body", "then", "orelse"):
+            if hasattr(n, sub):
+                _check_calls(getattr(n, sub), prog, cx)

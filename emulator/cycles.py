@@ -1,0 +1,181 @@
+"""The cycle model and the profile it produces.
+
+Approximate, explainable, deterministic:
+  * a PE step costs cycles_per_step (4) cycles; VLIW packing is what overlaps work;
+  * a transfer (MV) costs latency + bytes / bandwidth on each link it crosses and
+    runs concurrently with PE steps; only a ``wait`` that needs it stalls;
+  * a link serves the transfers that share it one after another at full
+    bandwidth, in issue order (the same total throughput as fair sharing);
+  * MV statements issue at most once per mv_issue_interval_steps steps;
+  * a sequencer decision on device data costs the tree_reduce link's latency.
+The executor drives it (``step``, ``transfer``, ``stall_until``); the profile
+reports where the cycles went.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .machine import Machine
+
+TRACE_EVENT_LIMIT = 200_000
+
+
+@dataclass
+class Transfer:
+    kind: str
+    tag: int | None
+    links: tuple
+    nbytes: int
+    issue: float
+    start: float
+    end: float
+    line: int
+    text: str
+    reads_lc: tuple = ()      # (l2b indices, lo, hi) ranges read from L2BM
+    writes_lc: tuple = ()     # ranges written into L2BM
+
+
+class CycleModel:
+    def __init__(self, machine: Machine):
+        self.m = machine
+        self.now = 0.0
+        self.steps = 0
+        self.steps_by_group: Counter = Counter()
+        self.stalls: Counter = Counter()
+        self.bytes: Counter = Counter()
+        self.flops = 0.0
+        self.link_free: dict = {}
+        self.last_mv_issue = -1e18
+        self.events: list = []            # (track, name, start, end, args)
+        self.dropped_events = 0
+
+    # -- PE stream ------------------------------------------------------------------
+    def step(self, groups: tuple, flops: float = 0.0) -> None:
+        self.steps += 1
+        self.now += self.m.cycles_per_step
+        for g in groups:
+            self.steps_by_group[g] += 1
+        self.flops += flops
+
+    def stall_until(self, t: float, cause: str) -> None:
+        if t > self.now:
+            self.stalls[cause] += t - self.now
+            self._event("stalls", cause, self.now, t)
+            self.now = t
+
+    def stall(self, cycles: float, cause: str) -> None:
+        self.stall_until(self.now + cycles, cause)
+
+    # -- transfers -------------------------------------------------------------------
+    def mv_slot(self) -> None:
+        """Wait for the next MV issue slot, then take it."""
+        gap = self.m.mv_issue_interval_steps * self.m.cycles_per_step
+        self.stall_until(self.last_mv_issue + gap, "mv issue slot")
+        self.last_mv_issue = self.now
+
+    def transfer(self, kind: str, links: list, nbytes: int, tag, line: int, text: str) -> Transfer:
+        """Schedule nbytes over the given (link name, instance) pairs, starting now."""
+        start = max([self.now] + [self.link_free.get(l, 0.0) for l in links])
+        occupancy = max(nbytes / self.m.link(name).bytes_per_cycle for name, _ in links)
+        latency = max(self.m.link(name).latency for name, _ in links)
+        for l in links:
+            self.link_free[l] = start + nbytes / self.m.link(l[0]).bytes_per_cycle
+        for name, _ in links:
+            self.bytes[(name, kind)] += nbytes
+        t = Transfer(kind, tag, tuple(links), nbytes, self.now, start, start + latency + occupancy, line, text)
+        for l in links:
+            self._event(f"link {l[0]}[{l[1]}]", text, start, start + nbytes / self.m.link(l[0]).bytes_per_cycle,
+                        {"bytes": nbytes, "tag": tag})
+        return t
+
+    def count_bytes(self, link: str, direction: str, nbytes: int) -> None:
+        self.bytes[(link, direction)] += nbytes
+
+    def block(self, name: str, start: float) -> None:
+        self._event("PE stream", name, start, self.now)
+
+    def _event(self, track, name, start, end, args=None):
+        if len(self.events) >= TRACE_EVENT_LIMIT:
+            self.dropped_events += 1
+            return
+        self.events.append((track, name, start, end, args))
+
+    def profile(self) -> "Profile":
+        return Profile(self.m, self.now, self.steps, dict(self.steps_by_group), dict(self.stalls),
+                       {f"{k[0]}.{k[1]}": v for k, v in sorted(self.bytes.items())}, self.flops,
+                       list(self.events), self.dropped_events)
+
+
+@dataclass
+class Profile:
+    machine: Machine
+    cycles: float
+    steps: int
+    steps_by_group: dict
+    stalls: dict
+    bytes_by_link: dict          # "<link>.<direction>" -> bytes
+    flops: float
+    events: list = field(default_factory=list, repr=False)
+    dropped_events: int = 0
+
+    @property
+    def time_s(self) -> float:
+        return self.cycles / self.machine.clock_hz
+
+    @property
+    def dram_bytes(self) -> int:
+        return sum(v for k, v in self.bytes_by_link.items() if k.startswith("dram_l2bm."))
+
+    def summary(self) -> dict:
+        m, t = self.machine, self.time_s
+        bw = self.dram_bytes / t if t else 0.0
+        peak_bw = m.peak_dram_bytes_per_s()
+        fl = self.flops / t if t else 0.0
+        peak_fl = m.peak_flops("h", "matrix")
+        return {
+            "machine": m.name,
+            "cycles": self.cycles,
+            "time_s": t,
+            "steps": self.steps,
+            "steps_by_group": dict(sorted(self.steps_by_group.items())),
+            "stall_cycles": dict(sorted(self.stalls.items())),
+            "bytes_by_link": dict(self.bytes_by_link),
+            "dram_bytes": self.dram_bytes,
+            "dram_bandwidth_bytes_per_s": bw,
+            "dram_bandwidth_fraction_of_peak": bw / peak_bw if peak_bw else 0.0,
+            "flops": self.flops,
+            "flop_rate": fl,
+            "flop_rate_fraction_of_peak_half_matrix": fl / peak_fl if peak_fl else 0.0,
+            "arithmetic_intensity_flop_per_dram_byte": self.flops / self.dram_bytes if self.dram_bytes else None,
+            "trace_events_dropped": self.dropped_events,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.summary(), indent=2)
+
+    def chrome_trace(self) -> dict:
+        """Chrome trace event format (opens in Perfetto / chrome://tracing); times in microseconds."""
+        us = 1e6 / self.machine.clock_hz
+        tracks: dict = {}
+        out = []
+        for track, name, start, end, args in self.events:
+            tid = tracks.setdefault(track, len(tracks) + 1)
+            ev = {"name": name, "ph": "X", "pid": 1, "tid": tid, "ts": start * us, "dur": max(end - start, 0) * us}
+            if args:
+                ev["args"] = args
+            out.append(ev)
+        meta = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"{self.machine.name} emulator"}}]
+        meta += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": t}}
+                 for t, tid in tracks.items()]
+        return {"traceEvents": meta + out, "displayTimeUnit": "ns",
+                "otherData": {"summary": self.summary()}}
+
+    def write_json(self, path) -> None:
+        with open(path, "w") as f:
+            f.write(self.to_json() + "\n")
+
+    def write_trace(self, path) -> None:
+        with open(path, "w") as f:
+            json.dump(self.chrome_trace(), f)

@@ -1,0 +1,652 @@
+"""The executor: runs a Program on the machine state, step by step.
+
+The sequencer walks the control program (loops, branches, register
+arithmetic) and calls blocks with address offsets; each statement of a
+block is then executed for all PEs at once.  A step reads its operands,
+computes every expression (semantics.py, transfers.py), and commits all
+writes at its end, so expressions of one step see the state before it.
+Forwarding paths take the step's unit results unless the step is a nop or
+says ``noforward``.
+
+The executor is also the ``ctx`` the semantics functions see: operand
+reading (with offsets, bounds, T-indirect addressing and hazard checks),
+masked writes, and the bookkeeping the cycle model and strict mode need.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import isa
+from .cycles import CycleModel, Profile, Transfer
+from .dump import format_get
+from .errors import EmuFault, EmulatorError
+from .isa import DebugStmt, MVStmt, Step
+from .machine import Machine, load_machine
+from .numbers import WIDTH, lanes, pack
+from .program import AnyLoop, If, IfAny, Loop, Program, Run, SetReg
+from .state import State
+from .transfers import reduce
+
+U64 = np.uint64
+WL = {"w": 1, "l": 2, "ll": 4}
+MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k"}
+HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
+MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
+            "d": "DRAM", "p": "PDM"}
+FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
+                isa.MAU_MREAD: "mreadf"}
+
+
+def _nibble_lut(quarter_bits: int, quarters: tuple) -> np.ndarray:
+    """nibble -> bitmask: bit q of the nibble (3 = MSB) enables quarter `quarters[3-q]`'s bits."""
+    lut = np.zeros(16, dtype=U64)
+    for n in range(16):
+        v = 0
+        for pos, q in enumerate(quarters):
+            if n >> (3 - pos) & 1 and q is not None:
+                v |= ((1 << quarter_bits) - 1) << (quarter_bits * q)
+        lut[n] = v
+    return lut
+
+
+# write-mask bit j covers a quarter of the written unit (see docs/isa.md, "Masks")
+LUT_L = _nibble_lut(16, (3, 2, 1, 0))                  # long word: 16-bit quarters, MSB first
+LUT_LL0 = _nibble_lut(32, (1, 0, None, None))          # first long of ll: bits 3, 2
+LUT_LL1 = _nibble_lut(32, (None, None, 1, 0))          # second long of ll: bits 1, 0
+LUT_W = _nibble_lut(16, (1, 0, None, None))            # word: the long's upper half, bits 3, 2
+
+
+class Emulator:
+    """An MN-Core-style machine: storage, a program runner and a cycle model.
+
+    strict (default) faults on out-of-range addresses, hazards, races with
+    in-flight transfers and waits on unknown tags; ``wrap=True`` makes
+    addresses wrap as the hardware does instead of faulting.
+    """
+
+    def __init__(self, machine: "str | Machine" = "mncore2", strict: bool = True, wrap: bool = False,
+                 dump=None, max_steps: int | None = None):
+        self.m = load_machine(machine)
+        self.strict, self.wrap, self.max_steps = strict, wrap, max_steps
+        self.state = State(self.m)
+        self.dump = dump if dump is not None else []
+        self._zeros = np.zeros((self.m.n_pe, 4), dtype=U64)
+        self._fixed_cache: dict = {}
+        self._rows = np.arange(self.m.n_pe)[:, None]
+        self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
+        self._sizes.update(self.state.words)
+
+    # -- host access to DRAM / PDM --------------------------------------------------------
+    def _paged(self, space: str, group: int):
+        mems = self.state.dram if space == "d" else self.state.pdm
+        if not 0 <= group < len(mems):
+            raise EmulatorError(f"group {group} does not exist ({self.m.name} has {len(mems)} groups)")
+        return mems[group]
+
+    def write_dram(self, group: int, addr: int, data, space: str = "d") -> None:
+        """Copy host data (any dtype; a whole number of long words) to DRAM at long-word addr."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size % 8:
+            raise EmulatorError(f"{raw.size} bytes is not a whole number of 8-byte long words")
+        mem = self._paged(space, group)
+        n = raw.size // 8
+        if addr < 0 or addr + n > mem.n:
+            raise EmulatorError(f"{MEM_NAME[space]} write of {n} long words at {addr} is beyond its "
+                                f"{mem.n} long words")
+        mem.write(addr, raw.view(U64))
+
+    def read_dram(self, group: int, addr: int, n_longs: int, dtype=np.uint64, space: str = "d") -> np.ndarray:
+        mem = self._paged(space, group)
+        if addr < 0 or n_longs < 0 or addr + n_longs > mem.n:
+            raise EmulatorError(f"{MEM_NAME[space]} read of {n_longs} long words at {addr} is beyond its "
+                                f"{mem.n} long words")
+        return mem.read(addr, n_longs).view(dtype)
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, program: Program, args: dict | None = None) -> Profile:
+        """Run a program; returns its profile. Raises EmuFault on a fault."""
+        args = dict(args or {})
+        unknown = set(args) - set(program.args)
+        if unknown:
+            raise EmulatorError(f"{program.source}: unknown argument(s) {sorted(unknown)}; "
+                                f"the program declares {program.args or 'none'}")
+        missing = [a for a in program.args if a not in args]
+        if missing:
+            raise EmulatorError(f"{program.source}: missing argument(s) {missing}")
+        for k, v in args.items():
+            if not isinstance(v, (int, np.integer)):
+                raise EmulatorError(f"{program.source}: argument {k} must be an integer, got {type(v).__name__}")
+        self.prog = program
+        self.cm = CycleModel(self.m)
+        self.outstanding: list[Transfer] = []
+        self.issued_tags: set = set()
+        self.last_w = {sp: np.full(n, -(1 << 40), dtype=np.int64) for sp, n in self._sizes.items()}
+        self.last_line = {sp: np.zeros(n, dtype=np.int32) for sp, n in self._sizes.items()}
+        regs = {k: int(v) for k, v in args.items()}
+        self._nodes(program.main, regs)
+        if self.outstanding:
+            self.cm.stall_until(max(t.end for t in self.outstanding), "drain (transfers still in flight at the end)")
+            self.outstanding.clear()
+        return self.cm.profile()
+
+    def _fault(self, msg: str, line: int, text: str, pe: int | None = 0) -> EmuFault:
+        loc = self.m.pe_location(int(pe)) if pe is not None else None
+        return EmuFault(msg, line, text, loc, self.prog.source)
+
+    def _eval(self, expr, regs, node):
+        try:
+            return expr.eval(regs)
+        except KeyError as e:
+            raise self._fault(f"register %{e.args[0]} is not set", node.line, node.text, None) from None
+        except ZeroDivisionError:
+            raise self._fault(f"division by zero in '{expr.text}'", node.line, node.text, None) from None
+
+    def _nodes(self, nodes, regs):
+        for n in nodes:
+            if isinstance(n, Run):
+                self._call(n, regs)
+            elif isinstance(n, SetReg):
+                regs[n.reg] = self._eval(n.expr, regs, n)
+            elif isinstance(n, Loop):
+                start, stop, step = (self._eval(x, regs, n) for x in (n.start, n.stop, n.step))
+                if step == 0:
+                    raise self._fault("loop step is 0", n.line, n.text, None)
+                for v in range(start, stop, step):
+                    regs[n.reg] = v
+                    self._nodes(n.body, regs)
+            elif isinstance(n, If):
+                self._nodes(n.then if self._eval(n.cond, regs, n) else n.orelse, regs)
+            elif isinstance(n, (AnyLoop, IfAny)):
+                while True:
+                    any_set = self._any_flag(n.entry)
+                    if isinstance(n, IfAny):
+                        self._nodes(n.then if any_set else n.orelse, regs)
+                        break
+                    if not any_set:
+                        break
+                    self._nodes(n.body, regs)
+
+    def _any_flag(self, entry: int) -> bool:
+        """The sequencer asks the device: an OR-reduction up the tree, costed as tree_reduce latency."""
+        self.cm.stall(self.m.link("tree_reduce").latency, "sequencer any-reduction")
+        self.cm.count_bytes("tree_reduce", "up", self.m.n_l1b * 8)
+        return bool(self.state.omr[:, entry, :].any())
+
+    def _call(self, node: Run, regs):
+        block = self.prog.blocks[node.block]
+        self.off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+        start = self.cm.now
+        for st in block.stmts:
+            if isinstance(st, Step):
+                self._step(st)
+            elif isinstance(st, MVStmt):
+                self._mv(st)
+            else:
+                self._debug(st)
+        self.cm.block(node.block, start)
+
+    # -- one step ----------------------------------------------------------------------------
+    def _step(self, st: Step):
+        if self.max_steps is not None and self.cm.steps >= self.max_steps:
+            raise self._fault(f"step limit of {self.max_steps} reached", st.line, st.text, None)
+        if st.wait is not None:
+            self._wait(st)
+        self.cur = st
+        self.pending = []
+        self.pending_mem = []
+        flops = 0.0
+        for e in st.exprs:
+            self.e = e
+            e.defn.sem(e, self)
+            if e.defn.group == isa.MAU_CALC:
+                flops += self._flops(e)
+        for e, v0, v1, flags in self.pending:
+            for op in e.dsts:
+                self._write(op, e, v0, v1, flags, st)
+        for fn in self.pending_mem:
+            fn()
+        if not st.nop and not st.noforward:
+            for e, v0, v1, _ in self.pending:
+                g = e.defn.group
+                if any(o.space == "lbi" for o in e.srcs) and g == isa.L1BM:
+                    g = isa.L1BM_TURN
+                fwd = FWD_OF_GROUP.get(g)
+                if fwd:
+                    self.state.fwd[fwd] = (v0, v1 if v1 is not None else self._zeros)
+        self.cm.step(st.groups, flops)
+
+    def _flops(self, e) -> float:
+        m, name, prec = self.m, e.defn.name, e.prec
+        if name in ("mmul", "mfma"):
+            fma = {"d": 8, "f": 32, "g": 64, "h": 256}[prec]
+            return 2.0 * fma * 4 * m.n_mab
+        lanes_n = {"d": 1, "f": 2, "g": 2, "h": 4}[prec]
+        active = 0.5 if prec == "d" and name in ("vfma", "vmul") else 1.0
+        return e.defn.flops_per_lane * lanes_n * 4 * m.n_pe * active
+
+    def _wait(self, st: Step):
+        tag = st.wait
+        if tag not in self.issued_tags:
+            raise self._fault(f"wait i{tag}: no transfer with tag i{tag} was issued", st.line, st.text, None)
+        mine = [t for t in self.outstanding if t.tag == tag]
+        if mine:
+            self.cm.stall_until(max(t.end for t in mine), f"wait i{tag} ({mine[0].kind} via "
+                                f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
+            self.outstanding = [t for t in self.outstanding if t.tag != tag]
+
+    # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
+    def zeros(self):
+        return self._zeros
+
+    def full(self, value: int):
+        return np.full((self.m.n_pe, 4), value, dtype=U64)
+
+    def subpe_in(self, which: tuple) -> np.ndarray:
+        return np.isin(self.state.ids["subpeid"], which)
+
+    @property
+    def machine(self) -> Machine:
+        return self.m
+
+    def _addrs(self, op, e):
+        """Word addresses of a PE-memory operand, offset, bounds-checked (or wrapped)."""
+        sp = op.space
+        a = op.addrs
+        off = self.off.get(sp, 0)
+        if off:
+            a = a + off
+        size = self._sizes[sp]
+        if op.tind:
+            t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
+            a = (a[None, :] + t) & ~np.int64(WL[op.width] - 1)   # unaligned run-time addresses truncate
+        lo, hi = a.min(), a.max() + WL[op.width] - 1
+        if lo < 0 or hi >= size:
+            if self.wrap:
+                return a % size
+            bad = (a < 0) | (a + WL[op.width] - 1 >= size)
+            pe = int(np.argmax(bad.any(axis=1))) if a.ndim == 2 else 0
+            shown = int(a[bad][0]) if a.ndim == 2 else [int(x) for x in a]
+            raise self._fault(f"'{op.text}': word address {shown} is outside {MEM_NAME[sp]} "
+                              f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
+                              self.cur.line, self.cur.text, pe)
+        return a
+
+    def _hazard(self, sp: str, words, op_text: str):
+        """Strict mode: a read of a location written fewer than HAZARD_STEPS[sp] + 1 steps ago."""
+        gap = HAZARD_STEPS.get(sp)
+        if not self.strict or gap is None:
+            return
+        last = self.last_w[sp][words]
+        worst = last.max()
+        age = self.cm.steps - worst
+        if age <= gap:
+            w = np.unravel_index(np.argmax(last), np.shape(words))
+            addr = int(np.asarray(words)[w])
+            line = int(self.last_line[sp][addr])
+            pe = int(w[0]) if np.ndim(words) == 2 else 0
+            unit = "word" if sp in "mnrs" else "long word"
+            raise self._fault(f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) "
+                              f"earlier (line {line}); {MEM_NAME[sp]} needs {gap} step(s) between a write and "
+                              f"a read of it: insert nop or use a forwarding path",
+                              self.cur.line, self.cur.text, pe)
+
+    def _note_write(self, sp: str, words):
+        if self.strict and sp in HAZARD_STEPS:
+            self.last_w[sp][words] = self.cm.steps
+            self.last_line[sp][words] = self.cur.line
+
+    def _word_span(self, a, width):
+        n = WL[width]
+        return a if n == 1 else (a[..., None] + np.arange(n)).reshape(a.shape[:-1] + (-1,))
+
+    def read(self, op, e):
+        sp = op.space
+        st = self.state
+        if sp in ("m", "n", "r", "s"):
+            a = self._addrs(op, e)
+            if self.strict:
+                self._hazard(sp, self._word_span(a, op.width), op.text)
+            mem = st.mem[sp]
+            if op.width == "w":
+                return (st.mem32[sp][self._rows, a ^ 1] if a.ndim == 2 else st.mem32[sp][:, a ^ 1]).astype(U64) << U64(32), None
+            idx = a >> 1
+            if a.ndim == 2:
+                v0 = mem[self._rows, idx]
+                return v0, (mem[self._rows, idx + 1] if op.width == "ll" else None)
+            v0 = mem[:, idx]
+            return v0, (mem[:, idx + 1] if op.width == "ll" else None)
+        if sp == "t":
+            return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
+        if sp in st.fwd:
+            return st.fwd[sp]
+        if sp == "fixed":
+            return self._fixed(op.fixed, e.prec or "l")
+        raise self._fault(f"'{op.text}' cannot be read here", self.cur.line, self.cur.text)  # pragma: no cover
+
+    def _fixed(self, name: str, prec: str):
+        key = (name, prec)
+        if key not in self._fixed_cache:
+            w = WIDTH[prec]
+            n = 64 // w
+            if name == "msb1":
+                lane = np.full((self.m.n_pe, 4, n), 1 << (w - 1), dtype=np.uint64)
+            else:
+                lane = np.broadcast_to(self.state.ids[name][:, None, None], (self.m.n_pe, 4, n)).astype(np.uint64)
+            dt = {64: np.uint64, 32: np.uint32, 16: np.uint16}[w]
+            v = pack(lane.astype(dt))
+            self._fixed_cache[key] = (v, v)
+        return self._fixed_cache[key]
+
+    def write_all(self, e, v0, v1, flags):
+        self.pending.append((e, v0, v1, flags))
+
+    def _mask(self, op, st: Step) -> int:
+        return op.mask if op.mask is not None else st.masks.get(MASK_LETTER[op.space], 0)
+
+    def _write(self, op, e, v0, v1, flags, st: Step):
+        sp = op.space
+        if sp == "nowrite":
+            return
+        entry = self._mask(op, st)
+        state = self.state
+        nib = state.omr[:, entry, :] if entry else None
+        if sp == "omr":
+            if flags is None:
+                raise self._fault(f"'{e.defn.name}' raises no mask flags, so it cannot write '{op.text}'",
+                                  st.line, st.text)
+            f = flags()
+            old = state.omr[:, op.base, :]
+            state.omr[:, op.base, :] = f if nib is None else (old & ~nib) | (f & nib)
+            return
+        if v1 is None:
+            v1 = self._zeros
+        if sp == "t":
+            if nib is None:
+                state.t[:, :, 0], state.t[:, :, 1] = v0, v1
+            else:
+                for s, v, lut in ((0, v0, LUT_LL0), (1, v1, LUT_LL1)):
+                    old = state.t[:, :, s]
+                    state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
+            return
+        a = self._addrs(op, e)
+        self._note_write(sp, self._word_span(a, op.width))
+        rows = self._rows if a.ndim == 2 else slice(None)
+        if op.width == "w":
+            mem, val, lut, idx = state.mem32[sp], (v0 >> U64(32)).astype(np.uint32), LUT_W, a ^ 1
+            self._store(mem, rows, idx, val, nib, entry, lut, np.uint32)
+            return
+        mem = state.mem[sp]
+        idx = a >> 1
+        if op.width == "ll":
+            self._store(mem, rows, idx, v0, nib, entry, LUT_LL0, U64)
+            self._store(mem, rows, idx + 1, v1, nib, entry, LUT_LL1, U64)
+        else:
+            self._store(mem, rows, idx, v0, nib, entry, LUT_L, U64)
+
+    @staticmethod
+    def _store(mem, rows, idx, val, nib, entry, lut, dt):
+        if nib is None:
+            mem[rows, idx] = val
+        elif entry >= 16 and isinstance(rows, slice):       # fixed pattern: whole cycles
+            cyc = np.array([(entry - 16) >> (3 - c) & 1 for c in range(4)], dtype=bool)
+            if cyc.any():
+                mem[:, idx[cyc]] = val[:, cyc]
+        else:
+            old = mem[rows, idx]
+            m = lut[nib].astype(dt)
+            mem[rows, idx] = old ^ ((old ^ val) & m)
+
+    # L1BM / L2BM access for transfers.py
+    def l1b_mem(self, op):
+        return self.state.lbi if op.space == "lbi" else self.state.l1bm
+
+    def _tree_index(self, op, e, layout, write, sp):
+        base = op.base + (self.off.get(sp, 0) if sp != "lbi" else 0)
+        idx = base + layout
+        size = self._sizes[sp]
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= size:
+            if self.wrap:
+                idx = idx % size
+            else:
+                raise self._fault(f"'{op.text}': long-word address {hi if hi >= size else lo} is outside "
+                                  f"{MEM_NAME[sp]} (0..{size - 1}); --wrap makes addresses wrap",
+                                  self.cur.line, self.cur.text, None)
+        if self.strict and sp != "lbi":
+            if write:
+                self.pending_mem.append(lambda sp=sp, idx=idx: self._note_write(sp, idx))
+            else:
+                self._hazard(sp, idx.reshape(-1), op.text)
+            if sp == "lc":
+                self._race_pe(op, idx, write)
+        return idx
+
+    def lb_index(self, op, e, layout, write):
+        return self._tree_index(op, e, layout, write, op.space)
+
+    def lc_index(self, op, e, layout, write):
+        return self._tree_index(op, e, layout, write, "lc")
+
+    def lb_write(self, op, idx, vals):
+        if op.space == "lbi":
+            self.state.lbi[:, idx] = vals
+        else:
+            self.pending_mem.append(lambda: self.state.l1bm.__setitem__((slice(None), idx), vals))
+
+    def lc_write(self, idx, vals):
+        self.pending_mem.append(lambda: self.state.l2bm.__setitem__((slice(None), idx), vals))
+
+    def count_bytes(self, link, direction, nbytes):
+        self.cm.count_bytes(link, direction, nbytes)
+
+    # -- races with transfers in flight -------------------------------------------------------
+    def _race_pe(self, op, idx, write):
+        lo, hi = int(idx.min()), int(idx.max()) + 1
+        for t in self.outstanding:
+            for (sp, unit, a, b) in (t.writes_lc + (t.reads_lc if write else ())):
+                if sp == "lc" and a < hi and lo < b:
+                    what = "writes" if write else "reads"
+                    raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
+                                      f"transfer tagged i{t.tag} (line {t.line}) that uses them is still in "
+                                      f"flight: 'wait i{t.tag}' first", self.cur.line, self.cur.text, None)
+
+    def _race_mv(self, st, reads, writes):
+        for t in self.outstanding:
+            for mine, theirs, verb in ((reads, t.writes_lc, "reads"), (writes, t.writes_lc + t.reads_lc, "writes")):
+                for (sp, u, a, b) in mine:
+                    for (sp2, u2, a2, b2) in theirs:
+                        if sp == sp2 and u == u2 and a < b2 and a2 < b:
+                            raise self._fault(
+                                f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
+                                f"that the transfer tagged i{t.tag} (line {t.line}) is still using: wait for it first",
+                                st.line, st.text, None)
+
+    # -- MV transfers ----------------------------------------------------------------------------
+    def _mv_range(self, op, n, st):
+        a = op.base + self.off.get(op.space, 0)
+        size = {"d": self.m.dram_longs, "p": self.m.pdm_longs, "lc": self.m.l2bm_longs}[op.space]
+        if a < 0 or a + n > size:
+            if self.wrap:
+                return a % size
+            raise self._fault(f"'{op.text}': long words {a}..{a + n - 1} are outside {MEM_NAME[op.space]} "
+                              f"(0..{size - 1})", st.line, st.text, None)
+        return a
+
+    def _mv_read(self, op, g, l2b, a, n):
+        if op.space == "lc":
+            return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n].copy()
+        return self._paged(op.space, g).read(a, n)
+
+    def _mv_write(self, op, g, l2b, a, data):
+        if op.space == "lc":
+            self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + data.size] = data
+        else:
+            self._paged(op.space, g).write(a, data)
+
+    def _mv(self, st: MVStmt):
+        e = st.expr
+        m = self.m
+        src, dst, n = e.srcs[0], e.dsts[0], e.size
+        self.cur = st
+        self.cm.mv_slot()
+        a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
+        name = e.defn.name
+        G, L = m.groups, m.l2b_per_group
+        nbytes = n * 8
+        link_of = lambda op: "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
+        jobs = []   # (links, nbytes, kind, reads, writes)
+        down = dst.space == "lc"
+        kind = "down" if down else "up"
+        if name == "mvp":
+            lc = dst if down else src if src.space == "lc" else None
+            groups = [lc.group if lc is not None else src.group] if (lc and lc.group is not None) or \
+                (lc is None and src.group is not None) else list(range(G))
+            for g in groups:
+                l2b = lc.l2b if lc is not None else 0
+                data = self._mv_read(src, g, l2b, a, n)
+                self._mv_write(dst, g, l2b, b, data)
+                jobs.append(([(link_of(src), g)], nbytes, kind if lc is not None else "dram-pdm",
+                             [(src.space, (g, l2b) if src.space == "lc" else g, a, a + n)],
+                             [(dst.space, (g, l2b) if dst.space == "lc" else g, b, b + n)]))
+        elif name == "mvb":
+            g0 = src.group
+            data = self._mv_read(src, g0, 0, a, n)
+            writes = []
+            for g in range(G):
+                for l in range(L):
+                    self._mv_write(dst, g, l, b, data)
+                    writes.append(("lc", (g, l), b, b + n))
+            jobs.append(([(link_of(src), g0), ("group_bus", 0)], nbytes, "broadcast",
+                         [(src.space, g0, a, a + n)], writes))
+        elif name == "mvb2":
+            for g in ([src.group] if src.group is not None else range(G)):
+                data = self._mv_read(src, g, 0, a, n)
+                for l in range(L):
+                    self._mv_write(dst, g, l, b, data)
+                jobs.append(([(link_of(src), g)], nbytes, "broadcast", [(src.space, g, a, a + n)],
+                             [("lc", (g, l), b, b + n) for l in range(L)]))
+        elif name == "mvd":
+            part = n // L
+            if part % 64 and n % L:
+                raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
+            mem_op = src if down else dst
+            for g in ([mem_op.group] if mem_op.group is not None else range(G)):
+                if down:
+                    data = self._mv_read(src, g, 0, a, n)
+                    for l in range(L):
+                        self._mv_write(dst, g, l, b, data[l * part:(l + 1) * part])
+                    jobs.append(([(link_of(src), g)], nbytes, kind, [(src.space, g, a, a + n)],
+                                 [("lc", (g, l), b, b + part) for l in range(L)]))
+                else:
+                    data = np.concatenate([self._mv_read(src, g, l, a, part) for l in range(L)])
+                    self._mv_write(dst, g, 0, b, data)
+                    jobs.append(([(link_of(dst), g)], nbytes, kind, [("lc", (g, l), a, a + part) for l in range(L)],
+                                 [(dst.space, g, b, b + n)]))
+        else:  # mvr, mvr2
+            if name == "mvr":
+                data = np.stack([self._mv_read(src, g, l, a, n) for g in range(G) for l in range(L)])
+                self._mv_write(dst, dst.group, 0, b, reduce(data, 0, e.rop))
+                jobs.append(([(link_of(dst), dst.group), ("group_bus", 0)], nbytes, "reduce",
+                             [("lc", (g, l), a, a + n) for g in range(G) for l in range(L)],
+                             [(dst.space, dst.group, b, b + n)]))
+            else:
+                for g in ([dst.group] if dst.group is not None else range(G)):
+                    data = np.stack([self._mv_read(src, g, l, a, n) for l in range(L)])
+                    self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
+                    jobs.append(([(link_of(dst), g)], nbytes, "reduce",
+                                 [("lc", (g, l), a, a + n) for l in range(L)], [(dst.space, g, b, b + n)]))
+        for links, nb, kind_, reads, writes in jobs:
+            if self.strict:
+                self._race_mv(st, reads, writes)
+            t = self.cm.transfer(kind_, links, nb, e.tag, st.line, st.text)
+            t.reads_lc, t.writes_lc = tuple(reads), tuple(writes)
+            self.outstanding.append(t)
+        if e.tag is not None:
+            self.issued_tags.add(e.tag)
+
+    # -- debug statements ------------------------------------------------------------------------
+    def _select_pes(self, loc):
+        sel = np.ones(self.m.n_pe, dtype=bool)
+        for lvl, v in enumerate(loc):
+            if v is not None:
+                sel &= self.state.coords[:, lvl] == v
+        return np.nonzero(sel)[0]
+
+    def _select_units(self, sp, loc):
+        """Indices of the L1Bs (lb), L2Bs (lc) or groups (d, p) a debug location names."""
+        m = self.m
+        fan = {"lb": (m.groups, m.l2b_per_group, m.l1b_per_l2b), "lc": (m.groups, m.l2b_per_group),
+               "d": (m.groups,), "p": (m.groups,)}[sp]
+        grids = np.indices(fan).reshape(len(fan), -1).T
+        sel = np.ones(len(grids), dtype=bool)
+        for lvl, v in enumerate(loc):
+            if v is not None:
+                sel &= grids[:, lvl] == v
+        return np.nonzero(sel)[0], grids
+
+    def _debug(self, d: DebugStmt):
+        self.cur = d
+        sp = d.target.space
+        m = self.m
+        for lvl, v in enumerate(d.loc):
+            limit = (m.groups, m.l2b_per_group, m.l1b_per_l2b, m.mab_per_l1b, m.pe_per_mab)[lvl]
+            if v is not None and v >= limit:
+                raise self._fault(f"debug location level {'ncbmp'[lvl]}{v} does not exist on {m.name} "
+                                  f"(0..{limit - 1})", d.line, d.text, None)
+        if sp in ("m", "n", "r", "s", "t", "omr"):
+            pes = self._select_pes(d.loc)
+            if sp in "mnrs":
+                a0 = int(d.target.addrs[0]) + self.off.get(sp, 0)
+                a0 -= a0 % 2
+                size = self._sizes[sp]
+                if a0 < 0 or a0 + 2 * d.count > size:
+                    raise self._fault(f"'{d.target.text}': {d.count} long words from word {a0} run past "
+                                      f"{MEM_NAME[sp]} ({size} words)", d.line, d.text, None)
+                cols = a0 // 2 + np.arange(d.count)
+                if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
+                    self.state.mem[sp][np.ix_(pes, cols)] = np.array(d.payload, dtype=U64)
+                    if sp in self.last_w:
+                        self.last_w[sp][a0:a0 + 2 * d.count] = -(1 << 40)
+                    return
+                vals, addrs = self.state.mem[sp][np.ix_(pes, cols)], a0 + 2 * np.arange(d.count)
+            elif sp == "t":
+                if d.count > 4:
+                    raise self._fault("the T register has 4 cycles: count at most 4", d.line, d.text, None)
+                if d.kind == "set":
+                    self.state.t[np.ix_(pes, np.arange(d.count), [0])] = np.array(d.payload, U64)[None, :, None]
+                    return
+                vals, addrs = self.state.t[pes, :d.count, 0], np.arange(d.count)
+            else:
+                if d.kind == "set":
+                    raise self._fault("'d set' of mask registers is not supported", d.line, d.text, None)
+                entry = d.target.base
+                if not 0 <= entry or entry + d.count > 32:
+                    raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..31",
+                                      d.line, d.text, None)
+                vals, addrs = self.state.omr[pes, entry:entry + d.count, :], None
+            units = [self.m.pe_location(int(p)) for p in pes]
+        else:
+            idx, grids = self._select_units(sp, d.loc)
+            a0 = d.target.base + self.off.get(sp, 0)
+            size = {"lb": m.l1bm_longs, "lc": m.l2bm_longs, "d": m.dram_longs, "p": m.pdm_longs}[sp]
+            if a0 < 0 or a0 + d.count > size:
+                raise self._fault(f"'{d.target.text}': {d.count} long words from {a0} run past "
+                                  f"{MEM_NAME[sp]} ({size} long words)", d.line, d.text, None)
+            mem = {"lb": self.state.l1bm, "lc": self.state.l2bm}.get(sp)
+            rows = []
+            for i in idx:
+                if mem is not None:
+                    if d.kind == "set":
+                        mem[i, a0:a0 + d.count] = np.array(d.payload, U64)
+                    else:
+                        rows.append(mem[i, a0:a0 + d.count])
+                else:
+                    if d.kind == "set":
+                        self._paged(sp, int(i)).write(a0, np.array(d.payload, U64))
+                    else:
+                        rows.append(self._paged(sp, int(i)).read(a0, d.count))
+            if d.kind == "set":
+                return
+            vals, addrs = np.array(rows), a0 + np.arange(d.count)
+            units = ["".join(f"{c}{v}" for c, v in zip("ncb", grids[i])) for i in idx]
+        self.dump.extend(format_get(d, units, vals, addrs))

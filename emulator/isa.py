@@ -1,0 +1,281 @@
+"""The instruction set: one table row per instruction, and the decoded forms.
+
+Every instruction the emulator knows is one ``InstrDef`` row in ``TABLE``:
+its opcode pattern, unit group (the VLIW rule counts these), accepted
+precisions, operand kinds, semantics function, cost and one example line.
+The parser, the executor, the cycle model, docs/isa.md and the tests all
+read this table (Spike's ``insns/`` plus its encoding table, in one place);
+tests/test_isa_table.py checks that every row has semantics, a cost and a
+working example.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import semantics as S
+from . import transfers as X
+
+# -- unit groups (SDM 3.6.4): at most one expression of each per step -------------
+NOP, NOFORWARD, WAIT = "nop", "noforward", "wait"
+ALU, MAU_CALC, MAU_MWRITE, MAU_MREAD = "alu", "mau-calc", "mau-mwrite", "mau-mread"
+L1BM, L1BM_TURN, L2BM, MV = "l1bm", "l1bm-turnaround", "l2bm", "mv"
+MAU_GROUPS = (MAU_CALC, MAU_MWRITE, MAU_MREAD)
+
+RROPS = ("dfadd", "ffadd", "hfadd", "dmax", "fmax", "hmax", "dmin", "fmin", "hmin",
+         "liadd", "iiadd", "siadd", "land", "iand", "sand", "lor", "ior", "sor")
+_RROP_RE = "|".join(sorted(RROPS, key=len, reverse=True))
+
+# Operand kinds, as the table names them.
+SRC = "src"        # a PE operand readable by ALU/MAU: $m $n $r $s $t, forwarding paths
+SRC1 = "src1"      # as SRC, plus fixed inputs and $mreadf (ALU first input only)
+DST = "dst"        # a PE destination: $m $n $r $s $t $omr $nowrite
+LB, LC, MAT = "lb", "lc", "mat"
+MVLOC = "mvloc"    # a MV operand: $d $p $lc with @ selectors
+
+
+@dataclass
+class Operand:
+    """A decoded operand.  Addresses are in the memory's own unit (words for PE memories)."""
+
+    space: str                   # m n r s t omr lb lbi lc x y mauf aluf lbf mreadf nowrite fixed d p
+    text: str = ""
+    width: str = "l"             # w (32-bit word), l (long), ll (two longs)
+    addrs: np.ndarray | None = None   # (4,) word address per cycle, for m n r s
+    base: int = 0                # lb/lc/x/y/d/p address, omr entry, fixed-input name index
+    tind: bool = False           # LM0 T-register indirect ($lmt...)
+    neg: bool = False            # '-' prefix (MAU inputs)
+    mod: str | None = None       # 'e' (extend) or 'r' (reduce) suffix
+    mask: int | None = None      # write-mask entry (0..31) from '/1000' or '/$imr1'
+    reg: int = 0                 # matrix register: 0 = x, 1 = y
+    group: int | None = None     # MV selectors: '@g', '@g.l2b', '@.l2b'
+    l2b: int | None = None
+    fixed: str | None = None     # peid subpeid mabid l1bid l2bid msb1
+
+
+@dataclass
+class InstrDef:
+    name: str                    # mnemonic without prefixes
+    group: str                   # unit group
+    pattern: str                 # regex for the opcode, with named groups
+    sem: Callable
+    srcs: tuple                  # operand kinds of the sources
+    dst: str | None              # DST (one or more), LB, LC, MAT, MVLOC, or None
+    precs: str = ""              # accepted precision letters; "" = untyped
+    default_prec: str | None = None
+    unsigned: bool = False       # accepts the 'u' prefix
+    cost: str = "1 step (4 cycles)"
+    doc: str = ""
+    example: str = ""
+    flops_per_lane: int = 0      # FLOPs per lane per cycle (MAU vector mode), for the profile
+    flags: bool = True           # raises mask flags (may write $omr)
+    regex: re.Pattern = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.regex = re.compile(self.pattern + r"$")
+
+
+@dataclass
+class Expr:
+    """One expression of a step (or one MV statement): a table row with its decoded fields."""
+
+    defn: InstrDef
+    srcs: list
+    dsts: list
+    prec: str | None = None
+    unsigned: bool = False
+    half: str | None = None      # dv*/dm*: 'u' (PEs 0,1) or 'd' (PEs 2,3)
+    out_reduce: bool = False     # 'r' suffix on the opcode
+    rop: str | None = None       # reduce op of l1bmr/l2bmr/mvr
+    sel: int | None = None       # @<mab> / @<l1b>
+    imm: int = 0
+    size: int = 0                # MV /n<size>
+    tag: int | None = None       # MV i<tag>, wait i<tag>
+    text: str = ""
+    _x1: object = None           # scratch: the first source's v1, kept through a MAU op
+
+
+@dataclass
+class Step:
+    """One PE instruction statement: up to one expression per unit group, 4 cycles."""
+
+    exprs: list
+    line: int
+    text: str
+    masks: dict                  # multi-line write mask in force: space -> entry
+    nop: bool = False
+    noforward: bool = False
+    wait: int | None = None      # tag awaited before this step issues
+    groups: tuple = ()
+
+
+@dataclass
+class MVStmt:
+    expr: Expr
+    line: int
+    text: str
+
+
+@dataclass
+class DebugStmt:
+    kind: str                    # 'set' or 'get'
+    dtype: str                   # '', 'd', 'f', 'h'
+    target: Operand
+    loc: tuple                   # (group, l2b, l1b, mab, pe), None = all
+    count: int
+    payload: list | None
+    line: int
+    text: str
+
+
+def _row(name, group, pattern, sem, srcs, dst, precs="", **kw):
+    return InstrDef(name, group, pattern, sem, tuple(srcs), dst, precs, **kw)
+
+
+_P = r"(?P<p>[dfghlis])?"
+_U = r"(?P<u>u)?"
+
+TABLE: list[InstrDef] = [
+    # ---- ALU -------------------------------------------------------------------------
+    _row("passa", ALU, _P + "passa", S.alu, [SRC1], DST, "dfhlis", default_prec="l",
+         doc="copy the 128-bit input; flag: lane all zero", example="lpassa $subpeid $lm0"),
+    _row("zero", ALU, "zero", S.alu, [], DST, doc="128 zero bits; no flags", flags=False, example="zero $lr0"),
+    _row("imm", ALU, r"(?P<p>l)?imm(?P<u>u)?", S.alu, [], DST, "l",
+         doc="32-bit payload as xxxx (immu: x0x0); limm: a 64-bit payload in both long words; no flags",
+         flags=False, example="imm 0x3f800000 $lr0"),
+    _row("inc", ALU, _U + r"(?P<p>[lis])?inc", S.alu, [SRC1], DST, "lis", default_prec="l", unsigned=True,
+         doc="x + 1 (wraps); flag: result >= 0 (u: no overflow)", example="linc $lm0 $ln0"),
+    _row("dec", ALU, _U + r"(?P<p>[lis])?dec", S.alu, [SRC1], DST, "lis", default_prec="l", unsigned=True,
+         doc="x - 1 (wraps); flag: result >= 0 (u: no borrow)", example="ldec $lr0 $lr2"),
+    _row("add", ALU, _U + r"(?P<p>[lis])?add", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         unsigned=True, doc="x + y (wraps); flag: result >= 0 (u: no carry)", example="ladd $lr0 $ls0 $lr2"),
+    _row("sub", ALU, _U + r"(?P<p>[lis])?sub", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         unsigned=True, doc="x - y (wraps); flag: result >= 0 (u: no borrow)", example="isub $lr0 $ls0 $lr2"),
+    _row("and", ALU, r"(?P<p>[lis])?and", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x & y; flag: lane zero", example="land $lr0 $ls0 $lr2"),
+    _row("or", ALU, r"(?P<p>[lis])?or", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x | y; flag: lane zero", example="lor $lr0 $ls0 $lr2"),
+    _row("xor", ALU, r"(?P<p>[lis])?xor", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x ^ y; flag: lane zero", example="lxor $lr0 $ls0 $lr2"),
+    _row("not", ALU, r"(?P<p>[lis])?not", S.alu, [SRC1], DST, "lis", default_prec="l",
+         doc="~x; flag: lane zero", example="lnot $lr0 $lr2"),
+    _row("lsl", ALU, r"(?P<p>[lis])?lsl", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x << (y mod width); flag: lane zero", example="llsl $lr0 $ls0 $lr2"),
+    _row("lsr", ALU, _U + r"(?P<p>[lis])?lsr", S.alu, [SRC1, SRC], DST, "lis", default_prec="l", unsigned=True,
+         doc="x >> (y mod width), arithmetic (u: logical); flag: lane zero", example="ulsr $lr0 $ls0 $lr2"),
+    _row("max", ALU, _U + r"(?P<p>[dfhlis])max", S.alu, [SRC1, SRC], DST, "dfhlis", unsigned=True,
+         doc="larger of x, y (floats by sign-magnitude order, both zero -> x); flag: x chosen or equal",
+         example="fmax $lr0 $ls0 $lr2"),
+    _row("min", ALU, _U + r"(?P<p>[dfhlis])min", S.alu, [SRC1, SRC], DST, "dfhlis", unsigned=True,
+         doc="smaller of x, y (as max); flag: x chosen or equal", example="lmin $lr0 $ls0 $lr2"),
+    _row("ftoi", ALU, _U + r"(?P<p>[dfh])ftoi", S.alu, [SRC1], DST, "dfh", unsigned=True,
+         doc="float to integer of the same width, toward zero, clipped (u: of |x|); no flags",
+         flags=False, example="dftoi $lr0 $lr2"),
+    _row("itof", ALU, _U + r"(?P<p>[dfh])itof", S.alu, [SRC1], DST, "dfh", unsigned=True,
+         doc="EXTENSION: integer to float of the same width, RNE; no flags", flags=False, example="fitof $lr0 $lr2"),
+    _row("floor", ALU, r"(?P<p>[dfh])floor", S.alu, [SRC1], DST, "dfh",
+         doc="round toward -inf; no flags", flags=False, example="dfloor $lr0 $lr2"),
+    _row("rsqrt", ALU, r"(?P<p>[dfh])rsqrt", S.alu, [SRC1], DST, "dfh",
+         doc="approximate 1/sqrt(|x|), 5 mantissa bits; flag: x >= 0", example="frsqrt $lr0 $lr2"),
+    _row("relu", ALU, r"(?P<p>[dfh])relu0?", S.alu, [SRC1, SRC], DST, "dfh",
+         doc="y where x's sign is 0, else -0; flag: x's sign is 0", example="drelu $lr0 $ls0 $lr2"),
+    _row("packbit", ALU, r"(?P<p>[dfhlis])packbit", S.alu, [SRC1, SRC], DST, "dfhlis",
+         doc="(x << 1) | msb(y); flag: msb(y) is 0", example="lpackbit $lr0 $ls0 $lr2"),
+    _row("msl", ALU, "msl", S.alu, [SRC1], DST,
+         doc="PE p of a MAB takes PE p-1's long word (0->1->2->3->0); no flags", flags=False, example="msl $lr0 $lr2"),
+    _row("msr", ALU, "msr", S.alu, [SRC1], DST,
+         doc="PE p takes PE p+1's long word; no flags", flags=False, example="msr $lr0 $lr2"),
+    _row("bfn", ALU, r"(?P<p>[dfgh])bfn", S.bfn, [SRC1], DST, "dfgh",
+         doc="block-float conversion for the matrix unit (see docs/isa.md); no flags",
+         flags=False, example="dbfn $lm0v $lr0v"),
+    # ---- MAU vector mode -----------------------------------------------------------
+    _row("vfma", MAU_CALC, r"(?P<p>[dfh])vfma(?P<half>[ud])?(?P<r>r)?", S.mau_vector, [SRC, SRC, SRC], DST,
+         "dfh", flops_per_lane=2, doc="x*y + z per lane (d: products on PEs 0,1 (u) or 2,3 (d)); "
+         "flag: result sign is 0", example="fvfma $lm0 $ln0 $lr0 $ls0"),
+    _row("vmul", MAU_CALC, r"(?P<p>[dfh])vmul(?P<half>[ud])?(?P<r>r)?", S.mau_vector, [SRC, SRC], DST,
+         "dfh", flops_per_lane=1, doc="x*y per lane (d: u/d halves as vfma)", example="dvmulu $lm0 $ln0 $nowrite"),
+    _row("vadd", MAU_CALC, r"(?P<p>[dfh])vadd(?P<r>r)?", S.mau_vector, [SRC, SRC], DST, "dfh",
+         flops_per_lane=1, doc="x + y per lane", example="dvadd $lr0 $ls0 $ls2"),
+    _row("vpassa", MAU_CALC, r"(?P<p>[dfh])vpassa(?P<r>r)?", S.mau_vector, [SRC], DST, "dfh",
+         doc="x normalised (subnormals and -0 to +0); with r: to the next lower precision",
+         example="dvpassar $lm0v $n0v"),
+    # ---- MAU matrix mode -----------------------------------------------------------
+    _row("mwrite", MAU_MWRITE, r"(?P<p>[dfgh])mwrite", S.mwrite, [SRC], MAT, "dfgh",
+         doc="rows r..r+3 (ll: r..r+7) of $lx/$ly from the 4 cycles; column k from PE k",
+         flags=False, example="dmwrite $lr0v $lx0"),
+    _row("mmul", MAU_CALC, r"(?P<p>[dfgh])mmul(?P<half>[ud])?(?P<r>r)?", S.mau_matrix, [MAT, SRC], DST,
+         "dfgh", flops_per_lane=0, doc="per cycle A b, b across the MAB's PEs (d: rows 0,1 (u) or 2,3 (d))",
+         example="dmmulu $lx $ls0v $nowrite"),
+    _row("mfma", MAU_CALC, r"(?P<p>[dfgh])mfma(?P<half>[ud])?(?P<r>r)?", S.mau_matrix, [MAT, SRC, SRC], DST,
+         "dfgh", flops_per_lane=0, doc="per cycle A b + c", example="dmfmad $lx $ls0v $mauf $lm8v"),
+    _row("mread", MAU_MREAD, r"(?P<p>[dfgh])mread", S.mread, [MAT], DST, "dfgh",
+         doc="rows of the transpose, in mwrite's layout; bits copied", flags=False, example="dmread $lx0 $lr0v"),
+    # ---- L1BM <-> PE --------------------------------------------------------------------
+    _row("l1bmp", L1BM, "l1bmp", X.l1bm_down, [LB], DST, cost="1 step; 4 (ll: 8) long words read",
+         doc="broadcast: every PE gets $lb[a+c] at cycle c", flags=False, example="l1bmp $lb0 $lr0v"),
+    _row("l1bmm", L1BM, "l1bmm", X.l1bm_down, [LB], DST, cost="1 step; 16 (ll: 32) long words read",
+         doc="16x1: PE p of every MAB gets $lb[a+4c+p]", flags=False, example="l1bmm $lb0 $lm4v/1000"),
+    _row("l1bmm4", L1BM, "l1bmm4", X.l1bm_down, [LB], DST, cost="1 step; 64 (ll: 128) long words read",
+         doc="4x4: PE p of MAB m gets $lb[a+16c+4(m>>2)+p]", flags=False, example="l1bmm4 $lb0 $lr0v"),
+    _row("l1bmd", L1BM, "l1bmd", X.l1bm_d, [SRC], None, cost="1 step; 4 long words per PE",
+         doc="distribute ($lb -> PE: PE i gets $lb[a+64c+i]) or gather (PE -> $lb), by operand order",
+         flags=False, example="l1bmd $lb0 $lr0v"),
+    _row("l1bmm@", L1BM, r"l1bmm@(?P<sel>\d+)", X.l1bm_up, [SRC], LB, cost="1 step; 16 long words written",
+         doc="MAB sel's PEs write $lb[a+4c+p]", example="l1bmm@0 $lr0v $lb0"),
+    _row("l1bmm4@", L1BM, r"l1bmm4@(?P<sel>\d+)", X.l1bm_up, [SRC], LB, cost="1 step; 64 long words written",
+         doc="MABs with (m & 3) == sel write $lb[a+16c+4(m>>2)+p]", example="l1bmm4@0 $lr0v $lb0"),
+    _row("l1bmr", L1BM, rf"l1bmr(?P<rop>{_RROP_RE})", X.l1bm_up, [SRC], LB, cost="1 step; 16 long words written",
+         doc="reduce over the 16 MABs: $lb[a+4c+p] = op over m", example="l1bmrdfadd $lm0 $lb0"),
+    _row("l1bmr4", L1BM, rf"l1bmr4(?P<rop>{_RROP_RE})", X.l1bm_up, [SRC], LB,
+         cost="1 step; 64 long words written", doc="reduce over m & 3: $lb[a+16c+4(m>>2)+p]",
+         example="l1bmr4liadd $lr0v $lb0"),
+    # ---- L2BM <-> L1BM -----------------------------------------------------------------
+    _row("l2bmb", L2BM, "l2bmb", X.l2bm, [LC], LB, cost="1 step; 64 long words to every L1BM",
+         doc="broadcast $lc[a..a+63] to $lb[b..b+63] of every L1B of the L2B", example="l2bmb $lc0 $lb0"),
+    _row("l2bmd", L2BM, "l2bmd", X.l2bm, [LC], LB, cost="1 step; 32 long words per L1BM",
+         doc="distribute (L1B i gets $lc[a+64c+8i+j] at $lb[b+8c+j]) or gather, by operand order",
+         example="l2bmd $lc0 $lb0"),
+    _row("l2bm@", L2BM, r"l2bm@(?P<sel>\d+)", X.l2bm, [LB], LC, cost="1 step; 64 long words",
+         doc="L1B sel's $lb[b..b+63] to $lc[a..a+63]", example="l2bm@0 $lb0 $lc0"),
+    _row("l2bmr", L2BM, rf"l2bmr(?P<rop>{_RROP_RE})", X.l2bm, [LB], LC, cost="1 step; 64 long words",
+         doc="reduce over the L2B's L1Bs: $lc[a+j] = op over i of $lb_i[b+j]", example="l2bmrliadd $lb0 $lc0"),
+    # ---- DRAM / PDM <-> L2BM (asynchronous, tagged) -------------------------------------------
+    _row("mvp", MV, r"mvp/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+         cost="latency + bytes / bandwidth of each link crossed; concurrent with PE steps",
+         doc="unicast n long words between DRAM/PDM and one L2BM (or PDM <-> DRAM); no group: every group",
+         example="mvp/n64i1 $d0 $lc0@.0"),
+    _row("mvb", MV, r"mvb/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp, plus the group bus",
+         doc="broadcast n long words from one group's DRAM/PDM to every L2BM", example="mvb/n64i1 $d0@0 $lc0"),
+    _row("mvb2", MV, r"mvb2/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
+         doc="broadcast within a group: its DRAM/PDM to both of its L2BMs", example="mvb2/n64i1 $d0 $lc0"),
+    _row("mvd", MV, r"mvd/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
+         doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back)",
+         example="mvd/n128i1 $d0 $lc0"),
+    _row("mvr", MV, rf"mvr(?P<rop>{_RROP_RE})/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+         cost="as mvb", doc="reduce every L2BM's n long words into one group's DRAM/PDM",
+         example="mvrliadd/n64i1 $lc0 $d0@0"),
+    _row("mvr2", MV, rf"mvr2(?P<rop>{_RROP_RE})/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+         cost="as mvp", doc="reduce a group's two L2BMs into its DRAM/PDM", example="mvr2liadd/n64i1 $lc0 $d0"),
+    # ---- synchronisation ----------------------------------------------------------------------
+    _row("nop", NOP, "nop", None, [], None, doc="4 idle cycles; forwarding paths keep their values",
+         example="nop"),
+    _row("noforward", NOFORWARD, "noforward", None, [], None,
+         doc="the step's results do not update the forwarding paths", example="noforward; lpassa $lr0 $lr2"),
+    _row("wait", WAIT, "wait", None, [], None, cost="stalls until every transfer with the tag has completed",
+         doc="wait i<tag>: issue nothing more (PE or MV) until the tag's transfers are done",
+         example="nop; wait i1"),
+]
+
+BY_NAME = {d.name: d for d in TABLE}
+
+
+def match_opcode(op: str):
+    """(InstrDef, match) for an opcode, or (None, None)."""
+    for d in TABLE:
+        m = d.regex.match(op)
+        if m:
+            return d, m
+    return None, None

@@ -1,0 +1,414 @@
+"""What each PE instruction computes, as numpy expressions over lanes.
+
+Every function here takes the decoded expression ``e`` and the step context
+``ctx`` and works on whole-machine arrays: a value is a pair ``(v0, v1)`` of
+uint64 arrays shaped (PE, cycle) -- the two long words of the 128-bit
+datapath, v0 the most significant; v1 may be ``None`` for zero.  Reading
+operands, write masks, flag generation and forwarding are done once, in
+``ctx`` (see executor.py); here is only the arithmetic, in the spirit of
+Spike's one-line instruction bodies.
+
+Lanes: precision d/l work on one 64-bit lane of v0, f/i/g on two 32-bit
+lanes, h/s on four 16-bit lanes.  Operations that are not 128-bit wide leave
+the first source's v1 in the result (the SDM's rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .numbers import (U64, WIDTH, f32_to_mnhalf, lanes, mnhalf_to_f32, normalize_bits, pack)
+
+FLOAT_PREC = "dfgh"
+INT_PREC = "lis"
+
+
+# -- lane conversions ---------------------------------------------------------
+
+def to_float(v0: np.ndarray, prec: str) -> np.ndarray:
+    """Slot-0 lanes as floats: (P, 4, n) float64 (d), float32 (f, g), float32 from mnhalf (h)."""
+    if prec == "d":
+        return lanes(v0, 64, "f")
+    if prec in "fg":
+        x = lanes(v0, 32, "f")
+        if prec == "g":  # pseudo-fp32: the low 5 mantissa bits are ignored
+            x = (lanes(v0, 32) & np.uint32(0xFFFFFFE0)).view(np.float32)
+        return x
+    return mnhalf_to_f32(lanes(v0, 16))
+
+
+def from_float(x: np.ndarray, prec: str) -> np.ndarray:
+    """(P, 4, n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised."""
+    if prec == "d":
+        bits = normalize_bits(np.asarray(x, np.float64).view(np.uint64), 64)
+    elif prec in "fg":
+        bits = normalize_bits(np.asarray(x, np.float32).view(np.uint32), 32)
+    else:
+        bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
+    return pack(bits)
+
+
+def sign_flags(bits_lanes: np.ndarray, width: int) -> np.ndarray:
+    """True where the MSB (sign) of each lane is 0."""
+    return (bits_lanes >> (width - 1)) == 0
+
+
+def flags_nibble(flag_lanes: np.ndarray) -> np.ndarray:
+    """(P, 4, n) bool per lane -> (P, 4) uint8 nibble, each lane owning 4/n bits (MSB lane high)."""
+    n = flag_lanes.shape[-1]
+    per = 4 // n
+    weights = np.array([((1 << per) - 1) << (4 - per * (i + 1)) for i in range(n)], dtype=np.uint8)
+    return (flag_lanes.astype(np.uint8) * weights).sum(axis=-1, dtype=np.uint8)
+
+
+def sm_key(bits: np.ndarray, width: int) -> np.ndarray:
+    """Sign-magnitude bit patterns -> int64 keys ordered as the values (+0 above -0)."""
+    b = bits.astype(np.int64)
+    mag = b & ((1 << (width - 1)) - 1)
+    return np.where(b >> (width - 1) & 1, -mag - 1, mag)
+
+
+# -- ALU ------------------------------------------------------------------------
+
+def _int_lanes(v, prec, signed):
+    w = WIDTH[prec]
+    return lanes(v, w, "i" if signed else "u"), w
+
+
+def alu(e, ctx):
+    """The ALU: one lane function per mnemonic, chosen by the table row."""
+    op = e.defn.name
+    prec = e.prec or "l"
+    x0, x1 = ctx.read(e.srcs[0], e) if e.srcs else (None, None)
+    y0 = ctx.read(e.srcs[1], e)[0] if len(e.srcs) > 1 else None
+    fn = _ALU[op]
+    out0, out1, flags = fn(e, prec, x0, x1, y0, ctx)
+    ctx.write_all(e, out0, out1, flags)
+
+
+def _passa(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    return x0, x1, lambda: flags_nibble(lanes(x0, w) == 0)
+
+
+def _zero(e, prec, x0, x1, y0, ctx):
+    z = ctx.zeros()
+    return z, z, None
+
+
+def _imm(e, prec, x0, x1, y0, ctx):
+    v = ctx.full(e.imm)
+    return v, v, None
+
+
+def _arith(e, prec, x0, x1, y0, ctx):
+    op, signed = e.defn.name, not e.unsigned
+    w = WIDTH[prec]
+    xs = lanes(x0, w)
+    one = xs.dtype.type(1)
+    if op == "inc":
+        r = xs + one
+        ovf = xs == np.iinfo(xs.dtype).max
+    elif op == "dec":
+        r = xs - one
+        ovf = xs == 0
+    elif op == "add":
+        ys = lanes(y0, w)
+        r = xs + ys
+        ovf = r < xs
+    else:  # sub
+        ys = lanes(y0, w)
+        r = xs - ys
+        ovf = xs < ys
+    out = pack(r)
+    if signed:
+        return out, x1, lambda: flags_nibble(sign_flags(r, w))
+    return out, x1, lambda: flags_nibble(~ovf)
+
+
+def _logic(e, prec, x0, x1, y0, ctx):
+    op = e.defn.name
+    w = WIDTH[prec]
+    xs = lanes(x0, w)
+    if op == "not":
+        r = ~xs
+    elif op == "and":
+        r = xs & lanes(y0, w)
+    elif op == "or":
+        r = xs | lanes(y0, w)
+    elif op == "xor":
+        r = xs ^ lanes(y0, w)
+    elif op == "lsl":
+        r = xs << (lanes(y0, w) & xs.dtype.type(w - 1))
+    else:  # lsr: arithmetic when signed, logical with the u prefix
+        sh = lanes(y0, w) & xs.dtype.type(w - 1)
+        r = xs >> sh if e.unsigned else (lanes(x0, w, "i") >> sh.astype(lanes(x0, w, "i").dtype)).view(xs.dtype)
+    return pack(r), x1, lambda: flags_nibble(r == 0)
+
+
+def _maxmin(e, prec, x0, x1, y0, ctx):
+    is_max = e.defn.name == "max"
+    w = WIDTH[prec]
+    if prec in FLOAT_PREC:
+        xb, yb = lanes(x0, w), lanes(y0, w)
+        kx, ky = sm_key(xb, w), sm_key(yb, w)
+        both_zero = ((kx == 0) | (kx == -1)) & ((ky == 0) | (ky == -1))
+        take_x = (kx >= ky if is_max else kx <= ky) | both_zero
+        eq = (kx == ky) | both_zero
+    else:
+        xs, ys = (lanes(x0, w), lanes(y0, w)) if e.unsigned else (lanes(x0, w, "i"), lanes(y0, w, "i"))
+        take_x = xs >= ys if is_max else xs <= ys
+        eq = xs == ys
+        xb, yb = lanes(x0, w), lanes(y0, w)
+    r = np.where(take_x, xb, yb)
+    return pack(r), x1, lambda: flags_nibble(take_x | eq)
+
+
+def _ftoi(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    xf = to_float(x0, prec).astype(np.float64)
+    xf = np.where(np.isnan(xf), 0.0, xf)
+    if e.unsigned:
+        hi = float(2 ** w - 1)
+        r = np.clip(np.trunc(np.abs(xf)), 0, hi)
+        out = pack(r.astype(np.uint64).astype(lanes(x0, w).dtype))
+    else:
+        lo, hi = -float(2 ** (w - 1)), float(2 ** (w - 1) - 1)
+        r = np.clip(np.trunc(xf), lo, hi)
+        out = pack(r.astype(np.int64).astype(lanes(x0, w, "i").dtype))
+    return out, x1, None
+
+
+def _itof(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    xi = lanes(x0, w) if e.unsigned else lanes(x0, w, "i")
+    return from_float(xi.astype(np.float64), prec), x1, None
+
+
+def _floor(e, prec, x0, x1, y0, ctx):
+    return from_float(np.floor(to_float(x0, prec)), prec), x1, None
+
+
+def _rsqrt(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    xf = np.abs(to_float(x0, prec).astype(np.float64))
+    with np.errstate(divide="ignore"):
+        r = 1.0 / np.sqrt(xf)
+    m, ex = np.frexp(r)                       # keep 5 mantissa bits: the unit's documented accuracy
+    r = np.ldexp(np.floor(m * 64.0) / 64.0, ex)
+    r = np.where(np.isinf(r), np.inf, r)
+    return from_float(r, prec), x1, lambda: flags_nibble(sign_flags(lanes(x0, w), w))
+
+
+def _relu(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    xb, yb = lanes(x0, w), lanes(y0, w)
+    keep = sign_flags(xb, w)
+    r = np.where(keep, yb, yb.dtype.type(1 << (w - 1)))
+    return pack(r), x1, lambda: flags_nibble(keep)
+
+
+def _packbit(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    xb, yb = lanes(x0, w), lanes(y0, w)
+    r = (xb << xb.dtype.type(1)) | (yb >> yb.dtype.type(w - 1))
+    return pack(r), x1, lambda: flags_nibble(sign_flags(yb, w))
+
+
+def _mshift(e, prec, x0, x1, y0, ctx):
+    """msl: PE i's value moves to PE i+1 of its MAB (0->1->2->3->0); msr the other way."""
+    shift = 1 if e.defn.name == "msl" else -1
+    v = np.roll(x0.reshape(-1, 4, x0.shape[-1]), shift, axis=1).reshape(x0.shape)
+    return v, x1, None
+
+
+_ALU = {
+    "passa": _passa, "zero": _zero, "imm": _imm,
+    "inc": _arith, "dec": _arith, "add": _arith, "sub": _arith,
+    "and": _logic, "or": _logic, "xor": _logic, "not": _logic, "lsl": _logic, "lsr": _logic,
+    "max": _maxmin, "min": _maxmin, "ftoi": _ftoi, "itof": _itof, "floor": _floor,
+    "rsqrt": _rsqrt, "relu": _relu, "packbit": _packbit, "msl": _mshift, "msr": _mshift,
+}
+
+
+# -- MAU vector mode ----------------------------------------------------------
+
+def mau_in(ctx, op, e, prec):
+    """A MAU input as float lanes of prec, honouring the operand's '-', 'e' and 'r' modifiers."""
+    v0, v1 = ctx.read(op, e)
+    if op.mod == "e":                  # one precision lower, from the upper word(s)
+        lower = {"d": "f", "f": "h", "g": "h"}[prec]
+        x = to_float(v0, lower)
+        n = {"d": 1, "f": 2, "g": 2}[prec]
+        x = x[..., :n].astype(np.float64)
+    elif op.mod == "r" and prec == "h":  # four fp32 in the 128-bit word reduced to half
+        f = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
+        x = mnhalf_to_f32(f32_to_mnhalf(f)).astype(np.float64)
+    else:
+        x = to_float(v0, prec).astype(np.float64)
+    return -x if op.neg else x
+
+
+def mau_acc_in(ctx, op, e):
+    """The fp32 addend of a half FMA: four fp32 over the 128-bit word."""
+    v0, v1 = ctx.read(op, e)
+    x = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
+    x = x.astype(np.float64)
+    return -x if op.neg else x
+
+
+def mau_out(ctx, e, r: np.ndarray, prec: str):
+    """Round float64 lanes r to the output precision, normalise, and write with MAU flags."""
+    if prec == "h":        # four fp32 results across v0, v1; 'r' reduces them to four halves
+        if e.out_reduce:
+            out0, out1 = from_float(r, "h"), ctx.zeros()
+            bits = lanes(out0, 16)
+            flags = lambda: flags_nibble(sign_flags(bits, 16) | (bits == 0))
+        else:
+            bits = normalize_bits(r.astype(np.float32).view(np.uint32), 32)
+            out0, out1 = pack(bits[..., :2]), pack(bits[..., 2:])
+            flags = lambda: flags_nibble(~(bits >> 31).astype(bool))
+        ctx.write_all(e, out0, out1, flags)
+        return
+    x1 = e._x1
+    if e.out_reduce:       # d -> f in the upper word, f -> h in the upper 32 bits
+        low = {"d": "f", "f": "h", "g": "h"}[prec]
+        n = r.shape[-1]
+        padded = np.concatenate([r, np.zeros(r.shape[:-1] + (64 // {"f": 32, "h": 16}[low] - n,))], -1)
+        out0 = from_float(padded, low)
+        w = WIDTH[low]
+    else:
+        out0 = from_float(r, prec)
+        w = WIDTH[prec]
+    bits = lanes(out0, w)
+    ctx.write_all(e, out0, x1, lambda: flags_nibble(sign_flags(bits, w)))
+
+
+def _half_select(ctx, e):
+    """dv*u computes products on PEs 0 and 1 of each MAB, dv*d on PEs 2 and 3."""
+    return ctx.subpe_in({"u": (0, 1), "d": (2, 3)}[e.half])
+
+
+def mau_vector(e, ctx):
+    op, prec = e.defn.name, e.prec
+    x = mau_in(ctx, e.srcs[0], e, prec)
+    e._x1 = ctx.read(e.srcs[0], e)[1]
+    if op == "vpassa":
+        r = x
+    elif op == "vadd":
+        r = x + mau_in(ctx, e.srcs[1], e, prec)
+    else:
+        p = x * mau_in(ctx, e.srcs[1], e, prec)
+        if prec == "d":
+            p = np.where(_half_select(ctx, e)[:, None, None], p, 0.0)
+        if op == "vfma":
+            z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec)
+            p = p + z
+        r = p
+    mau_out(ctx, e, r, prec)
+
+
+# -- MAU matrix mode ---------------------------------------------------------------
+# A matrix register is 16 rows of 4 long words (one per PE of the MAB): a 4x4
+# fp64, 8x8 fp32 or 16x16 half matrix, row i at row i.
+
+def mwrite(e, ctx):
+    """Rows r.. of $lx/$ly from the 4 cycles (ll: 2 rows per cycle); column k from PE k."""
+    v0, v1 = ctx.read(e.srcs[0], e)
+    reg, row = e.dsts[0].reg, e.dsts[0].base
+    n_mab = ctx.machine.n_mab
+    cyc = v0.reshape(n_mab, 4, 4)               # mab, pe, cycle
+    mat = ctx.state.matrix
+    if e.dsts[0].width == "ll":
+        both = np.stack([cyc, v1.reshape(n_mab, 4, 4)], -1)        # mab, pe, cycle, slot
+        mat[:, reg, row:row + 8, :] = both.transpose(0, 2, 3, 1).reshape(n_mab, 8, 4)
+    else:
+        mat[:, reg, row:row + 4, :] = cyc.transpose(0, 2, 1)
+
+
+def _matrix_values(ctx, reg, prec):
+    """The matrix register as a float64 (MAB, rows, cols) array in prec."""
+    m = ctx.state.matrix[:, reg]                  # mab, 16 rows, 4 pe
+    if prec == "d":
+        return m[:, :4, :].view(np.float64)
+    if prec in "fg":
+        f = to_float(m[:, :8, :], prec)            # mab, 8, 4pe, 2 lanes
+        return f.reshape(m.shape[0], 8, 8).astype(np.float64)
+    h = mnhalf_to_f32(lanes(m, 16))               # mab, 16, 4pe, 4 lanes
+    return h.reshape(m.shape[0], 16, 16).astype(np.float64)
+
+
+def mau_matrix(e, ctx):
+    """Matrix-vector mode: per cycle, out = A b (+ c), b spread over the MAB's 4 PEs."""
+    prec, reg = e.prec, e.srcs[0].reg
+    a = _matrix_values(ctx, reg, prec)
+    n_mab = ctx.machine.n_mab
+    b = mau_in(ctx, e.srcs[1], e, prec)            # (P, 4cyc, lanes)
+    lanes_n = b.shape[-1]
+    b = b.reshape(n_mab, 4, 4, lanes_n).transpose(0, 2, 1, 3)   # mab, cycle, pe, lane
+    if prec == "d":
+        vec = b[..., 0]                              # mab, cycle, 4
+        y = np.einsum("mjk,mck->mcj", a, vec)        # 4 outputs, one per PE
+        keep = {"u": (0, 1), "d": (2, 3)}[e.half]
+        sel = np.zeros(4, bool)
+        sel[list(keep)] = True
+        y = np.where(sel, y, 0.0)[..., None]         # mab, cycle, pe, 1
+    elif prec == "f":                                # 8x4: even columns against the PEs' first lanes
+        vec = b[..., 0]                              # mab, cycle, 4
+        y = np.einsum("mjk,mck->mcj", a[:, :, 0::2], vec).reshape(n_mab, 4, 4, 2)
+    elif prec == "g":                                # 8x8: all 8 fp32 of the cycle
+        vec = b.reshape(n_mab, 4, 8)
+        y = np.einsum("mjk,mck->mcj", a, vec).reshape(n_mab, 4, 4, 2)
+    else:                                            # 16x16
+        vec = b.reshape(n_mab, 4, 16)
+        y = np.einsum("mjk,mck->mcj", a, vec).reshape(n_mab, 4, 4, 4)
+    r = y.transpose(0, 2, 1, 3).reshape(n_mab * 4, 4, -1)          # P, cycle, lanes
+    if e.defn.name == "mfma":
+        r = r + (mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec))
+    e._x1 = ctx.read(e.srcs[1], e)[1]
+    mau_out(ctx, e, r, prec)
+
+
+def mread(e, ctx):
+    """Transposed read: rows r.. of the transpose, in the layout mwrite takes."""
+    prec, src = e.prec, e.srcs[0]
+    m = ctx.state.matrix[:, src.reg]                          # mab, 16, 4
+    n_mab = m.shape[0]
+    if prec == "d":
+        t = m[:, :4, :].transpose(0, 2, 1)                     # rows of A^T
+        rows = t[:, src.base:src.base + 4, :]                  # mab, cycle, pe
+        v0 = rows.transpose(0, 2, 1).reshape(n_mab * 4, 4)
+        v1 = None
+    elif prec in "fg":
+        el = lanes(m[:, :8, :], 32).reshape(n_mab, 8, 8)
+        t = el.transpose(0, 2, 1)[:, src.base:src.base + 4, :]   # mab, cycle, 8
+        v0 = pack(t.reshape(n_mab, 4, 4, 2)).transpose(0, 2, 1).reshape(n_mab * 4, 4)
+        v1 = None
+    else:                                                     # 16x16 halves, two rows per cycle (ll)
+        el = lanes(m, 16).reshape(n_mab, 16, 16)
+        t = el.transpose(0, 2, 1)[:, src.base:src.base + 8, :].reshape(n_mab, 4, 2, 4, 4)  # mab,c,slot,pe,4
+        p = pack(t)                                           # mab, c, slot, pe
+        v0 = p[:, :, 0, :].transpose(0, 2, 1).reshape(n_mab * 4, 4)
+        v1 = p[:, :, 1, :].transpose(0, 2, 1).reshape(n_mab * 4, 4)
+    ctx.write_all(e, np.ascontiguousarray(v0), None if v1 is None else np.ascontiguousarray(v1), None)
+
+
+def bfn(e, ctx):
+    """Block-float conversion: a block shares its largest exponent; mantissas round (RNE) to it.
+
+    Blocks: d and f, the 4 PEs of a MAB at one cycle (per lane); g, the 8 fp32 of a
+    cycle across the MAB; h, the 16 halves of a cycle across the MAB.  The result is
+    stored as the equal ordinary value (see docs/isa.md)."""
+    prec = e.prec
+    v0, v1 = ctx.read(e.srcs[0], e)
+    x = to_float(v0, prec).astype(np.float64)        # P, 4, n
+    n_mab, n = ctx.machine.n_mab, x.shape[-1]
+    blk = x.reshape(n_mab, 4, 4, n).transpose(0, 2, 1, 3)     # mab, cycle, pe, lane
+    mbits = {"d": 52, "f": 23, "g": 18, "h": 9}[prec]
+    axes = (2,) if prec in "df" else (2, 3)
+    _, ex = np.frexp(blk)
+    emax = np.max(np.where(blk == 0, -100000, ex), axis=axes, keepdims=True)
+    ulp = np.ldexp(1.0, emax - 1 - mbits)
+    q = np.rint(blk / ulp) * ulp
+    q = np.where(np.isinf(blk), blk, q)
+    out = from_float(q.transpose(0, 2, 1, 3).reshape(x.shape), prec)
+    ctx.write_all(e, out, v1, None)

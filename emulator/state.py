@@ -1,0 +1,92 @@
+"""The machine's storage, as numpy arrays shaped by the tree.
+
+PE memories are (PE, long words) uint64 arrays, PEs in tree order
+(group, L2B, L1B, MAB, PE); word-addressed access goes through a uint32
+view where word address a lives at index a ^ 1 (word 0 is the long word's
+most significant half).  DRAM and PDM are paged and allocated on first
+touch, so the 16 GiB of the mncore2 preset is never materialised.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .machine import Machine
+
+U64 = np.uint64
+
+
+class PagedMemory:
+    """A large long-word memory allocated in pages on first write."""
+
+    PAGE = 1 << 16        # long words (512 KiB)
+
+    def __init__(self, n_longs: int):
+        self.n = n_longs
+        self.pages: dict[int, np.ndarray] = {}
+
+    def _spans(self, a: int, n: int):
+        end = a + n
+        while a < end:
+            p, o = divmod(a, self.PAGE)
+            k = min(self.PAGE - o, end - a)
+            yield p, o, k
+            a += k
+
+    def read(self, a: int, n: int) -> np.ndarray:
+        out = np.zeros(n, dtype=U64)
+        pos = 0
+        for p, o, k in self._spans(a, n):
+            page = self.pages.get(p)
+            if page is not None:
+                out[pos:pos + k] = page[o:o + k]
+            pos += k
+        return out
+
+    def write(self, a: int, data: np.ndarray) -> None:
+        data = np.asarray(data, dtype=U64).reshape(-1)
+        pos = 0
+        for p, o, k in self._spans(a, data.size):
+            page = self.pages.get(p)
+            if page is None:
+                page = self.pages[p] = np.zeros(self.PAGE, dtype=U64)
+            page[o:o + k] = data[pos:pos + k]
+            pos += k
+
+    @property
+    def resident_bytes(self) -> int:
+        return len(self.pages) * self.PAGE * 8
+
+
+class State:
+    def __init__(self, m: Machine):
+        P = m.n_pe
+        self.mem = {sp: np.zeros((P, (m.lm_words if sp in "mn" else m.grf_words) // 2), dtype=U64)
+                    for sp in "mnrs"}
+        self.mem32 = {sp: a.view(np.uint32) for sp, a in self.mem.items()}
+        self.words = {sp: a.shape[1] * 2 for sp, a in self.mem.items()}
+        self.t = np.zeros((P, 4, 2), dtype=U64)
+        self.omr = np.zeros((P, 32, 4), dtype=np.uint8)
+        self.omr[:, 0, :] = 0xF
+        for k in range(16):
+            self.omr[:, 16 + k, :] = [0xF if k >> (3 - c) & 1 else 0 for c in range(4)]
+        self.matrix = np.zeros((m.n_mab, 2, 16, 4), dtype=U64)
+        self.l1bm = np.zeros((m.n_l1b, m.l1bm_longs), dtype=U64)
+        self.lbi = np.zeros((m.n_l1b, 8 * m.pe_per_l1b), dtype=U64)
+        self.l2bm = np.zeros((m.n_l2b, m.l2bm_longs), dtype=U64)
+        self.dram = [PagedMemory(m.dram_longs) for _ in range(m.groups)]
+        self.pdm = [PagedMemory(m.pdm_longs) for _ in range(m.groups)]
+        z = np.zeros((P, 4), dtype=U64)
+        self.fwd = {k: (z, z) for k in ("aluf", "mauf", "lbf", "mreadf")}
+        # tree coordinates of every PE: group, l2b, l1b, mab, pe
+        idx = np.arange(P)
+        pe, rest = idx % m.pe_per_mab, idx // m.pe_per_mab
+        mab, rest = rest % m.mab_per_l1b, rest // m.mab_per_l1b
+        l1b, rest = rest % m.l1b_per_l2b, rest // m.l1b_per_l2b
+        l2b, grp = rest % m.l2b_per_group, rest // m.l2b_per_group
+        self.coords = np.stack([grp, l2b, l1b, mab, pe], axis=1)
+        self.ids = {"peid": mab * m.pe_per_mab + pe, "subpeid": pe, "mabid": mab, "l1bid": l1b,
+                    "l2bid": grp * m.l2b_per_group + l2b}
+
+    def nbytes(self) -> int:
+        arrays = list(self.mem.values()) + [self.t, self.omr, self.matrix, self.l1bm, self.lbi, self.l2bm]
+        return sum(a.nbytes for a in arrays) + sum(d.resident_bytes for d in self.dram + self.pdm)
