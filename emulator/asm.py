@@ -266,10 +266,10 @@ def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
     if any(op.space == "nowrite" for op in e.dsts) and len(e.dsts) > 1:
         raise cx.error(f"'{opcode}': $nowrite cannot be combined with other destinations")
     mau = defn.group in isa.MAU_GROUPS
-    for op in e.srcs:
+    for i, op in enumerate(e.srcs):
         if (op.neg or op.mod) and not mau:
             raise cx.error(f"'{opcode}': input modifiers ('-', 'e', 'r') apply to MAU inputs only ('{op.text}')")
-        if op.mod == "e" and e.prec == "h":
+        if op.mod == "e" and e.prec == "h" and i != 2:   # only the fp32 addend of a half FMA extends
             raise cx.error(f"'{opcode}': '{op.text}': there is no precision below half to extend from")
         if op.mod == "r" and e.prec != "h":
             raise cx.error(f"'{opcode}': '{op.text}': input reduction 'r' applies to half-precision inputs")

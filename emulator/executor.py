@@ -558,6 +558,9 @@ class Emulator:
         for links, nb, kind_, reads, writes in jobs:
             if self.strict:
                 self._race_mv(st, reads, writes)
+                for sp, _, lo, hi in reads:
+                    if sp == "lc":
+                        self._hazard("lc", np.arange(lo, hi), src.text)
             t = self.cm.transfer(kind_, links, nb, e.tag, st.line, st.text)
             t.reads_lc, t.writes_lc = tuple(reads), tuple(writes)
             self.outstanding.append(t)

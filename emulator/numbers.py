@@ -28,7 +28,7 @@ WIDTH = {"d": 64, "l": 64, "f": 32, "g": 32, "i": 32, "h": 16, "s": 16}
 
 
 def lanes(x: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
-    """View uint64 array x (..., ) as (..., 64 // width) lanes, MSB lane first. No copy."""
+    """View uint64 array x (...) as (..., 64 // width) lanes, MSB lane first (a view where x allows)."""
     n = 64 // width
     if kind == "f":
         dt = _FLOAT[width]
@@ -38,6 +38,8 @@ def lanes(x: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
         dt = _UINT[width]
     if n == 1:
         return x.view(dt)[..., None]
+    if x.ndim and x.strides[-1] != x.itemsize:
+        x = np.ascontiguousarray(x)
     return x.view(dt).reshape(x.shape + (n,))[..., ::-1]
 
 

@@ -251,8 +251,11 @@ def mau_in(ctx, op, e, prec):
 def mau_acc_in(ctx, op, e):
     """The fp32 addend of a half FMA: four fp32 over the 128-bit word."""
     v0, v1 = ctx.read(op, e)
-    x = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
-    x = x.astype(np.float64)
+    if op.mod == "e":      # four halves in the first long word, extended to fp32
+        x = to_float(v0, "h").astype(np.float64)
+    else:
+        x = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
+        x = x.astype(np.float64)
     return -x if op.neg else x
 
 
@@ -407,6 +410,7 @@ def bfn(e, ctx):
     axes = (2,) if prec in "df" else (2, 3)
     _, ex = np.frexp(blk)
     emax = np.max(np.where(blk == 0, -100000, ex), axis=axes, keepdims=True)
+    emax = np.where(emax == -100000, 0, emax)        # an all-zero block
     ulp = np.ldexp(1.0, emax - 1 - mbits)
     q = np.rint(blk / ulp) * ulp
     q = np.where(np.isinf(blk), blk, q)

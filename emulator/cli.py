@@ -1,0 +1,85 @@
+"""mncl-emu: run an assembly program on the emulator.
+
+  mncl-emu PROG.vsm [-d DUMP] [--machine tiny|mncore2|FILE.toml] [--profile OUT.json]
+           [--trace OUT.json] [--wrap] [--arg NAME=VALUE ...]
+
+Exit status: 0 ran to the end, 1 the program faulted (or did not assemble),
+2 bad usage (missing file, unknown machine, bad argument).
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .asm import assemble
+from .errors import AsmError, EmuFault, EmulatorError, MachineError
+from .executor import Emulator
+from .machine import load_machine
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("program", type=click.Path(dir_okay=False))
+@click.option("-d", "--dump", "dump_path", type=click.Path(dir_okay=False),
+              help="write 'd get' output here (default: standard output)")
+@click.option("--machine", default="mncore2", show_default=True, help="preset name or machine TOML file")
+@click.option("--profile", "profile_path", type=click.Path(dir_okay=False), help="write the profile as JSON")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="write Chrome trace events (open in Perfetto)")
+@click.option("--wrap", is_flag=True, help="addresses wrap around as on the hardware, instead of faulting")
+@click.option("--no-strict", is_flag=True, help="do not fault on hazards and races")
+@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="a sequencer argument (.arg %NAME)")
+@click.option("--max-steps", type=int, default=None, help="fault after this many PE steps")
+@click.option("-q", "--quiet", is_flag=True, help="do not print the cycle summary")
+def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, args, max_steps, quiet):
+    """Run PROGRAM (VSM assembly) on an emulated MN-Core 2-style machine."""
+    try:
+        text = open(program).read()
+    except OSError as e:
+        raise click.UsageError(f"cannot read {program}: {e.strerror}") from None
+    try:
+        m = load_machine(machine)
+    except MachineError as e:
+        raise click.UsageError(str(e)) from None
+    values = {}
+    for a in args:
+        name, eq, v = a.partition("=")
+        try:
+            values[name.lstrip("%")] = int(v, 0)
+        except ValueError:
+            raise click.UsageError(f"--arg {a!r}: write NAME=INTEGER") from None
+        if not eq:
+            raise click.UsageError(f"--arg {a!r}: write NAME=INTEGER")
+    emu = Emulator(m, strict=not no_strict, wrap=wrap, max_steps=max_steps)
+    status = 0
+    prof = None
+    try:
+        prog = assemble(text, source=program)
+        prof = emu.run(prog, values)
+    except (AsmError, EmuFault) as e:
+        click.echo(str(e), err=True)
+        status = 1
+    except EmulatorError as e:
+        raise click.UsageError(str(e)) from None
+    finally:
+        out = "\n".join(emu.dump) + ("\n" if emu.dump else "")
+        if dump_path:
+            with open(dump_path, "w") as f:
+                f.write(out)
+        elif out:
+            click.echo(out, nl=False)
+    if prof is not None:
+        if profile_path:
+            prof.write_json(profile_path)
+        if trace_path:
+            prof.write_trace(trace_path)
+        if not quiet:
+            s = prof.summary()
+            stalls = ", ".join(f"{k}: {v:.0f}" for k, v in s["stall_cycles"].items()) or "none"
+            click.echo(f"{m.name}: {s['steps']} steps, {s['cycles']:.0f} cycles, "
+                       f"{s['time_s'] * 1e6:.3f} us at {m.clock_hz / 1e6:.0f} MHz; stalls: {stalls}", err=True)
+    sys.exit(status)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
