@@ -266,7 +266,7 @@ TABLE: list[InstrDef] = [
          doc="the step's results do not update the forwarding paths", example="noforward; lpassa $lr0 $lr2"),
     _row("wait", WAIT, "wait", None, [], None, cost="stalls until every transfer with the tag has completed",
          doc="wait i<tag>: issue nothing more (PE or MV) until the tag's transfers are done",
-         example="nop; wait i1"),
+         example="mvp/n64i1 $d0 $lc0@.0\nnop; wait i1"),
 ]
 
 BY_NAME = {d.name: d for d in TABLE}
