@@ -143,7 +143,7 @@ TABLE: list[InstrDef] = [
     _row("passa", ALU, _P + "passa", S.alu, [SRC1], DST, "dfhlis", default_prec="l",
          doc="copy the 128-bit input; flag: lane all zero", example="lpassa $subpeid $lm0"),
     _row("zero", ALU, "zero", S.alu, [], DST, doc="128 zero bits; no flags", flags=False, example="zero $lr0"),
-    _row("imm", ALU, r"(?P<p>l)?imm(?P<u>u)?", S.alu, [], DST, "l",
+    _row("imm", ALU, r"(?P<p>l)?imm(?P<u>u)?", S.alu, [], DST,
          doc="32-bit payload as xxxx (immu: x0x0); limm: a 64-bit payload in both long words; no flags",
          flags=False, example="imm 0x3f800000 $lr0"),
     _row("inc", ALU, _U + r"(?P<p>[lis])?inc", S.alu, [SRC1], DST, "lis", default_prec="l", unsigned=True,

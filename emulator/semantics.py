@@ -164,18 +164,16 @@ def _maxmin(e, prec, x0, x1, y0, ctx):
 
 
 def _ftoi(e, prec, x0, x1, y0, ctx):
+    """Toward zero, clipped to the lane's range (NaN gives 0); u: of |x|."""
     w = WIDTH[prec]
-    xf = to_float(x0, prec).astype(np.float64)
-    xf = np.where(np.isnan(xf), 0.0, xf)
-    if e.unsigned:
-        hi = float(2 ** w - 1)
-        r = np.clip(np.trunc(np.abs(xf)), 0, hi)
-        out = pack(r.astype(np.uint64).astype(lanes(x0, w).dtype))
-    else:
-        lo, hi = -float(2 ** (w - 1)), float(2 ** (w - 1) - 1)
-        r = np.clip(np.trunc(xf), lo, hi)
-        out = pack(r.astype(np.int64).astype(lanes(x0, w, "i").dtype))
-    return out, x1, None
+    dt = lanes(x0, w).dtype if e.unsigned else lanes(x0, w, "i").dtype
+    info = np.iinfo(dt)
+    t = np.trunc(to_float(x0, prec).astype(np.float64))
+    t = np.where(np.isnan(t), 0.0, np.abs(t) if e.unsigned else t)
+    big, small = t >= float(info.max), t <= float(info.min)
+    r = np.where(big | small, 0.0, t).astype(np.uint64 if e.unsigned else np.int64)
+    r = np.where(big, info.max, np.where(small, info.min, r)).astype(dt)
+    return pack(r), x1, None
 
 
 def _itof(e, prec, x0, x1, y0, ctx):

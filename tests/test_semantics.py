@@ -1,0 +1,149 @@
+"""ALU, MAU and transfer semantics on every PE of `tiny`, against numpy."""
+import numpy as np
+import pytest
+
+from emulator import Emulator, assemble
+from emulator.numbers import f32_to_mnhalf, mnhalf_to_f32
+
+RNG = np.random.default_rng(11)
+
+
+def machine_with(x, y):
+    """tiny with long words x at $lr0.. and y at $ls0.. of every PE (4 cycles: (P, 4) arrays)."""
+    emu = Emulator("tiny")
+    emu.state.mem["r"][:, :4] = x
+    emu.state.mem["s"][:, :4] = y
+    return emu
+
+
+def run_one(line, x, y):
+    emu = machine_with(x, y)
+    emu.run(assemble(line, "t.vsm"))
+    return emu
+
+
+def rand_u64(shape):
+    return RNG.integers(0, 2**64, shape, dtype=np.uint64)
+
+
+P = 64
+
+
+@pytest.mark.parametrize("op,fn", [
+    ("ladd", lambda a, b: a + b), ("lsub", lambda a, b: a - b), ("land", np.bitwise_and),
+    ("lor", np.bitwise_or), ("lxor", np.bitwise_xor),
+    ("llsl", lambda a, b: a << (b & np.uint64(63))), ("ulsr", lambda a, b: a >> (b & np.uint64(63))),
+    ("llsr", lambda a, b: (a.view(np.int64) >> (b & np.uint64(63)).astype(np.int64)).view(np.uint64)),
+    ("ulmax", np.maximum), ("lmin", lambda a, b: np.minimum(a.view(np.int64), b.view(np.int64)).view(np.uint64)),
+])
+def test_int64_binary_ops(op, fn):
+    x, y = rand_u64((P, 4)), rand_u64((P, 4))
+    emu = run_one(f"{op} $lr0v $ls0v $ln0v", x, y)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(emu.state.mem["n"][:, :4], fn(x, y))
+
+
+def test_int32_lanes_add_independently_and_keep_the_second_long_word():
+    x, y = rand_u64((P, 4)), rand_u64((P, 4))
+    emu = run_one("iadd $lr0v $ls0v $ln0v", x, y)
+    got = emu.state.mem["n"][:, :4].view(np.uint32)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(got, x.view(np.uint32) + y.view(np.uint32))
+
+
+def test_add_flags_mark_non_negative_results_per_lane():
+    x = np.array([1, -5, 7, -1], dtype=np.int64).view(np.uint64)
+    y = np.array([1, 2, -9, 1], dtype=np.int64).view(np.uint64)
+    emu = run_one("ladd $lr0v $ls0v $omr3", np.tile(x, (P, 1)), np.tile(y, (P, 1)))
+    assert emu.state.omr[0, 3].tolist() == [15, 0, 0, 15]
+    x32 = np.array([[0x00000001FFFFFFF0]], dtype=np.uint64)    # lanes (1, -16)
+    emu = run_one("iinc $lr0 $omr2", np.tile(x32, (P, 4)), np.zeros((P, 4), np.uint64))
+    assert emu.state.omr[0, 2].tolist() == [0b1100] * 4
+
+
+def test_float_max_min_and_relu():
+    x = RNG.standard_normal((P, 4))
+    y = RNG.standard_normal((P, 4))
+    emu = run_one("dmax $lr0v $ls0v $ln0v; dvadd $lr0v $ls0v $lm0v", x.view(np.uint64), y.view(np.uint64))
+    assert np.array_equal(emu.state.mem["n"][:, :4].view(np.float64), np.maximum(x, y))
+    assert np.array_equal(emu.state.mem["m"][:, :4].view(np.float64), x + y)
+    emu = run_one("drelu $lr0v $ls0v $ln0v", x.view(np.uint64), y.view(np.uint64))
+    want = np.where(x >= 0, y, -0.0)
+    got = emu.state.mem["n"][:, :4].view(np.float64)
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_ftoi_truncates_and_clips_and_itof_rounds():
+    x = np.array([2.7, -2.7, 1e30, -1e30]).reshape(1, 4).repeat(P, 0)
+    emu = run_one("dftoi $lr0v $ln0v", x.view(np.uint64), x.view(np.uint64))
+    assert emu.state.mem["n"][0, :4].view(np.int64).tolist() == [2, -2, 2**63 - 1, -2**63]
+    i = np.array([3, -7, 2**53 + 1, 0], dtype=np.int64).reshape(1, 4).repeat(P, 0)
+    emu = run_one("ditof $lr0v $ln0v", i.view(np.uint64), i.view(np.uint64))
+    assert emu.state.mem["n"][0, :4].view(np.float64).tolist() == [3.0, -7.0, float(2**53), 0.0]
+
+
+def test_fp32_fma_matches_numpy_rounding():
+    a, b, c = (RNG.standard_normal((P, 4, 2)).astype(np.float32) for _ in range(3))
+    pack = lambda f: np.ascontiguousarray(f[..., ::-1]).view(np.uint64)[..., 0]
+    emu = machine_with(pack(a), pack(b))
+    emu.state.mem["m"][:, 8:12] = pack(c)
+    emu.run(assemble("fvfma $lr0v $ls0v $lm16v $ln0v", "t.vsm"))
+    got = emu.state.mem["n"][:, :4].view(np.float32).reshape(P, 4, 2)[..., ::-1]
+    want = (a.astype(np.float64) * b + c).astype(np.float32)
+    assert np.array_equal(got, want)
+
+
+def test_half_fma_accumulates_in_fp32():
+    a = f32_to_mnhalf(RNG.standard_normal((P, 4, 4)).astype(np.float32))
+    b = f32_to_mnhalf(RNG.standard_normal((P, 4, 4)).astype(np.float32))
+    pk = lambda h: np.ascontiguousarray(h[..., ::-1]).view(np.uint64)[..., 0]
+    emu = machine_with(pk(a), pk(b))
+    emu.run(assemble("hvmul $lr0v $ls0v $lln0v", "t.vsm"))
+    got = emu.state.mem["n"][:, :8].view(np.float32).reshape(P, 4, 2, 2)[..., ::-1].reshape(P, 4, 4)
+    want = (mnhalf_to_f32(a).astype(np.float64) * mnhalf_to_f32(b)).astype(np.float32)
+    assert np.array_equal(got, want)
+
+
+def test_msl_rotates_within_each_mab():
+    x = np.arange(P * 4, dtype=np.uint64).reshape(P, 4)
+    emu = run_one("msl $lr0v $ln0v\nmsr $lr0v $ls8v", x, x)
+    got = emu.state.mem["n"][:, :4].reshape(-1, 4, 4)
+    assert np.array_equal(got, np.roll(x.reshape(-1, 4, 4), 1, axis=1))
+    assert np.array_equal(emu.state.mem["s"][:, 4:8].reshape(-1, 4, 4), np.roll(x.reshape(-1, 4, 4), -1, axis=1))
+
+
+def test_masked_write_with_flag_register_keeps_unflagged_lanes():
+    x = np.array([0, 5, 0, 9], dtype=np.uint64).reshape(1, 4).repeat(P, 0)
+    y = rand_u64((P, 4))
+    emu = run_one("lpassa $lr0v $omr1\nlpassa $ls0v $ln0v/$imr1", x, y)
+    got = emu.state.mem["n"][:, :4]
+    assert np.array_equal(got[:, [0, 2]], y[:, [0, 2]]) and not got[:, [1, 3]].any()
+
+
+@pytest.mark.parametrize("form,layout", [
+    ("l1bmp", lambda lb, m: np.broadcast_to(lb[:, None, :4], (lb.shape[0], 4 * m, 4))),
+    ("l1bmm", lambda lb, m: np.tile(lb[:, :16].reshape(-1, 4, 4).transpose(0, 2, 1), (1, m, 1))),
+    ("l1bmd", lambda lb, m: lb[:, :16 * m].reshape(-1, 4, 4 * m).transpose(0, 2, 1)),
+])
+def test_l1bm_down_layouts(form, layout):
+    emu = Emulator("tiny")
+    lb = rand_u64(emu.state.l1bm.shape)
+    emu.state.l1bm[:] = lb
+    emu.run(assemble(f"{form} $lb0 $lr0v", "t.vsm"))
+    want = layout(lb, emu.m.mab_per_l1b).reshape(emu.m.n_pe, 4)
+    assert np.array_equal(emu.state.mem["r"][:, :4], want)
+
+
+def test_l2bm_broadcast_distribute_and_reduce():
+    emu = Emulator("tiny")
+    lc = rand_u64(emu.state.l2bm.shape)
+    emu.state.l2bm[:] = lc
+    emu.run(assemble("l2bmb $lc0 $lb0\nl2bmd $lc64 $lb64\nnop\nnop\nl2bmrliadd $lb0 $lc4096", "t.vsm"))
+    n1 = emu.m.l1b_per_l2b
+    lb = emu.state.l1bm.reshape(emu.m.n_l2b, n1, -1)
+    assert np.array_equal(lb[:, :, :64], np.broadcast_to(lc[:, None, :64], (emu.m.n_l2b, n1, 64)))
+    for i in range(n1):
+        want = np.concatenate([lc[:, 64 + 8 * n1 * c + 8 * i: 64 + 8 * n1 * c + 8 * i + 8] for c in range(4)], 1)
+        assert np.array_equal(lb[:, i, 64:96], want)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(emu.state.l2bm[:, 4096:4160], lc[:, :64] * np.uint64(n1))
