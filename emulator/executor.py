@@ -70,9 +70,9 @@ class Emulator:
         self.strict, self.wrap, self.max_steps = strict, wrap, max_steps
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
-        self._zeros = np.zeros((self.m.n_pe, 4), dtype=U64)
+        self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
         self._fixed_cache: dict = {}
-        self._rows = np.arange(self.m.n_pe)[:, None]
+        self._cols = np.arange(self.m.n_pe)[None, :]
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
         self._sizes.update(self.state.words)
 
@@ -102,6 +102,35 @@ class Emulator:
                                 f"{mem.n} long words")
         return mem.read(addr, n_longs).view(dtype)
 
+    def read_pe(self, space: str, word: int, n_longs: int = 1) -> np.ndarray:
+        """(PE, n) long words of a PE memory ('m' LM0, 'n' LM1, 'r' GRF0, 's' GRF1) from an even word address."""
+        mem = self._pe_mem(space, word, n_longs)
+        return mem[word // 2: word // 2 + n_longs].T.copy()
+
+    def write_pe(self, space: str, word: int, values) -> None:
+        """Set long words from an even word address: values (PE, n), or (n,) / a scalar for every PE."""
+        v = np.asarray(values)
+        if v.ndim > 2 or (v.ndim == 2 and v.shape[0] != self.m.n_pe):
+            raise EmulatorError(f"write_pe takes (PE, n) = ({self.m.n_pe}, n), (n,) or a scalar; got {v.shape}")
+        n = v.shape[-1] if v.ndim else 1
+        mem = self._pe_mem(space, word, n)
+        mem[word // 2: word // 2 + n] = np.broadcast_to(v, (self.m.n_pe, n)).astype(U64).T
+
+    def read_words(self, space: str, word: int, n_words: int = 1) -> np.ndarray:
+        """(PE, n) 32-bit words of a PE memory from any word address, in address order."""
+        self._pe_mem(space, word - word % 2, (n_words + word % 2 + 1) // 2)
+        a = word + np.arange(n_words)
+        return self.state.mem32[space][a >> 1, :, 1 - (a & 1)].T.copy()
+
+    def _pe_mem(self, space, word, n_longs):
+        if space not in self.state.mem:
+            raise EmulatorError(f"unknown PE memory {space!r}: use 'm', 'n', 'r' or 's'")
+        size = self.state.words[space]
+        if word % 2 or word < 0 or word + 2 * n_longs > size:
+            raise EmulatorError(f"{n_longs} long words from word {word} do not fit {MEM_NAME[space]} "
+                                f"({size} words, long words at even addresses)")
+        return self.state.mem[space]
+
     # -- running ---------------------------------------------------------------------------
     def run(self, program: Program, args: dict | None = None) -> Profile:
         """Run a program; returns its profile. Raises EmuFault on a fault."""
@@ -117,6 +146,7 @@ class Emulator:
             if not isinstance(v, (int, np.integer)):
                 raise EmulatorError(f"{program.source}: argument {k} must be an integer, got {type(v).__name__}")
         self.prog = program
+        self._plans = {}
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
         self.issued_tags: set = set()
@@ -170,7 +200,7 @@ class Emulator:
         """The sequencer asks the device: an OR-reduction up the tree, costed as tree_reduce latency."""
         self.cm.stall(self.m.link("tree_reduce").latency, "sequencer any-reduction")
         self.cm.count_bytes("tree_reduce", "up", self.m.n_l1b * 8)
-        return bool(self.state.omr[:, entry, :].any())
+        return bool(self.state.omr[entry].any())
 
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
@@ -194,26 +224,35 @@ class Emulator:
         self.cur = st
         self.pending = []
         self.pending_mem = []
-        flops = 0.0
+        plan = self._plans.get(id(st))
+        if plan is None:
+            plan = self._plans[id(st)] = self._plan(st)
         for e in st.exprs:
-            self.e = e
             e.defn.sem(e, self)
-            if e.defn.group == isa.MAU_CALC:
-                flops += self._flops(e)
         for e, v0, v1, flags in self.pending:
             for op in e.dsts:
                 self._write(op, e, v0, v1, flags, st)
         for fn in self.pending_mem:
             fn()
-        if not st.nop and not st.noforward:
-            for e, v0, v1, _ in self.pending:
-                g = e.defn.group
-                if any(o.space == "lbi" for o in e.srcs) and g == isa.L1BM:
-                    g = isa.L1BM_TURN
-                fwd = FWD_OF_GROUP.get(g)
-                if fwd:
-                    self.state.fwd[fwd] = (v0, v1 if v1 is not None else self._zeros)
-        self.cm.step(st.groups, flops)
+        if plan[1]:
+            fwd = self.state.fwd
+            for (e, v0, v1, _), name in zip(self.pending, plan[1]):
+                if name:
+                    fwd[name] = (v0, v1 if v1 is not None else self._zeros)
+        self.cm.step(st.groups, plan[0])
+
+    def _plan(self, st: Step):
+        """What a step contributes beyond its semantics: FLOPs, and which forwarding path each result feeds."""
+        flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
+        if st.nop or st.noforward:
+            return flops, ()
+        names = []
+        for e in st.exprs:
+            g = e.defn.group
+            if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
+                g = isa.L1BM_TURN
+            names.append(FWD_OF_GROUP.get(g))
+        return flops, tuple(names)
 
     def _flops(self, e) -> float:
         m, name, prec = self.m, e.defn.name, e.prec
@@ -239,7 +278,7 @@ class Emulator:
         return self._zeros
 
     def full(self, value: int):
-        return np.full((self.m.n_pe, 4), value, dtype=U64)
+        return np.full((4, self.m.n_pe), value, dtype=U64)
 
     def subpe_in(self, which: tuple) -> np.ndarray:
         return np.isin(self.state.ids["subpeid"], which)
@@ -249,22 +288,29 @@ class Emulator:
         return self.m
 
     def _addrs(self, op, e):
-        """Word addresses of a PE-memory operand, offset, bounds-checked (or wrapped)."""
+        """Word addresses of a PE-memory operand: (4,) per cycle, or (4, P) when T-indirect.
+
+        Offset by the block call, bounds-checked (or wrapped)."""
         sp = op.space
         a = op.addrs
         off = self.off.get(sp, 0)
         if off:
             a = a + off
         size = self._sizes[sp]
+        n = WL[op.width]
         if op.tind:
             t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
-            a = (a[None, :] + t) & ~np.int64(WL[op.width] - 1)   # unaligned run-time addresses truncate
-        lo, hi = a.min(), a.max() + WL[op.width] - 1
-        if lo < 0 or hi >= size:
+            a = (a[:, None] + t) & ~np.int64(n - 1)      # unaligned run-time addresses truncate
+            lo, hi = a.min(), a.max()
+        else:
+            if op.span is None:
+                op.span = (int(op.addrs.min()), int(op.addrs.max()))
+            lo, hi = op.span[0] + off, op.span[1] + off
+        if lo < 0 or hi + n > size:
             if self.wrap:
                 return a % size
-            bad = (a < 0) | (a + WL[op.width] - 1 >= size)
-            pe = int(np.argmax(bad.any(axis=1))) if a.ndim == 2 else 0
+            bad = (a < 0) | (a + n > size)
+            pe = int(np.argmax(bad.any(axis=0))) if a.ndim == 2 else 0
             shown = int(a[bad][0]) if a.ndim == 2 else [int(x) for x in a]
             raise self._fault(f"'{op.text}': word address {shown} is outside {MEM_NAME[sp]} "
                               f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
@@ -272,18 +318,19 @@ class Emulator:
         return a
 
     def _hazard(self, sp: str, words, op_text: str):
-        """Strict mode: a read of a location written fewer than HAZARD_STEPS[sp] + 1 steps ago."""
+        """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
+
+        words: addresses, any shape; for T-indirect (cycle, PE, ...) so the PE can be named."""
         gap = HAZARD_STEPS.get(sp)
-        if not self.strict or gap is None:
+        if gap is None:
             return
         last = self.last_w[sp][words]
-        worst = last.max()
-        age = self.cm.steps - worst
+        age = self.cm.steps - last.max()
         if age <= gap:
             w = np.unravel_index(np.argmax(last), np.shape(words))
             addr = int(np.asarray(words)[w])
             line = int(self.last_line[sp][addr])
-            pe = int(w[0]) if np.ndim(words) == 2 else 0
+            pe = int(w[1]) if np.ndim(words) == 3 else 0
             unit = "word" if sp in "mnrs" else "long word"
             raise self._fault(f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) "
                               f"earlier (line {line}); {MEM_NAME[sp]} needs {gap} step(s) between a write and "
@@ -295,9 +342,11 @@ class Emulator:
             self.last_w[sp][words] = self.cm.steps
             self.last_line[sp][words] = self.cur.line
 
-    def _word_span(self, a, width):
+    @staticmethod
+    def _word_span(a, width):
+        """Every word an access touches: a (...,) start words -> (..., width in words)."""
         n = WL[width]
-        return a if n == 1 else (a[..., None] + np.arange(n)).reshape(a.shape[:-1] + (-1,))
+        return a[..., None] + np.arange(n) if n > 1 else a[..., None]
 
     def read(self, op, e):
         sp = op.space
@@ -306,15 +355,11 @@ class Emulator:
             a = self._addrs(op, e)
             if self.strict:
                 self._hazard(sp, self._word_span(a, op.width), op.text)
-            mem = st.mem[sp]
+            cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
-                return (st.mem32[sp][self._rows, a ^ 1] if a.ndim == 2 else st.mem32[sp][:, a ^ 1]).astype(U64) << U64(32), None
-            idx = a >> 1
-            if a.ndim == 2:
-                v0 = mem[self._rows, idx]
-                return v0, (mem[self._rows, idx + 1] if op.width == "ll" else None)
-            v0 = mem[:, idx]
-            return v0, (mem[:, idx + 1] if op.width == "ll" else None)
+                return st.mem32[sp][a >> 1, cols, 1 - (a & 1)].astype(U64) << U64(32), None
+            mem, idx = st.mem[sp], a >> 1
+            return mem[idx, cols], (mem[idx + 1, cols] if op.width == "ll" else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
@@ -328,10 +373,11 @@ class Emulator:
         if key not in self._fixed_cache:
             w = WIDTH[prec]
             n = 64 // w
+            shape = (4, self.m.n_pe, n)
             if name == "msb1":
-                lane = np.full((self.m.n_pe, 4, n), 1 << (w - 1), dtype=np.uint64)
+                lane = np.full(shape, 1 << (w - 1), dtype=np.uint64)
             else:
-                lane = np.broadcast_to(self.state.ids[name][:, None, None], (self.m.n_pe, 4, n)).astype(np.uint64)
+                lane = np.broadcast_to(self.state.ids[name][None, :, None], shape).astype(np.uint64)
             dt = {64: np.uint64, 32: np.uint32, 16: np.uint16}[w]
             v = pack(lane.astype(dt))
             self._fixed_cache[key] = (v, v)
@@ -349,14 +395,14 @@ class Emulator:
             return
         entry = self._mask(op, st)
         state = self.state
-        nib = state.omr[:, entry, :] if entry else None
+        nib = state.omr[entry] if entry else None
         if sp == "omr":
             if flags is None:
                 raise self._fault(f"'{e.defn.name}' raises no mask flags, so it cannot write '{op.text}'",
                                   st.line, st.text)
             f = flags()
-            old = state.omr[:, op.base, :]
-            state.omr[:, op.base, :] = f if nib is None else (old & ~nib) | (f & nib)
+            old = state.omr[op.base]
+            state.omr[op.base] = f if nib is None else (old & ~nib) | (f & nib)
             return
         if v1 is None:
             v1 = self._zeros
@@ -370,31 +416,30 @@ class Emulator:
             return
         a = self._addrs(op, e)
         self._note_write(sp, self._word_span(a, op.width))
-        rows = self._rows if a.ndim == 2 else slice(None)
+        cols = self._cols if a.ndim == 2 else slice(None)
         if op.width == "w":
-            mem, val, lut, idx = state.mem32[sp], (v0 >> U64(32)).astype(np.uint32), LUT_W, a ^ 1
-            self._store(mem, rows, idx, val, nib, entry, lut, np.uint32)
+            self._store(state.mem32[sp], (a >> 1, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
+                        nib, entry, LUT_W, np.uint32)
             return
-        mem = state.mem[sp]
-        idx = a >> 1
+        mem, idx = state.mem[sp], a >> 1
         if op.width == "ll":
-            self._store(mem, rows, idx, v0, nib, entry, LUT_LL0, U64)
-            self._store(mem, rows, idx + 1, v1, nib, entry, LUT_LL1, U64)
+            self._store(mem, (idx, cols), v0, nib, entry, LUT_LL0, U64)
+            self._store(mem, (idx + 1, cols), v1, nib, entry, LUT_LL1, U64)
         else:
-            self._store(mem, rows, idx, v0, nib, entry, LUT_L, U64)
+            self._store(mem, (idx, cols), v0, nib, entry, LUT_L, U64)
 
     @staticmethod
-    def _store(mem, rows, idx, val, nib, entry, lut, dt):
+    def _store(mem, where, val, nib, entry, lut, dt):
+        """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
-            mem[rows, idx] = val
-        elif entry >= 16 and isinstance(rows, slice):       # fixed pattern: whole cycles
+            mem[where] = val
+        elif entry >= 16 and where[0].ndim == 1:           # fixed pattern on a uniform address: whole cycles
             cyc = np.array([(entry - 16) >> (3 - c) & 1 for c in range(4)], dtype=bool)
             if cyc.any():
-                mem[:, idx[cyc]] = val[:, cyc]
+                mem[tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where)] = val[cyc]
         else:
-            old = mem[rows, idx]
-            m = lut[nib].astype(dt)
-            mem[rows, idx] = old ^ ((old ^ val) & m)
+            old = mem[where]
+            mem[where] = old ^ ((old ^ val) & lut[nib].astype(dt))
 
     # L1BM / L2BM access for transfers.py
     def l1b_mem(self, op):
@@ -607,18 +652,18 @@ class Emulator:
                                       f"{MEM_NAME[sp]} ({size} words)", d.line, d.text, None)
                 cols = a0 // 2 + np.arange(d.count)
                 if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
-                    self.state.mem[sp][np.ix_(pes, cols)] = np.array(d.payload, dtype=U64)
+                    self.state.mem[sp][np.ix_(cols, pes)] = np.array(d.payload, dtype=U64)[:, None]
                     if sp in self.last_w:
                         self.last_w[sp][a0:a0 + 2 * d.count] = -(1 << 40)
                     return
-                vals, addrs = self.state.mem[sp][np.ix_(pes, cols)], a0 + 2 * np.arange(d.count)
+                vals, addrs = self.state.mem[sp][np.ix_(cols, pes)].T, a0 + 2 * np.arange(d.count)
             elif sp == "t":
                 if d.count > 4:
                     raise self._fault("the T register has 4 cycles: count at most 4", d.line, d.text, None)
                 if d.kind == "set":
-                    self.state.t[np.ix_(pes, np.arange(d.count), [0])] = np.array(d.payload, U64)[None, :, None]
+                    self.state.t[np.ix_(np.arange(d.count), pes, [0])] = np.array(d.payload, U64)[:, None, None]
                     return
-                vals, addrs = self.state.t[pes, :d.count, 0], np.arange(d.count)
+                vals, addrs = self.state.t[:d.count, pes, 0].T, np.arange(d.count)
             else:
                 if d.kind == "set":
                     raise self._fault("'d set' of mask registers is not supported", d.line, d.text, None)
@@ -626,7 +671,7 @@ class Emulator:
                 if not 0 <= entry or entry + d.count > 32:
                     raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..31",
                                       d.line, d.text, None)
-                vals, addrs = self.state.omr[pes, entry:entry + d.count, :], None
+                vals, addrs = self.state.omr[entry:entry + d.count][:, :, pes].transpose(2, 0, 1), None
             units = [self.m.pe_location(int(p)) for p in pes]
         else:
             idx, grids = self._select_units(sp, d.loc)

@@ -54,6 +54,7 @@ class Operand:
     group: int | None = None     # MV selectors: '@g', '@g.l2b', '@.l2b'
     l2b: int | None = None
     fixed: str | None = None     # peid subpeid mabid l1bid l2bid msb1
+    span: tuple | None = None    # (lowest, highest) static word address, filled by the executor
 
 
 @dataclass

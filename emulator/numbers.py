@@ -95,10 +95,11 @@ def normalize_bits(bits: np.ndarray, width: int) -> np.ndarray:
     mbits, emax = _EXP[width]
     t = _UINT[width]
     bits = bits.astype(t, copy=False)
-    e = (bits >> t(mbits)) & t(emax)
-    sign_exp = bits & ~t((1 << mbits) - 1)
-    out = np.where(e == t(emax), sign_exp, bits)
-    return np.where(e == 0, t(0), out).astype(t)
+    e = bits & t(emax << mbits)
+    top = e == t(emax << mbits)
+    if top.any():
+        bits = np.where(top, bits & ~t((1 << mbits) - 1), bits)
+    return bits * (e != 0)
 
 
 def f64_bits(x) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 Every function here takes the decoded expression ``e`` and the step context
 ``ctx`` and works on whole-machine arrays: a value is a pair ``(v0, v1)`` of
-uint64 arrays shaped (PE, cycle) -- the two long words of the 128-bit
-datapath, v0 the most significant; v1 may be ``None`` for zero.  Reading
+uint64 arrays shaped (cycle, PE) -- the two long words of the 128-bit
+datapath, v0 the most significant; v1 may be ``None`` for zero.  Operations
+that span a MAB view values as (MAB, cycle, PE-in-MAB) through ``to_mab``.  Reading
 operands, write masks, flag generation and forwarding are done once, in
 ``ctx`` (see executor.py); here is only the arithmetic, in the spirit of
 Spike's one-line instruction bodies.
@@ -22,28 +23,66 @@ FLOAT_PREC = "dfgh"
 INT_PREC = "lis"
 
 
-# -- lane conversions ---------------------------------------------------------
+# -- layouts and lane conversions ---------------------------------------------------
 
-def to_float(v0: np.ndarray, prec: str) -> np.ndarray:
-    """Slot-0 lanes as floats: (P, 4, n) float64 (d), float32 (f, g), float32 from mnhalf (h)."""
+def to_mab(v: np.ndarray) -> np.ndarray:
+    """(4 cycles, P, ...) -> (MAB, cycle, PE in MAB, ...), a view where possible."""
+    return v.reshape((4, -1, 4) + v.shape[2:]).swapaxes(0, 1)
+
+
+def from_mab(a: np.ndarray) -> np.ndarray:
+    """(MAB, cycle, PE in MAB, ...) -> contiguous (4 cycles, P, ...)."""
+    return np.ascontiguousarray(a.swapaxes(0, 1)).reshape((4, -1) + a.shape[3:])
+
+
+def raw_lanes(v: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
+    """The lanes of a contiguous uint64 array in memory order (least significant first): a view.
+
+    Element-wise operations do not care about lane order and run fastest on this view."""
+    dt = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}[kind][width]
+    return np.ascontiguousarray(v).view(dt).reshape(v.shape + (64 // width,))
+
+
+def to_float(v0: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
+    """Slot-0 lanes as floats: (..., n) float64 (d), float32 (f, g), float32 from mnhalf (h).
+
+    MSB lane first, or in memory order with raw=True (for element-wise use)."""
+    w = WIDTH[prec]
     if prec == "d":
         return lanes(v0, 64, "f")
     if prec in "fg":
-        x = lanes(v0, 32, "f")
+        x = raw_lanes(v0, 32, "f") if raw else lanes(v0, 32, "f")
         if prec == "g":  # pseudo-fp32: the low 5 mantissa bits are ignored
-            x = (lanes(v0, 32) & np.uint32(0xFFFFFFE0)).view(np.float32)
+            u = raw_lanes(v0, 32) if raw else lanes(v0, 32)
+            x = (u & np.uint32(0xFFFFFFE0)).view(np.float32)
         return x
-    return mnhalf_to_f32(lanes(v0, 16))
+    return mnhalf_to_f32(raw_lanes(v0, w) if raw else lanes(v0, w))
 
 
-def from_float(x: np.ndarray, prec: str) -> np.ndarray:
-    """(P, 4, n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised."""
+_NORMAL = {64: (np.finfo(np.float64).tiny, np.finfo(np.float64).max),
+           32: (np.finfo(np.float32).tiny, np.finfo(np.float32).max)}
+
+
+def _normalized(x: np.ndarray, width: int) -> np.ndarray:
+    """Output normalisation, with a fast path when every value is already a normal number."""
+    a = np.abs(x)
+    tiny, big = _NORMAL[width]
+    bits = x.view(np.uint64 if width == 64 else np.uint32)
+    if a.size and a.min() >= tiny and a.max() <= big:
+        return bits
+    return normalize_bits(bits, width)
+
+
+def from_float(x: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
+    """(..., n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised (lanes as to_float)."""
     if prec == "d":
-        bits = normalize_bits(np.asarray(x, np.float64).view(np.uint64), 64)
+        bits = _normalized(np.asarray(x, np.float64), 64)
     elif prec in "fg":
-        bits = normalize_bits(np.asarray(x, np.float32).view(np.uint32), 32)
+        bits = _normalized(np.asarray(x, np.float32), 32)
     else:
         bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
+    if raw:
+        return np.ascontiguousarray(bits).view(np.uint64).reshape(bits.shape[:-1])
     return pack(bits)
 
 
@@ -215,7 +254,7 @@ def _packbit(e, prec, x0, x1, y0, ctx):
 def _mshift(e, prec, x0, x1, y0, ctx):
     """msl: PE i's value moves to PE i+1 of its MAB (0->1->2->3->0); msr the other way."""
     shift = 1 if e.defn.name == "msl" else -1
-    v = np.roll(x0.reshape(-1, 4, x0.shape[-1]), shift, axis=1).reshape(x0.shape)
+    v = from_mab(np.roll(to_mab(x0), shift, axis=2))
     return v, x1, None
 
 
@@ -230,8 +269,10 @@ _ALU = {
 
 # -- MAU vector mode ----------------------------------------------------------
 
-def mau_in(ctx, op, e, prec):
-    """A MAU input as float lanes of prec, honouring the operand's '-', 'e' and 'r' modifiers."""
+def mau_in(ctx, op, e, prec, raw=False):
+    """A MAU input as float64 lanes of prec, honouring the operand's '-', 'e' and 'r' modifiers.
+
+    Returns (lanes, v1): v1 is the operand's second long word, which a 64-bit result keeps."""
     v0, v1 = ctx.read(op, e)
     if op.mod == "e":                  # one precision lower, from the upper word(s)
         lower = {"d": "f", "f": "h", "g": "h"}[prec]
@@ -242,8 +283,8 @@ def mau_in(ctx, op, e, prec):
         f = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
         x = mnhalf_to_f32(f32_to_mnhalf(f)).astype(np.float64)
     else:
-        x = to_float(v0, prec).astype(np.float64)
-    return -x if op.neg else x
+        x = to_float(v0, prec, raw).astype(np.float64, copy=False)
+    return (-x if op.neg else x), v1
 
 
 def mau_acc_in(ctx, op, e):
@@ -257,7 +298,7 @@ def mau_acc_in(ctx, op, e):
     return -x if op.neg else x
 
 
-def mau_out(ctx, e, r: np.ndarray, prec: str):
+def mau_out(ctx, e, r: np.ndarray, prec: str, x1, raw: bool = False):
     """Round float64 lanes r to the output precision, normalise, and write with MAU flags."""
     if prec == "h":        # four fp32 results across v0, v1; 'r' reduces them to four halves
         if e.out_reduce:
@@ -270,7 +311,6 @@ def mau_out(ctx, e, r: np.ndarray, prec: str):
             flags = lambda: flags_nibble(~(bits >> 31).astype(bool))
         ctx.write_all(e, out0, out1, flags)
         return
-    x1 = e._x1
     if e.out_reduce:       # d -> f in the upper word, f -> h in the upper 32 bits
         low = {"d": "f", "f": "h", "g": "h"}[prec]
         n = r.shape[-1]
@@ -278,10 +318,13 @@ def mau_out(ctx, e, r: np.ndarray, prec: str):
         out0 = from_float(padded, low)
         w = WIDTH[low]
     else:
-        out0 = from_float(r, prec)
+        out0 = from_float(r, prec, raw)
         w = WIDTH[prec]
-    bits = lanes(out0, w)
-    ctx.write_all(e, out0, x1, lambda: flags_nibble(sign_flags(bits, w)))
+    if raw:
+        flags = lambda: flags_nibble(sign_flags(raw_lanes(out0, w), w)[..., ::-1])
+    else:
+        flags = lambda: flags_nibble(sign_flags(lanes(out0, w), w))
+    ctx.write_all(e, out0, x1, flags)
 
 
 def _half_select(ctx, e):
@@ -291,21 +334,20 @@ def _half_select(ctx, e):
 
 def mau_vector(e, ctx):
     op, prec = e.defn.name, e.prec
-    x = mau_in(ctx, e.srcs[0], e, prec)
-    e._x1 = ctx.read(e.srcs[0], e)[1]
+    # element-wise fp64/fp32 work runs on lanes in memory order; anything positional does not
+    raw = prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
+    x, x1 = mau_in(ctx, e.srcs[0], e, prec, raw)
     if op == "vpassa":
         r = x
     elif op == "vadd":
-        r = x + mau_in(ctx, e.srcs[1], e, prec)
+        r = x + mau_in(ctx, e.srcs[1], e, prec, raw)[0]
     else:
-        p = x * mau_in(ctx, e.srcs[1], e, prec)
+        r = x * mau_in(ctx, e.srcs[1], e, prec, raw)[0]
         if prec == "d":
-            p = np.where(_half_select(ctx, e)[:, None, None], p, 0.0)
+            r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
         if op == "vfma":
-            z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec)
-            p = p + z
-        r = p
-    mau_out(ctx, e, r, prec)
+            r += mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
+    mau_out(ctx, e, r, prec, x1, raw)
 
 
 # -- MAU matrix mode ---------------------------------------------------------------
@@ -317,13 +359,12 @@ def mwrite(e, ctx):
     v0, v1 = ctx.read(e.srcs[0], e)
     reg, row = e.dsts[0].reg, e.dsts[0].base
     n_mab = ctx.machine.n_mab
-    cyc = v0.reshape(n_mab, 4, 4)               # mab, pe, cycle
     mat = ctx.state.matrix
     if e.dsts[0].width == "ll":
-        both = np.stack([cyc, v1.reshape(n_mab, 4, 4)], -1)        # mab, pe, cycle, slot
-        mat[:, reg, row:row + 8, :] = both.transpose(0, 2, 3, 1).reshape(n_mab, 8, 4)
+        both = np.stack([to_mab(v0), to_mab(v1)], 2)            # mab, cycle, slot, pe
+        mat[:, reg, row:row + 8, :] = both.reshape(n_mab, 8, 4)
     else:
-        mat[:, reg, row:row + 4, :] = cyc.transpose(0, 2, 1)
+        mat[:, reg, row:row + 4, :] = to_mab(v0)
 
 
 def _matrix_values(ctx, reg, prec):
@@ -343,9 +384,8 @@ def mau_matrix(e, ctx):
     prec, reg = e.prec, e.srcs[0].reg
     a = _matrix_values(ctx, reg, prec)
     n_mab = ctx.machine.n_mab
-    b = mau_in(ctx, e.srcs[1], e, prec)            # (P, 4cyc, lanes)
-    lanes_n = b.shape[-1]
-    b = b.reshape(n_mab, 4, 4, lanes_n).transpose(0, 2, 1, 3)   # mab, cycle, pe, lane
+    b, x1 = mau_in(ctx, e.srcs[1], e, prec)
+    b = to_mab(b)                                    # mab, cycle, pe, lane
     if prec == "d":
         vec = b[..., 0]                              # mab, cycle, 4
         y = np.einsum("mjk,mck->mcj", a, vec)        # 4 outputs, one per PE
@@ -362,11 +402,10 @@ def mau_matrix(e, ctx):
     else:                                            # 16x16
         vec = b.reshape(n_mab, 4, 16)
         y = np.einsum("mjk,mck->mcj", a, vec).reshape(n_mab, 4, 4, 4)
-    r = y.transpose(0, 2, 1, 3).reshape(n_mab * 4, 4, -1)          # P, cycle, lanes
+    r = from_mab(y)                                  # cycle, P, lanes
     if e.defn.name == "mfma":
-        r = r + (mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec))
-    e._x1 = ctx.read(e.srcs[1], e)[1]
-    mau_out(ctx, e, r, prec)
+        r = r + (mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec)[0])
+    mau_out(ctx, e, r, prec, x1)
 
 
 def mread(e, ctx):
@@ -376,21 +415,17 @@ def mread(e, ctx):
     n_mab = m.shape[0]
     if prec == "d":
         t = m[:, :4, :].transpose(0, 2, 1)                     # rows of A^T
-        rows = t[:, src.base:src.base + 4, :]                  # mab, cycle, pe
-        v0 = rows.transpose(0, 2, 1).reshape(n_mab * 4, 4)
-        v1 = None
+        v0, v1 = from_mab(t[:, src.base:src.base + 4, :]), None  # mab, cycle, pe
     elif prec in "fg":
         el = lanes(m[:, :8, :], 32).reshape(n_mab, 8, 8)
         t = el.transpose(0, 2, 1)[:, src.base:src.base + 4, :]   # mab, cycle, 8
-        v0 = pack(t.reshape(n_mab, 4, 4, 2)).transpose(0, 2, 1).reshape(n_mab * 4, 4)
-        v1 = None
+        v0, v1 = from_mab(pack(t.reshape(n_mab, 4, 4, 2))), None
     else:                                                     # 16x16 halves, two rows per cycle (ll)
         el = lanes(m, 16).reshape(n_mab, 16, 16)
         t = el.transpose(0, 2, 1)[:, src.base:src.base + 8, :].reshape(n_mab, 4, 2, 4, 4)  # mab,c,slot,pe,4
         p = pack(t)                                           # mab, c, slot, pe
-        v0 = p[:, :, 0, :].transpose(0, 2, 1).reshape(n_mab * 4, 4)
-        v1 = p[:, :, 1, :].transpose(0, 2, 1).reshape(n_mab * 4, 4)
-    ctx.write_all(e, np.ascontiguousarray(v0), None if v1 is None else np.ascontiguousarray(v1), None)
+        v0, v1 = from_mab(p[:, :, 0, :]), from_mab(p[:, :, 1, :])
+    ctx.write_all(e, v0, v1, None)
 
 
 def bfn(e, ctx):
@@ -401,9 +436,8 @@ def bfn(e, ctx):
     stored as the equal ordinary value (see docs/isa.md)."""
     prec = e.prec
     v0, v1 = ctx.read(e.srcs[0], e)
-    x = to_float(v0, prec).astype(np.float64)        # P, 4, n
-    n_mab, n = ctx.machine.n_mab, x.shape[-1]
-    blk = x.reshape(n_mab, 4, 4, n).transpose(0, 2, 1, 3)     # mab, cycle, pe, lane
+    x = to_float(v0, prec).astype(np.float64)        # cycle, P, n
+    blk = to_mab(x)                                   # mab, cycle, pe, lane
     mbits = {"d": 52, "f": 23, "g": 18, "h": 9}[prec]
     axes = (2,) if prec in "df" else (2, 3)
     _, ex = np.frexp(blk)
@@ -412,5 +446,5 @@ def bfn(e, ctx):
     ulp = np.ldexp(1.0, emax - 1 - mbits)
     q = np.rint(blk / ulp) * ulp
     q = np.where(np.isinf(blk), blk, q)
-    out = from_float(q.transpose(0, 2, 1, 3).reshape(x.shape), prec)
+    out = from_float(from_mab(q), prec)
     ctx.write_all(e, out, v1, None)

@@ -1,9 +1,11 @@
 """The machine's storage, as numpy arrays shaped by the tree.
 
-PE memories are (PE, long words) uint64 arrays, PEs in tree order
-(group, L2B, L1B, MAB, PE); word-addressed access goes through a uint32
-view where word address a lives at index a ^ 1 (word 0 is the long word's
-most significant half).  DRAM and PDM are paged and allocated on first
+PE memories are (long word address, PE) uint64 arrays, PEs in tree order
+(group, L2B, L1B, MAB, PE): an operand names the same address on every PE,
+so one cycle's access is one contiguous row.  Word-addressed access goes
+through a (long word, PE, 2) uint32 view in which word a is
+``[a >> 1, :, 1 - (a & 1)]`` (word 0 is the long word's most significant
+half).  Values, T and masks are likewise cycle-major: (4 cycles, PE).  DRAM and PDM are paged and allocated on first
 touch, so the 16 GiB of the mncore2 preset is never materialised.
 """
 from __future__ import annotations
@@ -60,22 +62,22 @@ class PagedMemory:
 class State:
     def __init__(self, m: Machine):
         P = m.n_pe
-        self.mem = {sp: np.zeros((P, (m.lm_words if sp in "mn" else m.grf_words) // 2), dtype=U64)
+        self.mem = {sp: np.zeros(((m.lm_words if sp in "mn" else m.grf_words) // 2, P), dtype=U64)
                     for sp in "mnrs"}
-        self.mem32 = {sp: a.view(np.uint32) for sp, a in self.mem.items()}
-        self.words = {sp: a.shape[1] * 2 for sp, a in self.mem.items()}
-        self.t = np.zeros((P, 4, 2), dtype=U64)
-        self.omr = np.zeros((P, 32, 4), dtype=np.uint8)
-        self.omr[:, 0, :] = 0xF
+        self.mem32 = {sp: a.view(np.uint32).reshape(a.shape + (2,)) for sp, a in self.mem.items()}
+        self.words = {sp: a.shape[0] * 2 for sp, a in self.mem.items()}
+        self.t = np.zeros((4, P, 2), dtype=U64)                  # cycle, PE, long word
+        self.omr = np.zeros((32, 4, P), dtype=np.uint8)          # entry, cycle, PE: 4-bit nibbles
+        self.omr[0] = 0xF
         for k in range(16):
-            self.omr[:, 16 + k, :] = [0xF if k >> (3 - c) & 1 else 0 for c in range(4)]
+            self.omr[16 + k] = np.array([0xF if k >> (3 - c) & 1 else 0 for c in range(4)], np.uint8)[:, None]
         self.matrix = np.zeros((m.n_mab, 2, 16, 4), dtype=U64)
         self.l1bm = np.zeros((m.n_l1b, m.l1bm_longs), dtype=U64)
         self.lbi = np.zeros((m.n_l1b, 8 * m.pe_per_l1b), dtype=U64)
         self.l2bm = np.zeros((m.n_l2b, m.l2bm_longs), dtype=U64)
         self.dram = [PagedMemory(m.dram_longs) for _ in range(m.groups)]
         self.pdm = [PagedMemory(m.pdm_longs) for _ in range(m.groups)]
-        z = np.zeros((P, 4), dtype=U64)
+        z = np.zeros((4, P), dtype=U64)
         self.fwd = {k: (z, z) for k in ("aluf", "mauf", "lbf", "mreadf")}
         # tree coordinates of every PE: group, l2b, l1b, mab, pe
         idx = np.arange(P)

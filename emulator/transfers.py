@@ -100,10 +100,14 @@ def l1bm_down(e, ctx):
     m = ctx.machine
     idx = ctx.lb_index(src, e, pe_layout(kind, k, m.mab_per_l1b), write=False)
     mem = ctx.l1b_mem(src)
-    vals = mem[:, idx].reshape(m.n_pe, 4, k)
-    v1 = np.ascontiguousarray(vals[..., 1]) if k == 2 else None
+    if kind == "d":            # one contiguous run per L1B: slice instead of gathering
+        a = int(idx.flat[0])
+        vals = mem[:, a:a + idx.size].reshape(m.n_l1b, 4, m.pe_per_l1b, k).transpose(0, 2, 1, 3)
+    else:
+        vals = mem[:, idx]                                     # l1b, pe, cycle, k
     ctx.count_bytes("l1bm_pe", "down", vals.nbytes)
-    ctx.write_all(e, np.ascontiguousarray(vals[..., 0]), v1, None)
+    vals = vals.transpose(3, 2, 0, 1).reshape(k, 4, m.n_pe)      # k, cycle, P
+    ctx.write_all(e, vals[0], vals[1] if k == 2 else None, None)
 
 
 def l1bm_d(e, ctx):
@@ -119,9 +123,9 @@ def l1bm_up(e, ctx):
     dst = e.dsts[0]
     k = _k(dst)
     v0, v1 = ctx.read(e.srcs[0], e)
-    data = v0[..., None] if k == 1 else np.stack([v0, v1 if v1 is not None else np.zeros_like(v0)], -1)
+    parts = [v0] if k == 1 else [v0, v1 if v1 is not None else ctx.zeros()]
     mabs = m.mab_per_l1b
-    data = data.reshape(m.n_l1b, mabs, 4, 4, k)               # l1b, mab, pe, cycle, k
+    data = np.stack(parts, -1).reshape(4, m.n_l1b, mabs, 4, k).transpose(1, 2, 3, 0, 4)  # l1b, mab, pe, cycle, k
     name = e.defn.name
     if name == "l1bmd":
         layout, vals = pe_layout("d", k, mabs), data.reshape(m.n_l1b, 4 * mabs, 4, k)

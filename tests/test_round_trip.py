@@ -61,7 +61,7 @@ def test_round_trip_on_mncore2_checks_every_value_and_byte_count():
         emu.write_dram(g, 0, src[g])
     prof = emu.run(assemble(ROUND_TRIP, "round_trip.vsm"))
     # every PE's LM0 holds its documented share
-    assert np.array_equal(emu.state.mem["m"][:, :4], expected_lm0(src, m))
+    assert np.array_equal(emu.read_pe("m", 0, 4), expected_lm0(src, m))
     # and it all came back, in order, to the second buffer
     for g in range(m.groups):
         assert np.array_equal(emu.read_dram(g, 8192, 4096), src[g])

@@ -11,8 +11,8 @@ RNG = np.random.default_rng(11)
 def machine_with(x, y):
     """tiny with long words x at $lr0.. and y at $ls0.. of every PE (4 cycles: (P, 4) arrays)."""
     emu = Emulator("tiny")
-    emu.state.mem["r"][:, :4] = x
-    emu.state.mem["s"][:, :4] = y
+    emu.write_pe("r", 0, x)
+    emu.write_pe("s", 0, y)
     return emu
 
 
@@ -40,13 +40,13 @@ def test_int64_binary_ops(op, fn):
     x, y = rand_u64((P, 4)), rand_u64((P, 4))
     emu = run_one(f"{op} $lr0v $ls0v $ln0v", x, y)
     with np.errstate(over="ignore"):
-        assert np.array_equal(emu.state.mem["n"][:, :4], fn(x, y))
+        assert np.array_equal(emu.read_pe("n", 0, 4), fn(x, y))
 
 
 def test_int32_lanes_add_independently_and_keep_the_second_long_word():
     x, y = rand_u64((P, 4)), rand_u64((P, 4))
     emu = run_one("iadd $lr0v $ls0v $ln0v", x, y)
-    got = emu.state.mem["n"][:, :4].view(np.uint32)
+    got = emu.read_pe("n", 0, 4).view(np.uint32)
     with np.errstate(over="ignore"):
         assert np.array_equal(got, x.view(np.uint32) + y.view(np.uint32))
 
@@ -55,40 +55,40 @@ def test_add_flags_mark_non_negative_results_per_lane():
     x = np.array([1, -5, 7, -1], dtype=np.int64).view(np.uint64)
     y = np.array([1, 2, -9, 1], dtype=np.int64).view(np.uint64)
     emu = run_one("ladd $lr0v $ls0v $omr3", np.tile(x, (P, 1)), np.tile(y, (P, 1)))
-    assert emu.state.omr[0, 3].tolist() == [15, 0, 0, 15]
+    assert emu.state.omr[3, :, 0].tolist() == [15, 0, 0, 15]
     x32 = np.array([[0x00000001FFFFFFF0]], dtype=np.uint64)    # lanes (1, -16)
     emu = run_one("iinc $lr0 $omr2", np.tile(x32, (P, 4)), np.zeros((P, 4), np.uint64))
-    assert emu.state.omr[0, 2].tolist() == [0b1100] * 4
+    assert emu.state.omr[2, :, 0].tolist() == [0b1100] * 4
 
 
 def test_float_max_min_and_relu():
     x = RNG.standard_normal((P, 4))
     y = RNG.standard_normal((P, 4))
     emu = run_one("dmax $lr0v $ls0v $ln0v; dvadd $lr0v $ls0v $lm0v", x.view(np.uint64), y.view(np.uint64))
-    assert np.array_equal(emu.state.mem["n"][:, :4].view(np.float64), np.maximum(x, y))
-    assert np.array_equal(emu.state.mem["m"][:, :4].view(np.float64), x + y)
+    assert np.array_equal(emu.read_pe("n", 0, 4).view(np.float64), np.maximum(x, y))
+    assert np.array_equal(emu.read_pe("m", 0, 4).view(np.float64), x + y)
     emu = run_one("drelu $lr0v $ls0v $ln0v", x.view(np.uint64), y.view(np.uint64))
     want = np.where(x >= 0, y, -0.0)
-    got = emu.state.mem["n"][:, :4].view(np.float64)
+    got = emu.read_pe("n", 0, 4).view(np.float64)
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
 
 
 def test_ftoi_truncates_and_clips_and_itof_rounds():
     x = np.array([2.7, -2.7, 1e30, -1e30]).reshape(1, 4).repeat(P, 0)
     emu = run_one("dftoi $lr0v $ln0v", x.view(np.uint64), x.view(np.uint64))
-    assert emu.state.mem["n"][0, :4].view(np.int64).tolist() == [2, -2, 2**63 - 1, -2**63]
+    assert emu.read_pe("n", 0, 4)[0].view(np.int64).tolist() == [2, -2, 2**63 - 1, -2**63]
     i = np.array([3, -7, 2**53 + 1, 0], dtype=np.int64).reshape(1, 4).repeat(P, 0)
     emu = run_one("ditof $lr0v $ln0v", i.view(np.uint64), i.view(np.uint64))
-    assert emu.state.mem["n"][0, :4].view(np.float64).tolist() == [3.0, -7.0, float(2**53), 0.0]
+    assert emu.read_pe("n", 0, 4)[0].view(np.float64).tolist() == [3.0, -7.0, float(2**53), 0.0]
 
 
 def test_fp32_fma_matches_numpy_rounding():
     a, b, c = (RNG.standard_normal((P, 4, 2)).astype(np.float32) for _ in range(3))
     pack = lambda f: np.ascontiguousarray(f[..., ::-1]).view(np.uint64)[..., 0]
     emu = machine_with(pack(a), pack(b))
-    emu.state.mem["m"][:, 8:12] = pack(c)
+    emu.write_pe("m", 16, pack(c))
     emu.run(assemble("fvfma $lr0v $ls0v $lm16v $ln0v", "t.vsm"))
-    got = emu.state.mem["n"][:, :4].view(np.float32).reshape(P, 4, 2)[..., ::-1]
+    got = emu.read_pe("n", 0, 4).view(np.float32).reshape(P, 4, 2)[..., ::-1]
     want = (a.astype(np.float64) * b + c).astype(np.float32)
     assert np.array_equal(got, want)
 
@@ -99,7 +99,7 @@ def test_half_fma_accumulates_in_fp32():
     pk = lambda h: np.ascontiguousarray(h[..., ::-1]).view(np.uint64)[..., 0]
     emu = machine_with(pk(a), pk(b))
     emu.run(assemble("hvmul $lr0v $ls0v $lln0v", "t.vsm"))
-    got = emu.state.mem["n"][:, :8].view(np.float32).reshape(P, 4, 2, 2)[..., ::-1].reshape(P, 4, 4)
+    got = emu.read_pe("n", 0, 8).view(np.float32).reshape(P, 4, 2, 2)[..., ::-1].reshape(P, 4, 4)
     want = (mnhalf_to_f32(a).astype(np.float64) * mnhalf_to_f32(b)).astype(np.float32)
     assert np.array_equal(got, want)
 
@@ -107,16 +107,16 @@ def test_half_fma_accumulates_in_fp32():
 def test_msl_rotates_within_each_mab():
     x = np.arange(P * 4, dtype=np.uint64).reshape(P, 4)
     emu = run_one("msl $lr0v $ln0v\nmsr $lr0v $ls8v", x, x)
-    got = emu.state.mem["n"][:, :4].reshape(-1, 4, 4)
+    got = emu.read_pe("n", 0, 4).reshape(-1, 4, 4)
     assert np.array_equal(got, np.roll(x.reshape(-1, 4, 4), 1, axis=1))
-    assert np.array_equal(emu.state.mem["s"][:, 4:8].reshape(-1, 4, 4), np.roll(x.reshape(-1, 4, 4), -1, axis=1))
+    assert np.array_equal(emu.read_pe("s", 8, 4).reshape(-1, 4, 4), np.roll(x.reshape(-1, 4, 4), -1, axis=1))
 
 
 def test_masked_write_with_flag_register_keeps_unflagged_lanes():
     x = np.array([0, 5, 0, 9], dtype=np.uint64).reshape(1, 4).repeat(P, 0)
     y = rand_u64((P, 4))
     emu = run_one("lpassa $lr0v $omr1\nlpassa $ls0v $ln0v/$imr1", x, y)
-    got = emu.state.mem["n"][:, :4]
+    got = emu.read_pe("n", 0, 4)
     assert np.array_equal(got[:, [0, 2]], y[:, [0, 2]]) and not got[:, [1, 3]].any()
 
 
@@ -131,7 +131,7 @@ def test_l1bm_down_layouts(form, layout):
     emu.state.l1bm[:] = lb
     emu.run(assemble(f"{form} $lb0 $lr0v", "t.vsm"))
     want = layout(lb, emu.m.mab_per_l1b).reshape(emu.m.n_pe, 4)
-    assert np.array_equal(emu.state.mem["r"][:, :4], want)
+    assert np.array_equal(emu.read_pe("r", 0, 4), want)
 
 
 def test_l2bm_broadcast_distribute_and_reduce():

@@ -19,10 +19,10 @@ nop                        # GRF: a step between writing r[0] and reading it aga
 def test_loop_with_offsets_accumulates_a_slice_per_iteration():
     emu = Emulator("tiny")
     vals = np.arange(1, 9, dtype=np.uint64)
-    emu.state.mem["s"][:, :8] = vals
+    emu.write_pe("s", 0, vals)
     prog = assemble(SUM_LOOP, "s.vsm")
     p = emu.run(prog, {"n": 8})
-    assert (emu.state.mem["r"][:, 0] == vals.sum()).all()
+    assert (emu.read_pe("r", 0)[:, 0] == vals.sum()).all()
     assert p.steps == 16
 
 
@@ -38,7 +38,7 @@ lpassa $peid $lr0
 """
     emu = Emulator("tiny")
     emu.run(assemble(src, "s.vsm"), {"n": 4})
-    assert emu.state.mem["r"][:8, 0].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert emu.read_pe("r", 0)[:8, 0].tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
 
 
 def test_while_any_runs_until_no_flag_is_set():
@@ -56,7 +56,7 @@ ldec $lr0 $omr1
 """
     emu = Emulator("tiny")
     p = emu.run(assemble(src, "s.vsm"))
-    assert emu.state.mem["r"][:4, 0].view(np.int64).tolist() == [-3, -2, -1, 0]   # 3 iterations
+    assert emu.read_pe("r", 0)[:4, 0].view(np.int64).tolist() == [-3, -2, -1, 0]   # 3 iterations
     assert p.stalls["sequencer any-reduction"] == 4 * emu.m.link("tree_reduce").latency
 
 

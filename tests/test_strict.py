@@ -30,9 +30,9 @@ def test_address_beyond_memory_faults_unless_wrapping():
     f = fault_of("lpassa $lr512 $lr0")
     assert "outside GRF0 (0..511)" in str(f) and f.line == 1
     emu = Emulator("tiny", wrap=True)
-    emu.state.mem["r"][:, 0] = 7
+    emu.write_pe("r", 0, 7)
     emu.run(assemble("lpassa $lr512 $ls0", "p.vsm"))
-    assert (emu.state.mem["s"][:, 0] == 7).all()
+    assert (emu.read_pe("s", 0)[:, 0] == 7).all()
 
 
 def test_t_indirect_out_of_range_names_the_first_bad_pe():

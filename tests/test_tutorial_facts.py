@@ -19,7 +19,7 @@ def run(src, machine="tiny"):
 
 def lm(emu, sp, word, dtype=np.uint64, n=1):
     """(PE, n) long words of PE memory sp from word address `word`."""
-    return emu.state.mem[sp][:, word // 2: word // 2 + n].copy().view(dtype)
+    return emu.read_pe(sp, word, n).view(dtype)
 
 
 def hexd(x):
@@ -119,9 +119,9 @@ dvpassar $lm0v $n0v
 d set $lm8n0c0b0m0p0 1 {''.join(f'{int(h):04X}' for h in halves)}
 hvpassa $lm8 $lln8
 """)
-    got = emu.state.mem32["n"][0, [1, 0, 3, 2]].view(np.float32)   # words 0..3 (word a at index a ^ 1)
+    got = emu.read_words("n", 0, 4)[0].view(np.float32)
     assert np.array_equal(got, d.astype(np.float32))
-    wide = emu.state.mem32["n"][0, [9, 8, 11, 10]].view(np.float32)
+    wide = emu.read_words("n", 8, 4)[0].view(np.float32)
     assert np.array_equal(wide, mnhalf_to_f32(halves))
 
 
@@ -159,13 +159,13 @@ def test_l1bmr_sums_over_the_16_mabs_of_an_l1b_per_pe_position(machine):
     rng = np.random.default_rng(4)
     emu = Emulator(machine)
     x = rng.standard_normal(emu.m.n_pe)
-    emu.state.mem["m"][:, 0] = x.view(np.uint64)
+    emu.write_pe("m", 0, x.view(np.uint64)[:, None])
     emu.run(assemble("l1bmrdfadd $lm0 $lb0\nnop\nnop\nl1bmm $lb0 $lm4v/1000", "t.vsm"))
     expect = x.reshape(emu.m.n_l1b, 16, 4).sum(axis=1)                 # l1b, pe position
     got = lm(emu, "m", 4, np.float64)[:, 0].reshape(emu.m.n_l1b, 16, 4)
     assert np.allclose(got, expect[:, None, :], rtol=1e-15, atol=0)
     # /1000 wrote only cycle 0: the words of cycles 1..3 ($lm6, $lm8, $lm10) stay zero
-    assert not emu.state.mem["m"][:, 3:6].any()
+    assert not emu.read_pe("m", 6, 3).any()
 
 
 def test_dmwrite_dmmul_computes_a_times_b_transposed_transposed():
