@@ -342,11 +342,16 @@ class Emulator:
             self.last_w[sp][words] = self.cm.steps
             self.last_line[sp][words] = self.cur.line
 
-    @staticmethod
-    def _word_span(a, width):
-        """Every word an access touches: a (...,) start words -> (..., width in words)."""
-        n = WL[width]
-        return a[..., None] + np.arange(n) if n > 1 else a[..., None]
+    def _words(self, op, a):
+        """Every word an access touches: (4 * width,) for uniform addresses, (4, P, width) T-indirect."""
+        n = WL[op.width]
+        if a.ndim == 1:
+            if op.words is None:
+                op.words = (op.addrs[:, None] + np.arange(n)).reshape(-1)
+            off = self.off.get(op.space, 0)
+            w = op.words + off if off else op.words
+            return w % self._sizes[op.space] if self.wrap else w
+        return a[..., None] + np.arange(n)
 
     def read(self, op, e):
         sp = op.space
@@ -354,7 +359,7 @@ class Emulator:
         if sp in ("m", "n", "r", "s"):
             a = self._addrs(op, e)
             if self.strict:
-                self._hazard(sp, self._word_span(a, op.width), op.text)
+                self._hazard(sp, self._words(op, a), op.text)
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
                 return st.mem32[sp][a >> 1, cols, 1 - (a & 1)].astype(U64) << U64(32), None
@@ -415,7 +420,7 @@ class Emulator:
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
         a = self._addrs(op, e)
-        self._note_write(sp, self._word_span(a, op.width))
+        self._note_write(sp, self._words(op, a))
         cols = self._cols if a.ndim == 2 else slice(None)
         if op.width == "w":
             self._store(state.mem32[sp], (a >> 1, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),

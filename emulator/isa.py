@@ -55,6 +55,7 @@ class Operand:
     l2b: int | None = None
     fixed: str | None = None     # peid subpeid mabid l1bid l2bid msb1
     span: tuple | None = None    # (lowest, highest) static word address, filled by the executor
+    words: np.ndarray | None = None   # every static word the access touches, filled by the executor
 
 
 @dataclass
