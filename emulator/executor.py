@@ -327,6 +327,8 @@ class Emulator:
         last = self.last_w[sp][words]
         age = self.cm.steps - last.max()
         if age <= gap:
+            if isinstance(words, slice):
+                words = np.arange(words.start, words.stop)
             w = np.unravel_index(np.argmax(last), np.shape(words))
             addr = int(np.asarray(words)[w])
             line = int(self.last_line[sp][addr])
@@ -450,48 +452,49 @@ class Emulator:
     def l1b_mem(self, op):
         return self.state.lbi if op.space == "lbi" else self.state.l1bm
 
-    def _tree_index(self, op, e, layout, write, sp):
-        base = op.base + (self.off.get(sp, 0) if sp != "lbi" else 0)
-        idx = base + layout
+    def _tree_range(self, op, n, write, sp):
+        """The run of n long words an L1BM/L2BM operand covers this step: a slice (an index array if wrapped)."""
+        a = op.base + (self.off.get(sp, 0) if sp != "lbi" else 0)
         size = self._sizes[sp]
-        lo, hi = int(idx.min()), int(idx.max())
-        if lo < 0 or hi >= size:
-            if self.wrap:
-                idx = idx % size
-            else:
-                raise self._fault(f"'{op.text}': long-word address {hi if hi >= size else lo} is outside "
-                                  f"{MEM_NAME[sp]} (0..{size - 1}); --wrap makes addresses wrap",
-                                  self.cur.line, self.cur.text, None)
+        where = slice(a, a + n)
+        if a < 0 or a + n > size:
+            if not self.wrap:
+                raise self._fault(f"'{op.text}': long words {a}..{a + n - 1} are outside {MEM_NAME[sp]} "
+                                  f"(0..{size - 1}); --wrap makes addresses wrap", self.cur.line, self.cur.text,
+                                  None)
+            where = np.arange(a, a + n) % size
         if self.strict and sp != "lbi":
             if write:
-                self.pending_mem.append(lambda sp=sp, idx=idx: self._note_write(sp, idx))
+                self.pending_mem.append(lambda: self._note_write(sp, where))
             else:
-                self._hazard(sp, idx.reshape(-1), op.text)
+                self._hazard(sp, where, op.text)
             if sp == "lc":
-                self._race_pe(op, idx, write)
-        return idx
+                self._race_pe(op, a, a + n, write)
+        return where
 
-    def lb_index(self, op, e, layout, write):
-        return self._tree_index(op, e, layout, write, op.space)
+    def lb_range(self, op, n, write):
+        return self._tree_range(op, n, write, op.space)
 
-    def lc_index(self, op, e, layout, write):
-        return self._tree_index(op, e, layout, write, "lc")
+    def lc_range(self, op, n, write):
+        return self._tree_range(op, n, write, "lc")
 
-    def lb_write(self, op, idx, vals):
-        if op.space == "lbi":
-            self.state.lbi[:, idx] = vals
+    def l1b_mem(self, op):
+        return self.state.lbi if op.space == "lbi" else self.state.l1bm
+
+    def lb_write(self, op, where, vals):
+        if op.space == "lbi":        # the turnaround register: read back within this step
+            self.state.lbi[:, where] = vals
         else:
-            self.pending_mem.append(lambda: self.state.l1bm.__setitem__((slice(None), idx), vals))
+            self.pending_mem.append(lambda: self.state.l1bm.__setitem__((slice(None), where), vals))
 
-    def lc_write(self, idx, vals):
-        self.pending_mem.append(lambda: self.state.l2bm.__setitem__((slice(None), idx), vals))
+    def lc_write(self, where, vals):
+        self.pending_mem.append(lambda: self.state.l2bm.__setitem__((slice(None), where), vals))
 
     def count_bytes(self, link, direction, nbytes):
         self.cm.count_bytes(link, direction, nbytes)
 
     # -- races with transfers in flight -------------------------------------------------------
-    def _race_pe(self, op, idx, write):
-        lo, hi = int(idx.min()), int(idx.max()) + 1
+    def _race_pe(self, op, lo, hi, write):
         for t in self.outstanding:
             for (sp, unit, a, b) in (t.writes_lc + (t.reads_lc if write else ())):
                 if sp == "lc" and a < hi and lo < b:

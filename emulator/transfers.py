@@ -1,23 +1,21 @@
 """Data movement between the levels of the tree, as index arithmetic.
 
 Each transfer family is a layout: which L1BM (or L2BM) long word each PE
-cycle, or each L1B, reads or writes.  Layouts are computed once per
-(family, width, machine) as integer arrays, so a transfer is one numpy
-gather or scatter over the whole machine.  Reductions go through ``reduce``,
-the model of the result reduce network (RRN).
+cycle, or each L1B, reads or writes.  Every layout of one step covers one
+contiguous run of addresses, so a transfer is a slice of the L1BM/L2BM
+arrays reshaped into the PEs' (cycle, PE) order: no gather, no scatter.
+Reductions go through ``reduce``, the model of the result reduce network (RRN).
 
 L1BM <-> PE, per L1B of M MABs x 4 PEs, k long words per PE cycle (ll: k=2):
-  p   (l1bmp)   every PE:            a + k*c + j
-  m   (l1bmm)   PE p of every MAB:   a + 4k*c + k*p + j
-  m4  (l1bmm4)  PE p of MAB m:       a + 4k*(M/4)*c + 4k*(m>>2) + k*p + j
-  d   (l1bmd)   PE i of the L1B:     a + k*4M*c + k*i + j
+  p   (l1bmp)   every PE:            a + k*c + j                            run 4k
+  m   (l1bmm)   PE p of every MAB:   a + 4k*c + k*p + j                     run 16k
+  m4  (l1bmm4)  PE p of MAB m:       a + 4k*(M/4)*c + 4k*(m>>2) + k*p + j   run 4kM
+  d   (l1bmd)   PE i of the L1B:     a + k*4M*c + k*i + j                   run 16kM
 L2BM <-> L1BM, per L2B of N L1Bs, one step moves:
   l2bmb/l2bm@/l2bmr  64 long words:  a + j
   l2bmd              L1B i: $lb[b + 8c + j] <-> $lc[a + 8N*c + 8i + j], j < 8
 """
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numpy as np
 
@@ -29,35 +27,9 @@ L2BMD_PER_CYCLE = 8      # long words per L1BM per cycle for l2bmd
 MV_UNIT = 64             # MV sizes are multiples of this many long words
 
 
-@lru_cache(maxsize=None)
-def pe_layout(kind: str, k: int, mabs: int) -> np.ndarray:
-    """(4*mabs PEs, 4 cycles, k) offsets into L1BM for a layout, PEs in L1B order."""
-    pe = np.arange(4 * mabs)
-    mab, p = pe // 4, pe % 4
-    c = np.arange(4)[None, :, None]
-    j = np.arange(k)[None, None, :]
-    if kind == "p":
-        off = k * c + j + 0 * pe[:, None, None]
-    elif kind == "m":
-        off = 4 * k * c + k * p[:, None, None] + j
-    elif kind == "m4":
-        off = 4 * k * (mabs // 4) * c + 4 * k * (mab[:, None, None] >> 2) + k * p[:, None, None] + j
-    elif kind == "d":
-        off = k * 4 * mabs * c + k * pe[:, None, None] + j
-    else:  # pragma: no cover - the table names only these
-        raise ValueError(kind)
-    return off.astype(np.int64)
-
-
-@lru_cache(maxsize=None)
-def l2bmd_layout(n_l1b: int) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 32) L2BM offsets and (32,) L1BM offsets of one l2bmd step."""
-    i = np.arange(n_l1b)[:, None, None]
-    c = np.arange(4)[None, :, None]
-    j = np.arange(L2BMD_PER_CYCLE)[None, None, :]
-    lc = (L2BMD_PER_CYCLE * n_l1b * c + L2BMD_PER_CYCLE * i + j).reshape(n_l1b, -1)
-    lb = (L2BMD_PER_CYCLE * c + j).reshape(-1)
-    return lc.astype(np.int64), lb.astype(np.int64)
+def run_length(kind: str, k: int, mabs: int) -> int:
+    """Long words of L1BM one step of an L1BM<->PE layout covers."""
+    return {"p": 4 * k, "m": 16 * k, "m4": 4 * k * mabs, "d": 16 * k * mabs}[kind]
 
 
 # -- the reduce network ----------------------------------------------------------
@@ -92,22 +64,31 @@ def _k(op) -> int:
     return 2 if op.width == "ll" else 1
 
 
+_DOWN = {"l1bmp": "p", "l1bmm": "m", "l1bmm4": "m4", "l1bmd": "d"}
+_UP = {"l1bmd": "d", "l1bmm@": "m", "l1bmr": "m", "l1bmm4@": "m4", "l1bmr4": "m4"}
+
+
 def l1bm_down(e, ctx):
     """l1bmp / l1bmm / l1bmm4 / l1bmd: L1BM (or $lbi) to PE destinations."""
     src = e.srcs[0]
     k = _k(src)
-    kind = {"l1bmp": "p", "l1bmm": "m", "l1bmm4": "m4", "l1bmd": "d"}[e.defn.name]
+    kind = _DOWN[e.defn.name]
     m = ctx.machine
-    idx = ctx.lb_index(src, e, pe_layout(kind, k, m.mab_per_l1b), write=False)
-    mem = ctx.l1b_mem(src)
-    if kind == "d":            # one contiguous run per L1B: slice instead of gathering
-        a = int(idx.flat[0])
-        vals = mem[:, a:a + idx.size].reshape(m.n_l1b, 4, m.pe_per_l1b, k).transpose(0, 2, 1, 3)
-    else:
-        vals = mem[:, idx]                                     # l1b, pe, cycle, k
-    ctx.count_bytes("l1bm_pe", "down", vals.nbytes)
-    vals = vals.transpose(3, 2, 0, 1).reshape(k, 4, m.n_pe)      # k, cycle, P
-    ctx.write_all(e, vals[0], vals[1] if k == 2 else None, None)
+    mabs, nl = m.mab_per_l1b, m.n_l1b
+    run = ctx.l1b_mem(src)[:, ctx.lb_range(src, run_length(kind, k, mabs), write=False)]
+    if kind == "p":      # (l1b, c, j) to every PE
+        vals = np.broadcast_to(run.reshape(nl, 1, 4, k), (nl, 4 * mabs, 4, k))
+    elif kind == "m":    # (l1b, c, p, j) to PE p of every MAB
+        vals = np.broadcast_to(run.reshape(nl, 1, 4, 4, k), (nl, mabs, 4, 4, k)).transpose(0, 1, 3, 2, 4)
+    elif kind == "m4":   # (l1b, c, q, p, j) to PE p of the 4 MABs 4q..4q+3
+        r = run.reshape(nl, 4, mabs // 4, 1, 4, k)
+        vals = np.broadcast_to(r, (nl, 4, mabs // 4, 4, 4, k)).transpose(0, 2, 3, 4, 1, 5)
+    else:                # (l1b, c, i, j) to PE i
+        vals = run.reshape(nl, 4, 4 * mabs, k).transpose(0, 2, 1, 3)
+    vals = vals.reshape(nl, 4 * mabs, 4, k)                    # l1b, pe, cycle, k
+    ctx.count_bytes("l1bm_pe", "down", vals.size * 8)
+    out = np.ascontiguousarray(vals.transpose(3, 2, 0, 1)).reshape(k, 4, m.n_pe)   # k, cycle, P
+    ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
 
 
 def l1bm_d(e, ctx):
@@ -118,78 +99,71 @@ def l1bm_d(e, ctx):
 
 
 def l1bm_up(e, ctx):
-    """l1bmm@ / l1bmm4@ / l1bmr / l1bmr4 / l1bmd (gather): PE values up into L1BM."""
+    """l1bmm@ / l1bmm4@ / l1bmr / l1bmr4 / l1bmd (gather): PE values up into L1BM, in address order."""
     m = ctx.machine
     dst = e.dsts[0]
     k = _k(dst)
     v0, v1 = ctx.read(e.srcs[0], e)
     parts = [v0] if k == 1 else [v0, v1 if v1 is not None else ctx.zeros()]
-    mabs = m.mab_per_l1b
-    data = np.stack(parts, -1).reshape(4, m.n_l1b, mabs, 4, k).transpose(1, 2, 3, 0, 4)  # l1b, mab, pe, cycle, k
+    mabs, nl = m.mab_per_l1b, m.n_l1b
+    data = np.stack(parts, -1).reshape(4, nl, mabs, 4, k)      # cycle, l1b, mab, p, j
     name = e.defn.name
     if name == "l1bmd":
-        layout, vals = pe_layout("d", k, mabs), data.reshape(m.n_l1b, 4 * mabs, 4, k)
+        vals = data.transpose(1, 0, 2, 3, 4)                    # l1b, c, i, j
     elif name == "l1bmm@":
-        layout, vals = pe_layout("m", k, mabs)[:4], data[:, e.sel]
+        vals = data[:, :, e.sel].transpose(1, 0, 2, 3)          # l1b, c, p, j
     elif name == "l1bmr":
-        layout, vals = pe_layout("m", k, mabs)[:4], reduce(data, 1, e.rop)
+        vals = reduce(data, 2, e.rop).transpose(1, 0, 2, 3)
     elif name == "l1bmm4@":
-        layout = pe_layout("m4", k, mabs).reshape(mabs // 4, 4, 4, 4, k)[:, 0]
-        vals = data[:, e.sel::4]
+        vals = data[:, :, e.sel::4].transpose(1, 0, 2, 3, 4)    # l1b, c, q, p, j
     else:  # l1bmr4
-        layout = pe_layout("m4", k, mabs).reshape(mabs // 4, 4, 4, 4, k)[:, 0]
-        vals = reduce(data.reshape(m.n_l1b, mabs // 4, 4, 4, 4, k), 2, e.rop)
-    idx = ctx.lb_index(dst, e, layout, write=True)
+        q = data.reshape(4, nl, mabs // 4, 4, 4, k)             # cycle, l1b, q, r, p, j
+        vals = reduce(q, 3, e.rop).transpose(1, 0, 2, 3, 4)
+    vals = vals.reshape(nl, -1)
+    where = ctx.lb_range(dst, run_length(_UP[name], k, mabs), write=True)
     ctx.count_bytes("l1bm_pe", "up", vals.nbytes)
-    ctx.lb_write(dst, idx.reshape(-1), vals.reshape(m.n_l1b, -1))
+    ctx.lb_write(dst, where, vals)
 
 
 # -- L2BM <-> L1BM -----------------------------------------------------------------
 
 def l2bm(e, ctx):
     m = ctx.machine
-    n1 = m.l1b_per_l2b
+    n1, n2 = m.l1b_per_l2b, m.n_l2b
     name = e.defn.name
-    lb3 = ctx.state.l1bm.reshape(m.n_l2b, n1, -1)
+    lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     lc = ctx.state.l2bm
+    per_l1b = 4 * L2BMD_PER_CYCLE
     if name == "l2bmd" and e.srcs[0].space == "lb":        # gather: every L1B's 32 long words up
         b, a = e.srcs[0], e.dsts[0]
-        lc_off, lb_off = l2bmd_layout(n1)
-        ib = ctx.lb_index(b, e, lb_off, write=False)
-        ia = ctx.lc_index(a, e, lc_off, write=True)
-        vals = lb3[:, :, ib]
+        vals = lb3[:, :, ctx.lb_range(b, per_l1b, write=False)]          # l2b, i, (c, j)
+        vals = vals.reshape(n2, n1, 4, L2BMD_PER_CYCLE).transpose(0, 2, 1, 3).reshape(n2, -1)
         ctx.count_bytes("l2bm_l1bm", "up", vals.nbytes)
-        ctx.lc_write(ia.reshape(-1), vals.reshape(m.n_l2b, -1))
+        ctx.lc_write(ctx.lc_range(a, per_l1b * n1, write=True), vals)
         return
     if name == "l2bmd":                                    # distribute
         a, b = e.srcs[0], e.dsts[0]
-        lc_off, lb_off = l2bmd_layout(n1)
-        ia = ctx.lc_index(a, e, lc_off, write=False)
-        ib = ctx.lb_index(b, e, lb_off, write=True)
-        vals = lc[:, ia]                                   # l2b, n1, 32
+        vals = lc[:, ctx.lc_range(a, per_l1b * n1, write=False)]         # l2b, (c, i, j)
+        vals = vals.reshape(n2, 4, n1, L2BMD_PER_CYCLE).transpose(0, 2, 1, 3).reshape(n2 * n1, -1)
         ctx.count_bytes("l2bm_l1bm", "down", vals.nbytes)
-        ctx.lb_write(b, ib, vals.reshape(m.n_l1b, -1))
+        ctx.lb_write(b, ctx.lb_range(b, per_l1b, write=True), vals)
         return
-    span = np.arange(L2BM_STEP_LONGS)
     if name == "l2bmb":
         a, b = e.srcs[0], e.dsts[0]
-        ia = ctx.lc_index(a, e, span, write=False)
-        ib = ctx.lb_index(b, e, span, write=True)
-        vals = np.broadcast_to(lc[:, None, ia], (m.n_l2b, n1, span.size))
+        run = lc[:, ctx.lc_range(a, L2BM_STEP_LONGS, write=False)]
+        vals = np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS)).reshape(n2 * n1, -1)
         ctx.count_bytes("l2bm_l1bm", "down", vals.nbytes)
-        ctx.lb_write(b, ib, vals.reshape(m.n_l1b, -1))
+        ctx.lb_write(b, ctx.lb_range(b, L2BM_STEP_LONGS, write=True), vals)
         return
     b, a = e.srcs[0], e.dsts[0]                            # l2bm@ and l2bmr: L1BM up to L2BM
-    ib = ctx.lb_index(b, e, span, write=False)
-    ia = ctx.lc_index(a, e, span, write=True)
+    src = lb3[:, :, ctx.lb_range(b, L2BM_STEP_LONGS, write=False)]
     if name == "l2bm@":
-        vals = lb3[:, e.sel, ib]
+        vals = src[:, e.sel]
         ctx.count_bytes("l2bm_l1bm", "up", vals.nbytes)
     else:
-        src = lb3[:, :, ib]
         ctx.count_bytes("l2bm_l1bm", "up", src.nbytes)
         vals = reduce(src, 1, e.rop)
-    ctx.lc_write(ia, vals)
+    ctx.lc_write(ctx.lc_range(a, L2BM_STEP_LONGS, write=True), vals)
 
 
 # -- DRAM / PDM <-> L2BM ------------------------------------------------------------
