@@ -56,6 +56,15 @@ LUT_LL1 = _nibble_lut(32, (None, None, 1, 0))          # second long of ll: bits
 LUT_W = _nibble_lut(16, (1, 0, None, None))            # word: the long's upper half, bits 3, 2
 
 
+class _Same:
+    """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
+
+    step = 0
+
+    def __init__(self, start: int):
+        self.start = start
+
+
 class Emulator:
     """An MN-Core-style machine: storage, a program runner and a cycle model.
 
@@ -75,6 +84,8 @@ class Emulator:
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
         self._sizes.update(self.state.words)
+        st = self.state
+        self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
 
     # -- host access to DRAM / PDM --------------------------------------------------------
     def _paged(self, space: str, group: int):
@@ -306,6 +317,10 @@ class Emulator:
             if op.span is None:
                 op.span = (int(op.addrs.min()), int(op.addrs.max()))
             lo, hi = op.span[0] + off, op.span[1] + off
+            if off % n:
+                raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
+                                  f"unaligned (word address {lo}); offsets must be multiples of {n}",
+                                  self.cur.line, self.cur.text)
         if lo < 0 or hi + n > size:
             if self.wrap:
                 return a % size
@@ -365,7 +380,14 @@ class Emulator:
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
                 return st.mem32[sp][a >> 1, cols, 1 - (a & 1)].astype(U64) << U64(32), None
-            mem, idx = st.mem[sp], a >> 1
+            mem = st.mem[sp]
+            rows = self._rows(op, a)
+            if rows is not None:      # a strided run of rows: views, no copy (write_all copies if kept)
+                if rows.step == 0:
+                    return (np.broadcast_to(mem[rows.start], mem[:4].shape),
+                            np.broadcast_to(mem[rows.start + 1], mem[:4].shape) if op.width == "ll" else None)
+                return mem[rows], (mem[rows.start + 1:rows.stop + 1:rows.step] if op.width == "ll" else None)
+            idx = a >> 1
             return mem[idx, cols], (mem[idx + 1, cols] if op.width == "ll" else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
@@ -390,7 +412,29 @@ class Emulator:
             self._fixed_cache[key] = (v, v)
         return self._fixed_cache[key]
 
+    def _rows(self, op, a):
+        """The long-word rows of a uniform l/ll operand as a slice when they step evenly (else None)."""
+        if a.ndim != 1:
+            return None
+        if op.rows is None:
+            d = np.diff(op.addrs)
+            op.rows = (int(d[0]) // 2,) if (d == d[0]).all() and d[0] >= 0 else (None,)
+        step = op.rows[0]
+        if step is None:
+            return None
+        start = int(a[0]) >> 1
+        return slice(start, start + 4 * step if step else start, step) if step else _Same(start)
+
     def write_all(self, e, v0, v1, flags):
+        # results that are views of the machine's storage (pass-through reads) are copied now:
+        # the commit or a later step may overwrite what they view
+        if v0 is not None and v0.base is not None and id(v0.base) in self._owners:
+            v0 = v0.copy()
+        if v1 is not None and v1.base is not None and id(v1.base) in self._owners:
+            v1 = v1.copy()
+        if flags is not None and any(o.space == "omr" for o in e.dsts):
+            f = flags()                          # now, before any of this step's writes land
+            flags = lambda: f
         self.pending.append((e, v0, v1, flags))
 
     def _mask(self, op, st: Step) -> int:
@@ -428,22 +472,31 @@ class Emulator:
             self._store(state.mem32[sp], (a >> 1, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
                         nib, entry, LUT_W, np.uint32)
             return
-        mem, idx = state.mem[sp], a >> 1
-        if op.width == "ll":
-            self._store(mem, (idx, cols), v0, nib, entry, LUT_LL0, U64)
-            self._store(mem, (idx + 1, cols), v1, nib, entry, LUT_LL1, U64)
+        mem = state.mem[sp]
+        rows = self._rows(op, a)
+        if rows is not None and rows.step:
+            r0, r1 = rows, slice(rows.start + 1, rows.stop + 1, rows.step)
         else:
-            self._store(mem, (idx, cols), v0, nib, entry, LUT_L, U64)
+            r0 = a >> 1
+            r1 = r0 + 1
+        if op.width == "ll":
+            self._store(mem, (r0, cols), v0, nib, entry, LUT_LL0, U64)
+            self._store(mem, (r1, cols), v1, nib, entry, LUT_LL1, U64)
+        else:
+            self._store(mem, (r0, cols), v0, nib, entry, LUT_L, U64)
 
     @staticmethod
     def _store(mem, where, val, nib, entry, lut, dt):
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
             mem[where] = val
-        elif entry >= 16 and where[0].ndim == 1:           # fixed pattern on a uniform address: whole cycles
+        elif entry >= 16 and np.ndim(where[0]) <= 1:       # fixed pattern on a uniform address: whole cycles
             cyc = np.array([(entry - 16) >> (3 - c) & 1 for c in range(4)], dtype=bool)
+            rows = where[0]
+            if isinstance(rows, slice):
+                rows = np.arange(rows.start, rows.stop, rows.step)
             if cyc.any():
-                mem[tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where)] = val[cyc]
+                mem[(rows[cyc],) + tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where[1:])] = val[cyc]
         else:
             old = mem[where]
             mem[where] = old ^ ((old ^ val) & lut[nib].astype(dt))

@@ -147,3 +147,19 @@ def test_l2bm_broadcast_distribute_and_reduce():
         assert np.array_equal(lb[:, i, 64:96], want)
     with np.errstate(over="ignore"):
         assert np.array_equal(emu.state.l2bm[:, 4096:4160], lc[:, :64] * np.uint64(n1))
+
+
+def test_expressions_of_one_step_read_the_state_before_it():
+    """A pass-through read and its flags are not affected by another expression's write in the same step."""
+    emu = Emulator("tiny")
+    x = rand_u64((P, 4))
+    x[:, [1, 3]] = 0
+    ones = np.full((P, 4), 0x3F8000003F800000, dtype=np.uint64)          # 1.0f in both lanes
+    emu.write_pe("m", 0, x)
+    emu.write_pe("n", 8, ones)
+    emu.run(assemble("lpassa $lm0v $lr0v; fvadd $ln8v $ln8v $lm0v", "t.vsm"))
+    assert np.array_equal(emu.read_pe("r", 0, 4), x)                 # passa saw LM0 before fvadd wrote it
+    emu.write_pe("m", 0, x)
+    emu.run(assemble("lpassa $lm0v $omr1; fvadd $ln8v $ln8v $lm0v", "t.vsm"))
+    assert emu.state.omr[1].tolist() == [[15 if c in (1, 3) else 0] * P for c in range(4)]   # flags of the old LM0
+    assert (emu.read_pe("m", 0, 4) == 0x4000000040000000).all()       # and LM0 now holds 2.0f
