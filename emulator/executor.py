@@ -14,6 +14,8 @@ masked writes, and the bookkeeping the cycle model and strict mode need.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import isa
@@ -56,6 +58,9 @@ LUT_LL1 = _nibble_lut(32, (None, None, 1, 0))          # second long of ll: bits
 LUT_W = _nibble_lut(16, (1, 0, None, None))            # word: the long's upper half, bits 3, 2
 
 
+_TOKENS = itertools.count()
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -86,6 +91,7 @@ class Emulator:
         self._sizes.update(self.state.words)
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
+        self._token = next(_TOKENS)
 
     # -- host access to DRAM / PDM --------------------------------------------------------
     def _paged(self, space: str, group: int):
@@ -298,39 +304,61 @@ class Emulator:
     def machine(self) -> Machine:
         return self.m
 
-    def _addrs(self, op, e):
-        """Word addresses of a PE-memory operand: (4,) per cycle, or (4, P) when T-indirect.
+    def _access(self, op):
+        """Where a PE-memory operand reads or writes this step: (word addresses, hazard words, rows).
 
-        Offset by the block call, bounds-checked (or wrapped)."""
-        sp = op.space
-        a = op.addrs
-        off = self.off.get(sp, 0)
-        if off:
-            a = a + off
+        Addresses are (4,) per cycle, or (4, P) when T-indirect; rows select the long words of
+        slot 0 and slot 1 (a strided slice, _Same, or an index array).  Offset by the block call
+        and bounds-checked (or wrapped).  Uniform operands are worked out once per offset."""
+        off = self.off.get(op.space, 0)
+        if not op.tind:
+            if op.cache is None:
+                op.cache = {}
+            key = (self._token, off)          # a program may run on several emulators
+            acc = op.cache.get(key)
+            if acc is None:
+                acc = op.cache[key] = self._work_out(op, op.addrs + off if off else op.addrs, off)
+            return acc
+        t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
+        a = (op.addrs[:, None] + off + t) & ~np.int64(WL[op.width] - 1)   # unaligned run-time addresses truncate
+        return self._work_out(op, a, off)
+
+    def _work_out(self, op, a, off):
+        sp, n = op.space, WL[op.width]
         size = self._sizes[sp]
-        n = WL[op.width]
-        if op.tind:
-            t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
-            a = (a[:, None] + t) & ~np.int64(n - 1)      # unaligned run-time addresses truncate
-            lo, hi = a.min(), a.max()
+        if a.ndim == 1 and off % n:
+            raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
+                              f"unaligned (word address {int(a[0])}); offsets must be multiples of {n}",
+                              self.cur.line, self.cur.text)
+        if a.min() < 0 or a.max() + n > size:
+            if not self.wrap:
+                bad = (a < 0) | (a + n > size)
+                pe = int(np.argmax(bad.any(axis=0))) if a.ndim == 2 else 0
+                shown = int(a[bad][0]) if a.ndim == 2 else [int(x) for x in a]
+                raise self._fault(f"'{op.text}': word address {shown} is outside {MEM_NAME[sp]} "
+                                  f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
+                                  self.cur.line, self.cur.text, pe)
+            a = a % size
+        words = a[..., None] + np.arange(n)
+        if a.ndim == 1:
+            words = words.reshape(-1)
+        r0 = a >> 1
+        if a.ndim == 1 and op.width != "w":
+            d = np.diff(r0)
+            if (d == d[0]).all() and d[0] > 0:          # evenly strided rows: slices (views on read)
+                st0 = int(r0[0])
+                r0 = slice(st0, st0 + 4 * int(d[0]), int(d[0]))
+            elif (d == 0).all():
+                r0 = _Same(int(r0[0]))
+        if op.width != "ll":
+            r1 = None
+        elif isinstance(r0, slice):
+            r1 = slice(r0.start + 1, r0.stop + 1, r0.step)
+        elif isinstance(r0, _Same):
+            r1 = _Same(r0.start + 1)
         else:
-            if op.span is None:
-                op.span = (int(op.addrs.min()), int(op.addrs.max()))
-            lo, hi = op.span[0] + off, op.span[1] + off
-            if off % n:
-                raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
-                                  f"unaligned (word address {lo}); offsets must be multiples of {n}",
-                                  self.cur.line, self.cur.text)
-        if lo < 0 or hi + n > size:
-            if self.wrap:
-                return a % size
-            bad = (a < 0) | (a + n > size)
-            pe = int(np.argmax(bad.any(axis=0))) if a.ndim == 2 else 0
-            shown = int(a[bad][0]) if a.ndim == 2 else [int(x) for x in a]
-            raise self._fault(f"'{op.text}': word address {shown} is outside {MEM_NAME[sp]} "
-                              f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
-                              self.cur.line, self.cur.text, pe)
-        return a
+            r1 = r0 + 1
+        return a, words, r0, r1
 
     def _hazard(self, sp: str, words, op_text: str):
         """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
@@ -359,36 +387,22 @@ class Emulator:
             self.last_w[sp][words] = self.cm.steps
             self.last_line[sp][words] = self.cur.line
 
-    def _words(self, op, a):
-        """Every word an access touches: (4 * width,) for uniform addresses, (4, P, width) T-indirect."""
-        n = WL[op.width]
-        if a.ndim == 1:
-            if op.words is None:
-                op.words = (op.addrs[:, None] + np.arange(n)).reshape(-1)
-            off = self.off.get(op.space, 0)
-            w = op.words + off if off else op.words
-            return w % self._sizes[op.space] if self.wrap else w
-        return a[..., None] + np.arange(n)
-
     def read(self, op, e):
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
-            a = self._addrs(op, e)
+            a, words, r0, r1 = self._access(op)
             if self.strict:
-                self._hazard(sp, self._words(op, a), op.text)
+                self._hazard(sp, words, op.text)
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
-                return st.mem32[sp][a >> 1, cols, 1 - (a & 1)].astype(U64) << U64(32), None
+                return st.mem32[sp][r0, cols, 1 - (a & 1)].astype(U64) << U64(32), None
             mem = st.mem[sp]
-            rows = self._rows(op, a)
-            if rows is not None:      # a strided run of rows: views, no copy (write_all copies if kept)
-                if rows.step == 0:
-                    return (np.broadcast_to(mem[rows.start], mem[:4].shape),
-                            np.broadcast_to(mem[rows.start + 1], mem[:4].shape) if op.width == "ll" else None)
-                return mem[rows], (mem[rows.start + 1:rows.stop + 1:rows.step] if op.width == "ll" else None)
-            idx = a >> 1
-            return mem[idx, cols], (mem[idx + 1, cols] if op.width == "ll" else None)
+            if isinstance(r0, _Same):   # one long word every cycle: a broadcast view
+                shape = (4, mem.shape[1])
+                return (np.broadcast_to(mem[r0.start], shape),
+                        np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
+            return mem[r0, cols], (mem[r1, cols] if r1 is not None else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
@@ -411,19 +425,6 @@ class Emulator:
             v = pack(lane.astype(dt))
             self._fixed_cache[key] = (v, v)
         return self._fixed_cache[key]
-
-    def _rows(self, op, a):
-        """The long-word rows of a uniform l/ll operand as a slice when they step evenly (else None)."""
-        if a.ndim != 1:
-            return None
-        if op.rows is None:
-            d = np.diff(op.addrs)
-            op.rows = (int(d[0]) // 2,) if (d == d[0]).all() and d[0] >= 0 else (None,)
-        step = op.rows[0]
-        if step is None:
-            return None
-        start = int(a[0]) >> 1
-        return slice(start, start + 4 * step if step else start, step) if step else _Same(start)
 
     def write_all(self, e, v0, v1, flags):
         # results that are views of the machine's storage (pass-through reads) are copied now:
@@ -465,25 +466,20 @@ class Emulator:
                     old = state.t[:, :, s]
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
-        a = self._addrs(op, e)
-        self._note_write(sp, self._words(op, a))
+        a, words, r0, r1 = self._access(op)
+        self._note_write(sp, words)
         cols = self._cols if a.ndim == 2 else slice(None)
+        if isinstance(r0, _Same):        # every cycle names one long word: the last cycle lands
+            r0 = np.full(4, r0.start)
+            r1 = None if r1 is None else np.full(4, r1.start)
         if op.width == "w":
-            self._store(state.mem32[sp], (a >> 1, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
+            self._store(state.mem32[sp], (r0, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
                         nib, entry, LUT_W, np.uint32)
             return
         mem = state.mem[sp]
-        rows = self._rows(op, a)
-        if rows is not None and rows.step:
-            r0, r1 = rows, slice(rows.start + 1, rows.stop + 1, rows.step)
-        else:
-            r0 = a >> 1
-            r1 = r0 + 1
-        if op.width == "ll":
-            self._store(mem, (r0, cols), v0, nib, entry, LUT_LL0, U64)
+        self._store(mem, (r0, cols), v0, nib, entry, LUT_L if r1 is None else LUT_LL0, U64)
+        if r1 is not None:
             self._store(mem, (r1, cols), v1, nib, entry, LUT_LL1, U64)
-        else:
-            self._store(mem, (r0, cols), v0, nib, entry, LUT_L, U64)
 
     @staticmethod
     def _store(mem, where, val, nib, entry, lut, dt):

@@ -54,9 +54,7 @@ class Operand:
     group: int | None = None     # MV selectors: '@g', '@g.l2b', '@.l2b'
     l2b: int | None = None
     fixed: str | None = None     # peid subpeid mabid l1bid l2bid msb1
-    span: tuple | None = None    # (lowest, highest) static word address, filled by the executor
-    words: np.ndarray | None = None   # every static word the access touches, filled by the executor
-    rows: tuple | None = None    # (long-word stride between cycles,) or (None,), filled by the executor
+    cache: dict | None = None    # the executor's worked-out accesses, per block offset
 
 
 @dataclass

@@ -282,8 +282,10 @@ def mau_in(ctx, op, e, prec, raw=False):
     elif op.mod == "r" and prec == "h":  # four fp32 in the 128-bit word reduced to half
         f = np.concatenate([lanes(v0, 32, "f"), lanes(v1 if v1 is not None else ctx.zeros(), 32, "f")], -1)
         x = mnhalf_to_f32(f32_to_mnhalf(f)).astype(np.float64)
-    else:
-        x = to_float(v0, prec, raw).astype(np.float64, copy=False)
+    else:                              # exact float32/float64 values; ufuncs below compute in float64
+        x = to_float(v0, prec, raw)
+        if not raw:
+            x = x.astype(np.float64)
     return (-x if op.neg else x), v1
 
 
@@ -337,16 +339,18 @@ def mau_vector(e, ctx):
     # element-wise fp64/fp32 work runs on lanes in memory order; anything positional does not
     raw = prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
     x, x1 = mau_in(ctx, e.srcs[0], e, prec, raw)
+    f64 = np.float64
     if op == "vpassa":
         r = x
     elif op == "vadd":
-        r = x + mau_in(ctx, e.srcs[1], e, prec, raw)[0]
+        r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)
     else:
-        r = x * mau_in(ctx, e.srcs[1], e, prec, raw)[0]
+        r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)   # exact for fp32 and half
         if prec == "d":
             r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
         if op == "vfma":
-            r += mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
+            z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
+            np.add(r, z, out=r, dtype=f64)
     mau_out(ctx, e, r, prec, x1, raw)
 
 
