@@ -86,3 +86,16 @@ def test_division_by_zero_in_the_sequencer_names_the_line():
 def test_directive_errors(src, msg):
     with pytest.raises(AsmError, match=msg):
         assemble(src, "s.vsm")
+
+
+def test_a_program_built_from_python_objects():
+    """The sequencer's Python form: blocks from assembly, control flow as dataclasses."""
+    from emulator.program import Loop, Run, compile_scalar
+    prog = assemble(".block put\nlpassa $peid $lr0\nnop\n.endblock", "py.vsm")
+    prog.args = ["n"]
+    prog.main = [Loop("i", compile_scalar("0"), compile_scalar("%n"), compile_scalar("1"),
+                      [Run("put", {"r": compile_scalar("%i * 2")}, line=0)], line=0)]
+    emu = Emulator("tiny")
+    p = emu.run(prog, {"n": 3})
+    assert p.steps == 6
+    assert (emu.read_pe("r", 0, 3) == emu.state.ids["peid"][:, None]).all()
