@@ -28,6 +28,10 @@ WL = {"w": 1, "l": 2, "ll": 4}
 FIXED = ("peid", "subpeid", "mabid", "l1bid", "l2bid", "msb1")
 FORWARD = ("mauf", "aluf", "lbf", "mreadf")
 MASK_SPACES = "rstmnk"   # mask directive letters: GRF0 GRF1 T LM0 LM1 mask registers
+MAX_NUMBER = (1 << 32) - 1   # largest address / size / selector / tag / count: far above any memory
+MAX_NOP_REPEAT = 1 << 16     # nop/<k> expands to k steps
+MAX_MASK_ENTRY = 31
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")   # what open() counts as a line end (not \f, \x85, U+2028 ...)
 
 _PE_RE = re.compile(r"(?P<w>ll|l)?(?P<sp>[mnrs])(?:(?P<t>t)(?P<taddr>\d+)?|(?P<addr>\d+))?"
                     r"(?P<v>v(?P<adri>\d+)?)?(?P<flat>\[[\d\s,]*\])?(?P<mod>[er])?")
@@ -63,6 +67,15 @@ def _int(s: str, cx: _Ctx, what: str = "number") -> int:
         raise cx.error(f"bad {what} '{s}'") from None
 
 
+def _num(s: str, cx: _Ctx, what: str, tok: str, limit: int = MAX_NUMBER) -> int:
+    """A decimal field of an operand or opcode (matched by \\d+), at most `limit`."""
+    digits = s.lstrip("0") or "0"
+    if len(digits) > len(str(limit)) or int(digits) > limit:
+        shown = s if len(s) <= 24 else s[:20] + "..."
+        raise cx.error(f"{what} {shown} in '{tok}' is too large (at most {limit})")
+    return int(digits)
+
+
 def _pe_addrs(m: re.Match, width: str, cx: _Ctx, tok: str) -> tuple[np.ndarray, bool]:
     tind = bool(m["t"])
     base = m["taddr"] if tind else m["addr"]
@@ -72,12 +85,12 @@ def _pe_addrs(m: re.Match, width: str, cx: _Ctx, tok: str) -> tuple[np.ndarray, 
         vals = [v.strip() for v in m["flat"][1:-1].split(",")]
         if len(vals) != 4 or not all(vals):
             raise cx.error(f"operand '{tok}': a flat address list needs exactly 4 addresses")
-        addrs = np.array([int(v) for v in vals], dtype=np.int64)
+        addrs = np.array([_num(v, cx, "address", tok) for v in vals], dtype=np.int64)
     else:
         if base is None and not tind:
             raise cx.error(f"operand '{tok}' needs an address")
-        a = int(base or 0)
-        adri = (int(m["adri"]) if m["adri"] else 1) if m["v"] else 0
+        a = _num(base or "0", cx, "address", tok)
+        adri = (_num(m["adri"], cx, "address increment", tok) if m["adri"] else 1) if m["v"] else 0
         addrs = a + adri * np.arange(4, dtype=np.int64) * WL[width]
     if width == "l" and np.any(addrs % 2):
         raise cx.error(f"operand '{tok}': long-word addresses must be even (word addresses), got {list(addrs)}")
@@ -98,7 +111,7 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
         if mm["bits"]:
             mask = 16 + int(mm["bits"], 2)
         else:
-            mask = int(mm["n"])
+            mask = _num(mm["n"], cx, "mask entry", text, MAX_MASK_ENTRY)
             if not 1 <= mask <= 15:
                 raise cx.error(f"write mask '$imr{mask}': mask entries 1..15 hold flags (0 and 16..31 are fixed)")
     neg = tok.startswith("-")
@@ -115,7 +128,7 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
     elif body == "nowrite":
         op = Operand("nowrite", text, width="ll")
     elif (m := _OMR_RE.fullmatch(body)):
-        op = Operand("omr", text, width="l", base=int(m["n"]))
+        op = Operand("omr", text, width="l", base=_num(m["n"], cx, "mask entry", text, MAX_MASK_ENTRY))
     elif (m := _T_RE.fullmatch(body)):
         op = Operand("t", text, width="ll", mod=m["mod"])
     elif (m := _PE_RE.fullmatch(body)):
@@ -125,14 +138,18 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
             raise cx.error(f"operand '{text}': T-indirect addressing exists only on LM0 ($lmt...)")
         op = Operand(m["sp"], text, width=width, addrs=addrs, tind=tind, mod=m["mod"])
     elif (m := _LB_RE.fullmatch(body)):
-        op = Operand("lbi" if m["i"] else "lb", text, width=m["w"] or "l", base=int(m["addr"] or 0))
+        op = Operand("lbi" if m["i"] else "lb", text, width=m["w"] or "l",
+                     base=_num(m["addr"] or "0", cx, "address", text))
     elif (m := _LC_RE.fullmatch(body)):
-        op = Operand("lc", text, base=int(m["addr"]),
-                     group=int(m["g"]) if m["g"] else None, l2b=int(m["l2b"]) if m["l2b"] else None)
+        op = Operand("lc", text, base=_num(m["addr"], cx, "address", text),
+                     group=_num(m["g"], cx, "group", text) if m["g"] else None,
+                     l2b=_num(m["l2b"], cx, "L2B", text) if m["l2b"] else None)
     elif (m := _MAT_RE.fullmatch(body)):
-        op = Operand(m["reg"], text, width=m["w"] or "l", base=int(m["addr"] or 0), reg=int(m["reg"] == "y"))
+        op = Operand(m["reg"], text, width=m["w"] or "l", base=_num(m["addr"] or "0", cx, "row", text),
+                     reg=int(m["reg"] == "y"))
     elif (m := _DP_RE.fullmatch(body)):
-        op = Operand(m["sp"], text, base=int(m["addr"]), group=int(m["g"]) if m["g"] else None)
+        op = Operand(m["sp"], text, base=_num(m["addr"], cx, "address", text),
+                     group=_num(m["g"], cx, "group", text) if m["g"] else None)
     if op is None:
         raise cx.error(f"unknown operand '{text}' (see docs/isa.md, 'Operands')")
     op.neg, op.mask = neg, mask
@@ -174,7 +191,11 @@ def _imm_payload(tok: str, long: bool, cx: _Ctx) -> int:
     try:
         if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+|\d+\.\d*[eE][-+]?\d+)[fF]?", tok):
             v = float(tok.rstrip("fF"))
-            return int(np.float64(v).view(np.uint64)) if long else int(np.float32(v).view(np.uint32))
+            with np.errstate(over="ignore"):
+                f = np.float64(v) if long else np.float32(v)
+            if not np.isfinite(f):
+                raise cx.error(f"immediate {tok} does not fit in {'fp64' if long else 'fp32'}")
+            return int(f.view(np.uint64 if long else np.uint32))
         v = int(tok, 0)
     except ValueError:
         raise cx.error(f"bad immediate '{tok}'") from None
@@ -201,11 +222,11 @@ def parse_expr(text: str, cx: _Ctx) -> Expr:
     e = Expr(defn, [], [], prec=prec, unsigned=bool(g.get("u")), half=g.get("half"),
              out_reduce=bool(g.get("r")), rop=g.get("rop"), text=text.strip())
     if g.get("sel") is not None:
-        e.sel = int(g["sel"])
+        e.sel = _num(g["sel"], cx, "selector", opcode)
     if g.get("n") is not None:
-        e.size = int(g["n"])
+        e.size = _num(g["n"], cx, "size", opcode)
     if g.get("tag") is not None:
-        e.tag = int(g["tag"])
+        e.tag = _num(g["tag"], cx, "tag", opcode)
     if defn.name == "imm":
         if not args:
             raise cx.error(f"'{opcode}' needs a payload and a destination")
@@ -225,7 +246,7 @@ def parse_expr(text: str, cx: _Ctx) -> Expr:
     if defn.group == isa.WAIT:
         if len(args) != 1 or not re.fullmatch(r"i\d+", args[0]):
             raise cx.error("'wait' takes one tag: wait i<tag>")
-        e.tag = int(args[0][1:])
+        e.tag = _num(args[0][1:], cx, "tag", args[0])
         if e.tag == 0:
             raise cx.error("'wait i0': tag 0 is not a valid tag")
         return e
@@ -441,7 +462,7 @@ def parse_debug(line: str, cx: _Ctx) -> DebugStmt:
     depth = {"lb": 3, "lc": 2, "d": 1, "p": 1}.get(target.space, 5)
     if sum(v is not None for v in levels) > depth:
         raise cx.error(f"debug location '{toks[2]}' goes deeper than the memory's level")
-    loc = tuple(int(v) if v is not None else None for v in levels[:depth])
+    loc = tuple(_num(v, cx, "index", toks[2]) if v is not None else None for v in levels[:depth])
     count = _int(toks[3], cx, "count")
     if count <= 0:
         raise cx.error(f"debug count must be positive, got {count}")
@@ -484,7 +505,7 @@ def assemble(text: str, source: str = "<asm>") -> Program:
             stack[-1][1].append(Run(anon.name, {}, cx.line))
         return anon
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in enumerate(_NEWLINE_RE.split(text), 1):
         cx.line, cx.text = lineno, raw
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -502,7 +523,7 @@ def assemble(text: str, source: str = "<asm>") -> Program:
             if len(toks) != 2:
                 raise cx.error("mask directive: mask[l|ll][r][s][t][m][n][k] <entry>")
             entry = _int(toks[1], cx, "mask entry")
-            if not 0 <= entry <= 31:
+            if not 0 <= entry <= MAX_MASK_ENTRY:
                 raise cx.error(f"mask entry {entry} is outside 0..31")
             for sp in (mm["sp"] or MASK_SPACES):
                 masks[sp] = entry
@@ -510,7 +531,7 @@ def assemble(text: str, source: str = "<asm>") -> Program:
         elif (mm := re.fullmatch(r"nop/(\d+)", toks[0])):
             if len(toks) != 1:
                 raise cx.error("'nop/<k>' takes no operands")
-            k = int(mm[1])
+            k = _num(mm[1], cx, "repeat count", toks[0], MAX_NOP_REPEAT)
             if k <= 0:
                 raise cx.error("'nop/<k>' needs k >= 1")
             for _ in range(k):
@@ -610,7 +631,7 @@ def _directive(line, cx, prog, stack, block, flush, masks):
     elif d in ("if", "while"):
         mm = re.fullmatch(r"any\s+\$imr(\d+)", rest)
         if mm:
-            entry = int(mm[1])
+            entry = _num(mm[1], cx, "mask entry", rest, MAX_MASK_ENTRY)
             if not 1 <= entry <= 15:
                 raise cx.error(f"'.{d} any $imr{entry}': mask entries 1..15 hold flags")
             node = (IfAny(entry, [], [], cx.line, line) if d == "if" else AnyLoop(entry, [], cx.line, line))

@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .errors import AsmError
+from .errors import AsmError, EmuFault
 
 # Spaces a .call may offset, and the unit of each offset.
 OFFSET_SPACES = {"m": "words", "n": "words", "r": "words", "s": "words",
@@ -127,14 +127,38 @@ def _cmod(a: int, b: int) -> int:
     return a - _cdiv(a, b) * b
 
 
+SHIFT_MAX = 63   # registers are 64-bit in spirit: a shift count outside 0..63 is an error, as in C
+
+
+class _ShiftCount(ArithmeticError):
+    pass
+
+
+def _shc(b: int) -> int:
+    """A shift count, checked: Python would raise on b < 0 and build a huge integer for a large b."""
+    if not 0 <= b <= SHIFT_MAX:
+        raise _ShiftCount(b)
+    return b
+
+
+def _const(node):
+    """The value of an integer literal, or of '-' / '+' applied to one; else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const(node.operand)
+        return None if v is None else -v if isinstance(node.op, ast.USub) else v
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
 class _Rewrite(ast.NodeTransformer):
-    """'/' and '%' with C's truncation; registers looked up in the dict 'R'."""
+    """'/' and '%' with C's truncation, shift counts checked; registers looked up in the dict 'R'."""
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
             fn = "_cmod" if isinstance(node.op, ast.Mod) else "_cdiv"
             return ast.copy_location(ast.Call(ast.Name(fn, ast.Load()), [node.left, node.right], []), node)
+        if isinstance(node.op, (ast.LShift, ast.RShift)):
+            node.right = ast.copy_location(ast.Call(ast.Name("_shc", ast.Load()), [node.right], []), node.right)
         return node
 
     def visit_Name(self, node):
@@ -147,8 +171,10 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
     py = re.sub(r"%([A-Za-z_]\w*)", r"_r_\1", text).replace("&&", " and ").replace("||", " or ")
     try:
         tree = ast.parse(py.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError):       # ValueError: a NUL byte, before Python 3.11.4
         raise AsmError(f"bad scalar expression '{text.strip()}'", line, raw, source) from None
+    except (RecursionError, MemoryError):   # what Python's parser raises on too deep nesting
+        raise AsmError(f"scalar expression '{text.strip()[:40]}...' is too deeply nested", line, raw, source) from None
     names = []
     for node in ast.walk(tree):
         ok = isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Not,
@@ -163,13 +189,28 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
         if not ok:
             raise AsmError(f"bad scalar expression '{text.strip()}': only integers, %registers and "
                            f"C operators are allowed", line, raw, source)
-    tree = ast.fix_missing_locations(_Rewrite().visit(tree))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_r_"):
-            node.value = node.value[3:]
-    lam = ast.Expression(ast.Lambda(
-        ast.arguments(posonlyargs=[], args=[ast.arg("R")], kwonlyargs=[], kw_defaults=[], defaults=[]),
-        tree.body))
-    fn = eval(compile(ast.fix_missing_locations(lam), "<scalar>", "eval"),
-              {"_cdiv": _cdiv, "_cmod": _cmod, "__builtins__": {}})
-    return ScalarExpr(text.strip(), lambda regs, fn=fn: int(fn(regs)), tuple(dict.fromkeys(names)))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.RShift)):
+            k = _const(node.right)
+            if k is not None and not 0 <= k <= SHIFT_MAX:
+                raise AsmError(f"bad scalar expression '{text.strip()}': shift count {k} is outside "
+                               f"0..{SHIFT_MAX}", line, raw, source)
+    try:
+        tree = ast.fix_missing_locations(_Rewrite().visit(tree))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_r_"):
+                node.value = node.value[3:]
+        lam = ast.Expression(ast.Lambda(
+            ast.arguments(posonlyargs=[], args=[ast.arg("R")], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            tree.body))
+        fn = eval(compile(ast.fix_missing_locations(lam), "<scalar>", "eval"),
+                  {"_cdiv": _cdiv, "_cmod": _cmod, "_shc": _shc, "__builtins__": {}})
+    except (RecursionError, MemoryError):   # the rewrite and Python's compiler recurse too
+        raise AsmError(f"scalar expression '{text.strip()[:40]}...' is too deeply nested", line, raw, source) from None
+
+    def run(regs, fn=fn):
+        try:
+            return int(fn(regs))
+        except _ShiftCount as e:
+            raise EmuFault(f"shift count {e.args[0]} in '{text.strip()}' is outside 0..{SHIFT_MAX}",
+                           line, raw, None, source) from None
+    return ScalarExpr(text.strip(), run, tuple(dict.fromkeys(names)))
