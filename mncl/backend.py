@@ -1,0 +1,95 @@
+"""The Device protocol: what a device must provide for the runtime to drive it.
+
+Following tinygrad's "a device is an allocator, a compiler and a program
+runner", a backend gives the runtime four things and nothing else:
+
+* ``description``: a ``DeviceDescription`` (the figures ``Device`` info
+  attributes report);
+* ``allocate(nbytes, host_array=None) -> Allocation``: device memory the host
+  can read and write as a numpy uint8 view (``host_array`` set: USE_HOST_PTR,
+  the memory is the caller's own array);
+* ``compile(source, filename, options) -> CompiledModule`` and
+  ``load(module, object_code=None) -> loaded``: turn source into the front
+  end's module and the module into something runnable (the CPU device:
+  JIT-compiled code).  ``loaded.object_code`` is bytes the device can reuse
+  to load the same module faster next time (or None); the disk cache keeps it;
+* ``run(loaded, kernel_info, args, launch)``: execute one NDRange
+  synchronously on the calling thread.  ``args`` holds, per parameter, an
+  ``Allocation`` (global/constant pointer), ``bytes`` (a by-value scalar) or a
+  ``LocalScratch`` (a ``__local`` pointer parameter).  The runtime has already
+  validated everything a user can get wrong; ``run`` raises ``mncl.Error`` for
+  what only the device can find (e.g. a guard zone overwritten).
+
+``cache_key`` names everything about the device that changes generated code.
+The queue calls ``run`` on its worker thread; a backend may use its own
+threads inside ``run``.  The emulator device (a later issue) implements the
+same protocol.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DeviceDescription:
+    name: str
+    kind: str                       # "cpu" | "emulator": what MNCL_DEVICE selects
+    type: int                       # a device_type bit
+    vendor: str
+    version: str                    # "OpenCL 1.2 MNCL ..."
+    driver_version: str
+    opencl_c_version: str
+    max_compute_units: int
+    max_work_group_size: int
+    max_work_item_sizes: tuple
+    global_mem_size: int
+    max_mem_alloc_size: int
+    local_mem_size: int
+    max_constant_buffer_size: int
+    max_parameter_size: int
+    max_clock_frequency: int        # MHz
+    address_bits: int = 64
+    mem_base_addr_align: int = 1024  # bits, as OpenCL reports it
+    extensions: str = ""
+    profile: str = "FULL_PROFILE"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One NDRange, always given in 3 dimensions (unused ones: size 1, offset 0)."""
+
+    work_dim: int
+    global_size: tuple
+    local_size: tuple
+    offset: tuple
+
+    @property
+    def num_groups(self) -> tuple:
+        return tuple(g // l for g, l in zip(self.global_size, self.local_size))
+
+
+@dataclass(frozen=True)
+class LocalScratch:
+    nbytes: int
+
+
+class Allocation(Protocol):
+    nbytes: int
+    address: int           # of the first byte, as the kernel sees it
+    view: np.ndarray       # uint8, exactly nbytes long, shares the memory
+
+
+class Backend(Protocol):
+    description: DeviceDescription
+    cache_key: str
+
+    def allocate(self, nbytes: int, host_array: np.ndarray | None = None) -> Allocation: ...
+
+    def compile(self, source: str, filename: str, options: tuple): ...
+
+    def load(self, module, object_code: bytes | None = None): ...
+
+    def run(self, loaded, kernel_info, args: list, launch: Launch) -> None: ...

@@ -1,0 +1,158 @@
+"""The compiled-program cache on disk (modelled on PyOpenCL's cache.py).
+
+Key: SHA-256 of the source, the build options, the device's ``cache_key``,
+the translator's ``__version__``, the binary format version, and the
+contents of every file the source ``#include``s with quotes or angle
+brackets found in the ``-I`` directories or the working directory
+(followed recursively).  Value: the program binary (mncl/binary.py) and,
+when the device produced it, its native object code, under
+``platformdirs.user_cache_dir("mncl")/programs-v1``.  Writers hold a lock
+file and replace entries atomically; a corrupt entry is removed and rebuilt.
+
+``MNCL_CACHE=0`` disables the cache; ``MNCL_CACHE=require`` makes a miss an
+error (for CI); ``MNCL_CACHE_DIR`` moves it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+
+from .binary import FORMAT_VERSION, translator_version
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def mode() -> str:
+    """'on', 'off' or 'require', from MNCL_CACHE."""
+    v = os.environ.get("MNCL_CACHE", "1").strip().lower()
+    if v in ("0", "off", "no", "false"):
+        return "off"
+    if v == "require":
+        return "require"
+    return "on"
+
+
+def cache_dir() -> str:
+    d = os.environ.get("MNCL_CACHE_DIR")
+    if not d:
+        import platformdirs
+        d = os.path.join(platformdirs.user_cache_dir("mncl"), "programs-v1")
+    return d
+
+
+def include_dirs(options) -> list:
+    dirs = []
+    it = iter(options)
+    for o in it:
+        if o == "-I":
+            dirs.append(next(it, ""))
+        elif o.startswith("-I"):
+            dirs.append(o[2:])
+    return dirs + [os.getcwd()]
+
+
+def _dependencies(source: str, dirs: list, seen: set, out: list):
+    for name in _INCLUDE.findall(source):
+        for d in dirs:
+            path = os.path.join(d, name)
+            if os.path.isfile(path):
+                real = os.path.realpath(path)
+                if real not in seen:
+                    seen.add(real)
+                    with open(real, "rb") as f:
+                        data = f.read()
+                    out.append((name, hashlib.sha256(data).hexdigest()))
+                    _dependencies(data.decode("utf-8", "replace"), dirs, seen, out)
+                break
+
+
+def key(source: str, options: tuple, device_key: str) -> str:
+    h = hashlib.sha256()
+    deps = []
+    if "#" in source and "include" in source:
+        _dependencies(source, include_dirs(options), set(), deps)
+    for part in (str(FORMAT_VERSION), translator_version(), device_key, "\0".join(options),
+                 repr(deps), source):
+        h.update(part.encode("utf-8", "surrogateescape"))
+        h.update(b"\0\1")
+    return h.hexdigest()
+
+
+class _Lock:
+    """An exclusive lock file next to the entries; a lock older than 30 s is taken as stale."""
+
+    def __init__(self, directory: str):
+        self.path = os.path.join(directory, "lock")
+
+    def __enter__(self):
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                return self
+            except FileExistsError:
+                try:
+                    if time.time() - os.path.getmtime(self.path) > 30:
+                        os.unlink(self.path)
+                        continue
+                except OSError:
+                    continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the cache lock {self.path} is held by another process")
+                time.sleep(0.01)
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def _paths(k: str):
+    d = cache_dir()
+    return d, os.path.join(d, k + ".mnclbin"), os.path.join(d, k + ".o")
+
+
+def load(k: str):
+    """(binary bytes, object code bytes or None) for key k, or None on a miss."""
+    _, bpath, opath = _paths(k)
+    try:
+        with open(bpath, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    obj = None
+    try:
+        with open(opath, "rb") as f:
+            obj = f.read()
+    except OSError:
+        pass
+    return data, obj
+
+
+def discard(k: str):
+    for p in _paths(k)[1:]:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def store(k: str, binary: bytes, obj: bytes | None):
+    """Write an entry; a cache that cannot be written is skipped silently (it is only a cache)."""
+    d, bpath, opath = _paths(k)
+    try:
+        os.makedirs(d, exist_ok=True)
+        with _Lock(d):
+            for path, data in ((bpath, binary), (opath, obj)):
+                if data is None:
+                    continue
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+    except (OSError, TimeoutError):
+        pass

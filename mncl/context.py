@@ -1,0 +1,83 @@
+"""``Context`` and ``create_some_context``: which devices a program uses.
+
+``create_some_context()`` never prompts.  It reads ``MNCL_DEVICE`` (``cpu``,
+``emulator``, or a substring of a device name) and ``MNCL_MACHINE`` (the
+emulator's machine: ``tiny``, ``mncore2`` or a TOML file); without them it
+picks the default device, which is the CPU device until the emulator device
+exists (a later issue).
+"""
+from __future__ import annotations
+
+import os
+
+from .constants import context_info, device_type
+from .errors import raise_error, status_code
+from .platform import Device, get_platforms
+
+_EMULATOR_MISSING = ("the emulator device is not available yet: it arrives in a later issue "
+                     "(the emulator package exists but no runtime device drives it); "
+                     "use MNCL_DEVICE=cpu")
+
+
+class Context:
+    """A set of devices sharing buffers and programs (PyOpenCL's ``Context``)."""
+
+    def __init__(self, devices=None, properties=None, dev_type=None):
+        if devices is None:
+            platform = get_platforms()[0]
+            devices = platform.get_devices(dev_type if dev_type is not None else device_type.ALL)[:1]
+        devices = list(devices)
+        if not devices:
+            raise_error("Context", status_code.INVALID_VALUE, "no devices given")
+        for d in devices:
+            if not isinstance(d, Device):
+                raise_error("Context", status_code.INVALID_DEVICE,
+                            f"{d!r} is not an mncl.Device (devices of another OpenCL "
+                            f"implementation cannot be mixed with mncl)")
+        self.devices = devices
+        self.properties = properties
+
+    def get_info(self, param):
+        if param == context_info.DEVICES:
+            return list(self.devices)
+        if param == context_info.NUM_DEVICES:
+            return len(self.devices)
+        if param == context_info.REFERENCE_COUNT:
+            return 1
+        if param == context_info.PROPERTIES:
+            return self.properties or []
+        raise_error("Context.get_info", status_code.INVALID_VALUE, f"unknown context_info {param!r}")
+
+    @property
+    def num_devices(self):
+        return len(self.devices)
+
+    def __repr__(self):
+        return f"<mncl.Context on {', '.join(d.name for d in self.devices)}>"
+
+
+def select_device(spec: str | None = None, machine: str | None = None) -> Device:
+    """The device ``spec`` names (``cpu``, ``emulator`` or a name substring); None: the default."""
+    devices = [d for p in get_platforms() for d in p.get_devices()]
+    if machine and (spec is None or spec.lower() == "emulator"):
+        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
+                    f"MNCL_MACHINE={machine!r} selects a machine for the emulator device, but "
+                    + _EMULATOR_MISSING)
+    if spec is None or spec == "":
+        return devices[0]
+    want = spec.strip().lower()
+    if want == "emulator":
+        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND, _EMULATOR_MISSING)
+    matches = [d for d in devices if d.kind == want] or [d for d in devices if want in d.name.lower()]
+    if not matches:
+        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
+                    f"MNCL_DEVICE={spec!r} matches no device; available: "
+                    + ", ".join(f"'{d.name}' ({d.kind})" for d in devices))
+    return matches[0]
+
+
+def create_some_context(interactive=None, answers=None) -> Context:
+    """A context on the device ``MNCL_DEVICE`` / ``MNCL_MACHINE`` select (never prompts)."""
+    spec = os.environ.get("MNCL_DEVICE")
+    machine = os.environ.get("MNCL_MACHINE")
+    return Context([select_device(spec, machine)])

@@ -1,0 +1,334 @@
+"""The CPU device: runs the front end's optimised LLVM IR natively through llvmlite's MCJIT.
+
+Takes a ``CompiledModule`` (work-group ABI, see translator/module.py), JIT
+compiles it for the host CPU, and runs an NDRange by calling ``K__wg`` once
+per work-group.  The loop over work-groups is itself a small JIT-compiled
+function (``mncl_dispatch``), so one ctypes call (which releases the GIL)
+runs a whole chunk of groups; chunks go to a thread pool with one thread per
+core.  ``__local`` pointer arguments get one zeroed scratch area per thread,
+zeroed again before every group.
+
+Memory: every buffer is a numpy allocation with a 256-byte guard zone on each
+side filled with a canary pattern, the data 128-byte aligned.  After each
+kernel the guards of every buffer argument are compared with the pattern; an
+overwritten guard raises ``mncl.MemoryError`` (OUT_OF_RESOURCES, what GPUs
+report for a bad address) naming the
+kernel and the buffer, and the guard is restored.  What is not caught: reads
+out of bounds, writes that skip over the guard into other memory (those may
+corrupt the process or crash it), writes of the canary's own bytes.
+USE_HOST_PTR buffers are the caller's array itself and have no guards.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .backend import DeviceDescription, LocalScratch
+from .constants import device_type
+from .errors import raise_error, status_code
+
+GUARD = 256
+ALIGN = 128
+_CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])
+CANARY = _CANARY_UNIT * (GUARD // len(_CANARY_UNIT))
+
+_DISPATCH_IR = r"""
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+define void @mncl_dispatch(ptr %fn, ptr %args, ptr %tmpl, i64 %start, i64 %end,
+                           i64 %nlocal, ptr %lptrs, ptr %lsizes) {
+entry:
+  %wg = alloca [16 x i64], align 8
+  call void @llvm.memcpy.p0.p0.i64(ptr %wg, ptr %tmpl, i64 128, i1 false)
+  %ng0p = getelementptr i64, ptr %tmpl, i64 13
+  %ng0 = load i64, ptr %ng0p
+  %ng1p = getelementptr i64, ptr %tmpl, i64 14
+  %ng1 = load i64, ptr %ng1p
+  %g7 = getelementptr i64, ptr %wg, i64 7
+  %g8 = getelementptr i64, ptr %wg, i64 8
+  %g9 = getelementptr i64, ptr %wg, i64 9
+  %empty = icmp sge i64 %start, %end
+  br i1 %empty, label %done, label %loop
+loop:
+  %g = phi i64 [ %start, %entry ], [ %gnext, %call ]
+  %x = urem i64 %g, %ng0
+  %q = udiv i64 %g, %ng0
+  %y = urem i64 %q, %ng1
+  %z = udiv i64 %q, %ng1
+  store i64 %x, ptr %g7
+  store i64 %y, ptr %g8
+  store i64 %z, ptr %g9
+  br label %zcond
+zcond:
+  %i = phi i64 [ 0, %loop ], [ %inext, %zbody ]
+  %more = icmp slt i64 %i, %nlocal
+  br i1 %more, label %zbody, label %call
+zbody:
+  %pp = getelementptr ptr, ptr %lptrs, i64 %i
+  %p = load ptr, ptr %pp
+  %sp = getelementptr i64, ptr %lsizes, i64 %i
+  %s = load i64, ptr %sp
+  call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 %s, i1 false)
+  %inext = add i64 %i, 1
+  br label %zcond
+call:
+  call void %fn(ptr %args, ptr %wg)
+  %gnext = add i64 %g, 1
+  %fin = icmp sge i64 %gnext, %end
+  br i1 %fin, label %done, label %loop
+done:
+  ret void
+}
+"""
+
+_DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                  ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                                  ctypes.c_void_p, ctypes.c_void_p)
+
+_llvm_lock = threading.Lock()
+_llvm_state = {}
+
+
+def _llvm():
+    """llvmlite.binding, initialised once, and the host target machine."""
+    with _llvm_lock:
+        if not _llvm_state:
+            import llvmlite.binding as llvm
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            target = llvm.Target.from_default_triple()
+            tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                              features=llvm.get_host_cpu_features().flatten(),
+                                              opt=3, codemodel="jitdefault")
+            _llvm_state.update(llvm=llvm, tm=tm, triple=llvm.get_process_triple())
+        return _llvm_state
+
+
+class HostAllocation:
+    """A buffer in host memory, with canary guard zones unless it is the user's own array."""
+
+    __slots__ = ("nbytes", "address", "view", "_raw", "_lo", "_hi")
+
+    def __init__(self, nbytes: int, host_array: np.ndarray | None = None):
+        self.nbytes = nbytes
+        if host_array is not None:
+            self._raw = host_array
+            self.view = host_array.reshape(-1).view(np.uint8)[:nbytes]
+            self._lo = self._hi = None
+        else:
+            raw = np.empty(nbytes + 2 * GUARD + ALIGN, dtype=np.uint8)
+            start = GUARD + (-(raw.ctypes.data + GUARD)) % ALIGN
+            self._raw = raw
+            self._lo = raw[start - GUARD:start]
+            self._hi = raw[start + nbytes:start + nbytes + GUARD]
+            self._lo[:] = np.frombuffer(CANARY, np.uint8)
+            self._hi[:] = np.frombuffer(CANARY, np.uint8)
+            self.view = raw[start:start + nbytes]
+        self.address = self.view.ctypes.data
+
+    def guards_intact(self) -> str | None:
+        """None if both guards hold the canary, else which one was overwritten (and restore it)."""
+        if self._lo is None:
+            return None
+        bad = []
+        if self._lo.tobytes() != CANARY:
+            bad.append("before its start")
+            self._lo[:] = np.frombuffer(CANARY, np.uint8)
+        if self._hi.tobytes() != CANARY:
+            bad.append("past its end")
+            self._hi[:] = np.frombuffer(CANARY, np.uint8)
+        return " and ".join(bad) or None
+
+
+class JitProgram:
+    """One JIT-compiled module: the engine (kept alive) and each kernel's work-group function address."""
+
+    def __init__(self, engine, addresses: dict):
+        self.engine = engine
+        self.addresses = addresses
+        self.object_code = None
+
+
+def _host_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+class CpuDevice:
+    """The Backend for the host CPU (see mncl/backend.py for the protocol)."""
+
+    def __init__(self):
+        import llvmlite
+        ncpu = os.cpu_count() or 1
+        gmem = _host_memory_bytes()
+        try:
+            cpu_name = _cpu_model_name()
+        except OSError:
+            cpu_name = "host CPU"
+        self.description = DeviceDescription(
+            name=f"mncl-cpu ({cpu_name})", kind="cpu", type=device_type.CPU,
+            vendor="MNCL", version="OpenCL 1.2 MNCL CPU (llvmlite MCJIT)",
+            driver_version=f"mncl 0.1 / llvmlite {llvmlite.__version__}",
+            opencl_c_version="OpenCL C 1.2", max_compute_units=ncpu,
+            max_work_group_size=4096, max_work_item_sizes=(4096, 4096, 4096),
+            global_mem_size=gmem, max_mem_alloc_size=max(gmem // 4, 1 << 28),
+            local_mem_size=1 << 20, max_constant_buffer_size=1 << 20,
+            max_parameter_size=1024, max_clock_frequency=_cpu_mhz(),
+            extensions="cl_khr_fp64 cl_khr_byte_addressable_store")
+        self._workers = ncpu
+        self._pool = None
+        self._pool_lock = threading.Lock()
+        self._dispatch = None
+        self._cache_key = None
+
+    # -- identity -------------------------------------------------------------
+    @property
+    def cache_key(self) -> str:
+        if self._cache_key is None:
+            st = _llvm()
+            llvm = st["llvm"]
+            self._cache_key = f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{llvm.llvm_version_info}"
+        return self._cache_key
+
+    # -- allocator ------------------------------------------------------------
+    def allocate(self, nbytes: int, host_array: np.ndarray | None = None) -> HostAllocation:
+        return HostAllocation(nbytes, host_array)
+
+    # -- compiler -------------------------------------------------------------
+    def compile(self, source: str, filename: str, options: tuple):
+        from translator import compile_opencl  # lazily: the runtime loads without the front end
+        return compile_opencl(source, filename=filename, options=tuple(options))
+
+    def load(self, module, object_code: bytes | None = None) -> JitProgram:
+        """JIT the module; with ``object_code`` (from an earlier load) LLVM's code generation is skipped."""
+        st = _llvm()
+        llvm = st["llvm"]
+        produced = []
+        with _llvm_lock:
+            mod = llvm.parse_assembly(module.llvm_ir)
+            if not mod.triple:
+                mod.triple = st["triple"]
+            mod.verify()
+            engine = llvm.create_mcjit_compiler(mod, st["tm"])
+            engine.set_object_cache(lambda _m, buf: produced.append(bytes(buf)),
+                                    lambda _m: object_code)
+            engine.finalize_object()
+            addresses = {}
+            for name, info in module.kernels.items():
+                addr = engine.get_function_address(info.wg_function)
+                if not addr:
+                    raise ValueError(f"the module defines no work-group function '{info.wg_function}' "
+                                     f"for kernel '{name}'")
+                addresses[name] = addr
+        prog = JitProgram(engine, addresses)
+        prog.object_code = produced[0] if produced else object_code
+        return prog
+
+    def _dispatcher(self):
+        if self._dispatch is None:
+            loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
+            self._dispatch = (loaded, _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"]))
+        return self._dispatch[1]
+
+    def _load_ir(self, ir: str, symbol: str) -> JitProgram:
+        st = _llvm()
+        llvm = st["llvm"]
+        with _llvm_lock:
+            mod = llvm.parse_assembly(ir)
+            mod.triple = st["triple"]
+            mod.verify()
+            engine = llvm.create_mcjit_compiler(mod, st["tm"])
+            engine.finalize_object()
+            return JitProgram(engine, {symbol: engine.get_function_address(symbol)})
+
+    # -- runner ---------------------------------------------------------------
+    def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
+        dispatch = self._dispatcher()
+        fn = loaded.addresses[kernel_info.name]
+        n = len(args)
+        ptrs = (ctypes.c_void_p * max(n, 1))()
+        keep = []
+        local_slots = []
+        buffers = []
+        for i, a in enumerate(args):
+            if isinstance(a, bytes):
+                cbuf = ctypes.create_string_buffer(a, max(len(a), 16))
+                keep.append(cbuf)
+                ptrs[i] = ctypes.addressof(cbuf)
+            elif isinstance(a, LocalScratch):
+                local_slots.append((i, a.nbytes))
+            else:
+                ptrs[i] = a.address
+                buffers.append((i, a))
+        wg = (ctypes.c_int64 * 16)(launch.work_dim, *launch.global_size, *launch.local_size,
+                                   0, 0, 0, *launch.offset, *launch.num_groups)
+        ng = launch.num_groups
+        total = ng[0] * ng[1] * ng[2]
+        nchunks = min(total, self._workers * 4) if self._workers > 1 else 1
+
+        def run_chunk(start, end):
+            if local_slots:
+                my_ptrs = (ctypes.c_void_p * max(n, 1))(*ptrs)
+                lp = (ctypes.c_void_p * len(local_slots))()
+                ls = (ctypes.c_int64 * len(local_slots))()
+                scratch = []
+                for j, (i, nbytes) in enumerate(local_slots):
+                    s = np.zeros(max(nbytes, 1) + ALIGN, dtype=np.uint8)
+                    addr = s.ctypes.data + (-s.ctypes.data) % ALIGN
+                    scratch.append(s)
+                    my_ptrs[i] = lp[j] = addr
+                    ls[j] = nbytes
+                dispatch(fn, my_ptrs, wg, start, end, len(local_slots), lp, ls)
+            else:
+                dispatch(fn, ptrs, wg, start, end, 0, None, None)
+
+        if nchunks <= 1:
+            run_chunk(0, total)
+        else:
+            pool = self._thread_pool()
+            bounds = [total * k // nchunks for k in range(nchunks + 1)]
+            futures = [pool.submit(run_chunk, bounds[k], bounds[k + 1]) for k in range(nchunks)]
+            for f in futures:
+                f.result()
+        for i, a in buffers:
+            where = a.guards_intact()
+            if where is not None:
+                pname = kernel_info.params[i].name if i < len(kernel_info.params) else str(i)
+                raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
+                            f"kernel '{kernel_info.name}' wrote out of bounds of the buffer passed as "
+                            f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
+                            f"was overwritten (the guard has been restored; the buffer's contents "
+                            f"and any neighbouring memory may be wrong)")
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self._workers,
+                                                thread_name_prefix="mncl-cpu")
+            return self._pool
+
+
+def _cpu_model_name() -> str:
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "host CPU"
+
+
+def _cpu_mhz() -> int:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz"):
+                    return int(float(line.split(":", 1)[1]))
+    except (OSError, ValueError):
+        pass
+    return 0

@@ -1,0 +1,169 @@
+"""``CommandQueue``: an in-order queue whose commands run on one worker thread per queue.
+
+An enqueue call validates its arguments on the caller's thread (so a mistake
+raises at the call that made it), wraps the work in a closure, creates the
+``Event`` and hands both to the worker through a ``SimpleQueue``; it returns
+at once.  The worker runs commands in order, stamps the event's profile, and
+records a failure in the event; ``Event.wait()`` and ``finish()`` raise it.
+``flush()`` has nothing to do (commands are submitted as they are enqueued).
+"""
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from queue import SimpleQueue
+
+from .constants import command_execution_status as ces
+from .constants import command_queue_info, command_queue_properties
+from .errors import Error, make_error, raise_error, status_code
+from .events import Event, _now
+
+_live_queues: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class _Shared:
+    """What the worker thread needs (not the queue itself, so a dropped queue can be collected)."""
+
+    __slots__ = ("cond", "pending", "errors", "inbox")
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.pending = 0
+        self.errors = []          # failures not yet raised to the user
+        self.inbox = SimpleQueue()
+
+
+def _worker(shared: _Shared):
+    inbox = shared.inbox
+    cond = shared.cond
+    while True:
+        item = inbox.get()
+        if item is None:
+            return
+        work, ev, deps = item
+        times = ev._times
+        times[1] = _now()
+        ev._status = ces.SUBMITTED
+        err = None
+        if deps:
+            for d in deps:
+                if d._status > ces.COMPLETE and d.queue is not None:
+                    d.queue._wait_event(d)
+                if d._status < 0:
+                    err = make_error("enqueue", status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+                                     f"a command this one waits for failed: {d._error}")
+        times[2] = _now()
+        ev._status = ces.RUNNING
+        if err is None:
+            try:
+                work()
+            except Error as e:
+                err = e
+            except BaseException as e:  # a device bug: still report it through the event
+                err = make_error("enqueue", status_code.OUT_OF_RESOURCES,
+                                 f"internal error while executing the command: {type(e).__name__}: {e}")
+        times[3] = _now()
+        with cond:
+            if err is not None:
+                ev._fail(err)
+                shared.errors.append(err)
+            else:
+                ev._status = ces.COMPLETE
+            shared.pending -= 1
+            cond.notify_all()
+
+
+class CommandQueue:
+    """An in-order command queue on one device of a context (PyOpenCL's ``CommandQueue``)."""
+
+    def __init__(self, context, device=None, properties=None):
+        if device is None:
+            device = context.devices[0]
+        elif device not in context.devices:
+            raise_error("CommandQueue", status_code.INVALID_DEVICE,
+                        f"device {device.name!r} is not in the context")
+        props = int(properties or 0)
+        known = (command_queue_properties.PROFILING_ENABLE
+                 | command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        if props & ~known:
+            raise_error("CommandQueue", status_code.INVALID_QUEUE_PROPERTIES,
+                        f"unknown command_queue_properties bits 0x{props & ~known:x}")
+        self.context = context
+        self.device = device
+        self.properties = props
+        self._profiling = bool(props & command_queue_properties.PROFILING_ENABLE)
+        self._shared = _Shared()
+        self._thread = threading.Thread(target=_worker, args=(self._shared,), daemon=True,
+                                        name="mncl-queue")
+        self._thread.start()
+        weakref.finalize(self, self._shared.inbox.put, None)
+        _live_queues.add(self)
+
+    # -- submission (used by the enqueue functions) ----------------------------
+    def _submit(self, work, command_type: int, wait_for=None) -> Event:
+        ev = Event(self, command_type)
+        deps = None
+        if wait_for:
+            deps = [d for d in wait_for if d.queue is not self]
+            for d in wait_for:
+                if not isinstance(d, Event):
+                    raise_error("enqueue", status_code.INVALID_EVENT_WAIT_LIST,
+                                f"wait_for holds {d!r}, which is not an mncl.Event")
+        shared = self._shared
+        with shared.cond:
+            shared.pending += 1
+        shared.inbox.put((work, ev, deps))
+        return ev
+
+    def _wait_event(self, ev: Event):
+        cond = self._shared.cond
+        with cond:
+            while ev._status > ces.COMPLETE:
+                cond.wait()
+
+    def _mark_reported(self, err):
+        with self._shared.cond:
+            if err in self._shared.errors:
+                self._shared.errors.remove(err)
+
+    # -- PyOpenCL API -----------------------------------------------------------
+    def finish(self):
+        """Block until every enqueued command completed; raise the first failure not yet raised."""
+        shared = self._shared
+        with shared.cond:
+            while shared.pending:
+                shared.cond.wait()
+            errors, shared.errors = shared.errors, []
+        if errors:
+            raise errors[0]
+
+    def flush(self):
+        """Nothing to do: commands reach the worker when they are enqueued."""
+
+    def get_info(self, param):
+        table = {command_queue_info.CONTEXT: self.context, command_queue_info.DEVICE: self.device,
+                 command_queue_info.PROPERTIES: self.properties,
+                 command_queue_info.REFERENCE_COUNT: 1}
+        if param not in table:
+            raise_error("CommandQueue.get_info", status_code.INVALID_VALUE,
+                        f"unknown command_queue_info {param!r}")
+        return table[param]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.finish()
+
+    def __repr__(self):
+        return f"<mncl.CommandQueue on '{self.device.name}'>"
+
+
+@atexit.register
+def _finish_all():
+    for q in list(_live_queues):
+        try:
+            q.finish()
+        except Error:
+            pass
