@@ -1,0 +1,1 @@
+"""The kernel corpus: OpenCL C sources with launch specs and numpy references (see spec.py)."""

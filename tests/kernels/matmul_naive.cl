@@ -1,0 +1,13 @@
+/* C = A B, one output per work-item of a 2-D NDRange (dimension 0 = column). */
+__kernel void matmul_naive(__global const float *A, __global const float *B, __global float *C,
+                           const int M, const int N, const int K)
+{
+    int col = get_global_id(0);
+    int row = get_global_id(1);
+    if (row < M && col < N) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++)
+            acc += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = acc;
+    }
+}

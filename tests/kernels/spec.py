@@ -1,0 +1,161 @@
+"""Launch specs for the kernel corpus: what each golden case is, as data.
+
+A case names a ``.cl`` file in this directory, the kernel to run, the NDRange,
+the arguments and a numpy reference.  ``cases.py`` declares the cases with the
+``@case`` decorator; ``tests/test_kernel_corpus.py`` runs every one of them the
+same way on PyOpenCL (PoCL) and on mncl, so adding a kernel needs a ``.cl``
+file and a reference function, never new test code.
+
+Arguments, in the kernel's parameter order:
+
+* ``In(name, dtype, shape, low, high)``  a read-only buffer filled from a
+  generator seeded by the case name (integers uniform in [low, high], floats
+  uniform in [low, high)); ``gen=`` takes ``rng -> array`` for special data.
+* ``Out(name, dtype, shape, fill=0)``     a write-only buffer, initialised to
+  ``fill`` (so elements a guarded kernel must leave alone are checked too);
+  ``fill=None`` allocates it uninitialised (the kernel writes all of it).
+* ``InOut(...)``                           like ``In`` but read-write and checked.
+* ``Scalar(name, dtype, value)``           a by-value argument.
+* ``Local(name, nbytes)``                  a ``LocalMemory(nbytes)`` argument.
+
+The reference is called with every buffer's initial contents (fresh copies)
+and every scalar's value as keyword arguments and returns ``{name: expected}``
+for each ``Out``/``InOut``.  Integer results must match exactly; floating
+point ones within the case's ``rtol``/``atol``.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class In:
+    name: str
+    dtype: object
+    shape: tuple | int
+    low: float = 0
+    high: float = 100
+    gen: Callable | None = None
+    writable = False
+    checked = False
+
+    def initial(self, rng: np.random.Generator) -> np.ndarray:
+        dtype = np.dtype(self.dtype)
+        shape = (self.shape,) if isinstance(self.shape, int) else tuple(self.shape)
+        if self.gen is not None:
+            data = np.asarray(self.gen(rng))
+            if data.dtype != dtype or data.shape != shape:
+                raise ValueError(f"{self.name}: gen gave {data.dtype}{data.shape}, spec says {dtype}{shape}")
+            return np.ascontiguousarray(data)
+        if dtype.kind in "iu":
+            return rng.integers(int(self.low), int(self.high), size=shape, dtype=dtype, endpoint=True)
+        if dtype.kind == "f":
+            return rng.uniform(self.low, self.high, size=shape).astype(dtype)
+        raise ValueError(f"{self.name}: dtype {dtype} needs gen=")
+
+
+@dataclass(frozen=True)
+class InOut(In):
+    writable = True
+    checked = True
+
+
+@dataclass(frozen=True)
+class Out:
+    name: str
+    dtype: object
+    shape: tuple | int
+    fill: object = 0
+    writable = True
+    checked = True
+
+    def initial(self, rng: np.random.Generator) -> np.ndarray:
+        shape = (self.shape,) if isinstance(self.shape, int) else tuple(self.shape)
+        dtype = np.dtype(self.dtype)
+        if self.fill is None:
+            return np.zeros(shape, dtype)          # only the reference sees it; the buffer stays uninitialised
+        if dtype.names:
+            return np.zeros(shape, dtype)
+        return np.full(shape, self.fill, dtype)
+
+
+@dataclass(frozen=True)
+class Scalar:
+    name: str
+    dtype: object
+    value: object
+
+    def host_value(self):
+        return np.dtype(self.dtype).type(self.value)
+
+
+@dataclass(frozen=True)
+class Local:
+    name: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    file: str
+    kernel: str
+    global_size: tuple
+    local_size: tuple | None
+    args: tuple
+    reference: Callable
+    global_offset: tuple | None = None
+    options: str = ""
+    rtol: float = 0.0
+    atol: float = 0.0
+    needs_fp64: bool = False
+    xfail_mncl: str | None = None      # one line: the actual error while mncl cannot run it yet
+    doc: str = ""
+
+    @property
+    def source(self) -> str:
+        return (KERNEL_DIR / self.file).read_text()
+
+    def seed(self) -> int:
+        return zlib.crc32(self.name.encode())
+
+    def initial_buffers(self) -> dict:
+        """name -> initial host array for every buffer argument (deterministic)."""
+        rng = np.random.default_rng(self.seed())
+        return {a.name: a.initial(rng) for a in self.args if isinstance(a, (In, Out))}
+
+    def expected(self, initial: dict) -> dict:
+        kwargs = {k: v.copy() for k, v in initial.items()}
+        kwargs.update({a.name: a.host_value() for a in self.args if isinstance(a, Scalar)})
+        result = self.reference(**kwargs)
+        checked = {a.name for a in self.args if getattr(a, "checked", False)}
+        if set(result) != checked:
+            raise ValueError(f"case {self.name}: reference returned {sorted(result)}, outputs are {sorted(checked)}")
+        return {k: np.asarray(v) for k, v in result.items()}
+
+
+CASES: dict[str, Case] = {}
+
+
+def case(file: str, kernel: str | None = None, *, global_size, local_size=None, args, **kw):
+    """Register the decorated numpy reference as a corpus case named after the function."""
+
+    def register(reference: Callable) -> Callable:
+        name = kw.pop("name", reference.__name__)
+        if name in CASES:
+            raise ValueError(f"duplicate corpus case {name}")
+        gs = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+        ls = (local_size,) if isinstance(local_size, int) else (tuple(local_size) if local_size else None)
+        CASES[name] = Case(name=name, file=file, kernel=kernel or Path(file).stem, global_size=gs,
+                           local_size=ls, args=tuple(args), reference=reference,
+                           doc=(reference.__doc__ or "").strip(), **kw)
+        return reference
+
+    return register

@@ -1,0 +1,192 @@
+"""Runs every kernel of tests/kernels/ on PoCL (through PyOpenCL) and on mncl.
+
+The cases are data (tests/kernels/cases.py: a .cl file, a launch spec and a
+numpy reference each).  One host routine, ``run_case``, written against the
+PyOpenCL API, runs a case with whichever ``cl`` module it is handed: first
+``pyopencl`` on an installed OpenCL platform (skipped cleanly when there is
+none), which checks the kernels and references independently of this project,
+then ``mncl``, which is checked against the reference and, where PoCL ran,
+against PoCL's own output.  A case mncl cannot run yet carries a strict xfail
+with the error it gives (cases.MNCL_XFAIL), so one that starts passing shows.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+
+import numpy as np
+import pytest
+
+from kernels.cases import CASES
+from kernels.spec import Case, In, InOut, Local, Out, Scalar
+
+TIMEOUT_S = 60.0          # a miscompiled loop must fail the case, not hang the suite
+
+
+# --------------------------------------------------------------------------------------------
+# The host program, written once against the PyOpenCL API
+# --------------------------------------------------------------------------------------------
+
+def run_case(cl, ctx, queue, case: Case) -> dict:
+    """Build, launch and read back one case; returns {output name: host array}."""
+    mf = cl.mem_flags
+    initial = case.initial_buffers()
+    program = cl.Program(ctx, case.source).build(options=case.options)
+    kernel = getattr(program, case.kernel)
+    args, outputs = [], {}
+    for a in case.args:
+        if isinstance(a, Scalar):
+            args.append(a.host_value())
+        elif isinstance(a, Local):
+            args.append(cl.LocalMemory(a.nbytes))
+        elif isinstance(a, Out) and a.fill is None:
+            buf = cl.Buffer(ctx, mf.WRITE_ONLY, initial[a.name].nbytes)
+            args.append(buf)
+            outputs[a.name] = buf
+        else:
+            access = mf.READ_WRITE if isinstance(a, InOut) else mf.WRITE_ONLY if isinstance(a, Out) else mf.READ_ONLY
+            buf = cl.Buffer(ctx, access | mf.COPY_HOST_PTR, hostbuf=initial[a.name])
+            args.append(buf)
+            if a.checked:
+                outputs[a.name] = buf
+    extra = {"global_offset": case.global_offset} if case.global_offset else {}
+    kernel(queue, case.global_size, case.local_size, *args, **extra)
+    results = {}
+    for name, buf in outputs.items():
+        results[name] = np.empty_like(initial[name])
+        cl.enqueue_copy(queue, results[name], buf)
+    queue.finish()
+    return results
+
+
+def run_with_timeout(fn, *args):
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:                      # re-raised in the test's thread
+            box["error"] = e
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(TIMEOUT_S)
+    if worker.is_alive():
+        pytest.fail(f"timed out after {TIMEOUT_S:.0f} s", pytrace=False)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+# --------------------------------------------------------------------------------------------
+# Contexts
+# --------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def pocl():
+    """(pyopencl, context, queue, device), or a string saying why there is none."""
+    try:
+        import pyopencl as cl
+        platforms = cl.get_platforms()
+    except Exception as e:                              # no module, or no ICD loader / platform
+        return f"no OpenCL platform: {type(e).__name__}: {e}"
+    devices = [d for p in platforms for d in p.get_devices()]
+    if not devices:
+        return "no OpenCL device"
+    device = next((d for d in devices if "Portable Computing Language" in d.platform.name), devices[0])
+    ctx = cl.Context([device])
+    return cl, ctx, cl.CommandQueue(ctx), device
+
+
+@functools.lru_cache(maxsize=None)
+def mncl():
+    cl = importlib.import_module("mncl")
+    ctx = cl.create_some_context(interactive=False)
+    return cl, ctx, cl.CommandQueue(ctx)
+
+
+@functools.lru_cache(maxsize=None)
+def pocl_result(name: str):
+    """PoCL's outputs for a case, or None where PoCL cannot run it."""
+    env = pocl()
+    if isinstance(env, str):
+        return None
+    cl, ctx, queue, device = env
+    case = CASES[name]
+    if case.needs_fp64 and not device.double_fp_config:
+        return None
+    return run_with_timeout(run_case, cl, ctx, queue, case)
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison
+# --------------------------------------------------------------------------------------------
+
+def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, against: str):
+    """Exact for integers, within the case's tolerance for floating point; one-line failures."""
+    if actual.dtype.names:
+        for field in actual.dtype.names:
+            check(case, f"{name}.{field}", actual[field], np.asarray(expected[field]), against)
+        return
+    if expected.size != actual.size:
+        raise AssertionError(f"{name}: {against} has {expected.size} elements, the buffer {actual.size}")
+    expected = expected.reshape(actual.shape)
+    got = actual.reshape(-1)
+    if actual.dtype.kind in "iub":
+        want = expected.astype(actual.dtype)
+        if not np.array_equal(want, expected):
+            raise AssertionError(f"{name}: the {against} does not fit in {actual.dtype}")
+        bad = np.flatnonzero(got != want.reshape(-1))
+    else:
+        want = expected.astype(np.float64).reshape(-1)
+        g = got.astype(np.float64)
+        close = np.isclose(g, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        bad = np.flatnonzero(~close)
+    if bad.size:
+        k = bad[0]
+        raise AssertionError(f"{name}: {bad.size} of {got.size} elements differ from the {against} "
+                             f"(first at flat index {k}: got {got[k]!r}, expected {want.reshape(-1)[k]!r})")
+
+
+# --------------------------------------------------------------------------------------------
+# The tests
+# --------------------------------------------------------------------------------------------
+
+def test_corpus_is_big_enough():
+    files = {c.file for c in CASES.values()}
+    assert len(files) >= 40 and len(CASES) >= 40
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pocl(name):
+    env = pocl()
+    if isinstance(env, str):
+        pytest.skip(env)
+    case = CASES[name]
+    result = pocl_result(name)
+    if result is None:
+        pytest.skip("the OpenCL device has no fp64")
+    expected = case.expected(case.initial_buffers())
+    for out, value in result.items():
+        check(case, out, value, expected[out], "numpy reference")
+
+
+def _mncl_param(name):
+    reason = CASES[name].xfail_mncl
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", [_mncl_param(n) for n in sorted(CASES)])
+def test_mncl(name):
+    case = CASES[name]
+    cl, ctx, queue = mncl()
+    result = run_with_timeout(run_case, cl, ctx, queue, case)
+    expected = case.expected(case.initial_buffers())
+    for out, value in result.items():
+        check(case, out, value, expected[out], "numpy reference")
+    reference = pocl_result(name)
+    if reference is not None:
+        for out, value in result.items():
+            check(case, out, value, reference[out], "PoCL output")
