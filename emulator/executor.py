@@ -222,6 +222,10 @@ class Emulator:
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
         self.off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+        for sp, v in self.off.items():
+            if abs(v) >= 1 << 40:
+                raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
+                                  node.text, None)
         start = self.cm.now
         for st in block.stmts:
             if isinstance(st, Step):

@@ -81,3 +81,8 @@ def test_step_limit_stops_a_runaway_loop():
 def test_flagless_instruction_cannot_write_a_mask_register():
     f = fault_of("zero $omr1")
     assert "raises no mask flags" in str(f)
+
+
+def test_a_huge_call_offset_is_a_fault_not_an_overflow():
+    f = fault_of(".block b\nlpassa $lr0 $ls0\n.endblock\n.call b r=99999999999999999999")
+    assert f.line == 4 and "beyond any memory" in str(f)
