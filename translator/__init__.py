@@ -1,0 +1,154 @@
+"""The MNCL OpenCL C front end: ``compile_opencl(source) -> CompiledModule``.
+
+Stages, one module each: options (build options) -> preprocess (pcpp, mncl.h)
+-> parse (pycparserext's OpenCL parser) -> lower (type checking and LLVM IR,
+work-group functions; builtins) -> optimise (llvmlite's new pass manager,
+vectorisers off) and verify.  Any bad input raises ``CompileError`` carrying
+located diagnostics; a failure inside the compiler itself is reported as an
+"internal compiler error" diagnostic, never as another exception.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from .module import CompiledModule, CompileError, Diagnostic, KernelInfo, ParamInfo
+
+__version__ = "0.1.0"
+
+__all__ = ["compile_opencl", "CompiledModule", "CompileError", "Diagnostic", "KernelInfo",
+           "ParamInfo", "__version__"]
+
+
+def _column_mapper(pp_text: str, sources: dict):
+    """Map a (file, line, column) of the preprocessed text back to the user's column.
+
+    pcpp keeps each line's text except where a macro expands; for a column after
+    an expansion the distance from the end of the line is kept, inside it the
+    column of the macro's name is used.
+    """
+    import re
+    out_lines: dict = {}
+    cur_file, cur_line = None, 0
+    for raw in pp_text.split("\n"):
+        m = re.match(r'#line (\d+) "(.*)"', raw)
+        if m:
+            cur_line, cur_file = int(m.group(1)), m.group(2)
+            continue
+        if cur_file is not None:
+            out_lines[(cur_file, cur_line)] = raw
+        cur_line += 1
+
+    def colmap(file, line, col):
+        pp = out_lines.get((file, line))
+        lines = sources.get(file)
+        if pp is None or lines is None or not (0 < line <= len(lines)):
+            return line, col
+        orig = lines[line - 1]
+        if pp == orig:
+            return line, col
+        c0 = col - 1
+        pre = 0
+        while pre < min(len(pp), len(orig)) and pp[pre] == orig[pre]:
+            pre += 1
+        suf = 0
+        while suf < min(len(pp), len(orig)) - pre and pp[-1 - suf] == orig[-1 - suf]:
+            suf += 1
+        if c0 < pre:
+            return line, col
+        if c0 >= len(pp) - suf:
+            return line, max(c0 - (len(pp) - len(orig)), 0) + 1
+        # inside the expansion: point at the start of the macro name in the original
+        s = pre
+        while s > 0 and (orig[s - 1].isalnum() or orig[s - 1] == "_"):
+            s -= 1
+        return line, s + 1
+    return colmap
+
+
+def _optimise(llmod, opt_level: int):
+    import llvmlite.binding as llvm
+    from .cltypes import target_machine
+    tm = target_machine()
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_vectorization = False
+    pto.slp_vectorization = False
+    pb = llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.run(llmod, pb)
+
+
+def compile_opencl(source: str, *, filename: str = "<kernel>", options: "str | Sequence[str]" = (),
+                   opt_level: "int | None" = None) -> CompiledModule:
+    """Compile OpenCL C ``source`` to optimised LLVM IR with one work-group function per kernel."""
+    try:
+        return _compile(source, filename, options, opt_level)
+    except CompileError:
+        raise
+    except RecursionError:
+        raise CompileError([Diagnostic("error", "expression or statement nesting is too deep", filename, 0, 0)]) from None
+    except Exception as e:  # a compiler bug: never leak a traceback type to the caller
+        raise CompileError([Diagnostic("error", f"internal compiler error: {type(e).__name__}: {e}", filename, 0, 0)]) from None
+
+
+def _compile(source, filename, options, opt_level):
+    from .options import parse_options
+    from .preprocess import preprocess
+    from .parse import parse
+    from .lower import Lowering, LowerError
+
+    if not isinstance(source, str):
+        raise CompileError([Diagnostic("error", "kernel source must be a string", filename, 0, 0)])
+    if not isinstance(filename, str) or not filename:
+        filename = "<kernel>"
+    bo = parse_options(options)
+    if opt_level is not None:
+        if opt_level not in (0, 1, 2, 3):
+            raise CompileError([Diagnostic("error", f"invalid optimisation level {opt_level!r} (expected 0..3)", filename, 0, 0)])
+        bo.opt_level = opt_level
+    warnings = [Diagnostic("warning", w, "<build options>", 0, 0) for w in bo.warnings]
+    sources: dict = {}
+    t0 = time.perf_counter()
+    text, pdiags = preprocess(source, filename, bo.defines, bo.include_dirs, sources)
+    errors = [d for d in pdiags if d.severity == "error"]
+    warnings += [d for d in pdiags if d.severity != "error"]
+    if errors:
+        raise CompileError(errors + warnings)
+    colmap = _column_mapper(text, sources)
+    ast, diag = parse(text, filename, sources)
+    if diag is not None:
+        line, col = colmap(diag.file if hasattr(diag, "file") else diag.filename, diag.line, diag.column)
+        lines = sources.get(diag.filename, [])
+        src_line = lines[line - 1] if 0 < line <= len(lines) else diag.source_line
+        diag = Diagnostic(diag.severity, diag.message, diag.filename, line, col, src_line)
+        raise CompileError([diag])
+    lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
+                  single_const=bo.single_precision_constant)
+    try:
+        module, kernels = lw.run()
+    except LowerError as e:
+        raise CompileError([e.diag]) from None
+    warnings += lw.warnings
+    if bo.werror and warnings:
+        raise CompileError([Diagnostic("error", w.message, w.filename, w.line, w.column, w.source_line)
+                            for w in warnings])
+    if bo.no_warnings:
+        warnings = []
+    ir_text = str(module)
+    import llvmlite.binding as llvm
+    try:
+        llmod = llvm.parse_assembly(ir_text)
+        llmod.verify()
+    except RuntimeError as e:
+        names = ", ".join(kernels) or "<no kernel>"
+        raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: invalid LLVM IR: {str(e).strip().splitlines()[0] if str(e).strip() else e}", filename, 0, 0)]) from None
+    _optimise(llmod, bo.opt_level)
+    try:
+        llmod.verify()
+    except RuntimeError as e:
+        names = ", ".join(kernels) or "<no kernel>"
+        raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: optimised IR does not verify: {e}", filename, 0, 0)]) from None
+    log = "\n".join(w.format() for w in warnings)
+    return CompiledModule(llvm_ir=str(llmod), kernels=kernels, filename=filename,
+                          options=tuple(bo.cl_options) + (f"-O{bo.opt_level}",), log=log,
+                          diagnostics=warnings)

@@ -1,0 +1,872 @@
+"""OpenCL C built-in functions, lowered to LLVM IR.
+
+Takes the ``Lowering`` (for its builder, conversions and diagnostics), the
+builtin's name and argument AST nodes.  Gives an ``RV`` or ``None`` when the
+name is not a builtin.  Work-item functions read the work-group ABI block
+(``wg``) and the local-id triple; math uses LLVM intrinsics (``llvm.sqrt``,
+``llvm.exp`` ... which the JIT lowers to libm calls, or to instructions) and, for
+the rest, the C library's single/double functions (``tanf``, ``atan2`` ...),
+which an in-process JIT resolves once libm is loaded
+(``llvm.load_library_permanently(ctypes.util.find_library('m'))``).  Every
+function that takes a gentype works on scalars and on vectors (component by
+component).  docs/language.md lists every builtin and its accuracy.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from llvmlite import ir
+
+from . import cltypes as T
+from .cltypes import DOUBLE, FLOAT, INT, LONG, UINT, ULONG, Vector
+from .values import RV
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+
+WORK_ITEM = {"get_work_dim", "get_global_size", "get_global_id", "get_local_size", "get_local_id",
+             "get_num_groups", "get_group_id", "get_global_offset", "get_enqueued_local_size",
+             "get_global_linear_id", "get_local_linear_id"}
+SYNC = {"barrier", "work_group_barrier", "mem_fence", "read_mem_fence", "write_mem_fence"}
+
+# name -> (llvm intrinsic base or None, libm name base or None)
+UNARY_INTR = {"sqrt": "llvm.sqrt", "exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
+              "log2": "llvm.log2", "log10": "llvm.log10", "sin": "llvm.sin", "cos": "llvm.cos",
+              "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
+              "rint": "llvm.rint", "round": "llvm.round"}
+UNARY_LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
+              "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+              "cbrt": "cbrt", "erf": "erf", "erfc": "erfc", "expm1": "expm1", "log1p": "log1p",
+              "lgamma": "lgamma", "tgamma": "tgamma", "exp10": "exp10", "logb": "logb"}
+BINARY_INTR = {"pow": "llvm.pow", "powr": "llvm.pow", "fmin": "llvm.minnum", "fmax": "llvm.maxnum",
+               "copysign": "llvm.copysign"}
+BINARY_LIBM = {"atan2": "atan2", "hypot": "hypot", "fdim": "fdim", "nextafter": "nextafter",
+               "remainder": "remainder"}
+NATIVE = {"cos", "exp", "exp2", "exp10", "log", "log2", "log10", "powr", "recip", "rsqrt", "sin",
+          "sqrt", "tan", "divide"}
+PI_FUNCS = {"sinpi": "sin", "cospi": "cos", "tanpi": "tan"}
+INV_PI_FUNCS = {"asinpi": "asin", "acospi": "acos", "atanpi": "atan"}
+MATH_OTHER = {"rsqrt", "fmod", "fma", "mad", "pown", "rootn", "ldexp", "atan2pi", "maxmag", "minmag",
+              "recip", "divide"}
+COMMON = {"clamp", "degrees", "radians", "max", "min", "mix", "step", "smoothstep", "sign"}
+INTEGER = {"abs", "abs_diff", "add_sat", "sub_sat", "hadd", "rhadd", "clz", "ctz", "popcount",
+           "mad24", "mul24", "mul_hi", "mad_hi", "rotate", "upsample", "mad_sat"}
+GEOMETRIC = {"dot", "cross", "length", "distance", "normalize", "fast_length", "fast_distance",
+             "fast_normalize"}
+RELATIONAL = {"isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
+              "islessgreater", "isordered", "isunordered", "isfinite", "isinf", "isnan", "isnormal",
+              "signbit", "any", "all", "select", "bitselect"}
+ATOMIC_OPS = {"add": "add", "sub": "sub", "xchg": "xchg", "inc": "add", "dec": "sub", "min": "min",
+              "max": "max", "and": "and", "or": "or", "xor": "xor", "cmpxchg": None}
+SPECIAL = {"__builtin_inff", "__builtin_huge_valf", "__builtin_huge_val", "__builtin_nanf", "nan"}
+UNSUPPORTED = {"printf": "printf is not supported",
+               "async_work_group_copy": "async_work_group_copy is not supported",
+               "async_work_group_strided_copy": "async_work_group_strided_copy is not supported",
+               "wait_group_events": "wait_group_events is not supported",
+               "prefetch": None,
+               "read_imagef": "images are not supported", "write_imagef": "images are not supported",
+               "read_imagei": "images are not supported", "write_imagei": "images are not supported",
+               "vload_half": "type 'half' is not supported", "vstore_half": "type 'half' is not supported",
+               "fract": "fract() is not supported", "modf": "modf() is not supported",
+               "sincos": "sincos() is not supported", "frexp": "frexp() is not supported",
+               "remquo": "remquo() is not supported", "lgamma_r": "lgamma_r() is not supported",
+               "ilogb": "ilogb() is not supported", "shuffle": "shuffle() is not supported",
+               "shuffle2": "shuffle2() is not supported"}
+
+_CONVERT_RE = re.compile(r"convert_([a-z]+?)(2|3|4|8|16)?(_sat)?(_rte|_rtz|_rtp|_rtn)?$")
+_AS_RE = re.compile(r"as_([a-z]+?)(2|3|4|8|16)?$")
+_VLOAD_RE = re.compile(r"(vload|vstore)(2|3|4|8|16)$")
+
+
+def _base_name(name):
+    for p in ("native_", "half_"):
+        if name.startswith(p) and name[len(p):] in NATIVE:
+            return name[len(p):]
+    return name
+
+
+def is_builtin(name):
+    n = _base_name(name)
+    if name in WORK_ITEM or name in SYNC or name in SPECIAL:
+        return True
+    if n in UNARY_INTR or n in UNARY_LIBM or n in BINARY_INTR or n in BINARY_LIBM or n in PI_FUNCS \
+            or n in INV_PI_FUNCS or n in MATH_OTHER or n in COMMON or n in INTEGER or n in GEOMETRIC \
+            or n in RELATIONAL:
+        return True
+    if _CONVERT_RE.match(name) or _AS_RE.match(name) or _VLOAD_RE.match(name):
+        return True
+    if name.startswith(("atomic_", "atom_")):
+        return True
+    return name in UNSUPPORTED
+
+
+def constant(lw, name):
+    return None
+
+
+ARITY = {}
+for _n in UNARY_INTR:
+    ARITY[_n] = 1
+for _n in UNARY_LIBM:
+    ARITY[_n] = 1
+for _n in list(PI_FUNCS) + list(INV_PI_FUNCS) + ["rsqrt", "recip", "degrees", "radians", "sign",
+                                                    "abs", "clz", "ctz", "popcount", "length",
+                                                    "normalize", "fast_length", "fast_normalize",
+                                                    "isfinite", "isinf", "isnan", "isnormal",
+                                                    "signbit", "any", "all"]:
+    ARITY[_n] = 1
+for _n in list(BINARY_INTR) + list(BINARY_LIBM) + ["fmod", "pown", "rootn", "ldexp", "atan2pi",
+                                                     "maxmag", "minmag", "divide", "max", "min",
+                                                     "step", "abs_diff", "add_sat", "sub_sat",
+                                                     "hadd", "rhadd", "mul24", "mul_hi", "rotate",
+                                                     "upsample", "dot", "cross", "distance",
+                                                     "fast_distance", "isequal", "isnotequal",
+                                                     "isgreater", "isgreaterequal", "isless",
+                                                     "islessequal", "islessgreater", "isordered",
+                                                     "isunordered"]:
+    ARITY[_n] = 2
+for _n in ["fma", "mad", "clamp", "mix", "smoothstep", "mad24", "mad_hi", "mad_sat", "select",
+           "bitselect"]:
+    ARITY[_n] = 3
+
+
+def call(lw, name, args, node):
+    if name in UNSUPPORTED:
+        msg = UNSUPPORTED[name]
+        if msg is None:
+            return RV(T.VOID, None)
+        lw.error(node, msg)
+    if not is_builtin(name):
+        return None
+    B = _Builtins(lw, node)
+    base = _base_name(name)
+    exp = ARITY.get(base)
+    if exp is not None and len(args) != exp:
+        _arity(lw, node, name, exp, len(args))
+    if name in WORK_ITEM:
+        return B.work_item(name, args)
+    if name in SYNC:
+        return B.sync(name, args)
+    if name in SPECIAL:
+        return B.special(name, args)
+    m = _CONVERT_RE.match(name)
+    if m:
+        return B.convert_fn(name, m, args)
+    m = _AS_RE.match(name)
+    if m:
+        return B.as_fn(name, m, args)
+    m = _VLOAD_RE.match(name)
+    if m:
+        return B.vloadstore(m.group(1), int(m.group(2)), args, name)
+    if name.startswith(("atomic_", "atom_")):
+        return B.atomic(name, args)
+    vals = [lw.expr(a) for a in args]
+    for v, a in zip(vals, args):
+        if v.type.is_void:
+            lw.error(a, "void value used where a value is required")
+    return B.math(base, name, vals, args)
+
+
+def _arity(lw, node, name, exp, got):
+    lw.error(node, f"too {'few' if got < exp else 'many'} arguments to function call '{name}', expected {exp}, have {got}")
+
+
+class _Builtins:
+    def __init__(self, lw, node):
+        self.lw, self.node, self.b = lw, node, lw.b
+
+    def err(self, msg, node=None):
+        self.lw.error(node or self.node, msg)
+
+    # ---------------------------------------------------------------- helpers
+    def intrinsic(self, base, lty, nargs=1, ret=None):
+        suffix = self.mangle(lty)
+        name = f"{base}.{suffix}"
+        mod = self.lw.module
+        if name in mod.globals:
+            return mod.globals[name]
+        fnty = ir.FunctionType(ret or lty, [lty] * nargs)
+        return ir.Function(mod, fnty, name=name)
+
+    def intrinsic_t(self, name, ret, argtys):
+        mod = self.lw.module
+        if name in mod.globals:
+            return mod.globals[name]
+        return ir.Function(mod, ir.FunctionType(ret, argtys), name=name)
+
+    @staticmethod
+    def mangle(lty):
+        if isinstance(lty, ir.VectorType):
+            return f"v{lty.count}{_Builtins.mangle(lty.element)}"
+        if isinstance(lty, ir.FloatType):
+            return "f32"
+        if isinstance(lty, ir.DoubleType):
+            return "f64"
+        if isinstance(lty, ir.IntType):
+            return f"i{lty.width}"
+        raise ValueError(lty)
+
+    def libm(self, base, t, vals):
+        """Call the C library's function on each component."""
+        et = T.elem_of(t)
+        fname = base + ("f" if et == FLOAT else "")
+        lty = et.llvm_type()
+        fn = self.intrinsic_t(fname, lty, [v.type if not isinstance(v.type, ir.VectorType) else v.type.element for v in vals])
+        if t.is_vector:
+            out = ir.Constant(t.llvm_type(), None)
+            for k in range(t.n):
+                idx = ir.Constant(I32, k)
+                r = self.b.call(fn, [self.b.extract_element(v, idx) for v in vals])
+                out = self.b.insert_element(out, r, idx)
+            return out
+        return self.b.call(fn, vals)
+
+    def const(self, t, value):
+        lty = t.llvm_type()
+        et = T.elem_of(t)
+        if t.is_vector:
+            return ir.Constant(lty, [value] * t.n)
+        return ir.Constant(lty, value)
+
+    def floatify(self, vals, args, n=None):
+        """gentype float arguments: the common float type (integers convert to float)."""
+        t = None
+        for v in vals:
+            vt = v.type
+            if not vt.arith():
+                self.err(f"invalid argument of type '{vt}'")
+            if t is None:
+                t = vt
+            else:
+                t = self._merge(t, vt)
+        et = T.elem_of(t)
+        if not et.is_float:
+            et = FLOAT
+            t = Vector(FLOAT, t.n) if t.is_vector else FLOAT
+        return t, [self.lw.convert(v, t, a) for v, a in zip(vals, args)]
+
+    def _merge(self, a, b):
+        if a.is_vector and b.is_vector:
+            if a.n != b.n:
+                self.err(f"no matching builtin for arguments of types '{a}' and '{b}'")
+            e = T.common_scalar(a.elem, b.elem)
+            if e != a.elem and e != b.elem:
+                e = a.elem
+            return Vector(e, a.n)
+        if a.is_vector:
+            return a if not (b.is_float and a.is_integer) else Vector(b, a.n)
+        if b.is_vector:
+            return b if not (a.is_float and b.is_integer) else Vector(a, b.n)
+        return T.common_scalar(a, b)
+
+    def ints(self, vals, args):
+        t = None
+        for v in vals:
+            if not v.type.arith():
+                self.err(f"invalid argument of type '{v.type}'")
+            t = v.type if t is None else self._merge(t, v.type)
+        if not T.elem_of(t).is_integer:
+            self.err(f"'{self.node.name.name}' requires integer arguments")
+        if t.is_scalar:
+            t = T.promote(t) if T.elem_of(t).rank < 3 and False else t
+        return t, [self.lw.convert(v, t, a) for v, a in zip(vals, args)]
+
+    def cmp_result(self, t, i1):
+        if t.is_vector:
+            rt = Vector(T.INT_OF_BITS[t.elem.bits], t.n)
+            return RV(rt, self.b.sext(i1, rt.llvm_type()))
+        return RV(INT, self.b.zext(i1, I32))
+
+    def select_min(self, t, x, y, want_max):
+        b = self.b
+        et = T.elem_of(t)
+        if et.is_float:
+            return self.b.call(self.intrinsic("llvm.maxnum" if want_max else "llvm.minnum", t.llvm_type(), 2), [x, y])
+        op = ">" if want_max else "<"
+        c = b.icmp_signed(op, x, y) if et.signed else b.icmp_unsigned(op, x, y)
+        return b.select(c, x, y)
+
+    # ---------------------------------------------------------------- work-items
+    def work_item(self, name, args):
+        lw, b = self.lw, self.b
+        ctx = lw.ctx
+        if name in ("get_work_dim",):
+            if args:
+                _arity(lw, self.node, name, 0, len(args))
+            return RV(UINT, b.trunc(self.wgval(0), I32))
+        if name in ("get_global_linear_id", "get_local_linear_id"):
+            if args:
+                _arity(lw, self.node, name, 0, len(args))
+            lid = [b.load(b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, d)])) for d in range(3)]
+            if name == "get_local_linear_id":
+                ls = [self.wgval(4 + d) for d in range(3)]
+                return RV(ULONG, b.add(b.mul(b.add(b.mul(lid[2], ls[1]), lid[1]), ls[0]), lid[0]))
+            gid = [self.gid(d, lid[d]) for d in range(3)]
+            gs = [self.wgval(1 + d) for d in range(3)]
+            off = [self.wgval(10 + d) for d in range(3)]
+            g = [b.sub(gid[d], off[d]) for d in range(3)]
+            return RV(ULONG, b.add(b.mul(b.add(b.mul(g[2], gs[1]), g[1]), gs[0]), g[0]))
+        if len(args) != 1:
+            _arity(lw, self.node, name, 1, len(args))
+        dv = lw.expr(args[0])
+        if not (dv.type.is_scalar and dv.type.is_integer):
+            self.err(f"argument to '{name}' must be an integer dimension", args[0])
+        d = lw.const_eval(args[0])
+        defaults = {"get_global_size": 1, "get_local_size": 1, "get_num_groups": 1, "get_enqueued_local_size": 1}
+        dflt = defaults.get(name, 0)
+
+        def one(k):
+            if name == "get_local_id":
+                return b.load(b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+            if name == "get_global_id":
+                return self.gid(k, b.load(b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, k)])))
+            off = {"get_global_size": 1, "get_local_size": 4, "get_enqueued_local_size": 4,
+                   "get_group_id": 7, "get_global_offset": 10, "get_num_groups": 13}[name]
+            return self.wgval(off + k)
+        if isinstance(d, int) and not isinstance(d, bool):
+            if 0 <= d < 3:
+                return RV(ULONG, one(d))
+            return RV(ULONG, ir.Constant(I64, dflt))
+        di = lw.convert(dv, UINT, args[0]).v
+        r = ir.Constant(I64, dflt)
+        for k in (2, 1, 0):
+            r = b.select(b.icmp_unsigned("==", di, ir.Constant(I32, k)), one(k), r)
+        return RV(ULONG, r)
+
+    def wgval(self, i):
+        b = self.b
+        return b.load(b.gep(self.lw.ctx.wg, [ir.Constant(I64, i)]))
+
+    def gid(self, d, lid):
+        b = self.b
+        return b.add(b.add(b.mul(self.wgval(7 + d), self.wgval(4 + d)), lid), self.wgval(10 + d))
+
+    def sync(self, name, args):
+        lw = self.lw
+        if name in ("barrier", "work_group_barrier"):
+            # reached only when the barrier is not where group mode can split (already diagnosed)
+            self.err("barrier() must be a statement of its own")
+        if len(args) != 1:
+            _arity(lw, self.node, name, 1, len(args))
+        lw.expr(args[0])
+        self.b.fence("seq_cst")
+        return RV(T.VOID, None)
+
+    def special(self, name, args):
+        if name == "nan":
+            if len(args) != 1:
+                _arity(self.lw, self.node, name, 1, len(args))
+            v = self.lw.expr(args[0])
+            t = FLOAT if T.elem_of(v.type).bits <= 32 else DOUBLE
+            t = Vector(t, v.type.n) if v.type.is_vector else t
+            return RV(t, self.const(t, float("nan")))
+        if args:
+            _arity(self.lw, self.node, name, 0, len(args))
+        if name == "__builtin_nanf":
+            return RV(FLOAT, ir.Constant(ir.FloatType(), float("nan")))
+        if name == "__builtin_huge_val":
+            return RV(DOUBLE, ir.Constant(ir.DoubleType(), float("inf")))
+        return RV(FLOAT, ir.Constant(ir.FloatType(), float("inf")))
+
+    # ---------------------------------------------------------------- conversions
+    def convert_fn(self, name, m, args):
+        lw, b = self.lw, self.b
+        ename, n, sat, rnd = m.group(1), m.group(2), m.group(3), m.group(4)
+        et = T.SCALARS.get(ename)
+        if et is None or et.is_bool:
+            self.err(f"call to undeclared function '{name}'", self.node.name)
+        if len(args) != 1:
+            _arity(lw, self.node, name, 1, len(args))
+        v = lw.expr(args[0])
+        st = v.type
+        if not st.arith():
+            self.err(f"invalid argument of type '{st}' to '{name}'", args[0])
+        n = int(n) if n else None
+        if (n or 1) != (st.n if st.is_vector else 1):
+            self.err(f"'{name}' expects a {'scalar' if n is None else f'{n}-component vector'} argument, got '{st}'", args[0])
+        if sat and et.is_float:
+            self.err(f"'{name}': saturation is only allowed for integer destination types")
+        tt = Vector(et, n) if n else et
+        se = T.elem_of(st)
+        x = v.v
+        if se.is_float and et.is_integer:
+            if rnd == "_rte":
+                x = b.call(self.intrinsic("llvm.rint", x.type), [x])
+            elif rnd == "_rtp":
+                x = b.call(self.intrinsic("llvm.ceil", x.type), [x])
+            elif rnd == "_rtn":
+                x = b.call(self.intrinsic("llvm.floor", x.type), [x])
+            if not sat:
+                return RV(tt, lw.cvt_value(x, se, et, n))
+            lo = -(2 ** (et.bits - 1)) if et.signed else 0
+            hi_excl = 2 ** (et.bits - 1) if et.signed else 2 ** et.bits
+            ft = x.type
+            lo_c = self.const(st, float(lo))
+            hi_c = self.const(st, float(hi_excl))
+            safe = b.select(b.fcmp_ordered(">=", x, lo_c), x, lo_c)
+            # values >= 2^bits (or 2^(bits-1)) saturate to the maximum; NaN -> 0
+            hi_f = b.fcmp_ordered(">=", x, hi_c)
+            safe = b.select(hi_f, lo_c, safe)
+            nan = b.fcmp_unordered("uno", x, x)
+            safe = b.select(nan, self.const(st, 0.0), safe)
+            r = lw.cvt_value(safe, se, et, n)
+            r = b.select(hi_f, self.const(tt, (1 << (et.bits - 1)) - 1 if et.signed else (1 << et.bits) - 1), r)
+            return RV(tt, r)
+        if se.is_integer and et.is_integer and sat:
+            return RV(tt, self.int_sat(x, se, et, st, tt, n))
+        return RV(tt, lw.cvt_value(x, se, et, n))
+
+    def int_sat(self, x, se, et, st, tt, n):
+        b = self.b
+        smin = -(1 << (se.bits - 1)) if se.signed else 0
+        smax = (1 << (se.bits - 1)) - 1 if se.signed else (1 << se.bits) - 1
+        dmin = -(1 << (et.bits - 1)) if et.signed else 0
+        dmax = (1 << (et.bits - 1)) - 1 if et.signed else (1 << et.bits) - 1
+        lo, hi = max(smin, dmin), min(smax, dmax)
+        if lo > smin:
+            c = self.const(st, lo & ((1 << se.bits) - 1))
+            lt = b.icmp_signed("<", x, c) if se.signed else b.icmp_unsigned("<", x, c)
+            x = b.select(lt, c, x)
+        if hi < smax:
+            c = self.const(st, hi & ((1 << se.bits) - 1))
+            gt = b.icmp_signed(">", x, c) if se.signed else b.icmp_unsigned(">", x, c)
+            x = b.select(gt, c, x)
+        return self.lw.cvt_value(x, se, et, n)
+
+    def as_fn(self, name, m, args):
+        lw, b = self.lw, self.b
+        et = T.SCALARS.get(m.group(1))
+        if et is None or et.is_bool:
+            self.err(f"call to undeclared function '{name}'", self.node.name)
+        if len(args) != 1:
+            _arity(lw, self.node, name, 1, len(args))
+        n = int(m.group(2)) if m.group(2) else None
+        tt = Vector(et, n) if n else et
+        v = lw.expr(args[0])
+        st = v.type
+        if not st.arith():
+            self.err(f"invalid argument of type '{st}' to '{name}'", args[0])
+        if st.size() != tt.size():
+            self.err(f"invalid reinterpretation: sizes of '{st}' and '{tt}' must match", self.node)
+        x = v.v
+        if st.is_vector and st.n == 3:
+            x = b.shuffle_vector(x, ir.Constant(x.type, None), ir.Constant(ir.VectorType(I32, 4), [0, 1, 2, 2]))
+        if tt.is_vector and tt.n == 3:
+            r = b.bitcast(x, T.storage_type(tt))
+            return RV(tt, b.shuffle_vector(r, ir.Constant(r.type, None), ir.Constant(ir.VectorType(I32, 3), [0, 1, 2])))
+        return RV(tt, b.bitcast(x, tt.llvm_type()))
+
+    def vloadstore(self, kind, n, args, name):
+        lw, b = self.lw, self.b
+        if kind == "vload":
+            if len(args) != 2:
+                _arity(lw, self.node, name, 2, len(args))
+            off, p = lw.expr(args[0]), lw.expr(args[1])
+        else:
+            if len(args) != 3:
+                _arity(lw, self.node, name, 3, len(args))
+            data, off, p = lw.expr(args[0]), lw.expr(args[1]), lw.expr(args[2])
+        if not p.type.is_pointer or not p.type.pointee.is_scalar or p.type.pointee.is_bool:
+            self.err(f"'{name}' needs a pointer to a scalar element type, got '{p.type}'", args[-1])
+        if not (off.type.is_scalar and off.type.is_integer):
+            self.err(f"'{name}' offset must be an integer", args[-2])
+        et = p.type.pointee
+        vt = Vector(et, n)
+        base = b.gep(p.v, [b.mul(lw.convert(off, LONG, args[-2]).v, ir.Constant(I64, n))])
+        align = et.bits // 8
+        if kind == "vload":
+            if n == 3:
+                vec = ir.Constant(vt.llvm_type(), None)
+                for k in range(3):
+                    e = b.load(b.gep(base, [ir.Constant(I64, k)]), align=align)
+                    vec = b.insert_element(vec, e, ir.Constant(I32, k))
+                return RV(vt, vec)
+            return RV(vt, b.load(b.bitcast(base, vt.llvm_type().as_pointer()), align=align))
+        if p.type.const_pointee or p.type.space == "constant":
+            self.err(f"'{name}' cannot store through a pointer to const", args[-1])
+        if not data.type.is_vector or data.type.n != n:
+            self.err(f"'{name}' expects a {n}-component vector, got '{data.type}'", args[0])
+        if data.type.elem != et:
+            self.err(f"'{name}': data of type '{data.type}' does not match pointer '{p.type}'", args[0])
+        if n == 3:
+            for k in range(3):
+                b.store(b.extract_element(data.v, ir.Constant(I32, k)), b.gep(base, [ir.Constant(I64, k)]), align=align)
+        else:
+            b.store(data.v, b.bitcast(base, vt.llvm_type().as_pointer()), align=align)
+        return RV(T.VOID, None)
+
+    def atomic(self, name, args):
+        lw, b = self.lw, self.b
+        op = name.split("_", 1)[1]
+        if op not in ATOMIC_OPS:
+            self.err(f"call to undeclared function '{name}'", self.node.name)
+        want = 1 if op in ("inc", "dec") else (3 if op == "cmpxchg" else 2)
+        if len(args) != want:
+            _arity(lw, self.node, name, want, len(args))
+        p = lw.expr(args[0])
+        if not p.type.is_pointer or p.type.space not in ("global", "local"):
+            self.err(f"'{name}' needs a pointer to __global or __local memory, got '{p.type}'", args[0])
+        et = p.type.pointee
+        if not (et.is_scalar and (et.is_integer and et.bits in (32, 64) or (et == FLOAT and op == "xchg"))):
+            self.err(f"'{name}' is not defined for '{et}'", args[0])
+        if op in ("inc", "dec"):
+            v = ir.Constant(et.llvm_type(), 1)
+        else:
+            v = lw.convert(lw.expr(args[1]), et, args[1]).v
+        if op == "cmpxchg":
+            new = lw.convert(lw.expr(args[2]), et, args[2]).v
+            r = b.cmpxchg(p.v, v, new, "seq_cst", "seq_cst")
+            return RV(et, b.extract_value(r, 0))
+        rop = ATOMIC_OPS[op]
+        if rop in ("min", "max") and not et.signed:
+            rop = "u" + rop
+        return RV(et, b.atomic_rmw(rop, p.v, v, "seq_cst"))
+
+    # ---------------------------------------------------------------- math & co
+    def math(self, base, name, vals, args):
+        lw, b = self.lw, self.b
+        if base in UNARY_INTR:
+            t, (x,) = self.floatify(vals, args)
+            return RV(t, b.call(self.intrinsic(UNARY_INTR[base], t.llvm_type()), [x.v]))
+        if base in UNARY_LIBM:
+            t, (x,) = self.floatify(vals, args)
+            return RV(t, self.libm(UNARY_LIBM[base], t, [x.v]))
+        if base in BINARY_INTR:
+            t, (x, y) = self.floatify(vals, args)
+            return RV(t, b.call(self.intrinsic(BINARY_INTR[base], t.llvm_type(), 2), [x.v, y.v]))
+        if base in BINARY_LIBM:
+            t, (x, y) = self.floatify(vals, args)
+            return RV(t, self.libm(BINARY_LIBM[base], t, [x.v, y.v]))
+        if base in PI_FUNCS:
+            t, (x,) = self.floatify(vals, args)
+            pix = b.fmul(x.v, self.const(t, math.pi))
+            f = PI_FUNCS[base]
+            if f in UNARY_INTR:
+                return RV(t, b.call(self.intrinsic(UNARY_INTR[f], t.llvm_type()), [pix]))
+            return RV(t, self.libm(f, t, [pix]))
+        if base in INV_PI_FUNCS:
+            t, (x,) = self.floatify(vals, args)
+            r = self.libm(INV_PI_FUNCS[base], t, [x.v])
+            return RV(t, b.fmul(r, self.const(t, 1 / math.pi)))
+        if base == "atan2pi":
+            t, (x, y) = self.floatify(vals, args)
+            return RV(t, b.fmul(self.libm("atan2", t, [x.v, y.v]), self.const(t, 1 / math.pi)))
+        if base == "rsqrt":
+            t, (x,) = self.floatify(vals, args)
+            s = b.call(self.intrinsic("llvm.sqrt", t.llvm_type()), [x.v])
+            return RV(t, b.fdiv(self.const(t, 1.0), s))
+        if base == "recip":
+            t, (x,) = self.floatify(vals, args)
+            return RV(t, b.fdiv(self.const(t, 1.0), x.v))
+        if base == "divide":
+            t, (x, y) = self.floatify(vals, args)
+            return RV(t, b.fdiv(x.v, y.v))
+        if base == "fmod":
+            t, (x, y) = self.floatify(vals, args)
+            return RV(t, b.frem(x.v, y.v))
+        if base in ("fma", "mad"):
+            t, xs = self.floatify(vals, args)
+            return RV(t, b.call(self.intrinsic("llvm.fma", t.llvm_type(), 3), [v.v for v in xs]))
+        if base in ("pown", "rootn", "ldexp"):
+            x = vals[0]
+            t, (x,) = self.floatify([x], args[:1])
+            k = vals[1]
+            if not T.elem_of(k.type).is_integer:
+                self.err(f"second argument of '{name}' must be an integer", args[1])
+            kt = Vector(INT, t.n) if t.is_vector else INT
+            kv = lw.convert(k, kt, args[1]).v
+            kf = lw.cvt_value(kv, INT, T.elem_of(t), t.n if t.is_vector else None)
+            if base == "pown":
+                return RV(t, b.call(self.intrinsic("llvm.pow", t.llvm_type(), 2), [x.v, kf]))
+            if base == "ldexp":
+                return RV(t, b.fmul(x.v, b.call(self.intrinsic("llvm.exp2", t.llvm_type()), [kf])))
+            # rootn: sign-preserving for odd n
+            ax = b.call(self.intrinsic("llvm.fabs", t.llvm_type()), [x.v])
+            r = b.call(self.intrinsic("llvm.pow", t.llvm_type(), 2), [ax, b.fdiv(self.const(t, 1.0), kf)])
+            odd = b.icmp_unsigned("!=", b.and_(kv, ir.Constant(kv.type, [1] * t.n) if t.is_vector else ir.Constant(I32, 1)),
+                                  ir.Constant(kv.type, None))
+            neg = b.fcmp_ordered("<", x.v, self.const(t, 0.0))
+            nanv = self.const(t, float("nan"))
+            signed_r = b.call(self.intrinsic("llvm.copysign", t.llvm_type(), 2), [r, x.v])
+            r = b.select(neg, b.select(odd, signed_r, nanv), r)
+            return RV(t, r)
+        if base in ("maxmag", "minmag"):
+            t, (x, y) = self.floatify(vals, args)
+            fabs = self.intrinsic("llvm.fabs", t.llvm_type())
+            ax, ay = b.call(fabs, [x.v]), b.call(fabs, [y.v])
+            op = ">" if base == "maxmag" else "<"
+            c1 = b.fcmp_ordered(op, ax, ay)
+            c2 = b.fcmp_ordered(op, ay, ax)
+            mm = self.select_min(t, x.v, y.v, base == "maxmag")
+            return RV(t, b.select(c1, x.v, b.select(c2, y.v, mm)))
+        if base in COMMON:
+            return self.common(base, name, vals, args)
+        if base in INTEGER:
+            return self.integer(base, name, vals, args)
+        if base in GEOMETRIC:
+            return self.geometric(base, name, vals, args)
+        if base in RELATIONAL:
+            return self.relational(base, name, vals, args)
+        self.err(f"call to undeclared function '{name}'", self.node.name)
+
+    def common(self, base, name, vals, args):
+        b = self.b
+        if base in ("max", "min", "clamp"):
+            t = None
+            for v in vals:
+                if not v.type.arith():
+                    self.err(f"invalid argument of type '{v.type}' to '{name}'")
+                t = v.type if t is None else self._merge(t, v.type)
+            xs = [self.lw.convert(v, t, a) for v, a in zip(vals, args)]
+            if base == "clamp":
+                x, lo, hi = xs
+                return RV(t, self.select_min(t, self.select_min(t, x.v, lo.v, True), hi.v, False))
+            return RV(t, self.select_min(t, xs[0].v, xs[1].v, base == "max"))
+        if base in ("degrees", "radians"):
+            t, (x,) = self.floatify(vals, args)
+            k = 180 / math.pi if base == "degrees" else math.pi / 180
+            return RV(t, b.fmul(x.v, self.const(t, k)))
+        if base == "mix":
+            t, (x, y, a) = self.floatify(vals, args)
+            return RV(t, b.fadd(x.v, b.fmul(b.fsub(y.v, x.v), a.v)))
+        if base == "step":
+            t, (e, x) = self.floatify(vals, args)
+            c = b.fcmp_ordered("<", x.v, e.v)
+            return RV(t, b.select(c, self.const(t, 0.0), self.const(t, 1.0)))
+        if base == "smoothstep":
+            t, (e0, e1, x) = self.floatify(vals, args)
+            tt = b.fdiv(b.fsub(x.v, e0.v), b.fsub(e1.v, e0.v))
+            tt = self.select_min(t, self.select_min(t, tt, self.const(t, 0.0), True), self.const(t, 1.0), False)
+            r = b.fmul(b.fmul(tt, tt), b.fsub(self.const(t, 3.0), b.fmul(self.const(t, 2.0), tt)))
+            return RV(t, r)
+        if base == "sign":
+            t, (x,) = self.floatify(vals, args)
+            pos = b.fcmp_ordered(">", x.v, self.const(t, 0.0))
+            neg = b.fcmp_ordered("<", x.v, self.const(t, 0.0))
+            nan = b.fcmp_unordered("uno", x.v, x.v)
+            r = b.select(pos, self.const(t, 1.0), b.select(neg, self.const(t, -1.0), x.v))
+            return RV(t, b.select(nan, self.const(t, 0.0), r))
+
+    def integer(self, base, name, vals, args):
+        b, lw = self.b, self.lw
+        if base == "abs":
+            v = vals[0]
+            t = v.type
+            if not t.arith():
+                self.err(f"invalid argument of type '{t}' to 'abs'")
+            et = T.elem_of(t)
+            if et.is_float:
+                self.err("'abs' requires an integer argument; use fabs() for floating point")
+            ut_e = T.UINT_OF_BITS[et.bits]
+            ut = Vector(ut_e, t.n) if t.is_vector else ut_e
+            if not et.signed:
+                return RV(ut, v.v)
+            neg = b.icmp_signed("<", v.v, self.const(t, 0))
+            return RV(ut, b.select(neg, b.neg(v.v), v.v))
+        if base == "popcount":
+            t, (x,) = self.ints(vals, args)
+            return RV(t, b.call(self.intrinsic("llvm.ctpop", t.llvm_type()), [x.v]))
+        if base in ("clz", "ctz"):
+            t, (x,) = self.ints(vals, args)
+            fn = self.intrinsic_t(f"llvm.{'ctlz' if base == 'clz' else 'cttz'}.{self.mangle(t.llvm_type())}",
+                                  t.llvm_type(), [t.llvm_type(), I1])
+            return RV(t, b.call(fn, [x.v, ir.Constant(I1, 0)]))
+        if base == "rotate":
+            t, (x, y) = self.ints(vals, args)
+            fn = self.intrinsic("llvm.fshl", t.llvm_type(), 3)
+            return RV(t, b.call(fn, [x.v, x.v, y.v]))
+        if base in ("mul24", "mad24"):
+            t, xs = self.ints(vals, args)
+            r = b.mul(xs[0].v, xs[1].v)
+            if base == "mad24":
+                r = b.add(r, xs[2].v)
+            return RV(t, r)
+        if base in ("abs_diff", "add_sat", "sub_sat", "hadd", "rhadd", "mul_hi", "mad_hi", "mad_sat"):
+            t, xs = self.ints(vals, args)
+            et = T.elem_of(t)
+            n = t.n if t.is_vector else None
+            wide_e = T.SCALARS["long" if et.signed else "ulong"] if et.bits < 64 else None
+            if et.bits == 64:
+                if base in ("add_sat", "sub_sat"):
+                    intr = f"llvm.{'s' if et.signed else 'u'}{'add' if base == 'add_sat' else 'sub'}.sat"
+                    return RV(t, b.call(self.intrinsic(intr, t.llvm_type(), 2), [xs[0].v, xs[1].v]))
+                if base == "abs_diff":
+                    x, y = xs[0].v, xs[1].v
+                    gt = b.icmp_signed(">", x, y) if et.signed else b.icmp_unsigned(">", x, y)
+                    ut = Vector(T.ULONG, n) if n else T.ULONG
+                    return RV(ut, b.select(gt, b.sub(x, y), b.sub(y, x)))
+                if base in ("hadd", "rhadd"):
+                    x, y = xs[0].v, xs[1].v
+                    one = self.const(t, 1)
+                    sh = (lambda v: b.ashr(v, one)) if et.signed else (lambda v: b.lshr(v, one))
+                    r = b.add(sh(x), sh(y))
+                    lowbits = b.and_(x, y) if base == "hadd" else b.or_(x, y)
+                    return RV(t, b.add(r, b.and_(lowbits, one)))
+                # mul_hi / mad_hi 64-bit via i128
+                i128 = ir.IntType(128)
+                vt = ir.VectorType(i128, n) if n else i128
+                ext = b.sext if et.signed else b.zext
+                p = b.mul(ext(xs[0].v, vt), ext(xs[1].v, vt))
+                hi = b.trunc(b.lshr(p, ir.Constant(vt, [64] * n) if n else ir.Constant(i128, 64)), t.llvm_type())
+                if base == "mad_hi":
+                    hi = b.add(hi, xs[2].v)
+                if base == "mad_sat":
+                    self.err("'mad_sat' is not supported for 64-bit types")
+                return RV(t, hi)
+            wt = Vector(wide_e, n) if n else wide_e
+            w = [lw.cvt_value(x.v, et, wide_e, n) for x in xs]
+            wc = lambda v: ir.Constant(wt.llvm_type(), [v] * n) if n else ir.Constant(wt.llvm_type(), v)
+            if base == "abs_diff":
+                d = b.sub(w[0], w[1])
+                neg = b.icmp_signed("<", d, wc(0))
+                d = b.select(neg, b.neg(d), d)
+                ut_e = T.UINT_OF_BITS[et.bits]
+                ut = Vector(ut_e, n) if n else ut_e
+                return RV(ut, lw.cvt_value(d, wide_e, ut_e, n))
+            if base in ("add_sat", "sub_sat", "mad_sat"):
+                if base == "add_sat":
+                    r = b.add(w[0], w[1])
+                elif base == "sub_sat":
+                    r = b.sub(w[0], w[1])
+                else:
+                    r = b.add(b.mul(w[0], w[1]), w[2])
+                lo = -(1 << (et.bits - 1)) if et.signed else 0
+                hi = (1 << (et.bits - 1)) - 1 if et.signed else (1 << et.bits) - 1
+                r = b.select(b.icmp_signed("<", r, wc(lo)), wc(lo), r)
+                r = b.select(b.icmp_signed(">", r, wc(hi)), wc(hi), r)
+                return RV(t, lw.cvt_value(r, LONG, et, n))
+            if base in ("hadd", "rhadd"):
+                r = b.add(w[0], w[1])
+                if base == "rhadd":
+                    r = b.add(r, wc(1))
+                r = b.ashr(r, wc(1))
+                return RV(t, lw.cvt_value(r, LONG, et, n))
+            if base in ("mul_hi", "mad_hi"):
+                r = b.mul(w[0], w[1])
+                r = b.ashr(r, wc(et.bits)) if et.signed else b.lshr(r, wc(et.bits))
+                r = lw.cvt_value(r, wide_e, et, n)
+                if base == "mad_hi":
+                    r = b.add(r, xs[2].v)
+                return RV(t, r)
+        if base == "upsample":
+            hi, lo = vals
+            et = T.elem_of(hi.type)
+            if not et.is_integer or et.bits == 64 or T.elem_of(lo.type) != T.UINT_OF_BITS[et.bits]:
+                self.err("'upsample' needs (char|short|int hi, unsigned lo) of the same width")
+            n = hi.type.n if hi.type.is_vector else None
+            wide_e = (T.INT_OF_BITS if et.signed else T.UINT_OF_BITS)[et.bits * 2]
+            wt = Vector(wide_e, n) if n else wide_e
+            h = lw.cvt_value(hi.v, et, wide_e, n)
+            l = lw.cvt_value(lo.v, T.elem_of(lo.type), T.UINT_OF_BITS[et.bits * 2], n)
+            sh = ir.Constant(wt.llvm_type(), [et.bits] * n) if n else ir.Constant(wt.llvm_type(), et.bits)
+            return RV(wt, b.or_(b.shl(h, sh), l))
+        self.err(f"call to undeclared function '{name}'", self.node.name)
+
+    def geometric(self, base, name, vals, args):
+        b = self.b
+        t, xs = self.floatify(vals, args)
+        et = T.elem_of(t)
+
+        def dot(x, y):
+            p = b.fmul(x, y)
+            if not t.is_vector:
+                return p
+            s = b.extract_element(p, ir.Constant(I32, 0))
+            for k in range(1, t.n):
+                s = b.fadd(s, b.extract_element(p, ir.Constant(I32, k)))
+            return s
+        if t.is_vector and t.n not in (2, 3, 4):
+            self.err(f"'{name}' is only defined for scalars and 2-, 3- and 4-component vectors")
+        sqrt = self.intrinsic("llvm.sqrt", et.llvm_type())
+        if base == "dot":
+            return RV(et, dot(xs[0].v, xs[1].v))
+        if base in ("length", "fast_length"):
+            return RV(et, b.call(sqrt, [dot(xs[0].v, xs[0].v)]))
+        if base in ("distance", "fast_distance"):
+            d = b.fsub(xs[0].v, xs[1].v)
+            return RV(et, b.call(sqrt, [dot(d, d)]))
+        if base in ("normalize", "fast_normalize"):
+            x = xs[0].v
+            ln = b.call(sqrt, [dot(x, x)])
+            if t.is_vector:
+                ln = self.lw.splat(RV(et, ln), t).v
+            return RV(t, b.fdiv(x, ln))
+        if base == "cross":
+            if not t.is_vector or t.n not in (3, 4):
+                self.err("'cross' is only defined for 3- and 4-component vectors")
+            x, y = xs[0].v, xs[1].v
+
+            def c(v, k):
+                return b.extract_element(v, ir.Constant(I32, k))
+            comps = [b.fsub(b.fmul(c(x, 1), c(y, 2)), b.fmul(c(x, 2), c(y, 1))),
+                     b.fsub(b.fmul(c(x, 2), c(y, 0)), b.fmul(c(x, 0), c(y, 2))),
+                     b.fsub(b.fmul(c(x, 0), c(y, 1)), b.fmul(c(x, 1), c(y, 0)))]
+            if t.n == 4:
+                comps.append(ir.Constant(et.llvm_type(), 0.0))
+            out = ir.Constant(t.llvm_type(), None)
+            for k, v in enumerate(comps):
+                out = b.insert_element(out, v, ir.Constant(I32, k))
+            return RV(t, out)
+
+    def relational(self, base, name, vals, args):
+        b, lw = self.b, self.lw
+        if base in ("any", "all"):
+            v = vals[0]
+            t = v.type
+            if not (t.arith() and T.elem_of(t).is_integer and T.elem_of(t).signed):
+                self.err(f"'{name}' requires a signed integer argument")
+            neg = b.icmp_signed("<", v.v, ir.Constant(v.v.type, None))
+            if not t.is_vector:
+                return RV(INT, b.zext(neg, I32))
+            acc = b.extract_element(neg, ir.Constant(I32, 0))
+            for k in range(1, t.n):
+                e = b.extract_element(neg, ir.Constant(I32, k))
+                acc = b.or_(acc, e) if base == "any" else b.and_(acc, e)
+            return RV(INT, b.zext(acc, I32))
+        if base in ("select", "bitselect"):
+            x, y, c = vals
+            t = lw.common_vec(x, y, self.node)
+            xx, yy = lw.convert(x, t, args[0]), lw.convert(y, t, args[1])
+            if base == "bitselect":
+                et = T.elem_of(t)
+                it = Vector(T.UINT_OF_BITS[et.bits], t.n) if t.is_vector else T.UINT_OF_BITS[et.bits]
+                ilt = it.llvm_type()
+                cv = lw.convert(c, t, args[2]) if c.type != t else c
+                xi, yi, ci = (b.bitcast(v.v, ilt) for v in (xx, yy, cv))
+                r = b.or_(b.and_(xi, b.not_(ci)), b.and_(yi, ci))
+                return RV(t, b.bitcast(r, t.llvm_type()))
+            if not T.elem_of(c.type).is_integer:
+                self.err("the condition of 'select' must be an integer", args[2])
+            if t.is_vector:
+                if not c.type.is_vector or c.type.n != t.n:
+                    self.err("the condition of 'select' must be a vector of the same length", args[2])
+                m = b.icmp_signed("<", c.v, ir.Constant(c.v.type, None))
+            else:
+                m = b.icmp_unsigned("!=", c.v, ir.Constant(c.v.type, None))
+            return RV(t, b.select(m, yy.v, xx.v))
+        if base in ("isfinite", "isinf", "isnan", "isnormal", "signbit"):
+            t, (x,) = self.floatify(vals, args)
+            et = T.elem_of(t)
+            fabs = b.call(self.intrinsic("llvm.fabs", t.llvm_type()), [x.v])
+            inf = self.const(t, float("inf"))
+            if base == "isnan":
+                r = b.fcmp_unordered("uno", x.v, x.v)
+            elif base == "isinf":
+                r = b.fcmp_ordered("==", fabs, inf)
+            elif base == "isfinite":
+                r = b.fcmp_ordered("<", fabs, inf)
+            elif base == "isnormal":
+                tiny = self.const(t, 2.0 ** -126 if et == FLOAT else 2.0 ** -1022)
+                r = b.and_(b.fcmp_ordered("<", fabs, inf), b.fcmp_ordered(">=", fabs, tiny))
+            else:
+                it = ir.IntType(et.bits)
+                ilt = ir.VectorType(it, t.n) if t.is_vector else it
+                r = b.icmp_signed("<", b.bitcast(x.v, ilt), ir.Constant(ilt, None))
+            return self.cmp_result(t, r)
+        t, (x, y) = self.floatify(vals, args)
+        ops = {"isequal": ("o", "=="), "isnotequal": ("u", "!="), "isgreater": ("o", ">"),
+               "isgreaterequal": ("o", ">="), "isless": ("o", "<"), "islessequal": ("o", "<="),
+               "islessgreater": ("o", "!="), "isordered": ("o", "ord"), "isunordered": ("u", "uno")}
+        kind, op = ops[base]
+        r = (b.fcmp_ordered if kind == "o" else b.fcmp_unordered)(op, x.v, y.v)
+        return self.cmp_result(t, r)

@@ -1,0 +1,88 @@
+"""Parsing: preprocessed text -> pycparser AST, or a located syntax diagnostic.
+
+Takes the preprocessed text.  Gives a ``c_ast.FileAST`` built by pycparserext's
+OpenCL C parser, extended so that ``DRAM``, ``L2BM`` and ``L1BM`` lex as
+address-space qualifiers (reserved for the MN-Core extensions; the lowering
+rejects them with "not supported yet").  pycparser's ``ParseError`` (a string
+"file:line:col: msg", sometimes without a position) becomes a ``Diagnostic``
+at the offending token: ``syntax error: unexpected '}'`` and the like.
+"""
+from __future__ import annotations
+
+import re
+
+from pycparser import c_parser
+from pycparser.c_parser import Coord
+from pycparserext.ext_c_lexer import OpenCLCLexer
+from pycparserext.ext_c_parser import OpenCLCParser
+
+from .module import Diagnostic
+
+RESERVED_SPACES = ("DRAM", "L2BM", "L1BM")
+
+
+class MnclLexer(OpenCLCLexer):
+    _extra_keywords = {**OpenCLCLexer._extra_keywords, **{k: "GLOBAL" for k in RESERVED_SPACES}}
+
+
+class _SyntaxError(Exception):
+    def __init__(self, msg, coord):
+        super().__init__(msg)
+        self.msg, self.coord = msg, coord
+
+
+class MnclParser(OpenCLCParser):
+    lexer_class = MnclLexer
+
+    def _parse_error(self, msg, coord):
+        if not isinstance(coord, Coord):
+            tok = None
+            try:
+                tok = self._peek()
+            except Exception:
+                tok = None
+            if tok is not None:
+                coord = self._tok_coord(tok)
+            else:
+                coord = Coord(self.clex.filename, max(self.clex.lineno, 1), 1)
+        raise _SyntaxError(msg, coord)
+
+    def _lex_error_func(self, msg, line, column):
+        raise _SyntaxError(msg, Coord(self.clex.filename, line, column))
+
+
+_parser = None
+
+
+def _friendly(msg: str) -> str:
+    m = re.match(r"before: (.*)$", msg)
+    if m:
+        return f"syntax error: unexpected '{m.group(1)}'"
+    if msg == "At end of input":
+        return "syntax error: unexpected end of file"
+    if msg.startswith("Illegal character"):
+        return "invalid character " + msg[len("Illegal character "):]
+    return "syntax error: " + msg[0].lower() + msg[1:] if msg else "syntax error"
+
+
+def parse(text: str, filename: str, sources: dict):
+    """Returns (ast, None) or (None, Diagnostic)."""
+    global _parser
+    if _parser is None:
+        _parser = MnclParser()
+    try:
+        return _parser.parse(text, filename=filename), None
+    except _SyntaxError as e:
+        c = e.coord
+        return None, make_diag("error", _friendly(e.msg), c.file, c.line, c.column or 1, sources)
+    except c_parser.ParseError as e:
+        m = re.match(r"(.*?):(\d+):(\d+): (.*)$", str(e), re.S)
+        if m:
+            return None, make_diag("error", _friendly(m.group(4)), m.group(1), int(m.group(2)), int(m.group(3)), sources)
+        return None, make_diag("error", _friendly(str(e)), filename, 1, 1, sources)
+
+
+def make_diag(sev, msg, file, line, col, sources):
+    lines = sources.get(file, [])
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return Diagnostic(sev, msg, file or "<kernel>", line or 0, col or 0, text)

@@ -1,0 +1,91 @@
+"""Preprocessing: OpenCL C source -> one text with ``#line`` markers.
+
+Takes the user's source, its file name, the build options' ``-D`` and ``-I``.
+Gives the preprocessed text (pcpp keeps each line's text and column where no
+macro expands before it, and emits ``#line`` directives that pycparser's lexer
+follows, so parser coordinates are the user's file, line and column) and the
+text of every file read, for caret diagnostics.  ``mncl.h`` (the device
+header, translator/include/) is processed first, as if included, and its
+directory is on the include path.  ``#include "x.h"`` is searched in the
+including file's directory, then in the ``-I`` directories.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import pcpp
+
+from .module import Diagnostic
+
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+DEVICE_HEADER = os.path.join(INCLUDE_DIR, "mncl.h")
+
+
+class _Preprocessor(pcpp.Preprocessor):
+    def __init__(self, sources):
+        super().__init__()
+        self.sources = sources
+        self.diags = []
+        self.line_directive = "#line"
+        self.passthru_includes = None
+
+    def on_error(self, file, line, msg):
+        self.return_code += 1
+        self.diags.append(("error", file, line, msg))
+
+    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
+        d = self.lastdirective
+        if is_malformed:
+            self.on_error(d.source, d.lineno, f"malformed #include directive: {includepath}")
+        else:
+            self.on_error(d.source, d.lineno, f"'{includepath}' file not found")
+        raise pcpp.OutputDirective(pcpp.Action.IgnoreAndRemove)
+
+    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        text = "".join(t.value for t in toks).strip()
+        if directive.value == "error":
+            self.on_error(directive.source, directive.lineno, f"#error {text}".rstrip())
+            return True
+        if directive.value == "warning":
+            self.diags.append(("warning", directive.source, directive.lineno, f"#warning {text}".rstrip()))
+            return True
+        if directive.value == "pragma":
+            return True                       # OPENCL EXTENSION / unroll pragmas: accepted and ignored
+        if directive.value == "line":
+            return None
+        self.on_error(directive.source, directive.lineno, f"invalid preprocessing directive '#{directive.value}'")
+        return True
+
+    def on_file_open(self, is_system_include, includepath):
+        f = super().on_file_open(is_system_include, includepath)
+        text = f.read()
+        f.close()
+        self.sources[includepath] = text.splitlines()
+        return io.StringIO(text)
+
+
+def preprocess(source: str, filename: str, defines, include_dirs, sources: dict):
+    """Returns (text, diagnostics).  ``sources`` is filled with file -> list of lines."""
+    sources[filename] = source.splitlines()
+    p = _Preprocessor(sources)
+    p.add_path(INCLUDE_DIR)
+    base = os.path.dirname(filename) if filename and not filename.startswith("<") else ""
+    if base:
+        p.add_path(base)
+    for d in include_dirs:
+        p.add_path(d)
+    for name, val in defines:
+        p.define(f"{name} {1 if val is None else val}")
+    with open(DEVICE_HEADER) as f:
+        p.parse(f.read(), source=DEVICE_HEADER)
+        p.write(io.StringIO())
+    p.parse(source, source=filename)
+    out = io.StringIO()
+    p.write(out)
+    diags = []
+    for sev, file, line, msg in p.diags:
+        lines = sources.get(file, [])
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        diags.append(Diagnostic(sev, msg, file, line, 1, text))
+    return out.getvalue(), diags
