@@ -101,12 +101,17 @@ def _llvm():
             import llvmlite.binding as llvm
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                              features=llvm.get_host_cpu_features().flatten(),
-                                              opt=3, codemodel="jitdefault")
-            _llvm_state.update(llvm=llvm, tm=tm, triple=llvm.get_process_triple())
+            _llvm_state.update(llvm=llvm, triple=llvm.get_process_triple(),
+                               target=llvm.Target.from_default_triple(),
+                               cpu=llvm.get_host_cpu_name(),
+                               features=llvm.get_host_cpu_features().flatten())
         return _llvm_state
+
+
+def _target_machine(st):
+    """A new host target machine: an MCJIT engine takes ownership of (and frees) the one it gets."""
+    return st["target"].create_target_machine(cpu=st["cpu"], features=st["features"], opt=3,
+                                              codemodel="jitdefault")
 
 
 class HostAllocation:
@@ -216,7 +221,7 @@ class CpuDevice:
             if not mod.triple:
                 mod.triple = st["triple"]
             mod.verify()
-            engine = llvm.create_mcjit_compiler(mod, st["tm"])
+            engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
             engine.set_object_cache(lambda _m, buf: produced.append(bytes(buf)),
                                     lambda _m: object_code)
             engine.finalize_object()
@@ -244,7 +249,7 @@ class CpuDevice:
             mod = llvm.parse_assembly(ir)
             mod.triple = st["triple"]
             mod.verify()
-            engine = llvm.create_mcjit_compiler(mod, st["tm"])
+            engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
             engine.finalize_object()
             return JitProgram(engine, {symbol: engine.get_function_address(symbol)})
 

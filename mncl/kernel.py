@@ -178,7 +178,8 @@ class Kernel:
                         f"{self._where(index)} is an integer; got {_describe(value)} {value!r}")
         if dt.kind == "f":
             if isinstance(value, (int, float, np.integer, np.floating)):
-                out = dt.type(value)
+                with np.errstate(over="ignore"):
+                    out = dt.type(value)
                 if np.isinf(out) and not np.isinf(value):
                     raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                                 f"{self._where(index)}: {value!r} overflows {dt}")

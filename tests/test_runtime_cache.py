@@ -1,0 +1,151 @@
+"""The compiled-program cache: a repeated build compiles nothing, keys cover what changes code.
+
+The device's compiler is replaced by a counting stub returning a hand-written
+module, so these tests run without the front end and count compilations.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import mncl as cl
+from mncl import program as program_mod
+from test_runtime_ir import module_of
+from translator.module import CompileError, Diagnostic
+
+SRC = "__kernel void saxpy(__global const float *x, __global float *y, float a, int n) { /* ... */ }"
+
+
+@pytest.fixture
+def counting(monkeypatch, tmp_path):
+    monkeypatch.setenv("MNCL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MNCL_CACHE", raising=False)
+    monkeypatch.setattr(program_mod, "_memo", {})
+    ctx = cl.create_some_context()
+    backend = ctx.devices[0].backend
+    calls = []
+
+    def compile_stub(source, filename, options):
+        calls.append((source, options))
+        return module_of("saxpy")
+    monkeypatch.setattr(backend, "compile", compile_stub)
+    return ctx, calls, tmp_path
+
+
+def run_saxpy(ctx, prg):
+    q = cl.CommandQueue(ctx)
+    x = np.arange(64, dtype=np.float32)
+    bx = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+    by = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ones(64, np.float32))
+    prg.saxpy(q, (64,), None, bx, by, np.float32(2), np.int32(64))
+    out = np.empty(64, np.float32)
+    cl.enqueue_copy(q, out, by)
+    np.testing.assert_array_equal(out, 2 * x + 1)
+
+
+def entries(tmp_path, ext):
+    d = tmp_path / "cache"
+    return sorted(d.glob(f"*{ext}")) if d.exists() else []
+
+
+def test_second_build_compiles_nothing_in_process_and_from_disk(counting, monkeypatch):
+    ctx, calls, tmp = counting
+    run_saxpy(ctx, cl.Program(ctx, SRC).build())
+    cl.Program(ctx, SRC).build()
+    assert len(calls) == 1
+    assert len(entries(tmp, ".mnclbin")) == 1 and len(entries(tmp, ".o")) == 1
+    monkeypatch.setattr(program_mod, "_memo", {})        # as in a new process: only the disk is left
+    run_saxpy(ctx, cl.Program(ctx, SRC).build())
+    assert len(calls) == 1
+
+
+def test_key_covers_source_options_and_includes(counting):
+    ctx, calls, tmp = counting
+    cl.Program(ctx, SRC).build()
+    cl.Program(ctx, SRC + " ").build()
+    cl.Program(ctx, SRC).build(options="-DN=4")
+    cl.Program(ctx, SRC).build(options=["-DN=4"])
+    assert len(calls) == 3
+    inc = tmp / "inc"
+    inc.mkdir()
+    (inc / "params.h").write_text("#define N 4\n")
+    src = '#include "params.h"\n' + SRC
+    cl.Program(ctx, src).build(options=f"-I {inc}")
+    cl.Program(ctx, src).build(options=f"-I {inc}")
+    assert len(calls) == 4
+    (inc / "params.h").write_text("#define N 5\n")
+    cl.Program(ctx, src).build(options=f"-I {inc}")
+    assert len(calls) == 5
+
+
+def test_mncl_cache_0_disables_and_require_errors(counting, monkeypatch):
+    ctx, calls, tmp = counting
+    monkeypatch.setenv("MNCL_CACHE", "0")
+    cl.Program(ctx, SRC).build()
+    cl.Program(ctx, SRC).build()
+    assert len(calls) == 2 and not entries(tmp, ".mnclbin")
+    monkeypatch.setenv("MNCL_CACHE", "require")
+    with pytest.raises(cl.RuntimeError, match="(?s)BUILD_PROGRAM_FAILURE.*MNCL_CACHE=require"):
+        cl.Program(ctx, SRC).build()
+    monkeypatch.setenv("MNCL_CACHE", "1")
+    cl.Program(ctx, SRC).build()
+    monkeypatch.setattr(program_mod, "_memo", {})
+    monkeypatch.setenv("MNCL_CACHE", "require")
+    cl.Program(ctx, SRC).build()
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("damage", ["binary-garbage", "binary-truncated", "object-garbage"])
+def test_corrupt_entries_fall_back(counting, monkeypatch, damage):
+    ctx, calls, tmp = counting
+    cl.Program(ctx, SRC).build()
+    monkeypatch.setattr(program_mod, "_memo", {})
+    (b,), (o,) = entries(tmp, ".mnclbin"), entries(tmp, ".o")
+    if damage == "binary-garbage":
+        b.write_bytes(b"\x00garbage")
+    elif damage == "binary-truncated":
+        b.write_bytes(b.read_bytes()[:200])
+    else:
+        o.write_bytes(o.read_bytes()[:40] + b"\xff" * 100)
+    run_saxpy(ctx, cl.Program(ctx, SRC).build())
+    # a broken binary is rebuilt; a broken object file is only re-generated from the IR
+    assert len(calls) == (1 if damage == "object-garbage" else 2)
+
+
+def test_build_failure_carries_the_log_and_is_not_cached(counting, monkeypatch):
+    ctx, calls, tmp = counting
+    diag = Diagnostic("error", "use of undeclared identifier 'nn'", "kernel.cl", 1, 12, "int x = nn;")
+
+    def failing(source, filename, options):
+        calls.append(source)
+        raise CompileError([diag])
+    monkeypatch.setattr(ctx.devices[0].backend, "compile", failing)
+    prg = cl.Program(ctx, "bad source")
+    with pytest.raises(cl.RuntimeError) as e:
+        prg.build(options="-DX=1")
+    assert e.value.code == cl.status_code.BUILD_PROGRAM_FAILURE
+    text = str(e.value)
+    assert "kernel.cl:1:12: error: use of undeclared identifier 'nn'" in text
+    assert "int x = nn;\n           ^" in text and "-DX=1" in text and "Traceback" not in text
+    dev = ctx.devices[0]
+    assert prg.get_build_info(dev, cl.program_build_info.LOG) == diag.format()
+    assert prg.get_build_info(dev, cl.program_build_info.STATUS) == cl.build_status.ERROR
+    with pytest.raises(cl.RuntimeError):
+        cl.Program(ctx, "bad source").build()
+    assert len(calls) == 2 and not entries(tmp, ".mnclbin")
+
+
+def test_front_end_missing_or_crashing_is_a_build_failure(counting, monkeypatch):
+    ctx = counting[0]
+
+    def missing(source, filename, options):
+        raise ImportError("No module named 'translator.frontend'")
+    monkeypatch.setattr(ctx.devices[0].backend, "compile", missing)
+    with pytest.raises(cl.RuntimeError, match="front end .* is not available"):
+        cl.Program(ctx, SRC).build()
+
+    def crashing(source, filename, options):
+        raise KeyError("oops")
+    monkeypatch.setattr(ctx.devices[0].backend, "compile", crashing)
+    with pytest.raises(cl.RuntimeError, match="internal compiler error: KeyError"):
+        cl.Program(ctx, SRC).build()
