@@ -21,6 +21,7 @@ USE_HOST_PTR buffers are the caller's array itself and have no guards.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,7 @@ from .constants import device_type
 from .errors import raise_error, status_code
 
 GUARD = 256
+SPLIT_ITEMS = 4096        # NDRanges with fewer work-items run on one thread
 ALIGN = 128
 _CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])
 CANARY = _CANARY_UNIT * (GUARD // len(_CANARY_UNIT))
@@ -276,7 +278,9 @@ class CpuDevice:
                                    0, 0, 0, *launch.offset, *launch.num_groups)
         ng = launch.num_groups
         total = ng[0] * ng[1] * ng[2]
-        nchunks = min(total, self._workers * 4) if self._workers > 1 else 1
+        items = total * launch.local_size[0] * launch.local_size[1] * launch.local_size[2]
+        # small NDRanges run on the calling thread: handing them to other threads costs more than it saves
+        nchunks = 1 if self._workers == 1 or items < SPLIT_ITEMS else min(total, self._workers * 4)
 
         def run_chunk(start, end):
             if local_slots:
@@ -299,7 +303,15 @@ class CpuDevice:
         else:
             pool = self._thread_pool()
             bounds = [total * k // nchunks for k in range(nchunks + 1)]
-            futures = [pool.submit(run_chunk, bounds[k], bounds[k + 1]) for k in range(nchunks)]
+            claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
+
+            def participate():
+                for k in iter(claim.__next__, None):
+                    if k >= nchunks:
+                        return
+                    run_chunk(bounds[k], bounds[k + 1])
+            futures = [pool.submit(participate) for _ in range(min(self._workers - 1, nchunks - 1))]
+            participate()
             for f in futures:
                 f.result()
         for i, a in buffers:
@@ -315,7 +327,7 @@ class CpuDevice:
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self._workers,
+                self._pool = ThreadPoolExecutor(max_workers=max(self._workers - 1, 1),
                                                 thread_name_prefix="mncl-cpu")
             return self._pool
 
