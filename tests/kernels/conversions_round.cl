@@ -1,5 +1,5 @@
 /* Rounding modes of float->int conversions; int->float rounding; vector conversions. */
-__kernel void convert_round(__global const float *f, __global const int *k,
+__kernel void conversions_round(__global const float *f, __global const int *k,
                             __global int *r, __global float *fo, __global int4 *v)
 {
     int i = get_global_id(0);

@@ -1,5 +1,5 @@
 /* Saturating conversions (float and wider ints to narrow types); NaN saturates to 0. */
-__kernel void convert_sat(__global const float *f, __global const int *k,
+__kernel void conversions_sat(__global const float *f, __global const int *k,
                           __global uchar *u8, __global char *s8, __global ushort *u16,
                           __global short *s16, __global int *s32, __global uint *u32)
 {

@@ -1,5 +1,5 @@
 /* Reinterpreting bits: as_uint, as_float, as_int4, as_uchar4; exponent extraction. */
-__kernel void as_type(__global const float *f, __global const uint *u,
+__kernel void reinterpret_bits(__global const float *f, __global const uint *u,
                       __global uint *bits, __global float *back, __global int *expo,
                       __global uchar4 *bytes, __global int4 *vbits)
 {

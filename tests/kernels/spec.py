@@ -20,7 +20,8 @@ Arguments, in the kernel's parameter order:
 
 The reference is called with every buffer's initial contents (fresh copies)
 and every scalar's value as keyword arguments and returns ``{name: expected}``
-for each ``Out``/``InOut``.  Integer results must match exactly; floating
+for each ``Out``/``InOut`` (a numpy masked array leaves its masked elements
+unchecked, for bytes the language leaves undefined).  Integer results must match exactly; floating
 point ones within the case's ``rtol``/``atol``.
 """
 from __future__ import annotations
@@ -138,7 +139,7 @@ class Case:
         checked = {a.name for a in self.args if getattr(a, "checked", False)}
         if set(result) != checked:
             raise ValueError(f"case {self.name}: reference returned {sorted(result)}, outputs are {sorted(checked)}")
-        return {k: np.asarray(v) for k, v in result.items()}
+        return {k: v if isinstance(v, np.ma.MaskedArray) else np.asarray(v) for k, v in result.items()}
 
 
 CASES: dict[str, Case] = {}

@@ -6,7 +6,7 @@ typedef struct {
     int bounces;
 } particle;
 
-void step(__global particle *p, float dt)
+void advance(__global particle *p, float dt)
 {
     p->x += p->vx * dt;
     p->y += p->vy * dt;
@@ -27,8 +27,8 @@ __kernel void struct_particles(__global particle *ps, __global float *e, const f
     int i = get_global_id(0);
     if (i >= n || !ps[i].alive)
         return;
-    step(&ps[i], dt);
-    step(ps + i, dt);
+    advance(&ps[i], dt);
+    advance(ps + i, dt);
     particle local_copy = ps[i];
     e[i] = energy(&local_copy);
 }
