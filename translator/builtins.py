@@ -66,7 +66,6 @@ UNSUPPORTED = {"printf": "printf is not supported",
                "prefetch": None,
                "read_imagef": "images are not supported", "write_imagef": "images are not supported",
                "read_imagei": "images are not supported", "write_imagei": "images are not supported",
-               "vload_half": "type 'half' is not supported", "vstore_half": "type 'half' is not supported",
                "fract": "fract() is not supported", "modf": "modf() is not supported",
                "sincos": "sincos() is not supported", "frexp": "frexp() is not supported",
                "remquo": "remquo() is not supported", "lgamma_r": "lgamma_r() is not supported",
@@ -76,6 +75,7 @@ UNSUPPORTED = {"printf": "printf is not supported",
 _CONVERT_RE = re.compile(r"convert_([a-z]+?)(2|3|4|8|16)?(_sat)?(_rte|_rtz|_rtp|_rtn)?$")
 _AS_RE = re.compile(r"as_([a-z]+?)(2|3|4|8|16)?$")
 _VLOAD_RE = re.compile(r"(vload|vstore)(2|3|4|8|16)$")
+_VHALF_RE = re.compile(r"(vloada?_half|vstorea?_half)(2|3|4|8|16)?(_rte|_rtz|_rtp|_rtn)?$")
 
 
 def _base_name(name):
@@ -93,7 +93,10 @@ def is_builtin(name):
             or n in INV_PI_FUNCS or n in MATH_OTHER or n in COMMON or n in INTEGER or n in GEOMETRIC \
             or n in RELATIONAL:
         return True
-    if _CONVERT_RE.match(name) or _AS_RE.match(name) or _VLOAD_RE.match(name):
+    m = _CONVERT_RE.match(name) or _AS_RE.match(name)
+    if m and m.group(1) in T.SCALARS and m.group(1) != "bool":
+        return True
+    if _VLOAD_RE.match(name) or _VHALF_RE.match(name):
         return True
     if name.startswith(("atomic_", "atom_")):
         return True
@@ -158,6 +161,9 @@ def call(lw, name, args, node):
     m = _VLOAD_RE.match(name)
     if m:
         return B.vloadstore(m.group(1), int(m.group(2)), args, name)
+    m = _VHALF_RE.match(name)
+    if m:
+        return B.vhalf(m.group(1), int(m.group(2) or 1), m.group(3), args, name)
     if name.startswith(("atomic_", "atom_")):
         return B.atomic(name, args)
     vals = [lw.expr(a) for a in args]
@@ -494,6 +500,92 @@ class _Builtins:
         else:
             b.store(data.v, b.bitcast(base, vt.llvm_type().as_pointer()), align=align)
         return RV(T.VOID, None)
+
+    def vhalf(self, kind, n, rnd, args, name):
+        """vload_half[n] / vstore_half[n][_rte...]: half is a storage format, converted to/from float."""
+        lw, b = self.lw, self.b
+        store = kind.startswith("vstore")
+        if rnd and not store:
+            self.err(f"call to undeclared function '{name}'", self.node.name)
+        want = 3 if store else 2
+        if len(args) != want:
+            _arity(lw, self.node, name, want, len(args))
+        vals = [lw.expr(a) for a in args]
+        p, off = vals[-1], vals[-2]
+        if not p.type.is_pointer or p.type.pointee != T.HALF:
+            self.err(f"'{name}' needs a pointer to half, got '{p.type}'", args[-1])
+        if not (off.type.is_scalar and off.type.is_integer):
+            self.err(f"'{name}' offset must be an integer", args[-2])
+        step = 4 if (n == 3 and "vloada" in kind or n == 3 and "vstorea" in kind) else n
+        base = b.gep(p.v, [b.mul(lw.convert(off, LONG, args[-2]).v, ir.Constant(I64, step))])
+        hty = ir.HalfType()
+        if not store:
+            vec = ir.Constant(ir.VectorType(ir.FloatType(), n), None) if n > 1 else None
+            for k in range(n):
+                e = b.call(self.half_fn("h2f"), [b.load(b.gep(b.bitcast(base, ir.IntType(16).as_pointer()), [ir.Constant(I64, k)]), align=2)])
+                if n == 1:
+                    return RV(FLOAT, e)
+                vec = b.insert_element(vec, e, ir.Constant(I32, k))
+            return RV(Vector(FLOAT, n), vec)
+        if p.type.const_pointee or p.type.space == "constant":
+            self.err(f"'{name}' cannot store through a pointer to const", args[-1])
+        data = vals[0]
+        want_t = Vector(FLOAT, n) if n > 1 else FLOAT
+        if data.type.is_vector != (n > 1) or (n > 1 and data.type.n != n):
+            self.err(f"'{name}' expects a '{want_t}' value, got '{data.type}'", args[0])
+        src_e = T.elem_of(data.type)
+        ft = Vector(src_e if src_e.is_float else FLOAT, n) if n > 1 else (src_e if src_e.is_float else FLOAT)
+        d = lw.convert(data, ft, args[0]).v
+        for k in range(n):
+            e = b.extract_element(d, ir.Constant(I32, k)) if n > 1 else d
+            if T.elem_of(ft) == DOUBLE:
+                e = b.fptrunc(e, ir.FloatType())
+            b.store(b.call(self.half_fn("f2h"), [e]), b.gep(b.bitcast(base, ir.IntType(16).as_pointer()), [ir.Constant(I64, k)]), align=2)
+        return RV(T.VOID, None)
+
+    def half_fn(self, which):
+        """float <-> half bit conversions in IR (no libgcc helpers needed by the JIT); round to nearest even."""
+        mod = self.lw.module
+        name = f"mncl.{which}"
+        if name in mod.globals:
+            return mod.globals[name]
+        I16, F32 = ir.IntType(16), ir.FloatType()
+        if which == "h2f":
+            fn = ir.Function(mod, ir.FunctionType(F32, [I16]), name=name)
+        else:
+            fn = ir.Function(mod, ir.FunctionType(I16, [F32]), name=name)
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        b = ir.IRBuilder(fn.append_basic_block())
+        c = lambda v: ir.Constant(I32, v)
+        if which == "h2f":
+            h = b.zext(fn.args[0], I32)
+            sign = b.shl(b.and_(h, c(0x8000)), c(16))
+            exp = b.and_(b.lshr(h, c(10)), c(0x1F))
+            mant = b.and_(h, c(0x3FF))
+            normal = b.or_(sign, b.or_(b.shl(b.add(exp, c(112)), c(23)), b.shl(mant, c(13))))
+            infnan = b.or_(sign, b.or_(c(0x7F800000), b.shl(mant, c(13))))
+            den = b.fmul(b.uitofp(mant, F32), ir.Constant(F32, 2.0 ** -24))
+            den = b.or_(b.bitcast(den, I32), sign)
+            r = b.select(b.icmp_unsigned("==", exp, c(0x1F)), infnan, normal)
+            r = b.select(b.icmp_unsigned("==", exp, c(0)), den, r)
+            b.ret(b.bitcast(r, F32))
+        else:
+            x = b.bitcast(fn.args[0], I32)
+            sign = b.and_(b.lshr(x, c(16)), c(0x8000))
+            a = b.and_(x, c(0x7FFFFFFF))
+            nanbit = b.select(b.icmp_unsigned(">", a, c(0x7F800000)), c(0x200), c(0))
+            infnan = b.or_(c(0x7C00), nanbit)
+            rnd = b.add(b.add(b.sub(a, c(112 << 23)), c(0xFFF)), b.and_(b.lshr(a, c(13)), c(1)))
+            normal = b.lshr(rnd, c(13))
+            af = b.bitcast(a, F32)
+            rint = self.intrinsic("llvm.rint", F32)
+            den = b.fptoui(b.call(rint, [b.fmul(af, ir.Constant(F32, 2.0 ** 24))]), I32)
+            r = b.select(b.icmp_unsigned("<", a, c(0x38800000)), den, normal)
+            r = b.select(b.icmp_unsigned(">=", a, c(0x477FF000)), c(0x7C00), r)
+            r = b.select(b.icmp_unsigned(">=", a, c(0x7F800000)), infnan, r)
+            b.ret(b.trunc(b.or_(r, sign), I16))
+        return fn
 
     def atomic(self, name, args):
         lw, b = self.lw, self.b

@@ -73,6 +73,8 @@ class Scalar(CType):
         self.is_bool = kind == "bool"
 
     def llvm_type(self):
+        if self.kind == "half":
+            return ir.HalfType()
         if self.kind == "float":
             return ir.FloatType() if self.bits == 32 else ir.DoubleType()
         if self.kind == "bool":
@@ -80,7 +82,7 @@ class Scalar(CType):
         return ir.IntType(self.bits)
 
     def np_dtype(self):
-        if self.kind == "float":
+        if self.kind in ("float", "half"):
             return "float%d" % self.bits
         if self.kind == "bool":
             return "bool"
@@ -111,6 +113,7 @@ LONG = _s("long", "int", 64, True, 4)
 ULONG = _s("ulong", "int", 64, False, 4)
 FLOAT = _s("float", "float", 32, True, 10)
 DOUBLE = _s("double", "float", 64, True, 11)
+HALF = _s("half", "half", 16, True, 9)       # a storage-only type: vload_half / vstore_half
 
 SCALARS = {t.name: t for t in (BOOL, CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, FLOAT, DOUBLE)}
 VECTOR_ELEMS = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double")
@@ -303,6 +306,8 @@ def storage_type(t: CType):
 
 def type_by_name(name: str):
     """A built-in type name (``float4``, ``uint``, ``size_t``...) or None."""
+    if name == "half":
+        return HALF
     if name in SCALARS:
         return SCALARS[name]
     alias = _ALIASES.get(name)

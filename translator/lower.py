@@ -55,7 +55,7 @@ SPACE_QUALS = {"__global": "global", "global": "global", "__local": "local", "lo
                "private": "private"}
 IGNORED_QUALS = {"restrict", "volatile", "__read_only", "__write_only", "read_only",
                  "write_only", "__read_write", "read_write", "_Atomic", "__restrict", "__restrict__"}
-UNSUPPORTED_TYPES = {"half": "type 'half' is not supported", "image1d_t": "images are not supported",
+UNSUPPORTED_TYPES = {"image1d_t": "images are not supported",
                      "image2d_t": "images are not supported", "image3d_t": "images are not supported",
                      "image1d_array_t": "images are not supported", "image2d_array_t": "images are not supported",
                      "image1d_buffer_t": "images are not supported", "sampler_t": "samplers are not supported",
@@ -207,8 +207,6 @@ class Lowering:
                 t = T.type_by_name(n)
                 if t is not None:
                     return t
-            if "half" in names:
-                self.error(tnode, UNSUPPORTED_TYPES["half"])
             t = T.c_specifiers_type(names)
             if t is None:
                 self.error(tnode, f"unknown type name '{' '.join(names)}'")
@@ -273,6 +271,8 @@ class Lowering:
 
     def decl_type(self, tnode, node, space_out=None):
         """Declarator type tree -> CType.  Address-space qualifiers go on pointees / arrays."""
+        if isinstance(tnode, (c_ast.Struct, c_ast.Union, c_ast.Enum, c_ast.IdentifierType)):
+            return self.base_type(tnode, node)
         if isinstance(tnode, c_ast.TypeDecl):
             t = self.base_type(tnode.type, node)
             space, const = self.quals_of(tnode.quals, tnode)
@@ -534,7 +534,7 @@ class Lowering:
     def declare_function(self, d, fdef):
         name = d.name
         is_kernel = any(s in ("__kernel", "kernel") for s in self.fspecs(d))
-        if name in T.SCALARS or self.builtins.is_builtin(name):
+        if name in ("barrier", "work_group_barrier") or name in self.builtins.WORK_ITEM:
             self.error(d, f"redefinition of builtin function '{name}'")
         ret, params, names, pdecls = self.func_type(d)
         f = self.funcs.get(name)
@@ -1052,7 +1052,7 @@ class Lowering:
             self.scopes[-1][d.name] = sym
             pre[key] = sym
             return
-        const = "const" in (d.quals or [])
+        const = _top_const(d.type)
         t2 = _strip_const(t)
         if replicated:
             a = self._entry_alloca(storage_type(t2), f"{d.name}.wi", size=ctx.nitems)
@@ -1309,7 +1309,6 @@ class Lowering:
             b.branch(endb)
         if defaultb is not None:
             sw.default = defaultb
-            sw.operands[1] = defaultb
         b.position_at_end(endb)
 
     # ------------------------------------------------------------------ conditions
@@ -1687,6 +1686,8 @@ class Lowering:
         t = _strip_const(t)
         if s == t:
             return RV(t, v.v)
+        if T.elem_of(s) == T.HALF or T.elem_of(t) == T.HALF:
+            self.error(node, "arithmetic on 'half' values is not supported; use vload_half() and vstore_half()")
         if s.is_void:
             self.error(node, "void value used where a value is required")
         if t.is_bool:
@@ -1841,6 +1842,8 @@ class Lowering:
             return self.pointer_binary(op, x, y, n)
         if not (tx.arith() and ty.arith()):
             self.error(n, f"invalid operands to binary expression ('{tx}' and '{ty}')")
+        if T.elem_of(tx) == T.HALF or T.elem_of(ty) == T.HALF:
+            self.error(n, "arithmetic on 'half' values is not supported; use vload_half() and vstore_half()")
         if op in ("<<", ">>"):
             # result has the (promoted) type of the left operand
             if tx.is_float or ty.is_float:
@@ -1958,6 +1961,14 @@ class Lowering:
             if t.is_struct and not t.complete():
                 self.error(n, f"invalid application of 'sizeof' to an incomplete type '{t}'")
             return RV(ULONG, ir.Constant(I64, t.size()))
+        if op == "vec_step":
+            if isinstance(n.expr, c_ast.Typename):
+                t = self.typename_type(n.expr)
+            else:
+                t = self.type_of(n.expr)
+            if not t.arith():
+                self.error(n, f"invalid argument type '{t}' to 'vec_step'")
+            return RV(INT, ir.Constant(I32, t.n if t.is_vector else 1))
         if op == "_Alignof" or op == "__alignof__":
             t = self.typename_type(n.expr) if isinstance(n.expr, c_ast.Typename) else self.type_of(n.expr)
             return RV(ULONG, ir.Constant(I64, t.align()))
@@ -2101,6 +2112,17 @@ class Lowering:
 
     def e_FuncDef(self, n):
         self.error(n, "unexpected function definition")
+
+
+def _top_const(tnode):
+    """Is the declared object itself const (not what it points to)?"""
+    if isinstance(tnode, c_ast.PtrDecl):
+        return "const" in (tnode.quals or [])
+    if isinstance(tnode, c_ast.ArrayDecl):
+        return _top_const(tnode.type)
+    if isinstance(tnode, c_ast.TypeDecl):
+        return "const" in (tnode.quals or [])
+    return False
 
 
 def _with_const(t):

@@ -22,7 +22,8 @@ RESERVED_SPACES = ("DRAM", "L2BM", "L1BM")
 
 
 class MnclLexer(OpenCLCLexer):
-    _extra_keywords = {**OpenCLCLexer._extra_keywords, **{k: "GLOBAL" for k in RESERVED_SPACES}}
+    _extra_keywords = {**OpenCLCLexer._extra_keywords, **{k: "GLOBAL" for k in RESERVED_SPACES},
+                       "vec_step": "SIZEOF"}   # vec_step(type-or-expression) parses like sizeof
 
 
 class _SyntaxError(Exception):
