@@ -255,7 +255,11 @@ class Struct(CType):
             offsets.append(off)
         return {"names": names, "formats": formats, "offsets": offsets, "itemsize": self.size()}
 
+    typedef_name = None
+
     def __str__(self):
+        if self.typedef_name:
+            return self.typedef_name
         return ("union " if self.union else "struct ") + self.tag
 
     def __eq__(self, o):

@@ -395,7 +395,7 @@ class Lowering:
             self.top(ext)
         # helper functions are lowered lazily (when called); lower the rest for diagnostics
         for name, f in list(self.funcs.items()):
-            if f["fdef"] is not None and f["ir"] is None and not f["kernel"]:
+            if f["fdef"] is not None and f["ir"] is None and not f["kernel"] and not self.has_barrier(f["fdef"].body):
                 self.lower_helper(name, f["fdef"])
         return self.module, self.kernels
 
@@ -421,6 +421,9 @@ class Lowering:
 
     def typedef(self, td):
         t = self.decl_type(td.type, td)
+        if t.is_struct and t.tag.startswith("<anonymous"):
+            t.tag = td.name
+            t.typedef_name = td.name
         self.typedefs[-1][td.name] = t
 
     def fspecs(self, decl):
@@ -576,8 +579,10 @@ class Lowering:
 
     def lower_helper(self, name, fdef):
         f = self.funcs[name]
-        if contains_barrier(fdef.body):
-            self.error(self._find_barrier(fdef.body), "barrier() inside a helper function is not supported; call it from the kernel body")
+        if self.has_barrier(fdef.body):
+            self.error(self._find_barrier(fdef.body) or fdef.decl,
+                       "barrier() in a helper function is only supported when the call is a statement of the kernel body "
+                       "('f(...);', 'x = f(...);' or 'T x = f(...);'), not inside an expression or a barrier-free block")
         ret, params = f["ret"], f["params"]
         for pt, pd in zip(params, f["pdecls"]):
             if pt.is_struct and not pt.complete():
@@ -629,6 +634,101 @@ class Lowering:
             self.lowering_stack.pop()
             self.ctx, self.b, self.scopes, self.tags, self.typedefs = saved
 
+    def has_barrier(self, node, seen=()):
+        """Does ``node`` execute a barrier, directly or through the helpers it calls?"""
+        if node is None:
+            return False
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID):
+            nm = node.name.name
+            if nm in ("barrier", "work_group_barrier"):
+                return True
+            f = self.funcs.get(nm)
+            if f is not None and f["fdef"] is not None and nm not in seen and self.lookup(nm) is not None \
+                    and self.lookup(nm).kind == "func":
+                if self.has_barrier(f["fdef"].body, seen + (nm,)):
+                    return True
+        return any(self.has_barrier(c, seen) for _, c in node.children())
+
+    def barrier_call(self, s):
+        """``f(...);`` / ``x = f(...);`` / ``T x = f(...);`` calling a helper with a barrier -> (call, kind)."""
+        def helper(c):
+            return isinstance(c, c_ast.FuncCall) and isinstance(c.name, c_ast.ID) and \
+                c.name.name in self.funcs and not self.is_barrier_call(c) and self.has_barrier(self.funcs[c.name.name]["fdef"].body if self.funcs[c.name.name]["fdef"] else None)
+        if helper(s):
+            return s, "call"
+        if isinstance(s, c_ast.Assignment) and s.op == "=" and helper(s.rvalue) and not self.has_barrier(s.lvalue):
+            return s.rvalue, "assign"
+        if isinstance(s, c_ast.Decl) and s.init is not None and helper(s.init):
+            return s.init, "decl"
+        return None, None
+
+    def inline_group_call(self, s, call, kind):
+        """Inline a helper whose body has a barrier, in group mode (its body is split like the kernel's)."""
+        ctx, b = self.ctx, self.b
+        name = call.name.name
+        f = self.funcs[name]
+        if name in self.lowering_stack:
+            self.error(call, f"recursive call to '{name}' is not supported (recursion is not allowed in OpenCL C)")
+        args = call.args.exprs if call.args is not None else []
+        params = f["params"]
+        if len(args) != len(params):
+            self.error(call, f"too {'few' if len(args) < len(params) else 'many'} arguments to function call, expected {len(params)}, have {len(params) and len(args)}")
+        body = f["fdef"].body
+        items = list(body.block_items or [])
+        final_ret = None
+        if items and isinstance(items[-1], c_ast.Return):
+            final_ret = items[-1]
+        for node in _walk(body):
+            if isinstance(node, c_ast.Return) and node is not final_ret:
+                self.error(node, f"'return' in helper '{name}' (which calls barrier()) is only supported as its last statement")
+        ret = f["ret"]
+        if kind != "call" and ret.is_void:
+            self.error(call, f"void function '{name}' used as a value")
+        slots = [self._entry_alloca(storage_type(pt), f"{name}.{pn}.wi", size=ctx.nitems) for pt, pn in zip(params, f["names"])]
+        retslot = None if ret.is_void else self._entry_alloca(storage_type(ret), f"{name}.ret.wi", size=ctx.nitems)
+
+        def eval_args():
+            for a, pt, slot in zip(args, params, slots):
+                v = self.assign_convert(self.expr(a), pt, a)
+                self.store(b.gep(slot, [b.load(ctx.lin)]), pt, v.v)
+        self.item_region(eval_args)
+        self.after_region()
+        saved = (self.scopes, self.tags, self.typedefs, ctx.group_loops, ctx.loops, ctx.ret_type, ctx.name,
+                 getattr(ctx, "inline_ret", None))
+        self.lowering_stack.append(name)
+        try:
+            self.scopes = [self.scopes[0], {}]
+            self.tags = [self.tags[0], {}]
+            self.typedefs = [self.typedefs[0], {}]
+            for pt, pn, slot in zip(params, f["names"], slots):
+                if pn is not None:
+                    self.scopes[-1][pn] = Sym("var", pt, ptr=slot, replicated=True)
+            ctx.group_loops, ctx.loops, ctx.ret_type, ctx.name = [], [], ret, name
+            ctx.inline_ret = (final_ret, retslot)
+            self.group_stmts(items, new_scope=True)
+        finally:
+            self.lowering_stack.pop()
+            (self.scopes, self.tags, self.typedefs, ctx.group_loops, ctx.loops, ctx.ret_type, ctx.name,
+             ctx.inline_ret) = saved
+        if kind == "call":
+            return
+        if kind == "decl":
+            self.declare_var(s, replicated=True, init=False)
+            sym = self.lookup(s.name)
+
+            def assign():
+                v = RV(ret, self.load(b.gep(retslot, [b.load(ctx.lin)]), ret))
+                v = self.assign_convert(v, sym.type, s.init)
+                self.store(self.var_addr(sym), sym.type, v.v)
+            self.item_region(assign)
+        else:
+            def assign():
+                lv = self.lvalue(s.lvalue)
+                v = RV(ret, self.load(b.gep(retslot, [b.load(ctx.lin)]), ret))
+                self.assign_to(lv, self.assign_convert(v, lv.type, s), s)
+            self.item_region(assign)
+        self.after_region()
+
     def _find_barrier(self, node):
         if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
                 node.name.name in ("barrier", "work_group_barrier"):
@@ -672,7 +772,7 @@ class Lowering:
             params = []
             for i, (pt, pname, pd) in enumerate(zip(f["params"], f["names"], f["pdecls"])):
                 params.append(self.kernel_param(i, pt, pname, pd, fn.args[0]))
-            ctx.uses_barrier = contains_barrier(fdef.body)
+            ctx.uses_barrier = self.has_barrier(fdef.body)
             if ctx.uses_barrier:
                 if has_return(fdef.body):
                     ctx.done = self.b.alloca(I8, size=ctx.nitems, name="done")
@@ -837,7 +937,7 @@ class Lowering:
         for s in items:
             if self.b.block.is_terminated:
                 break
-            if not contains_barrier(s):
+            if not self.has_barrier(s):
                 run.append(s)
                 continue
             flush()
@@ -872,6 +972,10 @@ class Lowering:
 
     def group_stmt(self, s):
         ctx, b = self.ctx, self.b
+        call, kind = self.barrier_call(s)
+        if call is not None:
+            self.inline_group_call(s, call, kind)
+            return
         if isinstance(s, c_ast.FuncCall):
             # the barrier itself: the boundary between two regions
             if self.is_barrier_call(s):
@@ -1234,6 +1338,19 @@ class Lowering:
 
     def ret(self, s):
         ctx, b = self.ctx, self.b
+        inl = getattr(ctx, "inline_ret", None)
+        if inl is not None and ctx.kernel:
+            final, slot = inl
+            if s is not final:
+                self.error(s, f"'return' in helper '{ctx.name}' (which calls barrier()) is only supported as its last statement")
+            if s.expr is not None:
+                if slot is None:
+                    self.error(s, f"void function '{ctx.name}' should not return a value")
+                v = self.assign_convert(self.expr(s.expr), ctx.ret_type, s.expr)
+                self.store(b.gep(slot, [b.load(ctx.lin)]), ctx.ret_type, v.v)
+            elif slot is not None:
+                self.error(s, f"non-void function '{ctx.name}' should return a value")
+            return
         if s.expr is not None:
             if ctx.ret_type.is_void:
                 self.error(s, f"void function '{ctx.name}' should not return a value")
@@ -1376,14 +1493,14 @@ class Lowering:
             if pt.pointee.is_void:
                 self.error(n, "subscript of pointer to void")
             i = self.convert(idx, LONG, n.subscript).v
-            return LV(pt.pointee, self.b.gep(base.v, [i]), pt.const_pointee or pt.space == "constant", pt.space)
+            return LV(pt.pointee, self.b.gep(base.v, [i]), pt.const_pointee or pt.space == "constant", pt.space, True)
         if isinstance(n, c_ast.UnaryOp) and n.op == "*":
             p = self.expr(n.expr)
             if not p.type.is_pointer:
                 self.error(n, f"indirection requires pointer operand ('{p.type}' invalid)")
             if p.type.pointee.is_void:
                 self.error(n, "dereferencing a pointer to void")
-            return LV(p.type.pointee, p.v, p.type.const_pointee or p.type.space == "constant", p.type.space)
+            return LV(p.type.pointee, p.v, p.type.const_pointee or p.type.space == "constant", p.type.space, True)
         if isinstance(n, c_ast.StructRef):
             return self.member(n)
         if isinstance(n, c_ast.Cast):
@@ -1401,7 +1518,7 @@ class Lowering:
             p = self.expr(n.name)
             if not p.type.is_pointer:
                 self.error(n, f"member reference type '{p.type}' is not a pointer")
-            base = LV(p.type.pointee, p.v, p.type.const_pointee or p.type.space == "constant", p.type.space)
+            base = LV(p.type.pointee, p.v, p.type.const_pointee or p.type.space == "constant", p.type.space, True)
         else:
             if isinstance(n.name, (c_ast.ID, c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp)):
                 try_lv = True
@@ -1437,7 +1554,7 @@ class Lowering:
                 p = self.b.bitcast(base.ptr, storage_type(ft).as_pointer())
             else:
                 p = self.b.gep(base.ptr, [ir.Constant(I32, 0), ir.Constant(I32, i)])
-            return LV(ft, p, base.const, base.space)
+            return LV(ft, p, base.const, base.space, base.via_pointer)
         if n.type == "->":
             self.error(n, f"member reference base type '{t}' is not a structure or union")
         self.error(n, f"member reference base type '{t}' is not a structure or union")
@@ -1493,7 +1610,11 @@ class Lowering:
             self.store(lv.base.ptr, lv.base.type, base)
             return
         if lv.const:
-            self.error(node, "cannot assign to variable with const-qualified type" if lv.space != "constant" else "cannot assign to memory in the __constant address space")
+            if lv.space == "constant":
+                self.error(node, "cannot assign to memory in the __constant address space")
+            if lv.via_pointer:
+                self.error(node, "cannot assign through a pointer to const")
+            self.error(node, "cannot assign to variable with const-qualified type")
         if lv.type.is_array:
             self.error(node, "array type is not assignable")
         align = None
@@ -2112,6 +2233,12 @@ class Lowering:
 
     def e_FuncDef(self, n):
         self.error(n, "unexpected function definition")
+
+
+def _walk(node):
+    yield node
+    for _, c in node.children():
+        yield from _walk(c)
 
 
 def _top_const(tnode):

@@ -44,9 +44,17 @@ class MnclParser(OpenCLCParser):
                 tok = None
             if tok is not None:
                 coord = self._tok_coord(tok)
+            elif getattr(self, "_last_tok", None) is not None:
+                t = self._last_tok
+                coord = Coord(self.clex.filename, t.lineno, t.column + len(str(t.value)))
             else:
-                coord = Coord(self.clex.filename, max(self.clex.lineno, 1), 1)
+                coord = Coord(self.clex.filename, max(getattr(self.clex, "_lineno", 1), 1), 1)
         raise _SyntaxError(msg, coord)
+
+    def _advance(self):
+        tok = super()._advance()
+        self._last_tok = tok
+        return tok
 
     def _lex_error_func(self, msg, line, column):
         raise _SyntaxError(msg, Coord(self.clex.filename, line, column))

@@ -26,6 +26,7 @@ class LV:
     ptr: ir.Value                  # address of storage_type(type)
     const: bool = False
     space: str = "private"
+    via_pointer: bool = False      # const-ness comes from the pointee (a[i], *p, p->f)
 
 
 @dataclass

@@ -1,0 +1,5 @@
+__kernel void k(__global float *a)
+{
+    if (a[0] > 0.0f)
+        break;
+}

@@ -1,0 +1,8 @@
+__kernel void k(__global int *a)
+{
+    int i = 0;
+again:
+    a[i] = i;
+    if (++i < 4)
+        goto again;
+}

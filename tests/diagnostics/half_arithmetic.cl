@@ -1,0 +1,4 @@
+__kernel void k(__global half *h, __global float *f)
+{
+    f[0] = h[0] * 2.0f;
+}

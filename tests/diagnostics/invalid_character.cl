@@ -1,0 +1,4 @@
+__kernel void k(__global float *a)
+{
+    a[0] = 1.0f @ 2.0f;
+}

@@ -1,0 +1,5 @@
+__kernel void k(__global float *a)
+{
+    int x = a;
+    a[0] = x;
+}

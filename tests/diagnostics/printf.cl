@@ -1,0 +1,4 @@
+__kernel void k(__global float *a)
+{
+    printf("%f\n", a[0]);
+}

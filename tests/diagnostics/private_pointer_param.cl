@@ -1,0 +1,4 @@
+__kernel void k(float *a)
+{
+    a[0] = 1.0f;
+}
