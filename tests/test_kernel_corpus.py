@@ -14,6 +14,9 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
+import warnings
+
+import os
 
 import numpy as np
 import pytest
@@ -21,6 +24,7 @@ import pytest
 from kernels.cases import CASES, MNCL_XFAIL
 from kernels.spec import Case, In, InOut, Local, Out, Scalar
 
+os.environ.setdefault("PYOPENCL_COMPILER_OUTPUT", "1")   # PoCL's warnings in full (each is a failure)
 TIMEOUT_S = 60.0          # a miscompiled loop must fail the case, not hang the suite
 
 
@@ -116,7 +120,14 @@ def pocl_result(name: str):
     case = CASES[name]
     if case.needs_fp64 and not device.double_fp_config:
         return None
-    return run_with_timeout(run_case, cl, ctx, queue, case)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_with_timeout(run_case, cl, ctx, queue, case)
+    said = [str(w.message) for w in caught if w.category.__name__ == "CompilerWarning"]
+    if said:                                            # the corpus is meant to be clean, well-defined C
+        text = said[0].split("warning:", 1)[1].strip() if "warning:" in said[0] else said[0]
+        raise AssertionError("PoCL's compiler warns: " + text.splitlines()[0])
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,6 +155,8 @@ def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, again
         want = expected.astype(np.float64).reshape(-1)
         g = got.astype(np.float64)
         close = np.isclose(g, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        if case.signed_zeros:
+            close &= (want != 0) | (np.signbit(g) == np.signbit(want))
         bad = np.flatnonzero(~close & ~unchecked)
     if bad.size:
         k = bad[0]

@@ -15,7 +15,7 @@ Arguments, in the kernel's parameter order:
   ``fill`` (so elements a guarded kernel must leave alone are checked too);
   ``fill=None`` allocates it uninitialised (the kernel writes all of it).
 * ``InOut(...)``                           like ``In`` but read-write and checked.
-* ``Scalar(name, dtype, value)``           a by-value argument.
+* ``Scalar(name, dtype, value)``           a by-value argument (a list value: a vector such as float4).
 * ``Local(name, nbytes)``                  a ``LocalMemory(nbytes)`` argument.
 
 The reference is called with every buffer's initial contents (fresh copies)
@@ -94,6 +94,8 @@ class Scalar:
     value: object
 
     def host_value(self):
+        if isinstance(self.value, (list, tuple)):          # a vector (float4 ...): its bytes, as PyOpenCL takes them
+            return np.array(self.value, np.dtype(self.dtype))
         return np.dtype(self.dtype).type(self.value)
 
 
@@ -117,6 +119,7 @@ class Case:
     rtol: float = 0.0
     atol: float = 0.0
     needs_fp64: bool = False
+    signed_zeros: bool = False         # floating-point zeros must also agree in sign
     xfail_mncl: str | None = None      # one line: the actual error while mncl cannot run it yet
     doc: str = ""
 
