@@ -27,7 +27,7 @@ same protocol.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -57,18 +57,23 @@ class DeviceDescription:
     profile: str = "FULL_PROFILE"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Launch:
-    """One NDRange, always given in 3 dimensions (unused ones: size 1, offset 0)."""
+    """One NDRange, always given in 3 dimensions (unused ones: size 1, offset 0).
+
+    Compared and hashed by identity: the runtime reuses one object per shape, so
+    a device may cache what it derives from it in a dict keyed by the Launch.
+    """
 
     work_dim: int
     global_size: tuple
     local_size: tuple
     offset: tuple
 
-    @property
-    def num_groups(self) -> tuple:
-        return tuple(g // l for g, l in zip(self.global_size, self.local_size))
+    num_groups: tuple = field(init=False)   # work-groups per dimension
+
+    def __post_init__(self):
+        object.__setattr__(self, "num_groups", tuple(g // l for g, l in zip(self.global_size, self.local_size)))
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def _target_machine(st):
 class HostAllocation:
     """A buffer in host memory, with canary guard zones unless it is the user's own array."""
 
-    __slots__ = ("nbytes", "address", "view", "_raw", "_lo", "_hi")
+    __slots__ = ("nbytes", "address", "view", "guarded", "_raw", "_lo", "_hi")
 
     def __init__(self, nbytes: int, host_array: np.ndarray | None = None):
         self.nbytes = nbytes
@@ -127,6 +127,7 @@ class HostAllocation:
             self._raw = host_array
             self.view = host_array.reshape(-1).view(np.uint8)[:nbytes]
             self._lo = self._hi = None
+            self.guarded = False
         else:
             raw = np.empty(nbytes + 2 * GUARD + ALIGN, dtype=np.uint8)
             start = GUARD + (-(raw.ctypes.data + GUARD)) % ALIGN
@@ -136,6 +137,7 @@ class HostAllocation:
             self._lo[:] = np.frombuffer(CANARY, np.uint8)
             self._hi[:] = np.frombuffer(CANARY, np.uint8)
             self.view = raw[start:start + nbytes]
+            self.guarded = True
         self.address = self.view.ctypes.data
 
     def guards_intact(self) -> str | None:
@@ -152,6 +154,24 @@ class HostAllocation:
         return " and ".join(bad) or None
 
 
+def _prepare_args(args: list):
+    """The ``i8** args`` array for one argument list, and what the run needs to know about it."""
+    ptrs = (ctypes.c_void_p * max(len(args), 1))()
+    keep, local_slots, buffers = [], [], []
+    for i, a in enumerate(args):
+        if isinstance(a, bytes):
+            cbuf = ctypes.create_string_buffer(a, max(len(a), 16))
+            keep.append(cbuf)
+            ptrs[i] = ctypes.addressof(cbuf)
+        elif isinstance(a, LocalScratch):
+            local_slots.append((i, a.nbytes))
+        else:
+            ptrs[i] = a.address
+            if a.guarded:
+                buffers.append((i, a))
+    return ptrs, local_slots, buffers, keep
+
+
 class JitProgram:
     """One JIT-compiled module: the engine (kept alive) and each kernel's work-group function address."""
 
@@ -159,6 +179,7 @@ class JitProgram:
         self.engine = engine
         self.addresses = addresses
         self.object_code = None
+        self.last_args = {}          # kernel name -> the prepared arguments of its last run
 
 
 def _host_memory_bytes() -> int:
@@ -194,6 +215,7 @@ class CpuDevice:
         self._pool_lock = threading.Lock()
         self._dispatch = None
         self._cache_key = None
+        self._wg_arrays = {}
 
     # -- identity -------------------------------------------------------------
     @property
@@ -258,24 +280,20 @@ class CpuDevice:
     # -- runner ---------------------------------------------------------------
     def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
         dispatch = self._dispatcher()
-        fn = loaded.addresses[kernel_info.name]
-        n = len(args)
-        ptrs = (ctypes.c_void_p * max(n, 1))()
-        keep = []
-        local_slots = []
-        buffers = []
-        for i, a in enumerate(args):
-            if isinstance(a, bytes):
-                cbuf = ctypes.create_string_buffer(a, max(len(a), 16))
-                keep.append(cbuf)
-                ptrs[i] = ctypes.addressof(cbuf)
-            elif isinstance(a, LocalScratch):
-                local_slots.append((i, a.nbytes))
-            else:
-                ptrs[i] = a.address
-                buffers.append((i, a))
-        wg = (ctypes.c_int64 * 16)(launch.work_dim, *launch.global_size, *launch.local_size,
-                                   0, 0, 0, *launch.offset, *launch.num_groups)
+        name = kernel_info.name
+        fn = loaded.addresses[name]
+        key = tuple(args)
+        prepared = loaded.last_args.get(name)
+        if prepared is None or prepared[0] != key:
+            prepared = loaded.last_args[name] = (key, *_prepare_args(args))
+        _, ptrs, local_slots, buffers, _keep = prepared
+        wg = self._wg_arrays.get(launch)
+        if wg is None:
+            if len(self._wg_arrays) > 1024:
+                self._wg_arrays.clear()
+            wg = self._wg_arrays[launch] = (ctypes.c_int64 * 16)(
+                launch.work_dim, *launch.global_size, *launch.local_size, 0, 0, 0, *launch.offset,
+                *launch.num_groups)
         ng = launch.num_groups
         total = ng[0] * ng[1] * ng[2]
         items = total * launch.local_size[0] * launch.local_size[1] * launch.local_size[2]
@@ -284,6 +302,7 @@ class CpuDevice:
 
         def run_chunk(start, end):
             if local_slots:
+                n = len(args)
                 my_ptrs = (ctypes.c_void_p * max(n, 1))(*ptrs)
                 lp = (ctypes.c_void_p * len(local_slots))()
                 ls = (ctypes.c_int64 * len(local_slots))()
@@ -315,11 +334,13 @@ class CpuDevice:
             for f in futures:
                 f.result()
         for i, a in buffers:
+            if a._lo.tobytes() == CANARY and a._hi.tobytes() == CANARY:
+                continue
             where = a.guards_intact()
             if where is not None:
                 pname = kernel_info.params[i].name if i < len(kernel_info.params) else str(i)
                 raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
-                            f"kernel '{kernel_info.name}' wrote out of bounds of the buffer passed as "
+                            f"kernel '{name}' wrote out of bounds of the buffer passed as "
                             f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
                             f"was overwritten (the guard has been restored; the buffer's contents "
                             f"and any neighbouring memory may be wrong)")

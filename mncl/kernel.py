@@ -30,6 +30,7 @@ class _Null:
 
     nbytes = 0
     address = 0
+    guarded = False
     view = np.zeros(0, np.uint8)
 
     @staticmethod

@@ -10,6 +10,7 @@ records a failure in the event; ``Event.wait()`` and ``finish()`` raise it.
 from __future__ import annotations
 
 import atexit
+import itertools
 import threading
 import weakref
 from queue import SimpleQueue
@@ -23,22 +24,30 @@ _live_queues: "weakref.WeakSet" = weakref.WeakSet()
 
 
 class _Shared:
-    """What the worker thread needs (not the queue itself, so a dropped queue can be collected)."""
+    """What the worker thread needs (not the queue itself, so a dropped queue can be collected).
 
-    __slots__ = ("cond", "pending", "errors", "inbox")
+    ``submitted`` and ``done`` count commands; a thread about to wait raises
+    ``waiting`` under ``cond`` before it re-checks, and the worker notifies only
+    when someone waits, so an enqueue or a completion takes no lock.
+    """
+
+    __slots__ = ("cond", "counter", "submitted", "done", "waiting", "errors", "inbox")
 
     def __init__(self):
-        self.cond = threading.Condition()
-        self.pending = 0
+        self.cond = threading.Condition(threading.Lock())
+        self.counter = itertools.count(1)
+        self.submitted = 0
+        self.done = 0
+        self.waiting = 0
         self.errors = []          # failures not yet raised to the user
         self.inbox = SimpleQueue()
 
 
 def _worker(shared: _Shared):
-    inbox = shared.inbox
+    get = shared.inbox.get
     cond = shared.cond
     while True:
-        item = inbox.get()
+        item = get()
         if item is None:
             return
         work, ev, deps = item
@@ -64,14 +73,16 @@ def _worker(shared: _Shared):
                 err = make_error("enqueue", status_code.OUT_OF_RESOURCES,
                                  f"internal error while executing the command: {type(e).__name__}: {e}")
         times[3] = _now()
-        with cond:
-            if err is not None:
+        if err is not None:
+            with cond:
                 ev._fail(err)
                 shared.errors.append(err)
-            else:
-                ev._status = ces.COMPLETE
-            shared.pending -= 1
-            cond.notify_all()
+        else:
+            ev._status = ces.COMPLETE
+        shared.done += 1
+        if shared.waiting:
+            with cond:
+                cond.notify_all()
 
 
 class CommandQueue:
@@ -111,16 +122,24 @@ class CommandQueue:
                     raise_error("enqueue", status_code.INVALID_EVENT_WAIT_LIST,
                                 f"wait_for holds {d!r}, which is not an mncl.Event")
         shared = self._shared
-        with shared.cond:
-            shared.pending += 1
+        shared.submitted = next(shared.counter)
         shared.inbox.put((work, ev, deps))
         return ev
 
+    def _wait_until(self, done):
+        shared = self._shared
+        if done():
+            return
+        with shared.cond:
+            shared.waiting += 1
+            try:
+                while not done():
+                    shared.cond.wait()
+            finally:
+                shared.waiting -= 1
+
     def _wait_event(self, ev: Event):
-        cond = self._shared.cond
-        with cond:
-            while ev._status > ces.COMPLETE:
-                cond.wait()
+        self._wait_until(lambda: ev._status <= ces.COMPLETE)
 
     def _mark_reported(self, err):
         with self._shared.cond:
@@ -131,9 +150,9 @@ class CommandQueue:
     def finish(self):
         """Block until every enqueued command completed; raise the first failure not yet raised."""
         shared = self._shared
+        target = shared.submitted
+        self._wait_until(lambda: shared.done >= target)
         with shared.cond:
-            while shared.pending:
-                shared.cond.wait()
             errors, shared.errors = shared.errors, []
         if errors:
             raise errors[0]
