@@ -6,11 +6,13 @@ PyOpenCL API, runs a case with whichever ``cl`` module it is handed: first
 ``pyopencl`` on an installed OpenCL platform (skipped cleanly when there is
 none), which checks the kernels and references independently of this project,
 then ``mncl``, which is checked against the reference and, where PoCL ran,
-against PoCL's own output.  A case mncl cannot run yet carries a strict xfail
-with the error it gives (cases.MNCL_XFAIL), so one that starts passing shows.
+against PoCL's own output, at the default optimisation level and unoptimised
+and at -O3.  A test mncl cannot pass yet carries a strict xfail with the error
+it gives (cases.MNCL_XFAIL, keyed by test id), so one that starts passing shows.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import threading
@@ -181,7 +183,7 @@ def test_corpus_is_big_enough():
 
 
 def test_xfail_table_names_cases():
-    assert not set(MNCL_XFAIL) - set(CASES), "cases.MNCL_XFAIL names cases that do not exist"
+    assert not set(MNCL_XFAIL) - set(mncl_ids()), "cases.MNCL_XFAIL names tests that do not exist"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -198,15 +200,22 @@ def test_pocl(name):
         check(case, out, value, expected[out], "numpy reference")
 
 
-def _mncl_param(name):
-    reason = CASES[name].xfail_mncl
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(name, marks=marks)
+# mncl also runs every case unoptimised and at -O3: the lowering, the barrier splitting and
+# the optimiser meet different IR at each level.  A test id is the case name plus "@<variant>".
+MNCL_VARIANTS = {"": "", "O0": "-cl-opt-disable", "O3": "-O3"}
 
 
-@pytest.mark.parametrize("name", [_mncl_param(n) for n in sorted(CASES)])
-def test_mncl(name):
+def mncl_ids():
+    return [f"{n}@{v}" if v else n for n in sorted(CASES) for v in MNCL_VARIANTS]
+
+
+def run_and_check_mncl(test_id: str):
+    """Run one case on mncl (with its variant's extra options) and check it against numpy and PoCL."""
+    name, _, variant = test_id.partition("@")
     case = CASES[name]
+    extra = MNCL_VARIANTS[variant]
+    if extra:
+        case = dataclasses.replace(case, options=f"{case.options} {extra}".strip())
     cl, ctx, queue = mncl()
     result = run_with_timeout(run_case, cl, ctx, queue, case)
     expected = case.expected(case.initial_buffers())
@@ -216,3 +225,14 @@ def test_mncl(name):
     if reference is not None:
         for out, value in result.items():
             check(case, out, value, same_mask(reference[out], expected[out]), "PoCL output")
+
+
+def _mncl_param(test_id):
+    reason = MNCL_XFAIL.get(test_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(test_id, marks=marks, id=test_id)
+
+
+@pytest.mark.parametrize("test_id", [_mncl_param(t) for t in mncl_ids()])
+def test_mncl(test_id):
+    run_and_check_mncl(test_id)

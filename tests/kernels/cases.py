@@ -6,14 +6,12 @@ written independently of any OpenCL implementation.  The driver
 ``tests/test_kernel_corpus.py`` runs every case on PoCL (through PyOpenCL) and
 on mncl and compares both with the reference.
 
-``xfail_mncl`` records, for a case that mncl cannot run yet, the actual error
-it gives (kept one line long, strict: a case that starts passing is reported).
-It is set from the table ``MNCL_XFAIL`` at the bottom, so refreshing it touches
-one place.
+``MNCL_XFAIL`` at the bottom records, for each test mncl cannot pass yet, the
+actual error it gives (one line; the driver marks it strict xfail, so a test
+that starts passing is reported).  ``python tests/kernels/refresh_xfail.py``
+rewrites it from a fresh run.
 """
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -1157,11 +1155,7 @@ def struct_return(xs, out, ids):
 
 
 # --------------------------------------------------------------------------------------------
-# mncl's known failures: case name -> the one-line error it gives today
+# mncl's known failures: test id ("case" or "case@O0", see the driver) -> its one-line error today
 # --------------------------------------------------------------------------------------------
 
 MNCL_XFAIL: dict[str, str] = {}
-
-for _name, _reason in MNCL_XFAIL.items():
-    if _name in CASES:                      # a stale name fails test_xfail_table_names_cases
-        CASES[_name] = dataclasses.replace(CASES[_name], xfail_mncl=_reason)

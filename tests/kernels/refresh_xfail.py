@@ -2,8 +2,8 @@
 
 Usage: ``python tests/kernels/refresh_xfail.py`` (from the repository root).
 It runs the same host code and checks as tests/test_kernel_corpus.py, ignoring
-the current xfail table, and replaces the table between the markers in
-cases.py with one line per failing case: the error's type and its most telling
+the current xfail table, and replaces the table at the end of cases.py with
+one line per failing test id: the error's type and its most telling
 line.  Review the diff before committing; the driver's xfails are strict, so a
 stale entry shows up as XPASS.
 """
@@ -17,10 +17,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]   # tests/, and the repository root
 
 import test_kernel_corpus as corpus  # noqa: E402
-from kernels.cases import CASES  # noqa: E402
 
 BEGIN = "MNCL_XFAIL: dict[str, str] = {"
-END = "}\n\nfor _name, _reason in MNCL_XFAIL.items():"
+END = "}\n"
 
 
 def summarise(error: BaseException) -> str:
@@ -34,25 +33,14 @@ def summarise(error: BaseException) -> str:
 
 def failures() -> dict:
     found = {}
-    for name in sorted(CASES):
-        case = CASES[name]
+    for test_id in corpus.mncl_ids():
         try:
-            cl, ctx, queue = corpus.mncl()
-            result = corpus.run_with_timeout(corpus.run_case, cl, ctx, queue, case)
-            expected = case.expected(case.initial_buffers())
-            for out, value in result.items():
-                corpus.check(case, out, value, expected[out], "numpy reference")
-            reference = corpus.pocl_result(name)
-            if reference is not None:
-                for out, value in result.items():
-                    corpus.check(case, out, value, corpus.same_mask(reference[out], expected[out]), "PoCL output")
-        except BaseException as e:  # noqa: BLE001 - every failure is recorded, KeyboardInterrupt aside
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            found[name] = summarise(e)
-            print(f"FAIL {name}: {found[name]}", flush=True)
+            corpus.run_and_check_mncl(test_id)
+        except Exception as e:  # noqa: BLE001 - every failure is recorded
+            found[test_id] = summarise(e)
+            print(f"FAIL {test_id}: {found[test_id]}", flush=True)
         else:
-            print(f"ok   {name}", flush=True)
+            print(f"ok   {test_id}", flush=True)
     return found
 
 
@@ -64,7 +52,7 @@ def main():
     stop = text.index(END, start)
     body = "".join(f"\n    {name!r}: {reason!r}," for name, reason in sorted(found.items()))
     path.write_text(text[:start] + body + ("\n" if body else "") + text[stop:])
-    print(f"{len(found)} of {len(CASES)} cases fail on mncl; table written to {path}")
+    print(f"{len(found)} of {len(corpus.mncl_ids())} mncl tests fail; table written to {path}")
 
 
 if __name__ == "__main__":

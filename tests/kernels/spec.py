@@ -27,7 +27,7 @@ point ones within the case's ``rtol``/``atol``.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -120,7 +120,6 @@ class Case:
     atol: float = 0.0
     needs_fp64: bool = False
     signed_zeros: bool = False         # floating-point zeros must also agree in sign
-    xfail_mncl: str | None = None      # one line: the actual error while mncl cannot run it yet
     doc: str = ""
 
     @property
