@@ -149,3 +149,20 @@ def test_front_end_missing_or_crashing_is_a_build_failure(counting, monkeypatch)
     monkeypatch.setattr(ctx.devices[0].backend, "compile", crashing)
     with pytest.raises(cl.RuntimeError, match="internal compiler error: KeyError"):
         cl.Program(ctx, SRC).build()
+
+
+def test_binary_of_a_real_build_loads_without_the_front_end(monkeypatch, tmp_path):
+    pytest.importorskip("translator", reason="needs the front end")
+    from translator import compile_opencl  # noqa: F401
+    monkeypatch.setenv("MNCL_CACHE", "0")
+    ctx = cl.create_some_context()
+    src = """__kernel void saxpy(__global const float *x, __global float *y, float a, int n)
+             { int i = get_global_id(0); if (i < n) y[i] = a * x[i] + y[i]; }"""
+    (binary,) = cl.Program(ctx, src).build(options="-DUNUSED=1").binaries
+
+    def no_front_end(*a):
+        raise AssertionError("the front end must not run for a binary")
+    monkeypatch.setattr(ctx.devices[0].backend, "compile", no_front_end)
+    prg = cl.Program(ctx, ctx.devices, [binary]).build()
+    run_saxpy(ctx, prg)
+    assert prg.get_build_info(ctx.devices[0], cl.program_build_info.STATUS) == cl.build_status.SUCCESS
