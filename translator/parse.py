@@ -51,6 +51,13 @@ class MnclParser(OpenCLCParser):
                 coord = Coord(self.clex.filename, max(getattr(self.clex, "_lineno", 1), 1), 1)
         raise _SyntaxError(msg, coord)
 
+    def _lex_on_rbrace_func(self):
+        if len(self._scope_stack) <= 1:          # an unmatched '}' (pycparser would assert)
+            lx = self.clex
+            col = getattr(lx, "_pos", 0) - getattr(lx, "_line_start", 0)
+            raise _SyntaxError("before: }", Coord(lx.filename, getattr(lx, "_lineno", 1), max(col, 1)))
+        super()._lex_on_rbrace_func()
+
     def _advance(self):
         tok = super()._advance()
         self._last_tok = tok

@@ -80,9 +80,16 @@ def preprocess(source: str, filename: str, defines, include_dirs, sources: dict)
     with open(DEVICE_HEADER) as f:
         p.parse(f.read(), source=DEVICE_HEADER)
         p.write(io.StringIO())
-    p.parse(source, source=filename)
     out = io.StringIO()
-    p.write(out)
+    try:
+        p.parse(source, source=filename)
+        p.write(out)
+    except Exception:                       # pcpp itself fails on some malformed directives
+        d = getattr(p, "lastdirective", None)
+        file = getattr(d, "source", None) or filename
+        line = getattr(d, "lineno", 0) or 0
+        name = getattr(d, "value", "")
+        p.diags.append(("error", file, line, f"malformed preprocessing directive '#{name}'" if name else "malformed preprocessing directive"))
     diags = []
     for sev, file, line, msg in p.diags:
         lines = sources.get(file, [])
