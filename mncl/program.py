@@ -19,7 +19,7 @@ import threading
 from . import cache
 from .binary import BinaryError, dump_module, load_module
 from .constants import build_status, program_build_info, program_info
-from .errors import raise_error, status_code
+from .errors import make_error, raise_error, status_code
 
 SOURCE_FILENAME = "kernel.cl"
 
@@ -157,8 +157,9 @@ class Program:
         self._status[dev] = build_status.ERROR
         self._log[dev] = log
         opts = " ".join(self._options)
-        raise_error("Program.build", status_code.BUILD_PROGRAM_FAILURE,
-                    f"\n\nBuild on {dev.name} (options: '{opts}'):\n\n{log}")
+        # from None: the compiler's own exception (and its traceback) is not the user's business
+        raise make_error("Program.build", status_code.BUILD_PROGRAM_FAILURE,
+                         f"\n\nBuild on {dev.name} (options: '{opts}'):\n\n{log}") from None
 
     @staticmethod
     def _remember(k, module, loaded):
