@@ -1859,14 +1859,14 @@ class Lowering:
             return b.trunc(x, vt(t.llvm_type()))
         return x
 
-    def assign_convert(self, v, t, node):
+    def assign_convert(self, v, t, node, generic=False):
         s = v.type
         t = _strip_const(t)
         if t.is_pointer:
             if s.is_pointer:
                 if s.pointee != t.pointee and not (s.pointee.is_void or t.pointee.is_void):
                     self.error(node, f"incompatible pointer types converting '{s}' to '{t}'")
-                if s.space != t.space:
+                if s.space != t.space and not (generic and t.space == "private"):
                     self.error(node, f"converting '{s}' to '{t}' changes the address space")
                 return RV(t, self.b.bitcast(v.v, t.llvm_type()))
             return self.ptr_convert(v, t, node)
@@ -2206,7 +2206,7 @@ class Lowering:
         vals = []
         for a, pt in zip(args, params):
             v = self.expr(a)
-            v = self.assign_convert(v, pt, a)
+            v = self.assign_convert(v, pt, a, generic=True)   # an unqualified pointer parameter is generic
             if pt.is_vector and pt.n == 3:
                 v = RV(pt, self.b.shuffle_vector(v.v, ir.Constant(v.v.type, None), ir.Constant(ir.VectorType(I32, 4), [0, 1, 2, 2])))
             vals.append(v.v)
