@@ -6,6 +6,7 @@ queues, buffers, programs, kernels, events, the info enumerations and the
 device (mncl/cpu.py) now, the MN-Core emulator in a later issue.
 docs/runtime.md lists the differences from PyOpenCL.
 """
+from . import cltypes
 from .backend import DeviceDescription, Launch
 from .constants import (build_status, command_execution_status, command_queue_info,
                         command_queue_properties, command_type, context_info, device_info,
