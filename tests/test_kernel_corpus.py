@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from kernels.cases import CASES, MNCL_XFAIL
-from kernels.spec import Case, In, InOut, Local, Out, Scalar
+from kernels.spec import Case, InOut, Local, Out, Same, Scalar
 
 os.environ.setdefault("PYOPENCL_COMPILER_OUTPUT", "1")   # PoCL's warnings in full (each is a failure)
 TIMEOUT_S = 60.0          # a miscompiled loop must fail the case, not hang the suite
@@ -40,20 +40,22 @@ def run_case(cl, ctx, queue, case: Case) -> dict:
     initial = case.initial_buffers()
     program = cl.Program(ctx, case.source).build(options=case.options)
     kernel = getattr(program, case.kernel)
-    args, outputs = [], {}
+    args, buffers, outputs = [], {}, {}
     for a in case.args:
         if isinstance(a, Scalar):
             args.append(a.host_value())
         elif isinstance(a, Local):
             args.append(cl.LocalMemory(a.nbytes))
-        elif isinstance(a, Out) and a.fill is None:
-            buf = cl.Buffer(ctx, mf.WRITE_ONLY, initial[a.name].nbytes)
-            args.append(buf)
-            outputs[a.name] = buf
+        elif isinstance(a, Same):
+            args.append(buffers[a.of])
         else:
-            access = mf.READ_WRITE if isinstance(a, InOut) else mf.WRITE_ONLY if isinstance(a, Out) else mf.READ_ONLY
-            buf = cl.Buffer(ctx, access | mf.COPY_HOST_PTR, hostbuf=initial[a.name])
+            if isinstance(a, Out) and a.fill is None:
+                buf = cl.Buffer(ctx, mf.WRITE_ONLY, initial[a.name].nbytes)
+            else:
+                access = mf.READ_WRITE if isinstance(a, InOut) else mf.WRITE_ONLY if isinstance(a, Out) else mf.READ_ONLY
+                buf = cl.Buffer(ctx, access | mf.COPY_HOST_PTR, hostbuf=initial[a.name])
             args.append(buf)
+            buffers[a.name] = buf
             if a.checked:
                 outputs[a.name] = buf
     extra = {"global_offset": case.global_offset} if case.global_offset else {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import CASES, In, InOut, Local, Out, Scalar, case
+from .spec import CASES, In, InOut, Local, Out, Same, Scalar, case  # noqa: F401 - CASES is the registry the driver reads
 
 F32 = dict(rtol=1e-5, atol=1e-5)         # short float32 expressions (OpenCL may contract a*b+c to fma)
 F64 = dict(rtol=1e-13, atol=1e-13)
@@ -1152,6 +1152,144 @@ def struct_return(xs, out, ids):
     pos = np.where(a_wins[:, None], x[:, :2], np.stack([-x[:, 1], x[:, 0]], axis=1))
     out = np.concatenate([pos, np.where(a_wins, x[:, 2], 1.0)[:, None]], axis=1).reshape(-1)
     return {"out": out, "ids": np.where(a_wins, i, -i).astype(np.int32)}
+
+
+# --------------------------------------------------------------------------------------------
+# Harder for a work-group executor: group-decided loops with barriers, big private state,
+# aliasing, attributes, keyword spellings, vector conversions, unaligned vload, struct layout
+# --------------------------------------------------------------------------------------------
+
+def _colours(rng):
+    runs = rng.integers(1, 12, 400)
+    return np.repeat(rng.integers(0, 3, 400), runs)[:384].astype(np.int32)
+
+
+@case("local_converge.cl", global_size=384, local_size=64,
+      args=[In("colour", np.int32, 384, gen=_colours), Out("label", np.int32, 384), Out("rounds", np.int32, 6)])
+def local_converge(colour, label, rounds):
+    labels, rs = [], []
+    for col in colour.reshape(6, 64):
+        lab = np.arange(64)
+        r = 0
+        while True:
+            left = np.where(np.r_[False, col[1:] == col[:-1]], np.r_[lab[0], lab[:-1]], lab)
+            right = np.where(np.r_[col[:-1] == col[1:], False], np.r_[lab[1:], lab[-1]], lab)
+            new = np.minimum(lab, np.minimum(left, right))
+            r += 1
+            changed = (new != lab).any()
+            lab = new
+            if not changed:
+                break
+        labels.append(lab)
+        rs.append(r)
+    return {"label": np.concatenate(labels).astype(np.int32), "rounds": np.array(rs, np.int32)}
+
+
+@case("private_big.cl", global_size=256, local_size=64, rtol=1e-5, atol=1e-5,
+      args=[In("in_", np.float32, (256, 48), -1, 1), Out("out", np.float32, (256, 48)), Local("shared", 256)])
+def private_big(in_, out):
+    s = in_.astype(np.float64).sum(axis=1).reshape(4, 64)
+    neighbour = np.roll(s, -1, axis=1).reshape(-1)
+    return {"out": in_[:, ::-1] * neighbour[:, None]}
+
+
+@case("alias_args.cl", global_size=200, **F32,
+      args=[InOut("x", np.float32, 200, -5, 5), Same("y", "x"), Scalar("a", np.float32, 1.5)])
+def alias_args(x, a):
+    return {"x": a * x.astype(np.float64) + x}
+
+
+@case("side_effects.cl", global_size=128,
+      args=[InOut("a", np.int32, 128, -100, 100), InOut("b", np.int32, 128, -100, 100),
+            In("sel", np.int32, 128, -20, 20), Out("out", np.int32, 384)])
+def side_effects(a, b, sel, out):
+    pos = sel > 0
+    r = np.where(pos, a, b)
+    acc = np.array([sum(k * k for k in range(s & 15)) for s in sel.tolist()])
+    out = np.stack([r, acc, np.full(128, 906)], axis=1).reshape(-1).astype(np.int32)
+    return {"a": a + pos.astype(np.int32), "b": b - (~pos).astype(np.int32), "out": out}
+
+
+@case("reqd_wg_size.cl", global_size=(64, 8), local_size=(32, 2),
+      args=[In("in_", np.float32, (8, 64), -1, 1), Out("out", np.float32, (8, 64))])
+def reqd_wg_size(in_, out):
+    t = in_.reshape(4, 2, 2, 32)                          # (group y, ly, group x, lx)
+    return {"out": t[:, ::-1, :, ::-1].reshape(8, 64)}
+
+
+@case("no_underscores.cl", global_size=128, local_size=32, **F32,
+      args=[In("in_", np.float32, 128, -1, 1), In("in2", np.float32, 128, -1, 1), Out("out", np.float32, 128),
+            In("c", np.float32, 1, 0.5, 2), Local("tmp", 128)])
+def no_underscores(in_, in2, out, c):
+    return {"out": 2.0 * (in_.astype(np.float64) + in2) * c[0]}
+
+
+def _vec_floats(rng):
+    special = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 255.5, 254.5, 256.0, -3.7, 3.7, np.nan, 1e9], np.float32)
+    return np.concatenate([special, rng.uniform(-50, 300, 64 * 4 - len(special)).astype(np.float32)]).reshape(64, 4)
+
+
+@case("vec_convert.cl", global_size=64, **F32,
+      args=[In("f", np.float32, (64, 4), gen=_vec_floats), In("k", np.int32, (64, 4), -100000, 100000),
+            Out("u", np.uint8, (128, 4)), Out("r", np.int32, (128, 4), fill=None), Out("fo", np.float32, (64, 4)),
+            Out("s", np.int16, (64, 8)), Out("bytes", np.uint8, (64, 16))])
+def vec_convert(f, k, u, r, fo, s, bytes):
+    x = f.astype(np.float64)
+    finite = np.isfinite(x)
+    u = np.stack([_sat(np.trunc(x), np.uint8), _sat(np.rint(x), np.uint8)], axis=1).reshape(-1, 4)
+    # non-saturating float -> int of NaN is undefined: those lanes are not compared
+    with np.errstate(invalid="ignore"):
+        r = np.stack([np.floor(np.where(finite, x, 0)), np.ceil(np.where(finite, x, 0))], axis=1).reshape(-1, 4)
+    r_mask = np.stack([~finite, ~finite], axis=1).reshape(-1, 4)
+    s = _sat(np.concatenate([k, k.astype(np.int64) * 1000], axis=1), np.int16)
+    return {"u": u.astype(np.uint8), "r": np.ma.array(r.astype(np.int32), mask=r_mask),
+            "fo": k.astype(np.float32) * np.float32(0.5), "s": s.astype(np.int16), "bytes": f.view(np.uint8)}
+
+
+@case("vload_unaligned.cl", global_size=64, **F32,
+      args=[In("a", np.float32, 200, -5, 5), Out("out", np.float32, 320), In("h", np.int16, 65, -1000, 1000),
+            Out("hout", np.int16, 192)])
+def vload_unaligned(a, out, h, hout):
+    out, hout = out.copy(), hout.copy()
+    for i in range(64):
+        v = a[i:i + 4].astype(np.float64)
+        w = a[3 * i + 1:3 * i + 9].astype(np.float64)
+        out[5 * i + 1:5 * i + 5] = v + w[:4] + w[4:]
+        hout[3 * i + 1:3 * i + 3] = h[i:i + 2] * 3
+    return {"out": out, "hout": hout}
+
+
+ITEM = np.dtype({"names": ["tag", "pos", "mass", "cell"], "formats": ["i1", ("<f4", (4,)), "<f8", ("<i2", (2,))],
+                 "offsets": [0, 16, 32, 40], "itemsize": 48})
+
+
+def _items(rng):
+    t = np.zeros(64, ITEM)
+    t["tag"] = rng.integers(-10, 10, 64)
+    t["pos"] = rng.uniform(-3, 3, (64, 4))
+    t["mass"] = rng.uniform(0, 10, 64)
+    t["cell"] = rng.integers(-500, 500, (64, 2))
+    return t
+
+
+@case("struct_align.cl", global_size=64, needs_fp64=True, **F32,
+      args=[In("in_", ITEM, 64, gen=_items), Out("out", ITEM, 64), Out("layout", np.int32, 4)])
+def struct_align(in_, out, layout):
+    o = np.zeros(64, ITEM)
+    o["pos"] = in_["pos"][:, ::-1] * in_["tag"][:, None].astype(np.float32)
+    o["mass"] = in_["mass"] * 2 + in_["cell"][:, 0]
+    o["cell"] = in_["cell"][:, ::-1]
+    o["tag"] = in_["tag"] + 1
+    return {"out": o, "layout": np.array([48, 16, 32, 40], np.int32)}
+
+
+@case("many_args.cl", global_size=100,
+      args=[*(In(f"a{k}", np.int32, 100, -1000, 1000) for k in range(8)),
+            *(Out(f"o{k}", np.int32, 100) for k in range(8)),
+            Scalar("s0", np.int32, 7), Scalar("s1", np.int32, -9), Scalar("s2", np.int32, 3), Scalar("s3", np.int32, 0x5A5A)])
+def many_args(a0, a1, a2, a3, a4, a5, a6, a7, o0, o1, o2, o3, o4, o5, o6, o7, s0, s1, s2, s3):
+    return {"o0": a0 + s0, "o1": a1 - s1, "o2": a2 * s2, "o3": a3 ^ s3,
+            "o4": a4 + a0, "o5": a5 - a1, "o6": a6 * a2, "o7": a7 | a3}
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ Arguments, in the kernel's parameter order:
 * ``InOut(...)``                           like ``In`` but read-write and checked.
 * ``Scalar(name, dtype, value)``           a by-value argument (a list value: a vector such as float4).
 * ``Local(name, nbytes)``                  a ``LocalMemory(nbytes)`` argument.
+* ``Same(name, of)``                       the buffer of the earlier argument ``of`` again (aliasing).
 
 The reference is called with every buffer's initial contents (fresh copies)
 and every scalar's value as keyword arguments and returns ``{name: expected}``
@@ -103,6 +104,12 @@ class Scalar:
 class Local:
     name: str
     nbytes: int
+
+
+@dataclass(frozen=True)
+class Same:
+    name: str
+    of: str
 
 
 @dataclass(frozen=True)
