@@ -603,3 +603,22 @@ def test_against_pocl(name, src, mk, outs):
             np.testing.assert_allclose(ours[idx], host, rtol=1e-6)
         else:
             np.testing.assert_array_equal(ours[idx], host)
+
+
+def test_concurrent_compiles():
+    import threading
+    srcs = [f"__kernel void k{i}(__global int *a) {{ a[get_global_id(0)] += {i}; }}" for i in range(8)]
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            results[i] = compile_opencl(srcs[i])
+        except Exception as e:          # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(f"k{i}__wg" in results[i].llvm_ir for i in range(8))

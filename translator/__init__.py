@@ -16,6 +16,12 @@ from .module import CompiledModule, CompileError, Diagnostic, KernelInfo, ParamI
 
 __version__ = "0.1.0"
 
+import threading as _threading
+
+# llvmlite parses into LLVM's global context, which is not thread-safe: the front end
+# holds this lock around its LLVM work (a caller doing its own LLVM work may share it).
+llvm_lock = _threading.RLock()
+
 __all__ = ["compile_opencl", "CompiledModule", "CompileError", "Diagnostic", "KernelInfo",
            "ParamInfo", "__version__"]
 
@@ -135,6 +141,11 @@ def _compile(source, filename, options, opt_level):
     if bo.no_warnings:
         warnings = []
     ir_text = str(module)
+    with llvm_lock:
+        return _finish(ir_text, kernels, filename, bo, warnings)
+
+
+def _finish(ir_text, kernels, filename, bo, warnings):
     import llvmlite.binding as llvm
     try:
         llmod = llvm.parse_assembly(ir_text)

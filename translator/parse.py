@@ -67,7 +67,9 @@ class MnclParser(OpenCLCParser):
         raise _SyntaxError(msg, Coord(self.clex.filename, line, column))
 
 
-_parser = None
+import threading
+
+_local = threading.local()          # one parser per thread: pycparser's parser keeps state
 
 
 def _friendly(msg: str) -> str:
@@ -83,11 +85,11 @@ def _friendly(msg: str) -> str:
 
 def parse(text: str, filename: str, sources: dict):
     """Returns (ast, None) or (None, Diagnostic)."""
-    global _parser
-    if _parser is None:
-        _parser = MnclParser()
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = MnclParser()
     try:
-        return _parser.parse(text, filename=filename), None
+        return parser.parse(text, filename=filename), None
     except _SyntaxError as e:
         c = e.coord
         return None, make_diag("error", _friendly(e.msg), c.file, c.line, c.column or 1, sources)

@@ -90,9 +90,36 @@ def preprocess(source: str, filename: str, defines, include_dirs, sources: dict)
         line = getattr(d, "lineno", 0) or 0
         name = getattr(d, "value", "")
         p.diags.append(("error", file, line, f"malformed preprocessing directive '#{name}'" if name else "malformed preprocessing directive"))
+    text = _canonical_names(out.getvalue(), sources)
     diags = []
     for sev, file, line, msg in p.diags:
+        file = _canon(file, sources)
         lines = sources.get(file, [])
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        diags.append(Diagnostic(sev, msg, file, line, 1, text))
-    return out.getvalue(), diags
+        diags.append(Diagnostic(sev, msg, file, line, 1, lines[line - 1] if 0 < line <= len(lines) else ""))
+    return text, diags
+
+
+def _canon(name, sources):
+    if name in sources:
+        return name
+    a = os.path.abspath(name)
+    for k in sources:
+        if os.path.abspath(k) == a:
+            return k
+    return name
+
+
+def _canonical_names(text, sources):
+    """pcpp writes file names relative to the working directory; use the names we were given."""
+    import re
+    by_abs = {}
+    for k in sources:
+        by_abs.setdefault(os.path.abspath(k), k)
+    cache = {}
+
+    def fix(m):
+        name = m.group(2)
+        if name not in cache:
+            cache[name] = name if name in sources else by_abs.get(os.path.abspath(name), name)
+        return f'#line {m.group(1)} "{cache[name]}"'
+    return re.sub(r'^#line (\d+) "([^"]*)"', fix, text, flags=re.M)
