@@ -42,9 +42,24 @@ _DISPATCH_IR = r"""
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
-define void @mncl_dispatch(ptr %fn, ptr %args, ptr %tmpl, i64 %start, i64 %end,
-                           i64 %nlocal, ptr %lptrs, ptr %lsizes) {
+; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes}
+define void @mncl_dispatch(ptr %rec) {
 entry:
+  %fn = load ptr, ptr %rec
+  %r1 = getelementptr ptr, ptr %rec, i64 1
+  %args = load ptr, ptr %r1
+  %r2 = getelementptr ptr, ptr %rec, i64 2
+  %tmpl = load ptr, ptr %r2
+  %r3 = getelementptr i64, ptr %rec, i64 3
+  %start = load i64, ptr %r3
+  %r4 = getelementptr i64, ptr %rec, i64 4
+  %end = load i64, ptr %r4
+  %r5 = getelementptr i64, ptr %rec, i64 5
+  %nlocal = load i64, ptr %r5
+  %r6 = getelementptr ptr, ptr %rec, i64 6
+  %lptrs = load ptr, ptr %r6
+  %r7 = getelementptr ptr, ptr %rec, i64 7
+  %lsizes = load ptr, ptr %r7
   %wg = alloca [16 x i64], align 8
   call void @llvm.memcpy.p0.p0.i64(ptr %wg, ptr %tmpl, i64 128, i1 false)
   %ng0p = getelementptr i64, ptr %tmpl, i64 13
@@ -88,9 +103,8 @@ done:
 }
 """
 
-_DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                  ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                                  ctypes.c_void_p, ctypes.c_void_p)
+_DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
+_Record = ctypes.c_int64 * 8
 
 _llvm_lock = threading.Lock()
 _llvm_state = {}
@@ -214,6 +228,7 @@ class CpuDevice:
         self._pool = None
         self._pool_lock = threading.Lock()
         self._dispatch = None
+        self._dispatch_fn = None
         self._cache_key = None
         self._wg_arrays = {}
 
@@ -261,10 +276,11 @@ class CpuDevice:
         return prog
 
     def _dispatcher(self):
-        if self._dispatch is None:
+        if self._dispatch_fn is None:
             loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
-            self._dispatch = (loaded, _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"]))
-        return self._dispatch[1]
+            self._dispatch = loaded
+            self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
+        return self._dispatch_fn
 
     def _load_ir(self, ir: str, symbol: str) -> JitProgram:
         st = _llvm()
@@ -279,14 +295,31 @@ class CpuDevice:
 
     # -- runner ---------------------------------------------------------------
     def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
-        dispatch = self._dispatcher()
+        dispatch = self._dispatch_fn or self._dispatcher()
         name = kernel_info.name
-        fn = loaded.addresses[name]
         key = tuple(args)
         prepared = loaded.last_args.get(name)
         if prepared is None or prepared[0] != key:
-            prepared = loaded.last_args[name] = (key, *_prepare_args(args))
-        _, ptrs, local_slots, buffers, _keep = prepared
+            prepared = loaded.last_args[name] = (key, *_prepare_args(args), {})
+        _, ptrs, local_slots, buffers, _keep, records = prepared
+        rec = records.get(launch)
+        if rec is not None:                        # the common case: same arguments, same NDRange
+            dispatch(rec)
+        else:
+            self._run_new(loaded.addresses[name], ptrs, local_slots, launch, records, dispatch)
+        for i, a in buffers:
+            if a._lo.tobytes() == CANARY and a._hi.tobytes() == CANARY:
+                continue
+            where = a.guards_intact()
+            if where is not None:
+                pname = kernel_info.params[i].name if i < len(kernel_info.params) else str(i)
+                raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
+                            f"kernel '{name}' wrote out of bounds of the buffer passed as "
+                            f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
+                            f"was overwritten (the guard has been restored; the buffer's contents "
+                            f"and any neighbouring memory may be wrong)")
+
+    def _run_new(self, fn, ptrs, local_slots, launch, records, dispatch):
         wg = self._wg_arrays.get(launch)
         if wg is None:
             if len(self._wg_arrays) > 1024:
@@ -302,8 +335,8 @@ class CpuDevice:
 
         def run_chunk(start, end):
             if local_slots:
-                n = len(args)
-                my_ptrs = (ctypes.c_void_p * max(n, 1))(*ptrs)
+                n = len(ptrs)
+                my_ptrs = (ctypes.c_void_p * n)(*ptrs)
                 lp = (ctypes.c_void_p * len(local_slots))()
                 ls = (ctypes.c_int64 * len(local_slots))()
                 scratch = []
@@ -313,37 +346,33 @@ class CpuDevice:
                     scratch.append(s)
                     my_ptrs[i] = lp[j] = addr
                     ls[j] = nbytes
-                dispatch(fn, my_ptrs, wg, start, end, len(local_slots), lp, ls)
+                dispatch(_Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
+                                 len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls)))
             else:
-                dispatch(fn, ptrs, wg, start, end, 0, None, None)
+                rec = _Record(fn, ctypes.addressof(ptrs), ctypes.addressof(wg), start, end, 0, 0, 0)
+                if nchunks == 1:
+                    if len(records) > 64:
+                        records.clear()
+                    records[launch] = rec          # keeps ptrs and wg alive with it
+                    rec._keep = (ptrs, wg)
+                dispatch(rec)
 
         if nchunks <= 1:
             run_chunk(0, total)
-        else:
-            pool = self._thread_pool()
-            bounds = [total * k // nchunks for k in range(nchunks + 1)]
-            claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
+            return
+        pool = self._thread_pool()
+        bounds = [total * k // nchunks for k in range(nchunks + 1)]
+        claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
 
-            def participate():
-                for k in iter(claim.__next__, None):
-                    if k >= nchunks:
-                        return
-                    run_chunk(bounds[k], bounds[k + 1])
-            futures = [pool.submit(participate) for _ in range(min(self._workers - 1, nchunks - 1))]
-            participate()
-            for f in futures:
-                f.result()
-        for i, a in buffers:
-            if a._lo.tobytes() == CANARY and a._hi.tobytes() == CANARY:
-                continue
-            where = a.guards_intact()
-            if where is not None:
-                pname = kernel_info.params[i].name if i < len(kernel_info.params) else str(i)
-                raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
-                            f"kernel '{name}' wrote out of bounds of the buffer passed as "
-                            f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
-                            f"was overwritten (the guard has been restored; the buffer's contents "
-                            f"and any neighbouring memory may be wrong)")
+        def participate():
+            for k in iter(claim.__next__, None):
+                if k >= nchunks:
+                    return
+                run_chunk(bounds[k], bounds[k + 1])
+        futures = [pool.submit(participate) for _ in range(min(self._workers - 1, nchunks - 1))]
+        participate()
+        for f in futures:
+            f.result()
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

@@ -46,24 +46,26 @@ class _Shared:
 def _worker(shared: _Shared):
     get = shared.inbox.get
     cond = shared.cond
+    SUBMITTED, RUNNING, COMPLETE = ces.SUBMITTED, ces.RUNNING, ces.COMPLETE
     while True:
-        item = get()
-        if item is None:
+        work, ev, deps = get()
+        if ev is None:
             return
-        work, ev, deps = item
         times = ev._times
-        times[1] = _now()
-        ev._status = ces.SUBMITTED
         err = None
         if deps:
+            times[1] = _now()
+            ev._status = SUBMITTED
             for d in deps:
-                if d._status > ces.COMPLETE and d.queue is not None:
+                if d._status > COMPLETE and d.queue is not None:
                     d.queue._wait_event(d)
                 if d._status < 0:
                     err = make_error("enqueue", status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
                                      f"a command this one waits for failed: {d._error}")
-        times[2] = _now()
-        ev._status = ces.RUNNING
+            times[2] = _now()
+        else:
+            times[1] = times[2] = _now()
+        ev._status = RUNNING
         if err is None:
             try:
                 work()
@@ -73,12 +75,12 @@ def _worker(shared: _Shared):
                 err = make_error("enqueue", status_code.OUT_OF_RESOURCES,
                                  f"internal error while executing the command: {type(e).__name__}: {e}")
         times[3] = _now()
-        if err is not None:
+        if err is None:
+            ev._status = COMPLETE
+        else:
             with cond:
                 ev._fail(err)
                 shared.errors.append(err)
-        else:
-            ev._status = ces.COMPLETE
         shared.done += 1
         if shared.waiting:
             with cond:
@@ -108,7 +110,7 @@ class CommandQueue:
         self._thread = threading.Thread(target=_worker, args=(self._shared,), daemon=True,
                                         name="mncl-queue")
         self._thread.start()
-        weakref.finalize(self, self._shared.inbox.put, None)
+        weakref.finalize(self, self._shared.inbox.put, (None, None, None))
         _live_queues.add(self)
 
     # -- submission (used by the enqueue functions) ----------------------------
