@@ -622,3 +622,33 @@ def test_concurrent_compiles():
         t.join()
     assert not errors
     assert all(f"k{i}__wg" in results[i].llvm_ir for i in range(8))
+
+
+def test_directed_rounding_to_float():
+    src = """
+    __kernel void k(__global const int *i, __global const long *l, __global const double *d, __global float *o) {
+        int g = get_global_id(0);
+        o[9*g+0] = convert_float_rtz(i[g]); o[9*g+1] = convert_float_rtp(i[g]); o[9*g+2] = convert_float_rtn(i[g]);
+        o[9*g+3] = convert_float_rtz(l[g]); o[9*g+4] = convert_float_rtp(l[g]); o[9*g+5] = convert_float_rtn(l[g]);
+        o[9*g+6] = convert_float_rtz(d[g]); o[9*g+7] = convert_float_rtp(d[g]); o[9*g+8] = convert_float_rtn(d[g]);
+    }"""
+    p = build(src)
+    i = np.array([16777217, -16777217, 2 ** 31 - 1, 5], np.int32)
+    l = np.array([2 ** 63 - 1, -(2 ** 63), 2 ** 24 + 1, -(2 ** 40) - 1], np.int64)
+    d = np.array([1 / 3, -1 / 3, 1e300, 0.5], np.float64)
+    o = np.zeros(36, np.float32)
+    p.run("k", 4, 1, i, l, d, o)
+    o = o.reshape(4, 9)
+    f = np.float32
+    assert list(o[0, :3]) == [f(16777216), f(16777218), f(16777216)]
+    assert list(o[1, :3]) == [f(-16777216), f(-16777216), f(-16777218)]
+    assert o[2, 0] == f(2147483520) and o[2, 1] == f(2 ** 31) and o[3, 0] == 5
+    assert o[0, 3] == np.nextafter(f(2 ** 63), f(0)) and o[0, 4] == f(2 ** 63)
+    assert o[1, 3] == o[1, 4] == o[1, 5] == f(-(2 ** 63))
+    assert o[2, 3] == f(2 ** 24) and o[2, 4] == f(2 ** 24 + 2)
+    up = f(1 / 3)                         # round to nearest is above 1/3
+    dn = np.nextafter(up, f(0))
+    assert o[0, 6] == dn and o[0, 7] == up and o[0, 8] == dn
+    assert o[1, 6] == -dn and o[1, 7] == -dn and o[1, 8] == -up
+    assert o[2, 6] == np.finfo(np.float32).max and np.isinf(o[2, 7]) and o[2, 8] == np.finfo(np.float32).max
+    assert list(o[3, 6:]) == [0.5, 0.5, 0.5]

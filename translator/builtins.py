@@ -420,7 +420,53 @@ class _Builtins:
             return RV(tt, r)
         if se.is_integer and et.is_integer and sat:
             return RV(tt, self.int_sat(x, se, et, st, tt, n))
+        if et.is_float and rnd in ("_rtz", "_rtp", "_rtn"):
+            return RV(tt, self.directed_float(x, se, et, st, tt, n, rnd))
         return RV(tt, lw.cvt_value(x, se, et, n))
+
+    def directed_float(self, x, se, et, st, tt, n, rnd):
+        """Integer or double -> float (or long -> double) with a directed rounding mode:
+        round to nearest, compare exactly with the source, and step one ulp if needed."""
+        lw, b = self.lw, self.b
+        r = lw.cvt_value(x, se, et, n)
+        exact_bits = 24 if et == FLOAT else 53
+        if se.is_integer and se.bits - (1 if se.signed else 0) <= exact_bits:
+            return r                                       # always exact
+        if se.is_float and se.bits <= et.bits:
+            return r
+        if se.is_float:                                    # double -> float
+            back = lw.cvt_value(r, et, se, n)
+            gt, lt = b.fcmp_ordered(">", back, x), b.fcmp_ordered("<", back, x)
+        elif se.bits <= 32:                                # exact in double
+            dt = Vector(DOUBLE, n) if n else DOUBLE
+            xd = lw.cvt_value(x, se, DOUBLE, n)
+            rd = lw.cvt_value(r, et, DOUBLE, n)
+            gt, lt = b.fcmp_ordered(">", rd, xd), b.fcmp_ordered("<", rd, xd)
+        else:                                              # 64-bit integers
+            limit = self.const(tt, 2.0 ** 63 if se.signed else 2.0 ** 64)
+            big = b.fcmp_ordered(">=", r, limit)
+            safe = b.select(big, self.const(tt, 0.0), r)
+            back = lw.cvt_value(safe, et, se, n)
+            cmp = b.icmp_signed if se.signed else b.icmp_unsigned
+            gt = b.or_(big, cmp(">", back, x))
+            lt = b.and_(b.not_(big), cmp("<", back, x))
+        ib = ir.IntType(et.bits)
+        ity = ir.VectorType(ib, n) if n else ib
+        one = ir.Constant(ity, [1] * n) if n else ir.Constant(ib, 1)
+        bits = b.bitcast(r, ity)
+        pos = b.fcmp_ordered(">", r, self.const(tt, 0.0))
+        toward_zero = b.sub(bits, one)
+        up = b.select(pos, b.add(bits, one), b.sub(bits, one))
+        down = b.select(pos, b.sub(bits, one), b.add(bits, one))
+        if rnd == "_rtz":
+            neg = b.fcmp_ordered("<", r, self.const(tt, 0.0))
+            need = b.or_(b.and_(gt, pos), b.and_(lt, neg))
+            out = b.select(need, toward_zero, bits)
+        elif rnd == "_rtp":
+            out = b.select(lt, up, bits)
+        else:
+            out = b.select(gt, down, bits)
+        return b.bitcast(out, tt.llvm_type())
 
     def int_sat(self, x, se, et, st, tt, n):
         b = self.b
