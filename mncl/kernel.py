@@ -179,9 +179,12 @@ class Kernel:
                         f"{self._where(index)} is an integer; got {_describe(value)} {value!r}")
         if dt.kind == "f":
             if isinstance(value, (int, float, np.integer, np.floating)):
-                with np.errstate(over="ignore"):
-                    out = dt.type(value)
-                if np.isinf(out) and not np.isinf(value):
+                try:
+                    with np.errstate(over="ignore"):
+                        out = dt.type(value)
+                except OverflowError:          # a Python int beyond any float
+                    out = dt.type(np.inf)
+                if np.isinf(out) and not (isinstance(value, float) and np.isinf(value)):
                     raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                                 f"{self._where(index)}: {value!r} overflows {dt}")
                 return out

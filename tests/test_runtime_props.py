@@ -32,7 +32,7 @@ numpy_scalars = st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, np.int3
     lambda t: (st.integers(np.iinfo(t).min, np.iinfo(t).max).map(t) if np.dtype(t).kind in "iu"
                else st.booleans().map(t) if t is np.bool_
                else st.floats(allow_nan=False, width=np.dtype(t).itemsize * 8).map(t)))
-values = st.one_of(st.integers(-(2 ** 70), 2 ** 70), st.floats(allow_nan=False), st.booleans(),
+values = st.one_of(st.integers(-(2 ** 70), 2 ** 70), st.integers().map(lambda i: i * 10 ** 400), st.floats(allow_nan=False), st.booleans(),
                    numpy_scalars, st.text(max_size=3), st.none(), st.lists(st.integers(), max_size=3))
 
 
@@ -52,6 +52,8 @@ def expected_value(value, dt):
             return dt.type(value)
         return None
     if isinstance(value, (int, float)):
+        if isinstance(value, int) and abs(value) > 2 ** 1100:
+            return dt.type(0) if value == 0 else None
         with np.errstate(over="ignore"):
             v = dt.type(value)
         return None if np.isinf(v) and not np.isinf(value) else v
