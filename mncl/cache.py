@@ -1,7 +1,9 @@
 """The compiled-program cache on disk (modelled on PyOpenCL's cache.py).
 
 Key: SHA-256 of the source, the build options, the device's ``cache_key``,
-the translator's ``__version__``, the binary format version, and the
+the translator's ``__version__`` and a hash of its own files (so a changed
+front end in a development tree never reuses stale entries; computed once
+per process), the binary format version, and the
 contents of every file the source ``#include``s with quotes or angle
 brackets found in the ``-I`` directories or the working directory
 (followed recursively).  Value: the program binary (mncl/binary.py) and,
@@ -68,12 +70,37 @@ def _dependencies(source: str, dirs: list, seen: set, out: list):
                 break
 
 
+_fingerprint: list = []
+
+
+def compiler_fingerprint() -> str:
+    """translator.__version__ plus a hash of the front end's .py and .h files."""
+    if not _fingerprint:
+        h = hashlib.sha256(translator_version().encode())
+        try:
+            import translator
+            root = os.path.dirname(translator.__file__ or "")
+        except ImportError:
+            root = ""
+        if root:
+            for dirpath, dirnames, files in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".h")):
+                        path = os.path.join(dirpath, name)
+                        h.update(os.path.relpath(path, root).encode())
+                        with open(path, "rb") as f:
+                            h.update(f.read())
+        _fingerprint.append(h.hexdigest())
+    return _fingerprint[0]
+
+
 def key(source: str, options: tuple, device_key: str) -> str:
     h = hashlib.sha256()
     deps = []
     if "#" in source and "include" in source:
         _dependencies(source, include_dirs(options), set(), deps)
-    for part in (str(FORMAT_VERSION), translator_version(), device_key, "\0".join(options),
+    for part in (str(FORMAT_VERSION), compiler_fingerprint(), device_key, "\0".join(options),
                  repr(deps), source):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0\1")
