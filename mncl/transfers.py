@@ -115,7 +115,7 @@ def enqueue_fill_buffer(queue, mem, pattern, offset, size, wait_for=None):
     d = mem._alloc.view
 
     def work():
-        d[offset:offset + size] = np.tile(p, size // p.nbytes)
+        d[offset:offset + size].reshape(-1, p.nbytes)[:] = p      # broadcast: no temporary
     return queue._submit(work, command_type.FILL_BUFFER, wait_for)
 
 
