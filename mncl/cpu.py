@@ -8,7 +8,7 @@ runs a whole chunk of groups; chunks go to a thread pool with one thread per
 core.  ``__local`` pointer arguments get one zeroed scratch area per thread,
 zeroed again before every group.
 
-Memory: every buffer is a numpy allocation with a 256-byte guard zone on each
+Memory: every buffer is a numpy allocation with a 1024-byte guard zone on each
 side filled with a canary pattern, the data 128-byte aligned.  After each
 kernel the guards of every buffer argument are compared with the pattern; an
 overwritten guard raises ``mncl.MemoryError`` (OUT_OF_RESOURCES, what GPUs
@@ -32,7 +32,7 @@ from .backend import DeviceDescription, LocalScratch
 from .constants import device_type
 from .errors import raise_error, status_code
 
-GUARD = 256
+GUARD = 1024
 SPLIT_ITEMS = 4096        # NDRanges with fewer work-items run on one thread
 ALIGN = 128
 _CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])

@@ -319,7 +319,8 @@ def test_scalar_arguments_of_every_size(env):
     assert out.tolist() == [-128, 0, 2, 2 ** 63 - 1, 3]
 
 
-@pytest.mark.parametrize("at,where", [(64, "past its end"), (-1, "before its start"), (70, "past its end")])
+@pytest.mark.parametrize("at,where", [(64, "past its end"), (-1, "before its start"), (70, "past its end"),
+                                      (64 + 255, "past its end"), (-256, "before its start")])
 def test_out_of_bounds_write_is_caught_and_names_kernel_and_buffer(env, at, where):
     ctx, q, prg = env
     victim = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64 * 4)
