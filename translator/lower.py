@@ -463,6 +463,8 @@ class Lowering:
         self.scopes[0][d.name] = Sym("var", t, ptr=g, const=True, space="constant")
 
     def const_initializer(self, t, init):
+        if isinstance(init, c_ast.NamedInitializer):
+            self.error(init.expr, "designated initializers are not supported")
         if t.is_array:
             if not isinstance(init, c_ast.InitList):
                 self.error(init, "array initializer must be a brace-enclosed list")
@@ -1179,6 +1181,8 @@ class Lowering:
 
     def init_lvalue(self, lv, init, node):
         t = lv.type
+        if isinstance(init, c_ast.NamedInitializer):
+            self.error(init.expr, "designated initializers are not supported")
         if isinstance(init, c_ast.InitList):
             if t.is_array:
                 if len(init.exprs) > t.n:
@@ -2218,6 +2222,9 @@ class Lowering:
         if rt.is_vector and rt.n == 3:
             r = self.b.shuffle_vector(r, ir.Constant(r.type, None), ir.Constant(ir.VectorType(I32, 3), [0, 1, 2]))
         return RV(rt, r)
+
+    def e_NamedInitializer(self, n):
+        self.error(n.expr, "designated initializers are not supported")
 
     def e_InitList(self, n):
         self.error(n, "initializer list is only allowed in a declaration")

@@ -36,6 +36,17 @@ class MnclParser(OpenCLCParser):
     lexer_class = MnclLexer
 
     def _parse_error(self, msg, coord):
+        last, prev = getattr(self, "_last_tok", None), getattr(self, "_prev_tok", None)
+        if isinstance(coord, Coord) and last is not None and (last.lineno, last.column) == (coord.line, coord.column):
+            tok, last = last, prev                  # _expect consumed the offending token
+        else:
+            try:
+                tok = self._peek()
+            except Exception:
+                tok = None
+        if tok is not None and last is not None and tok.type == "ID" and last.type == "ID":
+            # 'vec4 v;': an identifier used as a type name
+            raise _SyntaxError(f"unknown type name '{last.value}'", self._tok_coord(last))
         if not isinstance(coord, Coord):
             tok = None
             try:
@@ -60,6 +71,7 @@ class MnclParser(OpenCLCParser):
 
     def _advance(self):
         tok = super()._advance()
+        self._prev_tok = getattr(self, "_last_tok", None)
         self._last_tok = tok
         return tok
 
@@ -76,6 +88,8 @@ def _friendly(msg: str) -> str:
     m = re.match(r"before: (.*)$", msg)
     if m:
         return f"syntax error: unexpected '{m.group(1)}'"
+    if msg.startswith("unknown type name"):
+        return msg
     if msg == "At end of input":
         return "syntax error: unexpected end of file"
     if msg.startswith("Illegal character"):
@@ -88,6 +102,7 @@ def parse(text: str, filename: str, sources: dict):
     parser = getattr(_local, "parser", None)
     if parser is None:
         parser = _local.parser = MnclParser()
+    parser._last_tok = parser._prev_tok = None
     try:
         return parser.parse(text, filename=filename), None
     except _SyntaxError as e:
