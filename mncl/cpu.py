@@ -21,6 +21,7 @@ USE_HOST_PTR buffers are the caller's array itself and have no guards.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import itertools
 import os
 import threading
@@ -117,6 +118,9 @@ def _llvm():
             import llvmlite.binding as llvm
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
+            libm = ctypes.util.find_library("m")     # math builtins may lower to libm calls
+            if libm:
+                llvm.load_library_permanently(libm)
             _llvm_state.update(llvm=llvm, triple=llvm.get_process_triple(),
                                target=llvm.Target.from_default_triple(),
                                cpu=llvm.get_host_cpu_name(),
