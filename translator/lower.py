@@ -754,6 +754,8 @@ class Lowering:
         fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer()])
         fn = ir.Function(self.module, fnty, name=f"{name}__wg")
         fn.args[0].name, fn.args[1].name = "args", "wg"
+        for a in fn.args:                    # the ABI blocks never alias a buffer: lets LICM hoist wg[] loads
+            a.add_attribute("noalias")
         ctx = FuncCtx(fn, VOID, True)
         ctx.name = name
         saved = (self.ctx, self.b)
