@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from kernels.cases import CASES, MNCL_XFAIL
-from kernels.spec import Case, InOut, Local, Out, Same, Scalar
+from kernels.randgen import random_inputs, random_kernel
+from kernels.spec import Case, In, InOut, Local, Out, Same, Scalar
 
 os.environ.setdefault("PYOPENCL_COMPILER_OUTPUT", "1")   # PoCL's warnings in full (each is a failure)
 TIMEOUT_S = 60.0          # a miscompiled loop must fail the case, not hang the suite
@@ -238,3 +239,44 @@ def _mncl_param(test_id):
 @pytest.mark.parametrize("test_id", [_mncl_param(t) for t in mncl_ids()])
 def test_mncl(test_id):
     run_and_check_mncl(test_id)
+
+
+# --------------------------------------------------------------------------------------------
+# Differential tests: random well-defined integer kernels (kernels/randgen.py), PoCL vs mncl
+# --------------------------------------------------------------------------------------------
+
+RANDOM_N = 64                     # work-items per random kernel
+RANDOM_FAST = 24                  # seeds in the default run (about 0.3 s each on PoCL); -m slow adds 1976 more
+
+
+def random_case(seed: int) -> Case:
+    source, inputs, n_out = random_kernel(seed)
+    arrays = random_inputs(seed, inputs, RANDOM_N)
+    args = [In(name, t.dtype, RANDOM_N, gen=lambda rng, a=arrays[name]: a) for name, t in inputs.items()]
+    args.append(Out("out", np.uint64, RANDOM_N * n_out))
+    return Case(name=f"random_{seed}", file=f"<random {seed}>", kernel="rnd", global_size=(RANDOM_N,),
+                local_size=None, args=tuple(args), reference=None, text=source)
+
+
+def explain(case: Case, got: np.ndarray, want: np.ndarray) -> str:
+    n_out = got.size // RANDOM_N
+    bad = np.flatnonzero(got != want)
+    item, var = divmod(int(bad[0]), n_out)
+    return (f"{bad.size} of {got.size} values differ from PoCL; first: v{var} of work-item {item}: "
+            f"mncl {got[bad[0]]:#x}, PoCL {want[bad[0]]:#x}\n{case.source}")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")   # clang's "constant operand" remarks on generated code
+@pytest.mark.parametrize("seed", [*range(RANDOM_FAST),
+                                  *(pytest.param(s, marks=pytest.mark.slow) for s in range(RANDOM_FAST, 2000))])
+def test_random_integer_kernel(seed):
+    env = pocl()
+    if isinstance(env, str):
+        pytest.skip(env)
+    case = random_case(seed)
+    want = run_with_timeout(run_case, *env[:3], case)["out"]
+    cl, ctx, queue = mncl()
+    for extra in ("", "-cl-opt-disable"):
+        got = run_with_timeout(run_case, cl, ctx, queue, dataclasses.replace(case, options=extra))["out"]
+        if not np.array_equal(got, want):
+            pytest.fail(f"[{extra or 'default options'}] " + explain(case, got, want), pytrace=False)

@@ -128,10 +128,11 @@ class Case:
     needs_fp64: bool = False
     signed_zeros: bool = False         # floating-point zeros must also agree in sign
     doc: str = ""
+    text: str | None = None            # the source itself, for generated kernels (then file is a label)
 
     @property
     def source(self) -> str:
-        return (KERNEL_DIR / self.file).read_text()
+        return self.text if self.text is not None else (KERNEL_DIR / self.file).read_text()
 
     def seed(self) -> int:
         return zlib.crc32(self.name.encode())
