@@ -652,3 +652,41 @@ def test_directed_rounding_to_float():
     assert o[1, 6] == -dn and o[1, 7] == -dn and o[1, 8] == -up
     assert o[2, 6] == np.finfo(np.float32).max and np.isinf(o[2, 7]) and o[2, 8] == np.finfo(np.float32).max
     assert list(o[3, 6:]) == [0.5, 0.5, 0.5]
+
+
+def test_diagnostic_inside_an_included_header(tmp_path):
+    (tmp_path / "util.h").write_text("#define TWICE(x) (2 * (x))\nfloat helper(float x) { return x + missing; }\n")
+    k = tmp_path / "k.cl"
+    k.write_text('#include "util.h"\n__kernel void k(__global float *a) { a[0] = helper(TWICE(a[0])); }\n')
+    with pytest.raises(CompileError) as ei:
+        compile_opencl(k.read_text(), filename=str(k))
+    d = ei.value.diagnostics[0]
+    assert (d.filename, d.line, d.column) == (str(tmp_path / "util.h"), 2, 36)
+    assert d.message == "use of undeclared identifier 'missing'"
+
+
+def test_verifier_failure_is_an_internal_compiler_error(monkeypatch):
+    from llvmlite import ir
+    import translator.lower as lower
+    real = lower.Lowering.run
+
+    def broken(self):
+        module, kernels = real(self)
+        f = ir.Function(module, ir.FunctionType(ir.IntType(32), []), name="bad")
+        ir.IRBuilder(f.append_basic_block()).ret_void()      # wrong return type: does not verify
+        return module, kernels
+    monkeypatch.setattr(lower.Lowering, "run", broken)
+    with pytest.raises(CompileError) as ei:
+        compile_opencl("__kernel void kern(__global int *a) { a[0] = 1; }")
+    assert "internal compiler error in kernel kern" in ei.value.log
+
+
+def test_internal_exception_is_a_compile_error(monkeypatch):
+    import translator.lower as lower
+
+    def boom(self, n):
+        raise KeyError("oops")
+    monkeypatch.setattr(lower.Lowering, "e_BinaryOp", boom)
+    with pytest.raises(CompileError) as ei:
+        compile_opencl("__kernel void k(__global int *a) { a[0] = a[1] + 1; }")
+    assert "internal compiler error" in ei.value.log
