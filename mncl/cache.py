@@ -138,14 +138,14 @@ class _Lock:
             pass
 
 
-def _paths(k: str):
-    d = cache_dir()
+def _paths(k: str, directory: str | None):
+    d = directory or cache_dir()
     return d, os.path.join(d, k + ".mnclbin"), os.path.join(d, k + ".o")
 
 
-def load(k: str):
+def load(k: str, directory: str | None = None):
     """(binary bytes, object code bytes or None) for key k, or None on a miss."""
-    _, bpath, opath = _paths(k)
+    _, bpath, opath = _paths(k, directory)
     try:
         with open(bpath, "rb") as f:
             data = f.read()
@@ -160,17 +160,17 @@ def load(k: str):
     return data, obj
 
 
-def discard(k: str):
-    for p in _paths(k)[1:]:
+def discard(k: str, directory: str | None = None):
+    for p in _paths(k, directory)[1:]:
         try:
             os.unlink(p)
         except OSError:
             pass
 
 
-def store(k: str, binary: bytes, obj: bytes | None):
+def store(k: str, binary: bytes, obj: bytes | None, directory: str | None = None):
     """Write an entry; a cache that cannot be written is skipped silently (it is only a cache)."""
-    d, bpath, opath = _paths(k)
+    d, bpath, opath = _paths(k, directory)
     try:
         os.makedirs(d, exist_ok=True)
         with _Lock(d):

@@ -95,11 +95,11 @@ class Program:
             if dev not in self._status:
                 raise_error("Program.build", status_code.INVALID_DEVICE,
                             f"device {dev!r} is not in the program's context")
-            self._build_for(dev, opts)
+            self._build_for(dev, opts, cache_dir)
         self._kernels.clear()
         return self
 
-    def _build_for(self, dev, opts):
+    def _build_for(self, dev, opts, cache_dir=None):
         backend = dev.backend
         if self._binaries is not None:
             module = self._binaries[dev]
@@ -113,24 +113,25 @@ class Program:
             if hit is not None:
                 self._install(dev, *hit)
                 return
-            entry = cache.load(k)
+            entry = cache.load(k, cache_dir)
             if entry is not None:
                 try:
                     module = load_module(entry[0])
                     loaded = backend.load(module, _unpack_object(entry[1]))
                 except Exception:  # a corrupt or stale entry: drop it and rebuild
-                    cache.discard(k)
+                    cache.discard(k, cache_dir)
                 else:
                     self._remember(k, module, loaded)
                     self._install(dev, module, loaded)
                     return
             if mode == "require":
                 self._fail(dev, "MNCL_CACHE=require and the program is not in the cache "
-                                f"({cache.cache_dir()})")
+                                f"({cache_dir or cache.cache_dir()})")
         module = self._compile(dev, opts)
         loaded = self._load(dev, module, None)
         if k is not None:
-            cache.store(k, dump_module(module), _pack_object(getattr(loaded, "object_code", None)))
+            cache.store(k, dump_module(module), _pack_object(getattr(loaded, "object_code", None)),
+                        cache_dir)
             self._remember(k, module, loaded)
         self._install(dev, module, loaded)
 

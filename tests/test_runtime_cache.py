@@ -166,3 +166,10 @@ def test_binary_of_a_real_build_loads_without_the_front_end(monkeypatch, tmp_pat
     prg = cl.Program(ctx, ctx.devices, [binary]).build()
     run_saxpy(ctx, prg)
     assert prg.get_build_info(ctx.devices[0], cl.program_build_info.STATUS) == cl.build_status.SUCCESS
+
+
+def test_build_cache_dir_argument(counting):
+    ctx, calls, tmp = counting
+    other = tmp / "elsewhere"
+    cl.Program(ctx, SRC).build(cache_dir=str(other))
+    assert len(list(other.glob("*.mnclbin"))) == 1 and not entries(tmp, ".mnclbin")
