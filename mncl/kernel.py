@@ -379,20 +379,41 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 
 
+def _remember_launch(kernel, lkey, launch):
+    if len(kernel._launches) >= 256:       # a program sweeping over sizes: keep the cache small
+        kernel._launches.clear()
+    kernel._launches[lkey] = launch
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
 def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, global_work_offset=None,
                             wait_for=None, g_times_l=False, allow_empty_ndrange=False):
     """Queue one NDRange of ``kernel`` (PyOpenCL's ``enqueue_nd_range_kernel``)."""
     device = queue.device
     try:
-        lkey = (global_work_size, local_work_size, global_work_offset, g_times_l, device)
+        lkey = (global_work_size, local_work_size, global_work_offset, g_times_l, allow_empty_ndrange, device)
         launch = kernel._launches[lkey]
-    except (KeyError, TypeError):
+    except TypeError:                   # lists: look up their tuples
+        lkey = tuple(tuple(x) if isinstance(x, list) else x
+                     for x in (global_work_size, local_work_size, global_work_offset)) \
+            + (g_times_l, allow_empty_ndrange, device)
+        launch = kernel._launches.get(lkey) if _hashable(lkey) else None
+        if launch is None:
+            launch = _make_launch(kernel, device, global_work_size, local_work_size, global_work_offset,
+                                  g_times_l, allow_empty_ndrange)
+            if _hashable(lkey):
+                _remember_launch(kernel, lkey, launch)
+    except KeyError:
         launch = _make_launch(kernel, device, global_work_size, local_work_size, global_work_offset,
                               g_times_l, allow_empty_ndrange)
-        try:
-            kernel._launches[lkey] = launch
-        except TypeError:
-            pass
+        _remember_launch(kernel, lkey, launch)
     args = list(kernel._dev_args)
     if None in args:
         i = args.index(None)

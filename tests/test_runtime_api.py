@@ -327,3 +327,16 @@ def test_mncl_info_cli():
     r = CliRunner().invoke(cli_main, ["info"])
     assert r.exit_code == 0
     assert "Max work group size" in r.output and "Device Type" in r.output and "CPU" in r.output
+
+
+def test_list_sizes_and_empty_ranges_are_cached_correctly(env):
+    ctx, q, prg = env
+    b = cl.Buffer(ctx, mf.READ_WRITE, 64 * 8)
+    for _ in range(3):
+        prg.ids(q, [8, 8], [4, 2], b).wait()
+    res = np.empty(64, np.int64)
+    cl.enqueue_copy(q, res, b)
+    assert res[9] == 1 + 1000 * 1
+    prg.ids(q, (0,), None, b, allow_empty_ndrange=True).wait()
+    with pytest.raises(cl.LogicError, match="INVALID_GLOBAL_WORK_SIZE"):
+        prg.ids(q, (0,), None, b)
