@@ -26,6 +26,9 @@ __all__ = ["compile_opencl", "CompiledModule", "CompileError", "Diagnostic", "Ke
            "ParamInfo", "__version__"]
 
 
+_RECURSION_LIMIT = 12000
+
+
 def _column_mapper(pp_text: str, sources: dict):
     """Map a (file, line, column) of the preprocessed text back to the user's column.
 
@@ -87,6 +90,10 @@ def _optimise(llmod, opt_level: int):
 def compile_opencl(source: str, *, filename: str = "<kernel>", options: "str | Sequence[str]" = (),
                    opt_level: "int | None" = None) -> CompiledModule:
     """Compile OpenCL C ``source`` to optimised LLVM IR with one work-group function per kernel."""
+    import sys
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        # the parser and the lowering recurse once per nesting level (a 500-term sum is 500 deep)
+        sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
         return _compile(source, filename, options, opt_level)
     except CompileError:

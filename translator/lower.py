@@ -62,19 +62,24 @@ UNSUPPORTED_TYPES = {"image1d_t": "images are not supported",
                      "event_t": "events (async copies) are not supported"}
 
 
+def _nodes(node):
+    """Every node under ``node`` (iterative: deep expressions must not exhaust the C stack)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
 def contains_barrier(node) -> bool:
-    if node is None:
-        return False
-    if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
-            node.name.name in ("barrier", "work_group_barrier"):
-        return True
-    return any(contains_barrier(c) for _, c in node.children())
+    return any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
+               n.name.name in ("barrier", "work_group_barrier") for n in _nodes(node))
 
 
 def has_return(node) -> bool:
-    if isinstance(node, c_ast.Return):
-        return True
-    return any(has_return(c) for _, c in node.children())
+    return any(isinstance(n, c_ast.Return) for n in _nodes(node))
 
 
 class Sym:
@@ -638,18 +643,17 @@ class Lowering:
 
     def has_barrier(self, node, seen=()):
         """Does ``node`` execute a barrier, directly or through the helpers it calls?"""
-        if node is None:
-            return False
-        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID):
-            nm = node.name.name
-            if nm in ("barrier", "work_group_barrier"):
-                return True
-            f = self.funcs.get(nm)
-            if f is not None and f["fdef"] is not None and nm not in seen and self.lookup(nm) is not None \
-                    and self.lookup(nm).kind == "func":
-                if self.has_barrier(f["fdef"].body, seen + (nm,)):
+        for n in _nodes(node):
+            if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+                nm = n.name.name
+                if nm in ("barrier", "work_group_barrier"):
                     return True
-        return any(self.has_barrier(c, seen) for _, c in node.children())
+                f = self.funcs.get(nm)
+                sym = self.lookup(nm)
+                if f is not None and f["fdef"] is not None and nm not in seen and sym is not None \
+                        and sym.kind == "func" and self.has_barrier(f["fdef"].body, seen + (nm,)):
+                    return True
+        return False
 
     def barrier_call(self, s):
         """``f(...);`` / ``x = f(...);`` / ``T x = f(...);`` calling a helper with a barrier -> (call, kind)."""
@@ -732,13 +736,10 @@ class Lowering:
         self.after_region()
 
     def _find_barrier(self, node):
-        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
-                node.name.name in ("barrier", "work_group_barrier"):
-            return node
-        for _, c in node.children():
-            r = self._find_barrier(c)
-            if r is not None:
-                return r
+        for n in _nodes(node):
+            if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and \
+                    n.name.name in ("barrier", "work_group_barrier"):
+                return n
         return None
 
     # ------------------------------------------------------------------ kernels
@@ -2245,9 +2246,7 @@ class Lowering:
 
 
 def _walk(node):
-    yield node
-    for _, c in node.children():
-        yield from _walk(c)
+    return _nodes(node)
 
 
 def _top_const(tnode):
