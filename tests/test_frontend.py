@@ -690,3 +690,14 @@ def test_internal_exception_is_a_compile_error(monkeypatch):
     with pytest.raises(CompileError) as ei:
         compile_opencl("__kernel void k(__global int *a) { a[0] = a[1] + 1; }")
     assert "internal compiler error" in ei.value.log
+
+
+def test_deep_expressions():
+    terms = " + ".join(f"a[{i % 8}]" for i in range(1500))
+    p = build(f"__kernel void k(__global float *a, __global float *o) {{ o[0] = {terms}; o[1] = {'(' * 300}a[1]{')' * 300}; }}")
+    a = np.arange(8, dtype=np.float32)
+    o = np.zeros(2, np.float32)
+    p.run("k", 1, 1, a, o)
+    assert o[0] == np.float32(sum(i % 8 for i in range(1500))) and o[1] == 1
+    with pytest.raises(CompileError):
+        compile_opencl("__kernel void k(__global float *a) { a[0] = " + "(" * 5000 + "1" + ")" * 5000 + "; }")

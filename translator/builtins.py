@@ -273,8 +273,6 @@ class _Builtins:
             t = v.type if t is None else self._merge(t, v.type)
         if not T.elem_of(t).is_integer:
             self.err(f"'{self.node.name.name}' requires integer arguments")
-        if t.is_scalar:
-            t = T.promote(t) if T.elem_of(t).rank < 3 and False else t
         return t, [self.lw.convert(v, t, a) for v, a in zip(vals, args)]
 
     def cmp_result(self, t, i1):

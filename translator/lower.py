@@ -841,7 +841,7 @@ class Lowering:
             b.store(b.bitcast(raw, pt.llvm_type()), slot)
             self.scopes[-1][pname] = Sym("var", pt, ptr=slot, space="private")
             return ParamInfo(pname, pt.space, _spell(pe), dtype, size, bool(pt.const_pointee or pt.space == "constant"))
-        if pt.is_bool or (pt.is_scalar and False):
+        if pt.is_bool:
             self.error(pd, f"kernel parameter '{pname}' cannot have type 'bool'")
         if pt.is_scalar or pt.is_vector or pt.is_struct:
             if pt.is_struct and not pt.complete():
@@ -1071,15 +1071,14 @@ class Lowering:
     # ------------------------------------------------------------------ storage
     def _entry_alloca(self, lty, name="", size=None):
         b = self.b
-        with b.goto_entry_block():
-            if b.block.instructions and False:
-                pass
+        with b.goto_entry_block():            # the entry block stays open until the function is done
             a = b.alloca(lty, size=size, name=name)
         return a
 
     def alloca(self, t, name=""):
         a = self._entry_alloca(storage_type(t), name)
-        a.align = max(t.align(), 1) if not t.is_struct else None or a.align
+        if not t.is_struct:
+            a.align = max(t.align(), 1)
         return a
 
     def load(self, ptr, t, align=None):
@@ -1152,8 +1151,6 @@ class Lowering:
                 self.error(d, "'__local' variables can only be declared in a kernel function")
             if d.init is not None:
                 self.error(d, f"'__local' variable '{d.name}' cannot have an initializer")
-            if ctx.in_region and ctx.uses_barrier and False:
-                pass
             a = self._entry_alloca(storage_type(t), f"local.{d.name}")
             a.align = 16
             ctx.local_bytes += t.size()
@@ -1849,7 +1846,7 @@ class Lowering:
         def vt(base):
             return ir.VectorType(base, n) if n else base
         if s.is_bool:
-            s = UCHAR_ if False else T.UCHAR
+            s = T.UCHAR
         if t.is_float and s.is_float:
             if t.bits > s.bits:
                 return b.fpext(x, vt(t.llvm_type()))
