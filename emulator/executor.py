@@ -61,6 +61,45 @@ LUT_W = _nibble_lut(16, (1, 0, None, None))            # word: the long's upper 
 _TOKENS = itertools.count()
 
 
+class _Footprint:
+    """The locations an access touches: a range, and the exact words when they are not all of it."""
+
+    __slots__ = ("lo", "hi", "words", "per_pe")
+
+    def __init__(self, lo, hi, words=None, per_pe=None):
+        self.lo, self.hi, self.words, self.per_pe = lo, hi, words, per_pe
+
+    @classmethod
+    def span(cls, lo, hi):
+        return cls(int(lo), int(hi))
+
+    def overlap(self, other):
+        """The lowest location both touch, or None."""
+        if self.words is None and other.words is None:
+            lo = max(self.lo, other.lo)
+            return lo if lo <= min(self.hi, other.hi) else None
+        if self.words is None or other.words is None:
+            rng, ws = (self, other.words) if self.words is None else (other, self.words)
+            hits = [w for w in ws if rng.lo <= w <= rng.hi]
+            return min(hits) if hits else None
+        common = self.words & other.words
+        return min(common) if common else None
+
+    def first_pe(self, addr):
+        """For a T-indirect access, the first PE that touches addr (else PE 0)."""
+        if self.per_pe is None:
+            return 0
+        return int(np.argmax((self.per_pe == addr).any(axis=(0, 2))))
+
+
+def _footprint(words: np.ndarray) -> _Footprint:
+    """(4, n) or (4, P, n) word addresses -> their footprint."""
+    lo, hi = int(words.min()), int(words.max())
+    flat = np.unique(words)
+    exact = None if flat.size == hi - lo + 1 else frozenset(int(w) for w in flat)
+    return _Footprint(lo, hi, exact, words if words.ndim == 3 else None)
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -167,8 +206,7 @@ class Emulator:
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
         self.issued_tags: set = set()
-        self.last_w = {sp: np.full(n, -(1 << 40), dtype=np.int64) for sp, n in self._sizes.items()}
-        self.last_line = {sp: np.zeros(n, dtype=np.int32) for sp, n in self._sizes.items()}
+        self.recent = {sp: [] for sp in HAZARD_STEPS}   # writes of the last steps: (step, footprint, line)
         regs = {k: int(v) for k, v in args.items()}
         self._nodes(program.main, regs)
         if self.outstanding:
@@ -343,9 +381,7 @@ class Emulator:
                                   f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
                                   self.cur.line, self.cur.text, pe)
             a = a % size
-        words = a[..., None] + np.arange(n)
-        if a.ndim == 1:
-            words = words.reshape(-1)
+        words = _footprint(a[..., None] + np.arange(n))
         r0 = a >> 1
         if a.ndim == 1 and op.width != "w":
             d = np.diff(r0)
@@ -364,32 +400,35 @@ class Emulator:
             r1 = r0 + 1
         return a, words, r0, r1
 
-    def _hazard(self, sp: str, words, op_text: str):
+    def _hazard(self, sp: str, fp, op_text: str):
         """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
 
-        words: addresses, any shape; for T-indirect (cycle, PE, ...) so the PE can be named."""
+        fp: the read's footprint (lo, hi, words); the recent writes are a short list."""
         gap = HAZARD_STEPS.get(sp)
         if gap is None:
             return
-        last = self.last_w[sp][words]
-        age = self.cm.steps - last.max()
-        if age <= gap:
-            if isinstance(words, slice):
-                words = np.arange(words.start, words.stop)
-            w = np.unravel_index(np.argmax(last), np.shape(words))
-            addr = int(np.asarray(words)[w])
-            line = int(self.last_line[sp][addr])
-            pe = int(w[1]) if np.ndim(words) == 3 else 0
-            unit = "word" if sp in "mnrs" else "long word"
-            raise self._fault(f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) "
-                              f"earlier (line {line}); {MEM_NAME[sp]} needs {gap} step(s) between a write and "
-                              f"a read of it: insert nop or use a forwarding path",
-                              self.cur.line, self.cur.text, pe)
+        now = self.cm.steps
+        for step, wfp, line in reversed(self.recent[sp]):
+            age = now - step
+            if age > gap:
+                break
+            if fp.lo <= wfp.hi and wfp.lo <= fp.hi:
+                addr = fp.overlap(wfp)
+                if addr is not None:
+                    unit = "word" if sp in "mnrs" else "long word"
+                    raise self._fault(
+                        f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) earlier "
+                        f"(line {line}); {MEM_NAME[sp]} needs {gap} step(s) between a write and a read of it: "
+                        f"insert nop or use a forwarding path", self.cur.line, self.cur.text,
+                        fp.first_pe(addr) if sp in "mnrs" else None)
 
-    def _note_write(self, sp: str, words):
+    def _note_write(self, sp: str, fp):
         if self.strict and sp in HAZARD_STEPS:
-            self.last_w[sp][words] = self.cm.steps
-            self.last_line[sp][words] = self.cur.line
+            rec = self.recent[sp]
+            now = self.cm.steps
+            if len(rec) > 24:
+                rec[:] = [r for r in rec if now - r[0] <= 2]
+            rec.append((now, fp, self.cur.line))
 
     def read(self, op, e):
         sp = op.space
@@ -518,9 +557,9 @@ class Emulator:
             where = np.arange(a, a + n) % size
         if self.strict and sp != "lbi":
             if write:
-                self.pending_mem.append(lambda: self._note_write(sp, where))
+                self.pending_mem.append(lambda: self._note_write(sp, _Footprint.span(a, a + n - 1)))
             else:
-                self._hazard(sp, where, op.text)
+                self._hazard(sp, _Footprint.span(a, a + n - 1), op.text)
             if sp == "lc":
                 self._race_pe(op, a, a + n, write)
         return where
@@ -666,7 +705,7 @@ class Emulator:
                 self._race_mv(st, reads, writes)
                 for sp, _, lo, hi in reads:
                     if sp == "lc":
-                        self._hazard("lc", np.arange(lo, hi), src.text)
+                        self._hazard("lc", _Footprint.span(lo, hi - 1), src.text)
             t = self.cm.transfer(kind_, links, nb, e.tag, st.line, st.text)
             t.reads_lc, t.writes_lc = tuple(reads), tuple(writes)
             self.outstanding.append(t)
@@ -714,8 +753,9 @@ class Emulator:
                 cols = a0 // 2 + np.arange(d.count)
                 if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
                     self.state.mem[sp][np.ix_(cols, pes)] = np.array(d.payload, dtype=U64)[:, None]
-                    if sp in self.last_w:
-                        self.last_w[sp][a0:a0 + 2 * d.count] = -(1 << 40)
+                    if sp in self.recent:
+                        clear = _Footprint.span(a0, a0 + 2 * d.count - 1)
+                        self.recent[sp] = [r for r in self.recent[sp] if clear.overlap(r[1]) is None]
                     return
                 vals, addrs = self.state.mem[sp][np.ix_(cols, pes)].T, a0 + 2 * np.arange(d.count)
             elif sp == "t":
