@@ -701,3 +701,43 @@ def test_deep_expressions():
     assert o[0] == np.float32(sum(i % 8 for i in range(1500))) and o[1] == 1
     with pytest.raises(CompileError):
         compile_opencl("__kernel void k(__global float *a) { a[0] = " + "(" * 5000 + "1" + ")" * 5000 + "; }")
+
+
+# measured max error of the float versions, in ulp of the float64 reference (0.5 = correctly
+# rounded); docs/language.md quotes these.  Bounds leave a little margin over the measurement.
+ULP_BOUNDS = {
+    "sqrt": (np.sqrt, 0, 1e6, 0.5), "rsqrt": (lambda x: 1 / np.sqrt(x), 1e-3, 1e6, 2),
+    "exp": (np.exp, -80, 80, 1), "exp2": (np.exp2, -120, 120, 1), "exp10": (lambda x: 10.0 ** x, -30, 30, 1),
+    "log": (np.log, 1e-30, 1e30, 1), "log2": (np.log2, 1e-30, 1e30, 1), "log10": (np.log10, 1e-30, 1e30, 2),
+    "sin": (np.sin, -100, 100, 1), "cos": (np.cos, -100, 100, 1), "tan": (np.tan, -10, 10, 1),
+    "asin": (np.arcsin, -1, 1, 1), "acos": (np.arccos, -1, 1, 1), "atan": (np.arctan, -100, 100, 1),
+    "sinh": (np.sinh, -80, 80, 2), "cosh": (np.cosh, -80, 80, 2), "tanh": (np.tanh, -20, 20, 2),
+    "cbrt": (np.cbrt, -1e6, 1e6, 1), "expm1": (np.expm1, -10, 10, 1), "log1p": (np.log1p, -0.9, 100, 1),
+    "sinpi": (lambda x: np.sin(np.pi * x), -4, 4, 0.5), "cospi": (lambda x: np.cos(np.pi * x), -4, 4, 0.5),
+    "tanpi": (lambda x: np.tan(np.pi * x), -0.49, 0.49, 0.5), "asinpi": (lambda x: np.arcsin(x) / np.pi, -1, 1, 0.5),
+    "acospi": (lambda x: np.arccos(x) / np.pi, -1, 1, 0.5), "atanpi": (lambda x: np.arctan(x) / np.pi, -100, 100, 0.5),
+}
+
+
+def test_math_accuracy_in_ulp():
+    names = list(ULP_BOUNDS)
+    body = "\n".join(f"    o[{k}*n+i] = {nm}(x[{k}*n+i]);" for k, nm in enumerate(names))
+    p = build(f"__kernel void m(__global const float *x, __global float *o, int n) {{ int i = get_global_id(0);\n{body}\n}}")
+    n = 2048
+    rng = np.random.default_rng(0)
+    xs = []
+    for nm in names:
+        _, lo, hi, _ = ULP_BOUNDS[nm]
+        v = np.exp(rng.uniform(np.log(lo), np.log(hi), n)) if lo > 0 and hi / lo > 1e4 else rng.uniform(lo, hi, n)
+        xs.append(v.astype(np.float32))
+    x = np.concatenate(xs)
+    o = np.zeros_like(x)
+    p.run("m", n, 64, x, o, np.int32(n))
+    for k, nm in enumerate(names):
+        f, _, _, bound = ULP_BOUNDS[nm]
+        ref = f(xs[k].astype(np.float64))
+        got = o[k * n:(k + 1) * n].astype(np.float64)
+        ok = np.isfinite(ref) & (np.abs(ref) < 3e38) & (np.abs(ref) > 1e-37)
+        ulp = np.spacing(np.abs(ref[ok]).astype(np.float32)).astype(np.float64)
+        err = (np.abs(got[ok] - ref[ok]) / ulp).max()
+        assert err <= bound + 1e-9, f"{nm}: {err:.2f} ulp > {bound}"

@@ -675,18 +675,17 @@ class _Builtins:
             return RV(t, self.libm(BINARY_LIBM[base], t, [x.v, y.v]))
         if base in PI_FUNCS:
             t, (x,) = self.floatify(vals, args)
-            pix = b.fmul(x.v, self.const(t, math.pi))
-            f = PI_FUNCS[base]
-            if f in UNARY_INTR:
-                return RV(t, b.call(self.intrinsic(UNARY_INTR[f], t.llvm_type()), [pix]))
-            return RV(t, self.libm(f, t, [pix]))
-        if base in INV_PI_FUNCS:
-            t, (x,) = self.floatify(vals, args)
-            r = self.libm(INV_PI_FUNCS[base], t, [x.v])
-            return RV(t, b.fmul(r, self.const(t, 1 / math.pi)))
-        if base == "atan2pi":
-            t, (x, y) = self.floatify(vals, args)
-            return RV(t, b.fmul(self.libm("atan2", t, [x.v, y.v]), self.const(t, 1 / math.pi)))
+            return RV(t, self.trig_pi(base, t, x.v))
+        if base in INV_PI_FUNCS or base == "atan2pi":
+            # float: the double function times 1/pi, rounded once (<= 0.5 ulp + the double's error)
+            t, xs = self.floatify(vals, args)
+            et = T.elem_of(t)
+            n = t.n if t.is_vector else None
+            dt = Vector(DOUBLE, n) if n else DOUBLE
+            dv = [lw.cvt_value(v.v, et, DOUBLE, n) if et != DOUBLE else v.v for v in xs]
+            r = self.libm(INV_PI_FUNCS.get(base, "atan2"), dt, dv)
+            r = b.fmul(r, self.const(dt, 1 / math.pi))
+            return RV(t, lw.cvt_value(r, DOUBLE, et, n) if et != DOUBLE else r)
         if base == "rsqrt":
             t, (x,) = self.floatify(vals, args)
             s = b.call(self.intrinsic("llvm.sqrt", t.llvm_type()), [x.v])
@@ -744,6 +743,50 @@ class _Builtins:
         if base in RELATIONAL:
             return self.relational(base, name, vals, args)
         self.err(f"call to undeclared function '{name}'", self.node.name)
+
+    def trig_pi(self, base, t, x):
+        """sinpi / cospi / tanpi: exact reduction to [-1/2, 1/2] (or [0, 1/4] for cos), then the
+        double-precision sin / cos of pi*r, rounded once to the result type."""
+        b, lw = self.b, self.lw
+        n = t.n if t.is_vector else None
+        et = T.elem_of(t)
+        dt = Vector(DOUBLE, n) if n else DOUBLE
+        lty = t.llvm_type()
+        rint = self.intrinsic("llvm.rint", lty)
+        fabs = self.intrinsic("llvm.fabs", lty)
+        c = lambda v: self.const(t, v)          # noqa: E731
+        if base == "cospi":
+            x = b.call(fabs, [x])
+        r = b.fsub(x, b.fmul(c(2.0), b.call(rint, [b.fmul(x, c(0.5))])))     # exact, in [-1, 1]
+        to_d = (lambda v: lw.cvt_value(v, et, DOUBLE, n)) if et != DOUBLE else (lambda v: v)
+        from_d = (lambda v: lw.cvt_value(v, DOUBLE, et, n)) if et != DOUBLE else (lambda v: v)
+        dsin = self.intrinsic("llvm.sin", dt.llvm_type())
+        dcos = self.intrinsic("llvm.cos", dt.llvm_type())
+        pi = self.const(dt, math.pi)
+
+        def sinpi(r):
+            hi = b.fcmp_ordered(">", r, c(0.5))
+            lo = b.fcmp_ordered("<", r, c(-0.5))
+            r = b.select(hi, b.fsub(c(1.0), r), b.select(lo, b.fsub(c(-1.0), r), r))
+            return b.call(dsin, [b.fmul(pi, to_d(r))])
+
+        def cospi(r):
+            a = b.call(fabs, [r])
+            small = b.fcmp_ordered("<", a, c(0.25))
+            cv = b.call(dcos, [b.fmul(pi, to_d(a))])
+            sv = b.call(dsin, [b.fmul(pi, to_d(b.fsub(c(0.5), a)))])
+            return b.select(small, cv, sv)
+        if base == "sinpi":
+            out = sinpi(r)
+        elif base == "cospi":
+            out = cospi(r)
+        else:
+            out = b.fdiv(sinpi(r), cospi(r))
+        res = from_d(out)
+        if base == "sinpi":                      # sinpi(-0) = -0, sinpi(n) = +-0 with x's sign
+            zero = b.fcmp_ordered("==", r, c(0.0))
+            res = b.select(zero, b.call(self.intrinsic("llvm.copysign", lty, 2), [c(0.0), x]), res)
+        return res
 
     def common(self, base, name, vals, args):
         b = self.b
