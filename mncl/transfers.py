@@ -16,10 +16,10 @@ from .events import Event
 from .memory import Buffer, MemoryMap, host_bytes
 
 
-def _done(ev: Event, is_blocking: bool) -> Event:
+def _enqueue(queue, work, command_type, wait_for, is_blocking) -> Event:
     if is_blocking:
-        ev.wait()
-    return ev
+        return queue._run_blocking(work, command_type, wait_for)
+    return queue._submit(work, command_type, wait_for)
 
 
 def _check_range(routine, what, offset, count, size):
@@ -49,7 +49,7 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
 
         def work():
             d[do:do + n] = s[so:so + n]
-        return _done(queue._submit(work, command_type.COPY_BUFFER, wait_for), is_blocking)
+        return _enqueue(queue, work, command_type.COPY_BUFFER, wait_for, is_blocking)
 
     if isinstance(dest, Buffer):          # host -> buffer
         off = int(dst_offset if dst_offset is not None else device_offset)
@@ -63,7 +63,7 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
 
         def work():
             d[off:off + n] = h[:n]
-        return _done(queue._submit(work, command_type.WRITE_BUFFER, wait_for), is_blocking)
+        return _enqueue(queue, work, command_type.WRITE_BUFFER, wait_for, is_blocking)
 
     if isinstance(src, Buffer):           # buffer -> host
         off = int(src_offset if src_offset is not None else device_offset)
@@ -77,7 +77,7 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
 
         def work():
             h[:n] = s[off:off + n]
-        return _done(queue._submit(work, command_type.READ_BUFFER, wait_for), is_blocking)
+        return _enqueue(queue, work, command_type.READ_BUFFER, wait_for, is_blocking)
 
     raise_error(routine, status_code.INVALID_VALUE,
                 f"one of dest and src must be an mncl.Buffer (got {type(dest).__name__} and "
@@ -137,9 +137,7 @@ def enqueue_map_buffer(queue, buf, flags, offset, shape, dtype, order="C", strid
         strides = tuple(int(np.prod(shape[:i], dtype=np.int64)) * dtype.itemsize for i in range(len(shape)))
     view = buf._alloc.view[offset:offset + nbytes]
     mm = MemoryMap(queue, buf, view, shape, dtype, strides)
-    ev = queue._submit(lambda: None, command_type.MAP_BUFFER, wait_for)
-    if is_blocking:
-        ev.wait()
+    ev = _enqueue(queue, lambda: None, command_type.MAP_BUFFER, wait_for, is_blocking)
     return np.asarray(mm), ev
 
 
