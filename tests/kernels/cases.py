@@ -6,10 +6,8 @@ written independently of any OpenCL implementation.  The driver
 ``tests/test_kernel_corpus.py`` runs every case on PoCL (through PyOpenCL) and
 on mncl and compares both with the reference.
 
-``MNCL_XFAIL`` at the bottom records, for each test mncl cannot pass yet, the
-actual error it gives (one line; the driver marks it strict xfail, so a test
-that starts passing is reported).  ``python tests/kernels/refresh_xfail.py``
-rewrites it from a fresh run.
+What mncl cannot pass yet is data too: ``xfail-mncl-<device>.txt`` beside
+this module (see spec.read_xfails), rewritten by ``refresh_xfail.py``.
 """
 from __future__ import annotations
 
@@ -1290,10 +1288,3 @@ def struct_align(in_, out, layout):
 def many_args(a0, a1, a2, a3, a4, a5, a6, a7, o0, o1, o2, o3, o4, o5, o6, o7, s0, s1, s2, s3):
     return {"o0": a0 + s0, "o1": a1 - s1, "o2": a2 * s2, "o3": a3 ^ s3,
             "o4": a4 + a0, "o5": a5 - a1, "o6": a6 * a2, "o7": a7 | a3}
-
-
-# --------------------------------------------------------------------------------------------
-# mncl's known failures: test id ("case" or "case@O0", see the driver) -> its one-line error today
-# --------------------------------------------------------------------------------------------
-
-MNCL_XFAIL: dict[str, str] = {}

@@ -1,15 +1,14 @@
-"""Re-run every corpus case on mncl and rewrite cases.MNCL_XFAIL with the errors seen.
+"""Re-run every corpus case on mncl and rewrite xfail-mncl-<device>.txt with the errors seen.
 
-Usage: ``python tests/kernels/refresh_xfail.py`` (from the repository root).
-It runs the same host code and checks as tests/test_kernel_corpus.py, ignoring
-the current xfail table, and replaces the table at the end of cases.py with
-one line per failing test id: the error's type and its most telling
-line.  Review the diff before committing; the driver's xfails are strict, so a
+Usage: ``python tests/kernels/refresh_xfail.py`` from the repository root
+(``MNCL_CORPUS_DEVICE=emulator`` for another device).  It runs the same host
+code and checks as tests/test_kernel_corpus.py, ignoring the current table,
+and writes one line per failing test id: the error's type and its most
+telling line.  Review the diff before committing; the driver's xfails are strict, so a
 stale entry shows up as XPASS.
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -17,9 +16,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]   # tests/, and the repository root
 
 import test_kernel_corpus as corpus  # noqa: E402
+from kernels.spec import write_xfails  # noqa: E402
 
-BEGIN = "MNCL_XFAIL: dict[str, str] = {"
-END = "}\n"
 
 
 def summarise(error: BaseException) -> str:
@@ -46,13 +44,8 @@ def failures() -> dict:
 
 def main():
     found = failures()
-    path = HERE / "cases.py"
-    text = path.read_text()
-    start = text.index(BEGIN) + len(BEGIN)
-    stop = text.index(END, start)
-    body = "".join(f"\n    {name!r}: {reason!r}," for name, reason in sorted(found.items()))
-    path.write_text(text[:start] + body + ("\n" if body else "") + text[stop:])
-    print(f"{len(found)} of {len(corpus.mncl_ids())} mncl tests fail; table written to {path}")
+    path = write_xfails(corpus.CORPUS_DEVICE, found)
+    print(f"{len(found)} of {len(corpus.mncl_ids())} mncl tests fail on '{corpus.CORPUS_DEVICE}'; written to {path}")
 
 
 if __name__ == "__main__":

@@ -170,3 +170,34 @@ def case(file: str, kernel: str | None = None, *, global_size, local_size=None, 
         return reference
 
     return register
+
+
+def xfail_path(device: str) -> Path:
+    return KERNEL_DIR / f"xfail-mncl-{device}.txt"
+
+
+def read_xfails(device: str) -> dict:
+    """test id -> the one-line error mncl's ``device`` gives today (the driver marks these strict xfail).
+
+    The file has one ``test_id: reason`` per line; ``#`` starts a comment line; no file, no xfails.
+    """
+    path = xfail_path(device)
+    if not path.exists():
+        return {}
+    table = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        test_id, sep, reason = line.partition(": ")
+        if not sep or not reason.strip():
+            raise ValueError(f"{path.name}:{n}: expected 'test_id: reason', got {line!r}")
+        table[test_id.strip()] = reason.strip()
+    return table
+
+
+def write_xfails(device: str, table: dict) -> Path:
+    path = xfail_path(device)
+    head = (f"# Corpus tests the mncl '{device}' device fails today, with the error each gives.\n"
+            "# Written by tests/kernels/refresh_xfail.py; the driver marks each one strict xfail.\n")
+    path.write_text(head + "".join(f"{k}: {' '.join(v.split())}\n" for k, v in sorted(table.items())))
+    return path
