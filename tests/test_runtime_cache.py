@@ -3,7 +3,6 @@
 The device's compiler is replaced by a counting stub returning a hand-written
 module, so these tests run without the front end and count compilations.
 """
-import os
 
 import numpy as np
 import pytest
