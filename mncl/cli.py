@@ -18,6 +18,17 @@ def _fmt(value) -> str:
     return str(value)
 
 
+_BYTES = {device_info.GLOBAL_MEM_SIZE, device_info.MAX_MEM_ALLOC_SIZE, device_info.LOCAL_MEM_SIZE,
+          device_info.MAX_CONSTANT_BUFFER_SIZE}
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n} ({n / size:.4g}{unit})"
+    return str(n)
+
+
 def _type_name(t: int) -> str:
     return " ".join(n for n in ("CPU", "GPU", "ACCELERATOR", "CUSTOM") if t & getattr(device_type, n)) or "?"
 
@@ -82,6 +93,7 @@ def info(short):
         for d in devs:
             for label, param in _ROWS:
                 value = d.get_info(param)
-                text = _type_name(value) if param == device_info.TYPE else _fmt(value)
+                text = (_type_name(value) if param == device_info.TYPE
+                        else _human(value) if param in _BYTES else _fmt(value))
                 click.echo(f"  {label:<52}{text}")
             click.echo("")
