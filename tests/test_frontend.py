@@ -741,3 +741,37 @@ def test_math_accuracy_in_ulp():
         ulp = np.spacing(np.abs(ref[ok]).astype(np.float32)).astype(np.float64)
         err = (np.abs(got[ok] - ref[ok]) / ulp).max()
         assert err <= bound + 1e-9, f"{nm}: {err:.2f} ulp > {bound}"
+
+
+def test_pointer_out_builtins_and_shuffle():
+    src = """
+    __kernel void k(__global const float *x, __global float *o, __global int *e, __global uint4 *sh) {
+        int i = get_global_id(0);
+        float ip, tr, c;
+        int ex;
+        o[7*i+0] = fract(x[i], &ip); o[7*i+1] = ip;
+        o[7*i+2] = modf(x[i], &tr);  o[7*i+3] = tr;
+        o[7*i+4] = sincos(x[i], &c); o[7*i+5] = c;
+        o[7*i+6] = frexp(x[i], &ex); e[i] = ex;
+        sh[i] = shuffle2((uint4)(10, 20, 30, 40), (uint4)(50, 60, 70, 80), (uint4)(i, 7 - i, 3, 4))
+              + shuffle((uint4)(1, 2, 3, 4), (uint4)(3, 2, 1, 0));
+    }"""
+    p = build(src)
+    x = np.array([1.25, -1.25, 3.0, 7.5], np.float32)
+    o = np.zeros(28, np.float32)
+    e = np.zeros(4, np.int32)
+    sh = np.zeros((4, 4), np.uint32)
+    p.run("k", 4, 4, x, o, e, sh)
+    o = o.reshape(4, 7)
+    np.testing.assert_allclose(o[:, 0], x - np.floor(x))
+    np.testing.assert_array_equal(o[:, 1], np.floor(x))
+    np.testing.assert_allclose(o[:, 2], x - np.trunc(x))
+    np.testing.assert_array_equal(o[:, 3], np.trunc(x))
+    np.testing.assert_allclose(o[:, 4], np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(o[:, 5], np.cos(x), rtol=1e-6)
+    m, ex = np.frexp(x)
+    np.testing.assert_array_equal(o[:, 6], m)
+    np.testing.assert_array_equal(e, ex)
+    ab = np.array([10, 20, 30, 40, 50, 60, 70, 80])
+    exp = np.stack([ab[[i, 7 - i, 3, 4]] + np.array([4, 3, 2, 1]) for i in range(4)])
+    np.testing.assert_array_equal(sh, exp)

@@ -46,7 +46,7 @@ NATIVE = {"cos", "exp", "exp2", "exp10", "log", "log2", "log10", "powr", "recip"
           "sqrt", "tan", "divide"}
 PI_FUNCS = {"sinpi": "sin", "cospi": "cos", "tanpi": "tan"}
 INV_PI_FUNCS = {"asinpi": "asin", "acospi": "acos", "atanpi": "atan"}
-MATH_OTHER = {"rsqrt", "fmod", "fma", "mad", "pown", "rootn", "ldexp", "atan2pi", "maxmag", "minmag",
+MATH_OTHER = {"ilogb", "shuffle", "shuffle2", "rsqrt", "fmod", "fma", "mad", "pown", "rootn", "ldexp", "atan2pi", "maxmag", "minmag",
               "recip", "divide"}
 COMMON = {"clamp", "degrees", "radians", "max", "min", "mix", "step", "smoothstep", "sign"}
 INTEGER = {"abs", "abs_diff", "add_sat", "sub_sat", "hadd", "rhadd", "clz", "ctz", "popcount",
@@ -66,11 +66,8 @@ UNSUPPORTED = {"printf": "printf is not supported",
                "prefetch": None,
                "read_imagef": "images are not supported", "write_imagef": "images are not supported",
                "read_imagei": "images are not supported", "write_imagei": "images are not supported",
-               "fract": "fract() is not supported", "modf": "modf() is not supported",
-               "sincos": "sincos() is not supported", "frexp": "frexp() is not supported",
-               "remquo": "remquo() is not supported", "lgamma_r": "lgamma_r() is not supported",
-               "ilogb": "ilogb() is not supported", "shuffle": "shuffle() is not supported",
-               "shuffle2": "shuffle2() is not supported"}
+               "remquo": "remquo() is not supported", "lgamma_r": "lgamma_r() is not supported"}
+PTR_OUT = {"fract": 2, "modf": 2, "sincos": 2, "frexp": 2}
 
 _CONVERT_RE = re.compile(r"convert_([a-z]+?)(2|3|4|8|16)?(_sat)?(_rte|_rtz|_rtp|_rtn)?$")
 _AS_RE = re.compile(r"as_([a-z]+?)(2|3|4|8|16)?$")
@@ -100,7 +97,7 @@ def is_builtin(name):
         return True
     if name.startswith(("atomic_", "atom_")):
         return True
-    return name in UNSUPPORTED
+    return name in UNSUPPORTED or name in PTR_OUT
 
 
 def constant(lw, name):
@@ -166,6 +163,10 @@ def call(lw, name, args, node):
         return B.vhalf(m.group(1), int(m.group(2) or 1), m.group(3), args, name)
     if name.startswith(("atomic_", "atom_")):
         return B.atomic(name, args)
+    if name in PTR_OUT:
+        if len(args) != PTR_OUT[name]:
+            _arity(lw, node, name, PTR_OUT[name], len(args))
+        return B.ptr_out(name, args)
     vals = [lw.expr(a) for a in args]
     for v, a in zip(vals, args):
         if v.type.is_void:
@@ -686,6 +687,25 @@ class _Builtins:
             r = self.libm(INV_PI_FUNCS.get(base, "atan2"), dt, dv)
             r = b.fmul(r, self.const(dt, 1 / math.pi))
             return RV(t, lw.cvt_value(r, DOUBLE, et, n) if et != DOUBLE else r)
+        if base in ("shuffle", "shuffle2"):
+            want = 2 if base == "shuffle" else 3
+            if len(vals) != want:
+                _arity(lw, self.node, name, want, len(vals))
+            return self.shuffle(name, vals, args)
+        if base == "ilogb":
+            if len(vals) != 1:
+                _arity(lw, self.node, name, 1, len(vals))
+            t, (x,) = self.floatify(vals, args)
+            et = T.elem_of(t)
+            fn = self.intrinsic_t("ilogbf" if et == FLOAT else "ilogb", I32, [et.llvm_type()])
+            it = Vector(INT, t.n) if t.is_vector else INT
+            if t.is_vector:
+                out = ir.Constant(it.llvm_type(), None)
+                for k in range(t.n):
+                    idx = ir.Constant(I32, k)
+                    out = b.insert_element(out, b.call(fn, [b.extract_element(x.v, idx)]), idx)
+                return RV(it, out)
+            return RV(it, b.call(fn, [x.v]))
         if base == "rsqrt":
             t, (x,) = self.floatify(vals, args)
             s = b.call(self.intrinsic("llvm.sqrt", t.llvm_type()), [x.v])
@@ -743,6 +763,78 @@ class _Builtins:
         if base in RELATIONAL:
             return self.relational(base, name, vals, args)
         self.err(f"call to undeclared function '{name}'", self.node.name)
+
+    def ptr_out(self, name, args):
+        """fract / modf / sincos / frexp: a result and a value stored through the pointer argument."""
+        lw, b = self.lw, self.b
+        t, (x,) = self.floatify([lw.expr(args[0])], args[:1])
+        p = lw.expr(args[1])
+        et = T.elem_of(t)
+        n = t.n if t.is_vector else None
+        want = (Vector(INT, n) if n else INT) if name == "frexp" else t
+        if not p.type.is_pointer or p.type.pointee != want:
+            self.err(f"second argument of '{name}' must be a pointer to '{want}', got '{p.type}'", args[1])
+        if p.type.const_pointee or p.type.space == "constant":
+            self.err(f"'{name}' cannot store through a pointer to const", args[1])
+        lty = t.llvm_type()
+        if name == "fract":
+            fl = b.call(self.intrinsic("llvm.floor", lty), [x.v])
+            below_one = self.const(t, float.fromhex("0x1.fffffep-1") if et == FLOAT else float.fromhex("0x1.fffffffffffffp-1"))
+            r = b.call(self.intrinsic("llvm.minnum", lty, 2), [b.fsub(x.v, fl), below_one])
+            isinf = b.fcmp_ordered("==", b.call(self.intrinsic("llvm.fabs", lty), [x.v]), self.const(t, float("inf")))
+            r = b.select(isinf, b.call(self.intrinsic("llvm.copysign", lty, 2), [self.const(t, 0.0), x.v]), r)
+            stored = fl
+        elif name == "modf":
+            tr = b.call(self.intrinsic("llvm.trunc", lty), [x.v])
+            isinf = b.fcmp_ordered("==", b.call(self.intrinsic("llvm.fabs", lty), [x.v]), self.const(t, float("inf")))
+            r = b.call(self.intrinsic("llvm.copysign", lty, 2), [b.select(isinf, self.const(t, 0.0), b.fsub(x.v, tr)), x.v])
+            stored = tr
+        elif name == "sincos":
+            r = b.call(self.intrinsic("llvm.sin", lty), [x.v])
+            stored = b.call(self.intrinsic("llvm.cos", lty), [x.v])
+        else:                                         # frexp via libm, one component at a time
+            fname = "frexpf" if et == FLOAT else "frexp"
+            fn = self.intrinsic_t(fname, et.llvm_type(), [et.llvm_type(), I32.as_pointer()])
+            tmp = lw._entry_alloca(I32, "frexp.e")
+            if n:
+                r = ir.Constant(lty, None)
+                stored = ir.Constant(ir.VectorType(I32, n), None)
+                for k in range(n):
+                    idx = ir.Constant(I32, k)
+                    r = b.insert_element(r, b.call(fn, [b.extract_element(x.v, idx), tmp]), idx)
+                    stored = b.insert_element(stored, b.load(tmp), idx)
+            else:
+                r = b.call(fn, [x.v, tmp])
+                stored = b.load(tmp)
+        lw.store(p.v, want, stored, align=T.elem_of(want).bits // 8)
+        return RV(t, r)
+
+    def shuffle(self, name, vals, args):
+        lw, b = self.lw, self.b
+        xs, mask = vals[:-1], vals[-1]
+        for v, a in zip(xs, args):
+            if not v.type.is_vector:
+                self.err(f"'{name}' needs vector arguments, got '{v.type}'", a)
+        if len(xs) == 2 and xs[0].type != xs[1].type:
+            self.err(f"'{name}': both inputs must have the same type", args[1])
+        mt = mask.type
+        if not (mt.is_vector and mt.elem.is_integer and not mt.elem.signed and mt.elem.bits == xs[0].type.elem.bits):
+            self.err(f"'{name}': the mask must be an unsigned integer vector with {xs[0].type.elem.bits}-bit elements", args[-1])
+        n_in = xs[0].type.n
+        total = n_in * len(xs)
+        rt = Vector(xs[0].type.elem, mt.n)
+        src = xs[0].v
+        if len(xs) == 2:
+            src = b.shuffle_vector(xs[0].v, xs[1].v, ir.Constant(ir.VectorType(I32, 2 * n_in), list(range(2 * n_in))))
+        out = ir.Constant(rt.llvm_type(), None)
+        lim = (1 << max(total - 1, 1).bit_length()) - 1      # OpenCL uses the mask's low bits
+        for k in range(mt.n):
+            m = b.extract_element(mask.v, ir.Constant(I32, k))
+            m = b.trunc(b.and_(m, ir.Constant(m.type, lim)), I32) if mt.elem.bits > 32 else \
+                b.zext(b.and_(m, ir.Constant(m.type, lim)), I32) if mt.elem.bits < 32 else b.and_(m, ir.Constant(I32, lim))
+            m = b.select(b.icmp_unsigned("<", m, ir.Constant(I32, total)), m, ir.Constant(I32, 0))
+            out = b.insert_element(out, b.extract_element(src, m), ir.Constant(I32, k))
+        return RV(rt, out)
 
     def trig_pi(self, base, t, x):
         """sinpi / cospi / tanpi: exact reduction to [-1/2, 1/2] (or [0, 1/4] for cos), then the
