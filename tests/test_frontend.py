@@ -775,3 +775,24 @@ def test_pointer_out_builtins_and_shuffle():
     ab = np.array([10, 20, 30, 40, 50, 60, 70, 80])
     exp = np.stack([ab[[i, 7 - i, 3, 4]] + np.array([4, 3, 2, 1]) for i in range(4)])
     np.testing.assert_array_equal(sh, exp)
+
+
+def test_async_work_group_copy():
+    src = """
+    __kernel void k(__global const float *in, __global float *out, __global float *out2, __local float *tile) {
+        int l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+        event_t e = async_work_group_copy(tile, in + g * n, n, 0);
+        wait_group_events(1, &e);
+        out[get_global_id(0)] = tile[n - 1 - l] * 2.0f;
+        e = async_work_group_strided_copy(out2 + g * n, tile, n / 2, 2, 0);
+        wait_group_events(1, &e);
+    }"""
+    p = build(src)
+    assert p.cm.kernels["k"].uses_barrier
+    x = np.arange(128, dtype=np.float32)
+    o, o2 = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    p.run("k", 128, 32, x, o, o2, Local(128))
+    np.testing.assert_array_equal(o, (x.reshape(4, 32)[:, ::-1] * 2).reshape(-1))
+    exp2 = np.zeros((4, 32), np.float32)
+    exp2[:, 0::2] = x.reshape(4, 32)[:, :16]
+    np.testing.assert_array_equal(o2, exp2.reshape(-1))

@@ -27,7 +27,8 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 WORK_ITEM = {"get_work_dim", "get_global_size", "get_global_id", "get_local_size", "get_local_id",
              "get_num_groups", "get_group_id", "get_global_offset", "get_enqueued_local_size",
              "get_global_linear_id", "get_local_linear_id"}
-SYNC = {"barrier", "work_group_barrier", "mem_fence", "read_mem_fence", "write_mem_fence"}
+SYNC = {"barrier", "work_group_barrier", "mem_fence", "read_mem_fence", "write_mem_fence", "wait_group_events"}
+ASYNC = {"async_work_group_copy": 4, "async_work_group_strided_copy": 5}
 
 # name -> (llvm intrinsic base or None, libm name base or None)
 UNARY_INTR = {"sqrt": "llvm.sqrt", "exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log",
@@ -60,9 +61,6 @@ ATOMIC_OPS = {"add": "add", "sub": "sub", "xchg": "xchg", "inc": "add", "dec": "
               "max": "max", "and": "and", "or": "or", "xor": "xor", "cmpxchg": None}
 SPECIAL = {"__builtin_inff", "__builtin_huge_valf", "__builtin_huge_val", "__builtin_nanf", "nan"}
 UNSUPPORTED = {"printf": "printf is not supported",
-               "async_work_group_copy": "async_work_group_copy is not supported",
-               "async_work_group_strided_copy": "async_work_group_strided_copy is not supported",
-               "wait_group_events": "wait_group_events is not supported",
                "prefetch": None,
                "read_imagef": "images are not supported", "write_imagef": "images are not supported",
                "read_imagei": "images are not supported", "write_imagei": "images are not supported",
@@ -97,7 +95,7 @@ def is_builtin(name):
         return True
     if name.startswith(("atomic_", "atom_")):
         return True
-    return name in UNSUPPORTED or name in PTR_OUT
+    return name in UNSUPPORTED or name in PTR_OUT or name in ASYNC
 
 
 def constant(lw, name):
@@ -163,6 +161,10 @@ def call(lw, name, args, node):
         return B.vhalf(m.group(1), int(m.group(2) or 1), m.group(3), args, name)
     if name.startswith(("atomic_", "atom_")):
         return B.atomic(name, args)
+    if name in ASYNC:
+        if len(args) != ASYNC[name]:
+            _arity(lw, node, name, ASYNC[name], len(args))
+        return B.async_copy(name, args)
     if name in PTR_OUT:
         if len(args) != PTR_OUT[name]:
             _arity(lw, node, name, PTR_OUT[name], len(args))
@@ -348,7 +350,7 @@ class _Builtins:
 
     def sync(self, name, args):
         lw = self.lw
-        if name in ("barrier", "work_group_barrier"):
+        if name in ("barrier", "work_group_barrier", "wait_group_events"):
             # reached only when the barrier is not where group mode can split (already diagnosed)
             self.err("barrier() must be a statement of its own")
         if len(args) != 1:
@@ -763,6 +765,47 @@ class _Builtins:
         if base in RELATIONAL:
             return self.relational(base, name, vals, args)
         self.err(f"call to undeclared function '{name}'", self.node.name)
+
+    def async_copy(self, name, args):
+        """async_work_group_[strided_]copy: the work-items of the group share the copy (item k of the
+        group copies elements k, k + n_items, ...); it is complete at the next barrier or
+        wait_group_events, which is a work-group synchronisation point here."""
+        lw, b = self.lw, self.b
+        ctx = lw.ctx
+        vals = [lw.expr(a) for a in args]
+        dst, src, num = vals[0], vals[1], vals[2]
+        for v, a in ((dst, args[0]), (src, args[1])):
+            if not v.type.is_pointer:
+                self.err(f"'{name}' needs pointer arguments, got '{v.type}'", a)
+        if dst.type.pointee != src.type.pointee:
+            self.err(f"'{name}': source and destination element types differ", args[1])
+        spaces = (dst.type.space, src.type.space)
+        if spaces not in (("local", "global"), ("global", "local"), ("local", "constant")):
+            self.err(f"'{name}' copies between __global and __local memory", args[0])
+        if not ctx.kernel:
+            self.err(f"'{name}' inside a helper function is not supported")
+        et = dst.type.pointee
+        n = lw.convert(num, ULONG, args[2]).v
+        stride = lw.convert(vals[3], ULONG, args[3]).v if name.endswith("strided_copy") else ir.Constant(I64, 1)
+        lin = b.load(ctx.lin)
+        k_slot = lw._entry_alloca(I64, "async.k")
+        b.store(lin, k_slot)
+        head = ctx.fn.append_basic_block("async.head")
+        body = ctx.fn.append_basic_block("async.body")
+        done = ctx.fn.append_basic_block("async.done")
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.load(k_slot)
+        b.cbranch(b.icmp_unsigned("<", k, n), body, done)
+        b.position_at_end(body)
+        dk = b.mul(k, stride) if spaces[0] == "global" else k
+        sk = b.mul(k, stride) if spaces[0] != "global" else k
+        v = lw.load(b.gep(src.v, [sk]), et)
+        lw.store(b.gep(dst.v, [dk]), et, v)
+        b.store(b.add(k, ctx.nitems), k_slot)
+        b.branch(head)
+        b.position_at_end(done)
+        return RV(T.EVENT, ir.Constant(I32, 0))
 
     def ptr_out(self, name, args):
         """fract / modf / sincos / frexp: a result and a value stored through the pointer argument."""

@@ -113,6 +113,7 @@ LONG = _s("long", "int", 64, True, 4)
 ULONG = _s("ulong", "int", 64, False, 4)
 FLOAT = _s("float", "float", 32, True, 10)
 DOUBLE = _s("double", "float", 64, True, 11)
+EVENT = _s("event_t", "int", 32, True, 3)    # async copies complete at once; the event is a token
 HALF = _s("half", "half", 16, True, 9)       # a storage-only type: vload_half / vstore_half
 
 SCALARS = {t.name: t for t in (BOOL, CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, FLOAT, DOUBLE)}
@@ -312,6 +313,8 @@ def type_by_name(name: str):
     """A built-in type name (``float4``, ``uint``, ``size_t``...) or None."""
     if name == "half":
         return HALF
+    if name == "event_t":
+        return EVENT
     if name in SCALARS:
         return SCALARS[name]
     alias = _ALIASES.get(name)

@@ -55,11 +55,12 @@ SPACE_QUALS = {"__global": "global", "global": "global", "__local": "local", "lo
                "private": "private"}
 IGNORED_QUALS = {"restrict", "volatile", "__read_only", "__write_only", "read_only",
                  "write_only", "__read_write", "read_write", "_Atomic", "__restrict", "__restrict__"}
+BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # work-group synchronisation points
 UNSUPPORTED_TYPES = {"image1d_t": "images are not supported",
                      "image2d_t": "images are not supported", "image3d_t": "images are not supported",
                      "image1d_array_t": "images are not supported", "image2d_array_t": "images are not supported",
                      "image1d_buffer_t": "images are not supported", "sampler_t": "samplers are not supported",
-                     "event_t": "events (async copies) are not supported"}
+                     }
 
 
 def _nodes(node):
@@ -75,7 +76,7 @@ def _nodes(node):
 
 def contains_barrier(node) -> bool:
     return any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
-               n.name.name in ("barrier", "work_group_barrier") for n in _nodes(node))
+               n.name.name in BARRIERS for n in _nodes(node))
 
 
 def has_return(node) -> bool:
@@ -544,7 +545,7 @@ class Lowering:
     def declare_function(self, d, fdef):
         name = d.name
         is_kernel = any(s in ("__kernel", "kernel") for s in self.fspecs(d))
-        if name in ("barrier", "work_group_barrier") or name in self.builtins.WORK_ITEM:
+        if name in BARRIERS or name in self.builtins.WORK_ITEM:
             self.error(d, f"redefinition of builtin function '{name}'")
         ret, params, names, pdecls = self.func_type(d)
         f = self.funcs.get(name)
@@ -646,7 +647,7 @@ class Lowering:
         for n in _nodes(node):
             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
                 nm = n.name.name
-                if nm in ("barrier", "work_group_barrier"):
+                if nm in BARRIERS:
                     return True
                 f = self.funcs.get(nm)
                 sym = self.lookup(nm)
@@ -738,7 +739,7 @@ class Lowering:
     def _find_barrier(self, node):
         for n in _nodes(node):
             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and \
-                    n.name.name in ("barrier", "work_group_barrier"):
+                    n.name.name in BARRIERS:
                 return n
         return None
 
@@ -1056,10 +1057,16 @@ class Lowering:
 
     def is_barrier_call(self, s):
         return isinstance(s, c_ast.FuncCall) and isinstance(s.name, c_ast.ID) and \
-            s.name.name in ("barrier", "work_group_barrier")
+            s.name.name in BARRIERS
 
     def check_barrier_args(self, s):
         args = s.args.exprs if s.args else []
+        if s.name.name == "wait_group_events":
+            if len(args) != 2:
+                self.error(s, f"too {'few' if len(args) < 2 else 'many'} arguments to function call 'wait_group_events', expected 2, have {len(args)}")
+            self.as_item0(lambda: [self.expr(a) for a in args])
+            self.ctx.uses_barrier = True
+            return
         if len(args) not in (1, 2) or (len(args) == 2 and s.name.name == "barrier"):
             self.error(s, f"too {'few' if len(args) < 1 else 'many'} arguments to function call, expected 1, have {len(args)}")
         for a in args:
@@ -2192,7 +2199,7 @@ class Lowering:
         if s is not None and s.kind == "var":
             self.error(n, "function pointers are not supported")
         if s is None or s.kind != "func":
-            if name in ("barrier", "work_group_barrier"):
+            if name in BARRIERS:
                 if self.ctx.kernel and self.ctx.uses_barrier:
                     self.error(n, "barrier() must be a statement of its own")
                 if not self.ctx.kernel:
