@@ -796,3 +796,21 @@ def test_async_work_group_copy():
     exp2 = np.zeros((4, 32), np.float32)
     exp2[:, 0::2] = x.reshape(4, 32)[:, :16]
     np.testing.assert_array_equal(o2, exp2.reshape(-1))
+
+
+def test_vector_subscript_extension():
+    p = build("""
+    __kernel void k(__global float4 *a, __global float *o) {
+        int i = get_global_id(0);
+        float4 v = a[i];
+        float s = 0.0f;
+        for (int c = 0; c < 4; c++) { s += v[c] * (c + 1); v[c] = c; }
+        a[i][3] = s;
+        o[i] = v[0] + v[1] + v[2] + v[3];
+    }""")
+    a = RNG.random((8, 4)).astype(np.float32)
+    orig = a.copy()
+    o = np.zeros(8, np.float32)
+    p.run("k", 8, 8, a, o)
+    np.testing.assert_allclose(a[:, 3], orig @ np.array([1, 2, 3, 4], np.float32), rtol=1e-6)
+    np.testing.assert_array_equal(o, np.full(8, 6.0))

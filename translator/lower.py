@@ -1490,12 +1490,26 @@ class Lowering:
                 self.error(n, f"expression is not assignable")
             return LV(s.type, self.var_addr(s), s.const, s.space)
         if isinstance(n, c_ast.ArrayRef):
-            base = self.expr(n.name)
+            if isinstance(n.name, (c_ast.ID, c_ast.ArrayRef, c_ast.StructRef)) or \
+                    (isinstance(n.name, c_ast.UnaryOp) and n.name.op == "*"):
+                blv = self.lvalue(n.name)
+                if isinstance(blv, SwizzleLV):
+                    self.error(n, "subscripting a swizzle is not supported")
+                if blv.type.is_vector:              # v[i]: clang's extension, component i (unchecked)
+                    idx = self.expr(n.subscript)
+                    if not (idx.type.is_scalar and idx.type.is_integer):
+                        self.error(n.subscript, "array subscript is not an integer")
+                    ep = self.b.bitcast(blv.ptr, blv.type.elem.llvm_type().as_pointer())
+                    i = self.convert(idx, LONG, n.subscript).v
+                    return LV(blv.type.elem, self.b.gep(ep, [i]), blv.const, blv.space, blv.via_pointer)
+                base = self.rvalue(blv, n.name)
+            else:
+                base = self.expr(n.name)
             idx = self.expr(n.subscript)
             if base.type.is_scalar and base.type.is_integer and idx.type.is_pointer:
                 base, idx = idx, base
             if base.type.is_vector:
-                self.error(n, "subscripting a vector is not supported; use .s0 ... .sF or vloadn")
+                self.error(n, "subscripting a vector value is only supported on a variable or memory location")
             if not base.type.is_pointer:
                 self.error(n, "subscripted value is not an array, pointer, or vector")
             if not (idx.type.is_scalar and idx.type.is_integer):
