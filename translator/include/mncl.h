@@ -18,6 +18,13 @@
 #define FP_FAST_FMAF 1
 #define FP_FAST_FMA 1
 
+/* GNU spellings that OpenCL C code sometimes uses */
+#define __restrict restrict
+#define __restrict__ restrict
+#define __inline inline
+#define __inline__ inline
+#define __const const
+
 #define CLK_LOCAL_MEM_FENCE 1
 #define CLK_GLOBAL_MEM_FENCE 2
 
