@@ -5,7 +5,8 @@ compiles it for the host CPU, and runs an NDRange by calling ``K__wg`` once
 per work-group.  The loop over work-groups is itself a small JIT-compiled
 function (``mncl_dispatch``), so one ctypes call (which releases the GIL)
 runs a whole chunk of groups; chunks go to a thread pool with one thread per
-core.  ``__local`` pointer arguments get one zeroed scratch area per thread,
+core (NDRanges under SPLIT_ITEMS work-items stay on the calling thread until
+one of their runs takes longer than SLOW_SINGLE_S).  ``__local`` pointer arguments get one zeroed scratch area per thread,
 zeroed again before every group.
 
 Memory: every buffer is a numpy allocation with a 1024-byte guard zone on each
@@ -25,6 +26,7 @@ import ctypes.util
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -34,7 +36,9 @@ from .constants import device_type
 from .errors import raise_error, status_code
 
 GUARD = 1024
-SPLIT_ITEMS = 4096        # NDRanges with fewer work-items run on one thread
+SPLIT_ITEMS = 4096        # NDRanges with fewer work-items run on one thread ...
+SLOW_SINGLE_S = 0.5e-3    # ... unless one run took longer than this; then they are split too
+_clock = time.perf_counter
 ALIGN = 128
 _CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])
 CANARY = _CANARY_UNIT * (GUARD // len(_CANARY_UNIT))
@@ -198,6 +202,7 @@ class JitProgram:
         self.addresses = addresses
         self.object_code = None
         self.last_args = {}          # kernel name -> the prepared arguments of its last run
+        self.slow = set()            # (kernel name, Launch) too slow for one thread
 
 
 def _host_memory_bytes() -> int:
@@ -307,10 +312,17 @@ class CpuDevice:
             prepared = loaded.last_args[name] = (key, *_prepare_args(args), {})
         _, ptrs, local_slots, buffers, _keep, records = prepared
         rec = records.get(launch)
+        t0 = _clock()
         if rec is not None:                        # the common case: same arguments, same NDRange
             dispatch(rec)
+            single = True
         else:
-            self._run_new(loaded.addresses[name], ptrs, local_slots, launch, records, dispatch)
+            single = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
+        if single and _clock() - t0 > SLOW_SINGLE_S and launch.num_groups != (1, 1, 1):
+            if len(loaded.slow) > 256:
+                loaded.slow.clear()
+            loaded.slow.add((name, launch))        # worth splitting over threads after all
+            records.pop(launch, None)
         for i, a in buffers:
             if a._lo.tobytes() == CANARY and a._hi.tobytes() == CANARY:
                 continue
@@ -323,7 +335,8 @@ class CpuDevice:
                             f"was overwritten (the guard has been restored; the buffer's contents "
                             f"and any neighbouring memory may be wrong)")
 
-    def _run_new(self, fn, ptrs, local_slots, launch, records, dispatch):
+    def _run_new(self, loaded, name, ptrs, local_slots, launch, records, dispatch):
+        fn = loaded.addresses[name]
         wg = self._wg_arrays.get(launch)
         if wg is None:
             if len(self._wg_arrays) > 1024:
@@ -334,8 +347,10 @@ class CpuDevice:
         ng = launch.num_groups
         total = ng[0] * ng[1] * ng[2]
         items = total * launch.local_size[0] * launch.local_size[1] * launch.local_size[2]
-        # small NDRanges run on the calling thread: handing them to other threads costs more than it saves
-        nchunks = 1 if self._workers == 1 or items < SPLIT_ITEMS else min(total, self._workers * 4)
+        # small NDRanges run on the calling thread (handing them to other threads costs more than it
+        # saves) unless an earlier run of the same kernel and NDRange took long
+        small = items < SPLIT_ITEMS and (name, launch) not in loaded.slow
+        nchunks = 1 if self._workers == 1 or total < 2 or small else min(total, self._workers * 4)
 
         def run_chunk(start, end):
             if local_slots:
@@ -354,7 +369,7 @@ class CpuDevice:
                                  len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls)))
             else:
                 rec = _Record(fn, ctypes.addressof(ptrs), ctypes.addressof(wg), start, end, 0, 0, 0)
-                if nchunks == 1:
+                if nchunks == 1 and small:
                     if len(records) > 64:
                         records.clear()
                     records[launch] = rec          # keeps ptrs and wg alive with it
@@ -363,7 +378,7 @@ class CpuDevice:
 
         if nchunks <= 1:
             run_chunk(0, total)
-            return
+            return small
         pool = self._thread_pool()
         bounds = [total * k // nchunks for k in range(nchunks + 1)]
         claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
@@ -377,6 +392,7 @@ class CpuDevice:
         participate()
         for f in futures:
             f.result()
+        return False
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

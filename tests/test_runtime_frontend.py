@@ -131,3 +131,34 @@ def test_out_of_bounds_from_c_is_caught(env):
     with pytest.raises(cl.MemoryError, match="kernel 'overrun' wrote out of bounds .* argument 0 \\('a'"):
         ev.wait()
     prg.overrun(q, (16,), None, a, np.int32(0)).wait()
+
+
+def test_a_slow_small_ndrange_is_split_over_threads_after_its_first_run(env):
+    ctx, q, _ = env
+    prg = cl.Program(ctx, """
+    __kernel void busy(__global const float *x, __global float *out, int n, int m)
+    {
+        float acc = 0.0f;
+        for (int k = 0; k < n; k++)
+            acc = acc * 0.999f + x[(k + get_global_id(0)) % m];
+        out[get_global_id(0)] = acc;
+    }""").build()
+    m, items, n = 97, 64, 20000
+    x = np.random.default_rng(5).random(m).astype(np.float32)
+    bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    bo = cl.Buffer(ctx, mf.WRITE_ONLY, items * 4)
+    results = []
+    for _ in range(3):
+        prg.busy(q, (items,), None, bx, bo, np.int32(n), np.int32(m))
+        res = np.empty(items, np.float32)
+        cl.enqueue_copy(q, res, bo)
+        results.append(res)
+    loaded = prg._loaded[ctx.devices[0]]
+    assert any(name == "busy" for name, _ in loaded.slow)      # > 0.5 ms on one thread: split
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    acc = np.zeros(items, np.float32)
+    idx = np.arange(items)
+    for k in range(n):
+        acc = acc * np.float32(0.999) + x[(k + idx) % m]
+    np.testing.assert_allclose(results[0], acc, rtol=1e-4)
