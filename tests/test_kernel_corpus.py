@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from kernels.cases import CASES
+from kernels.randbarrier import N_VARS, random_barrier_kernel
 from kernels.randgen import random_inputs, random_kernel
 from kernels.spec import KERNEL_DIR, Case, In, InOut, Local, Out, Same, Scalar, read_xfails
 
@@ -328,3 +329,39 @@ def test_random_integer_kernel(seed):
         got = run_with_timeout(run_case, cl, ctx, queue, dataclasses.replace(case, options=extra))["out"]
         if not np.array_equal(got, want):
             pytest.fail(f"[{extra or 'default options'}] " + explain(case, got, want), pytrace=False)
+
+
+# Random race-free kernels with barriers in uniform branches and loops (kernels/randbarrier.py)
+
+BARRIER_GROUPS = 4
+BARRIER_FAST = 12                 # about 1 s each; -m slow adds 988 more
+
+
+def random_barrier_case(seed: int) -> Case:
+    source, ls = random_barrier_kernel(seed)
+    n = BARRIER_GROUPS * ls
+    return Case(name=f"random_barrier_{seed}", file=f"<random barrier {seed}>", kernel="rndb",
+                global_size=(n,), local_size=(ls,), reference=None, text=source,
+                args=(In("in_", np.uint32, n, 0, 2**32 - 1), In("uni", np.uint32, BARRIER_GROUPS, 0, 2**32 - 1),
+                      Out("out", np.uint32, n * (N_VARS + 1)), Local("buf", 4 * ls)))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("seed", [*range(BARRIER_FAST),
+                                  *(pytest.param(s, marks=pytest.mark.slow) for s in range(BARRIER_FAST, 1000))])
+def test_random_barrier_kernel(seed):
+    env = pocl()
+    if isinstance(env, str):
+        pytest.skip(env)
+    case = random_barrier_case(seed)
+    want = run_with_timeout(run_case, *env[:3], case)["out"]
+    cl, ctx, queue = mncl()
+    for extra in ("", "-cl-opt-disable"):
+        got = run_with_timeout(run_case, cl, ctx, queue, dataclasses.replace(case, options=extra))["out"]
+        if not np.array_equal(got, want):
+            bad = np.flatnonzero(got != want)
+            item, var = divmod(int(bad[0]), N_VARS + 1)
+            pytest.fail(f"[{extra or 'default options'}] {bad.size} of {got.size} values differ from PoCL; first: "
+                        f"{'p%d' % var if var < N_VARS else 'arr'} of work-item {item} (local size "
+                        f"{case.local_size[0]}): mncl {got[bad[0]]:#x}, PoCL {want[bad[0]]:#x}\n{case.source}",
+                        pytrace=False)

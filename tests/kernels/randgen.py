@@ -176,18 +176,18 @@ class Generator:
         t = promote(a.type)
         op = self.rng.choice(["-", "~", "!", "+"])
         if op == "!":
-            return Expr(f"(!{a.code})", INT, 0, 1)
+            return Expr(f"(!({a.code}))", INT, 0, 1)
         if op == "+":
-            return Expr(f"(+{a.code})", t, a.lo, a.hi)
+            return Expr(f"(+({a.code}))", t, a.lo, a.hi)
         if op == "~":
             lo, hi = (-a.hi - 1, -a.lo - 1) if t.signed else full(t)
-            return Expr(f"(~{a.code})", t, lo, hi)
+            return Expr(f"(~({a.code}))", t, lo, hi)
         if t.signed:
             if a.lo > t.lo:
-                return Expr(f"(-{a.code})", t, -a.hi, -a.lo)
+                return Expr(f"(-({a.code}))", t, -a.hi, -a.lo)
             u = t.unsigned
             return convert(Expr(f"(-({u.name}){a.code})", u, *full(u)), t)
-        return Expr(f"(-{a.code})", t, *full(t))
+        return Expr(f"(-({a.code}))", t, *full(t))
 
     def gen_cast(self, d):
         return convert(self.expr(d), self.rng.choice(list(TYPES.values())))
