@@ -753,6 +753,9 @@ class Lowering:
         for s in fdef.decl.funcspec or []:
             if not isinstance(s, str):
                 reqd = self.kernel_attrs(s, reqd)
+        post = getattr(fdef.decl.type, "attributes", None)        # 'k(...) __attribute__((...))'
+        if post is not None and getattr(post, "exprs", None):
+            reqd = self.kernel_attrs(post, reqd)
         fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer()])
         fn = ir.Function(self.module, fnty, name=f"{name}__wg")
         fn.args[0].name, fn.args[1].name = "args", "wg"
@@ -801,8 +804,8 @@ class Lowering:
             self.ctx, self.b = saved
 
     def kernel_attrs(self, spec, reqd):
-        # AttributeSpecifier(exprlist) -> reqd_work_group_size(x, y, z)
-        el = getattr(spec, "exprlist", None)
+        # AttributeSpecifier(exprlist) or an ExprList -> reqd_work_group_size(x, y, z)
+        el = spec if isinstance(spec, c_ast.ExprList) else getattr(spec, "exprlist", None)
         for e in (el.exprs if el is not None else []):
             if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID):
                 if e.name.name == "reqd_work_group_size":
