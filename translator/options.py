@@ -95,6 +95,8 @@ def parse_options(options) -> BuildOptions:
                 raise _err(f"unknown OpenCL C version in '{w}' (expected one of {', '.join(CL_STD)})")
             bo.cl_std = std
             bo.cl_options.append(w)
+            if std in ("CL2.0", "CL3.0"):
+                bo.warnings.append(f"option '{w}': OpenCL C 2.0/3.0 features are not supported; compiling as OpenCL C 1.2")
         elif w in CL_OPTIONS:
             bo.cl_options.append(w)
             if not CL_OPTIONS[w]:
