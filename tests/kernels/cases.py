@@ -1288,3 +1288,53 @@ def struct_align(in_, out, layout):
 def many_args(a0, a1, a2, a3, a4, a5, a6, a7, o0, o1, o2, o3, o4, o5, o6, o7, s0, s1, s2, s3):
     return {"o0": a0 + s0, "o1": a1 - s1, "o2": a2 * s2, "o3": a3 ^ s3,
             "o4": a4 + a0, "o5": a5 - a1, "o6": a6 * a2, "o7": a7 | a3}
+
+
+# --------------------------------------------------------------------------------------------
+# Cases that found bugs (in mncl or in PoCL) through the random differential tests
+# --------------------------------------------------------------------------------------------
+
+def _with_edges(dtype, edges, n):
+    def gen(rng):
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        v[:len(edges)] = edges
+        return v
+    return gen
+
+
+@case("abs_min.cl", global_size=64,
+      xfail_pocl="PoCL 6 folds abs(INT_MIN) as poison: (long)as_int(abs(INT_MIN)) comes out zero-extended",
+      args=[In("a", np.int32, 64, gen=_with_edges(np.int32, [-2**31, -2**31 + 1, 0, -1, 2**31 - 1], 64)),
+            In("l", np.int64, 64, gen=_with_edges(np.int64, [-2**63, -2**63 + 1, 0, -1, 2**63 - 1], 64)),
+            In("c", np.int8, 64, gen=_with_edges(np.int8, [-128, -127, 0, -1, 127], 64)),
+            Out("u", np.uint32, 64), Out("wide", np.int64, 192), Out("sel", np.int32, 64)])
+def abs_min(a, l, c, u, wide, sel):
+    x, y, z = (v.astype(object) for v in (a, l, c))     # exact integers
+    ax = np.array([abs(v) for v in x], dtype=object)
+    w0 = [v - 2**32 if v >= 2**31 else v for v in ax]
+    w1 = [abs(v) - 2**64 if abs(v) >= 2**63 else abs(v) for v in y]
+    w2 = [abs(v) - 256 if abs(v) >= 128 else abs(v) for v in z]
+    wide = np.array([w0, w1, w2], dtype=np.int64).T.reshape(-1)
+    sel = np.where(a == 0, 7 + 10, 9 + 20).astype(np.int32)
+    return {"u": ax.astype(np.uint32), "wide": wide, "sel": sel}
+
+
+def _with_zeros(rng):
+    v = rng.integers(-1000, 1000, (64, 4), endpoint=True).astype(np.int32)
+    v[rng.random((64, 4)) < 0.2] = 0
+    return v
+
+
+@case("swizzle_rvalues.cl", global_size=64,
+      args=[In("a", np.int32, (64, 4), gen=_with_zeros), In("b", np.int32, (64, 4), -1000, 1000),
+            Out("out", np.int32, (320, 4))])
+def swizzle_rvalues(a, b, out):
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    i = np.arange(64)
+    r0 = np.stack([-x[:, 1], -x[:, 0], ~y[:, 2], ~y[:, 3]], axis=1)
+    r1 = np.stack([(x + y)[:, 3], np.maximum(x, y)[:, 2], i, 2 * x[:, 3]], axis=1)
+    r2 = np.where((i & 1)[:, None] == 1, x, y)[:, ::-1]
+    r3 = np.stack([x[:, 1], x[:, 0], y[:, 3], x[:, 2]], axis=1)
+    r4 = np.stack([np.where(x[:, 0] == 0, -1, 0), y[:, 1], np.abs(x[:, 2]), x[:, 0]], axis=1)
+    return {"out": np.stack([r0, r1, r2, r3, r4], axis=1).reshape(-1, 4).astype(np.int32)}

@@ -127,6 +127,7 @@ class Case:
     atol: float = 0.0
     needs_fp64: bool = False
     signed_zeros: bool = False         # floating-point zeros must also agree in sign
+    xfail_pocl: str | None = None      # a known PoCL bug this case shows: PoCL is xfail, mncl not compared with it
     doc: str = ""
     text: str | None = None            # the source itself, for generated kernels (then file is a label)
 
