@@ -26,6 +26,7 @@ import pytest
 from kernels.cases import CASES
 from kernels.randbarrier import N_VARS, random_barrier_kernel
 from kernels.randgen import TYPES, random_inputs, random_kernel
+from kernels.randfloat import random_float_kernel
 from kernels.randvec import random_vector_kernel
 from kernels.spec import KERNEL_DIR, Case, In, InOut, Local, Out, Same, Scalar, read_xfails
 
@@ -302,6 +303,7 @@ def test_mncl(test_id):
 #   integer  kernels/randgen.py      every integer operator, conversion, ?:, compound assignment
 #   barrier  kernels/randbarrier.py  barriers in uniform branches and loops, odd group sizes
 #   vector   kernels/randvec.py      OpenCL's vector rules (no promotion, -1/0, select, _sat ...)
+#   float    kernels/randfloat.py    int -> float conversions, rounding modes, exact products only
 # --------------------------------------------------------------------------------------------
 
 RANDOM_N = 64                     # work-items of an integer or vector kernel
@@ -335,10 +337,20 @@ def random_vector_case(seed: int) -> Case:
                 local_size=None, args=tuple(args), reference=None, text=source)
 
 
+def random_float_case(seed: int) -> Case:
+    source, inputs, n_out = random_float_kernel(seed)
+    arrays = random_inputs(seed, inputs, RANDOM_N)
+    args = [In(name, t.dtype, RANDOM_N, gen=lambda rng, a=arrays[name]: a) for name, t in inputs.items()]
+    args.append(Out("out", np.uint32, RANDOM_N * n_out))
+    return Case(name=f"float_{seed}", file="<random>", kernel="rndf", global_size=(RANDOM_N,),
+                local_size=None, args=tuple(args), reference=None, text=source)
+
+
 # kind -> (case maker, seeds in the default run, seeds in all); PoCL takes 0.3-1 s per kernel
 RANDOM_KINDS = {"integer": (random_integer_case, 24, 2000),
                 "barrier": (random_barrier_case, 12, 1000),
-                "vector": (random_vector_case, 24, 1000)}
+                "vector": (random_vector_case, 24, 1000),
+                "float": (random_float_case, 12, 1000)}
 
 
 def random_ids(fast_only: bool = True):
