@@ -814,3 +814,40 @@ def test_vector_subscript_extension():
     p.run("k", 8, 8, a, o)
     np.testing.assert_allclose(a[:, 3], orig @ np.array([1, 2, 3, 4], np.float32), rtol=1e-6)
     np.testing.assert_array_equal(o, np.full(8, 6.0))
+
+
+MATH_1 = ["sqrt", "rsqrt", "exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos",
+          "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "erf", "erfc", "expm1", "log1p",
+          "lgamma", "tgamma", "logb", "fabs", "floor", "ceil", "trunc", "rint", "round", "sinpi", "cospi", "tanpi",
+          "asinpi", "acospi", "atanpi", "native_sin", "native_exp", "half_log", "native_recip", "sign", "degrees",
+          "radians", "ilogb"]
+MATH_2 = ["pow", "powr", "fmin", "fmax", "copysign", "atan2", "atan2pi", "hypot", "fdim", "nextafter", "remainder",
+          "fmod", "maxmag", "minmag", "step", "native_divide"]
+
+
+@pytest.mark.parametrize("t", ["float", "double", "float4"])
+def test_every_math_symbol_resolves_in_process(t):
+    """Every external symbol the math builtins reference resolves once libm is loaded (as the runtime does)."""
+    import ctypes.util
+    import re
+    import llvmlite.binding as llvm
+    lines = [f"o[0] += (float){f}(x[0]);" if t != "float4" else f"o[0] += (float){f}(v).x;" for f in MATH_1]
+    lines += [f"o[1] += (float){f}(x[0], x[1]);" if t != "float4" else f"o[1] += (float){f}(v, v).y;" for f in MATH_2]
+    lines += ["o[2] += (float)pown(x[0], 3) + (float)rootn(x[0], 3) + (float)ldexp(x[0], 2);" if t != "float4" else
+              "o[2] += pown(v, (int4)(3)).z + rootn(v, (int4)(3)).w;"]
+    lines += ["{ __private " + ("float4" if t == "float4" else t) + " ip; int e; o[3] += (float)fract(" +
+              ("v" if t == "float4" else "x[0]") + ", &ip)" + (".x" if t == "float4" else "") + "; }"]
+    xt = "double" if t == "double" else "float"
+    src = (f"__kernel void k(__global const {xt} *x, __global float *o) {{\n"
+           f"    float4 v = (float4)((float)x[0], (float)x[1], 0.5f, 2.0f);\n    " + "\n    ".join(lines) + "\n}")
+    m = compile_opencl(src)
+    externals = sorted(set(re.findall(r"^declare .*? @\"?([\w.]+)\"?\(", m.llvm_ir, re.M)) - {""})
+    externals = [e for e in externals if not e.startswith("llvm.")]
+    llvm.load_library_permanently(ctypes.util.find_library("m"))
+    missing = [e for e in externals if not llvm.address_of_symbol(e)]
+    assert not missing, missing
+    p = build(src)
+    x = np.array([0.7, 0.3], np.float64 if t == "double" else np.float32)
+    o = np.zeros(4, np.float32)
+    p.run("k", 1, 1, x, o)
+    assert np.isfinite(o[[1, 2, 3]]).all()
