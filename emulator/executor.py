@@ -295,7 +295,8 @@ class Emulator:
             fn()
         if plan[1]:
             fwd = self.state.fwd
-            for (e, v0, v1, _), name in zip(self.pending, plan[1]):
+            for e, v0, v1, _ in self.pending:
+                name = plan[1].get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
         self.cm.step(st.groups, plan[0])
@@ -304,14 +305,14 @@ class Emulator:
         """What a step contributes beyond its semantics: FLOPs, and which forwarding path each result feeds."""
         flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
         if st.nop or st.noforward:
-            return flops, ()
-        names = []
+            return flops, {}
+        names = {}
         for e in st.exprs:
             g = e.defn.group
             if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                 g = isa.L1BM_TURN
-            names.append(FWD_OF_GROUP.get(g))
-        return flops, tuple(names)
+            names[id(e)] = FWD_OF_GROUP.get(g)
+        return flops, names
 
     def _flops(self, e) -> float:
         m, name, prec = self.m, e.defn.name, e.prec

@@ -163,3 +163,15 @@ def test_expressions_of_one_step_read_the_state_before_it():
     emu.run(assemble("lpassa $lm0v $omr1; fvadd $ln8v $ln8v $lm0v", "t.vsm"))
     assert emu.state.omr[1].tolist() == [[15 if c in (1, 3) else 0] * P for c in range(4)]   # flags of the old LM0
     assert (emu.read_pe("m", 0, 4) == 0x4000000040000000).all()       # and LM0 now holds 2.0f
+
+
+def test_forwarding_paths_take_the_right_unit_results():
+    """An up-transfer in the step produces no $lbf value; the ALU result still reaches $aluf."""
+    emu = Emulator("tiny")
+    x = rand_u64((P, 4))
+    emu.write_pe("r", 0, x)
+    emu.run(assemble("l1bmm@0 $lr0v $lb0; linc $lr8v $ls0v\nlpassa $aluf $ln0v; l1bmp $lb64 $ls8v\n"
+                     "lpassa $lbf $ln8v", "t.vsm"))
+    with np.errstate(over="ignore"):
+        assert np.array_equal(emu.read_pe("n", 0, 4), np.zeros((P, 4), np.uint64) + np.uint64(1))
+    assert not emu.read_pe("n", 8, 4).any()      # $lbf: the l1bmp of zeros, not the ALU's value
