@@ -513,9 +513,16 @@ class Emulator:
         a, words, r0, r1 = self._access(op)
         self._note_write(sp, words)
         cols = self._cols if a.ndim == 2 else slice(None)
-        if isinstance(r0, _Same):        # every cycle names one long word: the last cycle lands
-            r0 = np.full(4, r0.start)
-            r1 = None if r1 is None else np.full(4, r1.start)
+        if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
+            mem = state.mem[sp]
+            for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
+                if row is None:
+                    continue
+                cur = mem[row.start].copy()
+                for c in range(4):
+                    cur = val[c] if nib is None else cur ^ ((cur ^ val[c]) & lut[nib[c]])
+                mem[row.start] = cur
+            return
         if op.width == "w":
             self._store(state.mem32[sp], (r0, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
                         nib, entry, LUT_W, np.uint32)

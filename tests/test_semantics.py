@@ -175,3 +175,21 @@ def test_forwarding_paths_take_the_right_unit_results():
     with np.errstate(over="ignore"):
         assert np.array_equal(emu.read_pe("n", 0, 4), np.zeros((P, 4), np.uint64) + np.uint64(1))
     assert not emu.read_pe("n", 8, 4).any()      # $lbf: the l1bmp of zeros, not the ALU's value
+
+
+def test_masked_writes_of_one_address_land_cycle_by_cycle():
+    """$lr0 (no stride) names one long word in all 4 cycles: the last enabled cycle's value stays."""
+    emu = Emulator("tiny")
+    x = rand_u64((P, 4))
+    flags = np.zeros((P, 4), np.uint64)
+    flags[:, 1] = 1                       # only cycle 1 non-zero -> its flag (passa: zero) is clear
+    emu.write_pe("s", 0, x)
+    emu.write_pe("s", 8, flags)
+    emu.run(assemble("lpassa $ls8v $omr1\nlpassa $ls0v $lr0/$imr1", "t.vsm"))
+    # cycles 0, 2, 3 are enabled (their flag value was zero): cycle 3's value lands last
+    assert np.array_equal(emu.read_pe("r", 0)[:, 0], x[:, 3])
+    only1 = np.ones((P, 4), np.uint64)
+    only1[:, 1] = 0                       # only cycle 1 zero -> only cycle 1 enabled
+    emu.write_pe("s", 16, only1)
+    emu.run(assemble("lpassa $ls16v $omr2\nlpassa $ls0v $lr0/$imr2", "t.vsm"))
+    assert np.array_equal(emu.read_pe("r", 0)[:, 0], x[:, 1])
