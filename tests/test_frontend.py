@@ -851,3 +851,28 @@ def test_every_math_symbol_resolves_in_process(t):
     o = np.zeros(4, np.float32)
     p.run("k", 1, 1, x, o)
     assert np.isfinite(o[[1, 2, 3]]).all()
+
+
+def test_return_inside_a_barrier_loop_does_not_hang():
+    # work-item 0 leaves early; the loop's condition then follows the first work-item still running,
+    # and the loop ends when every work-item has returned
+    src = """
+    __kernel void k(__global int *a, int n) {
+        __local int t[16];
+        int l = get_local_id(0);
+        for (int i = 0; i < n; i++) {
+            t[l] = i;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            a[get_global_id(0)] += t[(l + 1) % 16];
+            if (l == 0 && i == 1) return;
+            if (i == 3 + l) return;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }"""
+    p = build(src)
+    a = np.zeros(16, np.int32)
+    p.run("k", 16, 16, a, np.int32(1 << 30))
+    assert a[0] == 0 + 1
+    for l in range(1, 15):
+        assert a[l] == sum(range(3 + l + 1)), l
+    assert a[15] == 0 + 1 * 18            # its neighbour, work-item 0, stopped writing t[0] = 1

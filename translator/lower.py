@@ -916,17 +916,51 @@ class Lowering:
         # builder is now at the outermost exit
 
     def as_item0(self, fn):
-        """Evaluate ``fn`` for work-item 0 (group-uniform conditions)."""
+        """Evaluate ``fn`` for the group's leader: work-item 0, or (in a kernel with ``return``)
+        the lowest-numbered work-item that has not returned (group-uniform conditions)."""
         ctx, b = self.ctx, self.b
-        for d in range(3):
-            b.store(ir.Constant(I64, 0), b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, d)]))
-        b.store(ir.Constant(I64, 0), ctx.lin)
+        if ctx.done is None:
+            for d in range(3):
+                b.store(ir.Constant(I64, 0), b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, d)]))
+            b.store(ir.Constant(I64, 0), ctx.lin)
+        else:
+            k = self.leader()
+            k = b.select(b.icmp_unsigned("<", k, ctx.nitems), k, ir.Constant(I64, 0))
+            ls0, ls1 = ctx.lsize[0], ctx.lsize[1]
+            lx = b.urem(k, ls0)
+            ly = b.urem(b.udiv(k, ls0), ls1)
+            lz = b.udiv(k, b.mul(ls0, ls1))
+            for d, v in enumerate((lx, ly, lz)):
+                b.store(v, b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, d)]))
+            b.store(k, ctx.lin)
         saved = ctx.in_region
         ctx.in_region = True
         try:
             return fn()
         finally:
             ctx.in_region = saved
+
+    def leader(self):
+        """The first work-item whose "returned" flag is clear, or nitems when all have returned."""
+        ctx, b = self.ctx, self.b
+        slot = self._entry_alloca(I64, "leader")
+        b.store(ir.Constant(I64, 0), slot)
+        head = ctx.fn.append_basic_block("leader.head")
+        test = ctx.fn.append_basic_block("leader.test")
+        nxt = ctx.fn.append_basic_block("leader.next")
+        done = ctx.fn.append_basic_block("leader.done")
+        b.branch(head)
+        b.position_at_end(head)
+        k = b.load(slot)
+        b.cbranch(b.icmp_unsigned("<", k, ctx.nitems), test, done)
+        b.position_at_end(test)
+        flag = b.load(b.gep(ctx.done, [k]))
+        b.cbranch(b.icmp_unsigned("==", flag, ir.Constant(I8, 0)), done, nxt)
+        b.position_at_end(nxt)
+        b.store(b.add(k, ir.Constant(I64, 1)), slot)
+        b.branch(head)
+        b.position_at_end(done)
+        return b.load(slot)
 
     def group_stmts(self, items, new_scope=False):
         if new_scope:
@@ -1030,6 +1064,11 @@ class Lowering:
             else:
                 b.branch(head)
             b.position_at_end(head)
+            if ctx.done is not None:
+                # every work-item has returned: leave the loop (its condition would never change)
+                alive = ctx.fn.append_basic_block("g.alive")
+                b.cbranch(b.icmp_unsigned("<", self.leader(), ctx.nitems), alive, exit_)
+                b.position_at_end(alive)
             if s.cond is not None:
                 c = self.as_item0(lambda: self.cond_value(s.cond))
                 b.cbranch(c, body, exit_)
@@ -1548,10 +1587,8 @@ class Lowering:
                 self.error(n, f"member reference type '{p.type}' is not a pointer")
             base = LV(p.type.pointee, p.v, p.type.const_pointee or p.type.space == "constant", p.type.space, True)
         else:
-            if isinstance(n.name, (c_ast.ID, c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp)):
-                try_lv = True
-            else:
-                try_lv = False
+            try_lv = isinstance(n.name, (c_ast.ID, c_ast.ArrayRef, c_ast.StructRef)) or \
+                (isinstance(n.name, c_ast.UnaryOp) and n.name.op == "*")
             if try_lv:
                 base = self.lvalue(n.name)
             else:
@@ -1763,6 +1800,20 @@ class Lowering:
 
     def e_Cast(self, n):
         t = self.typename_type(n.to_type)
+        chain, base = [], n.expr
+        while isinstance(base, c_ast.StructRef) and base.type == ".":
+            chain.append(base)
+            base = base.name
+        if t.is_vector and chain and isinstance(base, c_ast.ExprList):
+            # '(int2)(a, b).yx': clang applies the swizzle to the vector literal
+            v = self.vector_literal(t, base.exprs, n)
+            for ref in reversed(chain):
+                if not v.type.is_vector:
+                    self.error(ref, f"member reference base type '{v.type}' is not a structure or union")
+                idx = self.swizzle_indices(ref.field.name, v.type, ref)
+                et = v.type.elem
+                v = RV(et if len(idx) == 1 else Vector(et, len(idx)), self.swizzle_get(v.v, v.type, idx))
+            return v
         if isinstance(n.expr, c_ast.ExprList):
             if not t.is_vector:
                 v = self.expr(n.expr)
