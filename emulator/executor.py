@@ -619,10 +619,11 @@ class Emulator:
         a = op.base + self.off.get(op.space, 0)
         size = {"d": self.m.dram_longs, "p": self.m.pdm_longs, "lc": self.m.l2bm_longs}[op.space]
         if a < 0 or a + n > size:
-            if self.wrap:
+            if self.wrap and a % size + n <= size:
                 return a % size
             raise self._fault(f"'{op.text}': long words {a}..{a + n - 1} are outside {MEM_NAME[op.space]} "
-                              f"(0..{size - 1})", st.line, st.text, None)
+                              f"(0..{size - 1}){' (a transfer does not wrap across the end)' if self.wrap else ''}",
+                              st.line, st.text, None)
         return a
 
     def _mv_read(self, op, g, l2b, a, n):
@@ -637,84 +638,74 @@ class Emulator:
             self._paged(op.space, g).write(a, data)
 
     def _mv(self, st: MVStmt):
+        """An MV statement: work out its transfers, check them (strict), move the data, schedule them."""
         e = st.expr
         m = self.m
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         self.cm.mv_slot()
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
-        name = e.defn.name
         G, L = m.groups, m.l2b_per_group
-        nbytes = n * 8
-        link_of = lambda op: "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
-        jobs = []   # (links, nbytes, kind, reads, writes)
-        down = dst.space == "lc"
-        kind = "down" if down else "up"
+        link = "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
+        jobs = []   # (links, kind, reads, writes, move): reads/writes are (space, unit, lo, hi)
+
+        def unit(op, g, l):
+            return (g, l) if op.space == "lc" else g
+
+        def copy(g, l, g2, l2, lo=0, hi=n):
+            return lambda: self._mv_write(dst, g2, l2, b + lo, self._mv_read(src, g, l, a + lo, hi - lo))
+
+        name = e.defn.name
         if name == "mvp":
-            lc = dst if down else src if src.space == "lc" else None
-            groups = [lc.group if lc is not None else src.group] if (lc and lc.group is not None) or \
-                (lc is None and src.group is not None) else list(range(G))
-            for g in groups:
-                l2b = lc.l2b if lc is not None else 0
-                data = self._mv_read(src, g, l2b, a, n)
-                self._mv_write(dst, g, l2b, b, data)
-                jobs.append(([(link_of(src), g)], nbytes, kind if lc is not None else "dram-pdm",
-                             [(src.space, (g, l2b) if src.space == "lc" else g, a, a + n)],
-                             [(dst.space, (g, l2b) if dst.space == "lc" else g, b, b + n)]))
-        elif name == "mvb":
-            g0 = src.group
-            data = self._mv_read(src, g0, 0, a, n)
-            writes = []
-            for g in range(G):
-                for l in range(L):
-                    self._mv_write(dst, g, l, b, data)
-                    writes.append(("lc", (g, l), b, b + n))
-            jobs.append(([(link_of(src), g0), ("group_bus", 0)], nbytes, "broadcast",
-                         [(src.space, g0, a, a + n)], writes))
-        elif name == "mvb2":
+            lc = dst if dst.space == "lc" else src if src.space == "lc" else None
+            owner = lc if lc is not None else src         # the assembler made both name a group, or neither
+            l = lc.l2b if lc is not None else 0
+            kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
+            for g in ([owner.group] if owner.group is not None else range(G)):
+                jobs.append(([(link, g)], kind, [(src.space, unit(src, g, l), a, a + n)],
+                             [(dst.space, unit(dst, g, l), b, b + n)], copy(g, l, g, l)))
+        elif name in ("mvb", "mvb2"):
             for g in ([src.group] if src.group is not None else range(G)):
-                data = self._mv_read(src, g, 0, a, n)
-                for l in range(L):
-                    self._mv_write(dst, g, l, b, data)
-                jobs.append(([(link_of(src), g)], nbytes, "broadcast", [(src.space, g, a, a + n)],
-                             [("lc", (g, l), b, b + n) for l in range(L)]))
+                targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
+                moves = [copy(g, 0, g2, l) for g2, l in targets]
+                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
+                             [(src.space, g, a, a + n)], [("lc", t, b, b + n) for t in targets],
+                             lambda moves=moves: [mv() for mv in moves]))
         elif name == "mvd":
-            part = n // L
-            if part % 64 and n % L:
+            if n % L:
                 raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
+            part = n // L
+            down = dst.space == "lc"
             mem_op = src if down else dst
             for g in ([mem_op.group] if mem_op.group is not None else range(G)):
                 if down:
-                    data = self._mv_read(src, g, 0, a, n)
-                    for l in range(L):
-                        self._mv_write(dst, g, l, b, data[l * part:(l + 1) * part])
-                    jobs.append(([(link_of(src), g)], nbytes, kind, [(src.space, g, a, a + n)],
-                                 [("lc", (g, l), b, b + part) for l in range(L)]))
+                    moves = [(lambda g=g, l=l: self._mv_write(dst, g, l, b, self._mv_read(src, g, 0, a + l * part, part)))
+                             for l in range(L)]
+                    reads, writes = [(src.space, g, a, a + n)], [("lc", (g, l), b, b + part) for l in range(L)]
                 else:
-                    data = np.concatenate([self._mv_read(src, g, l, a, part) for l in range(L)])
-                    self._mv_write(dst, g, 0, b, data)
-                    jobs.append(([(link_of(dst), g)], nbytes, kind, [("lc", (g, l), a, a + part) for l in range(L)],
-                                 [(dst.space, g, b, b + n)]))
-        else:  # mvr, mvr2
-            if name == "mvr":
-                data = np.stack([self._mv_read(src, g, l, a, n) for g in range(G) for l in range(L)])
-                self._mv_write(dst, dst.group, 0, b, reduce(data, 0, e.rop))
-                jobs.append(([(link_of(dst), dst.group), ("group_bus", 0)], nbytes, "reduce",
-                             [("lc", (g, l), a, a + n) for g in range(G) for l in range(L)],
-                             [(dst.space, dst.group, b, b + n)]))
-            else:
-                for g in ([dst.group] if dst.group is not None else range(G)):
-                    data = np.stack([self._mv_read(src, g, l, a, n) for l in range(L)])
+                    moves = [(lambda g=g, l=l: self._mv_write(dst, g, 0, b + l * part, self._mv_read(src, g, l, a, part)))
+                             for l in range(L)]
+                    reads, writes = [("lc", (g, l), a, a + part) for l in range(L)], [(dst.space, g, b, b + n)]
+                jobs.append(([(link, g)], "down" if down else "up", reads, writes,
+                             lambda moves=moves: [mv() for mv in moves]))
+        else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
+            for g in ([dst.group] if dst.group is not None else range(G)):
+                sources = [(g2, l) for g2 in (range(G) if name == "mvr" else [g]) for l in range(L)]
+
+                def move(g=g, sources=sources):
+                    data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
                     self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
-                    jobs.append(([(link_of(dst), g)], nbytes, "reduce",
-                                 [("lc", (g, l), a, a + n) for l in range(L)], [(dst.space, g, b, b + n)]))
-        for links, nb, kind_, reads, writes in jobs:
-            if self.strict:
+                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
+                             [("lc", t, a, a + n) for t in sources], [(dst.space, g, b, b + n)], move))
+        if self.strict:
+            for _, _, reads, writes, _ in jobs:
                 self._race_mv(st, reads, writes)
                 for sp, _, lo, hi in reads:
                     if sp == "lc":
                         self._hazard("lc", _Footprint.span(lo, hi - 1), src.text)
-            t = self.cm.transfer(kind_, links, nb, e.tag, st.line, st.text)
+        for links, kind, reads, writes, move in jobs:
+            move()
+            t = self.cm.transfer(kind, links, n * 8, e.tag, st.line, st.text)
             t.reads_lc, t.writes_lc = tuple(reads), tuple(writes)
             self.outstanding.append(t)
         if e.tag is not None:

@@ -108,11 +108,6 @@ def sm_key(bits: np.ndarray, width: int) -> np.ndarray:
 
 # -- ALU ------------------------------------------------------------------------
 
-def _int_lanes(v, prec, signed):
-    w = WIDTH[prec]
-    return lanes(v, w, "i" if signed else "u"), w
-
-
 def alu(e, ctx):
     """The ALU: one lane function per mnemonic, chosen by the table row."""
     op = e.defn.name
