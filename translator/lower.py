@@ -850,7 +850,7 @@ class Lowering:
         if pt.is_scalar or pt.is_vector or pt.is_struct:
             if pt.is_struct and not pt.complete():
                 self.error(pd, f"kernel parameter '{pname}' has incomplete type '{pt}'")
-            v = b.load(b.bitcast(raw, storage_type(pt).as_pointer()), align=min(pt.align(), 8) if not pt.is_struct else None)
+            v = b.load(b.bitcast(raw, storage_type(pt).as_pointer()), align=1)   # the runtime's bytes: any alignment
             slot = self.alloca(pt, pname)
             b.store(v, slot)
             self.scopes[-1][pname] = Sym("var", _strip_const(pt), ptr=slot, const=getattr(pt, "const", False))
