@@ -15,6 +15,16 @@
 #define __ENDIAN_LITTLE__ 1
 #define __MNCL__ 1
 #define __EMBEDDED_PROFILE__ 0
+/* extensions the compiler implements (double, 32/64-bit atomics, byte stores) */
+#define cl_khr_fp64 1
+#define cl_khr_byte_addressable_store 1
+#define cl_khr_global_int32_base_atomics 1
+#define cl_khr_global_int32_extended_atomics 1
+#define cl_khr_local_int32_base_atomics 1
+#define cl_khr_local_int32_extended_atomics 1
+#define cl_khr_int64_base_atomics 1
+#define cl_khr_int64_extended_atomics 1
+
 #define FP_FAST_FMAF 1
 #define FP_FAST_FMA 1
 
