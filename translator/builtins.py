@@ -593,7 +593,7 @@ class _Builtins:
     def half_fn(self, which):
         """float <-> half bit conversions in IR (no libgcc helpers needed by the JIT); round to nearest even."""
         mod = self.lw.module
-        name = f"mncl.{which}"
+        name = f"mncl.internal.{which}"
         if name in mod.globals:
             return mod.globals[name]
         I16, F32 = ir.IntType(16), ir.FloatType()
