@@ -455,13 +455,15 @@ class Lowering:
             self.error(d, "program-scope variables must be in the '__constant' address space")
         if d.init is None:
             self.error(d, f"program-scope constant '{d.name}' needs an initializer")
+        if d.name in self.scopes[0]:
+            self.error(d, f"redefinition of '{d.name}'")
         if t.is_array and t.n == -1:
             if isinstance(d.init, c_ast.InitList):
                 t = Array(t.elem, len(d.init.exprs))
             else:
                 self.error(d, "array size missing")
         init = self.const_initializer(t, d.init)
-        g = ir.GlobalVariable(self.module, storage_type(t), name=f"__const.{d.name}")
+        g = ir.GlobalVariable(self.module, storage_type(t), name=self.module.get_unique_name(f"__const.{d.name}"))
         g.global_constant = True
         g.linkage = "internal"
         g.initializer = init
@@ -1187,7 +1189,7 @@ class Lowering:
             if d.init is None:
                 self.error(d, f"'__constant' variable '{d.name}' needs an initializer")
             cinit = self.const_initializer(t, d.init)
-            g = ir.GlobalVariable(self.module, storage_type(t), name=f"__const.{ctx.name}.{d.name}")
+            g = ir.GlobalVariable(self.module, storage_type(t), name=self.module.get_unique_name(f"__const.{ctx.name}.{d.name}"))
             g.global_constant = True
             g.linkage = "internal"
             g.initializer = cinit
