@@ -37,6 +37,16 @@ import numpy as np
 KERNEL_DIR = Path(__file__).resolve().parent
 
 
+class Given:
+    """A ``gen=`` that returns fixed data (picklable, unlike a lambda)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __call__(self, rng):
+        return self.array
+
+
 @dataclass(frozen=True)
 class In:
     name: str
