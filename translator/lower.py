@@ -1452,7 +1452,12 @@ class Lowering:
         ctx.switch_stack.append((endb, len(ctx.loops)))
         self.push()
         b.position_at_end(ctx.fn.append_basic_block("sw.dead"))
-        for kind, it in flat:
+        for k, (kind, it) in enumerate(flat):
+            if kind == "label" and k + 2 < len(flat) and isinstance(flat[k + 1][1], c_ast.EmptyStatement) and \
+                    _same_coord(flat[k + 1][1], it) and isinstance(flat[k + 2][1], (c_ast.Decl, c_ast.DeclList)):
+                # pycparser inserts an empty statement between a label and a declaration (C23); C99 rejects it
+                self.error(flat[k + 2][1], "a label can only be followed by a statement, not a declaration "
+                                           "(put the case's code in braces)")
             if kind == "label":
                 blk = ctx.fn.append_basic_block("sw.case")
                 if not b.block.is_terminated:
@@ -2317,6 +2322,11 @@ class Lowering:
 
     def e_FuncDef(self, n):
         self.error(n, "unexpected function definition")
+
+
+def _same_coord(a, b):
+    ca, cb = getattr(a, "coord", None), getattr(b, "coord", None)
+    return ca is not None and cb is not None and (ca.line, ca.column) == (cb.line, cb.column)
 
 
 def _walk(node):
