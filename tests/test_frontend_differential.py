@@ -142,3 +142,75 @@ def test_float4_expressions_match_pocl(ocl, seed):
     for j, x in enumerate(exprs):
         # PoCL may contract a*b+c into fma: compare with a small tolerance
         np.testing.assert_allclose(o[j * 64:(j + 1) * 64], r[j * 64:(j + 1) * 64], rtol=1e-4, atol=1e-4, err_msg=x)
+
+
+def control_program(seed):
+    """Random nests of if/else, for, while, do/while, switch (fall-through), break, continue,
+    early return and block-scoped shadowing variables over three int variables."""
+    rng = random.Random(seed)
+    V = ["a", "b", "c"]
+    cnt = [0]
+
+    def ex():
+        return rng.choice([f"{rng.choice(V)} {rng.choice(['+', '-', '^', '&', '|'])} {rng.randint(0, 9)}",
+                           f"{rng.choice(V)} * {rng.randint(1, 3)}", f"({rng.choice(V)} >> 1)",
+                           f"{rng.choice(V)} + {rng.choice(V)}", "x"])
+
+    def cond():
+        return rng.choice([f"{rng.choice(V)} % {rng.randint(2, 5)} == {rng.randint(0, 1)}",
+                           f"{rng.choice(V)} > {rng.randint(0, 500)}", f"({rng.choice(V)} & {rng.randint(1, 15)}) != 0",
+                           "x < 300"])
+
+    def stmts(d, ind, inloop):
+        out = []
+        for _ in range(rng.randint(1, 3)):
+            r, p = rng.random(), "    " * ind
+            if d < 3 and r < 0.15:
+                out += [p + f"if ({cond()}) {{"] + stmts(d + 1, ind + 1, inloop) + [p + "} else {"] + \
+                    stmts(d + 1, ind + 1, inloop) + [p + "}"]
+            elif d < 3 and r < 0.27:
+                cnt[0] += 1
+                iv = f"i{cnt[0]}"
+                out += [p + f"for (int {iv} = 0; {iv} < {rng.randint(0, 5)}; {iv}++) {{"] + \
+                    stmts(d + 1, ind + 1, True) + [p + "}"]
+            elif d < 3 and r < 0.35:
+                cnt[0] += 1
+                iv = f"w{cnt[0]}"
+                out += [p + f"int {iv} = {rng.randint(1, 6)};", p + f"while ({iv}-- > 0) {{"] + \
+                    stmts(d + 1, ind + 1, True) + [p + "}"]
+            elif d < 3 and r < 0.42:
+                cnt[0] += 1
+                dv = f"d{cnt[0]}"
+                out += [p + f"int {dv} = {rng.randint(0, 4)};", p + "do {"] + stmts(d + 1, ind + 1, True) + \
+                    [p + f"}} while ({dv}-- > 0);"]
+            elif d < 3 and r < 0.5:
+                out.append(p + f"switch ({rng.choice(V)} & 3) {{")
+                for k in range(rng.randint(1, 3)):
+                    out += [p + f"case {k}: {{"] + stmts(d + 1, ind + 1, inloop) + [p + "}"]
+                    if rng.random() < 0.7:
+                        out.append(p + "    break;")
+                out += [p + "default: {"] + stmts(d + 1, ind + 1, inloop) + [p + "}", p + "}"]
+            elif inloop and r < 0.55:
+                out.append(p + f"if ({cond()}) {rng.choice(['break', 'continue'])};")
+            elif r < 0.58:
+                out.append(p + f"if ({cond()}) {{ o[i] = {rng.choice(V)}; return; }}")
+            elif r < 0.65:
+                out.append(p + f"{{ int x = {ex().replace('x', 'a')}; {rng.choice(V)} += x & 15; }}")
+            else:
+                out.append(p + f"{rng.choice(V)} = ({ex()}) & 0xfff;")
+        return out
+    body = "\n".join(stmts(0, 1, False))
+    return ("__kernel void k(__global const int *in, __global int *o) {\n    int i = get_global_id(0);\n"
+            "    int a = in[i], b = in[i] * 3 + 1, c = i, x = 7;\n" + body +
+            "\n    o[i] = a * 1000000 + b * 1000 + c;\n}\n")
+
+
+@pytest.mark.parametrize("seed", [301, 302, 303, 304, 305, 306])
+def test_control_flow_matches_pocl(ocl, seed):
+    src = control_program(seed)
+    x = np.random.default_rng(seed).integers(0, 1000, 64).astype(np.int32)
+    r = run_pocl(ocl, src, [x], np.zeros(64, np.int32))
+    for level in (0, 3):
+        o = np.zeros(64, np.int32)
+        build(src, opt_level=level).run("k", 64, 16, x, o)
+        np.testing.assert_array_equal(o, r, err_msg=f"-O{level}\n{src}")
