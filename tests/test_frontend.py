@@ -533,7 +533,7 @@ def _pocl():
         import pyopencl as cl
         for plat in cl.get_platforms():
             devs = plat.get_devices()
-            if devs:
+            if devs and "Portable Computing Language" in plat.name:
                 return cl, cl.Context([devs[0]])
     except Exception:
         pass
