@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from translator import llvm_lock
 
 from .backend import DeviceDescription, LocalScratch
 from .constants import device_type
@@ -111,7 +112,7 @@ done:
 _DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
 _Record = ctypes.c_int64 * 8
 
-_llvm_lock = threading.Lock()
+_llvm_lock = llvm_lock          # shared with the front end: LLVM's global context is not thread-safe
 _llvm_state = {}
 
 
