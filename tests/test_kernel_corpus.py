@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from kernels.cases import CASES
-from kernels.randbarrier import N_VARS, random_barrier_kernel
+from kernels.randbarrier import N_VARS, gcc_reference, random_barrier_kernel
 from kernels.randgen import TYPES, random_inputs, random_kernel
 from kernels.randfloat import random_float_kernel
 from kernels.randvec import random_vector_kernel
@@ -306,7 +306,8 @@ def test_mncl(test_id):
 # --------------------------------------------------------------------------------------------
 # Differential tests: random well-defined kernels, PoCL's output vs mncl's, bit for bit
 #   integer  kernels/randgen.py      every integer operator, conversion, ?:, compound assignment
-#   barrier  kernels/randbarrier.py  barriers in uniform branches and loops, odd group sizes
+#   barrier  kernels/randbarrier.py  barriers in uniform branches and loops, odd group sizes; checked
+#                                    against gcc-compiled C (threads and pthread barriers), not PoCL
 #   vector   kernels/randvec.py      OpenCL's vector rules (no promotion, -1/0, select, _sat ...)
 #   float    kernels/randfloat.py    int -> float conversions, rounding modes, exact products only
 # --------------------------------------------------------------------------------------------
@@ -392,10 +393,16 @@ def pocl_isolated(case: Case):
 def run_and_check_random(test_id: str):
     kind, _, seed = test_id.rpartition("_")
     case = RANDOM_KINDS[kind][0](int(seed))
-    env = pocl()
-    if isinstance(env, str):
-        pytest.skip(env)
-    reference = pocl_isolated(case)
+    ref = None
+    if kind == "barrier":                               # gcc-compiled C with real barriers is the reference
+        init = case.initial_buffers()
+        ref = gcc_reference(case.text, case.local_size[0], BARRIER_GROUPS, init["in_"], init["uni"])
+    if ref is not None:
+        reference, against = {"out": ref}, "gcc"
+    else:
+        if isinstance(pocl(), str):
+            pytest.skip(pocl())
+        reference, against = pocl_isolated(case), "PoCL"
     cl, ctx, queue = mncl()
     results = [run_with_timeout(run_case, cl, ctx, queue, dataclasses.replace(case, options=extra))["out"]
                for extra in ("", "-cl-opt-disable")]
@@ -407,8 +414,8 @@ def run_and_check_random(test_id: str):
     for extra, got in zip(("", "-cl-opt-disable"), results):
         if not np.array_equal(got, want):
             bad = np.flatnonzero(got != want)
-            raise AssertionError(f"[{extra or 'default options'}] {bad.size} of {got.size} values differ from PoCL "
-                                 f"(first at flat index {bad[0]}: mncl {int(got[bad[0]]):#x}, PoCL "
+            raise AssertionError(f"[{extra or 'default options'}] {bad.size} of {got.size} values differ from "
+                                 f"{against} (first at flat index {bad[0]}: mncl {int(got[bad[0]]):#x}, {against} "
                                  f"{int(want[bad[0]]):#x})\n{case.source}")
 
 

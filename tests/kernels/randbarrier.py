@@ -14,11 +14,21 @@ This is what a CPU device's work-group function must get right: values live
 across barriers, loops and branches split at barriers, non-power-of-two
 group sizes.  Each exchange writes ``buf[lid]``, waits, reads another
 item's slot and waits again, so there are no data races; all arithmetic is
-on uint, so nothing is undefined and PoCL and mncl must agree exactly.
+on uint with shift counts masked, so nothing is undefined in OpenCL C or in
+C, and ``gcc_reference`` can run the same body as C, a thread per work-item
+and a pthread barrier for ``barrier()``: the reference these kernels are
+checked against (PoCL miscompiles some of them, and its compiler aborts on
+others).
 """
 from __future__ import annotations
 
+import os
 import random
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
 
 N_VARS = 4
 
@@ -45,6 +55,8 @@ class BarrierGenerator:
         op = self.rng.choice(["+", "-", "*", "^", "&", "|", "<<", ">>", "/", "%", "?", "<"])
         if op in "/%":
             return f"({a} {op} (({b} & 7u) + 1u))"
+        if op in ("<<", ">>"):                          # masked, so C (the gcc reference) agrees with OpenCL
+            return f"({a} {op} ({b} & 31u))"
         if op == "?":
             c = self.expr(depth - 1, uniform)
             return f"(({c} & 1u) ? {a} : {b})"
@@ -123,3 +135,56 @@ def random_barrier_kernel(seed: int):
               "__kernel void rndb(__global const uint *in, __global const uint *uni, __global uint *out,\n"
               "                   __local uint *buf)\n{\n" + "\n".join(lines) + "\n}\n")
     return source, local_size
+
+
+C_HARNESS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef unsigned int uint;
+#define __kernel
+#define __global
+#define __local
+#define CLK_LOCAL_MEM_FENCE 1
+static pthread_barrier_t group_barrier;
+static __thread uint t_lid, t_group;
+static uint LS, NG;
+static uint get_local_id(int d) { return t_lid; }
+static uint get_group_id(int d) { return t_group; }
+static uint get_global_id(int d) { return t_group * LS + t_lid; }
+static uint get_local_size(int d) { return LS; }
+static void barrier(int flags) { pthread_barrier_wait(&group_barrier); }
+static uint *in_, *uni_, *out_, *buf_;
+%(kernel)s
+static void *item(void *p) { uint *ids = p; t_lid = ids[0]; t_group = ids[1]; rndb(in_, uni_, out_, buf_); return 0; }
+int main(int argc, char **argv) {
+    LS = atoi(argv[1]); NG = atoi(argv[2]);
+    uint n = LS * NG, nout = n * %(per_item)d;
+    in_ = malloc(4 * n); uni_ = malloc(4 * NG); out_ = calloc(nout, 4); buf_ = calloc(LS, 4);
+    if (fread(in_, 4, n, stdin) != n || fread(uni_, 4, NG, stdin) != NG) return 2;
+    pthread_t threads[LS]; uint ids[LS][2];
+    for (uint g = 0; g < NG; g++) {
+        pthread_barrier_init(&group_barrier, 0, LS);
+        for (uint l = 0; l < LS; l++) { ids[l][0] = l; ids[l][1] = g; pthread_create(&threads[l], 0, item, ids[l]); }
+        for (uint l = 0; l < LS; l++) pthread_join(threads[l], 0);
+        pthread_barrier_destroy(&group_barrier);
+    }
+    fwrite(out_, 4, nout, stdout);
+    return 0;
+}
+"""
+
+
+def gcc_reference(source: str, local_size: int, groups: int, inp: np.ndarray, uni: np.ndarray):
+    """The kernel's outputs computed by gcc-compiled C (a thread per work-item), or None without gcc."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        c_file, exe = os.path.join(tmp, "k.c"), os.path.join(tmp, "k")
+        with open(c_file, "w") as f:
+            f.write(C_HARNESS % {"kernel": source, "per_item": N_VARS + 1})
+        subprocess.run([cc, "-O1", "-w", "-pthread", c_file, "-o", exe], check=True, capture_output=True)
+        data = inp.astype(np.uint32).tobytes() + uni.astype(np.uint32).tobytes()
+        run = subprocess.run([exe, str(local_size), str(groups)], input=data, check=True, capture_output=True)
+    return np.frombuffer(run.stdout, np.uint32).copy()
