@@ -96,7 +96,6 @@ class Expr:
     size: int = 0                # MV /n<size>
     tag: int | None = None       # MV i<tag>, wait i<tag>
     text: str = ""
-    _x1: object = None           # scratch: the first source's v1, kept through a MAU op
 
 
 @dataclass
