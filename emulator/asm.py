@@ -22,6 +22,7 @@ import numpy as np
 from . import isa
 from .errors import AsmError
 from .isa import DebugStmt, Expr, MVStmt, Operand, Step
+from .transfers import MV_UNIT
 from .program import AnyLoop, Block, If, IfAny, Loop, Program, Run, SetReg, compile_scalar, OFFSET_SPACES
 
 WL = {"w": 1, "l": 2, "ll": 4}
@@ -316,7 +317,6 @@ def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
 
 
 def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
-    from .transfers import MV_UNIT
     s, d = e.srcs[0], e.dsts[0]
     if e.size <= 0 or e.size % MV_UNIT:
         raise cx.error(f"'{opcode}': the size /n{e.size} must be a positive multiple of {MV_UNIT} long words")
