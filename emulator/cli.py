@@ -34,9 +34,12 @@ from .machine import load_machine
 def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, args, max_steps, quiet):
     """Run PROGRAM (VSM assembly) on an emulated MN-Core 2-style machine."""
     try:
-        text = open(program).read()
+        with open(program, encoding="utf-8") as f:
+            text = f.read()
     except OSError as e:
         raise click.UsageError(f"cannot read {program}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise click.UsageError(f"{program} is not UTF-8 text (byte {e.start}): an assembly file is text") from None
     try:
         m = load_machine(machine)
     except MachineError as e:
@@ -64,21 +67,32 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
     finally:
         out = "\n".join(emu.dump) + ("\n" if emu.dump else "")
         if dump_path:
-            with open(dump_path, "w") as f:
-                f.write(out)
+            _write(dump_path, lambda p: _save(p, out))
         elif out:
             click.echo(out, nl=False)
     if prof is not None:
         if profile_path:
-            prof.write_json(profile_path)
+            _write(profile_path, prof.write_json)
         if trace_path:
-            prof.write_trace(trace_path)
+            _write(trace_path, prof.write_trace)
         if not quiet:
             s = prof.summary()
             stalls = ", ".join(f"{k}: {v:.0f}" for k, v in s["stall_cycles"].items()) or "none"
             click.echo(f"{m.name}: {s['steps']} steps, {s['cycles']:.0f} cycles, "
                        f"{s['time_s'] * 1e6:.3f} us at {m.clock_hz / 1e6:.0f} MHz; stalls: {stalls}", err=True)
     sys.exit(status)
+
+
+def _save(path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _write(path, writer) -> None:
+    try:
+        writer(path)
+    except OSError as e:
+        raise click.UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -57,3 +57,13 @@ def test_machine_from_a_toml_file(tmp_path):
     toml.write_text(text.replace('name = "tiny"', 'name = "small"').replace("mab_per_l1b = 4", "mab_per_l1b = 8"))
     r = invoke(tmp_path, "nop\n", "--machine", str(toml))
     assert r.exit_code == 0 and "small: 1 steps" in r.output
+
+
+def test_unreadable_inputs_and_unwritable_outputs_exit_2_without_a_traceback(tmp_path):
+    binary = tmp_path / "b.vsm"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe")
+    r = CliRunner().invoke(main, [str(binary), "--machine", "tiny"])
+    assert r.exit_code == 2 and "not UTF-8 text" in r.output
+    r = invoke(tmp_path, "nop\n", "--profile", str(tmp_path / "no" / "such" / "p.json"))
+    assert r.exit_code == 2 and "cannot write" in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
