@@ -33,8 +33,8 @@ class Transfer:
     end: float
     line: int
     text: str
-    reads_lc: tuple = ()      # (l2b indices, lo, hi) ranges read from L2BM
-    writes_lc: tuple = ()     # ranges written into L2BM
+    reads: tuple = ()         # (space, unit, lo, hi): DRAM, PDM or L2BM long words it reads
+    writes: tuple = ()        # the same, for what it writes
 
 
 class CycleModel:

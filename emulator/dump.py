@@ -35,7 +35,7 @@ def _typed(v: int, dtype: str) -> str:
         return f"({_g(float(x.view(np.float64)[0]))}) (0x{v:016x})"
     if dtype in "fg":
         bits = lanes(x, 32)[0]
-        vals = bits.view(np.float32) if bits.flags.c_contiguous else bits.copy().view(np.float32)
+        vals = np.ascontiguousarray(bits).view(np.float32)
         return "(" + ", ".join(_g(float(f)) for f in vals) + ") (" + ", ".join(f"0x{int(b):08x}" for b in bits) + ")"
     bits = lanes(x, 16)[0]
     vals = mnhalf_to_f32(bits)

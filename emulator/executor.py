@@ -596,7 +596,7 @@ class Emulator:
     # -- races with transfers in flight -------------------------------------------------------
     def _race_pe(self, op, lo, hi, write):
         for t in self.outstanding:
-            for (sp, unit, a, b) in (t.writes_lc + (t.reads_lc if write else ())):
+            for (sp, unit, a, b) in (t.writes + (t.reads if write else ())):
                 if sp == "lc" and a < hi and lo < b:
                     what = "writes" if write else "reads"
                     raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
@@ -605,7 +605,7 @@ class Emulator:
 
     def _race_mv(self, st, reads, writes):
         for t in self.outstanding:
-            for mine, theirs, verb in ((reads, t.writes_lc, "reads"), (writes, t.writes_lc + t.reads_lc, "writes")):
+            for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.writes + t.reads, "writes")):
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
                         if sp == sp2 and u == u2 and a < b2 and a2 < b:
@@ -706,7 +706,7 @@ class Emulator:
         for links, kind, reads, writes, move in jobs:
             move()
             t = self.cm.transfer(kind, links, n * 8, e.tag, st.line, st.text)
-            t.reads_lc, t.writes_lc = tuple(reads), tuple(writes)
+            t.reads, t.writes = tuple(reads), tuple(writes)
             self.outstanding.append(t)
         if e.tag is not None:
             self.issued_tags.add(e.tag)
