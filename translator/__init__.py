@@ -88,14 +88,15 @@ def _optimise(llmod, opt_level: int):
 
 
 def compile_opencl(source: str, *, filename: str = "<kernel>", options: "str | Sequence[str]" = (),
-                   opt_level: "int | None" = None) -> CompiledModule:
-    """Compile OpenCL C ``source`` to optimised LLVM IR with one work-group function per kernel."""
+                   opt_level: "int | None" = None, spmd: bool = False) -> CompiledModule:
+    """Compile OpenCL C ``source`` to optimised LLVM IR with one work-group function per kernel
+    (``spmd=True``: one per-work-item function ``K__wi`` per kernel, for the SIMD backend)."""
     import sys
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         # the parser and the lowering recurse once per nesting level (a 500-term sum is 500 deep)
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        return _compile(source, filename, options, opt_level)
+        return _compile(source, filename, options, opt_level, spmd)
     except CompileError:
         raise
     except RecursionError:
@@ -104,7 +105,7 @@ def compile_opencl(source: str, *, filename: str = "<kernel>", options: "str | S
         raise CompileError([Diagnostic("error", f"internal compiler error: {type(e).__name__}: {e}", filename, 0, 0)]) from None
 
 
-def _compile(source, filename, options, opt_level):
+def _compile(source, filename, options, opt_level, spmd=False):
     from .options import parse_options
     from .preprocess import preprocess
     from .parse import parse
@@ -136,7 +137,7 @@ def _compile(source, filename, options, opt_level):
         diag = Diagnostic(diag.severity, diag.message, diag.filename, line, col, src_line)
         raise CompileError([diag])
     lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
-                  single_const=bo.single_precision_constant)
+                  single_const=bo.single_precision_constant, spmd=spmd)
     try:
         module, kernels = lw.run()
     except LowerError as e:

@@ -346,10 +346,16 @@ class _Builtins:
 
     def gid(self, d, lid):
         b = self.b
+        if self.lw.spmd:    # the SIMD backend computes global ids directly (K__wi's ids[3 + d])
+            return b.load(b.gep(self.lw.ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, 3 + d)]))
         return b.add(b.add(b.mul(self.wgval(7 + d), self.wgval(4 + d)), lid), self.wgval(10 + d))
 
     def sync(self, name, args):
         lw = self.lw
+        if name in ("barrier", "work_group_barrier") and lw.spmd:
+            flags = [lw.convert(lw.expr(a), UINT, a).v for a in args[:1]] or [ir.Constant(I32, 0)]
+            self.b.call(lw.spmd_intrinsic("__mncl_barrier", ir.VoidType(), [I32]), flags)
+            return RV(T.VOID, None)
         if name in ("barrier", "work_group_barrier", "wait_group_events"):
             # reached only when the barrier is not where group mode can split (already diagnosed)
             self.err("barrier() must be a statement of its own")

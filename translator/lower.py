@@ -117,8 +117,9 @@ class FuncCtx:
 
 
 class Lowering:
-    def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False):
+    def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False):
         self.ast, self.filename, self.sources, self.colmap = ast, filename, sources, colmap
+        self.spmd = spmd            # per-work-item kernels (K__wi) for the SIMD backend
         self.fast_math = fast_math
         self.single_const = single_const
         self.module = ir.Module(name=filename)
@@ -589,7 +590,7 @@ class Lowering:
 
     def lower_helper(self, name, fdef):
         f = self.funcs[name]
-        if self.has_barrier(fdef.body):
+        if self.has_barrier(fdef.body) and not self.spmd:
             self.error(self._find_barrier(fdef.body) or fdef.decl,
                        "barrier() in a helper function is only supported when the call is a statement of the kernel body "
                        "('f(...);', 'x = f(...);' or 'T x = f(...);'), not inside an expression or a barrier-free block")
@@ -758,6 +759,8 @@ class Lowering:
         post = getattr(fdef.decl.type, "attributes", None)        # 'k(...) __attribute__((...))'
         if post is not None and getattr(post, "exprs", None):
             reqd = self.kernel_attrs(post, reqd)
+        if self.spmd:
+            return self.lower_kernel_spmd(name, fdef, f, reqd)
         fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer()])
         fn = ir.Function(self.module, fnty, name=f"{name}__wg")
         fn.args[0].name, fn.args[1].name = "args", "wg"
@@ -804,6 +807,63 @@ class Lowering:
         finally:
             self.pop()
             self.ctx, self.b = saved
+
+    def lower_kernel_spmd(self, name, fdef, f, reqd):
+        """``void K__wi(i8** args, i64* wg, [6 x i64]* ids)``: the body for one work-item.
+
+        The SIMD backend runs this for every work-item at once.  ``ids`` points to
+        the work-item's local ids (0..2) and global ids (3..5); ``wg`` is the ABI
+        block of ``K__wg`` (its group ids, 7..9, differ between work-items).  A barrier
+        is a call to ``__mncl_barrier(i32 flags)`` and a ``__local`` array declared
+        in the body is ``__mncl_local(i64 offset, i64 bytes)``: the group's shared
+        scratch, which the backend places.
+        """
+        fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer(), ir.ArrayType(I64, 6).as_pointer()])
+        fn = ir.Function(self.module, fnty, name=f"{name}__wi")
+        for a, nm in zip(fn.args, ("args", "wg", "ids")):
+            a.name = nm
+            a.add_attribute("noalias")
+        ctx = FuncCtx(fn, VOID, True)
+        ctx.name = name
+        saved = (self.ctx, self.b)
+        self.ctx = ctx
+        self.push()
+        try:
+            entry = fn.append_basic_block("entry")
+            self.b = b = ir.IRBuilder(entry)
+            ctx.wg, ctx.lid = fn.args[1], fn.args[2]
+            ls = [b.load(b.gep(ctx.wg, [ir.Constant(I64, 4 + d)])) for d in range(3)]
+            ctx.lsize = ls
+            ctx.nitems = b.mul(b.mul(ls[0], ls[1]), ls[2], name="nitems")
+            lid = [b.load(b.gep(ctx.lid, [ir.Constant(I32, 0), ir.Constant(I32, d)])) for d in range(3)]
+            ctx.lin = b.alloca(I64, name="lin")
+            b.store(b.add(b.mul(b.add(b.mul(lid[2], ls[1]), lid[1]), ls[0]), lid[0]), ctx.lin)
+            ctx.ret_block = fn.append_basic_block("exit")
+            start = fn.append_basic_block("start")
+            b.position_at_end(start)
+            params = [self.kernel_param(i, pt, pname, pd, fn.args[0])
+                      for i, (pt, pname, pd) in enumerate(zip(f["params"], f["names"], f["pdecls"]))]
+            ctx.uses_barrier = self.has_barrier(fdef.body)
+            ctx.item_latch, ctx.in_region = ctx.ret_block, True
+            self.stmt(fdef.body)
+            if not self.b.block.is_terminated:
+                self.b.branch(ctx.ret_block)
+            self.b.position_at_end(ctx.ret_block)
+            self.b.ret_void()
+            self.b.position_at_end(entry)
+            self.b.branch(start)
+            self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=f"{name}__wi",
+                                            uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
+                                            reqd_work_group_size=reqd)
+        finally:
+            self.pop()
+            self.ctx, self.b = saved
+
+    def spmd_intrinsic(self, name, ret, args):
+        """Declare (once) one of the SIMD backend's intrinsics."""
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
 
     def kernel_attrs(self, spec, reqd):
         # AttributeSpecifier(exprlist) or an ExprList -> reqd_work_group_size(x, y, z)
@@ -1202,8 +1262,15 @@ class Lowering:
                 self.error(d, "'__local' variables can only be declared in a kernel function")
             if d.init is not None:
                 self.error(d, f"'__local' variable '{d.name}' cannot have an initializer")
-            a = self._entry_alloca(storage_type(t), f"local.{d.name}")
-            a.align = 16
+            if self.spmd:
+                ctx.local_bytes = -(-ctx.local_bytes // 16) * 16
+                fn = self.spmd_intrinsic("__mncl_local", I8P, [I64, I64])
+                with self.b.goto_entry_block():
+                    raw = self.b.call(fn, [ir.Constant(I64, ctx.local_bytes), ir.Constant(I64, t.size())])
+                    a = self.b.bitcast(raw, storage_type(t).as_pointer(), name=f"local.{d.name}")
+            else:
+                a = self._entry_alloca(storage_type(t), f"local.{d.name}")
+                a.align = 16
             ctx.local_bytes += t.size()
             sym = Sym("var", t, ptr=a, space="local")
             self.scopes[-1][d.name] = sym
@@ -2274,7 +2341,7 @@ class Lowering:
         if s is not None and s.kind == "var":
             self.error(n, "function pointers are not supported")
         if s is None or s.kind != "func":
-            if name in BARRIERS:
+            if name in BARRIERS and not self.spmd:
                 if self.ctx.kernel and self.ctx.uses_barrier:
                     self.error(n, "barrier() must be a statement of its own")
                 if not self.ctx.kernel:
