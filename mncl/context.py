@@ -14,9 +14,6 @@ from .constants import context_info, device_type
 from .errors import raise_error, status_code
 from .platform import Device, get_platforms
 
-_EMULATOR_MISSING = ("the emulator device is not available yet: it arrives in a later issue "
-                     "(the emulator package exists but no runtime device drives it); "
-                     "use MNCL_DEVICE=cpu")
 
 
 class Context:
@@ -59,15 +56,11 @@ class Context:
 def select_device(spec: str | None = None, machine: str | None = None) -> Device:
     """The device ``spec`` names (``cpu``, ``emulator`` or a name substring); None: the default."""
     devices = [d for p in get_platforms() for d in p.get_devices()]
-    if machine and (spec is None or spec.lower() == "emulator"):
-        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
-                    f"MNCL_MACHINE={machine!r} selects a machine for the emulator device, but "
-                    + _EMULATOR_MISSING)
     if spec is None or spec == "":
-        return devices[0]
+        spec = "emulator"
     want = spec.strip().lower()
-    if want == "emulator":
-        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND, _EMULATOR_MISSING)
+    if want == "emulator" and machine:
+        return _emulator_for(machine, devices)
     matches = [d for d in devices if d.kind == want] or [d for d in devices if want in d.name.lower()]
     if not matches:
         raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
@@ -81,3 +74,21 @@ def create_some_context(interactive=None, answers=None) -> Context:
     spec = os.environ.get("MNCL_DEVICE")
     machine = os.environ.get("MNCL_MACHINE")
     return Context([select_device(spec, machine)])
+
+
+def _emulator_for(machine: str, devices) -> Device:
+    """The emulator device for a machine (preset name or TOML file), created on first request."""
+    from .emulator_device import EmulatorDevice
+    from .platform import get_platforms
+    for d in devices:
+        if d.kind == "emulator" and machine in (d.backend.machine.name, str(machine)):
+            return d
+    try:
+        backend = EmulatorDevice(machine)
+    except Exception as e:  # a bad preset name or TOML file
+        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
+                    f"MNCL_MACHINE={machine!r}: {e}")
+    plat = get_platforms()[0]
+    dev = Device(plat, backend)
+    plat._devices.append(dev)
+    return dev

@@ -18,7 +18,7 @@ _now = time.perf_counter_ns
 
 
 class Event:
-    __slots__ = ("queue", "command_type", "_status", "_error", "_times", "__weakref__")
+    __slots__ = ("queue", "command_type", "_status", "_error", "_times", "stats", "__weakref__")
 
     def __init__(self, queue, command_type: int):
         self.queue = queue
@@ -26,6 +26,7 @@ class Event:
         self._status = ces.QUEUED
         self._error = None
         self._times = [_now(), 0, 0, 0]
+        self.stats = None          # the emulator device's profile of a kernel run
 
     # -- status ---------------------------------------------------------------
     @property

@@ -130,6 +130,9 @@ def get_platforms() -> list:
     """The installed platforms: one, MNCL (created on first use)."""
     with _lock:
         if not _platforms:
+            import os
             from .cpu import CpuDevice
-            _platforms.append(Platform([CpuDevice()]))
+            from .emulator_device import EmulatorDevice
+            emu = EmulatorDevice(os.environ.get("MNCL_MACHINE") or "mncore2")
+            _platforms.append(Platform([emu, CpuDevice()]))
         return list(_platforms)

@@ -70,13 +70,17 @@ def _worker(shared: _Shared):
         ev._status = RUNNING
         if err is None:
             try:
-                work()
+                res = work()
+                if res is not None and hasattr(res, "emulated_ns"):    # the emulator: emulated time
+                    ev.stats = res
+                    times[3] = times[2] + int(res.emulated_ns)
             except Error as e:
                 err = e
             except BaseException as e:  # a device bug: still report it through the event
                 err = make_error("enqueue", status_code.OUT_OF_RESOURCES,
                                  f"internal error while executing the command: {type(e).__name__}: {e}")
-        times[3] = _now()
+        if getattr(ev, "stats", None) is None or err is not None:
+            times[3] = _now()
         if err is None:
             ev._status = COMPLETE
         else:

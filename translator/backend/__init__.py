@@ -1,0 +1,80 @@
+"""The SIMD backend: a kernel's SPMD LLVM IR -> MN-Core-style assembly and sequencer program.
+
+Passes, one module each: irread (LLVM IR back into Python objects) ->
+codegen (predication, loops, instruction selection, data movement; see its
+docstring) -> emit (register allocation, VLIW scheduling with the hazard
+rules, assembly text).  ``layout`` is the work-item and buffer mapping the
+runtime shares.  ``compile_kernel`` gives a ``KernelBinary``: the program
+text plus everything the runtime needs to launch it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from ..module import CompileError, Diagnostic, ParamInfo
+from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
+from .emit import AllocError, allocate, emit_program
+from .irread import Unsupported, read_function
+from .layout import Layout
+from .ops import Op, SeqLoop
+
+FORMAT = "mnb-1"
+
+
+@dataclass
+class KernelBinary:
+    """One kernel compiled for one machine shape: what a .mnb file holds per kernel."""
+    name: str
+    machine: str
+    mode: str                       # "1d" (contiguous fast paths) or "nd"
+    asm: str
+    args: list                      # sequencer arguments, in order
+    params: list                    # ParamInfo as dicts
+    flops_per_item: int = 0
+    registers: int = 0
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**d)
+
+
+def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
+    """Compile kernel `kernel` of a CompiledModule (built with spmd=True) for `machine`."""
+    info = module.kernels[kernel]
+    lay = Layout.of(machine)
+    if len(info.params) > MAX_PARAMS:
+        raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
+                             f"at most {MAX_PARAMS}")
+    try:
+        func = read_function(module.llvm_ir, info.wg_function)
+        cg = Codegen(func, lay, info.params, mode == "1d", chunk_longs=min(lay.stripe, 512))
+        cg.translate()
+        body = cg.items
+        inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
+        resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]
+        resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
+        tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
+            SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)]
+        alloc = allocate(tree)
+        bases = sorted(cg.uses.get("bases", ()))
+        rows = sorted(cg.uses.get("rows", ()))
+        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows]
+        asm = emit_program(tree, args, alloc)
+    except CodegenError as e:
+        raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
+    except (Unsupported, AllocError) as e:
+        raise _error(module, f"kernel '{kernel}': {e}") from None
+    return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
+                        cg.flops, alloc["_peak"])
+
+
+def _error(module, msg, line=0):
+    return CompileError([Diagnostic("error", msg, module.filename, line, 0)])
+
+
+__all__ = ["compile_kernel", "KernelBinary", "Layout", "ARG_LONGS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT",
+           "WG_SLOT", "FORMAT"]

@@ -1,0 +1,1391 @@
+"""Instruction selection: a kernel's SPMD LLVM IR -> SIMD operations on every lane.
+
+Takes the ``Func`` of ``K__wi`` (irread) and gives the control tree of
+``ops`` for one wave, plus the prologue that runs once.  How:
+
+* **Values.**  Every IR value becomes a ``Val``: 32-bit kinds (i32, f32, bool)
+  are one VReg (two work-items per long word), 64-bit kinds (i64, f64) two
+  VRegs (odd, even work-items).  Booleans are 0 / -1 per 32-bit lane.
+  Pointers are a provenance (which buffer) plus a 32-bit byte offset.
+* **Control flow.**  Every block has a predicate (the lanes that run it); all
+  blocks run in one linear order (if-conversion), phis become selects on the
+  incoming edges' predicates, stores are masked writes.  A loop runs as
+  ``.while any`` on its lanes' mask: lanes leave at their exits, values that
+  escape the loop are captured per lane as they leave.  Every loop pays the
+  any-reduction up the tree, so even uniform loops are correct without a
+  uniformity proof (a uniform loop on the sequencer is a later optimisation).
+* **Memory.**  ``p[get_global_id(0)]`` on a 32-bit buffer in a 1-D launch is
+  *contiguous*: the wave's share moves DRAM -mvd-> L2BM -l2bmd-> L1BM
+  -l1bmd-> PE (stores the reverse, read-modify-write under the lane mask).
+  Any other access is a *gather*: the buffer is broadcast chunk by chunk
+  (mvb -> l2bmb -> l1bmp) into every PE's LM0 and each lane picks its element
+  with a T-indirect read; a store of that kind is a *scatter*: every PE writes
+  its lanes into its copy of the chunk, the copies' differences are summed up
+  the tree (l1bmr, l2bmr, mvr with integer add) into DRAM.  Nothing is copied
+  by the host.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .irread import Arg, Const, Func, Inst, Unsupported
+from .layout import Layout
+from .ops import Call, MaskReg, MV, Op, SeqLoop, VReg, WhileAny
+
+# LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
+ARG_LONGS = 64
+WG_SLOT = 0                  # wg[0..15]
+PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
+SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
+SHAPE = ("wx_mask", "wx_log", "wy_mask", "wy_log", "wxy_log", "wx", "wy", "wz",
+         "gx", "gy", "gz", "offx", "offy", "offz", "lsx_log", "lsy_log", "lsz_log")
+MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
+
+KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}
+
+
+@dataclass(eq=False)
+class Val:
+    kind: str                       # i32 f32 b i64 f64 ptr
+    regs: tuple = ()
+    narrow: object = None           # i64: the i32 VReg it extends (exact)
+    base: object = None             # ptr: ("param", i) | ("args",) | ("wg",) | ("ids",)
+    off: object = None              # ptr: Val i32 byte offset (None = 0)
+    coff: int = 0                   # ptr: constant byte offset added to off
+    gid_affine: tuple | None = None  # ints: (coef, const): value == coef * gid0 + const
+    const: object = None
+
+
+class CodegenError(Exception):
+    def __init__(self, msg, line=0):
+        super().__init__(msg)
+        self.line = line
+
+
+def _is_pow2(n):
+    return n > 0 and n & (n - 1) == 0
+
+
+class Codegen:
+    def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int):
+        self.f = func
+        self.lay = layout
+        self.params = params              # ParamInfo tuple
+        self.one_d = one_d
+        self.CH = chunk_longs
+        self.items: list = []             # the wave body being built
+        self.prologue: list = []
+        self.vals: dict = {}
+        self.consts: dict = {}            # (bits64) -> VReg, materialised in the prologue
+        self.masks_tmp = 0
+        self.tags = 0
+        self.lc_next = 0                  # L2BM allocation (long words)
+        self.lb_next = 0                  # L1BM allocation
+        self.uses = {}                    # what the runtime must provide ("rows", "bases")
+        self.line = 0
+        self.flops = 0
+
+    # ------------------------------------------------------------------ emission helpers
+    def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
+        o = Op(text, unit, tuple(dsts), tuple(srcs), tuple(mdst), tuple(msrc), tuple(mem), self.line, partial)
+        self.items.append(o)
+        return o
+
+    def new(self, hint=""):
+        return VReg(hint)
+
+    def const64(self, bits: int) -> VReg:
+        """A register holding a 64-bit pattern in every long word (made once, in the prologue)."""
+        bits &= (1 << 64) - 1
+        r = self.consts.get(bits)
+        if r is None:
+            r = VReg(f"c{bits:x}")
+            self.consts[bits] = r
+            self.prologue.append(Op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ()))
+        return r
+
+    def c32(self, v: int) -> VReg:
+        v &= 0xFFFFFFFF
+        return self.const64(v << 32 | v)
+
+    def alloc_lc(self, n):
+        a = self.lc_next
+        self.lc_next += n
+        return a
+
+    def alloc_lb(self, n):
+        a = self.lb_next
+        self.lb_next += n
+        return a
+
+    def tag(self):
+        self.tags += 1
+        if self.tags > 255:
+            self.tags = 1
+        return self.tags
+
+    # basic lane operations ---------------------------------------------------------------
+    def alu(self, mn, *srcs, dst=None, hint=""):
+        d = dst or self.new(hint)
+        fields = " ".join(f"{{s{i}}}" for i in range(len(srcs)))
+        self.op(f"{mn} {fields} {{d0}}", "alu", (d,), srcs)
+        return d
+
+    def mau(self, mn, *srcs, neg=(), dst=None):
+        d = dst or self.new()
+        fields = " ".join(("-" if i in neg else "") + f"{{s{i}}}" for i in range(len(srcs)))
+        self.op(f"{mn} {fields} {{d0}}", "mau", (d,), srcs)
+        return d
+
+    def flags(self, mn, *srcs) -> MaskReg:
+        """An ALU instruction whose only output is its flags, in a fresh mask entry."""
+        k = MaskReg()
+        fields = " ".join(f"{{s{i}}}" for i in range(len(srcs)))
+        self.op(f"{mn} {fields} {{K0}}", "alu", (), srcs, mdst=(k,))
+        return k
+
+    def masked_copy(self, src, dst, k: MaskReg, prec="l"):
+        self.op(f"{prec}passa {{s0}} {{d0}}/{{k0}}", "alu", (dst,), (src, dst), msrc=(k,), partial=True)
+
+    def copy(self, src, dst=None):
+        d = dst or self.new()
+        self.op("lpassa {s0} {d0}", "alu", (d,), (src,))
+        return d
+
+    def bool_from_mask(self, k: MaskReg, invert=False) -> VReg:
+        d = self.new("b")
+        ones, zero = self.c32(-1), self.c32(0)
+        self.copy(zero if not invert else ones, d)
+        self.masked_copy(ones if not invert else zero, d, k)
+        return d
+
+    def mask_of(self, b: VReg) -> MaskReg:
+        """Mask entry set for the 32-bit lanes where bool b is true (-1)."""
+        return self.flags("inot", b)
+
+    def select32(self, c: VReg, a: VReg, b: VReg) -> VReg:
+        d = self.copy(b)
+        self.masked_copy(a, d, self.mask_of(c))
+        return d
+
+    def widen_bool(self, c: VReg):
+        """A 32-bit-lane bool -> (odd, even) long-word bools for 64-bit selects."""
+        c32 = self.c32(32)
+        hi = self.alu("llsr", c, c32)
+        lo = self.alu("llsr", self.alu("llsl", c, c32), c32)
+        return hi, lo
+
+    def select(self, c: VReg, a: Val, b: Val) -> Val:
+        if a.kind == "ptr":
+            if a.base != b.base:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            ao, bo = self.ptr_off(a), self.ptr_off(b)
+            return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
+        if len(a.regs) == 1:
+            return Val(a.kind, (self.select32(c, a.regs[0], b.regs[0]),))
+        hi, lo = self.widen_bool(c)
+        out = []
+        for cc, x, y in ((hi, a.regs[0], b.regs[0]), (lo, a.regs[1], b.regs[1])):
+            d = self.copy(y)
+            self.masked_copy(x, d, self.flags("lnot", cc))
+            out.append(d)
+        return Val(a.kind, tuple(out))
+
+    def b_and(self, a, b):
+        return self.alu("iand", a, b)
+
+    def b_or(self, a, b):
+        return self.alu("ior", a, b)
+
+    def b_not(self, a):
+        return self.alu("inot", a)
+
+    # 32 <-> 64 bit lanes -------------------------------------------------------------------
+    def split64(self, x: VReg, signed=True):
+        """i32 lanes -> (odd, even) 64-bit values."""
+        c32 = self.c32(32)
+        sh = "llsr" if signed else "ulsr"
+        hi = self.alu(sh, x, c32)
+        lo = self.alu(sh, self.alu("llsl", x, c32), c32)
+        return hi, lo
+
+    def join32(self, hi: VReg, lo: VReg) -> VReg:
+        """(odd, even) 64-bit values -> their low 32 bits as i32 lanes."""
+        a = self.alu("llsl", hi, self.c32(32))
+        b = self.alu("land", lo, self.const64(0xFFFFFFFF))
+        return self.alu("lor", a, b)
+
+    def narrow(self, v: Val) -> VReg:
+        if v.kind in ("i32", "b", "f32"):
+            return v.regs[0]
+        if v.narrow is not None:
+            return v.narrow
+        if v.regs[0] is v.regs[1]:           # a uniform 64-bit value: both halves equal
+            return self.join32(v.regs[0], v.regs[0])
+        return self.join32(*v.regs)
+
+    def wide(self, v: Val, signed=True) -> tuple:
+        if len(v.regs) == 2:
+            return v.regs
+        return self.split64(v.regs[0], signed)
+
+    # ------------------------------------------------------------------ values
+    def val(self, x) -> Val:
+        if isinstance(x, Const):
+            return self.const_val(x)
+        if isinstance(x, (Inst, Arg)):
+            v = self.vals.get(x)
+            if v is None:
+                raise CodegenError(f"internal: value used before its definition: {getattr(x, 'text', x)}", self.line)
+            return v
+        if isinstance(x, tuple) and x[0] == "global":
+            raise CodegenError("__constant tables at program scope are not supported on the emulator device yet",
+                               self.line)
+        raise CodegenError(f"unsupported operand {x!r}", self.line)
+
+    def const_val(self, c: Const) -> Val:
+        ty, v = c.type, c.value
+        if v is None:
+            v = 0
+        if isinstance(v, tuple):
+            raise CodegenError("vector constants are not supported on the emulator device yet", self.line)
+        if ty == "i1":
+            r = self.c32(-1 if v else 0)
+            return Val("b", (r,), const=v)
+        if ty in ("i8", "i16", "i32"):
+            return Val("i32", (self.c32(v),), const=v, gid_affine=(0, v))
+        if ty == "i64":
+            r = self.const64(v)
+            return Val("i64", (r, r), narrow=self.c32(v) if -(1 << 31) <= v < (1 << 32) else None,
+                       const=v, gid_affine=(0, v))
+        if ty == "float":
+            import struct
+            bits = struct.unpack("<I", struct.pack("<f", v))[0]
+            return Val("f32", (self.c32(bits),), const=v)
+        if ty == "double":
+            import struct
+            bits = struct.unpack("<Q", struct.pack("<d", v))[0]
+            r = self.const64(bits)
+            return Val("f64", (r, r), const=v)
+        if ty == "ptr":
+            return Val("ptr", base=("null",))
+        raise CodegenError(f"constant of type {ty} is not supported on the emulator device", self.line)
+
+    def kind_of(self, ty: str) -> str:
+        if ty == "i1":
+            return "b"
+        if ty in ("i8", "i16", "i32"):
+            return "i32"
+        if ty == "i64":
+            return "i64"
+        if ty == "float":
+            return "f32"
+        if ty == "double":
+            return "f64"
+        if ty == "ptr":
+            return "ptr"
+        raise CodegenError(f"values of type {ty} are not supported on the emulator device yet", self.line)
+
+    def ptr_off(self, p: Val) -> VReg:
+        """A pointer's byte offset as i32 lanes (coff folded in)."""
+        if p.off is None:
+            return self.c32(p.coff)
+        r = p.off.regs[0]
+        if p.coff:
+            r = self.alu("iadd", r, self.c32(p.coff))
+        return r
+
+    # ------------------------------------------------------------------ the prologue
+    def arg_word(self, slot):
+        return 2 * slot                      # LM1 word address of argument block long word `slot`
+
+    def argval(self, slot, hint="") -> VReg:
+        r = VReg(hint)
+        self.prologue.append(Op(f"lpassa $ln{self.arg_word(slot)} {{d0}}", "alu", (r,), (),
+                                mem=(("r", "n", self.arg_word(slot), self.arg_word(slot) + 2),)))
+        return r
+
+    def build_prologue(self):
+        """Broadcast the argument block to every PE (LM1 words 0..127), compute each slot's work-item."""
+        lay = self.lay
+        pro = []
+        lc = self.alloc_lc(ARG_LONGS)
+        lb = self.alloc_lb(ARG_LONGS)
+        pro.append(MV(f"mvb/n{ARG_LONGS}i250 $d0@0 $lc{lc}", "%argblk"))
+        pro.append(Op("wait i250", "wait"))
+        pro.append(Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))))
+        for u in range(ARG_LONGS // 8):
+            pro.append(Op(f"l1bmp $llb{lb + 8 * u} $lln{16 * u}v", "l1bm",
+                          mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "n", 16 * u, 16 * u + 16))))
+        self.prologue[:0] = pro
+        # the slot's work-item offset within the wave (layout.item_of_slot)
+        saved, self.items = self.items, []
+        cyc = self.new("cycle")
+        self.op("zero {d0}", "alu", (cyc,))
+        for c in (1, 2, 3):
+            self.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
+        P, N = lay.pe_l1b, lay.l1b
+        x = self.new("peid")
+        self.op("ipassa $peid {d0}", "alu", (x,))
+        i = self.new("l1bid")
+        self.op("ipassa $l1bid {d0}", "alu", (i,))
+        l2 = self.new("l2bid")
+        self.op("ipassa $l2bid {d0}", "alu", (l2,))
+        r = self.alu("iadd", self.alu("ilsl", cyc, self.c32(P.bit_length() - 1)), x)
+        q = self.alu("ilsl", self.alu("ilsr", r, self.c32(3)), self.c32((8 * N).bit_length() - 1))
+        q = self.alu("iadd", q, self.alu("ilsl", i, self.c32(3)))
+        q = self.alu("iadd", q, self.alu("iand", r, self.c32(7)))
+        q = self.alu("iadd", q, self.alu("ilsl", l2, self.c32((4 * N * P).bit_length() - 1)))
+        s = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
+        sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
+        self.shape = sh
+        self.sx = self.alu("iand", s, sh["wx_mask"], hint="sx")
+        self.sy = self.alu("iand", self.alu("ilsr", s, sh["wx_log"]), sh["wy_mask"], hint="sy")
+        self.sz = self.alu("ilsr", s, sh["wxy_log"], hint="sz")
+        self.X0, self.Y0, self.Z0 = (self.new(n) for n in ("X0", "Y0", "Z0"))
+        for z in (self.X0, self.Y0, self.Z0):
+            self.op("zero {d0}", "alu", (z,))
+        self.prologue += self.items
+        self.items = saved
+
+    def wave_ids(self):
+        """At the top of each wave: this lane's global position per dimension and whether it is live."""
+        sh = self.shape
+        self.pos = []
+        act = None
+        for d, (s, o, g) in enumerate(((self.sx, self.X0, "gx"), (self.sy, self.Y0, "gy"), (self.sz, self.Z0, "gz"))):
+            p = self.alu("iadd", o, s, hint=f"pos{d}")
+            self.pos.append(p)
+            ok = self.bool_from_mask(self.flags("uimax", sh[g], self.alu("iinc", p)))   # gx >= p + 1
+            act = ok if act is None else self.b_and(act, ok)
+        self.active = act
+        self._ids_cache = {}
+
+    def ids_value(self, k: int) -> Val:
+        """ids[k]: local ids (0..2), global ids (3..5), as 64-bit values with an exact 32-bit facet."""
+        if k in self._ids_cache:
+            return self._ids_cache[k]
+        sh = self.shape
+        d = k % 3
+        if k >= 3:
+            n = self.alu("iadd", self.pos[d], sh[("offx", "offy", "offz")[d]])
+            aff = (1, 0) if d == 0 else None
+        else:
+            mask = self.alu("idec", self.alu("ilsl", self.c32(1), sh[("lsx_log", "lsy_log", "lsz_log")[d]]))
+            n = self.alu("iand", self.pos[d], mask)
+            aff = None
+        hi, lo = self.split64(n, signed=False)
+        v = Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+        self._ids_cache[k] = v
+        return v
+
+    def group_id(self, d: int) -> Val:
+        n = self.alu("ilsr", self.pos[d], self.shape[("lsx_log", "lsy_log", "lsz_log")[d]])
+        hi, lo = self.split64(n, signed=False)
+        return Val("i64", (hi, lo), narrow=n)
+
+    # ------------------------------------------------------------------ control flow
+    def successors(self, b):
+        t = b.insts[-1]
+        if t.op == "br":
+            labels = [o for o in t.ops if isinstance(o, str)]
+            return labels[::-1] if len(labels) == 2 else labels    # llvmlite lists false, true
+        if t.op == "switch":
+            return [o for o in t.ops if isinstance(o, str)]
+        return []
+
+    def translate(self):
+        """Prologue and wave body for the whole function."""
+        self.build_prologue()
+        self.items = []
+        self.wave_ids()
+        f = self.f
+        self.bmap = {b.name: b for b in f.blocks}
+        self.succ = {b.name: self.successors(b) for b in f.blocks}
+        self.escapes = {}
+        for a, base in zip(f.args, (("args",), ("wg",), ("ids",))):
+            self.vals[a] = Val("ptr", base=base)
+        # depth-first search: reverse postorder and back edges
+        order, seen, onstack, back = [], set(), set(), set()
+
+        def dfs(n):
+            seen.add(n)
+            onstack.add(n)
+            for s in self.succ[n]:
+                if s in onstack:
+                    back.add((n, s))
+                elif s not in seen:
+                    dfs(s)
+            onstack.discard(n)
+            order.append(n)
+        dfs(f.blocks[0].name)
+        self.rpo = order[::-1]
+        self.back = back
+        preds = {n: [] for n in self.rpo}
+        for n in self.rpo:
+            for s in self.succ[n]:
+                preds[s].append(n)
+        self.preds = preds
+        self.loops = {}
+        for latch, h in back:
+            body, work = {h, latch}, [latch]
+            while work:
+                n = work.pop()
+                for p in preds[n]:
+                    if p not in body:
+                        body.add(p)
+                        work.append(p)
+            self.loops.setdefault(h, set()).update(body)
+        users = {}
+        for b in f.blocks:
+            for i in b.insts:
+                for o in i.ops:
+                    if isinstance(o, Inst):
+                        users.setdefault(o, []).append(i)
+        self.users = users
+        self.pred = {}
+        self.acc = {}
+        self.edge = {}
+        self.loop_stack = []
+        self.emit_region([n for n in self.rpo], None)
+
+    def in_loop(self, n, h):
+        return h is None or n in self.loops[h]
+
+    def emit_region(self, names, header):
+        done = set()
+        for n in names:
+            if n in done:
+                continue
+            if n in self.loops and n != header:
+                body = [m for m in names if m in self.loops[n]]
+                self.emit_loop(n, body)
+                done.update(body)
+                continue
+            self.emit_block(n)
+            done.add(n)
+
+    def contribute(self, src, dst, p):
+        self.edge[(src, dst)] = p
+        ctx = self.loop_stack[-1] if self.loop_stack else None
+        if ctx is not None and dst == ctx["header"]:
+            ctx["next"] = p if ctx["next"] is None else self.b_or(ctx["next"], p)
+            return
+        if ctx is not None and dst not in self.loops[ctx["header"]]:
+            # leaving the loop: accumulate the lanes that took this exit, capture phi inputs
+            ex = ctx["exits"][(src, dst)]
+            self.alu("ior", ex, p, dst=ex)
+            for phi, cap in ctx["phicaps"].get((src, dst), []):
+                v = self.val(phi.ops[phi.phi_blocks.index(src)])
+                self.capture(cap, v, p)
+            return
+        self.acc[dst] = p if dst not in self.acc else self.b_or(self.acc[dst], p)
+
+    def capture(self, cap: Val, v: Val, p: VReg):
+        if v.kind == "ptr":
+            if cap.base is None:
+                cap.base = v.base
+            if cap.base != v.base:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            src = [self.ptr_off(v)]
+            dst = cap.off.regs
+        else:
+            src, dst = v.regs, cap.regs
+        if len(dst) == 1:
+            self.masked_copy(src[0], dst[0], self.mask_of(p))
+        else:
+            hi, lo = self.widen_bool(p)
+            for cc, s, d in ((hi, src[0], dst[0]), (lo, src[1], dst[1])):
+                self.masked_copy(s, d, self.flags("lnot", cc))
+
+    def persistent(self, ty) -> Val:
+        """A register set that lives across a loop (phis, captures)."""
+        k = self.kind_of(ty)
+        if k == "ptr":
+            return Val("ptr", off=Val("i32", (self.copy(self.c32(0)),)))
+        regs = tuple(self.copy(self.c32(0)) for _ in range(KINDS[k]))
+        return Val(k, regs)
+
+    def phi_value(self, phi, edges):
+        """Select among a phi's incoming values by the predicates of the given incoming edges."""
+        out = None
+        caps = getattr(self, "phi_caps_after", {}).get(phi, {})
+        for blk, v in zip(phi.phi_blocks, phi.ops):
+            if (blk, phi.block) not in edges or (blk, phi.block) not in self.edge:
+                continue
+            val = caps[blk] if blk in caps else self.val(v)
+            if out is None:
+                out = val
+            else:
+                out = self.select(self.edge[(blk, phi.block)], val, out)
+        return out
+
+    def block_pred(self, n):
+        if n == self.f.blocks[0].name:
+            return self.active
+        p = self.acc.get(n)
+        if p is None:
+            return self.c32(0)          # unreachable in this region
+        return p
+
+    def emit_block(self, n, pred=None):
+        b = self.bmap[n]
+        p = pred if pred is not None else self.block_pred(n)
+        self.pred[n] = p
+        phis = [i for i in b.insts if i.op == "phi"]
+        if phis and pred is None:
+            incoming = {(blk, n) for blk in self.preds[n]}
+            vals = [self.phi_value(phi, incoming) for phi in phis]
+            for phi, v in zip(phis, vals):
+                self.vals[phi] = v
+        for i in b.insts:
+            if i.op == "phi":
+                continue
+            self.line = i.line or self.line
+            self.inst(i, p)
+            if i in self.escapes:
+                self.capture(self.escapes[i], self.vals[i], p)
+        t = b.insts[-1]
+        if t.op == "br":
+            succ = self.succ[n]
+            if len(succ) == 1:
+                self.contribute(n, succ[0], p)
+            else:
+                c = self.val(t.ops[0]).regs[0]
+                self.contribute(n, succ[0], self.b_and(p, c))
+                self.contribute(n, succ[1], self.b_and(p, self.b_not(c)))
+        elif t.op == "switch":
+            v = self.narrow(self.val(t.ops[0]))
+            default = t.ops[1]
+            rest = p
+            pairs = [(t.ops[k], t.ops[k + 1]) for k in range(2, len(t.ops), 2)]
+            for c, lbl in pairs:
+                eq = self.bool_from_mask(self.flags("ixor", v, self.narrow(self.val(c))))
+                self.contribute(n, lbl, self.b_and(p, eq)) if (n, lbl) not in self.edge else None
+                rest = self.b_and(rest, self.b_not(eq))
+            self.contribute(n, default, rest)
+
+    def emit_loop(self, h, body):
+        blocks = self.loops[h]
+        entry_edges = {(p, h) for p in self.preds[h] if p not in blocks}
+        back_edges = {(p, h) for p in self.preds[h] if p in blocks}
+        hb = self.bmap[h]
+        phis = [i for i in hb.insts if i.op == "phi"]
+        # loop-carried registers, set from the entry edges
+        entry_pred = self.block_pred(h)
+        M = self.copy(entry_pred)
+        carried = {}
+        for phi in phis:
+            v0 = self.phi_value(phi, entry_edges)
+            reg = self.persistent(phi.type)
+            self.assign(reg, v0)
+            carried[phi] = reg
+        exits = {}
+        phicaps = {}
+        for n in blocks:
+            for s in self.succ[n]:
+                if s not in blocks:
+                    exits[(n, s)] = self.copy(self.c32(0))
+                    for phi in (i for i in self.bmap[s].insts if i.op == "phi"):
+                        if n in phi.phi_blocks:
+                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type)))
+        esc = {}
+        for n in blocks:
+            for i in self.bmap[n].insts:
+                if i.type in ("void", "label") or i.op == "phi" and n == h and False:
+                    continue
+                if any(u.block not in blocks and u.op != "phi" for u in self.users.get(i, [])):
+                    esc[i] = self.persistent(i.type)
+        saved_esc = getattr(self, "escapes", {})
+        self.escapes = {**saved_esc, **esc}
+        k = MaskReg()
+        self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        outer, self.items = self.items, []
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps}
+        self.loop_stack.append(ctx)
+        for phi, reg in carried.items():
+            self.vals[phi] = reg
+        self.emit_block(h, pred=M)
+        self.emit_region([n for n in body if n != h], h)
+        # next iteration: header phis from the back edges (parallel copy), then the lane mask
+        news = {}
+        for phi, reg in carried.items():
+            cur = reg
+            for blk, v in zip(phi.phi_blocks, phi.ops):
+                if (blk, h) in back_edges and (blk, h) in self.edge:
+                    cur = self.select(self.edge[(blk, h)], self.val(v), cur)
+            news[phi] = cur
+        for phi, reg in carried.items():
+            if news[phi] is not reg:
+                self.assign(reg, news[phi])
+        nxt = ctx["next"] if ctx["next"] is not None else self.c32(0)
+        self.copy(nxt, M)
+        self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        self.loop_stack.pop()
+        loop = WhileAny(k, self.items, self.line)
+        self.items = outer
+        self.items.append(loop)
+        self.escapes = saved_esc
+        for i, cap in esc.items():
+            self.vals[i] = cap
+            if i in saved_esc:          # escapes the enclosing loop too: capture for the lanes that ran this one
+                self.capture(saved_esc[i], cap, entry_pred)
+        for (src, dst), ex in exits.items():
+            self.edge[(src, dst)] = ex
+            self.acc[dst] = ex if dst not in self.acc else self.b_or(self.acc[dst], ex)
+        # exit-block phis read the captured values
+        self.phi_caps_after = getattr(self, "phi_caps_after", {})
+        for (src, dst), lst in phicaps.items():
+            for phi, cap in lst:
+                self.phi_caps_after.setdefault(phi, {})[src] = cap
+
+    def assign(self, reg: Val, v: Val):
+        if reg.kind == "ptr":
+            if reg.base is None:
+                reg.base = v.base
+            if reg.base != v.base:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            self.copy(self.ptr_off(v), reg.off.regs[0])
+            return
+        for s, d in zip(v.regs, reg.regs):
+            self.copy(s, d)
+
+    # ------------------------------------------------------------------ instructions
+    INT_BIN32 = {"add": "iadd", "sub": "isub", "and": "iand", "or": "ior", "xor": "ixor",
+                 "shl": "ilsl", "lshr": "uilsr", "ashr": "ilsr"}
+    INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "lxor",
+                 "shl": "llsl", "lshr": "ulsr", "ashr": "llsr"}
+
+    def inst(self, i: Inst, p: VReg):
+        op = i.op
+        if op in ("br", "switch", "ret", "unreachable"):
+            return
+        if op == "freeze":
+            self.vals[i] = self.val(i.ops[0])
+            return
+        if i.type.startswith("<") or any(isinstance(o, (Inst, Arg, Const)) and o.type.startswith("<") for o in i.ops):
+            raise CodegenError("vector types are not supported on the emulator device yet", self.line)
+        if op in self.INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
+            self.vals[i] = self.int_binop(i)
+        elif op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"):
+            self.vals[i] = self.float_op(i)
+        elif op == "icmp":
+            self.vals[i] = Val("b", (self.icmp(i.pred, self.val(i.ops[0]), self.val(i.ops[1])),))
+        elif op == "fcmp":
+            self.vals[i] = Val("b", (self.fcmp(i.pred, self.val(i.ops[0]), self.val(i.ops[1])),))
+        elif op == "select":
+            c = self.val(i.ops[0]).regs[0]
+            self.vals[i] = self.select(c, self.val(i.ops[1]), self.val(i.ops[2]))
+        elif op in ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc",
+                    "bitcast", "ptrtoint", "inttoptr"):
+            self.vals[i] = self.cast(i)
+        elif op == "getelementptr":
+            self.vals[i] = self.gep(i)
+        elif op == "load":
+            self.vals[i] = self.load(i, p)
+        elif op == "store":
+            self.store(i, p)
+        elif op == "call":
+            v = self.call(i, p)
+            if v is not None:
+                self.vals[i] = v
+        elif op == "alloca":
+            raise CodegenError("private arrays indexed at run time are not supported on the emulator device yet",
+                               self.line)
+        else:
+            raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", self.line)
+
+    # integers ----------------------------------------------------------------------------------
+    def int_binop(self, i: Inst) -> Val:
+        a, b = self.val(i.ops[0]), self.val(i.ops[1])
+        op = i.op
+        if i.type == "i1":
+            mn = {"and": "iand", "or": "ior", "xor": "ixor"}.get(op)
+            if mn is None:
+                raise CodegenError(f"'{op}' on booleans is not supported", self.line)
+            return Val("b", (self.alu(mn, a.regs[0], b.regs[0]),))
+        if i.type not in ("i32", "i64"):
+            raise CodegenError(f"arithmetic on {i.type} is not supported on the emulator device yet", self.line)
+        wide = i.type == "i64"
+        aff = None
+        ca, cb = a.gid_affine, b.gid_affine
+        if ca and cb:
+            if op == "add":
+                aff = (ca[0] + cb[0], ca[1] + cb[1])
+            elif op == "sub":
+                aff = (ca[0] - cb[0], ca[1] - cb[1])
+            elif op == "mul" and (ca[0] == 0 or cb[0] == 0):
+                aff = (ca[0] * cb[1] + cb[0] * ca[1], ca[1] * cb[1])
+            elif op == "shl" and cb[0] == 0 and 0 <= cb[1] < 32:
+                aff = (ca[0] << cb[1], ca[1] << cb[1])
+        if op in self.INT_BIN32:
+            if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
+                    and aff is not None:
+                # an exact 32-bit computation (ids, offsets): keep the narrow facet in step
+                n = self.alu(self.INT_BIN32[op], a.narrow, b.narrow)
+                hi, lo = self.split64(n)
+                return Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+            if not wide:
+                return Val("i32", (self.alu(self.INT_BIN32[op], a.regs[0], b.regs[0]),), gid_affine=aff)
+            ra, rb = self.wide(a), self.wide(b)
+            regs = tuple(self.alu(self.INT_BIN64[op], x, y) for x, y in zip(ra, rb))
+            nar = None
+            if op == "ashr" and b.const == 32 and isinstance(i.ops[0], Inst) and i.ops[0].op == "shl" \
+                    and self.val(i.ops[0].ops[1]).const == 32:
+                # sext(trunc(x)) as LLVM writes it: the 32-bit facet is x's low half
+                src = self.val(i.ops[0].ops[0])
+                nar = self.narrow(src)
+                aff = src.gid_affine
+            return Val("i64", regs, narrow=nar, gid_affine=aff)
+        if op == "mul":
+            const = b.const if b.const is not None else a.const
+            other = a if b.const is not None else b
+            if const is not None:
+                return self.mul_const(other, const, wide, aff)
+            return self.mul_general(a, b, wide)
+        return self.divide(op, a, b, wide)
+
+    def mul_const(self, x: Val, c: int, wide: bool, aff) -> Val:
+        bits = 64 if wide else 32
+        c &= (1 << bits) - 1
+        if c == 0:
+            return self.const_val(Const("i64" if wide else "i32", 0))
+        neg = False
+        if c >> (bits - 1):
+            c, neg = (1 << bits) - c, True
+        terms = [k for k in range(bits) if c >> k & 1]
+        if len(terms) > 4:
+            return self.mul_general(x, self.const_val(Const("i64" if wide else "i32", c if not neg else -c)), wide)
+
+        def build(regs, mn_shl, mn_add, mn_sub, cshift):
+            acc = None
+            for k in terms:
+                t = regs if k == 0 else self.alu(mn_shl, regs, cshift(k))
+                acc = t if acc is None else self.alu(mn_add, acc, t)
+            if neg:
+                acc = self.alu(mn_sub, self.const64(0), acc)
+            return acc
+        if not wide:
+            return Val("i32", (build(x.regs[0], "ilsl", "iadd", "isub", self.c32),), gid_affine=aff)
+        if x.narrow is not None and aff is not None:
+            n = build(x.narrow, "ilsl", "iadd", "isub", self.c32)
+            hi, lo = self.split64(n)
+            return Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+        regs = tuple(build(r, "llsl", "ladd", "lsub", self.c32) for r in x.regs)
+        return Val("i64", regs, gid_affine=aff)
+
+    def mul_general(self, a: Val, b: Val, wide: bool) -> Val:
+        """Integer product modulo 2^32 (2^64) of two lane values, through exact fp64 products.
+
+        x * y = xl * y + ((xh * y) << 16) with xl, xh the 16-bit halves of x: each
+        product is below 2^48 (of y's low 32 bits), exact in fp64."""
+        if wide:
+            raise CodegenError("64-bit multiplication of two run-time values is not supported on the emulator "
+                               "device yet", self.line)
+        x, y = a.regs[0], b.regs[0]
+        xl = self.alu("iand", x, self.c32(0xFFFF))
+        xh = self.alu("uilsr", x, self.c32(16))
+        out = []
+        for part in (0, 1):          # odd work-items (upper lane), even (lower lane)
+            def lane64(r):
+                return self.alu("ulsr", r, self.c32(32)) if part == 0 else self.alu("land", r, self.const64(0xFFFFFFFF))
+            fy = self.alu("uditof", lane64(y))
+            p1 = self.fmul64(self.alu("uditof", lane64(xl)), fy)
+            p2 = self.fmul64(self.alu("uditof", lane64(xh)), fy)
+            i1 = self.alu("udftoi", p1)
+            i2 = self.alu("llsl", self.alu("udftoi", p2), self.c32(16))
+            out.append(self.alu("ladd", i1, i2))
+        return Val("i32", (self.join32(*out),))
+
+    def fmul64(self, x, y, add=None):
+        """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
+        t = self.new()
+        if add is None:
+            self.op("dvmulu {s0} {s1} {d0}", "mau", (t,), (x, y))
+            d = self.new()
+            self.op("dvfmad {s0} {s1} {s2} {d0}", "mau", (d,), (x, y, t))
+        else:
+            self.op("dvfmau {s0} {s1} {s2} {d0}", "mau", (t,), (x, y, add))
+            d = self.new()
+            self.op("dvfmad {s0} {s1} {s2} {d0}", "mau", (d,), (x, y, t))
+        return d
+
+    def divide(self, op, a: Val, b: Val, wide: bool) -> Val:
+        c = b.const
+        if c is not None and c > 0 and _is_pow2(c) and not wide:
+            k = c.bit_length() - 1
+            x = a.regs[0]
+            if op == "udiv":
+                return Val("i32", (self.alu("uilsr", x, self.c32(k)),))
+            if op == "urem":
+                return Val("i32", (self.alu("iand", x, self.c32(c - 1)),))
+            # signed: round toward zero
+            bias = self.alu("uilsr", self.alu("ilsr", x, self.c32(31)), self.c32(32 - k)) if k else self.c32(0)
+            t = self.alu("iadd", x, bias)
+            if op == "sdiv":
+                return Val("i32", (self.alu("ilsr", t, self.c32(k)),))
+            return Val("i32", (self.alu("isub", x, self.alu("iand", t, self.c32(-c))),))
+        if wide:
+            raise CodegenError("64-bit division is not supported on the emulator device yet", self.line)
+        return self.divide32(op, a.regs[0], b.regs[0])
+
+    def divide32(self, op, x, y) -> Val:
+        """32-bit division and remainder through fp64: q = trunc(x * (1/y)), then corrected by one.
+
+        1/y starts from the ALU's 5-bit rsqrt (squared) and takes four Newton
+        steps (5 -> 80 bits); the quotient of two 32-bit integers is then within
+        one of the truth, and one integer correction makes it exact."""
+        signed = op in ("sdiv", "srem")
+        if signed:
+            sx = self.alu("ilsr", x, self.c32(31))             # -1 where negative
+            sy = self.alu("ilsr", y, self.c32(31))
+            ax = self.alu("isub", self.alu("ixor", x, sx), sx)   # |x| (as unsigned)
+            ay = self.alu("isub", self.alu("ixor", y, sy), sy)
+        else:
+            ax, ay = x, y
+        out_q, out_r = [], []
+        one = self.const64(0x3FF0000000000000)
+        for part in (0, 1):
+            def lane64(r):
+                return self.alu("ulsr", r, self.c32(32)) if part == 0 else self.alu("land", r, self.const64(0xFFFFFFFF))
+            fx = self.alu("uditof", lane64(ax))
+            fy = self.alu("uditof", lane64(ay))
+            r0 = self.alu("drsqrt", fy)
+            r = self.fmul64(r0, r0)
+            for _ in range(4):
+                e = self.fmul64(self.alu("lxor", fy, self.const64(1 << 63)), r, add=one)    # 1 - y r
+                r = self.fmul64(r, e, add=r)                                                # r + r e
+            q = self.alu("udftoi", self.fmul64(fx, r))
+            # correction: rem = x - q*y (exact in 64 bits), fix q by one either way
+            qy = self.alu("udftoi", self.fmul64(self.alu("uditof", q), fy))
+            rem = self.alu("lsub", lane64(ax), qy)
+            yl = lane64(ay)
+            neg = self.flags("lmax", self.const64(-1), rem)          # rem < 0  <=>  -1 >= rem
+            qd = self.alu("ldec", q)
+            self.masked_copy(qd, q, neg)
+            rd = self.alu("ladd", rem, yl)
+            self.masked_copy(rd, rem, neg)
+            big = self.flags("lmax", rem, yl)                        # rem >= y
+            self.masked_copy(self.alu("linc", q), q, big)
+            self.masked_copy(self.alu("lsub", rem, yl), rem, big)
+            out_q.append(q)
+            out_r.append(rem)
+        q = self.join32(*out_q)
+        rem = self.join32(*out_r)
+        if op in ("udiv", "urem"):
+            return Val("i32", (q if op == "udiv" else rem,))
+        if op == "sdiv":
+            s = self.alu("ixor", sx, sy)
+            return Val("i32", (self.alu("isub", self.alu("ixor", q, s), s),))
+        return Val("i32", (self.alu("isub", self.alu("ixor", rem, sx), sx),))
+
+    # comparisons -------------------------------------------------------------------------------
+    def _cmp_pair(self, mn, a: Val, b: Val, swap=False, invert=False, eq=False):
+        """A comparison of 64-bit lanes -> a 32-bit-lane bool."""
+        ra, rb = self.wide(a), self.wide(b)
+        res = []
+        for x, y in zip(ra, rb):
+            if swap:
+                x, y = y, x
+            k = self.flags(mn, x, y)
+            res.append(self.bool_from_mask(k, invert))
+        return self.join32(*res)
+
+    def icmp(self, pred, a: Val, b: Val) -> VReg:
+        if a.kind == "ptr":
+            a, b = Val("i32", (self.ptr_off(a),)), Val("i32", (self.ptr_off(b),))
+        wide = a.kind == "i64" and not (a.narrow is not None and b.narrow is not None and
+                                        a.gid_affine is not None and b.gid_affine is not None)
+        if pred in ("eq", "ne"):
+            if wide:
+                return self._cmp_pair("lxor", a, b, invert=pred == "ne")
+            return self.bool_from_mask(self.flags("ixor", self.narrow(a), self.narrow(b)), invert=pred == "ne")
+        unsigned = pred[0] == "u"
+        rel = pred[1:]
+        swap = rel in ("gt", "le")         # a > b == b < a;  a <= b == b >= a
+        invert = rel in ("lt", "gt")       # x < y == !(x >= y)
+        if wide:
+            return self._cmp_pair(("u" if unsigned else "") + "lmax", a, b, swap, invert)
+        x, y = self.narrow(a), self.narrow(b)
+        if swap:
+            x, y = y, x
+        return self.bool_from_mask(self.flags(("u" if unsigned else "") + "imax", x, y), invert)
+
+    def fcmp(self, pred, a: Val, b: Val) -> VReg:
+        """Ordered and unordered predicates alike: NaN compares as its bit pattern (docs/isa.md)."""
+        p = pred[1:] if pred not in ("true", "false") else pred
+        if pred == "true":
+            return self.c32(-1)
+        if pred == "false":
+            return self.c32(0)
+        wide = a.kind == "f64"
+        mn = "dmax" if wide else "fmax"
+
+        def ge(x, y, invert=False):
+            if wide:
+                return self._cmp_pair(mn, x, y, invert=invert)
+            return self.bool_from_mask(self.flags(mn, x.regs[0], y.regs[0]), invert)
+        if p in ("ge",):
+            return ge(a, b)
+        if p == "le":
+            return ge(b, a)
+        if p == "lt":
+            return ge(a, b, True)
+        if p == "gt":
+            return ge(b, a, True)
+        if p in ("eq", "ne"):
+            e = self.b_and(ge(a, b), ge(b, a))
+            return e if p == "eq" else self.b_not(e)
+        if p == "rd":           # ord: no NaN model
+            return self.c32(-1)
+        if p == "no":           # uno
+            return self.c32(0)
+        raise CodegenError(f"floating-point comparison '{pred}' is not supported", self.line)
+
+    # floating point ------------------------------------------------------------------------------
+    def float_op(self, i: Inst) -> Val:
+        op = i.op
+        wide = i.type == "double"
+        if i.type not in ("float", "double"):
+            raise CodegenError(f"floating-point type {i.type} is not supported on the emulator device", self.line)
+        a = self.val(i.ops[0])
+        if op == "fneg":
+            sign = self.const64(1 << 63) if wide else self.c32(0x80000000)
+            return Val(a.kind, tuple(self.alu("lxor", r, sign) for r in a.regs))
+        b = self.val(i.ops[1])
+        self.flops += 1
+        if op == "frem":
+            raise CodegenError("fmod / '%' on floats is not supported on the emulator device yet", self.line)
+        if wide:
+            if op == "fadd":
+                return Val("f64", tuple(self.mau("dvadd", x, y) for x, y in zip(a.regs, b.regs)))
+            if op == "fsub":
+                return Val("f64", tuple(self.mau("dvadd", x, y, neg=(1,)) for x, y in zip(a.regs, b.regs)))
+            if op == "fmul":
+                return Val("f64", tuple(self.fmul64(x, y) for x, y in zip(a.regs, b.regs)))
+            return Val("f64", tuple(self.fdiv64(x, y) for x, y in zip(a.regs, b.regs)))
+        x, y = a.regs[0], b.regs[0]
+        if op == "fadd":
+            return Val("f32", (self.mau("fvadd", x, y),))
+        if op == "fsub":
+            return Val("f32", (self.mau("fvadd", x, y, neg=(1,)),))
+        if op == "fmul":
+            return Val("f32", (self.mau("fvmul", x, y),))
+        return Val("f32", (self.fdiv32(x, y),))
+
+    def fdiv32(self, x, y):
+        """x / y: Newton reciprocal from the 5-bit rsqrt, then one residual correction (<= 1 ulp)."""
+        sign = self.c32(0x80000000)
+        ay = self.alu("iand", y, self.c32(0x7FFFFFFF))
+        sx = self.alu("ixor", x, self.alu("iand", y, sign))          # x with the quotient's sign
+        r0 = self.alu("frsqrt", ay)
+        r = self.mau("fvmul", r0, r0)
+        one = self.c32(0x3F800000)
+        for _ in range(3):
+            e = self.mau("fvfma", ay, r, one, neg=(0,))              # 1 - |y| r
+            r = self.mau("fvfma", r, e, r)
+        q = self.mau("fvmul", sx, r)
+        res = self.mau("fvfma", ay, q, sx, neg=(0,))                 # sx - |y| q  (exact)
+        return self.mau("fvfma", res, r, q)
+
+    def fdiv64(self, x, y):
+        sign = self.const64(1 << 63)
+        ay = self.alu("land", y, self.const64((1 << 63) - 1))
+        sx = self.alu("lxor", x, self.alu("land", y, sign))
+        r0 = self.alu("drsqrt", ay)
+        r = self.fmul64(r0, r0)
+        one = self.const64(0x3FF0000000000000)
+        nay = self.alu("lxor", ay, sign)
+        for _ in range(4):
+            e = self.fmul64(nay, r, add=one)
+            r = self.fmul64(r, e, add=r)
+        q = self.fmul64(sx, r)
+        res = self.fmul64(nay, q, add=sx)
+        return self.fmul64(res, r, add=q)
+
+    def fsqrt32(self, x):
+        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(0) = 0."""
+        y = self.alu("frsqrt", x)
+        half = self.c32(0x3F000000)
+        three_half = self.c32(0x3FC00000)
+        for _ in range(3):
+            hx = self.mau("fvmul", x, half)
+            t = self.mau("fvmul", y, y)
+            u = self.mau("fvfma", hx, t, three_half, neg=(0,))       # 1.5 - 0.5 x y^2
+            y = self.mau("fvmul", y, u)
+        s = self.mau("fvmul", x, y)
+        res = self.mau("fvfma", s, s, x, neg=(0,))                    # x - s^2
+        hy = self.mau("fvmul", y, half)
+        s = self.mau("fvfma", res, hy, s)
+        zero = self.flags("ixor", self.alu("iand", x, self.c32(0x7FFFFFFF)), self.c32(0))
+        self.masked_copy(x, s, zero)
+        return s
+
+    # conversions ---------------------------------------------------------------------------------
+    def cast(self, i: Inst) -> Val:
+        op, src = i.op, i.ops[0]
+        v = self.val(src)
+        st, dt = src.type, i.type
+        if op in ("bitcast",) or (op in ("ptrtoint", "inttoptr")):
+            if st == dt or (op == "bitcast" and st in ("ptr",)):
+                return v
+            if op == "bitcast" and KINDS.get(self.kind_of(st)) == KINDS.get(self.kind_of(dt)):
+                return Val(self.kind_of(dt), v.regs, narrow=v.narrow)
+            raise CodegenError(f"'{op}' from {st} to {dt} is not supported on the emulator device", self.line)
+        if op == "zext" or op == "sext":
+            signed = op == "sext"
+            if st == "i1":
+                x = v.regs[0] if signed else self.alu("iand", v.regs[0], self.c32(1))
+                v = Val("i32", (x,))
+            elif st in ("i8", "i16") and dt != "i64":
+                return Val("i32", v.regs)
+            if dt in ("i32", "i16", "i8"):
+                return Val("i32", v.regs, gid_affine=v.gid_affine)
+            if dt == "i64":
+                hi, lo = self.split64(v.regs[0], signed)
+                return Val("i64", (hi, lo), narrow=v.regs[0], gid_affine=v.gid_affine)
+        if op == "trunc":
+            if dt == "i1":
+                n = self.narrow(v)
+                return Val("b", (self.bool_from_mask(self.flags("ixor", self.alu("iand", n, self.c32(1)), self.c32(0)),
+                                                     invert=True),))
+            if dt == "i32":
+                return Val("i32", (self.narrow(v),), gid_affine=v.gid_affine)
+            raise CodegenError(f"truncation to {dt} is not supported on the emulator device yet", self.line)
+        if op in ("sitofp", "uitofp"):
+            u = "u" if op == "uitofp" else ""
+            if dt == "float" and st in ("i32", "i16", "i8", "i1"):
+                return Val("f32", (self.alu(u + "fitof", v.regs[0]),))
+            if dt == "double":
+                regs = self.wide(v, signed=not u)
+                return Val("f64", tuple(self.alu(u + "ditof", r) for r in regs))
+            if dt == "float" and st == "i64":
+                regs = self.wide(v, signed=not u)
+                return self.f64_to_f32(tuple(self.alu(u + "ditof", r) for r in regs))
+        if op in ("fptosi", "fptoui"):
+            if st == "float" and dt == "i32":
+                return Val("i32", (self.alu("fftoi", v.regs[0]),))
+            if st == "double" and dt in ("i64", "i32"):
+                regs = tuple(self.alu("dftoi", r) for r in v.regs)
+                if dt == "i64":
+                    return Val("i64", regs)
+                return Val("i32", (self.join32(*regs),))
+            if st == "float" and dt == "i64":
+                d = self.f32_to_f64(v.regs[0])
+                return Val("i64", tuple(self.alu("dftoi", r) for r in d))
+        if op == "fpext" and st == "float" and dt == "double":
+            return Val("f64", self.f32_to_f64(v.regs[0]))
+        if op == "fptrunc" and st == "double" and dt == "float":
+            return self.f64_to_f32(v.regs)
+        raise CodegenError(f"conversion '{op}' from {st} to {dt} is not supported on the emulator device yet",
+                           self.line)
+
+    def f32_to_f64(self, x):
+        hi = self.new()
+        self.op("dvpassa {s0}e {d0}", "mau", (hi,), (x,))
+        t = self.alu("llsl", x, self.c32(32))
+        lo = self.new()
+        self.op("dvpassa {s0}e {d0}", "mau", (lo,), (t,))
+        return hi, lo
+
+    def f64_to_f32(self, regs) -> Val:
+        th, tl = (self.mau("dvpassar", r) for r in regs)
+        a = self.alu("land", th, self.const64(0xFFFFFFFF00000000))
+        b = self.alu("ulsr", tl, self.c32(32))
+        return Val("f32", (self.alu("lor", a, b),))
+
+    # memory ----------------------------------------------------------------------------------------
+    def gep(self, i: Inst) -> Val:
+        base = self.val(i.ops[0])
+        if base.kind != "ptr":
+            raise CodegenError("pointer arithmetic on a non-pointer", self.line)
+        ty = i.elem
+        off, coff = base.off, base.coff
+        aff = base.gid_affine if base.gid_affine is not None else None
+        for k, idx in enumerate(i.ops[1:]):
+            if k == 0:
+                scale = type_size(ty)
+            else:
+                sub = element_type(ty, idx.value if isinstance(idx, Const) else None)
+                if sub is None:
+                    raise CodegenError(f"indexing into '{ty}' at run time is not supported", self.line)
+                ty, fo = sub
+                if fo is not None:         # a struct field
+                    coff += fo
+                    continue
+                scale = type_size(ty)
+            iv = self.val(idx)
+            if iv.const is not None:
+                coff += iv.const * scale
+                if aff is not None:
+                    aff = (aff[0], aff[1] + iv.const * scale)
+                continue
+            term = self.mul_const(Val("i32", (self.narrow(iv),)), scale, False, None).regs[0]
+            off = Val("i32", (term if off is None else self.alu("iadd", off.regs[0], term),))
+            ia = iv.gid_affine
+            aff = (aff[0] + ia[0] * scale, aff[1] + ia[1] * scale) if aff is not None and ia is not None else None
+        return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff)
+
+    def param(self, k):
+        if not 0 <= k < len(self.params):
+            raise CodegenError("read beyond the kernel's arguments", self.line)
+        return self.params[k]
+
+    def load(self, i: Inst, p: VReg) -> Val:
+        ptr = self.val(i.ops[0])
+        b, ty = ptr.base, i.type
+        if b == ("args",):
+            k = ptr.coff // 8
+            pi = self.param(k)
+            if pi.kind in ("global", "constant"):
+                return Val("ptr", base=("param", k), gid_affine=(0, 0))
+            if pi.kind == "local":
+                raise CodegenError("__local pointer arguments are not supported on the emulator device yet", self.line)
+            return Val("ptr", base=("scalar", k))
+        if b[0] == "scalar":
+            if ptr.off is not None or ptr.coff or ty not in ("i32", "float", "i64", "double", "ptr"):
+                raise CodegenError(f"kernel argument '{self.param(b[1]).name}' of type "
+                                   f"'{self.param(b[1]).type_name}' is not supported on the emulator device yet", self.line)
+            r = self.argval(PARAM_SLOT + b[1], self.param(b[1]).name)
+            k = self.kind_of(ty)
+            return Val(k, (r,) if KINDS[k] == 1 else (r, r))
+        if b == ("wg",):
+            k = ptr.coff // 8
+            if 7 <= k <= 9:
+                return self.group_id(k - 7)
+            r = self.argval(WG_SLOT + k, f"wg{k}")
+            return Val("i64", (r, r))
+        if b == ("ids",):
+            return self.ids_value(ptr.coff // 8)
+        if b[0] == "param":
+            size = type_size(ty)
+            if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
+                reg = self.fast_load(b[1])[0]
+                return Val(self.kind_of(ty), (reg,))
+            return self.gather(b[1], ptr, ty, p)
+        raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
+
+    def store(self, i: Inst, p: VReg):
+        v, ptr = self.val(i.ops[0]), self.val(i.ops[1])
+        b = ptr.base
+        if b[0] != "param":
+            raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
+        pi = self.param(b[1])
+        size = type_size(i.ops[0].type)
+        if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
+            return self.fast_store(b[1], v.regs[0], p)
+        raise CodegenError(f"a store to '{pi.name}' at an index other than get_global_id(0) is not supported on "
+                           f"the emulator device yet", self.line)
+
+    def fast_regions(self):
+        lay = self.lay
+        return self.alloc_lc(lay.stripe // lay.l2b), self.alloc_lb(4 * lay.pe_l1b)
+
+    def fast_load(self, k, regions=None):
+        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
+        lay = self.lay
+        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
+        lc, lb = regions or self.fast_regions()
+        t = self.tag()
+        self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line))
+        self.op(f"wait i{t}", "wait")
+        for s in range(lay.l2bmd_steps):
+            self.op(f"l2bmd $lc{lc + 32 * N * s} $lb{lb + 32 * s}", "l2bm",
+                    mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
+        d = self.new(f"ld{k}")
+        self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        self.uses.setdefault("bases", set()).add(k)
+        return d, (lc, lb)
+
+    def fast_store(self, k, val: VReg, p: VReg):
+        """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
+        lay = self.lay
+        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
+        old, (lc, lb) = self.fast_load(k)
+        self.masked_copy(val, old, self.mask_of(p))
+        self.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
+        for s in range(lay.l2bmd_steps):
+            self.op(f"l2bmd $lb{lb + 32 * s} $lc{lc + 32 * N * s}", "l2bm",
+                    mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
+        t = self.tag()
+        self.op("nop", "nop")
+        self.op("nop", "nop")
+        self.items.append(MV(f"mvd/n{S}i{t} $lc{lc} $d0", f"%b{k}+%wx*{S}", self.line))
+        self.op(f"wait i{t}", "wait")
+
+    def gather_area(self):
+        if not hasattr(self, "_garea"):
+            lay = self.lay
+            self._garea = (self.alloc_lc(lay.stripe), self.alloc_lb(self.CH))
+        return self._garea
+
+    def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
+        """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0."""
+        lay = self.lay
+        size = type_size(ty)
+        if size not in (4, 8):
+            raise CodegenError(f"loads of {ty} ({size}-byte) elements are not supported on the emulator device yet",
+                               self.line)
+        S, G, CH = lay.stripe, lay.groups, self.CH
+        glc, glb = self.gather_area()
+        self.uses.setdefault("bases", set()).add(k)
+        self.uses.setdefault("rows", set()).add(k)
+        off = self.ptr_off(ptr)
+        shift = 2 if size == 4 else 3
+        rel = self.alu("uilsr", off, self.c32(shift), hint="rel")
+        per_chunk = CH * 8 // size                     # elements per chunk
+        n_words = CH * 2
+        c32 = self.c32(32)
+        if size == 4:
+            acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
+        else:
+            acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
+            rel = self.alu("ilsl", rel, self.c32(1))    # long-word elements: T counts words
+        outer, self.items = self.items, []
+        for t in range(CH // 64):
+            self.op(f"l2bmb $lc{glc + 64 * t} $lb{glb + 64 * t}", "l2bm",
+                    mem=(("r", "lc", glc + 64 * t, glc + 64 * t + 64), ("w", "lb", glb + 64 * t, glb + 64 * t + 64)))
+        for u in range(CH // 8):
+            self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
+                    mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+        lm = (("r", "m", 0, n_words),)
+        if size == 4:
+            inr = self.flags("uimin", rel, self.c32(n_words - 1))
+            self.op("ulsr {s0} {s1} $t", "alu", (), (rel, c32))
+            self.op("ipassa $mt0 {d0}/{k0}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True, mem=lm)
+            self.op("lpassa {s0} $t", "alu", (), (rel,))
+            w = self.new()
+            self.op("ipassa $mt0 {d0}", "alu", (w,), (), mem=lm)
+            self.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
+        else:
+            for part in (0, 1):
+                lane = self.alu("ulsr", rel, c32) if part == 0 else self.alu("land", rel, self.const64(0xFFFFFFFF))
+                inr = self.flags("ulmin", lane, self.const64(n_words - 2))
+                self.op("lpassa {s0} $t", "alu", (), (lane,))
+                self.op("lpassa $lmt0 {d0}/{k0}", "alu", (acc[part],), (acc[part],), msrc=(inr,), partial=True,
+                        mem=(("r", "m", 0, n_words),))
+        self.alu("isub", rel, self.c32(n_words), dst=rel)
+        body = self.items
+        self.items = []
+        r, c = f"%r{id(body) % 100000}", f"%c{id(body) % 100000}"
+        tg = self.tag()
+        for g in range(G):
+            self.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"%b{k}+{r}*{S}", self.line))
+            self.op(f"wait i{tg}", "wait")
+            self.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
+        loop = SeqLoop(r, "0", f"%rows{k}", self.items)
+        self.items = outer
+        self.items.append(loop)
+        if size == 4:
+            hi = self.alu("land", acc[0], self.const64(0xFFFFFFFF00000000))
+            lo = self.alu("land", acc[1], self.const64(0xFFFFFFFF))
+            return Val(self.kind_of(ty), (self.alu("lor", hi, lo),))
+        return Val(self.kind_of(ty), tuple(acc))
+
+    # calls -------------------------------------------------------------------------------------------
+    def call(self, i: Inst, p: VReg):
+        name = i.callee
+        args = [self.val(o) for o in i.ops if not (isinstance(o, tuple) and o[0] in ("fn", "meta"))]
+        if name == "__mncl_barrier":
+            return None              # lock-step SIMD: every access before it has completed
+        if name.startswith(("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias")):
+            return None
+        base = name.split(".")[1] if name.startswith("llvm.") else name
+        ty = i.type
+        wide = ty == "double"
+        if base in ("fmuladd", "fma") and ty in ("float", "double"):
+            self.flops += 2
+            if wide:
+                return Val("f64", tuple(self.fmul64(x, y, add=z) for x, y, z in zip(*(a.regs for a in args))))
+            return Val("f32", (self.mau("fvfma", args[0].regs[0], args[1].regs[0], args[2].regs[0]),))
+        if base == "fabs":
+            m = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
+            return Val(args[0].kind, tuple(self.alu("land", r, m) for r in args[0].regs))
+        if base == "sqrt" and ty == "float":
+            return Val("f32", (self.fsqrt32(args[0].regs[0]),))
+        if base in ("minnum", "maxnum", "minimum", "maxnum") and ty in ("float", "double"):
+            mn = ("d" if wide else "f") + ("min" if "min" in base else "max")
+            return Val(args[0].kind, tuple(self.alu(mn, x, y) for x, y in zip(args[0].regs, args[1].regs)))
+        if base == "floor" and ty in ("float", "double"):
+            return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
+        if base in ("smax", "smin", "umax", "umin") and ty == "i32":
+            mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
+            return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))
+        if base == "abs" and ty == "i32":
+            x = args[0].regs[0]
+            return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
+        if name == "__mncl_local":
+            raise CodegenError("__local arrays are not supported on the emulator device yet", self.line)
+        raise CodegenError(f"function '{name}' is not supported on the emulator device yet", self.line)
+
+
+def type_size(ty: str) -> int:
+    ty = ty.strip()
+    if ty in ("i1", "i8"):
+        return 1
+    if ty in ("i16", "half"):
+        return 2
+    if ty in ("i32", "float"):
+        return 4
+    if ty in ("i64", "double", "ptr"):
+        return 8
+    if ty.startswith("[") or ty.startswith("<"):
+        n, et = _agg(ty)
+        return n * type_size(et)
+    if ty.startswith("{"):
+        off = 0
+        for f in _fields(ty):
+            a = type_align(f)
+            off = -(-off // a) * a + type_size(f)
+        a = type_align(ty)
+        return -(-off // a) * a
+    raise CodegenError(f"type '{ty}' is not supported on the emulator device yet")
+
+
+def type_align(ty: str) -> int:
+    ty = ty.strip()
+    if ty.startswith("["):
+        return type_align(_agg(ty)[1])
+    if ty.startswith("{"):
+        return max([type_align(f) for f in _fields(ty)] or [1])
+    return type_size(ty) if not ty.startswith("<") else type_size(ty)
+
+
+def _agg(ty):
+    inner = ty[1:-1]
+    n, et = inner.split(" x ", 1)
+    return int(n), et.strip()
+
+
+def _fields(ty):
+    inner = ty.strip()[1:-1]
+    out, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "[{<":
+            depth += 1
+        elif ch in "]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def element_type(ty, idx):
+    """(element type, field offset or None) of indexing aggregate `ty` with `idx`."""
+    ty = ty.strip()
+    if ty.startswith("[") or ty.startswith("<"):
+        return _agg(ty)[1], None
+    if ty.startswith("{") and idx is not None:
+        off = 0
+        for k, f in enumerate(_fields(ty)):
+            a = type_align(f)
+            off = -(-off // a) * a
+            if k == idx:
+                return f, off
+            off += type_size(f)
+    return None

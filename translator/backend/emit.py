@@ -1,0 +1,292 @@
+"""Allocation, scheduling and assembly text: the control tree of ``ops`` -> a .vsm program.
+
+* **Allocation**: linear scan over live intervals (a loop stretches every
+  interval that crosses it or is read in it before it is written) onto GRF0
+  and GRF1 (64 four-long-word registers each) and mask entries 1..15.  A
+  kernel that needs more says so, with the numbers.
+* **Scheduling**: each straight-line run of ops is list-scheduled into VLIW
+  steps (one ALU, MAU, L1BM and L2BM expression per step), honouring the
+  machine's hazards (a GRF value is readable 2 steps after its write, LM, L1BM
+  and L2BM 3 steps) and keeping memory order; a run ends with the nops that
+  let its last writes settle, so every block is safe whatever runs next.
+"""
+from __future__ import annotations
+
+from .ops import Call, MaskReg, MV, Op, SeqLoop, VReg, WhileAny
+
+GRF_SLOTS = 64
+MASK_ENTRIES = list(range(1, 16))
+
+
+class AllocError(Exception):
+    pass
+
+
+def _refs(op: Op):
+    for r in op.srcs:
+        yield r, False
+    for r in op.msrc:
+        yield r, False
+    for r in op.dsts:
+        yield r, True
+    for r in op.mdst:
+        yield r, True
+
+
+def allocate(tree: list) -> dict:
+    """VReg/MaskReg -> operand text prefix: ('r'|'s', slot) or mask entry."""
+    refs: dict = {}
+    loops = []
+    pos = [0]
+
+    def walk(items):
+        for it in items:
+            if isinstance(it, Op):
+                for r, is_def in _refs(it):
+                    refs.setdefault(r, []).append((pos[0], is_def))
+                pos[0] += 1
+            elif isinstance(it, MV):
+                pos[0] += 1
+            elif isinstance(it, WhileAny):
+                s = pos[0]
+                refs.setdefault(it.mask, []).append((s, False))
+                pos[0] += 1
+                walk(it.body)
+                refs.setdefault(it.mask, []).append((pos[0], False))
+                pos[0] += 1
+                loops.append((s, pos[0]))
+            elif isinstance(it, SeqLoop):
+                s = pos[0]
+                pos[0] += 1
+                walk(it.body)
+                pos[0] += 1
+                loops.append((s, pos[0]))
+            elif isinstance(it, Call):
+                s = pos[0]
+                walk(it.body)
+                loops.append((s, pos[0]))
+    walk(tree)
+    iv = {}
+    for r, lst in refs.items():
+        iv[r] = [min(p for p, _ in lst), max(p for p, _ in lst)]
+    changed = True
+    while changed:
+        changed = False
+        for s, e in sorted(loops):
+            for r, lst in refs.items():
+                a, b = iv[r]
+                inside = [(p, d) for p, d in lst if s <= p <= e]
+                if not inside and not (a < s and b > e):
+                    continue
+                first_inside = min(inside)[1] if inside else True
+                if a < s or not first_inside:
+                    na, nb = min(a, s), max(b, e)
+                    if (na, nb) != (a, b):
+                        iv[r] = [na, nb]
+                        changed = True
+    out = {}
+    vfree = [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
+    vfree.reverse()
+    mfree = MASK_ENTRIES[::-1]
+    active = []
+    peak = 0
+    for r in sorted(iv, key=lambda r: (iv[r][0], iv[r][1])):
+        a, b = iv[r]
+        for x in [x for x in active if iv[x][1] < a]:
+            active.remove(x)
+            (mfree if isinstance(x, MaskReg) else vfree).append(out[x])
+        pool = mfree if isinstance(r, MaskReg) else vfree
+        if not pool:
+            kind = "mask entries" if isinstance(r, MaskReg) else "4-long-word registers (GRF0 + GRF1)"
+            n = sum(1 for x in active if isinstance(x, MaskReg) == isinstance(r, MaskReg)) + 1
+            raise AllocError(f"the kernel needs more than {n - 1} live {kind} at once; the machine has "
+                             f"{len(MASK_ENTRIES) if isinstance(r, MaskReg) else 2 * GRF_SLOTS}: split it or "
+                             f"reduce the values live at one time")
+        out[r] = pool.pop()
+        active.append(r)
+        peak = max(peak, sum(1 for x in active if isinstance(x, VReg)))
+    out["_peak"] = peak
+    return out
+
+
+# -- scheduling --------------------------------------------------------------------------------
+
+def _loc(alloc, r):
+    sp, k = alloc[r]
+    return sp, k
+
+
+def render(op: Op, alloc) -> str:
+    f = {}
+    for i, r in enumerate(op.dsts):
+        sp, k = alloc[r]
+        f[f"d{i}"] = f"$l{sp}{8 * k}v"
+    for i, r in enumerate(op.srcs):
+        sp, k = alloc[r]
+        f[f"s{i}"] = f"$l{sp}{8 * k}v"
+    for i, r in enumerate(op.msrc):
+        f[f"k{i}"] = f"$imr{alloc[r]}"
+    for i, r in enumerate(op.mdst):
+        f[f"K{i}"] = f"$omr{alloc[r]}"
+    return op.text.format(**f)
+
+
+def _overlap(a, b):
+    return a[1] == b[1] and a[2] < b[3] and b[2] < a[3]
+
+
+GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3}
+
+
+def schedule(ops: list, alloc) -> list:
+    """Straight-line ops -> steps (lists of ops); [] entries are nops."""
+    n = len(ops)
+    deps = [dict() for _ in range(n)]        # j -> minimum distance in steps
+    last_w, readers = {}, {}
+    mem_hist = []
+    # dependencies are on allocated locations: reuse of a register orders its users
+    for i, op in enumerate(ops):
+        d = deps[i]
+        if op.unit == "wait" or op.unit == "nop":
+            for j in range(i):
+                d[j] = max(d.get(j, 0), 1)
+        for j, o in enumerate(ops[:i]):
+            if o.unit in ("wait", "nop"):
+                d[j] = max(d.get(j, 0), 1)
+        for r in list(op.srcs) + list(op.msrc):
+            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
+            if key in last_w:
+                j = last_w[key]
+                gap = 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]]
+                d[j] = max(d.get(j, 0), gap)
+        for r in list(op.dsts) + list(op.mdst):
+            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
+            for j in readers.get(key, ()):
+                if j != i:
+                    d[j] = max(d.get(j, 0), 1)
+            if key in last_w:
+                d[last_w[key]] = max(d.get(last_w[key], 0), 1)
+        for m in op.mem:
+            for (j, m2) in mem_hist:
+                if _overlap(m, m2) and (m[0] == "w" or m2[0] == "w"):
+                    gap = GAP[m[1]] if (m2[0] == "w" and m[0] == "r") else 1
+                    d[j] = max(d.get(j, 0), gap)
+        for r in list(op.srcs) + list(op.msrc):
+            readers.setdefault(("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r], []).append(i)
+        for r in list(op.dsts) + list(op.mdst):
+            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
+            last_w[key] = i
+            readers[key] = []
+        mem_hist += [(i, m) for m in op.mem]
+    # priorities: longest path to the end
+    prio = [0] * n
+    succs = [[] for _ in range(n)]
+    for i in range(n):
+        for j, g in deps[i].items():
+            succs[j].append((i, g))
+    for i in range(n - 1, -1, -1):
+        prio[i] = max([prio[k] + g for k, g in succs[i]] or [0])
+    issued = [None] * n
+    steps = []
+    remaining = set(range(n))
+    t = 0
+    while remaining:
+        cand = sorted((i for i in remaining if all(issued[j] is not None and issued[j] + g <= t
+                                                   for j, g in deps[i].items())), key=lambda i: (-prio[i], i))
+        step, units, lm = [], set(), set()
+        for i in cand:
+            op = ops[i]
+            if op.unit in ("wait", "nop"):
+                if not step:
+                    step = [op]
+                    issued[i] = t
+                    remaining.discard(i)
+                break
+            if op.unit in units:
+                continue
+            touches = {m[1] for m in op.mem if m[1] in ("m", "n")}
+            if touches & lm or ("imm" in op.text and ("m" in lm)) or (touches and "m" in touches and
+                                                                    any("imm" in o.text for o in step)):
+                continue
+            if any(o.unit in ("wait", "nop") for o in step):
+                break
+            step.append(op)
+            units.add(op.unit)
+            lm |= touches
+            issued[i] = t
+            remaining.discard(i)
+        steps.append(step)
+        t += 1
+    # let the last writes settle before whatever runs next
+    pad = 0
+    for k, step in enumerate(steps[-3:]):
+        dist = min(3, len(steps)) - k        # steps from this one to the end, inclusive
+        for op in step:
+            for r in op.dsts:
+                pad = max(pad, GAP[alloc[r][0]] - dist)
+            for m in op.mem:
+                if m[0] == "w":
+                    pad = max(pad, GAP[m[1]] - dist)
+    steps += [[] for _ in range(pad)]
+    return steps
+
+
+def emit_program(tree: list, args: list, alloc) -> tuple:
+    """-> (assembly text, number of PE steps per pass of each block) for the whole control tree."""
+    out = [".arg " + " ".join(f"%{a}" for a in args)] if args else []
+    blocks = []
+    names = {}
+    counter = [0]
+
+    def block(ops, name=None):
+        steps = schedule(ops, alloc)
+        name = name or f"b{counter[0]}"
+        counter[0] += 1
+        lines = [f".block {name}"]
+        for st in steps:
+            if not st:
+                lines.append("    nop")
+            elif len(st) == 1 and st[0].unit == "wait":
+                lines.append(f"    {st[0].text}")
+            else:
+                txt = "; ".join(render(o, alloc) for o in st)
+                ln = next((o.line for o in st if o.line), 0)
+                lines.append(f"    {txt}" + (f"    # line {ln}" if ln else ""))
+        lines.append(".endblock")
+        blocks.append("\n".join(lines))
+        return name
+
+    def walk(items, ind):
+        run = []
+
+        def flush():
+            if run:
+                out.append(f"{ind}.call {block(list(run))}")
+                run.clear()
+        for it in items:
+            if isinstance(it, Op):
+                run.append(it)
+                continue
+            flush()
+            if isinstance(it, MV):
+                name = f"mv{counter[0]}"
+                counter[0] += 1
+                blocks.append(f".block {name}\n    {it.text}\n.endblock")
+                out.append(f"{ind}.call {name} d={it.d_offset}")
+            elif isinstance(it, WhileAny):
+                out.append(f"{ind}.while any $imr{alloc[it.mask]}")
+                walk(it.body, ind + "    ")
+                out.append(f"{ind}.endwhile")
+            elif isinstance(it, SeqLoop):
+                out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}")
+                walk(it.body, ind + "    ")
+                out.append(f"{ind}.endloop")
+            elif isinstance(it, Call):
+                key = id(it.body)
+                if key not in names:
+                    names[key] = block(it.body)
+                offs = " ".join(f"{k}={v}" for k, v in it.offsets.items())
+                out.append(f"{ind}.call {names[key]} {offs}")
+        flush()
+    walk(tree, "")
+    return "\n".join(blocks + out) + "\n"

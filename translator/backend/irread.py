@@ -1,0 +1,179 @@
+"""Read optimised LLVM IR back into plain Python objects the backend can walk.
+
+Takes the text of a ``CompiledModule`` built with ``spmd=True`` and a kernel
+name; gives a ``Func``: blocks in layout order, each with its instructions,
+every operand either an ``Inst``/``Arg`` of the function, a ``Const`` or a
+block name.  llvmlite.binding parses and exposes values; what its API does
+not expose (predicates, GEP element types, constants' values) is read from
+the instruction's text.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+
+@dataclass(eq=False)
+class Const:
+    type: str
+    value: object          # int, float, None (undef/poison), or a tuple for vector constants
+
+
+@dataclass(eq=False)
+class Arg:
+    name: str
+    type: str
+
+
+@dataclass(eq=False)
+class Inst:
+    op: str
+    name: str
+    type: str
+    ops: list = field(default_factory=list)
+    text: str = ""
+    block: str = ""
+    pred: str = ""               # icmp/fcmp predicate
+    elem: str = ""               # GEP source element type, load/store/alloca type
+    phi_blocks: list = field(default_factory=list)
+    callee: str = ""
+    line: int = 0                # C source line, when known
+
+
+@dataclass
+class Block:
+    name: str
+    insts: list
+
+
+@dataclass
+class Func:
+    name: str
+    args: list
+    blocks: list                 # in layout order; blocks[0] is the entry
+
+    def block(self, name):
+        return next(b for b in self.blocks if b.name == name)
+
+
+class Unsupported(Exception):
+    """An IR construct the backend cannot translate (becomes a located compile error)."""
+
+
+def _float_const(text: str, ty: str):
+    t = text.strip()
+    if t.startswith("0x"):
+        bits = int(t[2:], 16)
+        if ty == "float" or ty == "double":
+            return struct.unpack("<d", struct.pack("<Q", bits))[0]   # LLVM prints floats as doubles
+        raise Unsupported(f"constant '{text}' of type {ty}")
+    return float(t)
+
+
+def _scalar_const(ty: str, text: str):
+    text = text.strip()
+    if text in ("undef", "poison", "zeroinitializer"):
+        return 0 if text == "zeroinitializer" else None
+    if ty.startswith("i"):
+        if text == "true":
+            return 1
+        if text == "false":
+            return 0
+        return int(text)
+    if ty in ("float", "double", "half"):
+        return _float_const(text, ty)
+    if ty == "ptr" and text == "null":
+        return 0
+    raise Unsupported(f"constant '{text}' of type {ty}")
+
+
+_VEC = re.compile(r"<(\d+) x ([^>]+)>")
+
+
+def parse_const(ty: str, text: str) -> Const:
+    """``text`` is a constant operand as printed, with or without its type in front."""
+    text = text.strip()
+    if text.startswith(ty + " "):
+        text = text[len(ty) + 1:].strip()
+    m = _VEC.fullmatch(ty)
+    if m:
+        n, et = int(m.group(1)), m.group(2).strip()
+        if text in ("zeroinitializer",):
+            return Const(ty, tuple([0] * n))
+        if text in ("undef", "poison"):
+            return Const(ty, tuple([None] * n))
+        if text.startswith("splat"):
+            inner = text[text.index("(") + 1:text.rindex(")")].strip()
+            v = _scalar_const(et, inner.split(" ", 1)[1])
+            return Const(ty, tuple([v] * n))
+        body = text.strip("<>").strip()
+        parts = [p.strip() for p in body.split(",")]
+        return Const(ty, tuple(_scalar_const(et, p.split(" ", 1)[1]) for p in parts))
+    return Const(ty, _scalar_const(ty, text))
+
+
+def read_function(ir_text: str, fname: str) -> Func:
+    import llvmlite.binding as llvm
+    from .. import llvm_lock
+    with llvm_lock:
+        mod = llvm.parse_assembly(ir_text)
+        fn = mod.get_function(fname)
+        values = {}
+        args = []
+        for a in fn.arguments:
+            arg = Arg(a.name, str(a.type))
+            values[a] = arg
+            args.append(arg)
+        blocks = []
+        raw = []
+        for bb in fn.blocks:
+            insts = []
+            for ins in bb.instructions:
+                i = Inst(ins.opcode, ins.name, str(ins.type), text=str(ins).strip(), block=bb.name)
+                values[ins] = i
+                insts.append(i)
+                raw.append((i, ins))
+            blocks.append(Block(bb.name, insts))
+        for i, ins in raw:
+            ops = []
+            for o in ins.operands:
+                k = o.value_kind.name
+                if o in values:
+                    ops.append(values[o])
+                elif k == "basic_block":
+                    ops.append(o.name)
+                elif k == "function":
+                    i.callee = o.name
+                    ops.append(("fn", o.name))
+                elif k in ("global_variable",):
+                    ops.append(("global", o.name, str(o)))
+                elif o.is_constant or k.startswith("constant") or k in ("undef_value", "poison_value"):
+                    ty = str(o.type)
+                    ops.append(parse_const(ty, str(o)))
+                elif k == "metadata_as_value":
+                    ops.append(("meta", str(o)))
+                else:
+                    raise Unsupported(f"operand of kind {k} in '{i.text}'")
+            i.ops = ops
+            t = i.text
+            if i.op in ("icmp", "fcmp"):
+                i.pred = t.split("=", 1)[1].split()[1]
+            elif i.op == "getelementptr":
+                m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*(.+?), ptr", t)
+                i.elem = m.group(1) if m else ""
+            elif i.op == "load":
+                m = re.search(r"load (?:volatile )?(.+?), ptr", t)
+                i.elem = m.group(1) if m else i.type
+            elif i.op == "store":
+                i.elem = str(ins.operands[0].type) if False else None
+            elif i.op == "alloca":
+                m = re.search(r"alloca (.+?)(, align|, i\d+ |$)", t)
+                i.elem = m.group(1) if m else ""
+            elif i.op == "phi":
+                i.phi_blocks = [b.name for b in ins.incoming_blocks]
+            m = re.search(r"!dbg !(\d+)", t)
+        for i, ins in raw:
+            if i.op == "store":
+                i.elem = i.ops[0].type if isinstance(i.ops[0], (Inst, Arg, Const)) else ""
+        return Func(fname, args, blocks)

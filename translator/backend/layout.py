@@ -1,0 +1,85 @@
+"""Where work-items and buffer bytes live on the machine: the mapping shared by
+the backend (which generates code for it) and the runtime (which places
+buffers and computes launch values for it).
+
+Work-items.  A *wave* is one pass of the machine: every PE holds 8 work-items
+in each 32-bit value, 2 per long word (the upper 32-bit lane holds the odd
+work-item, the lower lane the even one) times 4 cycles.  So a 32-bit value is
+one operand of 4 long words (`$lr<a>v`) and an fp32 operation on it is one
+instruction for 8 work-items per PE; a 64-bit value is two such operands, one
+for the odd and one for the even work-items.  Which work-item of the wave a
+(PE, cycle, lane) holds is the order in which the distribute chain
+DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE delivers consecutive long words
+(`item_of_slot`), so a contiguous 32-bit array moves to the PEs with no
+reordering at all.
+
+Buffers.  A group's PEs can only be reached from that group's DRAM (except by
+broadcast), so a buffer is *striped*: its long words are cut into stripes of
+`stripe` long words (one group's share of a wave), and stripe t lives in group
+t mod G at the buffer's base address + (t div G) * stripe.  Wave k then finds
+its group-g share in group g's DRAM at base + k * stripe, and all groups
+stream in parallel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    groups: int
+    l2b: int          # L2Bs per group
+    l1b: int          # L1Bs per L2B (N)
+    pe_l1b: int       # PEs per L1B (P)
+    n_pe: int
+
+    @classmethod
+    def of(cls, machine) -> "Layout":
+        return cls(machine.groups, machine.l2b_per_group, machine.l1b_per_l2b, machine.pe_per_l1b, machine.n_pe)
+
+    @property
+    def wave(self) -> int:
+        """Work-items per wave (32-bit lanes of one 4-long-word operand on every PE)."""
+        return 8 * self.n_pe
+
+    @property
+    def stripe(self) -> int:
+        """Long words of one group's share of a wave."""
+        return 4 * self.n_pe // self.groups
+
+    @property
+    def l2bmd_steps(self) -> int:
+        """l2bmd steps that move one L2B's share of a wave (32 long words per L1B per step)."""
+        return self.pe_l1b // 8
+
+    def item_of_slot(self) -> np.ndarray:
+        """(PE, cycle, lane) -> work-item offset within the wave; lane 0 is the upper 32 bits."""
+        pe = np.arange(self.n_pe)
+        x = pe % self.pe_l1b
+        i = (pe // self.pe_l1b) % self.l1b
+        l2 = pe // (self.pe_l1b * self.l1b)
+        c = np.arange(4)
+        r = self.pe_l1b * c[None, :] + x[:, None]
+        q = 8 * self.l1b * (r >> 3) + 8 * i[:, None] + (r & 7) + l2[:, None] * 4 * self.l1b * self.pe_l1b
+        return np.stack([2 * q + 1, 2 * q], axis=-1)
+
+    # -- buffers --------------------------------------------------------------------------
+    def rows(self, nbytes: int) -> int:
+        """Stripe rows a buffer of nbytes occupies (its size in each group's DRAM, in stripes)."""
+        per_row = 8 * self.stripe * self.groups
+        return max(1, -(-nbytes // per_row))
+
+    def to_stripes(self, data: np.ndarray) -> np.ndarray:
+        """Host bytes -> (group, rows * stripe) long words as they lie in each group's DRAM."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        rows = self.rows(raw.size)
+        buf = np.zeros(rows * self.stripe * self.groups * 8, np.uint8)
+        buf[:raw.size] = raw
+        return buf.view(np.uint64).reshape(rows, self.groups, self.stripe).transpose(1, 0, 2).reshape(self.groups, -1)
+
+    def from_stripes(self, per_group: np.ndarray, nbytes: int) -> np.ndarray:
+        """The inverse of to_stripes: (group, rows * stripe) long words -> nbytes host bytes."""
+        g = per_group.reshape(self.groups, -1, self.stripe).transpose(1, 0, 2)
+        return np.ascontiguousarray(g).reshape(-1).view(np.uint8)[:nbytes]

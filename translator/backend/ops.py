@@ -1,0 +1,81 @@
+"""The backend's machine-level program before allocation: virtual registers,
+one-step operations, transfers and the control tree.
+
+An ``Op`` is one PE step's worth of work for one unit (an ALU, MAU, L1BM or
+L2BM expression) written as an assembly template whose ``{d0}``, ``{s0}``,
+``{k0}`` ... fields are filled with allocated operands.  A ``VReg`` is a
+4-long-word value on every PE (one `$lr<a>v`-style operand); a ``MaskReg`` is
+a mask entry.  Control nodes (``WhileAny``, ``SeqLoop``, ``Call``) become the
+sequencer program.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+
+_ids = count()
+
+
+class VReg:
+    __slots__ = ("id", "hint")
+
+    def __init__(self, hint=""):
+        self.id = next(_ids)
+        self.hint = hint
+
+    def __repr__(self):
+        return f"v{self.id}{':' + self.hint if self.hint else ''}"
+
+
+class MaskReg:
+    __slots__ = ("id",)
+
+    def __init__(self):
+        self.id = next(_ids)
+
+    def __repr__(self):
+        return f"k{self.id}"
+
+
+@dataclass(eq=False)
+class Op:
+    text: str                      # template: {d0} {s0} {s1} ... {k0} (mask read) {K0} (mask written)
+    unit: str                      # alu | mau | l1bm | l2bm | wait | nop
+    dsts: tuple = ()               # VRegs written
+    srcs: tuple = ()               # VRegs read
+    mdst: tuple = ()               # MaskRegs written
+    msrc: tuple = ()               # MaskRegs read
+    mem: tuple = ()                # fixed locations touched: (("w"|"r"), space, lo, hi) for hazards
+    line: int = 0                  # C source line
+    partial: bool = False          # a masked write: the destination's other lanes stay live
+
+
+@dataclass(eq=False)
+class MV:
+    """An MV statement in a block of its own, called with a DRAM offset expression."""
+    text: str                      # e.g. 'mvd/n4096i3 $d0 $lc0'
+    d_offset: str                  # sequencer expression added to the $d address
+    line: int = 0
+
+
+@dataclass(eq=False)
+class WhileAny:
+    mask: MaskReg                  # loop while any lane has a flag in it
+    body: list = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass(eq=False)
+class SeqLoop:
+    reg: str
+    start: str
+    stop: str
+    body: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Call:
+    """Run a sub-list with address offsets (the gather chunk body, for instance)."""
+    body: list
+    offsets: dict                  # space -> sequencer expression
+    name: str = ""
