@@ -81,7 +81,7 @@ def _emulator_for(machine: str, devices) -> Device:
     from .emulator_device import EmulatorDevice
     from .platform import get_platforms
     for d in devices:
-        if d.kind == "emulator" and machine in (d.backend.machine.name, str(machine)):
+        if d.kind == "emulator" and machine in (d.backend.machine.name, getattr(d.backend, "spec", None)):
             return d
     try:
         backend = EmulatorDevice(machine)

@@ -57,6 +57,7 @@ class EmulatorDevice:
     def __init__(self, machine="mncore2"):
         from emulator.machine import load_machine
         from translator.backend import Layout
+        self.spec = str(machine)
         self.machine = load_machine(machine)
         self.layout = Layout.of(self.machine)
         m = self.machine

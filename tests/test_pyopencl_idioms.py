@@ -160,7 +160,7 @@ def check(result):
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_idiom_runs_on_mncl(name, monkeypatch):
-    monkeypatch.delenv("MNCL_DEVICE", raising=False)
+    monkeypatch.setenv("MNCL_DEVICE", "cpu")
     monkeypatch.delenv("MNCL_MACHINE", raising=False)
     import mncl
     check(run_program(PROGRAMS[name], mncl))

@@ -255,7 +255,7 @@ def program_from_ir(ctx, *names):
 
 @pytest.fixture(scope="module")
 def env():
-    ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+    ctx = cl.Context(cl.get_platforms()[0].get_devices(cl.device_type.CPU)[:1])
     q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     prg = program_from_ir(ctx, *KERNELS)
     return ctx, q, prg
