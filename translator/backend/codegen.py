@@ -41,6 +41,8 @@ SHAPE = ("wx_mask", "wx_log", "wy_mask", "wy_log", "wxy_log", "wx", "wy", "wz",
          "gx", "gy", "gz", "offx", "offy", "offz", "lsx_log", "lsy_log", "lsz_log")
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
+TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
+
 KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}
 
 
@@ -428,7 +430,7 @@ class Codegen:
         self.preds = preds
         self.loops = {}
         for latch, h in back:
-            body, work = {h, latch}, [latch]
+            body, work = {h, latch}, ([latch] if latch != h else [])
             while work:
                 n = work.pop()
                 for p in preds[n]:
@@ -1238,6 +1240,7 @@ class Codegen:
         c32 = self.c32(32)
         if size == 4:
             acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
+            rel = self.alu("ixor", rel, self.c32(1))     # element 2k is the low half of long word k: word 2k + 1
         else:
             acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
             rel = self.alu("ilsl", rel, self.c32(1))    # long-word elements: T counts words
@@ -1251,19 +1254,19 @@ class Codegen:
         lm = (("r", "m", 0, n_words),)
         if size == 4:
             inr = self.flags("uimin", rel, self.c32(n_words - 1))
-            self.op("ulsr {s0} {s1} $t", "alu", (), (rel, c32))
-            self.op("ipassa $mt0 {d0}/{k0}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True, mem=lm)
-            self.op("lpassa {s0} $t", "alu", (), (rel,))
+            self.op("ulsr {s0} {s1} $t", "alu", (), (rel, c32), mem=TW)
+            self.op("ipassa $mt0 {d0}/{k0}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True, mem=lm + TR)
+            self.op("lpassa {s0} $t", "alu", (), (rel,), mem=TW)
             w = self.new()
-            self.op("ipassa $mt0 {d0}", "alu", (w,), (), mem=lm)
+            self.op("ipassa $mt0 {d0}", "alu", (w,), (), mem=lm + TR)
             self.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
         else:
             for part in (0, 1):
                 lane = self.alu("ulsr", rel, c32) if part == 0 else self.alu("land", rel, self.const64(0xFFFFFFFF))
                 inr = self.flags("ulmin", lane, self.const64(n_words - 2))
-                self.op("lpassa {s0} $t", "alu", (), (lane,))
+                self.op("lpassa {s0} $t", "alu", (), (lane,), mem=TW)
                 self.op("lpassa $lmt0 {d0}/{k0}", "alu", (acc[part],), (acc[part],), msrc=(inr,), partial=True,
-                        mem=(("r", "m", 0, n_words),))
+                        mem=(("r", "m", 0, n_words),) + TR)
         self.alu("isub", rel, self.c32(n_words), dst=rel)
         body = self.items
         self.items = []

@@ -135,7 +135,7 @@ def _overlap(a, b):
     return a[1] == b[1] and a[2] < b[3] and b[2] < a[3]
 
 
-GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3}
+GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3, "t": 1}
 
 
 def schedule(ops: list, alloc) -> list:

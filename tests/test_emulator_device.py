@@ -1,0 +1,114 @@
+"""Kernels compiled by the SIMD backend and run on the emulator device (tiny), checked against numpy.
+
+The emulator runs in strict mode, so any hazard or out-of-range access the
+generated code commits fails these tests."""
+import numpy as np
+import pytest
+
+import mncl as cl
+
+SRC = r"""
+__kernel void saxpy(__global const float *x, __global float *y, float a, int n)
+{ int i = get_global_id(0); if (i < n) y[i] = a * x[i] + y[i]; }
+
+__kernel void divergent(__global const int *a, __global const int *b, __global int *o, int n) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int x = a[i], y = b[i];
+  int s = 0;
+  if (x > 0) { if (y > 3) s = x / y; else s = x * y; } else s = x % 7;
+  while (x > 1) { x = (x & 1) ? 3 * x + 1 : x / 2; s++; }
+  o[i] = s;
+}
+
+__kernel void floats(__global const float *a, __global const float *b, __global float *o) {
+  int i = get_global_id(0);
+  o[i] = a[i] / b[i] + sqrt(fabs(a[i])) - fmax(a[i], b[i]);
+}
+
+__kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
+  int i = get_global_id(0);
+  o[i] = a[idx[i]] * 2.0f;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def env():
+    dev = [d for d in cl.get_platforms()[0].get_devices() if d.kind == "emulator"][0]
+    from mncl.context import _emulator_for
+    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return ctx, q, cl.Program(ctx, SRC).build()
+
+
+def buf(ctx, a):
+    return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+
+
+@pytest.mark.parametrize("n", [1, 100, 512, 1000, pytest.param(2049, marks=pytest.mark.xfail(strict=True, reason="open bug: a buffer allocated after earlier launches on tiny reads wrong (see the closing note)"))])
+def test_saxpy_is_exact_and_timed(env, n):
+    ctx, q, prg = env
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    yb = buf(ctx, y)
+    ev = prg.saxpy(q, (n,), None, buf(ctx, x), yb, np.float32(2), np.int32(n))
+    out = np.empty_like(y)
+    cl.enqueue_copy(q, out, yb)
+    np.testing.assert_array_equal(out, (np.float32(2) * x + y).astype(np.float32))
+    assert ev.stats.cycles > 0 and ev.profile.end - ev.profile.start == int(ev.stats.time_s * 1e9)
+
+
+def test_divergent_branches_loops_and_integer_division(env):
+    ctx, q, prg = env
+    n = 700
+    rng = np.random.default_rng(1)
+    a = rng.integers(-50, 100, n).astype(np.int32)
+    b = rng.integers(1, 20, n).astype(np.int32)
+    ob = cl.Buffer(ctx, 0, 4 * n)
+    prg.divergent(q, (n,), None, buf(ctx, a), buf(ctx, b), ob, np.int32(n))
+    o = np.empty(n, np.int32)
+    cl.enqueue_copy(q, o, ob)
+
+    def ref(x, y):
+        s = (int(x / y) if y > 3 else x * y) if x > 0 else int(np.fmod(x, 7))
+        while x > 1:
+            x = 3 * x + 1 if x & 1 else x // 2
+            s += 1
+        return s
+    np.testing.assert_array_equal(o, [ref(int(x), int(y)) for x, y in zip(a, b)])
+
+
+def test_float_division_sqrt_and_max(env):
+    ctx, q, prg = env
+    n = 600
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    ob = cl.Buffer(ctx, 0, 4 * n)
+    prg.floats(q, (n,), None, buf(ctx, a), buf(ctx, b), ob)
+    o = np.empty(n, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    ref = a.astype(np.float64) / b + np.sqrt(np.abs(a.astype(np.float64))) - np.maximum(a, b)
+    np.testing.assert_allclose(o, ref, rtol=2e-6, atol=2e-6 * np.abs(ref).max())
+
+
+@pytest.mark.xfail(strict=True, reason="the chunked gather path returns wrong values (open bug, see docs/architecture.md)")
+def test_gather_by_index(env):
+    ctx, q, prg = env
+    n = 700
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(n).astype(np.float32)
+    idx = rng.integers(0, n, n).astype(np.int32)
+    ob = cl.Buffer(ctx, 0, 4 * n)
+    prg.gather(q, (n,), None, buf(ctx, a), buf(ctx, idx), ob)
+    o = np.empty(n, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    np.testing.assert_array_equal(o, a[idx] * 2)
+
+
+def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):
+    ctx, _, _ = env
+    src = "__kernel void k(__global float *o) { __local float t[4]; t[0] = 1; o[0] = t[0]; }"
+    with pytest.raises(cl.RuntimeError, match="kernel 'k'.*not supported on the emulator device"):
+        cl.Program(ctx, src).build()
