@@ -761,19 +761,8 @@ class Lowering:
             reqd = self.kernel_attrs(post, reqd)
         if self.spmd:
             return self.lower_kernel_spmd(name, fdef, f, reqd)
-        fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer()])
-        fn = ir.Function(self.module, fnty, name=f"{name}__wg")
-        fn.args[0].name, fn.args[1].name = "args", "wg"
-        for a in fn.args:                    # the ABI blocks never alias a buffer: lets LICM hoist wg[] loads
-            a.add_attribute("noalias")
-        ctx = FuncCtx(fn, VOID, True)
-        ctx.name = name
-        saved = (self.ctx, self.b)
-        self.ctx = ctx
-        self.push()
+        fn, ctx, entry, saved = self.begin_kernel(name, "__wg", {"args": I8P.as_pointer(), "wg": I64.as_pointer()})
         try:
-            entry = fn.append_basic_block("entry")
-            self.b = ir.IRBuilder(entry)
             ctx.wg = fn.args[1]
             ctx.lid = self.b.alloca(ir.ArrayType(I64, 3), name="lid")
             ctx.lin = self.b.alloca(I64, name="lin")
@@ -795,15 +784,7 @@ class Lowering:
                 self.group_stmts(fdef.body.block_items or [], new_scope=True)
             else:
                 self.item_region(lambda: self.stmt(fdef.body))
-            if not self.b.block.is_terminated:
-                self.b.branch(ctx.ret_block)
-            self.b.position_at_end(ctx.ret_block)
-            self.b.ret_void()
-            self.b.position_at_end(entry)
-            self.b.branch(start)
-            self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=f"{name}__wg",
-                                            uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
-                                            reqd_work_group_size=reqd)
+            self.finish_kernel(name, fn.name, entry, start, params, reqd)
         finally:
             self.pop()
             self.ctx, self.b = saved
@@ -818,19 +799,10 @@ class Lowering:
         in the body is ``__mncl_local(i64 offset, i64 bytes)``: the group's shared
         scratch, which the backend places.
         """
-        fnty = ir.FunctionType(ir.VoidType(), [I8P.as_pointer(), I64.as_pointer(), ir.ArrayType(I64, 6).as_pointer()])
-        fn = ir.Function(self.module, fnty, name=f"{name}__wi")
-        for a, nm in zip(fn.args, ("args", "wg", "ids")):
-            a.name = nm
-            a.add_attribute("noalias")
-        ctx = FuncCtx(fn, VOID, True)
-        ctx.name = name
-        saved = (self.ctx, self.b)
-        self.ctx = ctx
-        self.push()
+        fn, ctx, entry, saved = self.begin_kernel(
+            name, "__wi", {"args": I8P.as_pointer(), "wg": I64.as_pointer(), "ids": ir.ArrayType(I64, 6).as_pointer()})
         try:
-            entry = fn.append_basic_block("entry")
-            self.b = b = ir.IRBuilder(entry)
+            b = self.b
             ctx.wg, ctx.lid = fn.args[1], fn.args[2]
             ls = [b.load(b.gep(ctx.wg, [ir.Constant(I64, 4 + d)])) for d in range(3)]
             ctx.lsize = ls
@@ -846,18 +818,38 @@ class Lowering:
             ctx.uses_barrier = self.has_barrier(fdef.body)
             ctx.item_latch, ctx.in_region = ctx.ret_block, True
             self.stmt(fdef.body)
-            if not self.b.block.is_terminated:
-                self.b.branch(ctx.ret_block)
-            self.b.position_at_end(ctx.ret_block)
-            self.b.ret_void()
-            self.b.position_at_end(entry)
-            self.b.branch(start)
-            self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=f"{name}__wi",
-                                            uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
-                                            reqd_work_group_size=reqd)
+            self.finish_kernel(name, fn.name, entry, start, params, reqd)
         finally:
             self.pop()
             self.ctx, self.b = saved
+
+    def begin_kernel(self, name, suffix, args):
+        """Create kernel function name+suffix with the named ABI arguments; enter its context and scope."""
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), list(args.values())), name=name + suffix)
+        for a, nm in zip(fn.args, args):
+            a.name = nm
+            a.add_attribute("noalias")       # the ABI blocks never alias a buffer: lets LICM hoist wg[] loads
+        ctx = FuncCtx(fn, VOID, True)
+        ctx.name = name
+        saved = (self.ctx, self.b)
+        self.ctx = ctx
+        self.push()
+        entry = fn.append_basic_block("entry")
+        self.b = ir.IRBuilder(entry)
+        return fn, ctx, entry, saved
+
+    def finish_kernel(self, name, symbol, entry, start, params, reqd):
+        """Close a kernel function (return block, entry -> start) and record its KernelInfo."""
+        ctx, b = self.ctx, self.b
+        if not b.block.is_terminated:
+            b.branch(ctx.ret_block)
+        b.position_at_end(ctx.ret_block)
+        b.ret_void()
+        b.position_at_end(entry)
+        b.branch(start)
+        self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=symbol,
+                                        uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
+                                        reqd_work_group_size=reqd)
 
     def spmd_intrinsic(self, name, ret, args):
         """Declare (once) one of the SIMD backend's intrinsics."""

@@ -79,7 +79,6 @@ class Codegen:
         self.prologue: list = []
         self.vals: dict = {}
         self.consts: dict = {}            # (bits64) -> VReg, materialised in the prologue
-        self.masks_tmp = 0
         self.tags = 0
         self.lc_next = 0                  # L2BM allocation (long words)
         self.lb_next = 0                  # L1BM allocation
@@ -563,7 +562,8 @@ class Codegen:
             pairs = [(t.ops[k], t.ops[k + 1]) for k in range(2, len(t.ops), 2)]
             for c, lbl in pairs:
                 eq = self.bool_from_mask(self.flags("ixor", v, self.narrow(self.val(c))))
-                self.contribute(n, lbl, self.b_and(p, eq)) if (n, lbl) not in self.edge else None
+                if (n, lbl) not in self.edge:
+                    self.contribute(n, lbl, self.b_and(p, eq))
                 rest = self.b_and(rest, self.b_not(eq))
             self.contribute(n, default, rest)
 
@@ -594,7 +594,7 @@ class Codegen:
         esc = {}
         for n in blocks:
             for i in self.bmap[n].insts:
-                if i.type in ("void", "label") or i.op == "phi" and n == h and False:
+                if i.type in ("void", "label"):
                     continue
                 if any(u.block not in blocks and u.op != "phi" for u in self.users.get(i, [])):
                     esc[i] = self.persistent(i.type)
@@ -1179,15 +1179,11 @@ class Codegen:
         raise CodegenError(f"a store to '{pi.name}' at an index other than get_global_id(0) is not supported on "
                            f"the emulator device yet", self.line)
 
-    def fast_regions(self):
-        lay = self.lay
-        return self.alloc_lc(lay.stripe // lay.l2b), self.alloc_lb(4 * lay.pe_l1b)
-
-    def fast_load(self, k, regions=None):
+    def fast_load(self, k):
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        lc, lb = regions or self.fast_regions()
+        lc, lb = self.alloc_lc(S // lay.l2b), self.alloc_lb(4 * P)
         t = self.tag()
         self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line))
         self.op(f"wait i{t}", "wait")

@@ -23,13 +23,9 @@ class AllocError(Exception):
 
 
 def _refs(op: Op):
-    for r in op.srcs:
+    for r in op.srcs + op.msrc:
         yield r, False
-    for r in op.msrc:
-        yield r, False
-    for r in op.dsts:
-        yield r, True
-    for r in op.mdst:
+    for r in op.dsts + op.mdst:
         yield r, True
 
 
@@ -111,11 +107,6 @@ def allocate(tree: list) -> dict:
 
 # -- scheduling --------------------------------------------------------------------------------
 
-def _loc(alloc, r):
-    sp, k = alloc[r]
-    return sp, k
-
-
 def render(op: Op, alloc) -> str:
     f = {}
     for i, r in enumerate(op.dsts):
@@ -144,39 +135,37 @@ def schedule(ops: list, alloc) -> list:
     deps = [dict() for _ in range(n)]        # j -> minimum distance in steps
     last_w, readers = {}, {}
     mem_hist = []
-    # dependencies are on allocated locations: reuse of a register orders its users
+    fence = None                             # the last wait/nop: everything after it waits for it
+
+    def key(r):                              # dependencies are on allocated locations: reuse orders users
+        return ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
     for i, op in enumerate(ops):
         d = deps[i]
-        if op.unit == "wait" or op.unit == "nop":
-            for j in range(i):
-                d[j] = max(d.get(j, 0), 1)
-        for j, o in enumerate(ops[:i]):
-            if o.unit in ("wait", "nop"):
-                d[j] = max(d.get(j, 0), 1)
-        for r in list(op.srcs) + list(op.msrc):
-            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
-            if key in last_w:
-                j = last_w[key]
-                gap = 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]]
-                d[j] = max(d.get(j, 0), gap)
-        for r in list(op.dsts) + list(op.mdst):
-            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
-            for j in readers.get(key, ()):
+        if op.unit in ("wait", "nop"):
+            d.update({j: 1 for j in range(i)})
+            fence = i
+        elif fence is not None:
+            d[fence] = 1
+        for r in op.srcs + op.msrc:
+            if key(r) in last_w:
+                j = last_w[key(r)]
+                d[j] = max(d.get(j, 0), 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]])
+        for r in op.dsts + op.mdst:
+            for j in readers.get(key(r), ()):
                 if j != i:
                     d[j] = max(d.get(j, 0), 1)
-            if key in last_w:
-                d[last_w[key]] = max(d.get(last_w[key], 0), 1)
+            if key(r) in last_w:
+                d[last_w[key(r)]] = max(d.get(last_w[key(r)], 0), 1)
         for m in op.mem:
             for (j, m2) in mem_hist:
                 if _overlap(m, m2) and (m[0] == "w" or m2[0] == "w"):
                     gap = GAP[m[1]] if (m2[0] == "w" and m[0] == "r") else 1
                     d[j] = max(d.get(j, 0), gap)
-        for r in list(op.srcs) + list(op.msrc):
-            readers.setdefault(("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r], []).append(i)
-        for r in list(op.dsts) + list(op.mdst):
-            key = ("mask", alloc[r]) if isinstance(r, MaskReg) else alloc[r]
-            last_w[key] = i
-            readers[key] = []
+        for r in op.srcs + op.msrc:
+            readers.setdefault(key(r), []).append(i)
+        for r in op.dsts + op.mdst:
+            last_w[key(r)] = i
+            readers[key(r)] = []
         mem_hist += [(i, m) for m in op.mem]
     # priorities: longest path to the end
     prio = [0] * n

@@ -38,7 +38,7 @@ class Inst:
     elem: str = ""               # GEP source element type, load/store/alloca type
     phi_blocks: list = field(default_factory=list)
     callee: str = ""
-    line: int = 0                # C source line, when known
+    line: int = 0                # C source line (the IR carries none yet: always 0)
 
 
 @dataclass
@@ -52,9 +52,6 @@ class Func:
     name: str
     args: list
     blocks: list                 # in layout order; blocks[0] is the entry
-
-    def block(self, name):
-        return next(b for b in self.blocks if b.name == name)
 
 
 class Unsupported(Exception):
@@ -165,15 +162,9 @@ def read_function(ir_text: str, fname: str) -> Func:
             elif i.op == "load":
                 m = re.search(r"load (?:volatile )?(.+?), ptr", t)
                 i.elem = m.group(1) if m else i.type
-            elif i.op == "store":
-                i.elem = str(ins.operands[0].type) if False else None
             elif i.op == "alloca":
                 m = re.search(r"alloca (.+?)(, align|, i\d+ |$)", t)
                 i.elem = m.group(1) if m else ""
             elif i.op == "phi":
                 i.phi_blocks = [b.name for b in ins.incoming_blocks]
-            m = re.search(r"!dbg !(\d+)", t)
-        for i, ins in raw:
-            if i.op == "store":
-                i.elem = i.ops[0].type if isinstance(i.ops[0], (Inst, Arg, Const)) else ""
         return Func(fname, args, blocks)
