@@ -1,0 +1,197 @@
+"""mncl-cc and the .mnb container: outputs, diagnostics and exit statuses (0 ok, 1 compile, 2 usage)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from emulator import assemble
+from translator.backend import FORMAT, KernelBinary
+from translator.cli import annotate_source_lines, count_steps, main
+from translator.container import MnbError, dumps_mnb, read_mnb, write_mnb
+
+SAXPY = ("__kernel void saxpy(__global const float *x, __global float *y, float a, int n) "
+         "{ int i = get_global_id(0); if (i < n) y[i] = a * x[i] + y[i]; }\n")
+SCALE = ("__kernel void scale(__global const float *x, __global float *y, float a) "
+         "{ size_t i = get_global_id(0); y[i] = a * x[i]; }\n")
+
+
+def cc(tmp_path, *args, src=SAXPY, name="saxpy.cl", input=None):
+    """Run mncl-cc in tmp_path (default outputs land there) on a file holding `src`."""
+    (tmp_path / name).write_text(src)
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames \
+        else CliRunner()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        return runner.invoke(main, [name, *args], input=input)
+    finally:
+        os.chdir(cwd)
+
+
+def test_default_output_is_an_mnb_next_to_the_input_name(tmp_path):
+    r = cc(tmp_path)
+    assert r.exit_code == 0, r.stderr
+    meta, kernels = read_mnb(tmp_path / "saxpy.mnb")
+    assert meta["format"] == FORMAT and meta["machine"] == "mncore2" and meta["source"] == "saxpy.cl"
+    assert meta["machine_description"]["groups"] == 4 and "-O2" in meta["options"]
+    kb = kernels["saxpy"]
+    assert isinstance(kb, KernelBinary) and kb.args[:4] == ["argblk", "nwx", "nwy", "nwz"]
+    assert [p["name"] for p in kb.params] == ["x", "y", "a", "n"]
+    assemble(kb.asm, "saxpy.vsm")
+
+
+def test_assembly_output_has_headers_and_assembles(tmp_path):
+    r = cc(tmp_path, "-S", "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("# ==== kernel saxpy ====\n")
+    assert "# sequencer args: %argblk %nwx %nwy %nwz" in out and "machine: mncore2" in out
+    assert "registers:" in out
+    assemble(out, "saxpy.vsm")                        # the header is comments
+    r = cc(tmp_path, "-S")
+    assert r.exit_code == 0 and (tmp_path / "saxpy.vsm").read_text() == out
+
+
+def test_several_kernels_and_selection(tmp_path):
+    r = cc(tmp_path, "-S", "-o", "-", src=SAXPY + SCALE)
+    assert r.exit_code == 0, r.stderr
+    assert "# ==== kernel saxpy ====" in r.stdout and "# ==== kernel scale ====" in r.stdout
+    r = cc(tmp_path, "-k", "scale", src=SAXPY + SCALE)
+    assert r.exit_code == 0, r.stderr
+    assert list(read_mnb(tmp_path / "saxpy.mnb")[1]) == ["scale"]
+
+
+def test_unknown_kernel_lists_the_available_ones(tmp_path):
+    r = cc(tmp_path, "-k", "saxpi", src=SAXPY + SCALE)
+    assert r.exit_code == 1
+    assert "mncl-cc: error: no kernel named 'saxpi' in saxpy.cl (available: saxpy, scale)" in r.stderr
+    assert not (tmp_path / "saxpy.mnb").exists()
+
+
+def test_syntax_error_is_gcc_style_and_exits_1(tmp_path):
+    r = cc(tmp_path, src="__kernel void f(__global float *x) {\n  x[0] = 1.0f\n}\n", name="bad.cl")
+    assert r.exit_code == 1
+    assert r.stderr.startswith("bad.cl:3:1: error: ")
+    assert "^" in r.stderr and "Traceback" not in r.stderr + r.stdout
+    assert not (tmp_path / "bad.mnb").exists()
+
+
+def test_missing_file_and_usage_errors(tmp_path):
+    r = CliRunner().invoke(main, [str(tmp_path / "nope.cl")])
+    assert r.exit_code == 1
+    assert f"mncl-cc: error: {tmp_path / 'nope.cl'}: No such file or directory" in r.output
+    assert cc(tmp_path, "-O7").exit_code == 2
+    assert cc(tmp_path, "--no-such-option").exit_code == 2
+    r = cc(tmp_path, "-X", "-cl-bogus")
+    assert r.exit_code == 1 and "unknown build option '-cl-bogus'" in r.stderr
+
+
+def test_machine_tiny_and_a_nonexistent_machine(tmp_path):
+    r = cc(tmp_path, "--machine", "tiny", "-S", "-o", "-")
+    assert r.exit_code == 0 and "machine: tiny" in r.stdout
+    r = cc(tmp_path, "--machine", "tiny")
+    assert read_mnb(tmp_path / "saxpy.mnb")[0]["machine"] == "tiny"
+    r = cc(tmp_path, "--machine", "nonesuch")
+    assert r.exit_code == 2
+    assert "unknown machine 'nonesuch': not a preset (mncore2, tiny) nor a TOML file" in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_defines_change_the_code(tmp_path):
+    src = SAXPY.replace("saxpy", "f").replace("+ y[i]", "+ y[i] * SCALE")
+    r = cc(tmp_path, src=src, name="f.cl")
+    assert r.exit_code == 1 and "SCALE" in r.stderr                # undefined without -D
+    a = cc(tmp_path, "-D", "SCALE=2.0f", "-S", "-o", "-", src=src, name="f.cl")
+    b = cc(tmp_path, "-DSCALE=3.0f", "-S", "-o", "-", src=src, name="f.cl")
+    assert a.exit_code == 0 and b.exit_code == 0, a.stderr + b.stderr
+    assert a.stdout != b.stdout
+
+
+def test_emit_llvm(tmp_path):
+    r = cc(tmp_path, "--emit-llvm")
+    assert r.exit_code == 0, r.stderr
+    assert "define" in (tmp_path / "saxpy.ll").read_text()
+    r = cc(tmp_path, "--emit-llvm", "-o", "-")
+    assert "define" in r.stdout and "saxpy__wi" in r.stdout
+
+
+def test_stdin_input_and_stats(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(main, ["-", "-S", "-o", "-", "--stats"], input=SAXPY)
+    assert r.exit_code == 0, r.output
+    assert "source: <stdin>" in r.output
+    assert "steps" in r.output and "registers" in r.output and "flops/item" in r.output
+
+
+def test_internal_errors_are_one_line(tmp_path, monkeypatch):
+    import translator.backend
+
+    def boom(*a, **k):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(translator.backend, "compile_kernel", boom)
+    r = cc(tmp_path)
+    assert r.exit_code == 70
+    assert "mncl-cc: internal error: RuntimeError: boom" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_annotate_source_lines():
+    src = "int a;\n   y[i] = a * x[i] + y[i];   \n"
+    asm = "    fvadd $lr0v $lr8v $lr16v  # @L2\n    nop # @L9\n    nop\n    nop # @L2  already"
+    out = annotate_source_lines(asm, src).splitlines()
+    assert out[0] == "    fvadd $lr0v $lr8v $lr16v  # @L2  y[i] = a * x[i] + y[i];"
+    assert out[1:] == ["    nop # @L9", "    nop", "    nop # @L2  already"]
+    assert count_steps(".block b\n    nop # c\n# only a comment\n\n    wait i1\n.endblock\n.call b\n") == 2
+
+
+# -- the container ------------------------------------------------------------------------------
+
+def _binary():
+    return KernelBinary("k", "tiny", "1d", "nop\n", ["argblk"], [{"name": "x", "kind": "scalar"}], 3, 7)
+
+
+def test_mnb_round_trip(tmp_path):
+    p = tmp_path / "k.mnb"
+    write_mnb(p, [_binary()], machine="tiny", source="k.cl", options=("-O2", "-DN=4"), note={"a": (1, 2)})
+    meta, kernels = read_mnb(p)
+    assert kernels == {"k": _binary()}
+    assert meta["format"] == "mnb-1" and meta["machine"] == "tiny" and meta["source"] == "k.cl"
+    assert meta["options"] == ["-O2", "-DN=4"] and meta["note"] == {"a": [1, 2]}
+    assert meta["compiler"].startswith("mncl-cc ")
+    assert p.read_bytes().endswith(b"}\n")
+
+
+def test_mnb_errors_name_the_file(tmp_path):
+    good = dumps_mnb([_binary()], machine="tiny")
+    cases = {
+        "empty.mnb": (b"", "empty file"),
+        "text.mnb": (SAXPY.encode(), "not an .mnb program"),
+        "other.mnb": (b'{"kernels": {}}', "not an .mnb program"),
+        "trunc.mnb": (good[: len(good) // 2], "truncated"),
+        "v2.mnb": (good.replace(b'"mnb-1"', b'"mnb-2"', 1), "format 'mnb-2'; this reader reads 'mnb-1'"),
+        "lacks.mnb": (json.dumps({"format": "mnb-1", "kernels": {"k": {"name": "k"}}}).encode(),
+                      "kernel 'k' lacks machine, mode, asm, args, params"),
+    }
+    for name, (data, why) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(MnbError) as e:
+            read_mnb(tmp_path / name)
+        assert str(e.value).startswith(str(tmp_path / name) + ": ") and why in str(e.value), str(e.value)
+    with pytest.raises(MnbError, match="No such file"):
+        read_mnb(tmp_path / "missing.mnb")
+
+
+def test_console_script_is_installed(tmp_path):
+    exe = shutil.which("mncl-cc")
+    if exe is None:
+        pytest.skip("mncl-cc is not on PATH (pip install -e . registers it)")
+    (tmp_path / "saxpy.cl").write_text(SAXPY)
+    p = subprocess.run([exe, "saxpy.cl", "-S", "-o", "-"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("# ==== kernel saxpy ====")
+    p = subprocess.run([exe, "missing.cl"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and p.stderr == "mncl-cc: error: missing.cl: No such file or directory\n"
