@@ -140,7 +140,9 @@ class CommandQueue:
         if wait_for or shared.done != shared.submitted:
             ev = self._submit(work, command_type, wait_for)
             ev.wait()
+            self._raise_pending()        # a failed kernel before this read must not go unnoticed
             return ev
+        self._raise_pending()
         ev = Event(self, command_type)
         times = ev._times
         times[1] = times[2] = _now()
@@ -170,6 +172,14 @@ class CommandQueue:
     def _wait_event(self, ev: Event):
         self._wait_until(lambda: ev._status <= ces.COMPLETE)
 
+    def _raise_pending(self):
+        """Raise the first failure of an earlier command that has not been raised to the user yet."""
+        shared = self._shared
+        with shared.cond:
+            errors, shared.errors = shared.errors, []
+        if errors:
+            raise errors[0]
+
     def _mark_reported(self, err):
         with self._shared.cond:
             if err in self._shared.errors:
@@ -181,10 +191,7 @@ class CommandQueue:
         shared = self._shared
         target = shared.submitted
         self._wait_until(lambda: shared.done >= target)
-        with shared.cond:
-            errors, shared.errors = shared.errors, []
-        if errors:
-            raise errors[0]
+        self._raise_pending()
 
     def flush(self):
         """Nothing to do: commands reach the worker when they are enqueued."""

@@ -782,8 +782,7 @@ class Codegen:
         x * y = xl * y + ((xh * y) << 16) with xl, xh the 16-bit halves of x: each
         product is below 2^48 (of y's low 32 bits), exact in fp64."""
         if wide:
-            raise CodegenError("64-bit multiplication of two run-time values is not supported on the emulator "
-                               "device yet", self.line)
+            return Val("i64", tuple(self.mul64_lane(x, y) for x, y in zip(self.wide(a), self.wide(b))))
         x, y = a.regs[0], b.regs[0]
         xl = self.alu("iand", x, self.c32(0xFFFF))
         xh = self.alu("uilsr", x, self.c32(16))
@@ -798,6 +797,20 @@ class Codegen:
             i2 = self.alu("llsl", self.alu("udftoi", p2), self.c32(16))
             out.append(self.alu("ladd", i1, i2))
         return Val("i32", (self.join32(*out),))
+
+    def mul64_lane(self, x, y):
+        """x * y modulo 2^64 of one 64-bit lane: the low halves' full product plus the cross terms << 32."""
+        lo = lambda r: self.alu("land", r, self.const64(0xFFFFFFFF))
+        hi = lambda r: self.alu("ulsr", r, self.c32(32))
+
+        def full32(a, b):            # a * b for a, b < 2^32: two products below 2^48, exact in fp64
+            fb = self.alu("uditof", b)
+            p0 = self.alu("udftoi", self.fmul64(self.alu("uditof", self.alu("land", a, self.const64(0xFFFF))), fb))
+            p1 = self.alu("udftoi", self.fmul64(self.alu("uditof", self.alu("ulsr", a, self.c32(16))), fb))
+            return self.alu("ladd", p0, self.alu("llsl", p1, self.c32(16)))
+        xl, yl = lo(x), lo(y)
+        cross = self.alu("ladd", full32(hi(x), yl), full32(xl, hi(y)))
+        return self.alu("ladd", full32(xl, yl), self.alu("llsl", cross, self.c32(32)))
 
     def fmul64(self, x, y, add=None):
         """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
@@ -1248,11 +1261,13 @@ class Codegen:
             self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
                     mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
         lm = (("r", "m", 0, n_words),)
+        # T-indirect addresses must lie inside LM0 even in masked-off lanes: wrap them into the chunk
         if size == 4:
             inr = self.flags("uimin", rel, self.c32(n_words - 1))
-            self.op("ulsr {s0} {s1} $t", "alu", (), (rel, c32), mem=TW)
+            addr = self.alu("iand", rel, self.c32(n_words - 1))
+            self.op("ulsr {s0} {s1} $t", "alu", (), (addr, c32), mem=TW)
             self.op("ipassa $mt0 {d0}/{k0}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True, mem=lm + TR)
-            self.op("lpassa {s0} $t", "alu", (), (rel,), mem=TW)
+            self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
             w = self.new()
             self.op("ipassa $mt0 {d0}", "alu", (w,), (), mem=lm + TR)
             self.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
@@ -1260,7 +1275,8 @@ class Codegen:
             for part in (0, 1):
                 lane = self.alu("ulsr", rel, c32) if part == 0 else self.alu("land", rel, self.const64(0xFFFFFFFF))
                 inr = self.flags("ulmin", lane, self.const64(n_words - 2))
-                self.op("lpassa {s0} $t", "alu", (), (lane,), mem=TW)
+                addr = self.alu("land", lane, self.const64(n_words - 1))
+                self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
                 self.op("lpassa $lmt0 {d0}/{k0}", "alu", (acc[part],), (acc[part],), msrc=(inr,), partial=True,
                         mem=(("r", "m", 0, n_words),) + TR)
         self.alu("isub", rel, self.c32(n_words), dst=rel)
