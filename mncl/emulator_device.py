@@ -112,11 +112,6 @@ class EmulatorDevice:
         gs, ls, off = launch.global_size, launch.local_size, launch.offset
         mode = "1d" if gs[1] == gs[2] == 1 else "nd"
         kb, prog = loaded.binary(kernel_info.name, mode)
-        for l in ls:
-            if l & (l - 1):
-                raise make_error("enqueue_nd_range_kernel", status_code.INVALID_WORK_GROUP_SIZE,
-                                 f"kernel '{kernel_info.name}': the emulator device needs power-of-two local "
-                                 f"sizes (got {tuple(ls)})")
         W = lay.wave
         np2 = lambda n: 1 << max(0, (n - 1).bit_length())
         wx = min(W, np2(gs[0]))
@@ -128,10 +123,12 @@ class EmulatorDevice:
         dup = lambda v: (int(v) & 0xFFFFFFFF) * 0x100000001
         shape = dict(wx_mask=wx - 1, wx_log=wx.bit_length() - 1, wy_mask=wy - 1, wy_log=wy.bit_length() - 1,
                      wxy_log=(wx * wy).bit_length() - 1, wx=wx, wy=wy, wz=wz, gx=gs[0], gy=gs[1], gz=gs[2],
-                     offx=off[0], offy=off[1], offz=off[2], lsx_log=ls[0].bit_length() - 1,
-                     lsy_log=ls[1].bit_length() - 1, lsz_log=ls[2].bit_length() - 1)
+                     offx=off[0], offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2])
         for j, k in enumerate(SHAPE):
-            blk[SHAPE_SLOT + j] = dup(shape[k])
+            if k.startswith("rls"):      # fp64 1/ls, for the work-group index (see codegen.group_index)
+                blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
+            else:
+                blk[SHAPE_SLOT + j] = dup(shape[k])
         seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz)}
         buffers = []
         for i, a in enumerate(args):

@@ -26,6 +26,16 @@ __kernel void floats(__global const float *a, __global const float *b, __global 
   o[i] = a[i] / b[i] + sqrt(fabs(a[i])) - fmax(a[i], b[i]);
 }
 
+__kernel void ids(__global int *o) {
+  int i = get_global_id(0);
+  o[i] = get_local_id(0) * 100000 + get_group_id(0) * 10 + (int)get_num_groups(0) % 10;
+}
+
+__kernel void mul64(__global const long *a, __global const long *b, __global const int *c, __global int *o) {
+  int i = get_global_id(0);
+  o[i] = (int)((a[i] * b[i]) >> 17) ^ (c[i] * (int)b[i]);
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -46,7 +56,7 @@ def buf(ctx, a):
     return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
 
 
-@pytest.mark.parametrize("n", [1, 100, 512, 1000, pytest.param(2049, marks=pytest.mark.xfail(strict=False, reason="open bug: a buffer allocated after earlier launches on tiny reads wrong (see the closing note)"))])
+@pytest.mark.parametrize("n", [1, 100, 512, 1000, 2049])
 def test_saxpy_is_exact_and_timed(env, n):
     ctx, q, prg = env
     rng = np.random.default_rng(n)
@@ -92,18 +102,43 @@ def test_float_division_sqrt_and_max(env):
     np.testing.assert_allclose(o, ref, rtol=2e-6, atol=2e-6 * np.abs(ref).max())
 
 
-@pytest.mark.xfail(strict=True, reason="the chunked gather path returns wrong values (open bug, see docs/architecture.md)")
-def test_gather_by_index(env):
+@pytest.mark.parametrize("n, m", [(700, 700), (100, 1500), (1500, 3000)])
+def test_gather_by_index(env, n, m):
+    """Indices anywhere in a buffer of several stripe rows (the gather streams every row)."""
     ctx, q, prg = env
-    n = 700
     rng = np.random.default_rng(3)
-    a = rng.standard_normal(n).astype(np.float32)
-    idx = rng.integers(0, n, n).astype(np.int32)
+    a = rng.standard_normal(m).astype(np.float32)
+    idx = rng.integers(0, m, n).astype(np.int32)
     ob = cl.Buffer(ctx, 0, 4 * n)
     prg.gather(q, (n,), None, buf(ctx, a), buf(ctx, idx), ob)
     o = np.empty(n, np.float32)
     cl.enqueue_copy(q, o, ob)
     np.testing.assert_array_equal(o, a[idx] * 2)
+
+
+@pytest.mark.parametrize("n, local", [(999, 27), (1024, 64), (3000, 500), (7, 7), (2049, 3)])
+def test_local_and_group_ids_for_any_local_size(env, n, local):
+    ctx, q, prg = env
+    ob = cl.Buffer(ctx, 0, 4 * n)
+    prg.ids(q, (n,), (local,), ob)
+    o = np.empty(n, np.int32)
+    cl.enqueue_copy(q, o, ob)
+    i = np.arange(n)
+    np.testing.assert_array_equal(o, (i % local) * 100000 + (i // local) * 10 + (n // local) % 10)
+
+
+def test_64_bit_and_32_bit_multiplication_of_run_time_values(env):
+    ctx, q, prg = env
+    n = 300
+    rng = np.random.default_rng(4)
+    a, b = (rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64) for _ in range(2))
+    c = rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    ob = cl.Buffer(ctx, 0, 4 * n)
+    prg.mul64(q, (n,), None, buf(ctx, a), buf(ctx, b), buf(ctx, c), ob)
+    o = np.empty(n, np.int32)
+    cl.enqueue_copy(q, o, ob)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(o, ((a * b) >> 17).astype(np.int32) ^ (c * b.astype(np.int32)))
 
 
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):

@@ -38,7 +38,8 @@ WG_SLOT = 0                  # wg[0..15]
 PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
 SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
 SHAPE = ("wx_mask", "wx_log", "wy_mask", "wy_log", "wxy_log", "wx", "wy", "wz",
-         "gx", "gy", "gz", "offx", "offy", "offz", "lsx_log", "lsy_log", "lsz_log")
+         "gx", "gy", "gz", "offx", "offy", "offz", "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz")
+# rls<d> is fp64 1/ls<d> (64 bits); the others are 32-bit values in both halves
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
@@ -372,16 +373,29 @@ class Codegen:
             n = self.alu("iadd", self.pos[d], sh[("offx", "offy", "offz")[d]])
             aff = (1, 0) if d == 0 else None
         else:
-            mask = self.alu("idec", self.alu("ilsl", self.c32(1), sh[("lsx_log", "lsy_log", "lsz_log")[d]]))
-            n = self.alu("iand", self.pos[d], mask)
+            q = self.group_index(d)
+            n = self.alu("isub", self.pos[d], self.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
             aff = None
         hi, lo = self.split64(n, signed=False)
         v = Val("i64", (hi, lo), narrow=n, gid_affine=aff)
         self._ids_cache[k] = v
         return v
 
+    def group_index(self, d: int) -> VReg:
+        """pos / ls in dimension d, for any local size: trunc((pos + 1/2) * (1/ls)) in fp64 is exact
+        (pos < 2^31, so the product's error is far below the 1/(2 ls) margin to the next integer)."""
+        key = ("group", d)
+        if key not in self._ids_cache:
+            half, rls = self.const64(0x3FE0000000000000), self.shape[("rlsx", "rlsy", "rlsz")[d]]
+            out = []
+            for r in self.split64(self.pos[d], signed=False):
+                f = self.fmul64(self.alu("uditof", r), rls, add=self.fmul64(half, rls))
+                out.append(self.alu("udftoi", f))
+            self._ids_cache[key] = self.join32(*out)
+        return self._ids_cache[key]
+
     def group_id(self, d: int) -> Val:
-        n = self.alu("ilsr", self.pos[d], self.shape[("lsx_log", "lsy_log", "lsz_log")[d]])
+        n = self.group_index(d)
         hi, lo = self.split64(n, signed=False)
         return Val("i64", (hi, lo), narrow=n)
 
@@ -732,12 +746,14 @@ class Codegen:
             ra, rb = self.wide(a), self.wide(b)
             regs = tuple(self.alu(self.INT_BIN64[op], x, y) for x, y in zip(ra, rb))
             nar = None
-            if op == "ashr" and b.const == 32 and isinstance(i.ops[0], Inst) and i.ops[0].op == "shl" \
-                    and self.val(i.ops[0].ops[1]).const == 32:
-                # sext(trunc(x)) as LLVM writes it: the 32-bit facet is x's low half
+            if op == "ashr" and b.const is not None and 0 < b.const <= 32 and isinstance(i.ops[0], Inst) \
+                    and i.ops[0].op == "shl" and self.val(i.ops[0].ops[1]).const == 32:
+                # sext(trunc(x)) << (32 - k) as LLVM writes it (k = 32: a plain sign extension; k = 30: an
+                # int index scaled to a 4-byte offset): the 32-bit facet is x's low half shifted
                 src = self.val(i.ops[0].ops[0])
-                nar = self.narrow(src)
-                aff = src.gid_affine
+                sh = 32 - b.const
+                nar = self.narrow(src) if sh == 0 else self.alu("ilsl", self.narrow(src), self.c32(sh))
+                aff = src.gid_affine and (src.gid_affine[0] << sh, src.gid_affine[1] << sh)
             return Val("i64", regs, narrow=nar, gid_affine=aff)
         if op == "mul":
             const = b.const if b.const is not None else a.const
