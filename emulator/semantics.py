@@ -335,17 +335,18 @@ def mau_vector(e, ctx):
     raw = prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
     x, x1 = mau_in(ctx, e.srcs[0], e, prec, raw)
     f64 = np.float64
-    if op == "vpassa":
-        r = x
-    elif op == "vadd":
-        r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)
-    else:
-        r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)   # exact for fp32 and half
-        if prec == "d":
-            r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
-        if op == "vfma":
-            z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
-            np.add(r, z, out=r, dtype=f64)
+    with np.errstate(invalid="ignore", over="ignore"):     # inf - inf, 0 * inf: IEEE results, not errors
+        if op == "vpassa":
+            r = x
+        elif op == "vadd":
+            r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)
+        else:
+            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)   # exact for fp32 and half
+            if prec == "d":
+                r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
+            if op == "vfma":
+                z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
+                np.add(r, z, out=r, dtype=f64)
     mau_out(ctx, e, r, prec, x1, raw)
 
 

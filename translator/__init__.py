@@ -150,10 +150,10 @@ def _compile(source, filename, options, opt_level, spmd=False):
         warnings = []
     ir_text = str(module)
     with llvm_lock:
-        return _finish(ir_text, kernels, filename, bo, warnings)
+        return _finish(ir_text, kernels, filename, bo, warnings, spmd)
 
 
-def _finish(ir_text, kernels, filename, bo, warnings):
+def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):
     import llvmlite.binding as llvm
     try:
         llmod = llvm.parse_assembly(ir_text)
@@ -167,6 +167,18 @@ def _finish(ir_text, kernels, filename, bo, warnings):
     except RuntimeError as e:
         names = ", ".join(kernels) or "<no kernel>"
         raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: optimised IR does not verify: {e}", filename, 0, 0)]) from None
+    if spmd:
+        # the SIMD backend takes one function per kernel: every helper must have been inlined
+        # (they are internal and alwaysinline; the always-inliner runs at every -O level)
+        wi = {k.wg_function for k in kernels.values()}
+        left = sorted(f.name for f in llmod.functions if not f.is_declaration and f.name not in wi)
+        left += sorted(f.name for f in llmod.functions if f.is_declaration
+                       and not f.name.startswith(("llvm.", "__mncl_")))
+        if left:
+            names = ", ".join(kernels) or "<no kernel>"
+            raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: function(s) "
+                                           f"{', '.join(left)} left after inlining (the SPMD form needs one function per kernel)",
+                                           filename, 0, 0)])
     log = "\n".join(w.format() for w in warnings)
     return CompiledModule(llvm_ir=str(llmod), kernels=kernels, filename=filename,
                           options=tuple(bo.cl_options) + (f"-O{bo.opt_level}",), log=log,

@@ -352,9 +352,24 @@ class _Builtins:
 
     def sync(self, name, args):
         lw = self.lw
-        if name in ("barrier", "work_group_barrier") and lw.spmd:
-            flags = [lw.convert(lw.expr(a), UINT, a).v for a in args[:1]] or [ir.Constant(I32, 0)]
-            self.b.call(lw.spmd_intrinsic("__mncl_barrier", ir.VoidType(), [I32]), flags)
+        if name in ("barrier", "work_group_barrier", "wait_group_events") and lw.spmd:
+            # every work-item reaches the call itself (also inside a helper): one __mncl_barrier
+            if name == "wait_group_events":
+                if len(args) != 2:
+                    _arity(lw, self.node, name, 2, len(args))
+                for a in args:
+                    lw.expr(a)
+                # the group's async copies are complete: they wrote __local or __global memory
+                flags = ir.Constant(I32, 3)     # CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE
+            else:
+                if len(args) not in (1, 2) or (len(args) == 2 and name == "barrier"):
+                    _arity(lw, self.node, name, 1, len(args))
+                vals = [lw.expr(a) for a in args]
+                for v, a in zip(vals, args):
+                    if not (v.type.is_scalar and v.type.is_integer):
+                        self.err("barrier() flags must be an integer (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)", a)
+                flags = lw.convert(vals[0], UINT, args[0]).v
+            self.b.call(lw.spmd_intrinsic("__mncl_barrier", ir.VoidType(), [I32]), [flags])
             return RV(T.VOID, None)
         if name in ("barrier", "work_group_barrier", "wait_group_events"):
             # reached only when the barrier is not where group mode can split (already diagnosed)

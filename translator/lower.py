@@ -402,7 +402,8 @@ class Lowering:
             self.top(ext)
         # helper functions are lowered lazily (when called); lower the rest for diagnostics
         for name, f in list(self.funcs.items()):
-            if f["fdef"] is not None and f["ir"] is None and not f["kernel"] and not self.has_barrier(f["fdef"].body):
+            if f["fdef"] is not None and f["ir"] is None and not f["kernel"] and (
+                    self.spmd or not self.has_barrier(f["fdef"].body)):
                 self.lower_helper(name, f["fdef"])
         return self.module, self.kernels
 
@@ -601,10 +602,15 @@ class Lowering:
         lret = storage_type(ret) if not ret.is_void else ir.VoidType()
         if ret.is_array:
             self.error(fdef.decl, "function cannot return an array")
-        fnty = ir.FunctionType(lret, [storage_type(p) for p in params] + [I64.as_pointer(), ir.ArrayType(I64, 3).as_pointer()])
+        # the hidden id argument is the caller's: K__wg's [3 x i64] local ids, or K__wi's [6 x i64]
+        # local and global ids (builtins.gid reads the global ones from it in SPMD form)
+        ids = ir.ArrayType(I64, 6 if self.spmd else 3).as_pointer()
+        fnty = ir.FunctionType(lret, [storage_type(p) for p in params] + [I64.as_pointer(), ids])
         fn = ir.Function(self.module, fnty, name=f"mncl.{name}")
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
+        if self.spmd:
+            fn.attributes.add("convergent")    # it may call __mncl_barrier (as clang marks OpenCL functions)
         f["ir"] = fn
         saved = (self.ctx, self.b, self.scopes, self.tags, self.typedefs)
         self.lowering_stack.append(name)
@@ -855,7 +861,13 @@ class Lowering:
         """Declare (once) one of the SIMD backend's intrinsics."""
         if name in self.module.globals:
             return self.module.globals[name]
-        return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        fn = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        if name == "__mncl_barrier":
+            # every work-item of the group must reach the same barrier: LLVM may not make a call
+            # to it control-dependent on more values (jump threading would copy it into both arms
+            # of a divergent branch, a different barrier for each work-item)
+            fn.attributes.add("convergent")
+        return fn
 
     def kernel_attrs(self, spec, reqd):
         # AttributeSpecifier(exprlist) or an ExprList -> reqd_work_group_size(x, y, z)
@@ -1392,7 +1404,7 @@ class Lowering:
         elif isinstance(s, c_ast.FuncDef):
             self.error(s, "function definitions inside functions are not supported")
         elif isinstance(s, c_ast.Node):
-            if self.is_barrier_call(s):
+            if self.is_barrier_call(s) and not self.spmd:    # SPMD: every work-item calls __mncl_barrier
                 self.error(s, "barrier() inside a helper function is not supported; call it from the kernel body")
             self.expr(s, discard=True)
         else:
