@@ -3,7 +3,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
