@@ -169,11 +169,10 @@ def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):
         raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: optimised IR does not verify: {e}", filename, 0, 0)]) from None
     if spmd:
         # the SIMD backend takes one function per kernel: every helper must have been inlined
-        # (they are internal and alwaysinline; the always-inliner runs at every -O level)
+        # (they are internal and alwaysinline; the always-inliner runs at every -O level).
+        # Declarations (math library calls) are left for the backend to accept or reject.
         wi = {k.wg_function for k in kernels.values()}
         left = sorted(f.name for f in llmod.functions if not f.is_declaration and f.name not in wi)
-        left += sorted(f.name for f in llmod.functions if f.is_declaration
-                       and not f.name.startswith(("llvm.", "__mncl_")))
         if left:
             names = ", ".join(kernels) or "<no kernel>"
             raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: function(s) "
