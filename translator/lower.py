@@ -12,7 +12,9 @@ How the pieces fit:
   value's type; ``binary()`` applies the usual conversions and vector widening.
 - Helper (non-kernel) functions become internal LLVM functions marked
   ``alwaysinline`` taking two hidden trailing arguments (``wg`` and the local-id
-  triple), so work-item builtins work inside them; recursion is rejected.
+  triple; in SPMD form K__wi's six ids), so work-item builtins work inside them;
+  recursion is rejected.  In SPMD form they are also ``convergent`` and may call
+  barrier() anywhere (each work-item runs the helper itself).
 - Work-group functions (PoCL's "work-group function generation", done here on
   the AST): a kernel body without barrier is lowered once inside a 3-deep loop
   over the local ids.  With ``barrier()`` the body is lowered in *group mode*
