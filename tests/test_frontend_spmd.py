@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from translator import CompileError, compile_opencl, llvm_lock
+from frontend_harness import Local, build
+from kernels.randbarrier import N_VARS, random_barrier_kernel
 
 OPTS = [(), ("-cl-opt-disable",), ("-O3",)]
 OPT_IDS = ["default", "opt-disable", "O3"]
@@ -230,12 +232,15 @@ def run_wi(cm, name, gsize, lsize, *args):
         k = cm.kernels[name]
         fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
             engine.get_function_address(k.wg_function))
-    vals = [a if isinstance(a, np.ndarray) else np.array(a) for a in args]
-    ptrs = (ctypes.c_void_p * max(len(vals), 1))(*[v.ctypes.data for v in vals])
+    vals = [a if isinstance(a, (np.ndarray, Local)) else np.array(a) for a in args]
+    ptrs = (ctypes.c_void_p * max(len(vals), 1))()
     ngroups = gsize // lsize
     for grp in range(ngroups):
         wg = (ctypes.c_int64 * 16)(1, gsize, 1, 1, lsize, 1, 1, grp, 0, 0, 0, 0, 0, ngroups, 1, 1)
         _group["local"] = ctypes.create_string_buffer(max(k.local_mem_bytes, 1))
+        _group["args"] = [ctypes.create_string_buffer(max(v.nbytes, 1)) if isinstance(v, Local) else v for v in vals]
+        for i, v in enumerate(_group["args"]):      # a __local pointer argument: fresh for each group
+            ptrs[i] = ctypes.addressof(v) if isinstance(v, ctypes.Array) else v.ctypes.data
         _group["barrier"] = threading.Barrier(lsize, timeout=30)
         errors = []
 
@@ -296,3 +301,28 @@ def test_helper_barrier_in_expression_runs(opts):
     for _ in range(2):
         ref = np.roll(ref, -1, axis=1) + (ref & 3)
     np.testing.assert_array_equal(out, ref.reshape(-1) + 1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_barrier_kernels_in_a_helper(seed):
+    """Random barrier kernels (tests/kernels/randbarrier.py) with the body moved into a helper:
+    K__wi under the threaded model gives what the CPU device's work-group function gives."""
+    source, ls = random_barrier_kernel(seed)
+    head, body = source.split("{", 1)
+    head = head[head.index("__kernel"):]
+    params = head[head.index("(") + 1:head.rindex(")")]
+    src = (f"static void body({params}) {{{body}\n"
+           "__kernel void rndb(__global const uint *in, __global const uint *uni, __global uint *out,\n"
+           "                   __local uint *buf) { body(in, uni, out, buf); }\n")
+    groups = 2
+    rng = np.random.default_rng(seed)
+    inp = rng.integers(0, 2**32, ls * groups, dtype=np.uint64).astype(np.uint32)
+    uni = rng.integers(0, 2**32, groups, dtype=np.uint64).astype(np.uint32)
+    ref = np.zeros(ls * groups * (N_VARS + 1), np.uint32)
+    build(src).run("rndb", ls * groups, ls, inp, uni, ref, Local(4 * ls))
+    for opts in (("-cl-opt-disable",), ()):
+        cm = compile_opencl(src, spmd=True, options=opts)
+        only_intrinsic_calls(cm.llvm_ir, "rndb")
+        out = np.zeros_like(ref)
+        run_wi(cm, "rndb", ls * groups, ls, inp, uni, out, Local(4 * ls))
+        np.testing.assert_array_equal(out, ref)
