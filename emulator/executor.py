@@ -546,7 +546,15 @@ class Emulator:
                 mem[(rows[cyc],) + tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where[1:])] = val[cyc]
         else:
             old = mem[where]
-            mem[where] = old ^ ((old ^ val) & lut[nib].astype(dt))
+            keep = lut[nib].astype(dt)
+            new = old ^ ((old ^ val) & keep)
+            if np.ndim(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
+                # T-indirect: several cycles may name one address, and a masked-off cycle must not
+                # write back the value it read before an unmasked one stored
+                sel = keep != 0
+                mem[tuple(np.broadcast_to(x, sel.shape)[sel] for x in where)] = new[sel]
+            else:
+                mem[where] = new
 
     # L1BM / L2BM access for transfers.py
     def l1b_mem(self, op):

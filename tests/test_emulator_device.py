@@ -36,6 +36,13 @@ __kernel void mul64(__global const long *a, __global const long *b, __global con
   o[i] = (int)((a[i] * b[i]) >> 17) ^ (c[i] * (int)b[i]);
 }
 
+__kernel void scatter(__global const float *a, __global const int *idx, __global float *o,
+                      __global const long *b, __global long *o64) {
+  int i = get_global_id(0);
+  if (a[i] > -0.5f) o[idx[i]] = a[i] + 1.0f;
+  o64[idx[i]] = b[i] * 3;
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -139,6 +146,26 @@ def test_64_bit_and_32_bit_multiplication_of_run_time_values(env):
     cl.enqueue_copy(q, o, ob)
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(o, ((a * b) >> 17).astype(np.int32) ^ (c * b.astype(np.int32)))
+
+
+@pytest.mark.parametrize("n, m", [(16, 16), (500, 700), (1000, 1000), (100, 1500)])
+def test_scatter_by_index_under_a_mask(env, n, m):
+    """Stores anywhere in buffers of several stripe rows, from several waves, 32- and 64-bit."""
+    ctx, q, prg = env
+    rng = np.random.default_rng(n + m)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.integers(-2**40, 2**40, n)
+    idx = rng.permutation(m)[:n].astype(np.int32)
+    o, o64 = rng.standard_normal(m).astype(np.float32), rng.integers(-2**40, 2**40, m)
+    want, want64 = o.copy(), o64.copy()
+    want[idx[a > -0.5]] = a[a > -0.5] + 1
+    want64[idx] = b * 3
+    ob, ob64 = buf(ctx, o), buf(ctx, o64)
+    prg.scatter(q, (n,), None, buf(ctx, a), buf(ctx, idx), ob, buf(ctx, b), ob64)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, o64, ob64)
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_array_equal(o64, want64)
 
 
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):

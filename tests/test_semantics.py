@@ -193,3 +193,29 @@ def test_masked_writes_of_one_address_land_cycle_by_cycle():
     emu.write_pe("s", 16, only1)
     emu.run(assemble("lpassa $ls16v $omr2\nlpassa $ls0v $lr0/$imr2", "t.vsm"))
     assert np.array_equal(emu.read_pe("r", 0)[:, 0], x[:, 1])
+
+
+def test_masked_t_indirect_store_keeps_the_unmasked_cycles_write_when_cycles_share_an_address():
+    """All four cycles name LM0 word 5; only cycle 0 is unmasked: its value must land (a vectorised
+    read-modify-write of the masked-off cycles must not put back the old word)."""
+    emu = Emulator("tiny")
+    emu.run(assemble("""
+.block b
+    imm 5 $t
+    imm 0xAAAA $lr8v
+    imm -1 $lr0/1000
+    zero $lr2
+    zero $lr4
+    zero $lr6
+    nop
+    inot $lr0v $omr1
+    nop
+    ipassa $lr8v $mt0/$imr1
+    nop
+    nop
+    nop
+.endblock
+.call b
+""", "t.vsm"))
+    st = emu._state if hasattr(emu, "_state") else emu.state
+    assert int(st.mem32["m"][2, 0, 0]) == 0xAAAA      # word 5: the low half of long word 2

@@ -1205,8 +1205,134 @@ class Codegen:
         size = type_size(i.ops[0].type)
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
             return self.fast_store(b[1], v.regs[0], p)
-        raise CodegenError(f"a store to '{pi.name}' at an index other than get_global_id(0) is not supported on "
-                           f"the emulator device yet", self.line)
+        if size == 4:
+            return self.scatter(b[1], ptr, v.regs[0], p)
+        if size == 8:               # two 32-bit halves: the low word first in memory
+            lo = self.join32(*v.regs)
+            hi = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in v.regs))
+            self.scatter(b[1], ptr, lo, p)
+            return self.scatter(b[1], Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), hi, p)
+        raise CodegenError(f"stores of {size}-byte elements to '{pi.name}' are not supported on the emulator "
+                           f"device yet", self.line)
+
+    def scatter_setup(self):
+        """Per-PE constants of the scatter (made once): the PE's reduction digit and Z base.
+
+        PEs 0..3 of MAB 0 of L1B 0 of L2B 0 of group 0 are *designated*: their
+        reduction source is the broadcast chunk itself (old values plus their
+        own stores), every other PE's is its zeroed Z area holding V - old for its
+        stores, so the sum up the tree is the new chunk."""
+        if not hasattr(self, "_scat"):
+            saved, self.items = self.items, []
+            n_words = 2 * self.CH
+            ids = {}
+            for name in ("subpeid", "mabid", "l1bid", "l2bid"):
+                ids[name] = self.new(name)
+                self.op(f"ipassa ${name} {{d0}}", "alu", (ids[name],))
+            nz = self.alu("ior", self.alu("ior", ids["mabid"], ids["l1bid"]), ids["l2bid"])
+            des = self.bool_from_mask(self.flags("uimin", nz, self.c32(0)))      # nz <= 0: designated
+            zoff = self.alu("iand", self.b_not(des), self.c32(n_words))           # Z base (words): G or Z
+            tz = self.alu("iadd", zoff, self.alu("ilsl", ids["subpeid"], self.c32(1)))
+            self.zero_z()             # Z starts zeroed (and every scatter leaves it so)
+            self.prologue += self.items
+            self.items = saved
+            self._scat = (ids["subpeid"], self.b_not(des), zoff, tz)
+        return self._scat
+
+    def zero_z(self):
+        n_words = 2 * self.CH
+        for w in range(n_words, 2 * n_words, 16):
+            self.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
+
+    def scatter(self, k, ptr: Val, val: VReg, p: VReg):
+        """Masked store of 32-bit lane values at any offsets of buffer k.
+
+        The wave's (index, value) pairs go to L1BM; in four rounds every PE takes
+        those of its L1B neighbour i + r, so each pair meets one PE of every
+        reduction digit (subpeid).  Chunk by chunk the buffer is broadcast to
+        every PE's LM0 (as for a gather); the PE of the right digit writes
+        V - old into its Z copy with a T-indirect store; l1bmr sums Z over the
+        MABs with each digit's PE sending its quarter, l2bmr over the L1Bs and
+        mvr over the L2Bs into DRAM: old + the sum of changes.  Two stores to
+        one element from different MABs add their changes (a race in OpenCL)."""
+        lay = self.lay
+        S, G, CH, P = lay.stripe, lay.groups, self.CH, lay.pe_l1b
+        n_words = 2 * CH
+        sub, notdes, zoff, tz = self.scatter_setup()
+        self.uses.setdefault("bases", set()).add(k)
+        self.uses.setdefault("rows", set()).add(k)
+        rel = self.alu("uilsr", self.ptr_off(ptr), self.c32(2), hint="widx")
+        ent = self.select32(p, rel, self.c32(-1))
+        ea, ev = self.alloc_lb(8 * P), self.alloc_lb(8 * P)
+        for area, reg in ((ea, ent), (ev, val)):
+            for copy in (0, 4 * P):       # twice: round r reads up to 3 long words past the first copy
+                self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
+                        mem=(("w", "lb", area + copy, area + copy + 4 * P),))
+        glc, glb = self.gather_area()
+        red_lb, red_lc = self.alloc_lb(CH), self.alloc_lc(CH)
+        cb = self.copy(self.c32(0), self.new("chunk"))
+        outer, self.items = self.items, []
+        r, c = f"%r{id(outer) % 100000}", f"%c{id(outer) % 100000}"
+        for g in range(G):
+            body_outer, self.items = self.items, []
+            tg = self.tag()
+            daddr = f"%b{k}+{r}*{S}+{c}*{CH}"
+            self.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, self.line))
+            self.op(f"wait i{tg}", "wait")
+            for t in range(CH // 64):
+                self.op(f"l2bmb $lc{glc + 64 * t} $lb{glb + 64 * t}", "l2bm",
+                        mem=(("r", "lc", glc + 64 * t, glc + 64 * t + 64), ("w", "lb", glb + 64 * t, glb + 64 * t + 64)))
+            for u in range(CH // 8):
+                self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
+                        mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+            lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
+            for rd in range(4):
+                a, v = self.new("ent"), self.new("val")
+                self.op(f"l1bmd $lb{ea + rd} {{d0}}", "l1bm", (a,), mem=(("r", "lb", ea + rd, ea + rd + 4 * P),))
+                self.op(f"l1bmd $lb{ev + rd} {{d0}}", "l1bm", (v,), mem=(("r", "lb", ev + rd, ev + rd + 4 * P),))
+                w = self.alu("isub", a, cb)
+                inr = self.bool_from_mask(self.flags("uimin", w, self.c32(n_words - 1)))
+                dig = self.alu("ixor", self.alu("iand", self.alu("uilsr", w, self.c32(1)), self.c32(3)), sub)
+                own = self.bool_from_mask(self.flags("uimin", dig, self.c32(0)))
+                cond = self.b_and(inr, own)
+                wa = self.alu("iand", self.alu("ixor", w, self.c32(1)), self.c32(n_words - 1))
+                for lane in (0, 1):       # the upper (odd) lane, then the lower one moved up
+                    if lane == 0:
+                        ta, vh, ch = self.alu("ulsr", wa, self.c32(32)), v, cond
+                    else:
+                        ta = self.alu("land", wa, self.const64(0xFFFFFFFF))
+                        vh = self.alu("llsl", v, self.c32(32))
+                        ch = self.alu("llsl", cond, self.c32(32))
+                    self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+                    old = self.new("old")
+                    self.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+                    d = self.alu("isub", vh, self.alu("iand", old, notdes))
+                    tw = self.alu("iadd", ta, zoff)
+                    km = self.mask_of(ch)
+                    self.op("lpassa {s0} $t", "alu", (), (tw,), mem=TW)
+                    self.op("ipassa {s0} $mt0/{k0}", "alu", (), (d,), msrc=(km,), mem=lm_all + TR)
+            # the sum up the tree, straight into this chunk's place in DRAM
+            self.op("lpassa {s0} $t", "alu", (), (tz,), mem=TW)
+            for s_ in range(CH // 16):
+                self.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
+                        mem=lm_all[:1] + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+            for t in range(CH // 64):
+                self.op(f"l2bmriiadd $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
+                        mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
+                             ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
+            self.op("nop", "nop")
+            self.op("nop", "nop")
+            tg = self.tag()
+            self.items.append(MV(f"mvriiadd/n{CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.line))
+            self.op(f"wait i{tg}", "wait")
+            self.zero_z()
+            self.alu("iadd", cb, self.c32(n_words), dst=cb)
+            chunk_items = self.items
+            self.items = body_outer
+            self.items.append(SeqLoop(c, "0", str(S // CH), chunk_items))
+        loop = SeqLoop(r, "0", f"%rows{k}", self.items)
+        self.items = outer
+        self.items.append(loop)
 
     def fast_load(self, k):
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
