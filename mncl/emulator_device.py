@@ -106,26 +106,55 @@ class EmulatorDevice:
         return prog
 
     # -- launching -----------------------------------------------------------------------
+    def wave_shape(self, gs, ls, grouped):
+        """The wave's extent (wx, wy, wz) and the work-groups it holds (kx, ky, kz).
+
+        A 1-D wave spans the whole machine when its work-groups tile it (or need not
+        be whole: no barrier, no __local), so contiguous accesses take the fast path;
+        otherwise it holds as many whole work-groups as fit."""
+        W = self.layout.wave
+        if gs[1] == gs[2] == 1 and (not grouped or W % ls[0] == 0):
+            return W, 1, 1, W // ls[0], 1, 1
+        per = W // (ls[0] * ls[1] * ls[2])
+        kx = min(-(-gs[0] // ls[0]), per)
+        ky = min(-(-gs[1] // ls[1]), per // kx)
+        kz = min(-(-gs[2] // ls[2]), per // (kx * ky))
+        return kx * ls[0], ky * ls[1], kz * ls[2], kx, ky, kz
+
+    def local_scratch(self, nbytes, kernel):
+        """DRAM for the __local blocks of one wave, kept between launches and grown as needed."""
+        rows = self.layout.rows(max(nbytes, 1))
+        if getattr(self, "_local", None) is None or self._local.rows < rows:
+            try:
+                self._local = self.allocate(rows * self.layout.stripe * self.layout.groups * 8)
+            except Exception as e:
+                raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
+                                 f"kernel '{kernel}': no DRAM for its __local memory: {e}") from None
+        return self._local.dram, self._local.rows
+
     def run(self, loaded, kernel_info, args, launch):
         from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT
         lay = self.layout
         gs, ls, off = launch.global_size, launch.local_size, launch.offset
-        mode = "1d" if gs[1] == gs[2] == 1 else "nd"
-        kb, prog = loaded.binary(kernel_info.name, mode)
         W = lay.wave
-        np2 = lambda n: 1 << max(0, (n - 1).bit_length())
-        wx = min(W, np2(gs[0]))
-        wy = min(W // wx, np2(gs[1]))
-        wz = W // (wx * wy)
+        local_args = [a.nbytes for a in args if isinstance(a, LocalScratch)]
+        grouped = kernel_info.uses_barrier or kernel_info.local_mem_bytes or local_args
+        wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
+        mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
+        kb, prog = loaded.binary(kernel_info.name, mode)
         blk = np.zeros(ARG_LONGS, np.uint64)
         wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
         blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)
         dup = lambda v: (int(v) & 0xFFFFFFFF) * 0x100000001
-        shape = dict(wx_mask=wx - 1, wx_log=wx.bit_length() - 1, wy_mask=wy - 1, wy_log=wy.bit_length() - 1,
-                     wxy_log=(wx * wy).bit_length() - 1, wx=wx, wy=wy, wz=wz, gx=gs[0], gy=gs[1], gz=gs[2],
-                     offx=off[0], offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2])
+        # __local: the static arrays first, then each __local pointer argument, 16-byte aligned
+        local_off, lbytes = {}, -(-kernel_info.local_mem_bytes // 16) * 16
+        for i, a in enumerate(args):
+            if isinstance(a, LocalScratch):
+                local_off[i], lbytes = lbytes, lbytes + -(-a.nbytes // 16) * 16
+        shape = dict(wx=wx, wy=wy, wz=wz, wxy=wx * wy, gx=gs[0], gy=gs[1], gz=gs[2], offx=off[0],
+                     offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=lbytes)
         for j, k in enumerate(SHAPE):
-            if k.startswith("rls"):      # fp64 1/ls, for the work-group index (see codegen.group_index)
+            if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
                 blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
             else:
                 blk[SHAPE_SLOT + j] = dup(shape[k])
@@ -136,9 +165,7 @@ class EmulatorDevice:
                 seq[f"b{i}"], seq[f"rows{i}"] = a.dram, a.rows
                 buffers.append(a)
             elif isinstance(a, LocalScratch):
-                raise make_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
-                                 f"kernel '{kernel_info.name}': __local arguments are not supported on the "
-                                 f"emulator device yet")
+                blk[PARAM_SLOT + i] = dup(local_off[i])
             else:
                 raw = bytes(a)
                 if len(raw) == 4:
@@ -147,6 +174,8 @@ class EmulatorDevice:
                     blk[PARAM_SLOT + i] = int.from_bytes(raw, "little")
                 elif len(raw) < 4:
                     blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little", signed=True))
+        if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
+            seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu
         emu.write_dram(0, ARGBLK, blk)
         for a in {id(b): b for b in buffers}.values():

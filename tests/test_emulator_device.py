@@ -43,6 +43,25 @@ __kernel void scatter(__global const float *a, __global const int *idx, __global
   o64[idx[i]] = b[i] * 3;
 }
 
+__kernel void reverse_in_group(__global const float *x, __global float *y) {
+  __local float t[64];
+  int l = get_local_id(0), g = get_global_id(0);
+  t[l] = x[g];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  y[g] = t[get_local_size(0) - 1 - l];
+}
+
+__kernel void group_sum(__global const float *x, __global float *out, __local float *s) {
+  int l = get_local_id(0), n = get_local_size(0);
+  s[l] = x[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = n / 2; k > 0; k >>= 1) {
+    if (l < k) s[l] += s[l + k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) out[get_group_id(0)] = s[0];
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -168,8 +187,35 @@ def test_scatter_by_index_under_a_mask(env, n, m):
     np.testing.assert_array_equal(o64, want64)
 
 
+@pytest.mark.parametrize("n, local", [(64, 64), (1024, 64), (960, 48), (3000, 60)])
+def test_local_array_and_barrier_reverse_each_group(env, n, local):
+    """Groups that tile the wave (64) and groups that do not (48, 60: the wave holds whole groups)."""
+    ctx, q, prg = env
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    yb = cl.Buffer(ctx, 0, 4 * n)
+    prg.reverse_in_group(q, (n,), (local,), buf(ctx, x), yb)
+    y = np.empty(n, np.float32)
+    cl.enqueue_copy(q, y, yb)
+    np.testing.assert_array_equal(y, x.reshape(-1, local)[:, ::-1].reshape(-1))
+
+
+@pytest.mark.parametrize("n, local", [(64, 64), (1024, 64), (512, 32)])
+def test_local_pointer_argument_tree_reduction(env, n, local):
+    ctx, q, prg = env
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    ob = cl.Buffer(ctx, 0, 4 * (n // local))
+    prg.group_sum(q, (n,), (local,), buf(ctx, x), ob, cl.LocalMemory(4 * local))
+    o = np.empty(n // local, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    want = x.reshape(-1, local)
+    for k in (local // 2 ** j for j in range(1, local.bit_length())):   # the kernel's order, in fp32
+        want = want[:, :k] + want[:, k:2 * k]
+    np.testing.assert_array_equal(o, want[:, 0])
+
+
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):
     ctx, _, _ = env
-    src = "__kernel void k(__global float *o) { __local float t[4]; t[0] = 1; o[0] = t[0]; }"
+    src = ("__kernel void k(__global float *o, int j) "
+           "{ float t[4] = {1, 2, 3, 4}; t[j & 3] = 5; o[get_global_id(0)] = t[(j + 1) & 3]; }")
     with pytest.raises(cl.RuntimeError, match="kernel 'k'.*not supported on the emulator device"):
         cl.Program(ctx, src).build()

@@ -60,8 +60,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)]
         alloc = allocate(tree)
-        bases = sorted(cg.uses.get("bases", ()))
-        rows = sorted(cg.uses.get("rows", ()))
+        bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
+        rows = sorted(cg.uses.get("rows", ()), key=str)
         args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows]
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:

@@ -37,9 +37,12 @@ ARG_LONGS = 64
 WG_SLOT = 0                  # wg[0..15]
 PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
 SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
-SHAPE = ("wx_mask", "wx_log", "wy_mask", "wy_log", "wxy_log", "wx", "wy", "wz",
-         "gx", "gy", "gz", "offx", "offy", "offz", "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz")
-# rls<d> is fp64 1/ls<d> (64 bits); the others are 32-bit values in both halves
+SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy", "offz",
+         "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz", "kx", "ky", "lbytes")
+# r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
+# wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
+# __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
+# __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
@@ -341,9 +344,11 @@ class Codegen:
         s = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
         self.shape = sh
-        self.sx = self.alu("iand", s, sh["wx_mask"], hint="sx")
-        self.sy = self.alu("iand", self.alu("ilsr", s, sh["wx_log"]), sh["wy_mask"], hint="sy")
-        self.sz = self.alu("ilsr", s, sh["wxy_log"], hint="sz")
+        self.sz = self.div_exact(s, sh["rwxy"])
+        rest = self.alu("isub", s, self.mul32(self.sz, sh["wxy"]))
+        self.sy = self.div_exact(rest, sh["rwx"])
+        self.sx = self.alu("isub", rest, self.mul32(self.sy, sh["wx"]))
+        self.in_wave = self.bool_from_mask(self.flags("uimax", sh["wz"], self.alu("iinc", self.sz)))
         self.X0, self.Y0, self.Z0 = (self.new(n) for n in ("X0", "Y0", "Z0"))
         for z in (self.X0, self.Y0, self.Z0):
             self.op("zero {d0}", "alu", (z,))
@@ -360,7 +365,7 @@ class Codegen:
             self.pos.append(p)
             ok = self.bool_from_mask(self.flags("uimax", sh[g], self.alu("iinc", p)))   # gx >= p + 1
             act = ok if act is None else self.b_and(act, ok)
-        self.active = act
+        self.active = self.b_and(act, self.in_wave)
         self._ids_cache = {}
 
     def ids_value(self, k: int) -> Val:
@@ -381,18 +386,38 @@ class Codegen:
         self._ids_cache[k] = v
         return v
 
+    def div_exact(self, x: VReg, rcp: VReg) -> VReg:
+        """x / n for non-negative 32-bit x and a launch constant n given as rcp = fp64 1/n:
+        trunc((x + 1/2) * rcp) is exact (x < 2^31, so the product's error is far below the
+        1/(2n) margin to the next integer)."""
+        half = self.const64(0x3FE0000000000000)
+        out = []
+        for r in self.split64(x, signed=False):
+            out.append(self.alu("udftoi", self.fmul64(self.alu("uditof", r), rcp, add=self.fmul64(half, rcp))))
+        return self.join32(*out)
+
+    def mul32(self, a: VReg, b: VReg) -> VReg:
+        return self.mul_general(Val("i32", (a,)), Val("i32", (b,)), False).regs[0]
+
     def group_index(self, d: int) -> VReg:
-        """pos / ls in dimension d, for any local size: trunc((pos + 1/2) * (1/ls)) in fp64 is exact
-        (pos < 2^31, so the product's error is far below the 1/(2 ls) margin to the next integer)."""
+        """pos / ls in dimension d, for any local size."""
         key = ("group", d)
         if key not in self._ids_cache:
-            half, rls = self.const64(0x3FE0000000000000), self.shape[("rlsx", "rlsy", "rlsz")[d]]
-            out = []
-            for r in self.split64(self.pos[d], signed=False):
-                f = self.fmul64(self.alu("uditof", r), rls, add=self.fmul64(half, rls))
-                out.append(self.alu("udftoi", f))
-            self._ids_cache[key] = self.join32(*out)
+            self._ids_cache[key] = self.div_exact(self.pos[d], self.shape[("rlsx", "rlsy", "rlsz")[d]])
         return self._ids_cache[key]
+
+    def local_base(self) -> VReg:
+        """Byte offset of this lane's work-group block in the local scratch buffer: the group's
+        index within the wave (the wave holds whole groups when the kernel uses __local) * lbytes."""
+        if not hasattr(self, "_local_base"):
+            saved, self.items = self.items, []
+            sh = self.shape
+            g = [self.div_exact(s_, sh[r]) for s_, r in ((self.sx, "rlsx"), (self.sy, "rlsy"), (self.sz, "rlsz"))]
+            lin = self.alu("iadd", g[0], self.mul32(sh["kx"], self.alu("iadd", g[1], self.mul32(sh["ky"], g[2]))))
+            self._local_base = self.mul32(lin, sh["lbytes"])
+            self.prologue += self.items
+            self.items = saved
+        return self._local_base
 
     def group_id(self, d: int) -> Val:
         n = self.group_index(d)
@@ -1170,8 +1195,9 @@ class Codegen:
             pi = self.param(k)
             if pi.kind in ("global", "constant"):
                 return Val("ptr", base=("param", k), gid_affine=(0, 0))
-            if pi.kind == "local":
-                raise CodegenError("__local pointer arguments are not supported on the emulator device yet", self.line)
+            if pi.kind == "local":    # the runtime puts the argument's offset in its group block here
+                off = self.alu("iadd", self.local_base(), self.argval(PARAM_SLOT + k, pi.name))
+                return Val("ptr", base=("local",), off=Val("i32", (off,)))
             return Val("ptr", base=("scalar", k))
         if b[0] == "scalar":
             if ptr.off is not None or ptr.coff or ty not in ("i32", "float", "i64", "double", "ptr"):
@@ -1194,25 +1220,30 @@ class Codegen:
                 reg = self.fast_load(b[1])[0]
                 return Val(self.kind_of(ty), (reg,))
             return self.gather(b[1], ptr, ty, p)
+        if b == ("local",):
+            return self.gather("L", ptr, ty, p)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
 
     def store(self, i: Inst, p: VReg):
         v, ptr = self.val(i.ops[0]), self.val(i.ops[1])
         b = ptr.base
-        if b[0] != "param":
+        if b == ("local",):
+            k, name = "L", "__local memory"
+        elif b[0] == "param":
+            k, name = b[1], self.param(b[1]).name
+        else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
-        pi = self.param(b[1])
         size = type_size(i.ops[0].type)
-        if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
-            return self.fast_store(b[1], v.regs[0], p)
+        if self.one_d and size == 4 and ptr.gid_affine == (4, 0) and k != "L":
+            return self.fast_store(k, v.regs[0], p)
         if size == 4:
-            return self.scatter(b[1], ptr, v.regs[0], p)
+            return self.scatter(k, ptr, v.regs[0], p)
         if size == 8:               # two 32-bit halves: the low word first in memory
             lo = self.join32(*v.regs)
             hi = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in v.regs))
-            self.scatter(b[1], ptr, lo, p)
-            return self.scatter(b[1], Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), hi, p)
-        raise CodegenError(f"stores of {size}-byte elements to '{pi.name}' are not supported on the emulator "
+            self.scatter(k, ptr, lo, p)
+            return self.scatter(k, Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), hi, p)
+        raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
 
     def scatter_setup(self):
@@ -1472,7 +1503,7 @@ class Codegen:
             x = args[0].regs[0]
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
         if name == "__mncl_local":
-            raise CodegenError("__local arrays are not supported on the emulator device yet", self.line)
+            return Val("ptr", base=("local",), off=Val("i32", (self.local_base(),)), coff=args[0].const)
         raise CodegenError(f"function '{name}' is not supported on the emulator device yet", self.line)
 
 
