@@ -62,6 +62,17 @@ __kernel void group_sum(__global const float *x, __global float *out, __local fl
   if (l == 0) out[get_group_id(0)] = s[0];
 }
 
+__kernel void private_arrays(__global const int *a, __global int *o, __global double *od) {
+  int i = get_global_id(0);
+  int t[8]; double d[4];
+  for (int j = 0; j < 8; j++) t[j] = a[i] * j;
+  for (int j = 0; j < 4; j++) d[j] = a[i] + 0.5 * j;
+  t[a[i] & 7] += 1000;
+  if (a[i] > 0) d[a[i] & 3] = -1.0;
+  o[i] = t[(a[i] + 3) & 7] + t[a[i] & 7];
+  od[i] = d[(i + a[i]) & 3];
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -213,9 +224,28 @@ def test_local_pointer_argument_tree_reduction(env, n, local):
     np.testing.assert_array_equal(o, want[:, 0])
 
 
+@pytest.mark.parametrize("options", ["", "-cl-opt-disable"])
+def test_private_arrays_indexed_at_run_time(env, options):
+    ctx, q, _ = env
+    prg = cl.Program(ctx, SRC).build(options=options)
+    n = 700
+    a = np.random.default_rng(5).integers(-100, 100, n).astype(np.int32)
+    ob, odb = cl.Buffer(ctx, 0, 4 * n), cl.Buffer(ctx, 0, 8 * n)
+    prg.private_arrays(q, (n,), None, buf(ctx, a), ob, odb)
+    o, od = np.empty(n, np.int32), np.empty(n)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, od, odb)
+    rows = np.arange(n)
+    t = a[:, None] * np.arange(8)
+    t[rows, a & 7] += 1000
+    d = a[:, None] + 0.5 * np.arange(4)
+    d[rows[a > 0], (a & 3)[a > 0]] = -1.0
+    np.testing.assert_array_equal(o, t[rows, (a + 3) & 7] + t[rows, a & 7])
+    np.testing.assert_array_equal(od, d[rows, (rows + a) & 3])
+
+
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):
     ctx, _, _ = env
-    src = ("__kernel void k(__global float *o, int j) "
-           "{ float t[4] = {1, 2, 3, 4}; t[j & 3] = 5; o[get_global_id(0)] = t[(j + 1) & 3]; }")
-    with pytest.raises(cl.RuntimeError, match="kernel 'k'.*not supported on the emulator device"):
+    src = "__kernel void k(__global float *o, int j) { float t[2000]; t[j] = 1; o[get_global_id(0)] = t[j / 2]; }"
+    with pytest.raises(cl.RuntimeError, match="kernel 'k'.*private arrays need 8000 bytes per work-item"):
         cl.Program(ctx, src).build()

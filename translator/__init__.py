@@ -75,7 +75,7 @@ def _column_mapper(pp_text: str, sources: dict):
     return colmap
 
 
-def _optimise(llmod, opt_level: int):
+def _optimise(llmod, opt_level: int, spmd: bool = False):
     import llvmlite.binding as llvm
     from .cltypes import target_machine
     tm = target_machine()
@@ -84,6 +84,10 @@ def _optimise(llmod, opt_level: int):
     pto.slp_vectorization = False
     pb = llvm.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
+    if spmd and opt_level == 0:
+        # the SIMD backend keeps values in registers, not in per-work-item memory: even at -O0
+        # local variables are promoted to SSA (SROA changes no result, only where values live)
+        mpm.add_sroa_pass()
     mpm.run(llmod, pb)
 
 
@@ -161,7 +165,7 @@ def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):
     except RuntimeError as e:
         names = ", ".join(kernels) or "<no kernel>"
         raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: invalid LLVM IR: {str(e).strip().splitlines()[0] if str(e).strip() else e}", filename, 0, 0)]) from None
-    _optimise(llmod, bo.opt_level)
+    _optimise(llmod, bo.opt_level, spmd)
     try:
         llmod.verify()
     except RuntimeError as e:

@@ -325,7 +325,7 @@ class Codegen:
         self.prologue[:0] = pro
         # the slot's work-item offset within the wave (layout.item_of_slot)
         saved, self.items = self.items, []
-        cyc = self.new("cycle")
+        cyc = self.cycle = self.new("cycle")
         self.op("zero {d0}", "alu", (cyc,))
         for c in (1, 2, 3):
             self.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
@@ -731,8 +731,7 @@ class Codegen:
             if v is not None:
                 self.vals[i] = v
         elif op == "alloca":
-            raise CodegenError("private arrays indexed at run time are not supported on the emulator device yet",
-                               self.line)
+            self.vals[i] = Val("ptr", base=("priv",), coff=self.private_offset(i))
         else:
             raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", self.line)
 
@@ -1222,11 +1221,15 @@ class Codegen:
             return self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
+        if b == ("priv",):
+            return self.private_access(ptr, ty)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
 
     def store(self, i: Inst, p: VReg):
         v, ptr = self.val(i.ops[0]), self.val(i.ops[1])
         b = ptr.base
+        if b == ("priv",):
+            return self.private_access(ptr, i.ops[0].type, v, p)
         if b == ("local",):
             k, name = "L", "__local memory"
         elif b[0] == "param":
@@ -1245,6 +1248,73 @@ class Codegen:
             return self.scatter(k, Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), hi, p)
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
+
+    # private arrays --------------------------------------------------------------------------
+    def private_offset(self, i: Inst) -> int:
+        """Byte offset of an alloca in each work-item's private block (blocks of a power-of-two
+        number of words in LM0 above the gather and scatter areas, one per (cycle, lane))."""
+        if not hasattr(self, "_priv"):
+            allocas = [x for b in self.f.blocks for x in b.insts if x.op == "alloca"]
+            offs, total = {}, 0
+            for a in allocas:
+                n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+                offs[a] = total
+                total += -(-type_size(a.elem) * n // 8) * 8
+            words = 2
+            while words * 4 < total:
+                words *= 2
+            base = 4 * self.CH
+            lm_words = self.lay.lm_words
+            if base + 8 * words > lm_words:
+                raise CodegenError(f"private arrays need {total} bytes per work-item; the emulator device has "
+                                   f"{(lm_words - base) // 8 * 4} (LM0 holds eight work-items' arrays)", self.line)
+            saved, self.items = self.items, []
+            lanes = []
+            for h in (0, 1):          # (2 * cycle + lane) * words + base, in each long word's low half
+                t = self.alu("ilsl", self.cycle, self.c32(words.bit_length()))
+                lanes.append(self.alu("iadd", t, self.c32(base + h * words)))
+            self.prologue += self.items
+            self.items = saved
+            self._priv = (offs, words, lanes)
+        return self._priv[0][i]
+
+    def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
+        """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
+        size = type_size(ty)
+        if size not in (4, 8):
+            raise CodegenError(f"private {ty} ({size}-byte) elements are not supported on the emulator device yet",
+                               self.line)
+        _, words, lanes = self._priv
+        w = self.alu("uilsr", self.ptr_off(ptr), self.c32(2))
+        w = self.alu("iand", self.alu("ixor", w, self.c32(1)) if size == 4 else w, self.c32(words - 1))
+        lm = (("r", "m", 4 * self.CH, 4 * self.CH + 8 * words),)
+        lmw = lm + (("w", "m", 4 * self.CH, 4 * self.CH + 8 * words),)
+        out = []
+        for h in (0, 1):          # the upper (odd) lane, then the lower one
+            lane = self.alu("ulsr", w, self.c32(32)) if h == 0 else self.alu("land", w, self.const64(0xFFFFFFFF))
+            self.op("lpassa {s0} $t", "alu", (), (self.alu("ladd", lane, lanes[h]),), mem=TW)
+            if size == 8:
+                if v is None:
+                    r = self.new("priv")
+                    self.op("lpassa $lmt0 {d0}", "alu", (r,), (), mem=lm + TR)
+                    out.append(r)
+                else:
+                    km = self.flags("lnot", self.widen_bool(p)[h])
+                    self.op("lpassa {s0} $lmt0/{k0}", "alu", (), (v.regs[h],), msrc=(km,), mem=lmw + TR)
+            elif v is None:
+                r = self.new("priv")
+                self.op("ipassa $mt0 {d0}", "alu", (r,), (), mem=lm + TR)
+                out.append(r)
+            else:
+                val = v.regs[0] if h == 0 else self.alu("llsl", v.regs[0], self.c32(32))
+                pm = p if h == 0 else self.alu("llsl", p, self.c32(32))
+                self.op("ipassa {s0} $mt0/{k0}", "alu", (), (val,), msrc=(self.mask_of(pm),), mem=lmw + TR)
+        if v is not None:
+            return None
+        if size == 8:
+            return Val(self.kind_of(ty), tuple(out))
+        hi = self.alu("land", out[0], self.const64(0xFFFFFFFF00000000))
+        return Val(self.kind_of(ty), (self.alu("lor", hi, self.alu("ulsr", out[1], self.c32(32))),))
 
     def scatter_setup(self):
         """Per-PE constants of the scatter (made once): the PE's reduction digit and Z base.

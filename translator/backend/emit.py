@@ -134,7 +134,7 @@ def schedule(ops: list, alloc) -> list:
     n = len(ops)
     deps = [dict() for _ in range(n)]        # j -> minimum distance in steps
     last_w, readers = {}, {}
-    mem_hist = []
+    mem_hist = {}                            # space -> [(op index, footprint)]
     fence = None                             # the last wait/nop: everything after it waits for it
 
     def key(r):                              # dependencies are on allocated locations: reuse orders users
@@ -157,7 +157,7 @@ def schedule(ops: list, alloc) -> list:
             if key(r) in last_w:
                 d[last_w[key(r)]] = max(d.get(last_w[key(r)], 0), 1)
         for m in op.mem:
-            for (j, m2) in mem_hist:
+            for (j, m2) in mem_hist.get(m[1], ()):
                 if _overlap(m, m2) and (m[0] == "w" or m2[0] == "w"):
                     gap = GAP[m[1]] if (m2[0] == "w" and m[0] == "r") else 1
                     d[j] = max(d.get(j, 0), gap)
@@ -166,7 +166,8 @@ def schedule(ops: list, alloc) -> list:
         for r in op.dsts + op.mdst:
             last_w[key(r)] = i
             readers[key(r)] = []
-        mem_hist += [(i, m) for m in op.mem]
+        for m in op.mem:
+            mem_hist.setdefault(m[1], []).append((i, m))
     # priorities: longest path to the end
     prio = [0] * n
     succs = [[] for _ in range(n)]
@@ -175,21 +176,21 @@ def schedule(ops: list, alloc) -> list:
             succs[j].append((i, g))
     for i in range(n - 1, -1, -1):
         prio[i] = max([prio[k] + g for k, g in succs[i]] or [0])
-    issued = [None] * n
+    npred = [len(d) for d in deps]
+    earliest = [0] * n
+    ready = [i for i in range(n) if not npred[i]]
     steps = []
-    remaining = set(range(n))
+    remaining = n
     t = 0
     while remaining:
-        cand = sorted((i for i in remaining if all(issued[j] is not None and issued[j] + g <= t
-                                                   for j, g in deps[i].items())), key=lambda i: (-prio[i], i))
-        step, units, lm = [], set(), set()
+        cand = sorted((i for i in ready if earliest[i] <= t), key=lambda i: (-prio[i], i))
+        step, units, lm, taken = [], set(), set(), []
         for i in cand:
             op = ops[i]
             if op.unit in ("wait", "nop"):
                 if not step:
                     step = [op]
-                    issued[i] = t
-                    remaining.discard(i)
+                    taken.append(i)
                 break
             if op.unit in units:
                 continue
@@ -202,8 +203,15 @@ def schedule(ops: list, alloc) -> list:
             step.append(op)
             units.add(op.unit)
             lm |= touches
-            issued[i] = t
-            remaining.discard(i)
+            taken.append(i)
+        for i in taken:
+            ready.remove(i)
+            remaining -= 1
+            for k, g in succs[i]:
+                earliest[k] = max(earliest[k], t + g)
+                npred[k] -= 1
+                if not npred[k]:
+                    ready.append(k)
         steps.append(step)
         t += 1
     # let the last writes settle before whatever runs next

@@ -34,10 +34,12 @@ class Layout:
     l1b: int          # L1Bs per L2B (N)
     pe_l1b: int       # PEs per L1B (P)
     n_pe: int
+    lm_words: int = 4096      # 32-bit words of each PE's LM0 (and LM1)
 
     @classmethod
     def of(cls, machine) -> "Layout":
-        return cls(machine.groups, machine.l2b_per_group, machine.l1b_per_l2b, machine.pe_per_l1b, machine.n_pe)
+        return cls(machine.groups, machine.l2b_per_group, machine.l1b_per_l2b, machine.pe_per_l1b, machine.n_pe,
+                   machine.lm_words)
 
     @property
     def wave(self) -> int:
