@@ -7,18 +7,19 @@
 Three kernels, the same OpenCL C source on both sides:
 
   saxpy    y[i] = a*x[i] + y[i]                    2^20 floats        (--quick: 2^16)
-  matvec   y[i] = sum_j A[i*n + j] * x[j]          4096 x 1024 floats (--quick: 512 x 256)
+  matvec   y[i] = sum_j A[i*n + j] * x[j]          4096 x 1024 floats (--quick: 512 x 32)
            one work-item per row, a plain loop over j
   stencil  5-point, out[i] = c*in[i] + w*(in[i-1] + in[i+1] + in[i-N] + in[i+N])
            on the interior, border copied; 1024 x 1024 (--quick: 256 x 256);
            a 1-D NDRange with row/column from the id (--stencil-2d: a 2-D NDRange)
 
-For each kernel, on mncl's emulator device for the ``mncore2`` machine (a fresh
-device per kernel, so one kernel's launch cannot disturb the next):
+For each kernel, on mncl's emulator device for the ``mncore2`` machine, in a
+child process of its own (so one kernel's launch cannot disturb the next, and a
+kernel that hangs or kills the interpreter becomes a row saying so;
+``--emu-timeout``):
 
 * build: wall time of ``Program(ctx, src).build()`` with the program cache off
-  (``MNCL_CACHE=0`` is set for this process), i.e. front end + SIMD backend +
-  assembler;
+  (``MNCL_CACHE=0`` in the child), i.e. front end + SIMD backend + assembler;
 * compile: the ``mncl-cc`` equivalent, OpenCL C to MN-Core assembly text:
   ``translator.compile_opencl(src, spmd=True)`` + ``translator.backend.compile_kernel``
   (median of 3, in a process where LLVM is already initialised); when an
@@ -132,7 +133,7 @@ def make_case(name: str, quick: bool, stencil_2d: bool = False) -> dict:
                     global_size=[n], arrays={"x": u(n), "y": u(n)},
                     args=[("buf", "x"), ("buf", "y"), ("f32", SAXPY_A)], outputs=["y"], min_bytes=3 * 4 * n)
     if name == "matvec":
-        m, n = (512, 256) if quick else (4096, 1024)
+        m, n = (512, 32) if quick else (4096, 1024)
         return dict(name=name, kernel="matvec", source=MATVEC, size=f"{m}x{n}", global_size=[m],
                     arrays={"A": u(m, n), "x": u(n), "y": np.zeros(m, np.float32)},
                     args=[("buf", "A"), ("buf", "x"), ("buf", "y"), ("i32", n)], outputs=["y"],
@@ -207,6 +208,19 @@ def short_error(msg: str, width: int = 80) -> str:
     return out if len(out) <= width else out[:width - 3] + "..."
 
 
+def pct(frac: float) -> str:
+    return f"{frac * 100:.1f}%" if frac >= 0.01 else f"{frac * 100:.2g}%"
+
+
+def times(r: float) -> str:
+    return f"{r:.1f}x" if r >= 1 else f"{r:.2g}x"
+
+
+def timed_out(emu: dict) -> bool:
+    """The emulator's launch (not its build) ran past --emu-timeout."""
+    return emu.get("error", "").startswith("launch failed: timed out")
+
+
 def scalar(kind: str, value):
     return np.float32(value) if kind == "f32" else np.int32(value)
 
@@ -221,15 +235,19 @@ def fresh_emulator_device():
     return Device(mncl.get_platforms()[0], EmulatorDevice(MACHINE))
 
 
-def run_emulator(case: dict) -> dict:
-    """Build (timed), one timed launch, the result checked.  Never raises: errors land in 'error'."""
+def run_emulator(case: dict, progress=lambda res: None) -> dict:
+    """Build (timed), one timed launch, the result checked.  Never raises: errors land in 'error'.
+    progress(res) is called when a stage starts, so a parent that has to kill a slow child still
+    knows how far it got."""
     import mncl as cl
     res = {"stage": "device"}
     try:
         dev = fresh_emulator_device()
+        dev.backend.emu                   # the Emulator itself (lazy; about a millisecond)
         ctx = cl.Context([dev])
         q = cl.CommandQueue(ctx)
         res["stage"] = "build"
+        progress(res)
         t0 = time.perf_counter()
         prg = cl.Program(ctx, case["source"]).build()
         res["build_s"] = time.perf_counter() - t0
@@ -240,12 +258,14 @@ def run_emulator(case: dict) -> dict:
         args = [bufs[v] if kind == "buf" else scalar(kind, v) for kind, v in case["args"]]
         q.finish()
         res["stage"] = "launch"
+        progress(res)
         t0 = time.perf_counter()
         ev = knl(q, tuple(case["global_size"]), None, *args)
         ev.wait()
         res["wall_s"] = time.perf_counter() - t0
         st = ev.stats
         res["cycles"] = float(st.cycles)
+        res["steps"] = int(st.steps)
         res["emulated_s"] = st.time_s
         res["dram_bytes"] = st.dram_bytes
         m = st.machine
@@ -261,6 +281,66 @@ def run_emulator(case: dict) -> dict:
     except Exception as exc:          # a report, not a test: the row says what failed, the script goes on
         res["error"] = f"{res['stage']} failed: {first_line(exc)}"
     return res
+
+
+def write_case(case: dict, d: str) -> None:
+    """A case for a child process: case.json (the plain fields) and in.npz (the arrays)."""
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump({k: v for k, v in case.items() if k != "arrays"}, f)
+    np.savez(os.path.join(d, "in.npz"), **case["arrays"])
+
+
+def read_case(d: str) -> dict:
+    with open(os.path.join(d, "case.json")) as f:
+        case = json.load(f)
+    with np.load(os.path.join(d, "in.npz")) as z:
+        case["arrays"] = {k: z[k].copy() for k in z.files}
+    return case
+
+
+def emulator_child(d: str) -> int:
+    """Runs in the emulator's child process: one JSON line per stage started, the result last."""
+    def progress(res):
+        print(json.dumps(res), flush=True)
+    print(json.dumps(run_emulator(read_case(d), progress)), flush=True)
+    return 0
+
+
+def last_json(text) -> dict | None:
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    for line in reversed((text or "").strip().splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    return None
+
+
+def run_emulator_process(case: dict, timeout: float) -> dict:
+    """run_emulator in a fresh process: a kernel that hangs, crashes the interpreter or exhausts
+    memory becomes a row that says so, and no launch sees another kernel's (see the multi-launch
+    bug in tests/test_emulator_device.py)."""
+    d = tempfile.mkdtemp(prefix="compiled_kernels_emu_")
+    try:
+        write_case(case, d)
+        cmd = [sys.executable, os.path.abspath(__file__), "--emulator-child", d]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                               env={**os.environ, "MNCL_CACHE": "0"})
+        except subprocess.TimeoutExpired as e:
+            res = last_json(e.stdout) or {"stage": "start-up"}
+            res["error"] = f"{res.pop('stage', 'launch')} failed: timed out after {timeout:.0f} s (--emu-timeout)"
+            return res
+        res = last_json(r.stdout)
+        if r.returncode or res is None:
+            tail = (r.stderr.strip() or r.stdout.strip()).splitlines()
+            res = res or {"stage": "start-up"}
+            res["error"] = (f"{res.pop('stage', 'launch')} failed: child exit {r.returncode}: "
+                            f"{tail[-1] if tail else ''}")
+        return res
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 # -- the mncl-cc equivalent --------------------------------------------------------------------------
@@ -319,10 +399,8 @@ ICD_PATHS = ("/etc/OpenCL/vendors/oclgrind.icd",)
 def oclgrind_child(workdir: str) -> int:
     """Runs inside the Oclgrind process: build, time one launch + finish, save the outputs."""
     import pyopencl as cl
-    with open(os.path.join(workdir, "case.json")) as f:
-        case = json.load(f)
-    with np.load(os.path.join(workdir, "in.npz")) as z:
-        arrays = {k: z[k].copy() for k in z.files}
+    case = read_case(workdir)
+    arrays = case["arrays"]
     plats = [p for p in cl.get_platforms() if "oclgrind" in p.name.lower()]
     if not plats:
         print(json.dumps({"error": f"no Oclgrind platform among {[p.name for p in cl.get_platforms()]}"}))
@@ -370,10 +448,7 @@ def oclgrind_how():
 def run_oclgrind(case: dict, prefix: list, timeout: float) -> dict:
     d = tempfile.mkdtemp(prefix="compiled_kernels_ocl_")
     try:
-        meta = {k: case[k] for k in ("kernel", "source", "global_size", "args", "outputs")}
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(meta, f)
-        np.savez(os.path.join(d, "in.npz"), **case["arrays"])
+        write_case(case, d)
         cmd = prefix + [sys.executable, os.path.abspath(__file__), "--oclgrind-child", d]
         t0 = time.perf_counter()
         try:
@@ -425,19 +500,23 @@ def fmt_table(rows) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small sizes (2^16, 512x256, 256x256) for a smoke run")
+    ap.add_argument("--quick", action="store_true", help="small sizes (2^16, 512x32, 256x256) for a smoke run")
     ap.add_argument("--kernel", action="append", choices=KERNELS,
                     help="run only this kernel (repeatable; default: all three)")
     ap.add_argument("--stencil-2d", action="store_true", help="the stencil as a 2-D NDRange instead of 1-D")
     ap.add_argument("--no-oclgrind", action="store_true", help="skip Oclgrind")
     ap.add_argument("--oclgrind-timeout", type=float, default=900.0, help="seconds per kernel (default 900)")
+    ap.add_argument("--emu-timeout", type=float, default=1800.0,
+                    help="seconds per kernel for the emulator's build + launch (default 1800)")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed or a result is wrong")
     ap.add_argument("--oclgrind-child", metavar="DIR", help=argparse.SUPPRESS)
+    ap.add_argument("--emulator-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.oclgrind_child:
         return oclgrind_child(args.oclgrind_child)
+    if args.emulator_child:
+        return emulator_child(args.emulator_child)
 
-    os.environ["MNCL_CACHE"] = "0"     # time real builds, not cache hits (this process only)
     t_start = time.perf_counter()
     names = [k for k in KERNELS if not args.kernel or k in args.kernel]
     from emulator.machine import load_machine
@@ -461,15 +540,16 @@ def main(argv=None) -> int:
         case = make_case(name, args.quick, args.stencil_2d)
         print(f"\n[{name}] {case['size']}, global size {tuple(case['global_size'])}, "
               f"minimum traffic {case['min_bytes'] / 2**20:.2f} MiB")
-        emu = run_emulator(case)
+        emu = run_emulator_process(case, args.emu_timeout)
         if "error" in emu:
-            print(f"    emulator: {emu['error']}")
+            print(f"    emulator: {emu['error']}" + (f" (build {emu['build_s']:.3f} s)" if "build_s" in emu else ""))
         else:
             print(f"    emulator: build {emu['build_s']:.3f} s; launch {emu['wall_s']:.3f} s wall; "
-                  f"{emu['cycles']:,.0f} cycles = {emu['emulated_s'] * 1e6:,.1f} us emulated; "
+                  f"{emu['cycles']:,.0f} cycles = {emu['emulated_s'] * 1e6:,.1f} us emulated, "
+                  f"{emu['steps']:,} VLIW steps ({emu['steps'] / emu['wall_s']:,.0f} steps/s); "
                   f"DRAM traffic {emu['dram_bytes'] / 2**20:.2f} MiB "
                   f"({emu['dram_bytes'] / case['min_bytes']:.2f}x the minimum); "
-                  f"{emu['bw_fraction'] * 100:.1f}% of modelled DRAM bandwidth; result {emu['check']}")
+                  f"{pct(emu['bw_fraction'])} of modelled DRAM bandwidth; result {emu['check']}")
         comp = time_compile(case)
         if "compile_error" in comp:
             print(f"    compile (OpenCL C -> assembly): {comp['compile_error']}")
@@ -508,11 +588,13 @@ def main(argv=None) -> int:
             ocl_s = f"{ocl['kernel_s']:.3f}" + ("" if ocl["ok"] else " (MISMATCH)")
         ratio = "-"
         if ok and ocl and "error" not in ocl and emu["wall_s"] > 0:
-            ratio = f"{ocl['kernel_s'] / emu['wall_s']:.1f}x"
+            ratio = times(ocl["kernel_s"] / emu["wall_s"])
+        elif timed_out(emu) and ocl and "error" not in ocl:
+            ratio = "< " + times(ocl["kernel_s"] / args.emu_timeout)
         rows.append((case["name"], case["size"],
                      (emu["check"] if ok else "FAILED " + short_error(emu["error"])),
                      f"{emu['cycles']:,.0f}" if ok else "-",
-                     f"{emu['bw_fraction'] * 100:.1f}%" if ok else "-",
+                     pct(emu["bw_fraction"]) if ok else "-",
                      f"{emu['build_s']:.3f}" if "build_s" in emu else "-",
                      comp_s, cc_s, f"{emu['wall_s']:.3f}" if ok else "-", ocl_s, ratio))
     print()
@@ -530,13 +612,15 @@ def main(argv=None) -> int:
             why = "no Oclgrind time" if ocl is None else "Oclgrind failed"
             trows.append(("emulator >= 10x faster than Oclgrind", case["name"], "-", f"skipped ({why})"))
         elif "error" in emu:
-            trows.append(("emulator >= 10x faster than Oclgrind", case["name"], "-", "NOT MET (kernel failed)"))
+            trows.append(("emulator >= 10x faster than Oclgrind", case["name"],
+                          "< " + times(ocl["kernel_s"] / args.emu_timeout) if timed_out(emu) else "-",
+                          "NOT MET (" + ("launch timed out" if timed_out(emu) else "kernel failed") + ")"))
             missed = True
         else:
             r = ocl["kernel_s"] / emu["wall_s"]
             good = r >= RATIO_TARGET and ok
             missed |= not good
-            trows.append(("emulator >= 10x faster than Oclgrind", case["name"], f"{r:.1f}x",
+            trows.append(("emulator >= 10x faster than Oclgrind", case["name"], times(r),
                           ("met" if good else "NOT MET") + ("" if ok else " (result wrong)")))
     for case, emu, comp, ocl in results:
         if case["name"] == "saxpy":
@@ -546,7 +630,7 @@ def main(argv=None) -> int:
             else:
                 good = emu["bw_fraction"] >= BW_TARGET and emu["ok"]
                 missed |= not good
-                trows.append(("saxpy >= 50% of modelled DRAM BW", "saxpy", f"{emu['bw_fraction'] * 100:.1f}%",
+                trows.append(("saxpy >= 50% of modelled DRAM BW", "saxpy", pct(emu["bw_fraction"]),
                               "met" if good else "NOT MET"))
     for case, emu, comp, ocl in results:
         # the command when there is one (what a user waits for, Python start-up included), else the API
