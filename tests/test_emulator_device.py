@@ -73,6 +73,17 @@ __kernel void private_arrays(__global const int *a, __global int *o, __global do
   od[i] = d[(i + a[i]) & 3];
 }
 
+__kernel void narrow_ints(__global const char *a, __global const ushort *b, __global uchar *o,
+                          __global short *o2, __global int *o3) {
+  int i = get_global_id(0);
+  char x = a[i]; ushort y = b[i];
+  uchar t[5];
+  for (int j = 0; j < 5; j++) t[j] = (uchar)(x + j);
+  o[i] = (uchar)(x * 3) + t[(y & 3)];
+  o2[i] = (short)(y >> 3) - x;
+  o3[i] = (x < -5) + (y > 40000) * 2 + x / 3 + (int)(y % 7u);
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -242,6 +253,25 @@ def test_private_arrays_indexed_at_run_time(env, options):
     d[rows[a > 0], (a & 3)[a > 0]] = -1.0
     np.testing.assert_array_equal(o, t[rows, (a + 3) & 7] + t[rows, a & 7])
     np.testing.assert_array_equal(od, d[rows, (rows + a) & 3])
+
+
+def test_char_and_short_loads_stores_and_arithmetic(env):
+    """1- and 2-byte elements share 32-bit words: narrow stores from neighbouring work-items merge."""
+    ctx, q, prg = env
+    n = 777
+    rng = np.random.default_rng(6)
+    a = rng.integers(-128, 128, n).astype(np.int8)
+    b = rng.integers(0, 65536, n).astype(np.uint16)
+    outs = [np.zeros(n, np.uint8), np.zeros(n, np.int16), np.zeros(n, np.int32)]
+    bufs = [buf(ctx, o) for o in outs]
+    prg.narrow_ints(q, (n,), None, buf(ctx, a), buf(ctx, b), *bufs)
+    for o, ob in zip(outs, bufs):
+        cl.enqueue_copy(q, o, ob)
+    ai, bi = a.astype(np.int32), b.astype(np.int32)
+    t = (ai[:, None] + np.arange(5)).astype(np.uint8)
+    np.testing.assert_array_equal(outs[0], ((ai * 3).astype(np.uint8) + t[np.arange(n), bi & 3]).astype(np.uint8))
+    np.testing.assert_array_equal(outs[1], ((bi >> 3).astype(np.int16) - ai).astype(np.int16))
+    np.testing.assert_array_equal(outs[2], (ai < -5) + (bi > 40000) * 2 + np.trunc(ai / 3).astype(np.int32) + bi % 7)
 
 
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):

@@ -220,6 +220,17 @@ class Codegen:
         b = self.alu("land", lo, self.const64(0xFFFFFFFF))
         return self.alu("lor", a, b)
 
+    SMALL = {"i8": 8, "i16": 16}
+
+    def norm_small(self, v: Val, ty: str, signed: bool) -> Val:
+        """An i8/i16 value (kept in a 32-bit lane whose upper bits are don't-care) extended to 32 bits."""
+        bits, r = self.SMALL[ty], v.regs[0]
+        if signed:
+            r = self.alu("ilsr", self.alu("ilsl", r, self.c32(32 - bits)), self.c32(32 - bits))
+        else:
+            r = self.alu("iand", r, self.c32((1 << bits) - 1))
+        return Val("i32", (r,))
+
     def narrow(self, v: Val) -> VReg:
         if v.kind in ("i32", "b", "f32"):
             return v.regs[0]
@@ -711,7 +722,11 @@ class Codegen:
         elif op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"):
             self.vals[i] = self.float_op(i)
         elif op == "icmp":
-            self.vals[i] = Val("b", (self.icmp(i.pred, self.val(i.ops[0]), self.val(i.ops[1])),))
+            a, b = self.val(i.ops[0]), self.val(i.ops[1])
+            if i.ops[0].type in self.SMALL:
+                signed = i.pred[0] == "s"
+                a, b = (self.norm_small(x, i.ops[0].type, signed) for x in (a, b))
+            self.vals[i] = Val("b", (self.icmp(i.pred, a, b),))
         elif op == "fcmp":
             self.vals[i] = Val("b", (self.fcmp(i.pred, self.val(i.ops[0]), self.val(i.ops[1])),))
         elif op == "select":
@@ -744,6 +759,16 @@ class Codegen:
             if mn is None:
                 raise CodegenError(f"'{op}' on booleans is not supported", self.line)
             return Val("b", (self.alu(mn, a.regs[0], b.regs[0]),))
+        if i.type in self.SMALL:           # computed in 32 bits; only these need the operands extended
+            if op in ("lshr", "udiv", "urem", "ashr", "sdiv", "srem"):
+                signed = op in ("ashr", "sdiv", "srem")
+                a, b = (self.norm_small(x, i.type, signed) for x in (a, b))
+            mn = self.INT_BIN32.get(op)
+            if mn:
+                return Val("i32", (self.alu(mn, a.regs[0], b.regs[0]),))
+            if op == "mul":
+                return self.mul_general(a, b, False) if b.const is None else self.mul_const(a, b.const, False, None)
+            return self.divide(op, a, b, False)
         if i.type not in ("i32", "i64"):
             raise CodegenError(f"arithmetic on {i.type} is not supported on the emulator device yet", self.line)
         wide = i.type == "i64"
@@ -1092,8 +1117,8 @@ class Codegen:
             if st == "i1":
                 x = v.regs[0] if signed else self.alu("iand", v.regs[0], self.c32(1))
                 v = Val("i32", (x,))
-            elif st in ("i8", "i16") and dt != "i64":
-                return Val("i32", v.regs)
+            elif st in self.SMALL:
+                v = self.norm_small(v, st, signed)
             if dt in ("i32", "i16", "i8"):
                 return Val("i32", v.regs, gid_affine=v.gid_affine)
             if dt == "i64":
@@ -1104,11 +1129,13 @@ class Codegen:
                 n = self.narrow(v)
                 return Val("b", (self.bool_from_mask(self.flags("ixor", self.alu("iand", n, self.c32(1)), self.c32(0)),
                                                      invert=True),))
-            if dt == "i32":
-                return Val("i32", (self.narrow(v),), gid_affine=v.gid_affine)
+            if dt in ("i32", "i16", "i8"):     # i8/i16 keep don't-care upper bits
+                return Val("i32", (self.narrow(v),), gid_affine=v.gid_affine if dt == "i32" else None)
             raise CodegenError(f"truncation to {dt} is not supported on the emulator device yet", self.line)
         if op in ("sitofp", "uitofp"):
             u = "u" if op == "uitofp" else ""
+            if st in self.SMALL:
+                v, st = self.norm_small(v, st, not u), "i32"
             if dt == "float" and st in ("i32", "i16", "i8", "i1"):
                 return Val("f32", (self.alu(u + "fitof", v.regs[0]),))
             if dt == "double":
@@ -1118,7 +1145,7 @@ class Codegen:
                 regs = self.wide(v, signed=not u)
                 return self.f64_to_f32(tuple(self.alu(u + "ditof", r) for r in regs))
         if op in ("fptosi", "fptoui"):
-            if st == "float" and dt == "i32":
+            if st == "float" and dt in ("i32", "i16", "i8"):
                 return Val("i32", (self.alu("fftoi", v.regs[0]),))
             if st == "double" and dt in ("i64", "i32"):
                 regs = tuple(self.alu("dftoi", r) for r in v.regs)
@@ -1213,6 +1240,8 @@ class Codegen:
             return Val("i64", (r, r))
         if b == ("ids",):
             return self.ids_value(ptr.coff // 8)
+        if b[0] in ("param", "local", "priv") and type_size(ty) < 4:
+            return self.narrow_load(ptr, ty, p)
         if b[0] == "param":
             size = type_size(ty)
             if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
@@ -1229,6 +1258,15 @@ class Codegen:
         v, ptr = self.val(i.ops[0]), self.val(i.ops[1])
         b = ptr.base
         if b == ("priv",):
+            size = type_size(i.ops[0].type)
+            if size < 4:
+                wp = self.word_ptr(ptr)
+                old = self.private_access(wp, "i32").regs[0]
+                sh = self.alu("ilsl", self.alu("iand", self.ptr_off(ptr), self.c32(4 - size)), self.c32(3))
+                bits = self.c32((1 << 8 * size) - 1)
+                new = self.alu("ior", self.alu("iand", old, self.alu("inot", self.alu("ilsl", bits, sh))),
+                               self.alu("ilsl", self.alu("iand", v.regs[0], bits), sh))
+                return self.private_access(wp, "i32", Val("i32", (new,)), p)
             return self.private_access(ptr, i.ops[0].type, v, p)
         if b == ("local",):
             k, name = "L", "__local memory"
@@ -1239,8 +1277,8 @@ class Codegen:
         size = type_size(i.ops[0].type)
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0) and k != "L":
             return self.fast_store(k, v.regs[0], p)
-        if size == 4:
-            return self.scatter(k, ptr, v.regs[0], p)
+        if size in (1, 2, 4):
+            return self.scatter(k, ptr, v.regs[0], p, size)
         if size == 8:               # two 32-bit halves: the low word first in memory
             lo = self.join32(*v.regs)
             hi = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in v.regs))
@@ -1332,12 +1370,12 @@ class Codegen:
                 self.op(f"ipassa ${name} {{d0}}", "alu", (ids[name],))
             nz = self.alu("ior", self.alu("ior", ids["mabid"], ids["l1bid"]), ids["l2bid"])
             des = self.bool_from_mask(self.flags("uimin", nz, self.c32(0)))      # nz <= 0: designated
-            zoff = self.alu("iand", self.b_not(des), self.c32(n_words))           # Z base (words): G or Z
+            zoff = self.alu("iand", self.b_not(des), self.c32(n_words))           # Z base (words): the chunk or Z
             tz = self.alu("iadd", zoff, self.alu("ilsl", ids["subpeid"], self.c32(1)))
             self.zero_z()             # Z starts zeroed (and every scatter leaves it so)
             self.prologue += self.items
             self.items = saved
-            self._scat = (ids["subpeid"], self.b_not(des), zoff, tz)
+            self._scat = (ids["subpeid"], zoff, tz)
         return self._scat
 
     def zero_z(self):
@@ -1345,27 +1383,36 @@ class Codegen:
         for w in range(n_words, 2 * n_words, 16):
             self.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
 
-    def scatter(self, k, ptr: Val, val: VReg, p: VReg):
-        """Masked store of 32-bit lane values at any offsets of buffer k.
+    def scatter(self, k, ptr: Val, val: VReg, p: VReg, size: int = 4):
+        """Masked store of 32-bit (or, size 1 and 2, the low bytes of) lane values at any offsets of buffer k.
 
         The wave's (index, value) pairs go to L1BM; in four rounds every PE takes
         those of its L1B neighbour i + r, so each pair meets one PE of every
         reduction digit (subpeid).  Chunk by chunk the buffer is broadcast to
-        every PE's LM0 (as for a gather); the PE of the right digit writes
-        V - old into its Z copy with a T-indirect store; l1bmr sums Z over the
-        MABs with each digit's PE sending its quarter, l2bmr over the L1Bs and
-        mvr over the L2Bs into DRAM: old + the sum of changes.  Two stores to
-        one element from different MABs add their changes (a race in OpenCL)."""
+        every PE's LM0 (as for a gather); the PE of the right digit adds
+        new - old to its Z copy of the word with T-indirect accesses (new keeps
+        the word's other bytes for a narrow store); l1bmr sums Z over the MABs
+        with each digit's PE sending its quarter, l2bmr over the L1Bs and mvr
+        over the L2Bs into DRAM.  The designated PEs' Z is the chunk itself, so
+        the sum is old + every change.  Two stores to one element from
+        different MABs add their changes (a race in OpenCL)."""
         lay = self.lay
         S, G, CH, P = lay.stripe, lay.groups, self.CH, lay.pe_l1b
         n_words = 2 * CH
-        sub, notdes, zoff, tz = self.scatter_setup()
+        sub, zoff, tz = self.scatter_setup()
         self.uses.setdefault("bases", set()).add(k)
         self.uses.setdefault("rows", set()).add(k)
-        rel = self.alu("uilsr", self.ptr_off(ptr), self.c32(2), hint="widx")
-        ent = self.select32(p, rel, self.c32(-1))
-        ea, ev = self.alloc_lb(8 * P), self.alloc_lb(8 * P)
-        for area, reg in ((ea, ent), (ev, val)):
+        off = self.ptr_off(ptr)
+        rel = self.alu("uilsr", off, self.c32(2), hint="widx")
+        rotate = [self.select32(p, rel, self.c32(-1))]
+        if size == 4:
+            rotate.append(val)
+        else:                      # the bytes it replaces, and its value, in place in the word
+            sh = self.alu("ilsl", self.alu("iand", off, self.c32(4 - size)), self.c32(3))
+            bits = self.c32((1 << 8 * size) - 1)
+            rotate += [self.alu("ilsl", self.alu("iand", val, bits), sh), self.alu("ilsl", bits, sh)]
+        areas = [self.alloc_lb(8 * P) for _ in rotate]
+        for area, reg in zip(areas, rotate):
             for copy in (0, 4 * P):       # twice: round r reads up to 3 long words past the first copy
                 self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
                         mem=(("w", "lb", area + copy, area + copy + 4 * P),))
@@ -1388,30 +1435,36 @@ class Codegen:
                         mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
             lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
             for rd in range(4):
-                a, v = self.new("ent"), self.new("val")
-                self.op(f"l1bmd $lb{ea + rd} {{d0}}", "l1bm", (a,), mem=(("r", "lb", ea + rd, ea + rd + 4 * P),))
-                self.op(f"l1bmd $lb{ev + rd} {{d0}}", "l1bm", (v,), mem=(("r", "lb", ev + rd, ev + rd + 4 * P),))
-                w = self.alu("isub", a, cb)
+                got = []
+                for area in areas:
+                    x = self.new("rot")
+                    self.op(f"l1bmd $lb{area + rd} {{d0}}", "l1bm", (x,), mem=(("r", "lb", area + rd, area + rd + 4 * P),))
+                    got.append(x)
+                w = self.alu("isub", got[0], cb)
                 inr = self.bool_from_mask(self.flags("uimin", w, self.c32(n_words - 1)))
                 dig = self.alu("ixor", self.alu("iand", self.alu("uilsr", w, self.c32(1)), self.c32(3)), sub)
                 own = self.bool_from_mask(self.flags("uimin", dig, self.c32(0)))
                 cond = self.b_and(inr, own)
                 wa = self.alu("iand", self.alu("ixor", w, self.c32(1)), self.c32(n_words - 1))
                 for lane in (0, 1):       # the upper (odd) lane, then the lower one moved up
+                    up = (lambda x: x) if lane == 0 else (lambda x: self.alu("llsl", x, self.c32(32)))
                     if lane == 0:
-                        ta, vh, ch = self.alu("ulsr", wa, self.c32(32)), v, cond
+                        ta = self.alu("ulsr", wa, self.c32(32))
                     else:
                         ta = self.alu("land", wa, self.const64(0xFFFFFFFF))
-                        vh = self.alu("llsl", v, self.c32(32))
-                        ch = self.alu("llsl", cond, self.c32(32))
                     self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
                     old = self.new("old")
                     self.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
-                    d = self.alu("isub", vh, self.alu("iand", old, notdes))
+                    new = up(got[1])
+                    if size < 4:
+                        new = self.alu("ior", self.alu("iand", old, self.alu("inot", up(got[2]))), new)
                     tw = self.alu("iadd", ta, zoff)
-                    km = self.mask_of(ch)
                     self.op("lpassa {s0} $t", "alu", (), (tw,), mem=TW)
-                    self.op("ipassa {s0} $mt0/{k0}", "alu", (), (d,), msrc=(km,), mem=lm_all + TR)
+                    z = self.new("z")
+                    self.op("ipassa $mt0 {d0}", "alu", (z,), (), mem=lm_all[:1] + TR)
+                    d = self.alu("iadd", z, self.alu("isub", new, old))
+                    self.op("ipassa {s0} $mt0/{k0}", "alu", (), (d,), msrc=(self.mask_of(up(cond)),),
+                            mem=lm_all + TR)
             # the sum up the tree, straight into this chunk's place in DRAM
             self.op("lpassa {s0} $t", "alu", (), (tz,), mem=TW)
             for s_ in range(CH // 16):
@@ -1434,6 +1487,22 @@ class Codegen:
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
         self.items = outer
         self.items.append(loop)
+
+    def word_ptr(self, ptr: Val) -> Val:
+        return Val("ptr", base=ptr.base, off=Val("i32", (self.alu("iand", self.ptr_off(ptr), self.c32(-4)),)))
+
+    def narrow_load(self, ptr: Val, ty: str, p: VReg) -> Val:
+        """An i8/i16 element: the 32-bit word holding it, shifted down (bytes are little-endian)."""
+        size = type_size(ty)
+        word = self.load_word(self.word_ptr(ptr), p)
+        sh = self.alu("ilsl", self.alu("iand", self.ptr_off(ptr), self.c32(4 - size)), self.c32(3))
+        return Val("i32", (self.alu("uilsr", word, sh),))
+
+    def load_word(self, ptr: Val, p: VReg) -> VReg:
+        b = ptr.base
+        if b == ("priv",):
+            return self.private_access(ptr, "i32").regs[0]
+        return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
 
     def fast_load(self, k):
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
