@@ -39,7 +39,7 @@ def failures() -> dict:
             run(test_id)
         except pytest.skip.Exception as e:
             print(f"skip {test_id}: {e}", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is recorded
+        except (Exception, pytest.fail.Exception) as e:  # noqa: BLE001 - every failure (and timeout) is recorded
             found[test_id] = summarise(e)
             print(f"FAIL {test_id}: {found[test_id]}", flush=True)
         else:
