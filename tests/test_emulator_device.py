@@ -84,6 +84,14 @@ __kernel void narrow_ints(__global const char *a, __global const ushort *b, __gl
   o3[i] = (x < -5) + (y > 40000) * 2 + x / 3 + (int)(y % 7u);
 }
 
+__kernel void vectors(__global const float4 *a, __global float4 *o, __global int2 *oi, float s) {
+  int i = get_global_id(0);
+  float4 x = a[i];
+  float4 y = fmax(x.wzyx * s + (float4)(1.0f, 2.0f, 3.0f, 4.0f), x);
+  o[i] = select(y, -y, x < 0.0f);
+  oi[i] = (int2)(i, -i) + convert_int2(x.xy > x.zw);
+}
+
 __kernel void gather(__global const float *a, __global const int *idx, __global float *o) {
   int i = get_global_id(0);
   o[i] = a[idx[i]] * 2.0f;
@@ -272,6 +280,21 @@ def test_char_and_short_loads_stores_and_arithmetic(env):
     np.testing.assert_array_equal(outs[0], ((ai * 3).astype(np.uint8) + t[np.arange(n), bi & 3]).astype(np.uint8))
     np.testing.assert_array_equal(outs[1], ((bi >> 3).astype(np.int16) - ai).astype(np.int16))
     np.testing.assert_array_equal(outs[2], (ai < -5) + (bi > 40000) * 2 + np.trunc(ai / 3).astype(np.int32) + bi % 7)
+
+
+def test_vector_types_swizzles_selects_and_conversions(env):
+    ctx, q, prg = env
+    n = 300
+    a = np.random.default_rng(7).standard_normal((n, 4)).astype(np.float32)
+    ob, oib = cl.Buffer(ctx, 0, 16 * n), cl.Buffer(ctx, 0, 8 * n)
+    prg.vectors(q, (n,), None, buf(ctx, a), ob, oib, np.float32(1.5))
+    o, oi = np.empty((n, 4), np.float32), np.empty((n, 2), np.int32)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, oi, oib)
+    y = np.maximum(a[:, ::-1] * np.float32(1.5) + np.array([1, 2, 3, 4], np.float32), a)
+    np.testing.assert_array_equal(o, np.where(a < 0, -y, y))
+    i = np.arange(n)
+    np.testing.assert_array_equal(oi, np.stack([i, -i], 1) + np.where(a[:, :2] > a[:, 2:], -1, 0))
 
 
 def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):

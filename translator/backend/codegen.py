@@ -26,9 +26,10 @@ Takes the ``Func`` of ``K__wi`` (irread) and gives the control tree of
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from .irread import Arg, Const, Func, Inst, Unsupported
+from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from .ops import Call, MaskReg, MV, Op, SeqLoop, VReg, WhileAny
 
@@ -60,6 +61,7 @@ class Val:
     coff: int = 0                   # ptr: constant byte offset added to off
     gid_affine: tuple | None = None  # ints: (coef, const): value == coef * gid0 + const
     const: object = None
+    parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
 
 
 class CodegenError(Exception):
@@ -181,6 +183,8 @@ class Codegen:
         return hi, lo
 
     def select(self, c: VReg, a: Val, b: Val) -> Val:
+        if a.kind == "vec":
+            return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
             if a.base != b.base:
                 raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
@@ -264,7 +268,8 @@ class Codegen:
         if v is None:
             v = 0
         if isinstance(v, tuple):
-            raise CodegenError("vector constants are not supported on the emulator device yet", self.line)
+            et = _VEC.fullmatch(ty).group(2).strip()
+            return self.make_vec([self.const_val(Const(et, x)) for x in v])
         if ty == "i1":
             r = self.c32(-1 if v else 0)
             return Val("b", (r,), const=v)
@@ -287,7 +292,95 @@ class Codegen:
             return Val("ptr", base=("null",))
         raise CodegenError(f"constant of type {ty} is not supported on the emulator device", self.line)
 
+    # vectors: one Val per element, side by side ------------------------------------------------
+    def make_vec(self, vals) -> Val:
+        return Val("vec", tuple(r for x in vals for r in x.regs), parts=tuple(x.kind for x in vals))
+
+    def elems(self, v: Val) -> list:
+        out, k = [], 0
+        for kind in v.parts:
+            n = KINDS[kind]
+            out.append(Val(kind, v.regs[k:k + n]))
+            k += n
+        return out
+
+    def proxy(self, ty: str, v: Val) -> Arg:
+        """A stand-in IR operand of type ty whose value is v (to translate vector ops element by element)."""
+        a = Arg("elt", ty)
+        self.vals[a] = v
+        return a
+
+    def vector_inst(self, i: Inst, p: VReg) -> Val:
+        op = i.op
+        vec_of = lambda o: _VEC.fullmatch(getattr(o, "type", "") or "")
+        if op == "extractelement":
+            items, idx = self.elems(self.val(i.ops[0])), self.val(i.ops[1])
+            if idx.const is not None:
+                return items[idx.const]
+            out = items[0]
+            for j, e in enumerate(items[1:], 1):
+                out = self.select(self.icmp("eq", Val("i32", (self.narrow(idx),)), self.const_val(Const("i32", j))),
+                                  e, out)
+            return out
+        if op == "insertelement":
+            items, x, idx = self.elems(self.val(i.ops[0])), self.val(i.ops[1]), self.val(i.ops[2])
+            if idx.const is not None:
+                items[idx.const] = x
+            else:
+                n32 = Val("i32", (self.narrow(idx),))
+                items = [self.select(self.icmp("eq", n32, self.const_val(Const("i32", j))), x, e)
+                         for j, e in enumerate(items)]
+            return self.make_vec(items)
+        if op == "shufflevector":
+            both = self.elems(self.val(i.ops[0])) + self.elems(self.val(i.ops[1]))
+            m = re.search(r"<\d+ x i32> (zeroinitializer|poison|undef|<[^>]*>)\s*$", i.text)
+            if not m:
+                raise CodegenError(f"shufflevector mask not understood: '{i.text}'", self.line)
+            n = int(vec_of(i).group(1))
+            mask = parse_const(f"<{n} x i32>", m.group(1)).value
+            zero = self.const_val(Const(_VEC.fullmatch(i.type).group(2).strip(), 0))
+            return self.make_vec([zero if k is None else both[k] for k in mask])
+        if op == "bitcast":
+            src = self.val(i.ops[0])
+            if src.kind == "vec" and vec_of(i) and all(KINDS[k] == 1 for k in src.parts) \
+                    and int(vec_of(i).group(1)) == len(src.parts):
+                ek = self.kind_of(vec_of(i).group(2).strip())
+                return Val("vec", src.regs, parts=(ek,) * len(src.parts))
+            raise CodegenError(f"bitcast from {i.ops[0].type} to {i.type} is not supported on the emulator device "
+                               f"yet", self.line)
+        # everything else element by element: loads and stores at the elements' offsets, calls to
+        # the scalar form of an intrinsic, arithmetic, compares, casts and selects
+        m = vec_of(i) or (vec_of(i.ops[0]) if op == "store" else None)
+        n = int(m.group(1))
+        ety = m.group(2).strip()
+        out = []
+        for j in range(n):
+            ops = []
+            for o in i.ops:
+                vo = vec_of(o) if isinstance(o, (Inst, Arg, Const)) else None
+                if vo and isinstance(o, Const):
+                    ops.append(Const(vo.group(2).strip(), o.value[j]))
+                elif vo:
+                    ops.append(self.proxy(vo.group(2).strip(), self.elems(self.val(o))[j]))
+                elif op in ("load", "store") and getattr(o, "type", "") == "ptr":
+                    ptr = self.val(o)
+                    size = type_size(ety)
+                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size)))
+                else:
+                    ops.append(o)
+            rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
+            if op in self.CASTS:
+                rty = ety
+            fake = Inst(op, f"{i.name}.{j}", rty, ops, text=i.text, pred=i.pred, elem=ety,
+                        callee=re.sub(r"\.v\d+([a-z]+\d*)", r".\1", i.callee), line=i.line)
+            self.inst(fake, p)
+            if op != "store":
+                out.append(self.vals[fake])
+        return None if op == "store" else self.make_vec(out)
+
     def kind_of(self, ty: str) -> str:
+        if _VEC.fullmatch(ty):
+            return "vec"
         if ty == "i1":
             return "b"
         if ty in ("i8", "i16", "i32"):
@@ -552,6 +645,9 @@ class Codegen:
     def persistent(self, ty) -> Val:
         """A register set that lives across a loop (phis, captures)."""
         k = self.kind_of(ty)
+        if k == "vec":
+            m = _VEC.fullmatch(ty)
+            return self.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
         if k == "ptr":
             return Val("ptr", off=Val("i32", (self.copy(self.c32(0)),)))
         regs = tuple(self.copy(self.c32(0)) for _ in range(KINDS[k]))
@@ -708,6 +804,9 @@ class Codegen:
     INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "lxor",
                  "shl": "llsl", "lshr": "ulsr", "ashr": "llsr"}
 
+    CASTS = ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc", "bitcast",
+             "ptrtoint", "inttoptr")
+
     def inst(self, i: Inst, p: VReg):
         op = i.op
         if op in ("br", "switch", "ret", "unreachable"):
@@ -716,7 +815,10 @@ class Codegen:
             self.vals[i] = self.val(i.ops[0])
             return
         if i.type.startswith("<") or any(isinstance(o, (Inst, Arg, Const)) and o.type.startswith("<") for o in i.ops):
-            raise CodegenError("vector types are not supported on the emulator device yet", self.line)
+            v = self.vector_inst(i, p)
+            if v is not None:
+                self.vals[i] = v
+            return
         if op in self.INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
             self.vals[i] = self.int_binop(i)
         elif op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"):
@@ -732,8 +834,7 @@ class Codegen:
         elif op == "select":
             c = self.val(i.ops[0]).regs[0]
             self.vals[i] = self.select(c, self.val(i.ops[1]), self.val(i.ops[2]))
-        elif op in ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc",
-                    "bitcast", "ptrtoint", "inttoptr"):
+        elif op in self.CASTS:
             self.vals[i] = self.cast(i)
         elif op == "getelementptr":
             self.vals[i] = self.gep(i)
