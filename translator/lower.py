@@ -27,6 +27,14 @@ How the pieces fit:
   group's size), so their values survive across regions; ``break``,
   ``continue`` and ``return`` inside a region set group flags (and a per-item
   "returned" flag) that the group-level code tests after the region.
+- Source lines: every instruction carries a ``!dbg`` location (line-tables-only
+  debug info: a DICompileUnit, a distinct DISubprogram per kernel and helper).
+  ``stmt``/``expr``/``group_stmt`` make their node's line (no column) the
+  builder's ``debug_metadata`` while they lower it (the innermost node wins and
+  the enclosing one is restored after), so the IR builder stamps each
+  instruction it creates; a function's prologue and epilogue get the line of
+  its declaration.  Inlining turns a helper's locations into ``inlinedAt``
+  chains; the SIMD backend (backend/irread.py) reads them back.
 """
 from __future__ import annotations
 
@@ -111,6 +119,8 @@ class FuncCtx:
         self.wg = None              # i64* of the ABI
         self.nitems = None          # i64 value: work-items in the group
         self.switch_stack = []
+        self.di_sp = None           # the function's DISubprogram (source-line debug info)
+        self.di_file = ""           # ... and the file it is defined in
         self.group_mode = False
         self.in_region = False
         self.uses_barrier = False
@@ -140,6 +150,9 @@ class Lowering:
         self._strings = 0
         from . import builtins
         self.builtins = builtins
+        self._di_files = {}
+        self._di_locs = {}
+        self._di_setup()
 
     # ------------------------------------------------------------------ diagnostics
     def diag(self, node, msg, sev="error"):
@@ -158,6 +171,69 @@ class Lowering:
 
     def warn(self, node, msg):
         self.warnings.append(self.diag(node, msg, "warning"))
+
+    # ------------------------------------------------------------------ source lines (debug info)
+    def _di_setup(self):
+        """The compile unit, the module flags the verifier requires with it, and a subroutine type."""
+        m = self.module
+        f = self._di_file(self.filename)
+        self._di_cu = m.add_debug_info("DICompileUnit", {
+            "language": ir.DIToken("DW_LANG_OpenCL"), "file": f, "producer": "mncl",
+            "isOptimized": True, "runtimeVersion": 0,
+            "emissionKind": ir.DIToken("LineTablesOnly")}, is_distinct=True)
+        m.add_named_metadata("llvm.dbg.cu", self._di_cu)
+        m.add_named_metadata("llvm.module.flags", [ir.Constant(I32, 7), "Dwarf Version", ir.Constant(I32, 4)])
+        m.add_named_metadata("llvm.module.flags", [ir.Constant(I32, 2), "Debug Info Version", ir.Constant(I32, 3)])
+        self._di_fnty = m.add_debug_info("DISubroutineType", {"types": m.add_metadata([])})
+
+    def _di_file(self, name):
+        f = self._di_files.get(name)
+        if f is None:
+            import os
+            f = self.module.add_debug_info("DIFile", {"filename": os.path.basename(name) or name,
+                                                      "directory": os.path.dirname(name)})
+            self._di_files[name] = f
+        return f
+
+    def _di_function(self, fn, name, node):
+        """Give ``fn`` (the current function, self.ctx/self.b) its DISubprogram; its prologue gets
+        ``node``'s line."""
+        coord = getattr(node, "coord", None)
+        file = (coord.file if coord is not None else None) or self.filename
+        line = coord.line if coord is not None and coord.line else 0
+        df = self._di_file(file)
+        sp = self.module.add_debug_info("DISubprogram", {
+            "name": name, "linkageName": fn.name, "scope": df, "file": df, "line": line,
+            "type": self._di_fnty, "scopeLine": line,
+            "spFlags": ir.DIToken("DISPFlagDefinition | DISPFlagOptimized"), "unit": self._di_cu},
+            is_distinct=True)
+        fn.set_metadata("dbg", sp)
+        self.ctx.di_sp, self.ctx.di_file = sp, file
+        self.b.debug_metadata = self._di_loc(node)
+
+    def _di_loc(self, node):
+        """The DILocation of ``node``'s line in the current function, or None (no coordinates).
+
+        Lines only (column 0): the backend and the profiler attribute work to lines, and one
+        location per line keeps the metadata (and the time to build and print it) small."""
+        coord = getattr(node, "coord", None)
+        if coord is None or not coord.line:
+            return None
+        sp = self.ctx.di_sp
+        if sp is None:
+            return None
+        key = (coord.file, coord.line, sp.name)
+        loc = self._di_locs.get(key)
+        if loc is None:
+            file = coord.file or self.filename
+            scope = sp
+            if file != self.ctx.di_file:
+                # a line of another file (a helper from a header lowered inline, an #include in a body)
+                scope = self.module.add_debug_info("DILexicalBlockFile", {
+                    "scope": sp, "file": self._di_file(file), "discriminator": 0})
+            loc = self.module.add_debug_info("DILocation", {"line": coord.line, "column": 0, "scope": scope})
+            self._di_locs[key] = loc
+        return loc
 
     # ------------------------------------------------------------------ scopes
     def push(self):
@@ -625,6 +701,7 @@ class Lowering:
             self.ctx = ctx
             entry = fn.append_basic_block("entry")
             self.b = ir.IRBuilder(entry)
+            self._di_function(fn, name, fdef.decl)
             ctx.wg = fn.args[-2]
             ctx.lid = fn.args[-1]
             start = fn.append_basic_block("start")
@@ -769,7 +846,8 @@ class Lowering:
             reqd = self.kernel_attrs(post, reqd)
         if self.spmd:
             return self.lower_kernel_spmd(name, fdef, f, reqd)
-        fn, ctx, entry, saved = self.begin_kernel(name, "__wg", {"args": I8P.as_pointer(), "wg": I64.as_pointer()})
+        fn, ctx, entry, saved = self.begin_kernel(name, "__wg", {"args": I8P.as_pointer(), "wg": I64.as_pointer()},
+                                                  fdef.decl)
         try:
             ctx.wg = fn.args[1]
             ctx.lid = self.b.alloca(ir.ArrayType(I64, 3), name="lid")
@@ -808,7 +886,8 @@ class Lowering:
         scratch, which the backend places.
         """
         fn, ctx, entry, saved = self.begin_kernel(
-            name, "__wi", {"args": I8P.as_pointer(), "wg": I64.as_pointer(), "ids": ir.ArrayType(I64, 6).as_pointer()})
+            name, "__wi", {"args": I8P.as_pointer(), "wg": I64.as_pointer(), "ids": ir.ArrayType(I64, 6).as_pointer()},
+            fdef.decl)
         try:
             b = self.b
             ctx.wg, ctx.lid = fn.args[1], fn.args[2]
@@ -831,8 +910,9 @@ class Lowering:
             self.pop()
             self.ctx, self.b = saved
 
-    def begin_kernel(self, name, suffix, args):
-        """Create kernel function name+suffix with the named ABI arguments; enter its context and scope."""
+    def begin_kernel(self, name, suffix, args, decl):
+        """Create kernel function name+suffix with the named ABI arguments; enter its context and scope
+        (its prologue is at the line of ``decl``)."""
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), list(args.values())), name=name + suffix)
         for a, nm in zip(fn.args, args):
             a.name = nm
@@ -844,6 +924,7 @@ class Lowering:
         self.push()
         entry = fn.append_basic_block("entry")
         self.b = ir.IRBuilder(entry)
+        self._di_function(fn, name, decl)
         return fn, ctx, entry, saved
 
     def finish_kernel(self, name, symbol, entry, start, params, reqd):
@@ -1082,6 +1163,15 @@ class Lowering:
                 self.declare_var(d, replicated=True, init=False)
 
     def group_stmt(self, s):
+        b = self.b
+        prev = b.debug_metadata
+        loc = self._di_loc(s)
+        if loc is not None:
+            b.debug_metadata = loc
+        self._group_stmt(s)
+        b.debug_metadata = prev
+
+    def _group_stmt(self, s):
         ctx, b = self.ctx, self.b
         call, kind = self.barrier_call(s)
         if call is not None:
@@ -1340,6 +1430,15 @@ class Lowering:
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s):
+        b = self.b
+        prev = b.debug_metadata
+        loc = self._di_loc(s)
+        if loc is not None:
+            b.debug_metadata = loc
+        self._stmt(s)
+        b.debug_metadata = prev
+
+    def _stmt(self, s):
         b, ctx = self.b, self.ctx
         if b.block.is_terminated:
             # unreachable code after return/break: keep lowering into a dead block for diagnostics
@@ -1585,7 +1684,16 @@ class Lowering:
         m = getattr(self, "e_" + type(n).__name__, None)
         if m is None:
             self.error(n, f"unsupported expression ({type(n).__name__})")
-        return m(n) if not discard else (m(n, discard=True) if type(n).__name__ in ("UnaryOp",) else m(n))
+        b = self.b
+        if b is None:
+            return m(n) if not discard else (m(n, discard=True) if type(n).__name__ in ("UnaryOp",) else m(n))
+        prev = b.debug_metadata
+        loc = self._di_loc(n)
+        if loc is not None:
+            b.debug_metadata = loc
+        r = m(n) if not discard else (m(n, discard=True) if type(n).__name__ in ("UnaryOp",) else m(n))
+        b.debug_metadata = prev
+        return r
 
     def rvalue(self, lv, node=None):
         """Load an lvalue; arrays decay to a pointer to the first element."""

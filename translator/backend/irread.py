@@ -6,6 +6,16 @@ every operand either an ``Inst``/``Arg`` of the function, a ``Const`` or a
 block name.  llvmlite.binding parses and exposes values; what its API does
 not expose (predicates, GEP element types, constants' values) is read from
 the instruction's text.
+
+Source lines: the front end attaches a ``!dbg`` location to every instruction.
+The binding exposes no metadata, and an instruction printed on its own numbers
+metadata differently from the module, so ``source_lines`` reads the ``!dbg``
+of each instruction line of the function's text in the module and resolves it
+in the module's ``!N = !DILocation(...)`` table.  After inlining a location is
+a chain (a helper's line, ``inlinedAt`` the call's line ...); ``Inst.line`` is
+the innermost line of that chain in the kernel's own file (a helper defined in
+the kernel's source reports its own line; one from an included header reports
+the line of the call in the kernel's file).
 """
 from __future__ import annotations
 
@@ -38,7 +48,7 @@ class Inst:
     elem: str = ""               # GEP source element type, load/store/alloca type
     phi_blocks: list = field(default_factory=list)
     callee: str = ""
-    line: int = 0                # C source line (the IR carries none yet: always 0)
+    line: int = 0                # C source line (0: unknown); see source_lines
 
 
 @dataclass
@@ -110,6 +120,83 @@ def parse_const(ty: str, text: str) -> Const:
     return Const(ty, _scalar_const(ty, text))
 
 
+_MD_DEF = re.compile(r"^!(\d+) = (?:distinct )?!(DILocation|DISubprogram|DILexicalBlockFile|DILexicalBlock)\((.*)\)[ \t]*$",
+                     re.M)
+_MD_FIELD = re.compile(r"\b(line|scope|inlinedAt|file): (!?\d+)")
+_DBG = re.compile(r", !dbg !(\d+)")
+
+
+def source_lines(ir_text: str, fname: str) -> "list | None":
+    """The C source line of each instruction of ``fname`` (in order, 0 where none), or None
+    when the function's text cannot be found."""
+    m = re.search(r'^define [^\n]*@"?' + re.escape(fname) + r'"?\(([^\n]*)$', ir_text, re.M)
+    if m is None:
+        return None
+    end = ir_text.find("\n}", m.end())
+    if end < 0:
+        return None
+    fm = re.search(r"!dbg !(\d+) \{$", m.group(0))
+    dbgs = []
+    for ln in ir_text[m.end():end].split("\n"):
+        if not ln.startswith("  ") or ln.startswith("   "):
+            continue                                   # labels, comments, debug records, switch cases
+        d = _DBG.search(ln)
+        if ln.startswith("  ]"):                       # the end of a multi-line switch carries its !dbg
+            if dbgs and d:
+                dbgs[-1] = int(d.group(1))
+            continue
+        dbgs.append(int(d.group(1)) if d else None)
+    if fm is None or not any(dbgs):
+        return [0] * len(dbgs)
+    locs, scope_file, scope_parent = {}, {}, {}
+    for dm in _MD_DEF.finditer(ir_text):
+        f = dict(_MD_FIELD.findall(dm.group(3)))
+        n, kind = int(dm.group(1)), dm.group(2)
+        if kind == "DILocation":
+            locs[n] = (int(f.get("line", "0")), int(f.get("scope", "!0")[1:]),
+                       int(f["inlinedAt"][1:]) if "inlinedAt" in f else None)
+        else:
+            if "file" in f:
+                scope_file[n] = f["file"]
+            if "scope" in f:
+                scope_parent[n] = int(f["scope"][1:])
+
+    def file_of(sc):
+        for _ in range(64):
+            if sc in scope_file:
+                return scope_file[sc]
+            if sc not in scope_parent:
+                return None
+            sc = scope_parent[sc]
+        return None
+
+    home = file_of(int(fm.group(1)))
+    cache = {}
+
+    def line_of(n):
+        r = cache.get(n)
+        if r is None:
+            r = 0
+            cur, innermost = n, None
+            for _ in range(256):
+                if cur is None or cur not in locs:
+                    break
+                line, sc, up = locs[cur]
+                if innermost is None:
+                    innermost = line
+                if line and file_of(sc) == home:
+                    r = line
+                    break
+                cur = up
+            else:
+                innermost = innermost or 0
+            r = r or innermost or 0
+            cache[n] = r
+        return r
+
+    return [line_of(d) if d is not None else 0 for d in dbgs]
+
+
 def read_function(ir_text: str, fname: str) -> Func:
     import llvmlite.binding as llvm
     from .. import llvm_lock
@@ -132,6 +219,12 @@ def read_function(ir_text: str, fname: str) -> Func:
                 insts.append(i)
                 raw.append((i, ins))
             blocks.append(Block(bb.name, insts))
+        lines = source_lines(ir_text, fname)
+        if lines is not None and len(lines) == len(raw):
+            for (i, _), ln in zip(raw, lines):
+                i.line = ln
+                if "!dbg" in i.text:
+                    i.text = _DBG.sub("", i.text)
         for i, ins in raw:
             ops = []
             for o in ins.operands:
