@@ -118,12 +118,26 @@ class Codegen:
     def alloc_lc(self, n):
         a = self.lc_next
         self.lc_next += n
+        if self.lc_next > self.lay.l2bm_longs:
+            raise CodegenError(f"the kernel's transfers need {self.lc_next} long words of L2BM; the machine has "
+                               f"{self.lay.l2bm_longs}", self.line)
         return a
 
     def alloc_lb(self, n):
         a = self.lb_next
         self.lb_next += n
+        if self.lb_next > self.lay.l1bm_longs:
+            raise CodegenError(f"the kernel's transfers need {self.lb_next} long words of L1BM; the machine has "
+                               f"{self.lay.l1bm_longs}", self.line)
         return a
+
+    def shared_area(self, key, lc: int, lb: int):
+        """L2BM/L1BM staging reused by every transfer of one kind: each completes before the next
+        starts (the scheduler orders their steps by the addresses they touch)."""
+        areas = self.__dict__.setdefault("_areas", {})
+        if key not in areas:
+            areas[key] = (self.alloc_lc(lc) if lc else None, self.alloc_lb(lb) if lb else None)
+        return areas[key]
 
     def tag(self):
         self.tags += 1
@@ -740,8 +754,8 @@ class Codegen:
         esc = {}
         for n in blocks:
             for i in self.bmap[n].insts:
-                if i.type in ("void", "label"):
-                    continue
+                if i.type in ("void", "label") or i in carried:
+                    continue        # a header phi needs no capture: lanes that left keep their carried value
                 if any(u.block not in blocks and u.op != "phi" for u in self.users.get(i, [])):
                     esc[i] = self.persistent(i.type)
         saved_esc = getattr(self, "escapes", {})
@@ -774,7 +788,7 @@ class Codegen:
         self.items = outer
         self.items.append(loop)
         self.escapes = saved_esc
-        for i, cap in esc.items():
+        for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap
             if i in saved_esc:          # escapes the enclosing loop too: capture for the lanes that ran this one
                 self.capture(saved_esc[i], cap, entry_pred)
@@ -1512,13 +1526,13 @@ class Codegen:
             sh = self.alu("ilsl", self.alu("iand", off, self.c32(4 - size)), self.c32(3))
             bits = self.c32((1 << 8 * size) - 1)
             rotate += [self.alu("ilsl", self.alu("iand", val, bits), sh), self.alu("ilsl", bits, sh)]
-        areas = [self.alloc_lb(8 * P) for _ in rotate]
+        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(rotate))]
         for area, reg in zip(areas, rotate):
             for copy in (0, 4 * P):       # twice: round r reads up to 3 long words past the first copy
                 self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
                         mem=(("w", "lb", area + copy, area + copy + 4 * P),))
         glc, glb = self.gather_area()
-        red_lb, red_lc = self.alloc_lb(CH), self.alloc_lc(CH)
+        red_lc, red_lb = self.shared_area("reduce", CH, CH)
         cb = self.copy(self.c32(0), self.new("chunk"))
         outer, self.items = self.items, []
         r, c = f"%r{id(outer) % 100000}", f"%c{id(outer) % 100000}"
@@ -1609,7 +1623,7 @@ class Codegen:
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        lc, lb = self.alloc_lc(S // lay.l2b), self.alloc_lb(4 * P)
+        lc, lb = self.shared_area("fast", S // lay.l2b, 4 * P)
         t = self.tag()
         self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line))
         self.op(f"wait i{t}", "wait")
@@ -1638,10 +1652,7 @@ class Codegen:
         self.op(f"wait i{t}", "wait")
 
     def gather_area(self):
-        if not hasattr(self, "_garea"):
-            lay = self.lay
-            self._garea = (self.alloc_lc(lay.stripe), self.alloc_lb(self.CH))
-        return self._garea
+        return self.shared_area("gather", self.lay.stripe, self.CH)
 
     def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0."""
@@ -1744,6 +1755,10 @@ class Codegen:
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
         if name == "__mncl_local":
             return Val("ptr", base=("local",), off=Val("i32", (self.local_base(),)), coff=args[0].const)
+        from .mathlib import lower_math
+        v = lower_math(self, base, ty, args)
+        if v is not None:
+            return v
         raise CodegenError(f"function '{name}' is not supported on the emulator device yet", self.line)
 
 

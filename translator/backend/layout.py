@@ -35,11 +35,13 @@ class Layout:
     pe_l1b: int       # PEs per L1B (P)
     n_pe: int
     lm_words: int = 4096      # 32-bit words of each PE's LM0 (and LM1)
+    l1bm_longs: int = 8192
+    l2bm_longs: int = 32768
 
     @classmethod
     def of(cls, machine) -> "Layout":
         return cls(machine.groups, machine.l2b_per_group, machine.l1b_per_l2b, machine.pe_per_l1b, machine.n_pe,
-                   machine.lm_words)
+                   machine.lm_words, machine.l1bm_longs, machine.l2bm_longs)
 
     @property
     def wave(self) -> int:
