@@ -47,7 +47,13 @@ class LoadedProgram:
             from emulator import assemble
             from translator.backend import compile_kernel
             kb = compile_kernel(self.module, name, self.device.machine, mode)
-            self.binaries[key] = (kb, assemble(kb.asm, f"{name}.vsm"))
+            tables = {}          # __constant data: in DRAM for as long as the program is loaded
+            for k, (cname, data) in enumerate(kb.constants):
+                raw = np.frombuffer(bytes.fromhex(data), np.uint8).copy()
+                a = self.device.allocate(raw.size, raw)
+                self.device.write_buffer(a)
+                tables[f"bG{k}"], tables[f"rowsG{k}"] = a.dram, a.rows
+            self.binaries[key] = (kb, assemble(kb.asm, f"{name}.vsm"), tables)
         return self.binaries[key]
 
 
@@ -95,6 +101,12 @@ class EmulatorDevice:
             self._next += -(-need // 64) * 64
             return a
 
+    def write_buffer(self, a: EmuAllocation):
+        """The host mirror of a buffer -> its stripes in every group's DRAM."""
+        stripes = self.layout.to_stripes(a.view)
+        for g in range(self.layout.groups):
+            self.emu.write_dram(g, a.dram, stripes[g])
+
     def compile(self, source, filename, options):
         from translator import compile_opencl
         return compile_opencl(source, filename=filename, options=tuple(options), spmd=True)
@@ -141,7 +153,7 @@ class EmulatorDevice:
         grouped = kernel_info.uses_barrier or kernel_info.local_mem_bytes or local_args
         wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
         mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
-        kb, prog = loaded.binary(kernel_info.name, mode)
+        kb, prog, tables = loaded.binary(kernel_info.name, mode)
         blk = np.zeros(ARG_LONGS, np.uint64)
         wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
         blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)
@@ -158,7 +170,7 @@ class EmulatorDevice:
                 blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
             else:
                 blk[SHAPE_SLOT + j] = dup(shape[k])
-        seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz)}
+        seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz), **tables}
         buffers = []
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):
@@ -179,9 +191,7 @@ class EmulatorDevice:
         emu = self.emu
         emu.write_dram(0, ARGBLK, blk)
         for a in {id(b): b for b in buffers}.values():
-            stripes = lay.to_stripes(a.view)
-            for g in range(lay.groups):
-                emu.write_dram(g, a.dram, stripes[g])
+            self.write_buffer(a)
         from emulator.errors import EmuFault
         try:
             prof = emu.run(prog, {k: seq[k] for k in kb.args})

@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
+from .constdata import const_bytes, read_globals
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
 from .emit import AllocError, allocate, emit_program
 from .irread import Unsupported, read_function
@@ -33,6 +34,7 @@ class KernelBinary:
     params: list                    # ParamInfo as dicts
     flops_per_item: int = 0
     registers: int = 0
+    constants: list = field(default_factory=list)   # [name, hex bytes] of __constant data, args bG<k>
 
     def to_dict(self):
         return asdict(self)
@@ -68,8 +70,13 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
     except (Unsupported, AllocError) as e:
         raise _error(module, f"kernel '{kernel}': {e}") from None
+    tables = read_globals(module.llvm_ir)
+    try:
+        constants = [[n, const_bytes(*tables[n]).hex()] for n in cg.uses.get("constants", [])]
+    except (KeyError, Unsupported) as e:
+        raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
-                        cg.flops, alloc["_peak"])
+                        cg.flops, alloc["_peak"], constants)
 
 
 def _error(module, msg, line=0):

@@ -272,9 +272,11 @@ class Codegen:
             if v is None:
                 raise CodegenError(f"internal: value used before its definition: {getattr(x, 'text', x)}", self.line)
             return v
-        if isinstance(x, tuple) and x[0] == "global":
-            raise CodegenError("__constant tables at program scope are not supported on the emulator device yet",
-                               self.line)
+        if isinstance(x, tuple) and x[0] == "global":      # program-scope __constant data, in DRAM
+            names = self.uses.setdefault("constants", [])
+            if x[1] not in names:
+                names.append(x[1])
+            return Val("ptr", base=("global", f"G{names.index(x[1])}"))
         raise CodegenError(f"unsupported operand {x!r}", self.line)
 
     def const_val(self, c: Const) -> Val:
@@ -719,9 +721,11 @@ class Codegen:
             v = self.narrow(self.val(t.ops[0]))
             default = t.ops[1]
             rest = p
-            pairs = [(t.ops[k], t.ops[k + 1]) for k in range(2, len(t.ops), 2)]
+            # llvmlite lists only the labels: the case values come from the text
+            pairs = re.findall(r"(i\d+ -?\d+), label %\"?([^\s\"]+)", t.text.split("[", 1)[1])
             for c, lbl in pairs:
-                eq = self.bool_from_mask(self.flags("ixor", v, self.narrow(self.val(c))))
+                ty, val = c.split()
+                eq = self.bool_from_mask(self.flags("ixor", v, self.narrow(self.const_val(Const(ty, int(val))))))
                 if (n, lbl) not in self.edge:
                     self.contribute(n, lbl, self.b_and(p, eq))
                 rest = self.b_and(rest, self.b_not(eq))
@@ -1221,6 +1225,13 @@ class Codegen:
         op, src = i.op, i.ops[0]
         v = self.val(src)
         st, dt = src.type, i.type
+        if op == "ptrtoint":
+            # a pointer's integer value is its byte offset within its buffer (docs/isa.md): differences
+            # of pointers into one buffer are right, absolute addresses are not the host's
+            off = self.ptr_off(v)
+            if dt == "i64":
+                return Val("i64", self.split64(off, signed=False), narrow=off)
+            return Val("i32", (off,))
         if op in ("bitcast",) or (op in ("ptrtoint", "inttoptr")):
             if st == dt or (op == "bitcast" and st in ("ptr",)):
                 return v
@@ -1341,7 +1352,7 @@ class Codegen:
                 return Val("ptr", base=("local",), off=Val("i32", (off,)))
             return Val("ptr", base=("scalar", k))
         if b[0] == "scalar":
-            if ptr.off is not None or ptr.coff or ty not in ("i32", "float", "i64", "double", "ptr"):
+            if ptr.off is not None or ptr.coff or ty not in ("i8", "i16", "i32", "float", "i64", "double", "ptr"):
                 raise CodegenError(f"kernel argument '{self.param(b[1]).name}' of type "
                                    f"'{self.param(b[1]).type_name}' is not supported on the emulator device yet", self.line)
             r = self.argval(PARAM_SLOT + b[1], self.param(b[1]).name)
@@ -1355,8 +1366,10 @@ class Codegen:
             return Val("i64", (r, r))
         if b == ("ids",):
             return self.ids_value(ptr.coff // 8)
-        if b[0] in ("param", "local", "priv") and type_size(ty) < 4:
+        if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
+        if b[0] == "global":
+            return self.gather(b[1], ptr, ty, p)
         if b[0] == "param":
             size = type_size(ty)
             if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
@@ -1603,6 +1616,34 @@ class Codegen:
         self.items = outer
         self.items.append(loop)
 
+    def mem_intrinsic(self, base, args, p):
+        """memset / memcpy of a constant length (initialisers, struct copies): word by word."""
+        n = args[2].const
+        if n is None:
+            raise CodegenError(f"{base} of a run-time length is not supported on the emulator device", self.line)
+        dst = args[0]
+        step = 4 if n % 4 == 0 else 1
+        ty = "i32" if step == 4 else "i8"
+        for k in range(0, n, step):
+            at = lambda ptr: self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + k))
+            if base == "memset":
+                b = args[1].const
+                if b is None:
+                    v = self.narrow(args[1])
+                    if step == 4:
+                        v = self.alu("iand", v, self.c32(0xFF))
+                        v = self.alu("ior", v, self.alu("ilsl", v, self.c32(8)))
+                        v = self.alu("ior", v, self.alu("ilsl", v, self.c32(16)))
+                    val = self.proxy(ty, Val("i32", (v,)))
+                else:
+                    val = Const(ty, (b & 0xFF) * (0x01010101 if step == 4 else 1))
+            else:
+                ld = Inst("load", "mem", ty, [at(args[1])], elem=ty, line=self.line)
+                self.inst(ld, p)
+                val = ld
+            self.inst(Inst("store", "", "void", [val, at(dst)], line=self.line), p)
+        return None
+
     def word_ptr(self, ptr: Val) -> Val:
         return Val("ptr", base=ptr.base, off=Val("i32", (self.alu("iand", self.ptr_off(ptr), self.c32(-4)),)))
 
@@ -1755,6 +1796,8 @@ class Codegen:
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
         if name == "__mncl_local":
             return Val("ptr", base=("local",), off=Val("i32", (self.local_base(),)), coff=args[0].const)
+        if base in ("memset", "memcpy", "memmove"):
+            return self.mem_intrinsic(base, args, p)
         from .mathlib import lower_math
         v = lower_math(self, base, ty, args)
         if v is not None:
