@@ -1025,8 +1025,38 @@ class Codegen:
                 return Val("i32", (self.alu("ilsr", t, self.c32(k)),))
             return Val("i32", (self.alu("isub", x, self.alu("iand", t, self.c32(-c))),))
         if wide:
-            raise CodegenError("64-bit division is not supported on the emulator device yet", self.line)
+            return self.divide64(op, a, b)
         return self.divide32(op, a.regs[0], b.regs[0])
+
+    def divide64(self, op, a: Val, b: Val) -> Val:
+        """64-bit division and remainder: restoring long division, 64 steps run by the sequencer."""
+        signed = op in ("sdiv", "srem")
+        c1, c63 = self.c32(1), self.c32(63)
+        out = []
+        for x, y in zip(self.wide(a), self.wide(b)):
+            if signed:
+                sx, sy = self.alu("llsr", x, c63), self.alu("llsr", y, c63)      # -1 where negative
+                x = self.alu("lsub", self.alu("lxor", x, sx), sx)
+                y = self.alu("lsub", self.alu("lxor", y, sy), sy)
+            n = self.copy(x)
+            q, r = self.copy(self.const64(0)), self.copy(self.const64(0))
+            outer, self.items = self.items, []
+            bit = self.alu("ulsr", n, c63)
+            self.alu("llsl", n, c1, dst=n)
+            self.alu("lor", self.alu("llsl", r, c1), bit, dst=r)
+            ge = self.flags("ulmax", r, y)                      # r >= y
+            self.masked_copy(self.alu("lsub", r, y), r, ge)
+            self.alu("llsl", q, c1, dst=q)
+            self.masked_copy(self.alu("linc", q), q, ge)
+            body, self.items = self.items, outer
+            self.items.append(SeqLoop(f"%q{id(body) % 100000}", "0", "64", body))
+            if op == "sdiv":
+                s_ = self.alu("lxor", sx, sy)
+                q = self.alu("lsub", self.alu("lxor", q, s_), s_)
+            elif op == "srem":
+                r = self.alu("lsub", self.alu("lxor", r, sx), sx)
+            out.append(q if op in ("udiv", "sdiv") else r)
+        return Val("i64", tuple(out))
 
     def divide32(self, op, x, y) -> Val:
         """32-bit division and remainder through fp64: q = trunc(x * (1/y)), then corrected by one.
