@@ -180,6 +180,8 @@ class EmulatorDevice:
                 blk[PARAM_SLOT + i] = dup(local_off[i])
             else:
                 raw = bytes(a)
+                if f"p{i}" in kb.args:      # an integer the sequencer needs (a uniform trip count)
+                    seq[f"p{i}"] = int.from_bytes(raw, "little", signed=True)
                 if len(raw) == 4:
                     blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little"))
                 elif len(raw) == 8:

@@ -64,7 +64,9 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         alloc = allocate(tree)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)
-        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows]
+        params = sorted(cg.uses.get("params", ()))
+        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows] \
+            + [f"p{k}" for k in params]
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None

@@ -91,6 +91,9 @@ class Codegen:
         self.uses = {}                    # what the runtime must provide ("rows", "bases")
         self.line = 0
         self.flops = 0
+        self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
+        self.stored = False               # a store has been emitted in the wave body
+        self.hoisted = []                 # (MV, wait) of loads whose transfers start the wave
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -139,11 +142,18 @@ class Codegen:
             areas[key] = (self.alloc_lc(lc) if lc else None, self.alloc_lb(lb) if lb else None)
         return areas[key]
 
+    STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
+
     def tag(self):
         self.tags += 1
-        if self.tags > 255:
+        if self.tags > 240:                # 250 and up are fixed tags
             self.tags = 1
         return self.tags
+
+    def settle_stores(self):
+        """Wait for a contiguous store still in flight (before anything that may read its data)."""
+        if "store" in self.__dict__.get("_areas", {}):
+            self.op(f"wait i{self.STORE_TAG}", "wait")
 
     # basic lane operations ---------------------------------------------------------------
     def alu(self, mn, *srcs, dst=None, hint=""):
@@ -607,7 +617,81 @@ class Codegen:
         self.acc = {}
         self.edge = {}
         self.loop_stack = []
+        self.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
         self.emit_region([n for n in self.rpo], None)
+        # the transfers of the wave's first loads start together at the top of the wave
+        for mv, w in self.hoisted:
+            self.items.remove(mv)
+            self.items.remove(w)
+        self.items[:0] = [mv for mv, _ in self.hoisted] + [w for _, w in self.hoisted]
+
+    # values the sequencer knows (uniform loop trip counts) ----------------------------------------
+    def seq_expr(self, x):
+        """A sequencer expression equal to IR value x in every lane, or None: constants, integer
+        scalar arguments (the runtime passes them as %p<k>), counters of sequencer loops, and sums,
+        differences and products of these."""
+        if isinstance(x, Const):
+            return str(x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None
+        if not isinstance(x, Inst):
+            return None
+        if x in self.seq_ivs:
+            return self.seq_ivs[x]
+        if x.op == "load" and x.type in ("i32", "i64", "i16", "i8"):
+            ptr = self.vals.get(x.ops[0])
+            if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar":
+                self.uses.setdefault("params", set()).add(ptr.base[1])
+                return f"%p{ptr.base[1]}"
+        if x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
+            return self.seq_expr(x.ops[0])
+        if x.op in ("add", "sub", "mul"):
+            a, b = self.seq_expr(x.ops[0]), self.seq_expr(x.ops[1])
+            if a is not None and b is not None:
+                return f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
+        return None
+
+    def counted_loop(self, h, blocks, phis):
+        """(trip count expression, counter phi, its start) for a loop the sequencer can run, or None.
+
+        The loop must leave only where its counter, stepped by 1 from a start the sequencer
+        knows, meets a bound the sequencer knows: then every lane runs the same iterations."""
+        exits = [(n, s_) for n in blocks for s_ in self.succ[n] if s_ not in blocks]
+        latches = [p_ for p_ in self.preds[h] if p_ in blocks]
+        if len(exits) != 1 or len(latches) != 1:
+            return None
+        src, dst = exits[0]
+        t = self.bmap[src].insts[-1]
+        if t.op != "br" or len(self.succ[src]) != 2 or not isinstance(t.ops[0], Inst) or t.ops[0].op != "icmp":
+            return None
+        cmp = t.ops[0]
+        exit_on_true = self.succ[src][0] == dst
+        pred = cmp.pred
+        a, b = cmp.ops
+        for iv in phis:
+            blk = [blk for blk in iv.phi_blocks if blk not in blocks]
+            if len(blk) != 1:
+                continue
+            start = self.seq_expr(iv.ops[iv.phi_blocks.index(blk[0])])
+            step = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if start is None or not (isinstance(step, Inst) and step.op == "add" and step.ops[0] is iv
+                                     and isinstance(step.ops[1], Const) and step.ops[1].value == 1):
+                continue
+            for x, bound, sw in ((a, b, False), (b, a, True)):
+                if x is not step and x is not iv:
+                    continue
+                bexpr = self.seq_expr(bound)
+                if bexpr is None:
+                    continue
+                pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
+                      "sle": "sge", "ule": "uge"}.get(pred, pred) if sw else pred
+                stay = ("ne", "slt", "ult") if exit_on_true else ("eq", "sge", "uge")
+                if (pr in ("ne", "slt", "ult")) == exit_on_true or pr not in ("ne", "slt", "ult", "eq", "sge", "uge"):
+                    continue       # the loop would stay while the counter is past the bound
+                del stay
+                n = f"({bexpr}) - ({start})"
+                if x is iv:        # the test precedes the step: one more pass that only leaves
+                    n = f"({n}) + 1"
+                return f"({n} if {n} > 1 else 1)", iv, start
+        return None
 
     def in_loop(self, n, h):
         return h is None or n in self.loops[h]
@@ -737,6 +821,10 @@ class Codegen:
         back_edges = {(p, h) for p in self.preds[h] if p in blocks}
         hb = self.bmap[h]
         phis = [i for i in hb.insts if i.op == "phi"]
+        counted = self.counted_loop(h, blocks, phis)
+        if counted:
+            seq_reg = f"%n{len(self.seq_ivs)}"
+            self.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
         # loop-carried registers, set from the entry edges
         entry_pred = self.block_pred(h)
         M = self.copy(entry_pred)
@@ -788,7 +876,8 @@ class Codegen:
         self.copy(nxt, M)
         self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         self.loop_stack.pop()
-        loop = WhileAny(k, self.items, self.line)
+        # a uniform trip count runs on the sequencer; any other loop until no lane is left
+        loop = SeqLoop(seq_reg, "0", counted[0], self.items) if counted else WhileAny(k, self.items, self.line)
         self.items = outer
         self.items.append(loop)
         self.escapes = saved_esc
@@ -1413,6 +1502,11 @@ class Codegen:
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
 
     def store(self, i: Inst, p: VReg):
+        self.store_to(i, p)
+        self.fast_cache.clear()         # any store may change what any buffer's loads would see
+        self.stored = True
+
+    def store_to(self, i: Inst, p: VReg):
         v, ptr = self.val(i.ops[0]), self.val(i.ops[1])
         b = ptr.base
         if b == ("priv",):
@@ -1542,6 +1636,10 @@ class Codegen:
             self.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
 
     def scatter(self, k, ptr: Val, val: VReg, p: VReg, size: int = 4):
+        self.settle_stores()
+        self._scatter(k, ptr, val, p, size)
+
+    def _scatter(self, k, ptr: Val, val: VReg, p: VReg, size: int = 4):
         """Masked store of 32-bit (or, size 1 and 2, the low bytes of) lane values at any offsets of buffer k.
 
         The wave's (index, value) pairs go to L1BM; in four rounds every PE takes
@@ -1690,43 +1788,74 @@ class Codegen:
             return self.private_access(ptr, "i32").regs[0]
         return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
 
-    def fast_load(self, k):
-        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py)."""
+    def fast_load(self, k, for_store=False):
+        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py).
+
+        A load at the top of the wave body before any store reads straight into its own
+        staging area, and its transfer is hoisted to the start of the wave, where all such
+        transfers are in flight together; a second load of the buffer reuses the value."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        lc, lb = self.shared_area("fast", S // lay.l2b, 4 * P)
+        top = not self.loop_stack and not self.stored
+        if not for_store and not self.loop_stack and k in self.fast_cache:
+            return self.fast_cache[k]
+        area = None
+        if top:
+            try:
+                area = (self.alloc_lc(S // lay.l2b), self.alloc_lb(4 * P))
+            except CodegenError:
+                area = None
+        lc, lb = area or self.shared_area("fast", S // lay.l2b, 4 * P)
+        if self.stored:           # it may read what a store still in flight writes
+            self.settle_stores()
         t = self.tag()
-        self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line))
-        self.op(f"wait i{t}", "wait")
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line)
+        self.items.append(mv)
+        w = self.op(f"wait i{t}", "wait")
+        if area:
+            self.hoisted.append((mv, w))
         for s in range(lay.l2bmd_steps):
             self.op(f"l2bmd $lc{lc + 32 * N * s} $lb{lb + 32 * s}", "l2bm",
                     mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
         d = self.new(f"ld{k}")
         self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
         self.uses.setdefault("bases", set()).add(k)
+        if not self.loop_stack and not for_store:
+            self.fast_cache[k] = (d, (lc, lb))
         return d, (lc, lb)
 
     def fast_store(self, k, val: VReg, p: VReg):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        old, (lc, lb) = self.fast_load(k)
+        cached = self.fast_cache.get(k) if not self.loop_stack else None
+        if cached:                # the wave's share is in a register already: merge into a copy
+            old = self.copy(cached[0])
+        else:
+            old = self.fast_load(k, for_store=True)[0]
         self.masked_copy(val, old, self.mask_of(p))
+        # the share goes up from a staging area of its own and nothing waits for it: the next
+        # wave's loads run while it is in flight; the next user of the area (or any gather or
+        # scatter, which may read it back) waits first
+        if "store" not in self.__dict__.get("_areas", {}):
+            lc, lb = self.shared_area("store", S // lay.l2b, 4 * P)
+            self.prologue += [MV(f"mvd/n{S}i{self.STORE_TAG} $d0 $lc{lc}", "%argblk", self.line)]
+        lc, lb = self.shared_area("store", S // lay.l2b, 4 * P)
+        self.settle_stores()
         self.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
         for s in range(lay.l2bmd_steps):
             self.op(f"l2bmd $lb{lb + 32 * s} $lc{lc + 32 * N * s}", "l2bm",
                     mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
-        t = self.tag()
         self.op("nop", "nop")
         self.op("nop", "nop")
-        self.items.append(MV(f"mvd/n{S}i{t} $lc{lc} $d0", f"%b{k}+%wx*{S}", self.line))
-        self.op(f"wait i{t}", "wait")
+        self.items.append(MV(f"mvd/n{S}i{self.STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}", self.line))
 
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)
 
     def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0."""
+        self.settle_stores()
         lay = self.lay
         size = type_size(ty)
         if size not in (4, 8):

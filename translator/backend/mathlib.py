@@ -3,9 +3,795 @@
 ``lower_math(cg, name, ty, args)`` gives the Val of ``name(args)`` for an LLVM
 intrinsic's base name (``exp`` for ``llvm.exp.f32``) or a library function
 (``tanhf``), or None when the function is not one of these.
+
+How.  The machine has no transcendental instructions: the ALU gives floor,
+float <-> integer conversions, a 5-bit rsqrt seed and integer operations on the
+bit patterns; the MAU gives fp64 add and (two-step, see ``fmul64``) multiply and
+multiply-add, each rounded to nearest (a multiply-add rounds twice: it is not
+fused), with results normalised (subnormals flush to +0, -0 becomes +0, NaN
+becomes infinity).  So every function here is range reduction done exactly with
+integer tricks and split constants (Cody-Waite), a polynomial, and a rebuild,
+all in fp64, followed by ALU fix-ups for the special values (NaN, infinities,
+zeros, negative arguments) that the MAU cannot carry:
+
+* **float** functions widen both work-items of the f32 register to fp64 lanes,
+  run the fp64 algorithm at a lower target accuracy (shorter polynomials, no
+  double-double corrections: about 2^-36 relative), and round once to float.
+  The result is within about 0.5 ulp + 2^-10 ulp of the exact value.
+* **double** functions run on the Val's two 64-bit-lane registers.  Where one
+  rounding error matters they carry the lost low part explicitly: Dekker's
+  exact product (``_two_prod``, splitting by an integer rounding of the bit
+  pattern), exact residuals for sqrt and division, a double-double log for pow.
+
+Integer intrinsics (smax/smin/umax/umin/abs of i8/i16/i64, ctpop/ctlz/cttz) are
+exact ALU sequences.
+
+Constants live in registers made with an inline ``limm`` where they are used (not
+in the prologue), so a kernel that calls many functions does not keep every
+coefficient live for its whole length.
 """
 from __future__ import annotations
 
+import struct
+from decimal import Context, Decimal
+from math import factorial
 
+from .codegen import Val
+from .ops import VReg
+
+M64 = (1 << 64) - 1
+SIGN = 1 << 63
+ABS = SIGN - 1
+FRAC = (1 << 52) - 1
+INF = 0x7FF0000000000000
+QNAN = 0x7FF8000000000000
+ONE = 0x3FF0000000000000
+MAGIC = 1.5 * 2.0 ** 52          # x + MAGIC rounds x to an integer held in the low mantissa bits
+
+
+def _bits(v: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+def _float(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", b & M64))[0]
+
+
+# ------------------------------------------------------------------ constants, to 60 digits
+_C = Context(prec=60)
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+_LN2 = _C.ln(Decimal(2))
+_LN10 = _C.ln(Decimal(10))
+
+
+def _trunc_bits(d: Decimal, bits: int) -> float:
+    """d rounded to `bits` significant bits (so products with small integers stay exact)."""
+    f = float(d)
+    e = (_bits(f) >> 52 & 0x7FF) - 1023
+    q = Decimal(2) ** (e - bits + 1)
+    return float(_C.multiply(_C.to_integral_value(_C.divide(d, q)), q))
+
+
+def _split(d: Decimal, bits: int):
+    hi = _trunc_bits(d, bits)
+    return hi, float(_C.subtract(d, Decimal(hi)))
+
+
+def _grid(d: Decimal, frac_bits: int) -> float:
+    """d rounded to a multiple of 2^-frac_bits."""
+    q = Decimal(2) ** -frac_bits
+    return float(_C.multiply(_C.to_integral_value(_C.divide(d, q)), q))
+
+
+LOG2E = float(_C.divide(1, _LN2))
+# ln 2 on a 2^-42 grid (k * LN2_HI is exact for |k| < 2^11), and the rest
+LN2_HI = _grid(_LN2, 42)
+LN2_LO = float(_C.subtract(_LN2, Decimal(LN2_HI)))
+LOG2_10 = float(_C.divide(_LN10, _LN2))
+LG2 = _C.divide(_LN2, _LN10)                         # log10(2)
+LG2_HI, LG2_LO = _split(LG2, 40)
+IL2_HI, IL2_LO = float(_C.divide(1, _LN2)), float(_C.subtract(_C.divide(1, _LN2), Decimal(float(_C.divide(1, _LN2)))))
+IL10_HI = float(_C.divide(1, _LN10))
+IL10_LO = float(_C.subtract(_C.divide(1, _LN10), Decimal(IL10_HI)))
+# pi/2 in three parts: n * P1 and n * P2 are exact for |n| < 2^20
+_PIO2 = _C.divide(_PI, 2)
+PIO2_1 = _trunc_bits(_PIO2, 33)
+PIO2_2 = _trunc_bits(_C.subtract(_PIO2, Decimal(PIO2_1)), 33)
+PIO2_3 = float(_C.subtract(_C.subtract(_PIO2, Decimal(PIO2_1)), Decimal(PIO2_2)))
+TWO_OVER_PI = float(_C.divide(2, _PI))
+
+# Taylor coefficients, lowest degree first
+EXP_D = [1.0 / factorial(k) for k in range(14)]            # |r| <= ln2/2: truncation 2^-57.7
+EXP_F = [1.0 / factorial(k) for k in range(10)]            # 2^-37
+
+
+def _scaled(c: Decimal, n):
+    return [float(_C.divide(_C.power(c, k), factorial(k))) for k in range(n)]
+
+
+EXP2_D, EXP2_F = _scaled(_LN2, 14), _scaled(_LN2, 10)
+EXP10_D, EXP10_F = _scaled(_LN10, 14), _scaled(_LN10, 10)
+# sin r = r + r z SIN(z), cos r = 1 - z/2 + z^2 COS(z), z = r^2, |r| <= pi/4
+SIN_D = [(-1) ** (k + 1) / factorial(2 * k + 3) for k in range(8)]      # to r^17: 2^-62
+SIN_F = [(-1) ** (k + 1) / factorial(2 * k + 3) for k in range(5)]      # to r^11: 2^-36
+COS_D = [(-1) ** k / factorial(2 * k + 4) for k in range(7)]            # to r^16: 2^-58
+COS_F = [(-1) ** k / factorial(2 * k + 4) for k in range(5)]            # to r^12: 2^-39
+# log(1+u)-(1-u) series: log m = log c + 2 s + s z ATANH(z), s = (m-c)/(m+c), z = s^2 <= 0.00134
+ATANH_D = [2.0 / (2 * k + 3) for k in range(5)]                         # 2^-61
+ATANH_F = [2.0 / (2 * k + 3) for k in range(3)]                         # 2^-41
+
+# log: m in [sqrt(1/2), sqrt(2)) is split at 2^(+-0.1), 2^(+-0.3) into five intervals around
+# c = 2^(j/5) rounded to 8 bits; log c on the same 2^-42 grid as LN2_HI so k ln2 + log c is exact
+LOG_T = [_bits(float(_C.power(Decimal(2), Decimal(e)))) for e in ("-0.3", "-0.1", "0.1", "0.3")]
+LOG_C = [round(float(_C.power(Decimal(2), Decimal(j) / 5)) * 128) / 128 for j in (-2, -1, 0, 1, 2)]
+LOG_LC_HI = [_grid(_C.ln(Decimal(c)), 42) for c in LOG_C]
+LOG_LC_LO = [float(_C.subtract(_C.ln(Decimal(c)), Decimal(h))) for c, h in zip(LOG_C, LOG_LC_HI)]
+
+
+# ------------------------------------------------------------------ fp64 lane arithmetic
+class _D:
+    """fp64 and int64 operations on tuples of 64-bit-lane registers (a double Val's two, or
+    a float Val's two work-items widened).  Operands: a tuple (one register per lane), a VReg
+    (the same in every lane), a float (a constant value) or an int (a constant bit pattern)."""
+
+    def __init__(self, cg, n=2):
+        self.cg, self.n = cg, n
+        self.kc = {}
+
+    # operands
+    def kb(self, bits: int) -> VReg:
+        bits &= M64
+        r = self.kc.get(bits)
+        if r is None:
+            r = self.cg.new(f"k{bits:x}")
+            self.cg.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
+            self.kc[bits] = r
+        return r
+
+    def L(self, a) -> tuple:
+        if isinstance(a, tuple):
+            return a
+        if isinstance(a, VReg):
+            return (a,) * self.n
+        if isinstance(a, float):
+            return (self.kb(_bits(a)),) * self.n
+        if isinstance(a, int):
+            return (self.kb(a),) * self.n
+        raise TypeError(a)
+
+    # MAU (fp64, each result rounded; multiply-adds round twice)
+    def add(self, a, b):
+        return tuple(self.cg.mau("dvadd", x, y) for x, y in zip(self.L(a), self.L(b)))
+
+    def sub(self, a, b):
+        return tuple(self.cg.mau("dvadd", x, y, neg=(1,)) for x, y in zip(self.L(a), self.L(b)))
+
+    def _fma1(self, x, y, z, nx=False, nz=False):
+        cg = self.cg
+        t, d = cg.new(), cg.new()
+        sx = "-" if nx else ""
+        if z is None:
+            cg.op(f"dvmulu {sx}{{s0}} {{s1}} {{d0}}", "mau", (t,), (x, y))
+        else:
+            cg.op(f"dvfmau {sx}{{s0}} {{s1}} {'-' if nz else ''}{{s2}} {{d0}}", "mau", (t,), (x, y, z))
+        cg.op(f"dvfmad {sx}{{s0}} {{s1}} {{s2}} {{d0}}", "mau", (d,), (x, y, t))
+        return d
+
+    def mul(self, a, b, neg=False):
+        return tuple(self._fma1(x, y, None, neg) for x, y in zip(self.L(a), self.L(b)))
+
+    def fma(self, a, b, c, na=False, nc=False):
+        """(+-a*b) +- c, rounded after the product and after the sum."""
+        return tuple(self._fma1(x, y, z, na, nc) for x, y, z in zip(self.L(a), self.L(b), self.L(c)))
+
+    def poly(self, x, coeffs):
+        """Horner: coeffs[0] + x coeffs[1] + ... (lowest degree first)."""
+        p = self.fma(float(coeffs[-1]), x, float(coeffs[-2]))
+        for c in reversed(coeffs[:-2]):
+            p = self.fma(p, x, float(c))
+        return p
+
+    # ALU
+    def ia(self, mn, *srcs):
+        return tuple(self.cg.alu(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
+
+    def abs(self, a):
+        return self.ia("land", a, ABS)
+
+    def neg(self, a):
+        return self.ia("lxor", a, SIGN)
+
+    def flags(self, mn, *srcs):
+        return tuple(self.cg.flags(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
+
+    def sel(self, masks, a, b):
+        """a where the lane's mask is set, else b."""
+        out = []
+        for k, x, y in zip(masks, self.L(a), self.L(b)):
+            d = self.cg.copy(y)
+            self.cg.masked_copy(x, d, k)
+            out.append(d)
+        return tuple(out)
+
+    def put(self, masks, a, into):
+        """into[lane] = a where the mask is set (in place)."""
+        for k, x, d in zip(masks, self.L(a), into):
+            self.cg.masked_copy(x, d, k)
+        return into
+
+    def bools(self, masks):
+        """Masks -> 0 / -1 long words."""
+        return tuple(self.cg.bool_from_mask(k) for k in masks)
+
+    # masks
+    def ge_i(self, a, b):            # signed 64-bit a >= b
+        return self.flags("lmax", a, b)
+
+    def ge_f(self, a, b):            # float a >= b (sign-magnitude order, -0 == +0)
+        return self.flags("dmax", a, b)
+
+    def is_nan(self, x):
+        return self.ge_i(self.abs(x), INF + 1)
+
+    def is_inf_or_nan(self, x):
+        return self.ge_i(self.abs(x), INF)
+
+    def is_zero(self, x):            # +-0
+        return self.flags("llsl", x, 1)
+
+    def is_neg(self, x):             # sign bit set (-0 included)
+        return self.ge_i(-1, x)
+
+    # building blocks
+    def rint_small(self, t):
+        """(t rounded to an integer as a float, the same as an int64) for |t| < 2^51."""
+        nf = self.add(t, MAGIC)
+        ni = self.ia("lsub", nf, _bits(MAGIC))
+        return self.sub(nf, MAGIC), ni
+
+    def pow2(self, ni):
+        """2^n for int64 n in [-1022, 1023], as a float."""
+        return self.ia("llsl", self.ia("ladd", ni, 1023), 52)
+
+    def scale(self, p, ni):
+        """p * 2^n for |n| < 2044, in two exact steps (overflow gives inf, underflow 0)."""
+        n1 = self.ia("llsr", ni, 1)
+        n2 = self.ia("lsub", ni, n1)
+        return self.mul(self.mul(p, self.pow2(n1)), self.pow2(n2))
+
+    def split(self, a):
+        """Dekker split: a = hi + lo exactly, hi with 26 significant bits and |lo| <= 2^-27 |a|
+        (hi is a rounded at bit 27 of the bit pattern, so both halves have at most 26 bits)."""
+        hi = self.ia("land", self.ia("ladd", a, 1 << 26), M64 ^ ((1 << 27) - 1))
+        return hi, self.sub(a, hi)
+
+    def two_prod(self, a, b, bsplit=None):
+        """(p, e) with p = fl(a b) and p + e = a b exactly (Dekker; no fused multiply-add)."""
+        p = self.mul(a, b)
+        ah, al = self.split(a)
+        bh, bl = bsplit or self.split(b)
+        t = self.fma(ah, bh, p, nc=True)
+        t = self.fma(ah, bl, t)
+        t = self.fma(al, bh, t)
+        return p, self.fma(al, bl, t)
+
+    def recip(self, d, iters):
+        """1/d for d > 0 (normal): the rsqrt seed squared (~4.5 bits), then Newton steps."""
+        y = self.ia("drsqrt", d)
+        r = self.mul(y, y)
+        for _ in range(iters):
+            e = self.fma(d, r, 1.0, na=True)
+            r = self.fma(r, e, r)
+        return r
+
+    def div(self, a, b, acc):
+        """a / b for finite b != 0: about 0.5 ulp ('d', with an exact residual) or 2^-50 ('f')."""
+        sa = self.ia("lxor", a, self.ia("land", b, SIGN))
+        ab = self.abs(b)
+        r = self.recip(ab, 4)
+        q = self.mul(sa, r)
+        if acc == "d":
+            p, e = self.two_prod(q, ab)
+            res = self.sub(self.sub(sa, p), e)
+            q = self.fma(res, r, q)
+        return q
+
+
+# ------------------------------------------------------------------ fp64 algorithms on lanes
+def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0, clamp=True):
+    """base^x (x + xl for base e) for finite or infinite x; NaN is the caller's."""
+    d = acc == "d"
+    lim = {"e": 760.0, "2": 1100.0, "10": 331.0}[base]
+    if clamp:
+        x = D.ia("dmin", D.ia("dmax", x, -lim), lim)
+    if base == "2":
+        nf, ni = D.rint_small(x)
+        r = D.sub(x, nf)
+        coef = EXP2_D if d else EXP2_F
+    else:
+        hi, lo, c = (LN2_HI, LN2_LO, LOG2E) if base == "e" else (LG2_HI, LG2_LO, LOG2_10)
+        nf, ni = D.rint_small(D.mul(x, c))
+        r = D.fma(nf, hi, x, na=True)                 # exact: n * hi has < 53 bits, x - n hi by Sterbenz
+        r = D.fma(nf, lo, r, na=True)
+        if xl is not None:
+            r = D.add(r, xl)
+        coef = (EXP_D if d else EXP_F) if base == "e" else (EXP10_D if d else EXP10_F)
+    p = D.poly(r, coef)
+    if adj:
+        ni = D.ia("ladd", ni, adj)
+    return D.scale(p, ni)
+
+
+def _expm1_core(D: _D, x, acc):
+    """e^x - 1 without cancellation near 0: n, r as for exp; e^x - 1 = 2^n (e^r - 1) + (2^n - 1)."""
+    d = acc == "d"
+    x = D.ia("dmin", D.ia("dmax", x, -60.0), 760.0)
+    nf, ni = D.rint_small(D.mul(x, LOG2E))
+    r = D.fma(nf, LN2_HI, x, na=True)
+    r = D.fma(nf, LN2_LO, r, na=True)
+    coef = EXP_D if d else EXP_F
+    q = D.poly(r, coef[2:])                            # (e^r - 1 - r) / r^2
+    p = D.fma(D.mul(r, r), q, r)                       # e^r - 1
+    s = D.pow2(D.ia("lmin", ni, 60))
+    small = D.add(D.mul(s, p), D.sub(s, 1.0))
+    big = D.scale(D.add(p, 1.0), ni)                   # n > 56: the -1 is below an ulp
+    return D.sel(D.ge_i(ni, 57), big, small)
+
+
+def _log_core(D: _D, x, acc, want_lo=False):
+    """log x for positive finite x as (hi, lo) (lo None unless want_lo).
+
+    x = 2^k m, m in [sqrt(1/2), sqrt(2)) by integer operations on the bits; c is the nearest of
+    five short constants (|m/c - 1| < 0.077), s = (m - c)/(m + c) (|s| < 0.037) with its
+    rounding error from an exact residual, log m = log c + 2 atanh s."""
+    d = acc == "d"
+    tiny = D.ge_i((1 << 52) - 1, x)                    # subnormal (or zero): scale by 2^54 first
+    x = D.sel(tiny, D.mul(x, 2.0 ** 54), x)
+    kadj = D.sel(tiny, -54, 0)
+    ix = D.ia("ladd", x, ONE - 0x3FE6A09E667F3BCD)
+    k = D.ia("ladd", D.ia("lsub", D.ia("llsr", ix, 52), 1023), kadj)
+    m = D.ia("ladd", D.ia("land", ix, FRAC), 0x3FE6A09E667F3BCD)
+    kf = D.ia("ditof", k)
+    c, c2, lch, lcl = [], [], [], []
+    for lane in range(D.n):                            # one lane at a time: few mask entries live
+        masks = [D.cg.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
+        for out, table in ((c, LOG_C), (c2, [2 * v for v in LOG_C]), (lch, LOG_LC_HI), (lcl, LOG_LC_LO)):
+            v = D.cg.copy(D.kb(_bits(table[0])))
+            for mk, val in zip(masks, table[1:]):
+                D.cg.masked_copy(D.kb(_bits(val)), v, mk)
+            out.append(v)
+    c, c2, lch, lcl = tuple(c), tuple(c2), tuple(lch), tuple(lcl)
+    f = D.sub(m, c)                                    # exact (Sterbenz)
+    dh = D.add(c2, f)                                  # m + c = 2c + f
+    r = D.recip(dh, 4 if d else 3)
+    sh = D.mul(f, r)
+    z = D.mul(sh, sh)
+    t = D.mul(D.mul(sh, z), D.poly(z, ATANH_D if d else ATANH_F))
+    s1 = D.add(D.mul(kf, LN2_HI), lch)                 # exact: both on the 2^-42 grid
+    cc = D.add(sh, sh)
+    h0 = D.add(s1, cc)
+    small = D.add(D.mul(kf, LN2_LO), lcl)
+    if not d:
+        return D.add(h0, D.add(t, small)), None
+    dl = D.sub(f, D.sub(dh, c2))                       # m + c = dh + dl exactly
+    p, e = D.two_prod(sh, dh)
+    rho = D.sub(D.sub(D.sub(f, p), e), D.mul(sh, dl))  # f - sh (m + c), exactly enough
+    sl = D.mul(rho, r)
+    e1 = D.sub(cc, D.sub(h0, s1))                      # Fast2Sum: |s1| >= |2 sh| or s1 = 0
+    lo = D.add(D.add(t, D.add(D.add(sl, sl), small)), e1)
+    hi = D.add(h0, lo)
+    if not want_lo:
+        return hi, None
+    return hi, D.sub(lo, D.sub(hi, h0))
+
+
+def _log_fix(D: _D, x, res):
+    """log's special values: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN -> NaN."""
+    res = D.sel(D.is_inf_or_nan(x), x, res)
+    res = D.sel(D.is_neg(x), QNAN, res)
+    return D.sel(D.is_zero(x), INF | SIGN, res)
+
+
+def _log_lanes(kind):
+    def fn(D, x, acc):
+        if acc == "f" or kind == "e":
+            h, _ = _log_core(D, x, acc)
+            if kind == "2":
+                h = D.mul(h, IL2_HI)
+            elif kind == "10":
+                h = D.mul(h, IL10_HI)
+            return _log_fix(D, x, h)
+        h, lo = _log_core(D, x, acc, want_lo=True)
+        chi, clo = (IL2_HI, IL2_LO) if kind == "2" else (IL10_HI, IL10_LO)
+        p, e = D.two_prod(h, chi, bsplit=_const_split(D, chi))
+        t = D.add(D.add(D.mul(h, clo), D.mul(lo, chi)), e)
+        return _log_fix(D, x, D.add(p, t))
+    return fn
+
+
+def _const_split(D, c: float):
+    hi = _float((_bits(c) + (1 << 26)) & (M64 ^ ((1 << 27) - 1)))
+    return D.L(hi), D.L(c - hi)
+
+
+def _exp_lanes(base):
+    def fn(D, x, acc):
+        return _exp_core(D, x, acc, base)
+    return fn
+
+
+def _expm1_lanes(D, x, acc):
+    return _expm1_core(D, x, acc)
+
+
+def _sincos_core(D: _D, ax, acc):
+    """(sin r, cos r, n) with ax = n pi/2 + r, |r| <= pi/4, for 0 <= ax < 2^20 pi/2."""
+    d = acc == "d"
+    nf, ni = D.rint_small(D.mul(ax, TWO_OVER_PI))
+    r1 = D.fma(nf, PIO2_1, ax, na=True)                # exact
+    w = D.mul(nf, PIO2_2)                              # exact
+    rh0 = D.sub(r1, w)
+    w3 = D.mul(nf, PIO2_3)
+    rh = D.sub(rh0, w3)
+    z = D.mul(rh, rh)
+    hz = D.mul(z, 0.5)
+    if d:
+        tail = D.sub(D.sub(r1, rh0), w)                # the low part lost in rh0 and rh
+        rl = D.add(D.sub(D.sub(rh0, rh), w3), tail)
+        s = D.add(rh, D.add(D.mul(D.mul(rh, z), D.poly(z, SIN_D)), rl))
+        wc = D.sub(1.0, hz)
+        corr = D.sub(D.sub(1.0, wc), hz)               # exact: the rounding error of 1 - z/2
+        c = D.add(wc, D.add(corr, D.sub(D.mul(D.mul(z, z), D.poly(z, COS_D)), D.mul(rh, rl))))
+    else:
+        s = D.fma(D.mul(rh, z), D.poly(z, SIN_F), rh)
+        c = D.add(D.sub(1.0, hz), D.mul(D.mul(z, z), D.poly(z, COS_F)))
+    return s, c, ni
+
+
+def _sin_lanes(D, ax, acc):                            # odd: ax = |x|
+    s, c, ni = _sincos_core(D, ax, acc)
+    even = D.flags("land", ni, 1)
+    v = D.sel(even, s, c)
+    res = D.ia("lxor", v, D.ia("llsl", D.ia("land", ni, 2), 62))
+    return D.sel(D.is_inf_or_nan(ax), QNAN, res)
+
+
+def _cos_lanes(D, x, acc):
+    ax = D.abs(x)
+    s, c, ni = _sincos_core(D, ax, acc)
+    even = D.flags("land", ni, 1)
+    v = D.sel(even, c, s)
+    res = D.ia("lxor", v, D.ia("llsl", D.ia("land", D.ia("ladd", ni, 1), 2), 62))
+    return D.sel(D.is_inf_or_nan(ax), QNAN, res)
+
+
+def _tan_lanes(D, ax, acc):                            # odd
+    s, c, ni = _sincos_core(D, ax, acc)
+    even = D.flags("land", ni, 1)
+    num = D.sel(even, s, D.neg(c))
+    den = D.sel(even, c, s)
+    res = D.div(num, den, acc)
+    return D.sel(D.is_inf_or_nan(ax), QNAN, res)
+
+
+def _tanh_lanes(D, ax, acc):                           # odd: tanh |x| = t / (t + 2), t = e^(2|x|) - 1
+    a = D.ia("dmin", ax, 22.0)
+    t = _expm1_core(D, D.add(a, a), acc)
+    return D.div(t, D.add(t, 2.0), acc)
+
+
+def _sqrt_lanes(D, x, acc):
+    """sqrt: Newton on (s, h) ~ (sqrt x, 1/(2 sqrt x)) from the rsqrt seed; 'd' then corrects s
+    with the exact residual x - s^2 and checks the rounding against the neighbours' midpoints
+    (Tuckerman), which makes it correctly rounded."""
+    d = acc == "d"
+    xs = x
+    if d:                                              # keep s^2's split products normal
+        tiny = D.ge_i(_bits(2.0 ** -900), x)
+        big = D.ge_i(x, _bits(2.0 ** 900))
+        xs = D.sel(tiny, D.mul(x, 2.0 ** 1000), x)
+        xs = D.put(big, D.mul(x, 2.0 ** -1000), xs)
+        post = D.sel(tiny, 2.0 ** -500, 1.0)
+        post = D.put(big, 2.0 ** 500, post)
+    y = D.ia("drsqrt", xs)
+    s = D.mul(xs, y)
+    h = D.mul(y, 0.5)
+    for _ in range(3 if d else 4):
+        r = D.fma(s, h, 0.5, na=True)
+        s = D.fma(s, r, s)
+        h = D.fma(h, r, h)
+    if d:
+        s = D.fma(_residual(D, xs, s), h, s)
+        r1 = _residual(D, xs, s)
+        up = D.ia("ladd", s, 1)
+        dn = D.ia("lsub", s, 1)
+        tu = D.mul(s, D.sub(up, s))                    # s ulp_up  (exact)
+        td = D.mul(s, D.sub(s, dn), neg=True)          # -s ulp_down
+        res = D.sel(D.ge_f(tu, r1), s, up)
+        res = D.put(D.ge_f(td, r1), dn, res)
+        s = D.mul(res, post)
+    s = D.sel(D.is_neg(x), QNAN, s)
+    s = D.put(D.is_inf_or_nan(x), x, s)                # +inf, NaN (and -inf -> NaN below)
+    s = D.put(D.ge_i(x, INF | SIGN), QNAN, s)          # unreachable as signed compare; kept simple
+    return D.put(D.is_zero(x), x, s)
+
+
+def _residual(D, x, s):
+    """x - s^2, exactly when s is within an ulp of sqrt x (Dekker's split, no fused multiply-add)."""
+    sh, sl = D.split(s)
+    t = D.fma(sh, sh, x, na=True)                      # x - sh^2: exact
+    t = D.fma(D.add(sh, sh), sl, t, na=True)
+    return D.fma(sl, sl, t, na=True)
+
+
+def _hypot_lanes(D, x, y, acc):
+    ax, ay = D.abs(x), D.abs(y)
+    a = D.ia("dmax", ax, ay)
+    b = D.ia("dmin", ax, ay)
+    if acc == "f":                                     # float operands: no overflow in fp64
+        h = _sqrt_lanes(D, D.fma(a, a, D.mul(b, b)), "f")
+    else:                                              # scale a into [1, 4) by a power of two
+        e = D.ia("lmin", D.ia("lmax", D.ia("ulsr", a, 52), 1), 2045)
+        sc = D.ia("llsl", D.ia("lsub", 2046, e), 52)
+        isc = D.ia("llsl", e, 52)
+        a1, b1 = D.mul(a, sc), D.mul(b, sc)
+        h = D.mul(_sqrt_lanes(D, D.fma(a1, a1, D.mul(b1, b1)), "d"), isc)
+    h = D.sel(D.is_zero(a), 0, h)
+    h = D.put(D.is_nan(x), QNAN, h)
+    h = D.put(D.is_nan(y), QNAN, h)
+    inf = D.ge_i(a, INF)
+    return D.put(D.flags("lxor", a, INF), INF, h) if inf else h
+
+
+def _pow_lanes(D, x, y, acc):
+    """pow: e^(y log|x|) with log|x| in double-double for 'd'; then the C99/OpenCL special cases."""
+    d = acc == "d"
+    ax = D.abs(x)
+    h, lo = _log_core(D, ax, acc, want_lo=d)
+    if d:
+        p, e = D.two_prod(y, h)
+        wl = D.add(e, D.mul(y, lo))
+        wl = D.ia("dmin", D.ia("dmax", wl, -2.0 ** -20), 2.0 ** -20)   # inf / NaN garbage when |w| is huge
+        res = _exp_core(D, p, acc, "e", xl=wl)
+    else:
+        res = _exp_core(D, D.mul(y, h), acc, "e")
+    # y odd integer?  (|y| < 2^53, trunc y == y, low bit)
+    ay = D.abs(y)
+    yi = D.ia("dftoi", ay)
+    is_int = D.flags("lxor", D.ia("dfloor", ay), ay)    # floor |y| == |y| (inf counts)
+    odd = D.ia("llsl", yi, 63)
+    odd = D.sel(is_int, odd, 0)
+    odd = D.put(D.ge_i(ay, _bits(2.0 ** 53)), 0, odd)
+    sgn = D.ia("land", x, odd)                          # the sign of the result
+    res = D.ia("lxor", res, sgn)
+    # x < 0 finite, y finite and not an integer: NaN
+    xneg_fin = D.bools(D.is_neg(x))
+    notint = D.bools(is_int_inv := D.flags("lxor", D.ia("dfloor", ay), ay))  # noqa: F841
+    res = _pow_specials(D, x, y, ax, ay, res, sgn, is_int_inv)
+    return res
+
+
+def _pow_specials(D, x, y, ax, ay, res, sgn, is_int):
+    # negative finite x with a non-integer finite y
+    bad = D.bools(D.is_neg(x))
+    bad = D.ia("land", bad, D.bools(D.ge_i(INF - 1, ax)))           # x finite
+    bad = D.ia("land", bad, D.ia("lnot", D.bools(is_int)))          # y not an integer (NaN, inf excluded below)
+    bad = D.ia("land", bad, D.bools(D.ge_i(INF - 1, ay)))
+    bad = D.ia("land", bad, D.ia("lnot", D.bools(D.is_zero(x))))
+    res = D.sel(D.flags("lnot", bad), QNAN, res)
+    # x = +-0, |x| = inf or |y| = inf: 0 or inf (|x| > 1 and y > 0, or |x| < 1 and y < 0: inf)
+    spec = D.ia("lor", D.bools(D.is_zero(x)), D.bools(D.ge_i(ax, INF)))
+    spec = D.ia("lor", spec, D.bools(D.flags("lxor", ay, INF)))
+    gt1 = D.bools(D.ge_i(ax, ONE + 1))
+    ypos = D.bools(D.ge_i(y, 1))                                     # y > +0 (bits, sign clear)
+    mag = D.ia("land", D.ia("lnot", D.ia("lxor", gt1, ypos)), INF)
+    res = D.sel(D.flags("lnot", spec), D.ia("lor", mag, sgn), res)
+    # NaN in: NaN
+    res = D.put(D.is_nan(x), QNAN, res)
+    res = D.put(D.is_nan(y), QNAN, res)
+    # pow(x, +-0) = 1, pow(+1, y) = 1, pow(-1, +-inf) = 1
+    res = D.put(D.is_zero(y), ONE, res)
+    res = D.put(D.flags("lxor", x, ONE), ONE, res)
+    m1 = D.ia("land", D.bools(D.flags("lxor", x, ONE | SIGN)), D.bools(D.flags("lxor", ay, INF)))
+    return D.put(D.flags("lnot", m1), ONE, res)
+
+
+# ------------------------------------------------------------------ rounding functions (exact)
+def _round_fn(cg, kind, x: Val) -> Val:
+    """rint (nearest even), ceil, trunc, round (half away from zero), on f32 lanes or f64 lanes.
+
+    |x| >= 2^52 (2^23) is already an integer (or inf/NaN) and is returned as is."""
+    wide = x.kind == "f64"
+    p = "d" if wide else "f"
+    sign = (1 << 63) if wide else 0x80000000
+    absm = sign - 1
+    big_t = _bits(2.0 ** 52) if wide else 0x4B000000
+    k = (lambda v: cg.const64(v)) if wide else (lambda v: cg.c32(v))
+    ibig = "lmax" if wide else "imax"
+    out = []
+    for r in x.regs:
+        a = cg.alu("land" if wide else "iand", r, k(absm))
+        s = cg.alu("land" if wide else "iand", r, k(sign))
+        if kind == "rint":
+            two = _bits(2.0 ** 52) if wide else 0x4B000000
+            t = cg.mau(p + "vadd", cg.mau(p + "vadd", a, k(two)), k(two), neg=(1,))
+            v = cg.alu("lor", t, s)
+        elif kind == "trunc":
+            v = cg.alu("lor", cg.alu(p + "floor", a), s)
+        elif kind == "round":
+            t = cg.alu(p + "floor", a)
+            frac = cg.mau(p + "vadd", a, t, neg=(1,))                # exact
+            half = k(_bits(0.5) if wide else 0x3F000000)
+            up = cg.flags(p + "max", frac, half)                     # frac >= 0.5
+            one = k(ONE if wide else 0x3F800000)
+            cg.masked_copy(cg.mau(p + "vadd", t, one), t, up)
+            v = cg.alu("lor", t, s)
+        else:                                                        # ceil x = -floor(-x)
+            v = cg.alu("lxor", cg.alu(p + "floor", cg.alu("lxor", r, k(sign))), k(sign))
+        big = cg.flags(ibig, a, k(big_t))
+        cg.masked_copy(r, v, big)
+        out.append(v)
+    return Val(x.kind, tuple(out))
+
+
+# ------------------------------------------------------------------ float <-> lanes
+def _to64(cg, x32: VReg):
+    """A float register's two work-items as fp64 lanes (exact; the sign of zero kept)."""
+    hi, lo = cg.f32_to_f64(x32)
+    s = cg.const64(SIGN)
+    hi = cg.alu("lor", hi, cg.alu("land", x32, s))
+    lo = cg.alu("lor", lo, cg.alu("land", cg.alu("llsl", x32, cg.c32(32)), s))
+    return hi, lo
+
+
+def _nan32(cg, r: VReg):
+    """Mask of the float lanes holding NaN."""
+    return cg.flags("imax", cg.alu("iand", r, cg.c32(0x7FFFFFFF)), cg.c32(0x7F800001))
+
+
+def _unary(cg, ty, x: Val, fn, odd=False):
+    if ty == "double":
+        D = _D(cg)
+        xs = D.abs(x.regs) if odd else x.regs
+        res = fn(D, xs, "d")
+        if odd:
+            res = D.ia("lor", res, D.ia("land", x.regs, SIGN))
+        return Val("f64", D.sel(D.is_nan(x.regs), x.regs, res))
+    xr = x.regs[0]
+    src = cg.alu("iand", xr, cg.c32(0x7FFFFFFF)) if odd else xr
+    D = _D(cg)
+    res = cg.f64_to_f32(fn(D, _to64(cg, src), "f")).regs[0]
+    if odd:
+        res = cg.alu("ior", res, cg.alu("iand", xr, cg.c32(0x80000000)))
+    cg.masked_copy(xr, res, _nan32(cg, xr))
+    return Val("f32", (res,))
+
+
+def _binary(cg, ty, x: Val, y: Val, fn, nan_keep=None):
+    if ty == "double":
+        D = _D(cg)
+        return Val("f64", fn(D, x.regs, y.regs, "d"))
+    D = _D(cg)
+    xr, yr = x.regs[0], y.regs[0]
+    res = cg.f64_to_f32(fn(D, _to64(cg, xr), _to64(cg, yr), "f")).regs[0]
+    # NaN operands were widened to infinities: put the NaN back where the result depends on it
+    qn = cg.c32(0x7FC00000)
+    cg.masked_copy(qn, res, _nan32(cg, xr))
+    cg.masked_copy(qn, res, _nan32(cg, yr))
+    if nan_keep:
+        nan_keep(cg, xr, yr, res)
+    return Val("f32", (res,))
+
+
+def _pow_keep32(cg, xr, yr, res):
+    one = cg.c32(0x3F800000)
+    cg.masked_copy(one, res, cg.flags("ixor", xr, one))                          # pow(1, y)
+    cg.masked_copy(one, res, cg.flags("ilsl", yr, cg.c32(1)))                    # pow(x, +-0)
+
+
+def _hypot_keep32(cg, xr, yr, res):
+    inf = cg.c32(0x7F800000)
+    cg.masked_copy(inf, res, cg.flags("ixor", cg.alu("iand", xr, cg.c32(0x7FFFFFFF)), inf))
+    cg.masked_copy(inf, res, cg.flags("ixor", cg.alu("iand", yr, cg.c32(0x7FFFFFFF)), inf))
+
+
+UNARY = {
+    "exp": (_exp_lanes("e"), False), "exp2": (_exp_lanes("2"), False), "exp10": (_exp_lanes("10"), False),
+    "expm1": (_expm1_lanes, True),
+    "log": (_log_lanes("e"), False), "log2": (_log_lanes("2"), False), "log10": (_log_lanes("10"), False),
+    "sin": (_sin_lanes, True), "cos": (_cos_lanes, False), "tan": (_tan_lanes, True),
+    "tanh": (_tanh_lanes, True),
+}
+LIBM_FLOAT = {"tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
+              "powf": "pow", "expf": "exp", "exp2f": "exp2", "logf": "log", "log2f": "log2",
+              "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign"}
+
+
+# ------------------------------------------------------------------ integers
+def _int_fn(cg, name, ty, args):
+    if name in ("smax", "smin", "umax", "umin"):
+        mn = ("u" if name[0] == "u" else "") + name[1:]
+        a, b = args[0], args[1]
+        if ty == "i64":
+            return Val("i64", tuple(cg.alu(mn[:-3] + "l" + mn[-3:], x, y) for x, y in zip(cg.wide(a), cg.wide(b))))
+        if ty in cg.SMALL:
+            signed = name[0] == "s"
+            a, b = cg.norm_small(a, ty, signed), cg.norm_small(b, ty, signed)
+            return Val("i32", (cg.alu(mn[:-3] + "i" + mn[-3:], a.regs[0], b.regs[0]),))
+        return None
+    if name == "abs":
+        a = args[0]
+        if ty == "i64":
+            zero = cg.const64(0)
+            return Val("i64", tuple(cg.alu("lmax", x, cg.alu("lsub", zero, x)) for x in cg.wide(a)))
+        if ty in cg.SMALL:
+            x = cg.norm_small(a, ty, True).regs[0]
+            return Val("i32", (cg.alu("imax", x, cg.alu("isub", cg.c32(0), x)),))
+        return None
+    if name in ("ctpop", "ctlz", "cttz"):
+        if ty == "i64":
+            return Val("i64", tuple(_bitcount(cg, name, r, 64) for r in cg.wide(args[0])))
+        if ty == "i32":
+            return Val("i32", (_bitcount(cg, name, args[0].regs[0], 32),))
+        if ty in cg.SMALL:
+            bits = cg.SMALL[ty]
+            x = cg.norm_small(args[0], ty, False).regs[0]
+            v = _bitcount(cg, name, x, 32)
+            if name == "ctlz":
+                v = cg.alu("isub", v, cg.c32(32 - bits))
+            elif name == "cttz":
+                v = cg.alu("imin", v, cg.c32(bits))
+            return Val("i32", (v,))
+    return None
+
+
+def _bitcount(cg, name, x, w):
+    """popcount / leading zeros / trailing zeros of w-bit lanes (SWAR; ctlz and cttz through popcount)."""
+    p = "l" if w == 64 else "i"
+    k = (lambda v: cg.const64(v)) if w == 64 else (lambda v: cg.c32(v))
+    rep = lambda byte: int.from_bytes(bytes([byte]) * (w // 8), "little")    # noqa: E731
+    if name == "ctlz":
+        for sh in (1, 2, 4, 8, 16, 32)[: 6 if w == 64 else 5]:
+            x = cg.alu(p + "or", x, cg.alu("u" + p + "lsr", x, k(sh)))
+        x = cg.alu(p + "not", x)
+    elif name == "cttz":
+        x = cg.alu(p + "and", cg.alu(p + "not", x), cg.alu(p + "sub", x, k(1)))
+    x = cg.alu(p + "sub", x, cg.alu(p + "and", cg.alu("u" + p + "lsr", x, k(1)), k(rep(0x55))))
+    x = cg.alu(p + "add", cg.alu(p + "and", x, k(rep(0x33))),
+               cg.alu(p + "and", cg.alu("u" + p + "lsr", x, k(2)), k(rep(0x33))))
+    x = cg.alu(p + "and", cg.alu(p + "add", x, cg.alu("u" + p + "lsr", x, k(4))), k(rep(0x0F)))
+    for sh in (8, 16, 32)[: 3 if w == 64 else 2]:
+        x = cg.alu(p + "add", x, cg.alu("u" + p + "lsr", x, k(sh)))
+    return cg.alu(p + "and", x, k(0x7F))
+
+
+# ------------------------------------------------------------------ entry
 def lower_math(cg, name: str, ty: str, args: list):
+    if ty not in ("float", "double"):
+        return _int_fn(cg, name, ty, args)
+    if ty == "float" and name in LIBM_FLOAT:
+        name = LIBM_FLOAT[name]
+    for a in args:
+        if a.kind not in ("f32", "f64", "i32", "i64"):
+            return None
+    if name in ("rint", "roundeven", "nearbyint", "ceil", "trunc", "round"):
+        return _round_fn(cg, "rint" if name in ("roundeven", "nearbyint") else name, args[0])
+    if name == "copysign":
+        if ty == "double":
+            return Val("f64", tuple(cg.alu("lor", cg.alu("land", a, cg.const64(ABS)), cg.alu("land", b, cg.const64(SIGN)))
+                                    for a, b in zip(args[0].regs, args[1].regs)))
+        return Val("f32", (cg.alu("ior", cg.alu("iand", args[0].regs[0], cg.c32(0x7FFFFFFF)),
+                                  cg.alu("iand", args[1].regs[0], cg.c32(0x80000000))),))
+    if name == "sqrt":
+        if ty != "double":
+            return None
+        D = _D(cg)
+        return Val("f64", _sqrt_lanes(D, args[0].regs, "d"))
+    if name in UNARY:
+        fn, odd = UNARY[name]
+        return _unary(cg, ty, args[0], fn, odd)
+    if name == "pow":
+        return _binary(cg, ty, args[0], args[1], _pow_lanes, _pow_keep32)
+    if name == "hypot":
+        return _binary(cg, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
     return None
