@@ -510,10 +510,9 @@ def _sqrt_lanes(D, x, acc):
         res = D.sel(D.ge_f(tu, r1), s, up)
         res = D.put(D.ge_f(td, r1), dn, res)
         s = D.mul(res, post)
-    s = D.sel(D.is_neg(x), QNAN, s)
-    s = D.put(D.is_inf_or_nan(x), x, s)                # +inf, NaN (and -inf -> NaN below)
-    s = D.put(D.ge_i(x, INF | SIGN), QNAN, s)          # unreachable as signed compare; kept simple
-    return D.put(D.is_zero(x), x, s)
+    s = D.sel(D.is_inf_or_nan(x), x, s)                # +inf, NaN
+    s = D.put(D.is_neg(x), QNAN, s)                    # x < 0, -inf
+    return D.put(D.is_zero(x), x, s)                   # +-0
 
 
 def _residual(D, x, s):
@@ -539,8 +538,8 @@ def _hypot_lanes(D, x, y, acc):
     h = D.sel(D.is_zero(a), 0, h)
     h = D.put(D.is_nan(x), QNAN, h)
     h = D.put(D.is_nan(y), QNAN, h)
-    inf = D.ge_i(a, INF)
-    return D.put(D.flags("lxor", a, INF), INF, h) if inf else h
+    h = D.put(D.flags("lxor", ax, INF), INF, h)         # an infinity wins over NaN
+    return D.put(D.flags("lxor", ay, INF), INF, h)
 
 
 def _pow_lanes(D, x, y, acc):
@@ -555,27 +554,21 @@ def _pow_lanes(D, x, y, acc):
         res = _exp_core(D, p, acc, "e", xl=wl)
     else:
         res = _exp_core(D, D.mul(y, h), acc, "e")
-    # y odd integer?  (|y| < 2^53, trunc y == y, low bit)
+    # y an integer (inf counts: floor |y| == |y|), odd when also |y| < 2^53 and its low bit is set
     ay = D.abs(y)
-    yi = D.ia("dftoi", ay)
-    is_int = D.flags("lxor", D.ia("dfloor", ay), ay)    # floor |y| == |y| (inf counts)
-    odd = D.ia("llsl", yi, 63)
-    odd = D.sel(is_int, odd, 0)
+    intb = D.bools(D.flags("lxor", D.ia("dfloor", ay), ay))
+    odd = D.ia("land", D.ia("llsl", D.ia("dftoi", ay), 63), intb)
     odd = D.put(D.ge_i(ay, _bits(2.0 ** 53)), 0, odd)
     sgn = D.ia("land", x, odd)                          # the sign of the result
     res = D.ia("lxor", res, sgn)
-    # x < 0 finite, y finite and not an integer: NaN
-    xneg_fin = D.bools(D.is_neg(x))
-    notint = D.bools(is_int_inv := D.flags("lxor", D.ia("dfloor", ay), ay))  # noqa: F841
-    res = _pow_specials(D, x, y, ax, ay, res, sgn, is_int_inv)
-    return res
+    return _pow_specials(D, x, y, ax, ay, res, sgn, intb)
 
 
-def _pow_specials(D, x, y, ax, ay, res, sgn, is_int):
+def _pow_specials(D, x, y, ax, ay, res, sgn, intb):
     # negative finite x with a non-integer finite y
     bad = D.bools(D.is_neg(x))
     bad = D.ia("land", bad, D.bools(D.ge_i(INF - 1, ax)))           # x finite
-    bad = D.ia("land", bad, D.ia("lnot", D.bools(is_int)))          # y not an integer (NaN, inf excluded below)
+    bad = D.ia("land", bad, D.ia("lnot", intb))                      # y not an integer
     bad = D.ia("land", bad, D.bools(D.ge_i(INF - 1, ay)))
     bad = D.ia("land", bad, D.ia("lnot", D.bools(D.is_zero(x))))
     res = D.sel(D.flags("lnot", bad), QNAN, res)
@@ -628,6 +621,8 @@ def _round_fn(cg, kind, x: Val) -> Val:
             v = cg.alu("lor", t, s)
         else:                                                        # ceil x = -floor(-x)
             v = cg.alu("lxor", cg.alu(p + "floor", cg.alu("lxor", r, k(sign))), k(sign))
+        if kind == "ceil":                                           # the result has x's sign (ceil(+0) = +0)
+            v = cg.alu("lor", cg.alu("land", v, k(absm)), s)
         big = cg.flags(ibig, a, k(big_t))
         cg.masked_copy(r, v, big)
         out.append(v)
@@ -655,14 +650,14 @@ def _unary(cg, ty, x: Val, fn, odd=False):
         xs = D.abs(x.regs) if odd else x.regs
         res = fn(D, xs, "d")
         if odd:
-            res = D.ia("lor", res, D.ia("land", x.regs, SIGN))
+            res = D.ia("lxor", res, D.ia("land", x.regs, SIGN))
         return Val("f64", D.sel(D.is_nan(x.regs), x.regs, res))
     xr = x.regs[0]
     src = cg.alu("iand", xr, cg.c32(0x7FFFFFFF)) if odd else xr
     D = _D(cg)
     res = cg.f64_to_f32(fn(D, _to64(cg, src), "f")).regs[0]
     if odd:
-        res = cg.alu("ior", res, cg.alu("iand", xr, cg.c32(0x80000000)))
+        res = cg.alu("ixor", res, cg.alu("iand", xr, cg.c32(0x80000000)))
     cg.masked_copy(xr, res, _nan32(cg, xr))
     return Val("f32", (res,))
 
@@ -697,7 +692,7 @@ def _hypot_keep32(cg, xr, yr, res):
 
 UNARY = {
     "exp": (_exp_lanes("e"), False), "exp2": (_exp_lanes("2"), False), "exp10": (_exp_lanes("10"), False),
-    "expm1": (_expm1_lanes, True),
+    "expm1": (_expm1_lanes, False),
     "log": (_log_lanes("e"), False), "log2": (_log_lanes("2"), False), "log10": (_log_lanes("10"), False),
     "sin": (_sin_lanes, True), "cos": (_cos_lanes, False), "tan": (_tan_lanes, True),
     "tanh": (_tanh_lanes, True),
