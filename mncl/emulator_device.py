@@ -92,12 +92,12 @@ class EmulatorDevice:
     def allocate(self, nbytes, host_array=None):
         with self._lock:
             rows = self.layout.rows(nbytes)
-            need = rows * self.layout.stripe
+            need = self.layout.group_longs(nbytes)
             if self._next + need > self.machine.dram_longs:
                 raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
                                  f"{nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
                                  f"bytes per group, {self._next * 8} in use)")
-            a = EmuAllocation(nbytes, self._next, rows, host_array)
+            a = EmuAllocation(nbytes, self._next + self.layout.pad, rows, host_array)
             self._next += -(-need // 64) * 64
             return a
 
@@ -154,6 +154,10 @@ class EmulatorDevice:
         wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
         mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
         kb, prog, tables = loaded.binary(kernel_info.name, mode)
+        if kb.replicated:          # a replicated buffer must not also be written through another argument
+            ids = [id(a) for a in args if isinstance(a, EmuAllocation)]
+            if any(ids.count(id(args[k])) > 1 for k in kb.replicated):
+                kb, prog, tables = loaded.binary(kernel_info.name, mode + "-norep")
         blk = np.zeros(ARG_LONGS, np.uint64)
         wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
         blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)
@@ -192,15 +196,21 @@ class EmulatorDevice:
             seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu
         emu.write_dram(0, ARGBLK, blk)
+        replicated = {id(args[k]) for k in kb.replicated}
         for a in {id(b): b for b in buffers}.values():
-            self.write_buffer(a)
+            if id(a) in replicated:
+                for g in range(lay.groups):
+                    off, data = lay.replicated(a.view, g)
+                    emu.write_dram(g, a.dram + off, data)
+            else:
+                self.write_buffer(a)
         from emulator.errors import EmuFault
         try:
             prof = emu.run(prog, {k: seq[k] for k in kb.args})
         except EmuFault as e:
             raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
                              f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
-        for a in {id(b): b for b in buffers}.values():
+        for a in {id(b): b for b in buffers if id(b) not in replicated}.values():    # (read-only)
             n = a.rows * lay.stripe
             per = np.stack([emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
             a.view[:] = lay.from_stripes(per, a.nbytes)

@@ -28,13 +28,14 @@ class KernelBinary:
     """One kernel compiled for one machine shape: what a .mnb file holds per kernel."""
     name: str
     machine: str
-    mode: str                       # "1d" (contiguous fast paths) or "nd"
+    mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers
     asm: str
     args: list                      # sequencer arguments, in order
     params: list                    # ParamInfo as dicts
     flops_per_item: int = 0
     registers: int = 0
     constants: list = field(default_factory=list)   # [name, hex bytes] of __constant data, args bG<k>
+    replicated: list = field(default_factory=list)  # parameters whose buffers are replicated (layout.py)
 
     def to_dict(self):
         return asdict(self)
@@ -53,7 +54,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                              f"at most {MAX_PARAMS}")
     try:
         func = read_function(module.llvm_ir, info.wg_function)
-        cg = Codegen(func, lay, info.params, mode == "1d", chunk_longs=min(lay.stripe, 512))
+        cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
+                     replicate=not mode.endswith("-norep"))
         cg.translate()
         body = cg.items
         inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
@@ -78,7 +80,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     except (KeyError, Unsupported) as e:
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
-                        cg.flops, alloc["_peak"], constants)
+                        cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())))
 
 
 def _error(module, msg, line=0):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .ops import Call, MaskReg, MV, Op, SeqLoop, VReg, WhileAny
+from .ops import Call, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -59,7 +59,8 @@ class Val:
     base: object = None             # ptr: ("param", i) | ("args",) | ("wg",) | ("ids",)
     off: object = None              # ptr: Val i32 byte offset (None = 0)
     coff: int = 0                   # ptr: constant byte offset added to off
-    gid_affine: tuple | None = None  # ints: (coef, const): value == coef * gid0 + const
+    gid_affine: tuple | None = None  # ints: (coef, const, seq): value == coef * gid0 + const + seq, where seq
+                                    # is None or a sequencer expression (a uniform part the sequencer knows)
     const: object = None
     parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
 
@@ -75,11 +76,12 @@ def _is_pow2(n):
 
 
 class Codegen:
-    def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int):
+    def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True):
         self.f = func
         self.lay = layout
         self.params = params              # ParamInfo tuple
         self.one_d = one_d
+        self.replicate = replicate        # read-only buffers may be replicated for offset loads
         self.CH = chunk_longs
         self.items: list = []             # the wave body being built
         self.prologue: list = []
@@ -300,11 +302,11 @@ class Codegen:
             r = self.c32(-1 if v else 0)
             return Val("b", (r,), const=v)
         if ty in ("i8", "i16", "i32"):
-            return Val("i32", (self.c32(v),), const=v, gid_affine=(0, v))
+            return Val("i32", (self.c32(v),), const=v, gid_affine=(0, v, None))
         if ty == "i64":
             r = self.const64(v)
             return Val("i64", (r, r), narrow=self.c32(v) if -(1 << 31) <= v < (1 << 32) else None,
-                       const=v, gid_affine=(0, v))
+                       const=v, gid_affine=(0, v, None))
         if ty == "float":
             import struct
             bits = struct.unpack("<I", struct.pack("<f", v))[0]
@@ -506,7 +508,7 @@ class Codegen:
         d = k % 3
         if k >= 3:
             n = self.alu("iadd", self.pos[d], sh[("offx", "offy", "offz")[d]])
-            aff = (1, 0) if d == 0 else None
+            aff = (1, 0, None) if d == 0 else None
         else:
             q = self.group_index(d)
             n = self.alu("isub", self.pos[d], self.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
@@ -625,6 +627,13 @@ class Codegen:
             self.items.remove(w)
         self.items[:0] = [mv for mv, _ in self.hoisted] + [w for _, w in self.hoisted]
 
+    def affine(self, v: Val, x):
+        """v's (coef, const, seq) form in the global id, also for a uniform value the sequencer knows."""
+        if v.gid_affine is not None:
+            return v.gid_affine
+        e = self.seq_expr(x)
+        return None if e is None else (0, 0, e)
+
     # values the sequencer knows (uniform loop trip counts) ----------------------------------------
     def seq_expr(self, x):
         """A sequencer expression equal to IR value x in every lane, or None: constants, integer
@@ -664,6 +673,10 @@ class Codegen:
             return None
         cmp = t.ops[0]
         exit_on_true = self.succ[src][0] == dst
+        z = cmp.ops[0]
+        if cmp.pred in ("ne", "eq") and isinstance(cmp.ops[1], Const) and cmp.ops[1].value == 0 \
+                and isinstance(z, Inst) and z.op == "zext" and isinstance(z.ops[0], Inst) and z.ops[0].op == "icmp":
+            cmp, exit_on_true = z.ops[0], exit_on_true == (cmp.pred == "ne")     # -O0's (c != 0) wrapper
         pred = cmp.pred
         a, b = cmp.ops
         for iv in phis:
@@ -981,19 +994,19 @@ class Codegen:
             raise CodegenError(f"arithmetic on {i.type} is not supported on the emulator device yet", self.line)
         wide = i.type == "i64"
         aff = None
-        ca, cb = a.gid_affine, b.gid_affine
+        ca, cb = self.affine(a, i.ops[0]), self.affine(b, i.ops[1])
         if ca and cb:
-            if op == "add":
-                aff = (ca[0] + cb[0], ca[1] + cb[1])
-            elif op == "sub":
-                aff = (ca[0] - cb[0], ca[1] - cb[1])
-            elif op == "mul" and (ca[0] == 0 or cb[0] == 0):
-                aff = (ca[0] * cb[1] + cb[0] * ca[1], ca[1] * cb[1])
-            elif op == "shl" and cb[0] == 0 and 0 <= cb[1] < 32:
-                aff = (ca[0] << cb[1], ca[1] << cb[1])
+            if op in ("add", "sub"):
+                aff = aff_add(ca, cb, 1 if op == "add" else -1)
+            elif op == "mul" and ca[0] == 0 and ca[2] is None:
+                aff = aff_scale(cb, ca[1])
+            elif op == "mul" and cb[0] == 0 and cb[2] is None:
+                aff = aff_scale(ca, cb[1])
+            elif op == "shl" and cb[0] == 0 and cb[2] is None and 0 <= cb[1] < (64 if i.type == "i64" else 32):
+                aff = aff_scale(ca, 1 << cb[1])
         if op in self.INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
-                    and aff is not None:
+                    and aff is not None and not (op == "shl" and cb[1] >= 32):
                 # an exact 32-bit computation (ids, offsets): keep the narrow facet in step
                 n = self.alu(self.INT_BIN32[op], a.narrow, b.narrow)
                 hi, lo = self.split64(n)
@@ -1003,6 +1016,14 @@ class Codegen:
             ra, rb = self.wide(a), self.wide(b)
             regs = tuple(self.alu(self.INT_BIN64[op], x, y) for x, y in zip(ra, rb))
             nar = None
+            xa = self.affine(a, i.ops[0])
+            if op == "ashr" and b.const is not None and 0 < b.const <= 32 and xa and xa[2] is None \
+                    and xa[0] % (1 << 32) == 0 and xa[1] % (1 << 32) == 0:
+                # (y << 32) >> k with y affine, as LLVM writes sext(i + c) * 4: y is the high halves
+                sh = 32 - b.const
+                y = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in self.wide(a)))
+                nar = y if sh == 0 else self.alu("ilsl", y, self.c32(sh))
+                return Val("i64", regs, narrow=nar, gid_affine=(xa[0] >> b.const, xa[1] >> b.const, None))
             if op == "ashr" and b.const is not None and 0 < b.const <= 32 and isinstance(i.ops[0], Inst) \
                     and i.ops[0].op == "shl" and self.val(i.ops[0].ops[1]).const == 32:
                 # sext(trunc(x)) << (32 - k) as LLVM writes it (k = 32: a plain sign extension; k = 30: an
@@ -1010,7 +1031,7 @@ class Codegen:
                 src = self.val(i.ops[0].ops[0])
                 sh = 32 - b.const
                 nar = self.narrow(src) if sh == 0 else self.alu("ilsl", self.narrow(src), self.c32(sh))
-                aff = src.gid_affine and (src.gid_affine[0] << sh, src.gid_affine[1] << sh)
+                aff = src.gid_affine and aff_scale(src.gid_affine, 1 << sh)
             return Val("i64", regs, narrow=nar, gid_affine=aff)
         if op == "mul":
             const = b.const if b.const is not None else a.const
@@ -1445,12 +1466,12 @@ class Codegen:
             if iv.const is not None:
                 coff += iv.const * scale
                 if aff is not None:
-                    aff = (aff[0], aff[1] + iv.const * scale)
+                    aff = (aff[0], aff[1] + iv.const * scale, aff[2])
                 continue
             term = self.mul_const(Val("i32", (self.narrow(iv),)), scale, False, None).regs[0]
             off = Val("i32", (term if off is None else self.alu("iadd", off.regs[0], term),))
-            ia = iv.gid_affine
-            aff = (aff[0] + ia[0] * scale, aff[1] + ia[1] * scale) if aff is not None and ia is not None else None
+            ia = self.affine(iv, idx)
+            aff = aff_add(aff, aff_scale(ia, scale)) if aff is not None and ia is not None else None
         return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff)
 
     def param(self, k):
@@ -1465,7 +1486,7 @@ class Codegen:
             k = ptr.coff // 8
             pi = self.param(k)
             if pi.kind in ("global", "constant"):
-                return Val("ptr", base=("param", k), gid_affine=(0, 0))
+                return Val("ptr", base=("param", k), gid_affine=(0, 0, None))
             if pi.kind == "local":    # the runtime puts the argument's offset in its group block here
                 off = self.alu("iadd", self.local_base(), self.argval(PARAM_SLOT + k, pi.name))
                 return Val("ptr", base=("local",), off=Val("i32", (off,)))
@@ -1491,7 +1512,11 @@ class Codegen:
             return self.gather(b[1], ptr, ty, p)
         if b[0] == "param":
             size = type_size(ty)
-            if self.one_d and size == 4 and ptr.gid_affine == (4, 0):
+            aff = ptr.gid_affine
+            if self.one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
+                    and self.is_replicated(b[1]):
+                return Val(self.kind_of(ty), (self.shifted_load(b[1], aff),))
+            if self.one_d and size == 4 and aff == (4, 0, None):
                 reg = self.fast_load(b[1])[0]
                 return Val(self.kind_of(ty), (reg,))
             return self.gather(b[1], ptr, ty, p)
@@ -1527,7 +1552,7 @@ class Codegen:
         else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
         size = type_size(i.ops[0].type)
-        if self.one_d and size == 4 and ptr.gid_affine == (4, 0) and k != "L":
+        if self.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
             return self.fast_store(k, v.regs[0], p)
         if size in (1, 2, 4):
             return self.scatter(k, ptr, v.regs[0], p, size)
@@ -1809,7 +1834,8 @@ class Codegen:
         if self.stored:           # it may read what a store still in flight writes
             self.settle_stores()
         t = self.tag()
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"%b{k}+%wx*{S}", self.line)
+        src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}"
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line)
         self.items.append(mv)
         w = self.op(f"wait i{t}", "wait")
         if area:
@@ -1823,6 +1849,83 @@ class Codegen:
         if not self.loop_stack and not for_store:
             self.fast_cache[k] = (d, (lc, lb))
         return d, (lc, lb)
+
+    def written_params(self) -> set:
+        """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
+        if not hasattr(self, "_written"):
+            def root(x):
+                while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
+                    x = x.ops[0]
+                if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
+                    a = x.ops[0]
+                    if isinstance(a, Arg) and a.name == "args":
+                        return 0
+                    if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
+                            and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
+                        return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
+                return None
+            out = set()
+            for b in self.f.blocks:
+                for i in b.insts:
+                    dst = i.ops[1] if i.op == "store" else (
+                        i.ops[0] if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy",
+                                                                              "llvm.memmove")) else None)
+                    if dst is None:
+                        continue
+                    k = root(dst)
+                    if k is None:
+                        out = set(range(len(self.params)))
+                        break
+                    out.add(k)
+            self._written = out
+        return self._written
+
+    def is_replicated(self, k) -> bool:
+        """Read-only buffer parameters are replicated (layout.py) unless the launch forbids it."""
+        if isinstance(k, int) and self.replicate and k not in self.written_params() \
+                and self.params[k].kind in ("global", "constant"):
+            self.uses.setdefault("replicated", set()).add(k)
+            return True
+        return False
+
+    def shifted_load(self, k, aff) -> VReg:
+        """p[get_global_id(0) + u] for a read-only buffer and a uniform u the sequencer knows.
+
+        Such a buffer is *replicated*: every group's DRAM holds all of it, group g's copy
+        g stripes lower (layout.py), so one MV address gives every group its own share of
+        the wave moved by u / 2 long words; an odd u takes the next long word's halves too."""
+        lay = self.lay
+        S, N, P, G = lay.stripe, lay.l1b, lay.pe_l1b, lay.groups
+        self.uses.setdefault("bases", set()).add(k)
+        if self.stored:
+            self.settle_stores()
+        u = f"((({aff[1]}) + ({aff[2] or 0})) >> 2)"          # elements
+        lo, hi = 0, lay.dram_longs - S
+
+        def load(shift):
+            lc, lb = self.shared_area(("shift", shift), S // lay.l2b, 4 * P)
+            t = self.tag()
+            a = f"%b{k} + %wx * {G * S} + ({u} >> 1) + {shift}"
+            # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
+            # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
+            x = f"(({a})*(({a})>0))"
+            clamp = f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", "")
+            self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", clamp, self.line))
+            self.op(f"wait i{t}", "wait")
+            for s_ in range(lay.l2bmd_steps):
+                self.op(f"l2bmd $lc{lc + 32 * N * s_} $lb{lb + 32 * s_}", "l2bm",
+                        mem=(("r", "lc", lc + 32 * N * s_, lc + 32 * N * (s_ + 1)),
+                             ("w", "lb", lb + 32 * s_, lb + 32 * s_ + 32)))
+            d = self.new(f"sh{k}")
+            self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+            return d
+        a = load(0)
+        out, self.items = self.items, []
+        b = load(1)              # odd u: element 2q + u is the upper half of a, 2q + 1 + u the lower of b
+        self.alu("lor", self.alu("ulsr", a, self.c32(32)), self.alu("llsl", b, self.c32(32)), dst=a)
+        odd, self.items = self.items, out
+        self.items.append(SeqIf(f"({u}) & 1", odd))
+        return a
 
     def fast_store(self, k, val: VReg, p: VReg):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
@@ -1909,7 +2012,10 @@ class Codegen:
         r, c = f"%r{id(body) % 100000}", f"%c{id(body) % 100000}"
         tg = self.tag()
         for g in range(G):
-            self.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"%b{k}+{r}*{S}", self.line))
+            if self.is_replicated(k):       # stripe rG + g of the whole copy in group 0
+                self.items.append(MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"%b{k}+({r}*{G}+{g})*{S}", self.line))
+            else:
+                self.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"%b{k}+{r}*{S}", self.line))
             self.op(f"wait i{tg}", "wait")
             self.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
@@ -1962,6 +2068,19 @@ class Codegen:
         if v is not None:
             return v
         raise CodegenError(f"function '{name}' is not supported on the emulator device yet", self.line)
+
+
+def aff_add(a, b, sign=1):
+    """The affine form of a + sign * b (see Val.gid_affine)."""
+    if b[2] is None:
+        seq = a[2]
+    else:
+        seq = f"({a[2] or 0}) {'+' if sign > 0 else '-'} ({b[2]})"
+    return a[0] + sign * b[0], a[1] + sign * b[1], seq
+
+
+def aff_scale(a, c: int):
+    return a[0] * c, a[1] * c, None if a[2] is None else f"({a[2]}) * {c}"
 
 
 def type_size(ty: str) -> int:

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from .ops import Call, MaskReg, MV, Op, SeqLoop, VReg, WhileAny
+from .ops import Call, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
 
 GRF_SLOTS = 64
 MASK_ENTRIES = list(range(1, 16))
@@ -61,6 +61,9 @@ def allocate(tree: list) -> dict:
                 s = pos[0]
                 walk(it.body)
                 loops.append((s, pos[0]))
+            elif isinstance(it, SeqIf):         # both arms in turn: conservative for either path
+                walk(it.then)
+                walk(it.orelse)
     walk(tree)
     iv = {}
     for r, lst in refs.items():
@@ -278,6 +281,13 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}")
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endloop")
+            elif isinstance(it, SeqIf):
+                out.append(f"{ind}.if {it.cond}")
+                walk(it.then, ind + "    ")
+                if it.orelse:
+                    out.append(f"{ind}.else")
+                    walk(it.orelse, ind + "    ")
+                out.append(f"{ind}.endif")
             elif isinstance(it, Call):
                 key = id(it.body)
                 if key not in names:

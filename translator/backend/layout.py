@@ -19,6 +19,12 @@ broadcast), so a buffer is *striped*: its long words are cut into stripes of
 t mod G at the buffer's base address + (t div G) * stripe.  Wave k then finds
 its group-g share in group g's DRAM at base + k * stripe, and all groups
 stream in parallel.
+
+Replicated buffers.  A buffer a kernel only reads, at p[gid + u] for a uniform
+u, is instead written whole into every group's DRAM, group g's copy g stripes
+lower (long word L at base - g * stripe + L).  Then one MV address,
+base + k * groups * stripe + u / 2, gives each group its own share of wave k
+moved by u.  Every allocation leaves room for this (`group_longs`).
 """
 from __future__ import annotations
 
@@ -37,11 +43,12 @@ class Layout:
     lm_words: int = 4096      # 32-bit words of each PE's LM0 (and LM1)
     l1bm_longs: int = 8192
     l2bm_longs: int = 32768
+    dram_longs: int = 1 << 24
 
     @classmethod
     def of(cls, machine) -> "Layout":
         return cls(machine.groups, machine.l2b_per_group, machine.l1b_per_l2b, machine.pe_per_l1b, machine.n_pe,
-                   machine.lm_words, machine.l1bm_longs, machine.l2bm_longs)
+                   machine.lm_words, machine.l1bm_longs, machine.l2bm_longs, machine.dram_longs)
 
     @property
     def wave(self) -> int:
@@ -74,6 +81,22 @@ class Layout:
         """Stripe rows a buffer of nbytes occupies (its size in each group's DRAM, in stripes)."""
         per_row = 8 * self.stripe * self.groups
         return max(1, -(-nbytes // per_row))
+
+    def group_longs(self, nbytes: int) -> int:
+        """Long words a buffer takes in each group's DRAM: room for the replicated form and its
+        margins (one wave's worth of stripes each side; `pad`)."""
+        return self.rows(nbytes) * self.stripe * self.groups + 2 * self.pad
+
+    @property
+    def pad(self) -> int:
+        return self.stripe * self.groups
+
+    def replicated(self, data: np.ndarray, g: int) -> tuple:
+        """(offset from the buffer's base, long words) of group g's copy of a replicated buffer."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        buf = np.zeros(self.rows(raw.size) * self.stripe * self.groups * 8, np.uint8)
+        buf[:raw.size] = raw
+        return -g * self.stripe, buf.view(np.uint64)
 
     def to_stripes(self, data: np.ndarray) -> np.ndarray:
         """Host bytes -> (group, rows * stripe) long words as they lie in each group's DRAM."""

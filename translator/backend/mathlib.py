@@ -109,8 +109,13 @@ def _scaled(c: Decimal, n):
     return [float(_C.divide(_C.power(c, k), factorial(k))) for k in range(n)]
 
 
-EXP2_D, EXP2_F = _scaled(_LN2, 14), _scaled(_LN2, 10)
-EXP10_D, EXP10_F = _scaled(_LN10, 14), _scaled(_LN10, 10)
+EXPM1_D = [1.0 / factorial(k) for k in range(17)]         # |r| <= 0.7: 2^-57
+EXPM1_F = [1.0 / factorial(k) for k in range(13)]         # 2^-39
+EXP2_F, EXP10_F = _scaled(_LN2, 10), _scaled(_LN10, 10)
+LN2_D = float(_LN2)
+LN2_D_LO = float(_C.subtract(_LN2, Decimal(LN2_D)))
+LN10_D = float(_LN10)
+LN10_D_LO = float(_C.subtract(_LN10, Decimal(LN10_D)))
 # sin r = r + r z SIN(z), cos r = 1 - z/2 + z^2 COS(z), z = r^2, |r| <= pi/4
 SIN_D = [(-1) ** (k + 1) / factorial(2 * k + 3) for k in range(8)]      # to r^17: 2^-62
 SIN_F = [(-1) ** (k + 1) / factorial(2 * k + 3) for k in range(5)]      # to r^11: 2^-36
@@ -298,40 +303,61 @@ class _D:
 
 
 # ------------------------------------------------------------------ fp64 algorithms on lanes
-def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0, clamp=True):
-    """base^x (x + xl for base e) for finite or infinite x; NaN is the caller's."""
+def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0):
+    """base^x (e^(x + xl) for base e) for finite or infinite x; NaN is the caller's.
+
+    n = rint(x / log_base 2), r = x - n log_base 2 (|r| <= ln2/2 after scaling to base e),
+    base^x = 2^n e^r.  'd' keeps r as r + rl and sums e^r = 1 + (r + (rl + r^2 q(r))) so that
+    the final rounding dominates; exp2 and exp10 form r ln2 and x ln10 as exact products."""
     d = acc == "d"
     lim = {"e": 760.0, "2": 1100.0, "10": 331.0}[base]
-    if clamp:
-        x = D.ia("dmin", D.ia("dmax", x, -lim), lim)
+    x = D.ia("dmin", D.ia("dmax", x, -lim), lim)
+    rl = xl
     if base == "2":
         nf, ni = D.rint_small(x)
-        r = D.sub(x, nf)
-        coef = EXP2_D if d else EXP2_F
+        r0 = D.sub(x, nf)                               # exact
+        if not d:
+            return D.scale(D.poly(r0, EXP2_F), _adj(D, ni, adj))
+        r, e = D.two_prod(r0, LN2_D, bsplit=_const_split(D, LN2_D))
+        rl = D.add(e, D.mul(r0, LN2_D_LO))
     else:
+        if base == "10" and d:                          # e^(x ln10), x ln10 as an exact product
+            p, e = D.two_prod(x, LN10_D, bsplit=_const_split(D, LN10_D))
+            rl = D.add(e, D.mul(x, LN10_D_LO))
+            x = p
+            base = "e"
         hi, lo, c = (LN2_HI, LN2_LO, LOG2E) if base == "e" else (LG2_HI, LG2_LO, LOG2_10)
         nf, ni = D.rint_small(D.mul(x, c))
         r = D.fma(nf, hi, x, na=True)                 # exact: n * hi has < 53 bits, x - n hi by Sterbenz
         r = D.fma(nf, lo, r, na=True)
-        if xl is not None:
-            r = D.add(r, xl)
-        coef = (EXP_D if d else EXP_F) if base == "e" else (EXP10_D if d else EXP10_F)
-    p = D.poly(r, coef)
-    if adj:
-        ni = D.ia("ladd", ni, adj)
-    return D.scale(p, ni)
+        if not d:
+            return D.scale(D.poly(r, EXP_F if base == "e" else EXP10_F), _adj(D, ni, adj))
+    if rl is not None:                                  # r + rl -> r + (a remainder below r's ulp)
+        r2 = D.add(r, rl)
+        rl = D.sub(rl, D.sub(r2, r))
+        r = r2
+    q = D.fma(D.mul(r, r), D.poly(r, EXP_D[2:]), rl) if rl is not None else D.mul(D.mul(r, r), D.poly(r, EXP_D[2:]))
+    p = D.add(1.0, D.add(r, q))
+    return D.scale(p, _adj(D, ni, adj))
+
+
+def _adj(D, ni, adj):
+    return D.ia("ladd", ni, adj) if adj else ni
 
 
 def _expm1_core(D: _D, x, acc):
-    """e^x - 1 without cancellation near 0: n, r as for exp; e^x - 1 = 2^n (e^r - 1) + (2^n - 1)."""
+    """e^x - 1 without cancellation: n = 0 for |x| < 0.7 (r = x), else n, r as for exp and
+    e^x - 1 = 2^n (e^r - 1) + (2^n - 1), or 2^n e^r when 2^n - 1 rounds to 2^n."""
     d = acc == "d"
     x = D.ia("dmin", D.ia("dmax", x, -60.0), 760.0)
     nf, ni = D.rint_small(D.mul(x, LOG2E))
+    small_x = D.ge_f(0.7, D.abs(x))
+    nf = D.put(small_x, 0, nf)
+    ni = D.put(small_x, 0, ni)
     r = D.fma(nf, LN2_HI, x, na=True)
     r = D.fma(nf, LN2_LO, r, na=True)
-    coef = EXP_D if d else EXP_F
-    q = D.poly(r, coef[2:])                            # (e^r - 1 - r) / r^2
-    p = D.fma(D.mul(r, r), q, r)                       # e^r - 1
+    q = D.poly(r, (EXPM1_D if d else EXPM1_F)[2:])     # (e^r - 1 - r) / r^2
+    p = D.add(r, D.mul(D.mul(r, r), q))                # e^r - 1
     s = D.pow2(D.ia("lmin", ni, 60))
     small = D.add(D.mul(s, p), D.sub(s, 1.0))
     big = D.scale(D.add(p, 1.0), ni)                   # n > 56: the -1 is below an ulp
@@ -639,6 +665,16 @@ def _to64(cg, x32: VReg):
     return hi, lo
 
 
+def _to32(cg, lanes) -> VReg:
+    """fp64 lanes -> a float register, NaN kept (the MAU's conversion makes it infinity)."""
+    res = cg.f64_to_f32(lanes).regs[0]
+    D = _D(cg)
+    hi, lo = D.bools(D.is_nan(lanes))
+    both = cg.alu("lor", cg.alu("land", hi, cg.const64(0xFFFFFFFF00000000)), cg.alu("land", lo, cg.const64(0xFFFFFFFF)))
+    cg.masked_copy(cg.c32(0x7FC00000), res, cg.mask_of(both))
+    return res
+
+
 def _nan32(cg, r: VReg):
     """Mask of the float lanes holding NaN."""
     return cg.flags("imax", cg.alu("iand", r, cg.c32(0x7FFFFFFF)), cg.c32(0x7F800001))
@@ -655,7 +691,7 @@ def _unary(cg, ty, x: Val, fn, odd=False):
     xr = x.regs[0]
     src = cg.alu("iand", xr, cg.c32(0x7FFFFFFF)) if odd else xr
     D = _D(cg)
-    res = cg.f64_to_f32(fn(D, _to64(cg, src), "f")).regs[0]
+    res = _to32(cg, fn(D, _to64(cg, src), "f"))
     if odd:
         res = cg.alu("ixor", res, cg.alu("iand", xr, cg.c32(0x80000000)))
     cg.masked_copy(xr, res, _nan32(cg, xr))
@@ -668,7 +704,7 @@ def _binary(cg, ty, x: Val, y: Val, fn, nan_keep=None):
         return Val("f64", fn(D, x.regs, y.regs, "d"))
     D = _D(cg)
     xr, yr = x.regs[0], y.regs[0]
-    res = cg.f64_to_f32(fn(D, _to64(cg, xr), _to64(cg, yr), "f")).regs[0]
+    res = _to32(cg, fn(D, _to64(cg, xr), _to64(cg, yr), "f"))
     # NaN operands were widened to infinities: put the NaN back where the result depends on it
     qn = cg.c32(0x7FC00000)
     cg.masked_copy(qn, res, _nan32(cg, xr))

@@ -74,6 +74,14 @@ class SeqLoop:
 
 
 @dataclass(eq=False)
+class SeqIf:
+    """A branch the sequencer takes on an expression of its registers (uniform by construction)."""
+    cond: str
+    then: list = field(default_factory=list)
+    orelse: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Call:
     """Run a sub-list with address offsets (the gather chunk body, for instance)."""
     body: list
