@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import itertools
 
+import time
+
 import numpy as np
 
 from . import isa
@@ -121,6 +123,8 @@ class Emulator:
                  dump=None, max_steps: int | None = None):
         self.m = load_machine(machine)
         self.strict, self.wrap, self.max_steps = strict, wrap, max_steps
+        self.time_limit = None            # seconds of wall time per run (None: no limit)
+        self.deadline = None
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
@@ -202,6 +206,7 @@ class Emulator:
             if not isinstance(v, (int, np.integer)):
                 raise EmulatorError(f"{program.source}: argument {k} must be an integer, got {type(v).__name__}")
         self.prog = program
+        self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
         self._plans = {}
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
@@ -278,6 +283,8 @@ class Emulator:
     def _step(self, st: Step):
         if self.max_steps is not None and self.cm.steps >= self.max_steps:
             raise self._fault(f"step limit of {self.max_steps} reached", st.line, st.text, None)
+        if self.deadline is not None and self.cm.steps % 256 == 0 and time.monotonic() > self.deadline:
+            raise self._fault(f"time limit of {self.time_limit:g} s of emulation reached", st.line, st.text, None)
         if st.wait is not None:
             self._wait(st)
         self.cur = st

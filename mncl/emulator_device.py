@@ -85,8 +85,11 @@ class EmulatorDevice:
     @property
     def emu(self):
         if self._emu is None:
+            import os
             from emulator import Emulator
             self._emu = Emulator(self.machine)
+            limit = os.environ.get("MNCL_EMU_TIME_LIMIT")      # seconds per launch: a runaway kernel faults
+            self._emu.time_limit = float(limit) if limit else None
         return self._emu
 
     def allocate(self, nbytes, host_array=None):

@@ -274,14 +274,15 @@ def mncl_ids():
     return [f"{n}@{v}" if v else n for n in sorted(CASES) for v in MNCL_VARIANTS]
 
 
-def run_and_check_mncl(test_id: str):
-    """Run one case on mncl (with its variant's extra options) and check it against numpy and PoCL."""
+def run_and_check_mncl(test_id: str, env=None):
+    """Run one case on mncl (with its variant's extra options) and check it against numpy and PoCL.
+    ``env`` is (mncl, context, queue) for another device than MNCL_CORPUS_DEVICE's."""
     name, _, variant = test_id.partition("@")
     case = CASES[name]
     extra = MNCL_VARIANTS[variant]
     if extra:
         case = dataclasses.replace(case, options=f"{case.options} {extra}".strip())
-    cl, ctx, queue = mncl()
+    cl, ctx, queue = env or mncl()
     result = run_with_timeout(run_case, cl, ctx, queue, case)
     expected = case.expected(case.initial_buffers())
     for out, value in result.items():
@@ -390,7 +391,7 @@ def pocl_isolated(case: Case):
         return None
 
 
-def run_and_check_random(test_id: str):
+def run_and_check_random(test_id: str, env=None):
     kind, _, seed = test_id.rpartition("_")
     case = RANDOM_KINDS[kind][0](int(seed))
     ref = None
@@ -403,7 +404,7 @@ def run_and_check_random(test_id: str):
         if isinstance(pocl(), str):
             pytest.skip(pocl())
         reference, against = pocl_isolated(case), "PoCL"
-    cl, ctx, queue = mncl()
+    cl, ctx, queue = env or mncl()
     results = [run_with_timeout(run_case, cl, ctx, queue, dataclasses.replace(case, options=extra))["out"]
                for extra in ("", "-cl-opt-disable")]
     if reference is None:
