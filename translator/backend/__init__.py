@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
-from .emit import AllocError, allocate, emit_program
+from .emit import AllocError, allocate, emit_program, remove_dead
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .ops import Op, SeqLoop
@@ -63,6 +63,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)]
+        tree = remove_dead(tree)
         alloc = allocate(tree)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)

@@ -29,6 +29,55 @@ def _refs(op: Op):
         yield r, True
 
 
+def remove_dead(tree: list) -> list:
+    """Drop ALU/MAU ops whose results nothing reads (codegen builds some facets of a value
+    speculatively, e.g. both the 64-bit and the 32-bit form of an index), until none is left."""
+    def walk(items, fn):
+        for it in items:
+            if isinstance(it, Op):
+                fn(it)
+            elif isinstance(it, (WhileAny, SeqLoop)):
+                walk(it.body, fn)
+            elif isinstance(it, Call):
+                walk(it.body, fn)
+            elif isinstance(it, SeqIf):
+                walk(it.then, fn)
+                walk(it.orelse, fn)
+
+    def prune(items, dead):
+        out = []
+        for it in items:
+            if isinstance(it, Op):
+                if it not in dead:
+                    out.append(it)
+                continue
+            for attr in ("body", "then", "orelse"):
+                if hasattr(it, attr):
+                    setattr(it, attr, prune(getattr(it, attr), dead))
+            out.append(it)
+        return out
+    while True:
+        read = set()
+        walk(tree, lambda o: read.update(o.srcs + o.msrc))
+        masks = set()
+
+        def loops(items):
+            for it in items:
+                if isinstance(it, WhileAny):
+                    masks.add(it.mask)
+                for attr in ("body", "then", "orelse"):
+                    if hasattr(it, attr) and not isinstance(it, Op):
+                        loops(getattr(it, attr))
+        loops(tree)
+        read |= masks
+        dead = set()
+        walk(tree, lambda o: dead.add(o) if o.unit in ("alu", "mau") and not o.mem and (o.dsts or o.mdst)
+             and not (set(o.dsts) | set(o.mdst)) & read else None)
+        if not dead:
+            return tree
+        tree = prune(tree, dead)
+
+
 def allocate(tree: list) -> dict:
     """VReg/MaskReg -> operand text prefix: ('r'|'s', slot) or mask entry."""
     refs: dict = {}
