@@ -368,8 +368,17 @@ def _words(op: Operand) -> set:
     return {int(a) + k for a in op.addrs for k in range(n)}
 
 
+_SRC_RE = re.compile(r"#\s*line\s+(\d+)")
+
+
+def _src_line(raw: str) -> int:
+    """The C line a compiler's '# line N' comment names: the profile attributes the step's cycles to it."""
+    m = _SRC_RE.search(raw)
+    return int(m.group(1)) if m else 0
+
+
 def build_step(exprs: list, cx: _Ctx, masks: dict) -> Step:
-    st = Step(exprs=[], line=cx.line, text=cx.text.strip(), masks=dict(masks))
+    st = Step(exprs=[], line=cx.line, text=cx.text.strip(), masks=dict(masks), src=_src_line(cx.text))
     groups = []
     for e in exprs:
         g = e.defn.group
@@ -535,7 +544,8 @@ def assemble(text: str, source: str = "<asm>") -> Program:
             if k <= 0:
                 raise cx.error("'nop/<k>' needs k >= 1")
             for _ in range(k):
-                tb.stmts.append(Step([], lineno, raw.strip(), dict(masks), nop=True, groups=(isa.NOP,)))
+                tb.stmts.append(Step([], lineno, raw.strip(), dict(masks), nop=True, groups=(isa.NOP,),
+                                     src=_src_line(raw)))
         elif toks[0].startswith("mv"):
             if ";" in line:
                 raise cx.error("an MV statement stands alone on its line")

@@ -50,8 +50,17 @@ class CycleModel:
         self.last_mv_issue = -1e18
         self.events: list = []            # (track, name, start, end, args)
         self.dropped_events = 0
+        self.by_line: Counter = Counter()  # C source line -> cycles (0: steps without one)
+        self.src = 0                       # the line cycles are charged to now
 
     # -- PE stream ------------------------------------------------------------------
+    def charge(self, src: int, since: float) -> None:
+        """Cycles from `since` to now belong to C line src (a step with no line keeps the last one,
+        so a wait is charged to the line whose transfer it waits for)."""
+        if src:
+            self.src = src
+        self.by_line[self.src] += self.now - since
+
     def step(self, groups: tuple, flops: float = 0.0) -> None:
         self.steps += 1
         self.now += self.m.cycles_per_step
@@ -105,7 +114,7 @@ class CycleModel:
     def profile(self) -> "Profile":
         return Profile(self.m, self.now, self.steps, dict(self.steps_by_group), dict(self.stalls),
                        {f"{k[0]}.{k[1]}": v for k, v in sorted(self.bytes.items())}, self.flops,
-                       list(self.events), self.dropped_events)
+                       list(self.events), self.dropped_events, dict(sorted(self.by_line.items())))
 
 
 @dataclass
@@ -119,6 +128,7 @@ class Profile:
     flops: float
     events: list = field(default_factory=list, repr=False)
     dropped_events: int = 0
+    cycles_by_line: dict = field(default_factory=dict)   # C source line -> cycles ('# line N' steps)
 
     @property
     def time_s(self) -> float:
@@ -149,8 +159,23 @@ class Profile:
             "flop_rate": fl,
             "flop_rate_fraction_of_peak_half_matrix": fl / peak_fl if peak_fl else 0.0,
             "arithmetic_intensity_flop_per_dram_byte": self.flops / self.dram_bytes if self.dram_bytes else None,
+            "roofline": self.roofline(),
+            "cycles_by_source_line": {str(k): v for k, v in self.cycles_by_line.items()},
             "trace_events_dropped": self.dropped_events,
         }
+
+    def roofline(self) -> dict:
+        """Where the run sits under the fp32 vector roof: the rate its arithmetic intensity allows
+        (min of the compute peak and intensity x DRAM bandwidth) and the fraction of it achieved."""
+        m, t = self.machine, self.time_s
+        peak = m.peak_flops("f", "vector")
+        bw = m.peak_dram_bytes_per_s()
+        ai = self.flops / self.dram_bytes if self.dram_bytes else float("inf")
+        attainable = min(peak, ai * bw)
+        rate = self.flops / t if t else 0.0
+        return {"peak_flop_rate_f32_vector": peak, "dram_bytes_per_s": bw, "attainable_flop_rate": attainable,
+                "bound": "memory" if ai * bw < peak else "compute",
+                "fraction_of_attainable": rate / attainable if attainable else 0.0}
 
     def to_json(self) -> str:
         return json.dumps(self.summary(), indent=2)

@@ -271,10 +271,13 @@ class Emulator:
                                   node.text, None)
         start = self.cm.now
         for st in block.stmts:
+            t0 = self.cm.now
             if isinstance(st, Step):
                 self._step(st)
+                self.cm.charge(st.src, t0)
             elif isinstance(st, MVStmt):
                 self._mv(st)
+                self.cm.charge(0, t0)
             else:
                 self._debug(st)
         self.cm.block(node.block, start)

@@ -110,6 +110,7 @@ class Step:
     noforward: bool = False
     wait: int | None = None      # tag awaited before this step issues
     groups: tuple = ()
+    src: int = 0                 # C source line a '# line N' comment names (0: none)
 
 
 @dataclass

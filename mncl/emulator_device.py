@@ -112,7 +112,9 @@ class EmulatorDevice:
 
     def compile(self, source, filename, options):
         from translator import compile_opencl
-        return compile_opencl(source, filename=filename, options=tuple(options), spmd=True)
+        module = compile_opencl(source, filename=filename, options=tuple(options), spmd=True)
+        module.source = source          # for the profile's per-line report
+        return module
 
     def load(self, module, object_code=None):
         prog = LoadedProgram(module, self)
@@ -218,4 +220,8 @@ class EmulatorDevice:
             per = np.stack([emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
             a.view[:] = lay.from_stripes(per, a.nbytes)
         prof.emulated_ns = prof.time_s * 1e9
+        import os
+        if os.environ.get("MNCL_PROFILE"):
+            from .profile_report import write_reports
+            write_reports(os.environ["MNCL_PROFILE"], kernel_info.name, prof, getattr(loaded.module, "source", None))
         return prof

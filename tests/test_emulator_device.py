@@ -302,3 +302,27 @@ def test_unsupported_constructs_are_build_errors_naming_the_kernel(env):
     src = "__kernel void k(__global float *o, int j) { float t[2000]; t[j] = 1; o[get_global_id(0)] = t[j / 2]; }"
     with pytest.raises(cl.RuntimeError, match="kernel 'k'.*private arrays need 8000 bytes per work-item"):
         cl.Program(ctx, src).build()
+
+
+def test_profile_has_cycles_per_source_line_and_reports(env, tmp_path, monkeypatch):
+    """ev.stats attributes cycles to C lines; MNCL_PROFILE writes a Chrome trace and an HTML report."""
+    ctx, q, _ = env
+    src = ("__kernel void k(__global const float *x, __global float *y, int n)\n"
+           "{\n"
+           "    int i = get_global_id(0);\n"
+           "    float s = 0;\n"
+           "    for (int j = 0; j < n; j++) s = s * 0.5f + x[i] / (x[i] + j + 1.0f);\n"
+           "    y[i] = s;\n"
+           "}\n")
+    monkeypatch.setenv("MNCL_PROFILE", str(tmp_path))
+    prg = cl.Program(ctx, src).build()
+    x = np.arange(600, dtype=np.float32)
+    yb = cl.Buffer(ctx, 0, 4 * 600)
+    ev = prg.k(q, (600,), None, buf(ctx, x), yb, np.int32(5))
+    ev.wait()
+    by_line = ev.stats.cycles_by_line
+    assert abs(sum(by_line.values()) - ev.stats.cycles) <= 1024      # all but the final drain
+    assert by_line.get(5, 0) > 1000 and by_line.get(6, 0) > 0         # the loop, and the store with its transfers
+    assert ev.stats.summary()["roofline"]["bound"] in ("memory", "compute")
+    html = next(tmp_path.glob("k-*.html")).read_text()
+    assert "x[i] / (x[i] + j + 1.0f)" in html and next(tmp_path.glob("k-*.trace.json")).stat().st_size > 0
