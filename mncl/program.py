@@ -117,6 +117,7 @@ class Program:
             if entry is not None:
                 try:
                     module = load_module(entry[0])
+                    module.source = self._source      # for profile reports (not in the cache entry)
                     loaded = backend.load(module, _unpack_object(entry[1]))
                 except Exception:  # a corrupt or stale entry: drop it and rebuild
                     cache.discard(k, cache_dir)
