@@ -672,7 +672,9 @@ def _to32(cg, lanes) -> VReg:
     hi, lo = D.bools(D.is_nan(lanes))
     both = cg.alu("lor", cg.alu("land", hi, cg.const64(0xFFFFFFFF00000000)), cg.alu("land", lo, cg.const64(0xFFFFFFFF)))
     cg.masked_copy(cg.c32(0x7FC00000), res, cg.mask_of(both))
-    return res
+    sign = cg.const64(SIGN)                            # and the sign of a zero (the MAU gives +0)
+    s = cg.alu("lor", cg.alu("land", lanes[0], sign), cg.alu("ulsr", cg.alu("land", lanes[1], sign), cg.c32(32)))
+    return cg.alu("lor", res, s)
 
 
 def _nan32(cg, r: VReg):
