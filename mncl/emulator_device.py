@@ -138,6 +138,35 @@ class EmulatorDevice:
         kz = min(-(-gs[2] // ls[2]), per // (kx * ky))
         return kx * ls[0], ky * ls[1], kz * ls[2], kx, ky, kz
 
+    def scratch(self, key, nbytes):
+        """A zeroed device-only buffer kept between launches and grown as needed."""
+        pool = self.__dict__.setdefault("_scratch", {})
+        a = pool.get(key)
+        if a is None or a.nbytes < nbytes:
+            a = pool[key] = self.allocate(nbytes)
+        a.view[:] = 0
+        return a
+
+    def raise_out_of_bounds(self, kernel_info, kb, report, lay, args):
+        """The first lane that went out of bounds, as the CPU device reports an overrun."""
+        def read(a):
+            n = a.rows * lay.stripe
+            per = np.stack([self.emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
+            return lay.from_stripes(per, a.nbytes).view(np.int32)
+        codes = read(report[0])
+        bad = np.flatnonzero(codes)
+        if not bad.size:
+            return
+        off = int(read(report[1])[bad[0]])
+        line, k, size = kb.bounds[int(codes[bad[0]]) - 1]
+        p = kernel_info.params[k]
+        where = f"line {line}" if line else "an unknown line"
+        raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
+                         f"kernel '{kernel_info.name}' accessed out of bounds at {where}: index {off // size} "
+                         f"of the buffer passed as argument {k} ('{p.name}', {args[k].nbytes} bytes, "
+                         f"elements of {size} bytes); {bad.size} work-item(s) did; their stores were dropped, "
+                         f"other buffers are untouched")
+
     def local_scratch(self, nbytes, kernel):
         """DRAM for the __local blocks of one wave, kept between launches and grown as needed."""
         rows = self.layout.rows(max(nbytes, 1))
@@ -184,6 +213,7 @@ class EmulatorDevice:
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):
                 seq[f"b{i}"], seq[f"rows{i}"] = a.dram, a.rows
+                blk[PARAM_SLOT + i] = dup(a.nbytes)          # for the kernel's bounds checks
                 buffers.append(a)
             elif isinstance(a, LocalScratch):
                 blk[PARAM_SLOT + i] = dup(local_off[i])
@@ -197,12 +227,16 @@ class EmulatorDevice:
                     blk[PARAM_SLOT + i] = int.from_bytes(raw, "little")
                 elif len(raw) < 4:
                     blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little", signed=True))
+        report = None
+        if "bE" in kb.args:            # where lanes record their first out-of-bounds access
+            report = [self.scratch(f"bounds{j}", W * 4) for j in range(2)]
+            seq["bE"], seq["bF"] = report[0].dram, report[1].dram
         if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
             seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu
         emu.write_dram(0, ARGBLK, blk)
         replicated = {id(args[k]) for k in kb.replicated}
-        for a in {id(b): b for b in buffers}.values():
+        for a in list({id(b): b for b in buffers}.values()) + (report or []):
             if id(a) in replicated:
                 for g in range(lay.groups):
                     off, data = lay.replicated(a.view, g)
@@ -219,6 +253,8 @@ class EmulatorDevice:
             n = a.rows * lay.stripe
             per = np.stack([emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
             a.view[:] = lay.from_stripes(per, a.nbytes)
+        if report is not None:
+            self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         prof.emulated_ns = prof.time_s * 1e9
         import os
         if os.environ.get("MNCL_PROFILE"):

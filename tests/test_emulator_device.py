@@ -326,3 +326,25 @@ def test_profile_has_cycles_per_source_line_and_reports(env, tmp_path, monkeypat
     assert ev.stats.summary()["roofline"]["bound"] in ("memory", "compute")
     html = next(tmp_path.glob("k-*.html")).read_text()
     assert "x[i] / (x[i] + j + 1.0f)" in html and next(tmp_path.glob("k-*.trace.json")).stat().st_size > 0
+
+
+def test_out_of_bounds_is_reported_with_kernel_line_buffer_and_index(env):
+    """The launch fails naming the kernel, the C line, the argument and the first bad index;
+    in-bounds stores land, the out-of-bounds ones are dropped and the other buffer is untouched."""
+    ctx, q, _ = env
+    src = ("__kernel void over(__global float *a, __global float *b, int k) {\n"
+           "  int i = get_global_id(0);\n"
+           "  b[i] = 1.0f;\n"
+           "  a[i + k] = 2.0f;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build()
+    a, b = buf(ctx, np.zeros(16, np.float32)), buf(ctx, np.zeros(16, np.float32))
+    with pytest.raises(cl.MemoryError, match=r"kernel 'over' accessed out of bounds at line 4: index 1[6-8] of "
+                                             r"the buffer passed as argument 0 \('a', 64 bytes"):
+        prg.over(q, (16,), None, a, b, np.int32(3)).wait()
+    out = np.empty(16, np.float32)
+    cl.enqueue_copy(q, out, a)
+    np.testing.assert_array_equal(out, [0, 0, 0] + [2] * 13)
+    cl.enqueue_copy(q, out, b)
+    np.testing.assert_array_equal(out, np.ones(16))
+    prg.over(q, (16,), None, a, b, np.int32(0)).wait()          # in bounds: no error

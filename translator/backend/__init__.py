@@ -36,6 +36,7 @@ class KernelBinary:
     registers: int = 0
     constants: list = field(default_factory=list)   # [name, hex bytes] of __constant data, args bG<k>
     replicated: list = field(default_factory=list)  # parameters whose buffers are replicated (layout.py)
+    bounds: list = field(default_factory=list)      # bounds-check sites: [C line, parameter, element size]
 
     def to_dict(self):
         return asdict(self)
@@ -62,7 +63,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]
         resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
-            SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)]
+            SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
         tree = remove_dead(tree)
         alloc = allocate(tree)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
@@ -81,7 +82,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     except (KeyError, Unsupported) as e:
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
-                        cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())))
+                        cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
+                        [list(x) for x in cg.oob_sites])
 
 
 def _error(module, msg, line=0):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .ops import Call, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -85,6 +85,7 @@ class Codegen:
         self.CH = chunk_longs
         self.items: list = []             # the wave body being built
         self.prologue: list = []
+        self.epilogue: list = []          # after the wave loops
         self.vals: dict = {}
         self.consts: dict = {}            # (bits64) -> VReg, materialised in the prologue
         self.tags = 0
@@ -94,6 +95,9 @@ class Codegen:
         self.line = 0
         self.flops = 0
         self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
+        self.oob = None                   # (site code, byte offset) registers of bounds checks
+        self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
+        self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
         self.hoisted = []                 # (MV, wait) of loads whose transfers start the wave
 
@@ -495,9 +499,11 @@ class Codegen:
         for d, (s, o, g) in enumerate(((self.sx, self.X0, "gx"), (self.sy, self.Y0, "gy"), (self.sz, self.Z0, "gz"))):
             p = self.alu("iadd", o, s, hint=f"pos{d}")
             self.pos.append(p)
+            if self.one_d and d:           # a 1-D launch: y and z are 0 in every lane of a full wave
+                continue
             ok = self.bool_from_mask(self.flags("uimax", sh[g], self.alu("iinc", p)))   # gx >= p + 1
             act = ok if act is None else self.b_and(act, ok)
-        self.active = self.b_and(act, self.in_wave)
+        self.active = act if self.one_d else self.b_and(act, self.in_wave)
         self._ids_cache = {}
 
     def ids_value(self, k: int) -> Val:
@@ -621,6 +627,10 @@ class Codegen:
         self.loop_stack = []
         self.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
         self.emit_region([n for n in self.rpo], None)
+        if self.oob is not None:          # after the last wave
+            saved, self.items = self.items, []
+            self.report_bounds()
+            self.epilogue, self.items = self.items, saved
         # the transfers of the wave's first loads start together at the top of the wave
         for mv, w in self.hoisted:
             self.items.remove(mv)
@@ -1506,6 +1516,8 @@ class Codegen:
             return Val("i64", (r, r))
         if b == ("ids",):
             return self.ids_value(ptr.coff // 8)
+        if b[0] == "param":
+            self.check_bounds(b[1], ptr, type_size(ty), p)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
         if b[0] == "global":
@@ -1552,6 +1564,8 @@ class Codegen:
         else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
         size = type_size(i.ops[0].type)
+        if k != "L":              # a store out of bounds is dropped (and reported)
+            p = self.b_and(p, self.check_bounds(k, ptr, size, p))
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
             return self.fast_store(k, v.regs[0], p)
         if size in (1, 2, 4):
@@ -1813,7 +1827,7 @@ class Codegen:
             return self.private_access(ptr, "i32").regs[0]
         return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
 
-    def fast_load(self, k, for_store=False):
+    def fast_load(self, k, for_store=False, per_wave=True):
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py).
 
         A load at the top of the wave body before any store reads straight into its own
@@ -1834,7 +1848,7 @@ class Codegen:
         if self.stored:           # it may read what a store still in flight writes
             self.settle_stores()
         t = self.tag()
-        src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}"
+        src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line)
         self.items.append(mv)
         w = self.op(f"wait i{t}", "wait")
@@ -1879,6 +1893,40 @@ class Codegen:
                     out.add(k)
             self._written = out
         return self._written
+
+    # out-of-bounds accesses ------------------------------------------------------------------------
+    def check_bounds(self, k, ptr: Val, size: int, p: VReg) -> VReg:
+        """Lanes (of p) whose access of buffer parameter k lies inside it, as a bool; a lane's
+        latest access out of bounds is recorded (C line, buffer, byte offset) for the runtime,
+        which reports it (see report_bounds)."""
+        key = (k, ptr.gid_affine, size, p) if ptr.gid_affine else None
+        if key in self.checked:            # the same access pattern under the same predicate
+            return self.checked[key]
+        nb = self.argval(PARAM_SLOT + k, f"bytes{k}")           # the runtime writes the buffer's size
+        off = self.ptr_off(ptr)
+        ok = self.bool_from_mask(self.flags("uimin", off, self.alu("isub", nb, self.c32(size))))
+        if self.oob is None:
+            self.oob = (self.new("oob_code"), self.new("oob_off"))
+            self.prologue += [Op("zero {d0}", "alu", (r,)) for r in self.oob]
+        code, where = self.oob
+        m = self.flags("ior", ok, self.b_not(p))          # flag where ok | !p is zero: p and out of bounds
+        self.oob_sites.append((self.line, k, size))
+        self.masked_copy(self.c32(len(self.oob_sites)), code, m)
+        self.masked_copy(off, where, m)
+        if key and not self.loop_stack:
+            self.checked[key] = ok
+        return ok
+
+    def report_bounds(self):
+        """After the last wave: if any lane went out of bounds, its first site and offset go to
+        two hidden buffers ("E", "F") the runtime reads after the launch (one any-reduction)."""
+        code, where = self.oob
+        any_bad = self.flags("uimax", code, self.c32(1))          # code >= 1
+        outer, self.items = self.items, []
+        self.fast_store("E", code, self.c32(-1), per_wave=False)
+        self.fast_store("F", where, self.c32(-1), per_wave=False)
+        body, self.items = self.items, outer
+        self.items.append(IfAnyLane(any_bad, body))
 
     def is_replicated(self, k) -> bool:
         """Read-only buffer parameters are replicated (layout.py) unless the launch forbids it."""
@@ -1927,7 +1975,7 @@ class Codegen:
         self.items.append(SeqIf(f"({u}) & 1", odd))
         return a
 
-    def fast_store(self, k, val: VReg, p: VReg):
+    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
@@ -1935,7 +1983,7 @@ class Codegen:
         if cached:                # the wave's share is in a register already: merge into a copy
             old = self.copy(cached[0])
         else:
-            old = self.fast_load(k, for_store=True)[0]
+            old = self.fast_load(k, for_store=True, per_wave=per_wave)[0]
         self.masked_copy(val, old, self.mask_of(p))
         # the share goes up from a staging area of its own and nothing waits for it: the next
         # wave's loads run while it is in flight; the next user of the area (or any gather or
@@ -1951,7 +1999,8 @@ class Codegen:
                     mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
         self.op("nop", "nop")
         self.op("nop", "nop")
-        self.items.append(MV(f"mvd/n{S}i{self.STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}", self.line))
+        self.items.append(MV(f"mvd/n{S}i{self.STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
+                             self.line))
 
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from .ops import Call, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
 
 GRF_SLOTS = 64
 MASK_ENTRIES = list(range(1, 16))
@@ -40,9 +40,9 @@ def remove_dead(tree: list) -> list:
                 walk(it.body, fn)
             elif isinstance(it, Call):
                 walk(it.body, fn)
-            elif isinstance(it, SeqIf):
+            elif isinstance(it, (SeqIf, IfAnyLane)):
                 walk(it.then, fn)
-                walk(it.orelse, fn)
+                walk(it.orelse if isinstance(it, SeqIf) else [], fn)
 
     def prune(items, dead):
         out = []
@@ -63,7 +63,7 @@ def remove_dead(tree: list) -> list:
 
         def loops(items):
             for it in items:
-                if isinstance(it, WhileAny):
+                if isinstance(it, (WhileAny, IfAnyLane)):
                     masks.add(it.mask)
                 for attr in ("body", "then", "orelse"):
                     if hasattr(it, attr) and not isinstance(it, Op):
@@ -113,6 +113,10 @@ def allocate(tree: list) -> dict:
             elif isinstance(it, SeqIf):         # both arms in turn: conservative for either path
                 walk(it.then)
                 walk(it.orelse)
+            elif isinstance(it, IfAnyLane):
+                refs.setdefault(it.mask, []).append((pos[0], False))
+                pos[0] += 1
+                walk(it.then)
     walk(tree)
     iv = {}
     for r, lst in refs.items():
@@ -330,6 +334,10 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}")
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endloop")
+            elif isinstance(it, IfAnyLane):
+                out.append(f"{ind}.if any $imr{alloc[it.mask]}")
+                walk(it.then, ind + "    ")
+                out.append(f"{ind}.endif")
             elif isinstance(it, SeqIf):
                 out.append(f"{ind}.if {it.cond}")
                 walk(it.then, ind + "    ")

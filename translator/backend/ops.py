@@ -82,6 +82,13 @@ class SeqIf:
 
 
 @dataclass(eq=False)
+class IfAnyLane:
+    """Run a sub-list only when some lane has a flag in the mask entry (an any-reduction)."""
+    mask: MaskReg
+    then: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Call:
     """Run a sub-list with address offsets (the gather chunk body, for instance)."""
     body: list
