@@ -91,12 +91,37 @@ def sign_flags(bits_lanes: np.ndarray, width: int) -> np.ndarray:
     return (bits_lanes >> (width - 1)) == 0
 
 
-def flags_nibble(flag_lanes: np.ndarray) -> np.ndarray:
-    """(P, 4, n) bool per lane -> (P, 4) uint8 nibble, each lane owning 4/n bits (MSB lane high)."""
+def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
+    """(P, 4, n) bool per lane -> (P, 4) uint8 nibble, each lane owning 4/n bits (MSB lane high).
+    ``msb_first=False``: the lanes are in memory order (LSB lane first), as ``lanes_le`` gives."""
     n = flag_lanes.shape[-1]
+    f = flag_lanes.astype(np.uint8)
+    if not msb_first:
+        f = f[..., ::-1]
+    if n == 1:
+        return f[..., 0] * np.uint8(15)
+    if n == 2:
+        return (f[..., 0] * np.uint8(12)) | (f[..., 1] * np.uint8(3))
     per = 4 // n
     weights = np.array([((1 << per) - 1) << (4 - per * (i + 1)) for i in range(n)], dtype=np.uint8)
-    return (flag_lanes.astype(np.uint8) * weights).sum(axis=-1, dtype=np.uint8)
+    return (f * weights).sum(axis=-1, dtype=np.uint8)
+
+
+_LE = {64: (np.uint64, np.int64), 32: (np.uint32, np.int32), 16: (np.uint16, np.int16)}
+
+
+def lanes_le(x: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
+    """uint64 (...) as (..., 64 // width) lanes in memory order (LSB lane first): for element-wise
+    operations, where lane order does not matter, this is a view with no copy either way."""
+    if x.ndim and x.strides[-1] != x.itemsize:
+        x = np.ascontiguousarray(x)
+    return x.view(_LE[width][signed]).reshape(x.shape + (64 // width,))
+
+
+def pack_le(r: np.ndarray) -> np.ndarray:
+    """Inverse of lanes_le."""
+    r = np.ascontiguousarray(r)
+    return r.view(U64).reshape(r.shape[:-1])
 
 
 def sm_key(bits: np.ndarray, width: int) -> np.ndarray:
@@ -121,7 +146,7 @@ def alu(e, ctx):
 
 def _passa(e, prec, x0, x1, y0, ctx):
     w = WIDTH[prec]
-    return x0, x1, lambda: flags_nibble(lanes(x0, w) == 0)
+    return x0, x1, lambda: flags_nibble(lanes_le(x0, w) == 0, False)
 
 
 def _zero(e, prec, x0, x1, y0, ctx):
@@ -137,7 +162,7 @@ def _imm(e, prec, x0, x1, y0, ctx):
 def _arith(e, prec, x0, x1, y0, ctx):
     op, signed = e.defn.name, not e.unsigned
     w = WIDTH[prec]
-    xs = lanes(x0, w)
+    xs = lanes_le(x0, w)
     one = xs.dtype.type(1)
     if op == "inc":
         r = xs + one
@@ -146,37 +171,38 @@ def _arith(e, prec, x0, x1, y0, ctx):
         r = xs - one
         ovf = xs == 0
     elif op == "add":
-        ys = lanes(y0, w)
+        ys = lanes_le(y0, w)
         r = xs + ys
         ovf = r < xs
     else:  # sub
-        ys = lanes(y0, w)
+        ys = lanes_le(y0, w)
         r = xs - ys
         ovf = xs < ys
-    out = pack(r)
+    out = pack_le(r)
     if signed:
-        return out, x1, lambda: flags_nibble(sign_flags(r, w))
-    return out, x1, lambda: flags_nibble(~ovf)
+        return out, x1, lambda: flags_nibble(sign_flags(r, w), False)
+    return out, x1, lambda: flags_nibble(~ovf, False)
 
 
 def _logic(e, prec, x0, x1, y0, ctx):
     op = e.defn.name
     w = WIDTH[prec]
-    xs = lanes(x0, w)
+    xs = lanes_le(x0, w)
     if op == "not":
         r = ~xs
     elif op == "and":
-        r = xs & lanes(y0, w)
+        r = xs & lanes_le(y0, w)
     elif op == "or":
-        r = xs | lanes(y0, w)
+        r = xs | lanes_le(y0, w)
     elif op == "xor":
-        r = xs ^ lanes(y0, w)
+        r = xs ^ lanes_le(y0, w)
     elif op == "lsl":
-        r = xs << (lanes(y0, w) & xs.dtype.type(w - 1))
+        r = xs << (lanes_le(y0, w) & xs.dtype.type(w - 1))
     else:  # lsr: arithmetic when signed, logical with the u prefix
-        sh = lanes(y0, w) & xs.dtype.type(w - 1)
-        r = xs >> sh if e.unsigned else (lanes(x0, w, "i") >> sh.astype(lanes(x0, w, "i").dtype)).view(xs.dtype)
-    return pack(r), x1, lambda: flags_nibble(r == 0)
+        sh = lanes_le(y0, w) & xs.dtype.type(w - 1)
+        xi = lanes_le(x0, w, signed=True)
+        r = xs >> sh if e.unsigned else (xi >> sh.astype(xi.dtype)).view(xs.dtype)
+    return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 
 def _maxmin(e, prec, x0, x1, y0, ctx):
@@ -188,11 +214,11 @@ def _maxmin(e, prec, x0, x1, y0, ctx):
         both_zero = ((kx == 0) | (kx == -1)) & ((ky == 0) | (ky == -1))
         take_x = (kx >= ky if is_max else kx <= ky) | both_zero
         eq = (kx == ky) | both_zero
-    else:
-        xs, ys = (lanes(x0, w), lanes(y0, w)) if e.unsigned else (lanes(x0, w, "i"), lanes(y0, w, "i"))
+    else:                                 # element-wise: lanes in memory order
+        xs, ys = lanes_le(x0, w, not e.unsigned), lanes_le(y0, w, not e.unsigned)
         take_x = xs >= ys if is_max else xs <= ys
-        eq = xs == ys
-        xb, yb = lanes(x0, w), lanes(y0, w)
+        r = np.where(take_x, xs, ys).view(_LE[w][0])
+        return pack_le(r), x1, lambda: flags_nibble(take_x | (xs == ys), False)
     r = np.where(take_x, xb, yb)
     return pack(r), x1, lambda: flags_nibble(take_x | eq)
 
