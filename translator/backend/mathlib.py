@@ -450,6 +450,38 @@ def _expm1_lanes(D, x, acc):
     return _expm1_core(D, x, acc)
 
 
+def _log1p_lanes(D, x, acc):
+    """log(1 + x) = log u + (x - (u - 1)) / u with u = fl(1 + x): the correction restores what
+    rounding 1 + x lost."""
+    u = D.add(x, 1.0)
+    h, _ = _log_core(D, u, acc)
+    c = D.sub(x, D.sub(u, 1.0))
+    res = D.add(h, D.mul(c, D.recip(u, 4)))
+    if acc == "d":                                     # |x| < 2^-10: the series, x + x^2 q(x)
+        q = D.poly(x, [-1.0 / 2, 1.0 / 3, -1.0 / 4, 1.0 / 5, -1.0 / 6])
+        res = D.sel(D.ge_f(2.0 ** -10, D.abs(x)), D.fma(D.mul(x, x), q, x), res)
+    res = D.sel(D.is_inf_or_nan(x), x, res)
+    res = D.put(D.ge_f(-1.0, x), QNAN, res)            # x < -1 (and -inf) ...
+    return D.put(D.flags("lxor", x, _bits(-1.0)), INF | SIGN, res)     # ... x = -1: -inf
+
+
+def _cosh_lanes(D, x, acc):
+    """(e^|x| + e^-|x|) / 2, or e^|x| / 2 (scaled inside exp, so no early overflow) past 22."""
+    ax = D.ia("dmin", D.abs(x), 800.0)
+    e = _exp_core(D, ax, acc)
+    near = D.mul(D.add(e, D.recip(D.ia("dmin", e, 2.0 ** 40), 4)), 0.5)
+    far = _exp_core(D, ax, acc, adj=-1)
+    return D.sel(D.ge_f(22.0, ax), near, far)
+
+
+def _sinh_lanes(D, ax, acc):                           # odd: (t + t / (t + 1)) / 2, t = e^|x| - 1
+    a = D.ia("dmin", ax, 800.0)
+    t = _expm1_core(D, D.ia("dmin", a, 22.0), acc)
+    near = D.mul(D.add(t, D.div(t, D.add(t, 1.0), acc)), 0.5)
+    far = _exp_core(D, a, acc, adj=-1)
+    return D.sel(D.ge_f(22.0, a), near, far)
+
+
 def _sincos_core(D: _D, ax, acc):
     """(sin r, cos r, n) with ax = n pi/2 + r, |r| <= pi/4, for 0 <= ax < 2^20 pi/2."""
     d = acc == "d"
@@ -733,11 +765,31 @@ UNARY = {
     "expm1": (_expm1_lanes, False),
     "log": (_log_lanes("e"), False), "log2": (_log_lanes("2"), False), "log10": (_log_lanes("10"), False),
     "sin": (_sin_lanes, True), "cos": (_cos_lanes, False), "tan": (_tan_lanes, True),
-    "tanh": (_tanh_lanes, True),
+    "tanh": (_tanh_lanes, True), "sinh": (_sinh_lanes, True), "cosh": (_cosh_lanes, False),
+    "log1p": (_log1p_lanes, False),
 }
 LIBM_FLOAT = {"tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
               "powf": "pow", "expf": "exp", "exp2f": "exp2", "logf": "log", "log2f": "log2",
-              "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign"}
+              "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign",
+              "sinhf": "sinh", "coshf": "cosh", "log1pf": "log1p"}
+
+
+def _ldexp(cg, ty, x: Val, nl) -> Val:
+    """x * 2^n, exact unless the result under- or overflows: n < -1000 first takes 2^-1000 into x
+    (if that flushes x, the result is below 2^-1022 too), then two exact power-of-two steps."""
+    D = _D(cg)
+    lanes = x.regs if ty == "double" else _to64(cg, x.regs[0])
+    pre = D.ge_i(-1001, nl)
+    v = D.sel(pre, D.mul(lanes, 2.0 ** -1000), lanes)
+    n = D.sel(D.ge_i(-1001, nl), D.ia("ladd", nl, 1000), nl)
+    n = D.ia("lmin", D.ia("lmax", n, -2044), 2044)
+    res = D.ia("lor", D.scale(v, n), D.ia("land", lanes, SIGN))       # x's sign (zeros stay signed)
+    res = D.sel(D.is_nan(lanes), lanes, res)
+    if ty == "double":
+        return Val("f64", res)
+    out = _to32(cg, res)
+    cg.masked_copy(x.regs[0], out, _nan32(cg, x.regs[0]))
+    return Val("f32", (out,))
 
 
 # ------------------------------------------------------------------ integers
@@ -823,6 +875,14 @@ def lower_math(cg, name: str, ty: str, args: list):
     if name in UNARY:
         fn, odd = UNARY[name]
         return _unary(cg, ty, args[0], fn, odd)
+    if name in ("ldexp", "powi") and len(args) == 2 and args[1].kind in ("i32", "i64"):
+        n = args[1]
+        nl = cg.wide(n) if n.kind == "i64" else cg.split64(n.regs[0])
+        if name == "powi":
+            y = Val("f64", tuple(cg.alu("ditof", r) for r in nl)) if ty == "double" else \
+                Val("f32", (cg.alu("fitof", cg.narrow(n)),))
+            return _binary(cg, ty, args[0], y, _pow_lanes, _pow_keep32)
+        return _ldexp(cg, ty, args[0], nl)
     if name == "pow":
         return _binary(cg, ty, args[0], args[1], _pow_lanes, _pow_keep32)
     if name == "hypot":
