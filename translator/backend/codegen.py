@@ -480,11 +480,15 @@ class Codegen:
         s = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
         self.shape = sh
-        self.sz = self.div_exact(s, sh["rwxy"])
-        rest = self.alu("isub", s, self.mul32(self.sz, sh["wxy"]))
-        self.sy = self.div_exact(rest, sh["rwx"])
-        self.sx = self.alu("isub", rest, self.mul32(self.sy, sh["wx"]))
-        self.in_wave = self.bool_from_mask(self.flags("uimax", sh["wz"], self.alu("iinc", self.sz)))
+        if self.one_d:                    # a 1-D launch's wave spans the machine: the slot is x
+            self.sx, self.sy, self.sz = s, self.c32(0), self.c32(0)
+            self.in_wave = self.c32(-1)
+        else:
+            self.sz = self.div_exact(s, sh["rwxy"])
+            rest = self.alu("isub", s, self.mul32(self.sz, sh["wxy"]))
+            self.sy = self.div_exact(rest, sh["rwx"])
+            self.sx = self.alu("isub", rest, self.mul32(self.sy, sh["wx"]))
+            self.in_wave = self.bool_from_mask(self.flags("uimax", sh["wz"], self.alu("iinc", self.sz)))
         self.X0, self.Y0, self.Z0 = (self.new(n) for n in ("X0", "Y0", "Z0"))
         for z in (self.X0, self.Y0, self.Z0):
             self.op("zero {d0}", "alu", (z,))
@@ -1049,7 +1053,11 @@ class Codegen:
             if const is not None:
                 return self.mul_const(other, const, wide, aff)
             return self.mul_general(a, b, wide)
-        return self.divide(op, a, b, wide)
+        self._uniform_divisor = b.const is None and self.seq_expr(i.ops[1]) is not None
+        try:
+            return self.divide(op, a, b, wide)
+        finally:
+            self._uniform_divisor = False
 
     def mul_const(self, x: Val, c: int, wide: bool, aff) -> Val:
         bits = 64 if wide else 32
@@ -1146,7 +1154,34 @@ class Codegen:
             return Val("i32", (self.alu("isub", x, self.alu("iand", t, self.c32(-c))),))
         if wide:
             return self.divide64(op, a, b)
+        if getattr(self, "_uniform_divisor", False):
+            return self.divide_uniform(op, a.regs[0], b.regs[0])
         return self.divide32(op, a.regs[0], b.regs[0])
+
+    def divide_uniform(self, op, x, y) -> Val:
+        """Division by a value every lane shares (a kernel argument, say): one reciprocal per wave
+        (cached), then each quotient is trunc((|x| + 1/2) / |y|) by div_exact, exact for 32 bits."""
+        signed = op in ("sdiv", "srem")
+        key = ("recip", y, signed)
+        if key not in self._ids_cache:
+            ay = self.alu("isub", self.alu("ixor", y, self.alu("ilsr", y, self.c32(31))),
+                          self.alu("ilsr", y, self.c32(31))) if signed else y
+            fy = self.alu("uditof", self.alu("land", ay, self.const64(0xFFFFFFFF)))
+            self._ids_cache[key] = (ay, self.fdiv64(self.const64(0x3FF0000000000000), fy))
+        ay, rcp = self._ids_cache[key]
+        if signed:
+            sx, sy = self.alu("ilsr", x, self.c32(31)), self.alu("ilsr", y, self.c32(31))
+            ax = self.alu("isub", self.alu("ixor", x, sx), sx)
+        else:
+            ax = x
+        q = self.div_exact(ax, rcp)
+        if op in ("urem", "srem"):
+            r = self.alu("isub", ax, self.mul32(q, ay))
+            return Val("i32", (self.alu("isub", self.alu("ixor", r, sx), sx) if signed else r,))
+        if signed:
+            s_ = self.alu("ixor", sx, sy)
+            q = self.alu("isub", self.alu("ixor", q, s_), s_)
+        return Val("i32", (q,))
 
     def divide64(self, op, a: Val, b: Val) -> Val:
         """64-bit division and remainder: restoring long division, 64 steps run by the sequencer."""
