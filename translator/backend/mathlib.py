@@ -141,16 +141,14 @@ class _D:
 
     def __init__(self, cg, n=2):
         self.cg, self.n = cg, n
-        self.kc = {}
 
     # operands
     def kb(self, bits: int) -> VReg:
+        """A register holding the pattern, made where it is used (an ALU step, usually free
+        beside the MAU work) so that no constant stays live across a long computation."""
         bits &= M64
-        r = self.kc.get(bits)
-        if r is None:
-            r = self.cg.new(f"k{bits:x}")
-            self.cg.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
-            self.kc[bits] = r
+        r = self.cg.new(f"k{bits:x}")
+        self.cg.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
         return r
 
     def L(self, a) -> tuple:
@@ -378,21 +376,15 @@ def _log_core(D: _D, x, acc, want_lo=False):
     k = D.ia("ladd", D.ia("lsub", D.ia("llsr", ix, 52), 1023), kadj)
     m = D.ia("ladd", D.ia("land", ix, FRAC), 0x3FE6A09E667F3BCD)
     kf = D.ia("ditof", k)
-    c, c2, lch, lcl = [], [], [], []
-    for lane in range(D.n):                            # one lane at a time: few mask entries live
-        masks = [D.cg.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
-        for out, table in ((c, LOG_C), (c2, [2 * v for v in LOG_C]), (lch, LOG_LC_HI), (lcl, LOG_LC_LO)):
-            v = D.cg.copy(D.kb(_bits(table[0])))
-            for mk, val in zip(masks, table[1:]):
-                D.cg.masked_copy(D.kb(_bits(val)), v, mk)
-            out.append(v)
-    c, c2, lch, lcl = tuple(c), tuple(c2), tuple(lch), tuple(lcl)
+    c = _log_table(D, m, LOG_C)
+    c2 = D.ia("ladd", c, 1 << 52)                      # 2c
     f = D.sub(m, c)                                    # exact (Sterbenz)
     dh = D.add(c2, f)                                  # m + c = 2c + f
     r = D.recip(dh, 4 if d else 3)
     sh = D.mul(f, r)
     z = D.mul(sh, sh)
     t = D.mul(D.mul(sh, z), D.poly(z, ATANH_D if d else ATANH_F))
+    lch, lcl = _log_table(D, m, LOG_LC_HI), _log_table(D, m, LOG_LC_LO)
     s1 = D.add(D.mul(kf, LN2_HI), lch)                 # exact: both on the 2^-42 grid
     cc = D.add(sh, sh)
     h0 = D.add(s1, cc)
@@ -409,6 +401,18 @@ def _log_core(D: _D, x, acc, want_lo=False):
     if not want_lo:
         return hi, None
     return hi, D.sub(lo, D.sub(hi, h0))
+
+
+def _log_table(D: _D, m, table):
+    """table[j] for the interval j of m (thresholds LOG_T), one lane at a time (few masks live)."""
+    out = []
+    for lane in range(D.n):
+        masks = [D.cg.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
+        v = D.cg.copy(D.kb(_bits(table[0])))
+        for mk, val in zip(masks, table[1:]):
+            D.cg.masked_copy(D.kb(_bits(val)), v, mk)
+        out.append(v)
+    return tuple(out)
 
 
 def _log_fix(D: _D, x, res):
@@ -714,18 +718,27 @@ def _nan32(cg, r: VReg):
     return cg.flags("imax", cg.alu("iand", r, cg.c32(0x7FFFFFFF)), cg.c32(0x7F800001))
 
 
+def _lanes(cg, fn, acc, *args):
+    """fn on each 64-bit lane in turn: one lane's values live at a time (the kernel around a call
+    may leave few registers free), at the cost of less overlap between the two chains."""
+    out = []
+    for k in range(len(args[0])):
+        out.append(fn(_D(cg, 1), *((a[k],) for a in args), acc)[0])
+    return tuple(out)
+
+
 def _unary(cg, ty, x: Val, fn, odd=False):
     if ty == "double":
         D = _D(cg)
         xs = D.abs(x.regs) if odd else x.regs
-        res = fn(D, xs, "d")
+        res = _lanes(cg, fn, "d", xs)
         if odd:
             res = D.ia("lxor", res, D.ia("land", x.regs, SIGN))
         return Val("f64", D.sel(D.is_nan(x.regs), x.regs, res))
     xr = x.regs[0]
     src = cg.alu("iand", xr, cg.c32(0x7FFFFFFF)) if odd else xr
     D = _D(cg)
-    res = _to32(cg, fn(D, _to64(cg, src), "f"))
+    res = _to32(cg, _lanes(cg, fn, "f", _to64(cg, src)))
     if odd:
         res = cg.alu("ixor", res, cg.alu("iand", xr, cg.c32(0x80000000)))
     cg.masked_copy(xr, res, _nan32(cg, xr))
@@ -734,11 +747,9 @@ def _unary(cg, ty, x: Val, fn, odd=False):
 
 def _binary(cg, ty, x: Val, y: Val, fn, nan_keep=None):
     if ty == "double":
-        D = _D(cg)
-        return Val("f64", fn(D, x.regs, y.regs, "d"))
-    D = _D(cg)
+        return Val("f64", _lanes(cg, lambda D, a, b, acc: fn(D, a, b, acc), "d", x.regs, y.regs))
     xr, yr = x.regs[0], y.regs[0]
-    res = _to32(cg, fn(D, _to64(cg, xr), _to64(cg, yr), "f"))
+    res = _to32(cg, _lanes(cg, lambda D, a, b, acc: fn(D, a, b, acc), "f", _to64(cg, xr), _to64(cg, yr)))
     # NaN operands were widened to infinities: put the NaN back where the result depends on it
     qn = cg.c32(0x7FC00000)
     cg.masked_copy(qn, res, _nan32(cg, xr))
@@ -870,8 +881,7 @@ def lower_math(cg, name: str, ty: str, args: list):
     if name == "sqrt":
         if ty != "double":
             return None
-        D = _D(cg)
-        return Val("f64", _sqrt_lanes(D, args[0].regs, "d"))
+        return Val("f64", _lanes(cg, _sqrt_lanes, "d", args[0].regs))
     if name in UNARY:
         fn, odd = UNARY[name]
         return _unary(cg, ty, args[0], fn, odd)
