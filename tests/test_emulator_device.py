@@ -348,3 +348,19 @@ def test_out_of_bounds_is_reported_with_kernel_line_buffer_and_index(env):
     cl.enqueue_copy(q, out, b)
     np.testing.assert_array_equal(out, np.ones(16))
     prg.over(q, (16,), None, a, b, np.int32(0)).wait()          # in bounds: no error
+
+
+@pytest.mark.parametrize("stride", [2, 3, 5])
+def test_strided_stores(env, stride):
+    """o[s * i]: LLVM scales the index by s << 32 before the shift back: a product beyond 32 bits."""
+    ctx, q, _ = env
+    src = f"__kernel void k(__global const float *x, __global float *o) {{ o[{stride} * get_global_id(0)] = x[get_global_id(0)]; }}"
+    prg = cl.Program(ctx, src).build()
+    x = np.arange(300, dtype=np.float32) + 1
+    ob = buf(ctx, np.zeros(stride * 300, np.float32))
+    prg.k(q, (300,), None, buf(ctx, x), ob)
+    o = np.empty(stride * 300, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    want = np.zeros_like(o)
+    want[::stride] = x
+    np.testing.assert_array_equal(o, want)

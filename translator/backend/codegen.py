@@ -1081,7 +1081,7 @@ class Codegen:
             return acc
         if not wide:
             return Val("i32", (build(x.regs[0], "ilsl", "iadd", "isub", self.c32),), gid_affine=aff)
-        if x.narrow is not None and aff is not None:
+        if x.narrow is not None and aff is not None and max(terms) < 31:     # the product still fits 32 bits
             n = build(x.narrow, "ilsl", "iadd", "isub", self.c32)
             hi, lo = self.split64(n)
             return Val("i64", (hi, lo), narrow=n, gid_affine=aff)
@@ -2132,7 +2132,7 @@ class Codegen:
             return Val(args[0].kind, tuple(self.alu("land", r, m) for r in args[0].regs))
         if base == "sqrt" and ty == "float":
             return Val("f32", (self.fsqrt32(args[0].regs[0]),))
-        if base in ("minnum", "maxnum", "minimum", "maxnum") and ty in ("float", "double"):
+        if base in ("minnum", "maxnum", "minimum", "maximum") and ty in ("float", "double"):
             mn = ("d" if wide else "f") + ("min" if "min" in base else "max")
             return Val(args[0].kind, tuple(self.alu(mn, x, y) for x, y in zip(args[0].regs, args[1].regs)))
         if base == "floor" and ty in ("float", "double"):

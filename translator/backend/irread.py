@@ -248,7 +248,7 @@ def read_function(ir_text: str, fname: str) -> Func:
             i.ops = ops
             t = i.text
             if i.op in ("icmp", "fcmp"):
-                i.pred = t.split("=", 1)[1].split()[1]
+                i.pred = next(w for w in t.split("=", 1)[1].split()[1:] if w != "samesign")   # icmp samesign ugt ...
             elif i.op == "getelementptr":
                 m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*(.+?), ptr", t)
                 i.elem = m.group(1) if m else ""
