@@ -1,7 +1,8 @@
 """Compiled kernels on the emulated MN-Core 2: emulated cycles, DRAM bandwidth, wall time next to Oclgrind.
 
-    python benchmarks/compiled_kernels.py               # full sizes; a few minutes, mostly Oclgrind
-    python benchmarks/compiled_kernels.py --quick       # small sizes, under a minute
+    python benchmarks/compiled_kernels.py --quick       # small sizes: 10-20 s on a 2-core machine
+    python benchmarks/compiled_kernels.py               # the issue's sizes: up to ~35 min today, almost all
+                                                        # of it the emulator on matvec (--emu-timeout caps it)
     python benchmarks/compiled_kernels.py --kernel saxpy --no-oclgrind
 
 Three kernels, the same OpenCL C source on both sides:
