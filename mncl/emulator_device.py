@@ -10,6 +10,7 @@ emulator's profile in ``ev.stats``.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -85,11 +86,8 @@ class EmulatorDevice:
     @property
     def emu(self):
         if self._emu is None:
-            import os
             from emulator import Emulator
             self._emu = Emulator(self.machine)
-            limit = os.environ.get("MNCL_EMU_TIME_LIMIT")      # seconds per launch: a runaway kernel faults
-            self._emu.time_limit = float(limit) if limit else None
         return self._emu
 
     def allocate(self, nbytes, host_array=None):
@@ -234,6 +232,8 @@ class EmulatorDevice:
         if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
             seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu
+        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")        # seconds per launch: a runaway kernel faults
+        emu.time_limit = float(limit) if limit else None
         emu.write_dram(0, ARGBLK, blk)
         replicated = {id(args[k]) for k in kb.replicated}
         for a in list({id(b): b for b in buffers}.values()) + (report or []):
@@ -256,7 +256,6 @@ class EmulatorDevice:
         if report is not None:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         prof.emulated_ns = prof.time_s * 1e9
-        import os
         if os.environ.get("MNCL_PROFILE"):
             from .profile_report import write_reports
             write_reports(os.environ["MNCL_PROFILE"], kernel_info.name, prof, getattr(loaded.module, "source", None))
