@@ -124,21 +124,19 @@ class Codegen:
         v &= 0xFFFFFFFF
         return self.const64(v << 32 | v)
 
-    def alloc_lc(self, n):
-        a = self.lc_next
-        self.lc_next += n
-        if self.lc_next > self.lay.l2bm_longs:
-            raise CodegenError(f"the kernel's transfers need {self.lc_next} long words of L2BM; the machine has "
-                               f"{self.lay.l2bm_longs}", self.line)
+    def _alloc(self, attr, n, memory, size):
+        a = getattr(self, attr)
+        setattr(self, attr, a + n)
+        if a + n > size:
+            raise CodegenError(f"the kernel's transfers need {a + n} long words of {memory}; the machine has "
+                               f"{size}", self.line)
         return a
 
+    def alloc_lc(self, n):
+        return self._alloc("lc_next", n, "L2BM", self.lay.l2bm_longs)
+
     def alloc_lb(self, n):
-        a = self.lb_next
-        self.lb_next += n
-        if self.lb_next > self.lay.l1bm_longs:
-            raise CodegenError(f"the kernel's transfers need {self.lb_next} long words of L1BM; the machine has "
-                               f"{self.lay.l1bm_longs}", self.line)
-        return a
+        return self._alloc("lb_next", n, "L1BM", self.lay.l1bm_longs)
 
     def shared_area(self, key, lc: int, lb: int):
         """L2BM/L1BM staging reused by every transfer of one kind: each completes before the next
@@ -710,10 +708,8 @@ class Codegen:
                     continue
                 pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
                       "sle": "sge", "ule": "uge"}.get(pred, pred) if sw else pred
-                stay = ("ne", "slt", "ult") if exit_on_true else ("eq", "sge", "uge")
                 if (pr in ("ne", "slt", "ult")) == exit_on_true or pr not in ("ne", "slt", "ult", "eq", "sge", "uge"):
                     continue       # the loop would stay while the counter is past the bound
-                del stay
                 n = f"({bexpr}) - ({start})"
                 if x is iv:        # the test precedes the step: one more pass that only leaves
                     n = f"({n}) + 1"

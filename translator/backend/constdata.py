@@ -23,33 +23,29 @@ def read_globals(ir_text: str) -> dict:
     return out
 
 
-def _split_type(text: str):
-    """'[4 x i32] [i32 1, ...]' -> ('[4 x i32]', '[i32 1, ...]')."""
+def _top_level(text: str, sep: str):
+    """Positions of sep outside any brackets."""
     depth = 0
     for k, ch in enumerate(text):
         if ch in "[{<(":
             depth += 1
         elif ch in "]}>)":
             depth -= 1
-        elif ch == " " and depth == 0:
-            return text[:k], text[k + 1:].strip()
+        elif ch == sep and depth == 0:
+            yield k
+
+
+def _split_type(text: str):
+    """'[4 x i32] [i32 1, ...]' -> ('[4 x i32]', '[i32 1, ...]')."""
+    for k in _top_level(text, " "):
+        return text[:k], text[k + 1:].strip()
     raise Unsupported(f"global initialiser '{text}'")
 
 
 def _items(body: str) -> list:
     """Top-level comma-separated items of an aggregate constant's body."""
-    items, depth, start = [], 0, 0
-    for k, ch in enumerate(body):
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(body[start:k].strip())
-            start = k + 1
-    if body[start:].strip():
-        items.append(body[start:].strip())
-    return items
+    cuts = [-1] + list(_top_level(body, ",")) + [len(body)]
+    return [body[a + 1:b].strip() for a, b in zip(cuts, cuts[1:]) if body[a + 1:b].strip()]
 
 
 _SCALAR = {"i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "float": "<f", "double": "<d"}
