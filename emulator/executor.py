@@ -96,9 +96,10 @@ class _Footprint:
 
 def _footprint(words: np.ndarray) -> _Footprint:
     """(4, n) or (4, P, n) word addresses -> their footprint."""
-    lo, hi = int(words.min()), int(words.max())
-    flat = np.unique(words)
-    exact = None if flat.size == hi - lo + 1 else frozenset(int(w) for w in flat)
+    flat = np.sort(words, axis=None)
+    lo, hi = int(flat[0]), int(flat[-1])
+    distinct = flat[np.concatenate(([True], flat[1:] != flat[:-1]))]
+    exact = None if distinct.size == hi - lo + 1 else frozenset(distinct.tolist())
     return _Footprint(lo, hi, exact, words if words.ndim == 3 else None)
 
 

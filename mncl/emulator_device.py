@@ -206,11 +206,12 @@ class EmulatorDevice:
                 blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
             else:
                 blk[SHAPE_SLOT + j] = dup(shape[k])
-        seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz), **tables}
+        seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
+               "gx": gs[0], "offx": off[0], **tables}
         buffers = []
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):
-                seq[f"b{i}"], seq[f"rows{i}"] = a.dram, a.rows
+                seq[f"b{i}"], seq[f"rows{i}"], seq[f"nb{i}"] = a.dram, a.rows, a.nbytes
                 blk[PARAM_SLOT + i] = dup(a.nbytes)          # for the kernel's bounds checks
                 buffers.append(a)
             elif isinstance(a, LocalScratch):
@@ -238,8 +239,8 @@ class EmulatorDevice:
         replicated = {id(args[k]) for k in kb.replicated}
         for a in list({id(b): b for b in buffers}.values()) + (report or []):
             if id(a) in replicated:
-                for g in range(lay.groups):
-                    off, data = lay.replicated(a.view, g)
+                offsets, data = lay.replicated(a.view)
+                for g, off in enumerate(offsets):
                     emu.write_dram(g, a.dram + off, data)
             else:
                 self.write_buffer(a)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
-from .emit import AllocError, allocate, emit_program, remove_dead
+from .emit import AllocError, allocate, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .ops import Op, SeqLoop
@@ -64,13 +64,14 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
-        tree = remove_dead(tree)
+        tree = sink_into_branches(remove_dead(tree))
         alloc = allocate(tree)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)
         params = sorted(cg.uses.get("params", ()))
+        sizes = sorted(cg.uses.get("sizes", ()), key=str)
         args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows] \
-            + [f"p{k}" for k in params]
+            + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else [])
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None

@@ -96,6 +96,7 @@ class Codegen:
         self.flops = 0
         self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
         self.oob = None                   # (site code, byte offset) registers of bounds checks
+        self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
@@ -815,6 +816,7 @@ class Codegen:
             self.inst(i, p)
             if i in self.escapes:
                 self.capture(self.escapes[i], self.vals[i], p)
+        self.flush_checks()
         t = b.insts[-1]
         if t.op == "br":
             succ = self.succ[n]
@@ -1548,7 +1550,7 @@ class Codegen:
         if b == ("ids",):
             return self.ids_value(ptr.coff // 8)
         if b[0] == "param":
-            self.check_bounds(b[1], ptr, type_size(ty), p)
+            self.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
         if b[0] == "global":
@@ -1926,27 +1928,67 @@ class Codegen:
         return self._written
 
     # out-of-bounds accesses ------------------------------------------------------------------------
-    def check_bounds(self, k, ptr: Val, size: int, p: VReg) -> VReg:
+    def check_bounds(self, k, ptr: Val, size: int, p: VReg, defer=False) -> VReg:
         """Lanes (of p) whose access of buffer parameter k lies inside it, as a bool; a lane's
         latest access out of bounds is recorded (C line, buffer, byte offset) for the runtime,
-        which reports it (see report_bounds)."""
+        which reports it (see report_bounds).
+
+        Where the sequencer can clear the whole wave (wave_in_bounds), the per-lane check runs
+        only in the waves it cannot; with defer (a load, which does not use the result) the
+        check waits to share one sequencer branch with the block's other checks (flush_checks)."""
         key = (k, ptr.gid_affine, size, p) if ptr.gid_affine else None
         if key in self.checked:            # the same access pattern under the same predicate
+            if not defer:
+                self.flush_checks()
             return self.checked[key]
+        whole = self.wave_in_bounds(k, ptr.gid_affine, size)
+        if whole:              # the per-lane check runs only in waves the sequencer cannot clear
+            ok = self.copy(self.c32(-1))
+            outer, self.items = self.items, []
         nb = self.argval(PARAM_SLOT + k, f"bytes{k}")           # the runtime writes the buffer's size
         off = self.ptr_off(ptr)
-        ok = self.bool_from_mask(self.flags("uimin", off, self.alu("isub", nb, self.c32(size))))
+        lanes_ok = self.bool_from_mask(self.flags("uimin", off, self.alu("isub", nb, self.c32(size))))
         if self.oob is None:
             self.oob = (self.new("oob_code"), self.new("oob_off"))
             self.prologue += [Op("zero {d0}", "alu", (r,)) for r in self.oob]
         code, where = self.oob
-        m = self.flags("ior", ok, self.b_not(p))          # flag where ok | !p is zero: p and out of bounds
+        m = self.flags("ior", lanes_ok, self.b_not(p))    # flag where ok | !p is zero: p and out of bounds
         self.oob_sites.append((self.line, k, size))
         self.masked_copy(self.c32(len(self.oob_sites)), code, m)
         self.masked_copy(off, where, m)
+        if whole:
+            self.copy(lanes_ok, ok)
+            slow, self.items = self.items, outer
+            self.pending_checks.append((whole, slow))
+        else:
+            ok = lanes_ok
+        if not defer:
+            self.flush_checks()
         if key and not self.loop_stack:
             self.checked[key] = ok
         return ok
+
+    def flush_checks(self):
+        """Emit the deferred per-lane bounds checks, under one sequencer branch."""
+        if self.pending_checks:
+            cond = " or ".join(f"not ({c})" for c, _ in self.pending_checks)
+            self.items.append(SeqIf(cond, [op for _, ops in self.pending_checks for op in ops]))
+            self.pending_checks = []
+
+    def wave_in_bounds(self, k, aff, size: int):
+        """A sequencer condition that holds when every work-item of the wave accesses buffer k
+        inside it, for an access at byte offset coef * gid + const + seq (1-D launches), or None."""
+        if not self.one_d or aff is None:
+            return None
+        coef, const, seq = aff
+        self.uses.setdefault("sizes", set()).add(k)
+        self.uses["launch"] = True
+        first = f"(%offx + %wx * {self.lay.wave})"
+        end = f"(%wx + 1) * {self.lay.wave}"
+        last = f"(%offx + (%gx if %gx < {end} else {end}) - 1)"
+        lo, hi = (first, last) if coef >= 0 else (last, first)
+        u = f"{const} + ({seq or 0})"
+        return f"{coef} * {lo} + {u} >= 0 and {coef} * {hi} + {u} + {size} <= %nb{k}"
 
     def report_bounds(self):
         """After the last wave: if any lane went out of bounds, its first site and offset go to

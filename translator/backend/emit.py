@@ -78,6 +78,69 @@ def remove_dead(tree: list) -> list:
         tree = prune(tree, dead)
 
 
+def sink_into_branches(tree: list) -> list:
+    """Move ALU/MAU ops whose results only a following sequencer branch reads into that branch,
+    so waves that skip it skip them too (the bounds checks' offsets, for instance)."""
+    readers, writes = {}, {}
+
+    def scan(items):
+        for it in items:
+            if isinstance(it, Op):
+                for r in it.srcs + it.msrc:
+                    readers.setdefault(r, []).append(it)
+                for r in it.dsts + it.mdst:
+                    writes[r] = writes.get(r, 0) + 1
+            else:
+                for attr in ("body", "then", "orelse"):
+                    scan(getattr(it, attr, ()))
+                if isinstance(it, (WhileAny, IfAnyLane)):
+                    readers.setdefault(it.mask, []).append(it)
+    scan(tree)
+
+    def ops_in(items, out):
+        for it in items:
+            if isinstance(it, Op):
+                out.add(it)
+            else:
+                for attr in ("body", "then", "orelse"):
+                    ops_in(getattr(it, attr, ()), out)
+        return out
+
+    def visit(items):
+        for it in items:
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    visit(getattr(it, attr, ()))
+        for j in range(len(items) - 1, -1, -1):
+            br = items[j]
+            if not (isinstance(br, SeqIf) and not br.orelse):
+                continue
+            inside = ops_in(br.then, set())
+            sunk = []
+            for i in range(j - 1, -1, -1):
+                o = items[i]
+                if isinstance(o, MV):
+                    continue
+                if not isinstance(o, Op):
+                    break
+                outs = o.dsts + o.mdst
+                if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
+                        or any(writes.get(r) != 1 for r in outs) \
+                        or not all(u in inside for r in outs for u in readers.get(r, ())):
+                    continue
+                later = {r for x in items[i + 1:j] if isinstance(x, Op) for r in x.dsts + x.mdst}
+                if any(writes.get(r, 0) > 1 and r in later for r in o.srcs + o.msrc):
+                    continue            # a source rewritten on the way: it must read it here
+                sunk.append(i)
+                inside.add(o)
+            if sunk:
+                br.then[:0] = [items[i] for i in sorted(sunk)]
+                for i in sunk:          # descending: earlier indices stay valid
+                    del items[i]
+    visit(tree)
+    return tree
+
+
 def allocate(tree: list) -> dict:
     """VReg/MaskReg -> operand text prefix: ('r'|'s', slot) or mask entry."""
     refs: dict = {}

@@ -91,12 +91,12 @@ class Layout:
     def pad(self) -> int:
         return self.stripe * self.groups
 
-    def replicated(self, data: np.ndarray, g: int) -> tuple:
-        """(offset from the buffer's base, long words) of group g's copy of a replicated buffer."""
+    def replicated(self, data: np.ndarray) -> tuple:
+        """(offset from the buffer's base for each group, long words) of a replicated buffer's copies."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         buf = np.zeros(self.rows(raw.size) * self.stripe * self.groups * 8, np.uint8)
         buf[:raw.size] = raw
-        return -g * self.stripe, buf.view(np.uint64)
+        return [-g * self.stripe for g in range(self.groups)], buf.view(np.uint64)
 
     def to_stripes(self, data: np.ndarray) -> np.ndarray:
         """Host bytes -> (group, rows * stripe) long words as they lie in each group's DRAM."""
