@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -1564,6 +1564,8 @@ class Codegen:
             if self.one_d and size == 4 and aff == (4, 0, None):
                 reg = self.fast_load(b[1])[0]
                 return Val(self.kind_of(ty), (reg,))
+            if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
+                return self.uniform_load(b[1], aff, ty)
             return self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
@@ -2008,6 +2010,48 @@ class Codegen:
             self.uses.setdefault("replicated", set()).add(k)
             return True
         return False
+
+    def uniform_load(self, k, aff, ty) -> Val:
+        """p[u] for a uniform u the sequencer knows, from a read-only (replicated) buffer.
+
+        The 64 long words around it are broadcast to every L1BM (mvb, l2bmb), again only when u
+        leaves them (the sequencer remembers the block in %ub<k>), and every PE reads its long
+        word with l1bmp at an offset the sequencer adds: a loop walking x[j] moves each block once."""
+        u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
+        blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
+        lc, lb = self.shared_area(("uniform", k), 64, 68)
+        self.uses.setdefault("bases", set()).add(k)
+        reg = f"%ub{k}"
+        if ("uniform", k) not in self.__dict__.setdefault("_uniform", set()):
+            self._uniform.add(("uniform", k))
+            self.prologue.append(SeqSet(reg, "-1"))
+        t = self.tag()
+        a = f"%b{k} + {blk}"
+        hi = self.lay.dram_longs - 64
+        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
+        fetch = [MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line),
+                 Op(f"wait i{t}", "wait"),
+                 Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))),
+                 SeqSet(reg, blk)]
+        self.items.append(SeqIf(f"{blk} != {reg}", fetch))
+        w = self.new(f"u{k}")
+        self.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
+                                   line=self.line)], {"lb": f"((({u}) >> 3) & 63)"}))
+        c32 = self.c32(32)
+        if type_size(ty) == 8:
+            r = self.new("uni")
+            self.op("lpassa {u0} {d0}", "alu", (r,), (w,))
+            return Val(self.kind_of(ty), (r, r))
+        # a 32-bit element: the low half of its long word when its index is even, else the high half
+        t = self.new("uni")
+        self.op("llsl {u0} {s1} {d0}", "alu", (t,), (w, c32))
+        r = self.alu("lor", t, self.alu("ulsr", t, c32))
+        outer, self.items = self.items, []
+        self.op("ulsr {u0} {s1} {d0}", "alu", (t,), (w, c32))
+        self.alu("lor", t, self.alu("llsl", t, c32), dst=r)
+        odd, self.items = self.items, outer
+        self.items.append(SeqIf(f"({u} >> 2) & 1", odd))
+        return Val(self.kind_of(ty), (r,))
 
     def shifted_load(self, k, aff) -> VReg:
         """p[get_global_id(0) + u] for a read-only buffer and a uniform u the sequencer knows.

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 GRF_SLOTS = 64
 MASK_ENTRIES = list(range(1, 16))
@@ -30,52 +30,50 @@ def _refs(op: Op):
 
 
 def remove_dead(tree: list) -> list:
-    """Drop ALU/MAU ops whose results nothing reads (codegen builds some facets of a value
-    speculatively, e.g. both the 64-bit and the 32-bit form of an index), until none is left."""
-    def walk(items, fn):
+    """Drop ALU/MAU ops whose results nothing live reads (codegen builds some facets of a value
+    speculatively, e.g. both the 64-bit and the 32-bit form of an index, and loop machinery a
+    sequencer loop does not need): live are transfers, waits and the masks control nodes test,
+    and whatever they read, transitively."""
+    ops, live_regs = [], set()
+
+    def walk(items):
         for it in items:
             if isinstance(it, Op):
-                fn(it)
-            elif isinstance(it, (WhileAny, SeqLoop)):
-                walk(it.body, fn)
-            elif isinstance(it, Call):
-                walk(it.body, fn)
-            elif isinstance(it, (SeqIf, IfAnyLane)):
-                walk(it.then, fn)
-                walk(it.orelse if isinstance(it, SeqIf) else [], fn)
+                ops.append(it)
+                continue
+            if isinstance(it, (WhileAny, IfAnyLane)):
+                live_regs.add(it.mask)
+            for attr in ("body", "then", "orelse"):
+                walk(getattr(it, attr, ()))
+    walk(tree)
+    pure = lambda o: o.unit in ("alu", "mau") and not o.mem and (o.dsts or o.mdst)
+    writers = {}
+    for o in ops:
+        for r in o.dsts + o.mdst:
+            writers.setdefault(r, []).append(o)
+    live = {o for o in ops if not pure(o)} | {w for r in live_regs for w in writers.get(r, ())}
+    work = list(live)
+    while work:
+        o = work.pop()
+        for r in o.srcs + o.msrc:
+            for w in writers.get(r, ()):
+                if w not in live:
+                    live.add(w)
+                    work.append(w)
 
-    def prune(items, dead):
+    def prune(items):
         out = []
         for it in items:
             if isinstance(it, Op):
-                if it not in dead:
+                if it in live:
                     out.append(it)
                 continue
             for attr in ("body", "then", "orelse"):
                 if hasattr(it, attr):
-                    setattr(it, attr, prune(getattr(it, attr), dead))
+                    setattr(it, attr, prune(getattr(it, attr)))
             out.append(it)
         return out
-    while True:
-        read = set()
-        walk(tree, lambda o: read.update(o.srcs + o.msrc))
-        masks = set()
-
-        def loops(items):
-            for it in items:
-                if isinstance(it, (WhileAny, IfAnyLane)):
-                    masks.add(it.mask)
-                for attr in ("body", "then", "orelse"):
-                    if hasattr(it, attr) and not isinstance(it, Op):
-                        loops(getattr(it, attr))
-        loops(tree)
-        read |= masks
-        dead = set()
-        walk(tree, lambda o: dead.add(o) if o.unit in ("alu", "mau") and not o.mem and (o.dsts or o.mdst)
-             and not (set(o.dsts) | set(o.mdst)) & read else None)
-        if not dead:
-            return tree
-        tree = prune(tree, dead)
+    return prune(tree)
 
 
 def sink_into_branches(tree: list) -> list:
@@ -111,7 +109,9 @@ def sink_into_branches(tree: list) -> list:
             if not isinstance(it, Op):
                 for attr in ("body", "then", "orelse"):
                     visit(getattr(it, attr, ()))
-        for j in range(len(items) - 1, -1, -1):
+        j = len(items)
+        while j > 0:
+            j -= 1
             br = items[j]
             if not (isinstance(br, SeqIf) and not br.orelse):
                 continue
@@ -119,16 +119,14 @@ def sink_into_branches(tree: list) -> list:
             sunk = []
             for i in range(j - 1, -1, -1):
                 o = items[i]
-                if isinstance(o, MV):
-                    continue
                 if not isinstance(o, Op):
-                    break
+                    continue            # its readers are all in the branch, so nothing between reads it
                 outs = o.dsts + o.mdst
                 if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
                         or any(writes.get(r) != 1 for r in outs) \
                         or not all(u in inside for r in outs for u in readers.get(r, ())):
                     continue
-                later = {r for x in items[i + 1:j] if isinstance(x, Op) for r in x.dsts + x.mdst}
+                later = {r for x in ops_in(items[i + 1:j], set()) for r in x.dsts + x.mdst}
                 if any(writes.get(r, 0) > 1 and r in later for r in o.srcs + o.msrc):
                     continue            # a source rewritten on the way: it must read it here
                 sunk.append(i)
@@ -137,6 +135,7 @@ def sink_into_branches(tree: list) -> list:
                 br.then[:0] = [items[i] for i in sorted(sunk)]
                 for i in sunk:          # descending: earlier indices stay valid
                     del items[i]
+                j -= len(sunk)
     visit(tree)
     return tree
 
@@ -234,6 +233,7 @@ def render(op: Op, alloc) -> str:
     for i, r in enumerate(op.srcs):
         sp, k = alloc[r]
         f[f"s{i}"] = f"$l{sp}{8 * k}v"
+        f[f"u{i}"] = f"$l{sp}{8 * k}"          # cycle 0's long word in every cycle
     for i, r in enumerate(op.msrc):
         f[f"k{i}"] = f"$imr{alloc[r]}"
     for i, r in enumerate(op.mdst):
@@ -408,11 +408,13 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                     out.append(f"{ind}.else")
                     walk(it.orelse, ind + "    ")
                 out.append(f"{ind}.endif")
+            elif isinstance(it, SeqSet):
+                out.append(f"{ind}.set {it.reg} = {it.expr}")
             elif isinstance(it, Call):
                 key = id(it.body)
                 if key not in names:
                     names[key] = block(it.body)
-                offs = " ".join(f"{k}={v}" for k, v in it.offsets.items())
+                offs = " ".join(f"{k}={v.replace(' ', '')}" for k, v in it.offsets.items())
                 out.append(f"{ind}.call {names[key]} {offs}")
         flush()
     walk(tree, "")

@@ -82,6 +82,13 @@ class SeqIf:
 
 
 @dataclass(eq=False)
+class SeqSet:
+    """Set a sequencer register (state the sequencer keeps between waves and iterations)."""
+    reg: str
+    expr: str
+
+
+@dataclass(eq=False)
 class IfAnyLane:
     """Run a sub-list only when some lane has a flag in the mask entry (an any-reduction)."""
     mask: MaskReg
