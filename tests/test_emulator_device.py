@@ -407,3 +407,26 @@ def test_column_major_matvec_takes_the_shifted_path_in_a_sequencer_loop(env):
     y = np.empty(m, np.float32)
     cl.enqueue_copy(q, y, yb)
     np.testing.assert_allclose(y, A.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [7, -3, 1, 0])
+def test_division_by_a_kernel_argument_uses_the_prologue_reciprocal(env, n):
+    """i / n and i % n with n an argument: one reciprocal for the launch; the front end's guard
+    (x / 0 reads as x / 1) still holds per lane."""
+    ctx, q, _ = env
+    src = ("__kernel void k(__global int *q, __global int *r, int n) {\n"
+           "  int i = get_global_id(0) - 600;\n"
+           "  q[get_global_id(0)] = i / n;\n"
+           "  r[get_global_id(0)] = i % n;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build()
+    qb, rb = buf(ctx, np.zeros(1200, np.int32)), buf(ctx, np.zeros(1200, np.int32))
+    prg.k(q, (1200,), None, qb, rb, np.int32(n)).wait()
+    got_q, got_r = np.empty(1200, np.int32), np.empty(1200, np.int32)
+    cl.enqueue_copy(q, got_q, qb)
+    cl.enqueue_copy(q, got_r, rb)
+    i = np.arange(1200, dtype=np.int64) - 600
+    d = n if n else 1
+    want_q = np.trunc(i / d).astype(np.int64)
+    np.testing.assert_array_equal(got_q, want_q)
+    np.testing.assert_array_equal(got_r, i - want_q * d)

@@ -1051,7 +1051,19 @@ class Codegen:
             if const is not None:
                 return self.mul_const(other, const, wide, aff)
             return self.mul_general(a, b, wide)
-        self._uniform_divisor = b.const is None and self.seq_expr(i.ops[1]) is not None
+        g = i.ops[1]
+        if not wide and isinstance(g, Inst) and g.op == "select" and isinstance(g.ops[1], Const) \
+                and g.ops[1].value == 1 and self.seq_expr(g.ops[2]):
+            # the front end's guard, x / (bad ? 1 : n) for a uniform n: divide by n, then take
+            # x / 1 where the guard holds
+            self._uniform_divisor = self.seq_expr(g.ops[2])
+            try:
+                q = self.divide(op, a, self.val(g.ops[2]), wide).regs[0]
+            finally:
+                self._uniform_divisor = False
+            by_one = a.regs[0] if op in ("sdiv", "udiv") else self.c32(0)
+            return Val("i32", (self.select32(self.val(g.ops[0]).regs[0], by_one, q),))
+        self._uniform_divisor = b.const is None and self.seq_expr(i.ops[1])
         try:
             return self.divide(op, a, b, wide)
         finally:
@@ -1160,12 +1172,19 @@ class Codegen:
         """Division by a value every lane shares (a kernel argument, say): one reciprocal per wave
         (cached), then each quotient is trunc((|x| + 1/2) / |y|) by div_exact, exact for 32 bits."""
         signed = op in ("sdiv", "srem")
-        key = ("recip", y, signed)
+        param = re.fullmatch(r"%p(\d+)", self._uniform_divisor)
+        key = ("recip", int(param[1]) if param else y, signed)
         if key not in self._ids_cache:
+            if param:         # a kernel argument: its reciprocal is computed once, in the prologue
+                outer, self.items = self.items, []
+                y = self.argval(PARAM_SLOT + int(param[1]), "divisor")
             ay = self.alu("isub", self.alu("ixor", y, self.alu("ilsr", y, self.c32(31))),
                           self.alu("ilsr", y, self.c32(31))) if signed else y
             fy = self.alu("uditof", self.alu("land", ay, self.const64(0xFFFFFFFF)))
             self._ids_cache[key] = (ay, self.fdiv64(self.const64(0x3FF0000000000000), fy))
+            if param:
+                self.prologue += self.items
+                self.items = outer
         ay, rcp = self._ids_cache[key]
         if signed:
             sx, sy = self.alu("ilsr", x, self.c32(31)), self.alu("ilsr", y, self.c32(31))
@@ -1575,7 +1594,9 @@ class Codegen:
 
     def store(self, i: Inst, p: VReg):
         self.store_to(i, p)
-        self.fast_cache.clear()         # any store may change what any buffer's loads would see
+        # a store may change what the loads of any buffer the kernel writes would see
+        self.fast_cache = {key: v for key, v in self.fast_cache.items()
+                           if self.is_replicated(key[0] if isinstance(key, tuple) else key)}
         self.stored = True
 
     def store_to(self, i: Inst, p: VReg):
@@ -2058,39 +2079,55 @@ class Codegen:
 
         Such a buffer is *replicated*: every group's DRAM holds all of it, group g's copy
         g stripes lower (layout.py), so one MV address gives every group its own share of
-        the wave moved by u / 2 long words; an odd u takes the next long word's halves too."""
-        lay = self.lay
-        S, N, P, G = lay.stripe, lay.l1b, lay.pe_l1b, lay.groups
+        the wave moved by u / 2 long words; an odd u takes the next long word's halves too.
+        A constant u decides that at compile time, and its long-word loads are shared with
+        the wave's other loads of the buffer (in[i-1], in[i] and in[i+1] take three, not five)."""
         self.uses.setdefault("bases", set()).add(k)
         if self.stored:
             self.settle_stores()
+        c32 = self.c32(32)
+        join = lambda a, b: self.alu("lor", self.alu("ulsr", a, c32), self.alu("llsl", b, c32))
+        if aff[2] is None and aff[1] % 4 == 0:
+            e = aff[1] >> 2
+            a = self.long_shift_load(k, e >> 1)
+            return join(a, self.long_shift_load(k, (e >> 1) + 1)) if e & 1 else a
         u = f"((({aff[1]}) + ({aff[2] or 0})) >> 2)"          # elements
-        lo, hi = 0, lay.dram_longs - S
-
-        def load(shift):
-            lc, lb = self.shared_area(("shift", shift), S // lay.l2b, 4 * P)
-            t = self.tag()
-            a = f"%b{k} + %wx * {G * S} + ({u} >> 1) + {shift}"
-            # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
-            # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
-            x = f"(({a})*(({a})>0))"
-            clamp = f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", "")
-            self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", clamp, self.line))
-            self.op(f"wait i{t}", "wait")
-            for s_ in range(lay.l2bmd_steps):
-                self.op(f"l2bmd $lc{lc + 32 * N * s_} $lb{lb + 32 * s_}", "l2bm",
-                        mem=(("r", "lc", lc + 32 * N * s_, lc + 32 * N * (s_ + 1)),
-                             ("w", "lb", lb + 32 * s_, lb + 32 * s_ + 32)))
-            d = self.new(f"sh{k}")
-            self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
-            return d
-        a = load(0)
+        a = self.long_shift_load(k, f"({u} >> 1)")
+        r = self.copy(a)
         out, self.items = self.items, []
-        b = load(1)              # odd u: element 2q + u is the upper half of a, 2q + 1 + u the lower of b
-        self.alu("lor", self.alu("ulsr", a, self.c32(32)), self.alu("llsl", b, self.c32(32)), dst=a)
+        self.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1")), r)
         odd, self.items = self.items, out
         self.items.append(SeqIf(f"({u}) & 1", odd))
-        return a
+        return r
+
+    def long_shift_load(self, k, shift) -> VReg:
+        """The wave's share of replicated buffer k moved by `shift` long words (an int or a
+        sequencer expression); constant shifts are loaded once per wave (fast_cache)."""
+        key = (k, "shift", shift) if isinstance(shift, int) and not self.loop_stack else None
+        if shift == 0 and key:
+            return self.fast_load(k)[0]
+        if key in self.fast_cache:
+            return self.fast_cache[key]
+        lay = self.lay
+        S, N, P, G = lay.stripe, lay.l1b, lay.pe_l1b, lay.groups
+        lc, lb = self.shared_area("shift", S // lay.l2b, 4 * P)
+        t = self.tag()
+        a = f"%b{k} + %wx * {G * S} + {shift}"
+        # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
+        # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
+        hi = lay.dram_longs - S
+        x = f"(({a})*(({a})>0))"
+        self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line))
+        self.op(f"wait i{t}", "wait")
+        for s_ in range(lay.l2bmd_steps):
+            self.op(f"l2bmd $lc{lc + 32 * N * s_} $lb{lb + 32 * s_}", "l2bm",
+                    mem=(("r", "lc", lc + 32 * N * s_, lc + 32 * N * (s_ + 1)),
+                         ("w", "lb", lb + 32 * s_, lb + 32 * s_ + 32)))
+        d = self.new(f"sh{k}")
+        self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        if key:
+            self.fast_cache[key] = d
+        return d
 
     def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
