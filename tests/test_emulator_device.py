@@ -430,3 +430,36 @@ def test_division_by_a_kernel_argument_uses_the_prologue_reciprocal(env, n):
     want_q = np.trunc(i / d).astype(np.int64)
     np.testing.assert_array_equal(got_q, want_q)
     np.testing.assert_array_equal(got_r, i - want_q * d)
+
+
+def test_more_live_values_than_registers_spill_to_lm1(env):
+    """200 values live at once do not fit the 128 GRF registers: the allocator keeps the ones
+    needed last in LM1 and the result is still exact (strict mode checks the LM1 hazards)."""
+    ctx, q, _ = env
+    n_vals = 200
+    body = "".join(f"  uint v{k} = x * {2 * k + 3}u ^ {k}u;\n" for k in range(n_vals))
+    body += "  uint s = 0;\n" + "".join(f"  s = s * 3u + v{k};\n" for k in reversed(range(n_vals)))
+    src = ("__kernel void many(__global const uint *a, __global uint *o) {\n"
+           "  uint x = a[get_global_id(0)];\n" + body + "  o[get_global_id(0)] = s;\n}\n")
+    prg = cl.Program(ctx, src).build()
+    a = np.random.default_rng(5).integers(0, 2 ** 32, 300, dtype=np.uint32)
+    ob = buf(ctx, np.zeros(300, np.uint32))
+    prg.many(q, (300,), None, buf(ctx, a), ob).wait()
+    got = np.empty(300, np.uint32)
+    cl.enqueue_copy(q, got, ob)
+    s = np.zeros(300, np.uint32)
+    for k in reversed(range(n_vals)):
+        s = s * np.uint32(3) + (a * np.uint32(2 * k + 3) ^ np.uint32(k))
+    np.testing.assert_array_equal(got, s)
+
+
+def test_a_kernel_too_big_for_registers_and_lm1_is_a_build_error_with_the_numbers(env):
+    ctx, _, _ = env
+    n_vals = 800
+    body = "".join(f"  uint v{k} = x * {2 * k + 3}u ^ {k}u;\n" for k in range(n_vals))
+    body += "  uint s = 0;\n" + "".join(f"  s = s * 3u + v{k};\n" for k in reversed(range(n_vals)))
+    src = ("__kernel void huge(__global const uint *a, __global uint *o) {\n"
+           "  uint x = a[get_global_id(0)];\n" + body + "  o[get_global_id(0)] = s;\n}\n")
+    with pytest.raises(cl.RuntimeError, match=r"kernel 'huge'.*needs more than \d+ live values.*128 4-long-word "
+                                              r"registers.*room for \d+ more in LM1"):
+        cl.Program(ctx, src).build()

@@ -65,7 +65,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
         tree = sink_into_branches(remove_dead(tree))
-        alloc = allocate(tree)
+        alloc = allocate(tree, lay.lm_words)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)
         params = sorted(cg.uses.get("params", ()))

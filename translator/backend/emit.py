@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+import re
+
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 GRF_SLOTS = 64
@@ -140,8 +142,25 @@ def sink_into_branches(tree: list) -> list:
     return tree
 
 
-def allocate(tree: list) -> dict:
-    """VReg/MaskReg -> operand text prefix: ('r'|'s', slot) or mask entry."""
+SCRATCH = [("s", GRF_SLOTS - 1 - i) for i in range(4)]     # reloads of spilled operands (see fix_spills)
+ARG_BLOCK_SLOTS = 16          # LM1 words 0..127 hold the argument block; spill slots start above it
+
+
+def allocate(tree: list, lm_words: int = 4096) -> dict:
+    """VReg/MaskReg -> ('r'|'s', GRF slot), ('n', LM1 slot) for a spilled value, or mask entry.
+
+    When the GRFs run out, the live value whose interval ends last lives in LM1 instead (its
+    operands read and write LM1 directly: the hazard distance is 3 steps, not 2); four GRF1
+    slots are then kept back for fix_spills' reloads."""
+    try:
+        return _allocate(tree, lm_words, spill=False)
+    except AllocError:
+        out = _allocate(tree, lm_words, spill=True)
+        fix_spills(tree, out)
+        return out
+
+
+def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
     refs: dict = {}
     loops = []
     pos = [0]
@@ -200,7 +219,10 @@ def allocate(tree: list) -> dict:
                         changed = True
     out = {}
     vfree = [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
+    if spill:
+        vfree = [x for x in vfree if x not in SCRATCH]
     vfree.reverse()
+    sfree = [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)]
     mfree = MASK_ENTRIES[::-1]
     active = []
     peak = 0
@@ -208,19 +230,83 @@ def allocate(tree: list) -> dict:
         a, b = iv[r]
         for x in [x for x in active if iv[x][1] < a]:
             active.remove(x)
-            (mfree if isinstance(x, MaskReg) else vfree).append(out[x])
+            (mfree if isinstance(x, MaskReg) else sfree if out[x][0] == "n" else vfree).append(out[x])
         pool = mfree if isinstance(r, MaskReg) else vfree
+        if not pool and spill and isinstance(r, VReg) and sfree:
+            in_grf = [x for x in active if isinstance(x, VReg) and out[x][0] != "n"]
+            victim = max(in_grf + [r], key=lambda x: iv[x][1])
+            if victim is not r:           # r takes the victim's register, the victim moves to LM1
+                out[r] = out[victim]
+                out[victim] = sfree.pop()
+            else:
+                out[r] = sfree.pop()
+            active.append(r)
+            continue
         if not pool:
             kind = "mask entries" if isinstance(r, MaskReg) else "4-long-word registers (GRF0 + GRF1)"
             n = sum(1 for x in active if isinstance(x, MaskReg) == isinstance(r, MaskReg)) + 1
-            raise AllocError(f"the kernel needs more than {n - 1} live {kind} at once; the machine has "
-                             f"{len(MASK_ENTRIES) if isinstance(r, MaskReg) else 2 * GRF_SLOTS}: split it or "
-                             f"reduce the values live at one time")
+            if isinstance(r, MaskReg):
+                raise AllocError(f"the kernel needs more than {n - 1} live mask entries at once; the machine "
+                                 f"has {len(MASK_ENTRIES)}: split it or reduce the conditions live at one time")
+            raise AllocError(f"the kernel needs more than {n - 1} live values at once; the machine has "
+                             f"{2 * GRF_SLOTS} 4-long-word registers (GRF0 + GRF1) and room for "
+                             f"{lm_words // 8 - ARG_BLOCK_SLOTS} more in LM1: split it or reduce the values "
+                             f"live at one time")
         out[r] = pool.pop()
         active.append(r)
         peak = max(peak, sum(1 for x in active if isinstance(x, VReg)))
     out["_peak"] = peak
     return out
+
+
+def fix_spills(tree: list, alloc: dict) -> None:
+    """Make every op with spilled operands legal: one instruction may read LM1 at one place only,
+    and write it only where it reads it (the unit-group rule).  Offending spilled sources are
+    reloaded into the scratch GRF slots first; a spilled destination that still clashes is
+    written through a scratch slot and stored after."""
+    def lm1(r):
+        return isinstance(r, VReg) and alloc[r][0] == "n"
+
+    def fix(items):
+        out = []
+        for it in items:
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    if hasattr(it, attr):
+                        setattr(it, attr, fix(getattr(it, attr)))
+                out.append(it)
+                continue
+            text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)\}", it.text)})
+            dst = it.dsts[0] if it.dsts and "{d0}" in it.text else None
+            reads = {it.srcs[k] for k in text_srcs if lm1(it.srcs[k])}
+            mem_read = any(m[0] == "r" and m[1] == "n" for m in it.mem)
+            writes = dst is not None and lm1(dst)
+            if len(reads) + mem_read <= 1 and not (writes and (mem_read or reads - {dst})):
+                out.append(it)
+                continue
+            scratch = iter(SCRATCH)
+            srcs = list(it.srcs)
+            for r in sorted(reads, key=lambda r: alloc[r]):
+                t = VReg("reload")
+                alloc[t] = next(scratch)
+                out.append(Op("lpassa {s0} {d0}", "alu", (t,), (r,), line=it.line))
+                srcs = [t if (x is r and k in text_srcs) else x for k, x in enumerate(srcs)]
+            dsts = list(it.dsts)
+            store = None
+            if writes and mem_read:
+                t = VReg("restore")
+                alloc[t] = next(scratch)
+                if it.partial:            # a masked write keeps the other lanes: start from them
+                    out.append(Op("lpassa {s0} {d0}", "alu", (t,), (dst,), line=it.line))
+                srcs = [t if x is dst else x for x in srcs]
+                dsts[0] = t
+                store = Op("lpassa {s0} {d0}", "alu", (dst,), (t,), line=it.line)
+            out.append(Op(it.text, it.unit, tuple(dsts), tuple(srcs), it.mdst, it.msrc, it.mem, it.line,
+                          it.partial))
+            if store:
+                out.append(store)
+        return out
+    tree[:] = fix(tree)
 
 
 # -- scheduling --------------------------------------------------------------------------------
@@ -313,7 +399,8 @@ def schedule(ops: list, alloc) -> list:
                 break
             if op.unit in units:
                 continue
-            touches = {m[1] for m in op.mem if m[1] in ("m", "n")}
+            touches = {m[1] for m in op.mem if m[1] in ("m", "n")} | \
+                {"n" for r in op.srcs + op.dsts if isinstance(r, VReg) and alloc[r][0] == "n"}
             if touches & lm or ("imm" in op.text and ("m" in lm)) or (touches and "m" in touches and
                                                                     any("imm" in o.text for o in step)):
                 continue
