@@ -463,3 +463,34 @@ def test_a_kernel_too_big_for_registers_and_lm1_is_a_build_error_with_the_number
     with pytest.raises(cl.RuntimeError, match=r"kernel 'huge'.*needs more than \d+ live values.*128 4-long-word "
                                               r"registers.*room for \d+ more in LM1"):
         cl.Program(ctx, src).build()
+
+
+@pytest.mark.parametrize("n", [0, 1, 6])
+@pytest.mark.parametrize("options", ["", "-cl-opt-disable"])
+def test_counted_loop_under_a_branch_with_swapped_phis_read_after_it(env, n, options):
+    """A loop the sequencer counts, entered by some lanes only; its header phis swap (a, b = b,
+    a + b) and are read after the loop, so they must hold the last pass's values, not one more."""
+    ctx, q, _ = env
+    src = ("__kernel void fib(__global int *out, __global int *prev, int n) {\n"
+           "  int i = get_global_id(0);\n"
+           "  int a = i, b = 1, p = -1;\n"
+           "  if (i % 3 != 0) {\n"
+           "    for (int k = 0; k < n; k++) { p = a * 2 + k; int t = a + b; a = b; b = t; }\n"
+           "  }\n"
+           "  out[i] = a;\n"
+           "  prev[i] = p;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build(options=options)
+    m = 333
+    ob, pb = buf(ctx, np.zeros(m, np.int32)), buf(ctx, np.zeros(m, np.int32))
+    prg.fib(q, (m,), None, ob, pb, np.int32(n)).wait()
+    got_a, got_p = np.empty(m, np.int32), np.empty(m, np.int32)
+    cl.enqueue_copy(q, got_a, ob)
+    cl.enqueue_copy(q, got_p, pb)
+    a, b, p = np.arange(m, dtype=np.int32), np.ones(m, np.int32), np.full(m, -1, np.int32)
+    run = np.arange(m) % 3 != 0
+    for k in range(n):
+        p = np.where(run, a * 2 + k, p)
+        a, b = np.where(run, b, a), np.where(run, a + b, b)
+    np.testing.assert_array_equal(got_a, a)
+    np.testing.assert_array_equal(got_p, p)

@@ -820,8 +820,17 @@ class Codegen:
         t = b.insts[-1]
         if t.op == "br":
             succ = self.succ[n]
+            ctx = self.loop_stack[-1] if self.loop_stack else None
+            bottom = ctx and ctx["bottom"]
             if len(succ) == 1:
                 self.contribute(n, succ[0], p)
+            elif bottom and bottom["src"] == n:
+                # a counted loop's test: the sequencer takes it, so every lane here goes round
+                # again, and leaves in the last pass only (no per-lane compare, no exit mask)
+                self.contribute(n, ctx["header"], p)
+                outer, self.items = self.items, []
+                self.contribute(n, bottom["dst"], p)
+                self.items = outer + [SeqIf(bottom["last"], self.items)]
             else:
                 c = self.val(t.ops[0]).regs[0]
                 self.contribute(n, succ[0], self.b_and(p, c))
@@ -847,9 +856,14 @@ class Codegen:
         hb = self.bmap[h]
         phis = [i for i in hb.insts if i.op == "phi"]
         counted = self.counted_loop(h, blocks, phis)
+        bottom = None
         if counted:
             seq_reg = f"%n{len(self.seq_ivs)}"
             self.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
+            (src, dst), = [(n, s) for n in blocks for s in self.succ[n] if s not in blocks]
+            if src in self.preds[h]:
+                # tested at the bottom (a rotated loop): all lanes that entered run every pass
+                bottom = {"src": src, "dst": dst, "last": f"{seq_reg} == {counted[0]} - 1"}
         # loop-carried registers, set from the entry edges
         entry_pred = self.block_pred(h)
         M = self.copy(entry_pred)
@@ -880,7 +894,7 @@ class Codegen:
         k = MaskReg()
         self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         outer, self.items = self.items, []
-        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps}
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom}
         self.loop_stack.append(ctx)
         for phi, reg in carried.items():
             self.vals[phi] = reg
@@ -892,14 +906,33 @@ class Codegen:
             cur = reg
             for blk, v in zip(phi.phi_blocks, phi.ops):
                 if (blk, h) in back_edges and (blk, h) in self.edge:
-                    cur = self.select(self.edge[(blk, h)], self.val(v), cur)
+                    # in a counted loop the back edge holds every lane that entered: lanes that
+                    # did not never read the register again, so no select
+                    if not bottom:
+                        cur = self.select(self.edge[(blk, h)], self.val(v), cur)
+                    elif v in carried:            # another phi's register: copy before it changes
+                        cur = self.persistent(phi.type)
+                        self.assign(cur, self.val(v))
+                    else:
+                        cur = self.val(v)
             news[phi] = cur
+        late = []                 # a counted loop's phis read after it keep the last pass's value
         for phi, reg in carried.items():
-            if news[phi] is not reg:
-                self.assign(reg, news[phi])
-        nxt = ctx["next"] if ctx["next"] is not None else self.c32(0)
-        self.copy(nxt, M)
-        self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+            if news[phi] is reg:
+                continue
+            if bottom and any(u.block not in blocks for u in self.users.get(phi, [])):
+                late.append(phi)
+                continue
+            self.assign(reg, news[phi])
+        if late:
+            body_items, self.items = self.items, []
+            for phi in late:
+                self.assign(carried[phi], news[phi])
+            self.items = body_items + [SeqIf(f"not ({bottom['last']})", self.items)]
+        if not bottom:
+            nxt = ctx["next"] if ctx["next"] is not None else self.c32(0)
+            self.copy(nxt, M)
+            self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         self.loop_stack.pop()
         # a uniform trip count runs on the sequencer; any other loop until no lane is left
         loop = SeqLoop(seq_reg, "0", counted[0], self.items) if counted else WhileAny(k, self.items, self.line)
