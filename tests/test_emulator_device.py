@@ -494,3 +494,33 @@ def test_counted_loop_under_a_branch_with_swapped_phis_read_after_it(env, n, opt
         a, b = np.where(run, b, a), np.where(run, a + b, b)
     np.testing.assert_array_equal(got_a, a)
     np.testing.assert_array_equal(got_p, p)
+
+
+@pytest.mark.parametrize("n", [7, -3, -1, 0, 65537, -2147483647])
+def test_quotient_times_divisor_is_exact_on_every_edge(env, n):
+    """x - (x / n) * n (the stencil's column) multiplies in one fp64 product: check it at the
+    extremes, with the front end's guard (x / 0 and INT_MIN / -1 read as x / 1)."""
+    ctx, q, _ = env
+    src = ("__kernel void k(__global const int *x, __global int *col, __global uint *ucol, int n) {\n"
+           "  int i = get_global_id(0);\n"
+           "  int v = x[i];\n"
+           "  col[i] = v - (v / n) * n;\n"
+           "  uint u = (uint)v, un = (uint)n;\n"
+           "  ucol[i] = u - (u / un) * un;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build()
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    x = np.concatenate([[lo, lo + 1, hi, hi - 1, 0, 1, -1],
+                        np.random.default_rng(3).integers(lo, hi, 500, dtype=np.int64, endpoint=True)]).astype(np.int32)
+    cb, ub = buf(ctx, np.zeros_like(x)), buf(ctx, np.zeros(x.size, np.uint32))
+    prg.k(q, (x.size,), None, buf(ctx, x), cb, ub, np.int32(n)).wait()
+    got, ugot = np.empty_like(x), np.empty(x.size, np.uint32)
+    cl.enqueue_copy(q, got, cb)
+    cl.enqueue_copy(q, ugot, ub)
+    x64 = x.astype(np.int64)
+    bad = (n == 0) | ((x64 == lo) & (n == -1))
+    quo = np.where(bad, x64, np.trunc(x64 / (n if n else 1)).astype(np.int64))
+    np.testing.assert_array_equal(got, (x64 - quo * n).astype(np.int32))   # wraps like C's int
+    u, un = x.view(np.uint32).astype(np.uint64), np.uint64(np.uint32(np.int32(n)))
+    uquo = u // un if un else u
+    np.testing.assert_array_equal(ugot, (u - uquo * un).astype(np.uint32))

@@ -527,15 +527,32 @@ class Codegen:
         self._ids_cache[k] = v
         return v
 
-    def div_exact(self, x: VReg, rcp: VReg) -> VReg:
-        """x / n for non-negative 32-bit x and a launch constant n given as rcp = fp64 1/n:
-        trunc((x + 1/2) * rcp) is exact (x < 2^31, so the product's error is far below the
-        1/(2n) margin to the next integer)."""
-        half = self.const64(0x3FE0000000000000)
+    def div_exact(self, x: VReg, rcp: VReg, half_rcp: VReg = None) -> VReg:
+        """x / n for non-negative 32-bit x and a launch constant n given as rcp = fp64 1/n (and
+        half_rcp = 1/(2n) where it is at hand): trunc(x * (1/n) + 1/(2n)) is exact (x < 2^31, so
+        the product's error is far below the 1/(2n) margin to the next integer)."""
+        half_rcp = half_rcp or self.fmul64(self.const64(0x3FE0000000000000), rcp)
         out = []
         for r in self.split64(x, signed=False):
-            out.append(self.alu("udftoi", self.fmul64(self.alu("uditof", r), rcp, add=self.fmul64(half, rcp))))
+            out.append(self.alu("udftoi", self.fmul64(self.alu("uditof", r), rcp, add=half_rcp)))
         return self.join32(*out)
+
+    def mul_exact32(self, a: VReg, b: VReg, signed=True) -> VReg:
+        """a * b of i32 lanes whose true product is known to stay below 2^53 (a quotient times
+        its divisor): one exact fp64 product per 64-bit lane instead of mul_general's two."""
+        conv, back = ("ditof", "dftoi") if signed else ("uditof", "udftoi")
+        out = [self.alu(back, self.fmul64(self.alu(conv, x), self.alu(conv, y)))
+               for x, y in zip(self.split64(a, signed), self.split64(b, signed))]
+        return self.join32(*out)
+
+    @staticmethod
+    def quotient_by(q, n) -> bool:
+        """q is an i32 division by n (or by the front end's guard (bad ? 1 : n)), so |q * n| <= |x|."""
+        if not (isinstance(q, Inst) and q.op in ("sdiv", "udiv") and q.type == "i32"):
+            return False
+        d = q.ops[1]
+        return d is n or (isinstance(d, Inst) and d.op == "select" and isinstance(d.ops[1], Const)
+                          and d.ops[1].value == 1 and d.ops[2] is n)
 
     def mul32(self, a: VReg, b: VReg) -> VReg:
         return self.mul_general(Val("i32", (a,)), Val("i32", (b,)), False).regs[0]
@@ -1083,6 +1100,9 @@ class Codegen:
             other = a if b.const is not None else b
             if const is not None:
                 return self.mul_const(other, const, wide, aff)
+            for q, n in ((i.ops[0], i.ops[1]), (i.ops[1], i.ops[0])):
+                if not wide and self.quotient_by(q, n):     # (x / n) * n, as in x - (x / n) * n
+                    return Val("i32", (self.mul_exact32(a.regs[0], b.regs[0], q.op == "sdiv"),))
             return self.mul_general(a, b, wide)
         g = i.ops[1]
         if not wide and isinstance(g, Inst) and g.op == "select" and isinstance(g.ops[1], Const) \
@@ -1214,19 +1234,20 @@ class Codegen:
             ay = self.alu("isub", self.alu("ixor", y, self.alu("ilsr", y, self.c32(31))),
                           self.alu("ilsr", y, self.c32(31))) if signed else y
             fy = self.alu("uditof", self.alu("land", ay, self.const64(0xFFFFFFFF)))
-            self._ids_cache[key] = (ay, self.fdiv64(self.const64(0x3FF0000000000000), fy))
+            rcp = self.fdiv64(self.const64(0x3FF0000000000000), fy)
+            self._ids_cache[key] = (ay, rcp, self.fmul64(self.const64(0x3FE0000000000000), rcp))
             if param:
                 self.prologue += self.items
                 self.items = outer
-        ay, rcp = self._ids_cache[key]
+        ay, rcp, half_rcp = self._ids_cache[key]
         if signed:
             sx, sy = self.alu("ilsr", x, self.c32(31)), self.alu("ilsr", y, self.c32(31))
             ax = self.alu("isub", self.alu("ixor", x, sx), sx)
         else:
             ax = x
-        q = self.div_exact(ax, rcp)
+        q = self.div_exact(ax, rcp, half_rcp)
         if op in ("urem", "srem"):
-            r = self.alu("isub", ax, self.mul32(q, ay))
+            r = self.alu("isub", ax, self.mul_exact32(q, ay, signed=False))
             return Val("i32", (self.alu("isub", self.alu("ixor", r, sx), sx) if signed else r,))
         if signed:
             s_ = self.alu("ixor", sx, sy)
