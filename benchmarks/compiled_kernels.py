@@ -553,7 +553,7 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (2^16, 512x32, 256x256) for a smoke run")
     ap.add_argument("--kernel", action="append", choices=KERNELS,
-                    help="run only this kernel (repeatable; default: all three)")
+                    help="run only this kernel (repeatable; default: all four)")
     ap.add_argument("--stencil-2d", action="store_true", help="the stencil as a 2-D NDRange instead of 1-D")
     ap.add_argument("--no-oclgrind", action="store_true", help="skip Oclgrind")
     ap.add_argument("--oclgrind-timeout", type=float, default=900.0, help="seconds per kernel (default 900)")

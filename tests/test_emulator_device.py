@@ -524,3 +524,29 @@ def test_quotient_times_divisor_is_exact_on_every_edge(env, n):
     u, un = x.view(np.uint32).astype(np.uint64), np.uint64(np.uint32(np.int32(n)))
     uquo = u // un if un else u
     np.testing.assert_array_equal(ugot, (u - uquo * un).astype(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", ["float", "double"])
+def test_comparisons_with_nan_inputs_follow_ieee(env, dtype):
+    """NaNs read from memory (the MAU never makes one: docs/isa.md) compare unordered: every
+    ordered predicate is false, != is true, isnan and convert_*_sat see them."""
+    ctx, q, _ = env
+    src = (f"__kernel void k(__global const {dtype} *a, __global const {dtype} *b, __global int *cmp) {{\n"
+           "  int i = get_global_id(0);\n"
+           f"  {dtype} x = a[i], y = b[i];\n"
+           "  cmp[i] = (x < y) | (x > y) << 1 | (x == y) << 2 | (x != y) << 3 | (x != x) << 4 | (x <= y) << 5\n"
+           "           | (x >= y) << 6 | isnan(y) << 7 | (convert_int_sat(x) == 0) << 8;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build()
+    nt = np.float32 if dtype == "float" else np.float64
+    vals = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 3e30], nt)
+    a, b = (x.ravel().copy() for x in np.meshgrid(vals, vals))
+    cb = buf(ctx, np.zeros(a.size, np.int32))
+    prg.k(q, (a.size,), None, buf(ctx, a), buf(ctx, b), cb).wait()
+    got = np.empty(a.size, np.int32)
+    cl.enqueue_copy(q, got, cb)
+    with np.errstate(invalid="ignore"):
+        sat = np.where(np.isnan(a), 0, np.clip(np.nan_to_num(a), -2.0 ** 31, 2.0 ** 31 - 1)).astype(np.int64)
+        want = ((a < b) | (a > b) << 1 | (a == b) << 2 | (a != b) << 3 | (a != a) << 4 | (a <= b) << 5
+                | (a >= b) << 6 | np.isnan(b) << 7 | (sat == 0) << 8)
+    np.testing.assert_array_equal(got, want.astype(np.int32))

@@ -826,6 +826,8 @@ class Codegen:
             vals = [self.phi_value(phi, incoming) for phi in phis]
             for phi, v in zip(phis, vals):
                 self.vals[phi] = v
+                if phi in self.escapes:      # a join inside a loop whose value is read after it
+                    self.capture(self.escapes[phi], v, p)
         for i in b.insts:
             if i.op == "phi":
                 continue
@@ -1366,13 +1368,35 @@ class Codegen:
             x, y = y, x
         return self.bool_from_mask(self.flags(("u" if unsigned else "") + "imax", x, y), invert)
 
+    def is_nan(self, v: Val) -> VReg:
+        """A bool per lane: v is a NaN (its magnitude bits above infinity's), by integer compares."""
+        if v.const is not None:
+            return self.c32(-1 if v.const != v.const else 0)
+        if v.kind == "f64":
+            mag = Val("i64", tuple(self.alu("land", r, self.const64(0x7FFFFFFFFFFFFFFF)) for r in v.regs))
+            return self._cmp_pair("lmax", Val("i64", (self.const64(0x7FF0000000000000),) * 2), mag, invert=True)
+        mag = self.alu("iand", v.regs[0], self.c32(0x7FFFFFFF))
+        return self.bool_from_mask(self.flags("imax", self.c32(0x7F800000), mag), invert=True)
+
     def fcmp(self, pred, a: Val, b: Val) -> VReg:
-        """Ordered and unordered predicates alike: NaN compares as its bit pattern (docs/isa.md)."""
-        p = pred[1:] if pred not in ("true", "false") else pred
+        """IEEE predicates: the compare on the values (a NaN compares as its bit pattern), then
+        false where an operand is a NaN for the ordered ones, true for the unordered ones."""
         if pred == "true":
             return self.c32(-1)
         if pred == "false":
             return self.c32(0)
+        nans = [self.is_nan(x) for x in (a, b) if x.const is None or x.const != x.const]
+        uno = nans[0] if len(nans) == 1 else self.b_or(*nans) if nans else None
+        if pred in ("ord", "uno"):
+            if uno is None:
+                return self.c32(0 if pred == "uno" else -1)
+            return uno if pred == "uno" else self.b_not(uno)
+        c = self.fcmp_values(pred[1:], a, b)
+        if uno is None:
+            return c
+        return self.b_or(c, uno) if pred[0] == "u" else self.b_and(c, self.b_not(uno))
+
+    def fcmp_values(self, p, a: Val, b: Val) -> VReg:
         wide = a.kind == "f64"
         mn = "dmax" if wide else "fmax"
 
@@ -1391,10 +1415,6 @@ class Codegen:
         if p in ("eq", "ne"):
             e = self.b_and(ge(a, b), ge(b, a))
             return e if p == "eq" else self.b_not(e)
-        if p == "rd":           # ord: no NaN model
-            return self.c32(-1)
-        if p == "no":           # uno
-            return self.c32(0)
         raise CodegenError(f"floating-point comparison '{pred}' is not supported", self.line)
 
     # floating point ------------------------------------------------------------------------------
@@ -1527,6 +1547,8 @@ class Codegen:
                 regs = self.wide(v, signed=not u)
                 return self.f64_to_f32(tuple(self.alu(u + "ditof", r) for r in regs))
         if op in ("fptosi", "fptoui"):
+            if st == "float" and dt == "i32" and op == "fptoui":     # [2^31, 2^32) is past fftoi's range
+                return Val("i32", (self.join32(*(self.alu("udftoi", r) for r in self.f32_to_f64(v.regs[0]))),))
             if st == "float" and dt in ("i32", "i16", "i8"):
                 return Val("i32", (self.alu("fftoi", v.regs[0]),))
             if st == "double" and dt in ("i64", "i32"):
