@@ -1,8 +1,8 @@
 """Compiled kernels on the emulated MN-Core 2: emulated cycles, DRAM bandwidth, wall time next to Oclgrind.
 
     python benchmarks/compiled_kernels.py --quick       # small sizes: 10-20 s on a 2-core machine
-    python benchmarks/compiled_kernels.py               # the issue's sizes: up to ~35 min today, almost all
-                                                        # of it the emulator on matvec (--emu-timeout caps it)
+    python benchmarks/compiled_kernels.py --emu-timeout 420   # the issue's sizes: ~8 min; the row-major
+                                                              # matvec times out (docs/performance.md)
     python benchmarks/compiled_kernels.py --kernel saxpy --no-oclgrind
 
 Four kernels, the same OpenCL C source on both sides:
