@@ -21,6 +21,7 @@ from .memory import Buffer, LocalMemory, MemoryMap
 from .platform import Device, Platform, get_platforms
 from .program import Program
 from .queue import CommandQueue
+from .recording import Arg, Recording
 from .transfers import (enqueue_barrier, enqueue_copy, enqueue_copy_buffer, enqueue_fill_buffer,
                         enqueue_map_buffer, enqueue_marker, enqueue_read_buffer, enqueue_write_buffer)
 

@@ -23,6 +23,7 @@ from .constants import (command_type, kernel_arg_address_qualifier, kernel_arg_i
 from .errors import raise_error, status_code
 from .events import CompletedEvent
 from .memory import Buffer, LocalMemory
+from .recording import Arg
 
 
 class _Null:
@@ -91,6 +92,11 @@ class Kernel:
         return f"argument {index} ('{p.name}', {p.kind} {p.type_name}) of kernel '{self.function_name}'"
 
     def set_arg(self, index, value):
+        self._dev_args[index] = self._dev_value(index, value)
+
+    def _dev_value(self, index, value):
+        """What the device gets for argument ``index`` (bytes, an allocation, a scratch size),
+        checked against the parameter; an ``Arg`` placeholder is kept for a recording."""
         try:
             kind = self._kinds[index] if index >= 0 else None
         except (IndexError, TypeError):
@@ -103,10 +109,13 @@ class Kernel:
             dt = self._pdtypes[index]
             if self._scalar_dtypes[index] is None and getattr(value, "dtype", None) == dt \
                     and isinstance(value, np.generic):
-                self._dev_args[index] = value.tobytes()
-            else:
-                self._dev_args[index] = self._scalar_bytes(index, value)
-        elif kind == "local":
+                return value.tobytes()
+            if isinstance(value, Arg):
+                return value
+            return self._scalar_bytes(index, value)
+        if isinstance(value, Arg):
+            return value
+        if kind == "local":
             if not isinstance(value, LocalMemory):
                 raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                             f"{self._where(index)} is a __local pointer and needs an "
@@ -116,13 +125,12 @@ class Kernel:
                 raise_error("Kernel.set_arg", status_code.INVALID_ARG_SIZE,
                             f"{self._where(index)}: LocalMemory({value.size}) exceeds the device's "
                             f"local_mem_size ({limit} bytes)")
-            self._dev_args[index] = LocalScratch(value.size)
-        elif type(value) is Buffer or isinstance(value, Buffer):
-            self._dev_args[index] = value._alloc
-        elif value is None:
-            self._dev_args[index] = _NULL
-        else:
-            raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
+            return LocalScratch(value.size)
+        if type(value) is Buffer or isinstance(value, Buffer):
+            return value._alloc
+        if value is None:
+            return _NULL
+        raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                         f"{self._where(index)} is a pointer and needs an mncl.Buffer, not {_describe(value)}"
                         + (" (a pyopencl Buffer cannot be passed to mncl)"
                            if type(value).__module__.startswith("pyopencl") else ""))
@@ -419,6 +427,7 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
         i = args.index(None)
         raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
                     f"{kernel._where(i)} has not been set")
+    recorder = queue._recorder
     loaded = kernel.program._loaded.get(device)
     if loaded is None:
         raise_error("enqueue_nd_range_kernel", status_code.INVALID_PROGRAM_EXECUTABLE,
@@ -429,6 +438,14 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
             raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
                         f"kernel '{kernel.function_name}' needs {total} bytes of __local memory; the "
                         f"device has {device.backend.description.local_mem_size}")
+    if recorder is not None:
+        recorder._add(kernel, loaded, args, launch, wait_for)
+        return None
+    if any(type(a) is Arg for a in args):
+        i = next(i for i, a in enumerate(args) if type(a) is Arg)
+        raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
+                    f"{kernel._where(i)} is the placeholder {args[i]!r}, which only a recording "
+                    f"(queue.record()) can take")
     if launch is None:
         return CompletedEvent(queue, command_type.NDRANGE_KERNEL)
     run = device.backend.run

@@ -112,6 +112,7 @@ class CommandQueue:
         self.device = device
         self.properties = props
         self._profiling = bool(props & command_queue_properties.PROFILING_ENABLE)
+        self._recorder = None          # a Recording taking this queue's kernel launches
         self._shared = _Shared()
         self._thread = threading.Thread(target=_worker, args=(self._shared,), daemon=True,
                                         name="mncl-queue")
@@ -121,6 +122,8 @@ class CommandQueue:
 
     # -- submission (used by the enqueue functions) ----------------------------
     def _submit(self, work, command_type: int, wait_for=None) -> Event:
+        if self._recorder is not None:
+            self._refuse_while_recording()
         ev = Event(self, command_type)
         deps = None
         if wait_for:
@@ -136,6 +139,8 @@ class CommandQueue:
 
     def _run_blocking(self, work, command_type: int, wait_for=None) -> Event:
         """A blocking command: run here when the queue is idle (same order, no thread hand-off), else wait."""
+        if self._recorder is not None:
+            self._refuse_while_recording()
         shared = self._shared
         if wait_for or shared.done != shared.submitted:
             ev = self._submit(work, command_type, wait_for)
@@ -184,6 +189,19 @@ class CommandQueue:
         with self._shared.cond:
             if err in self._shared.errors:
                 self._shared.errors.remove(err)
+
+    @staticmethod
+    def _refuse_while_recording():
+        raise_error("enqueue", status_code.INVALID_OPERATION,
+                    "the queue is recording (queue.record()): only kernel launches can be recorded; "
+                    "enqueue copies and waits before or after the with block")
+
+    # -- recording -----------------------------------------------------------------
+    def record(self):
+        """A ``Recording``: inside ``with queue.record() as rec:`` kernel launches are recorded,
+        not run; ``rec.replay(**values)`` runs them as one command (mncl/recording.py)."""
+        from .recording import Recording
+        return Recording(self)
 
     # -- PyOpenCL API -----------------------------------------------------------
     def finish(self):
