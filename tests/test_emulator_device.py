@@ -550,3 +550,38 @@ def test_comparisons_with_nan_inputs_follow_ieee(env, dtype):
         want = ((a < b) | (a > b) << 1 | (a == b) << 2 | (a != b) << 3 | (a != a) << 4 | (a <= b) << 5
                 | (a >= b) << 6 | np.isnan(b) << 7 | (sat == 0) << 8)
     np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
+@pytest.mark.parametrize("n", [-1, 0, 5])
+@pytest.mark.parametrize("options", ["", "-cl-opt-disable"])
+def test_loops_with_an_inclusive_bound_run_on_the_sequencer(env, n, options):
+    """for (t = 0; t <= n; t++) is counted (n - 0 + 1 passes) and its loads of row t stay
+    uniform, not gathers; counting down to an inclusive bound too."""
+    ctx, q, _ = env
+    src = ("__kernel void k(__global const float *a, __global float *o, int n) {\n"
+           "  int i = get_global_id(0);\n"
+           "  float s = 0.0f;\n"
+           "  for (int t = 0; t <= n; t++) s += a[t * 8 + i % 8];\n"
+           "  for (int t = n; t >= 1; t--) s += 100.0f * t;\n"
+           "  o[i] = s;\n"
+           "}\n")
+    prg = cl.Program(ctx, src).build(options=options)
+    a = np.random.default_rng(2).standard_normal(64).astype(np.float32)
+    ob = buf(ctx, np.zeros(40, np.float32))
+    prg.k(q, (40,), None, buf(ctx, a), ob, np.int32(n)).wait()
+    got = np.empty(40, np.float32)
+    cl.enqueue_copy(q, got, ob)
+    i = np.arange(40)
+    want = np.zeros(40, np.float32)
+    for t in range(n + 1):
+        want += a[t * 8 + i % 8]
+    for t in range(n, 0, -1):
+        want += np.float32(100.0 * t)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    up = src.replace("  for (int t = n; t >= 1; t--) s += 100.0f * t;\n", "")
+    asm = compile_kernel(compile_opencl(up, spmd=True, options=options), "k",
+                         emulator.machine.load_machine("tiny")).asm
+    assert ".while any" not in asm and ".loop %n0" in asm

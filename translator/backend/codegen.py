@@ -726,9 +726,12 @@ class Codegen:
                     continue
                 pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
                       "sle": "sge", "ule": "uge"}.get(pred, pred) if sw else pred
-                if (pr in ("ne", "slt", "ult")) == exit_on_true or pr not in ("ne", "slt", "ult", "eq", "sge", "uge"):
+                stay, leave = ("ne", "slt", "ult", "sle", "ule"), ("eq", "sge", "uge", "sgt", "ugt")
+                if pr not in (leave if exit_on_true else stay):
                     continue       # the loop would stay while the counter is past the bound
                 n = f"({bexpr}) - ({start})"
+                if pr in ("sle", "ule", "sgt", "ugt"):      # an inclusive bound: i <= n
+                    n = f"({n}) + 1"
                 if x is iv:        # the test precedes the step: one more pass that only leaves
                     n = f"({n}) + 1"
                 return f"({n} if {n} > 1 else 1)", iv, start
