@@ -57,8 +57,9 @@ class Recording:
 
     def __init__(self, queue):
         self.queue = queue
-        self._commands = []          # [run, loaded, kernel info, args (list), launch]
-        self._slots = {}             # placeholder name -> [(command index, kernel, argument index)]
+        self._commands = []          # (run, loaded, kernel info, args, launch), args holding Args
+        self._types = {}             # placeholder -> {parameter type: (a kernel, argument index) of it}
+        self._patches = {}           # command index -> [(argument index, placeholder, parameter type)]
         self._open = False
 
     def __enter__(self):
@@ -83,12 +84,14 @@ class Recording:
         k = len(self._commands)
         for i, a in enumerate(args):
             if type(a) is Arg:
-                self._slots.setdefault(a.name, []).append((k, kernel, i))
-        self._commands.append([self.queue.device.backend.run, loaded, kernel._info, args, launch])
+                key = (kernel._kinds[i], kernel._pdtypes[i], kernel._scalar_dtypes[i])
+                self._types.setdefault(a.name, {}).setdefault(key, (kernel, i))
+                self._patches.setdefault(k, []).append((i, a.name, key))
+        self._commands.append((self.queue.device.backend.run, loaded, kernel._info, args, launch))
 
     @property
     def placeholders(self) -> list:
-        return list(self._slots)
+        return list(self._types)
 
     def __len__(self):
         return len(self._commands)
@@ -98,23 +101,29 @@ class Recording:
         if self._open:
             raise_error("Recording.replay", status_code.INVALID_OPERATION,
                         "the sequence is still being recorded (replay it after the with block)")
-        missing = [n for n in self._slots if n not in values]
-        unknown = [n for n in values if n not in self._slots]
-        if missing or unknown:
+        slots = self._types
+        if values.keys() != slots.keys():
+            missing = [n for n in slots if n not in values]
+            unknown = [n for n in values if n not in slots]
             raise_error("Recording.replay", status_code.INVALID_KERNEL_ARGS,
                         (f"no value for placeholder(s) {', '.join(missing)}" if missing else "")
                         + ("; " if missing and unknown else "")
                         + (f"the sequence has no placeholder(s) {', '.join(unknown)} (it has: "
-                           f"{', '.join(self._slots) or 'none'})" if unknown else ""))
-        commands = self._commands
-        if values:
-            commands = [c[:3] + [list(c[3])] + c[4:] for c in commands]
-            for name, value in values.items():
-                for k, kernel, i in self._slots[name]:
-                    commands[k][3][i] = kernel._dev_value(i, value)
+                           f"{', '.join(slots) or 'none'})" if unknown else ""))
+        # the host only checks each value once per parameter type; the worker patches the launches
+        given = {name: {key: kernel._dev_value(i, value) for key, (kernel, i) in self._types[name].items()}
+                 for name, value in values.items()}
+        commands, patches = self._commands, self._patches
 
         def work():
-            stats = [run(loaded, info, args, launch) for run, loaded, info, args, launch in commands]
+            stats = []
+            for k, (run, loaded, info, args, launch) in enumerate(commands):
+                patch = patches.get(k)
+                if patch:
+                    args = list(args)
+                    for i, name, key in patch:
+                        args[i] = given[name][key]
+                stats.append(run(loaded, info, args, launch))
             if stats and all(s is not None and hasattr(s, "emulated_ns") for s in stats):
                 return SequenceStats(stats)
             return None
