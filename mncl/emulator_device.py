@@ -82,6 +82,7 @@ class EmulatorDevice:
         self._emu = None
         self._next = HEAP_START
         self._lock = threading.Lock()
+        self._run_lock = threading.Lock()   # one emulated machine: launches from all queues take turns
 
     @property
     def emu(self):
@@ -177,6 +178,10 @@ class EmulatorDevice:
         return self._local.dram, self._local.rows
 
     def run(self, loaded, kernel_info, args, launch):
+        with self._run_lock:
+            return self._run(loaded, kernel_info, args, launch)
+
+    def _run(self, loaded, kernel_info, args, launch):
         from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT
         lay = self.layout
         gs, ls, off = launch.global_size, launch.local_size, launch.offset

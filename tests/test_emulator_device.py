@@ -585,3 +585,26 @@ def test_loops_with_an_inclusive_bound_run_on_the_sequencer(env, n, options):
     asm = compile_kernel(compile_opencl(up, spmd=True, options=options), "k",
                          emulator.machine.load_machine("tiny")).asm
     assert ".while any" not in asm and ".loop %n0" in asm
+
+
+def test_two_queues_on_one_emulator_device_do_not_interleave_launches(env):
+    """Each queue has its own worker thread; the device has one emulated machine, so launches
+    from two queues must run one at a time (each writes the argument block, runs, reads back)."""
+    ctx, _, prg = env
+    queues = [cl.CommandQueue(ctx) for _ in range(2)]
+    rng = np.random.default_rng(9)
+    xs = [rng.standard_normal(3000).astype(np.float32) for _ in range(2)]
+    ys = [buf(ctx, np.zeros(3000, np.float32)) for _ in range(2)]
+    xbufs = [buf(ctx, x) for x in xs]
+    for _ in range(6):
+        for k, q in enumerate(queues):
+            prg.saxpy(q, (3000,), None, xbufs[k], ys[k], np.float32(k + 1), np.int32(3000))
+    for q in queues:
+        q.finish()
+    for k in range(2):
+        got = np.empty(3000, np.float32)
+        cl.enqueue_copy(queues[k], got, ys[k])
+        want = np.zeros(3000, np.float32)
+        for _ in range(6):
+            want = np.float32(k + 1) * xs[k] + want
+        np.testing.assert_array_equal(got, want)
