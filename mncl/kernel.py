@@ -84,6 +84,7 @@ class Kernel:
         self._dev_args = [None] * n
         self._scalar_dtypes = [None] * n
         self._has_local = any(k == "local" for k in self._kinds)
+        self._placeholders = False       # an mncl.Arg was set at some time (recordings)
         self._launches = {}
 
     # -- arguments ------------------------------------------------------------
@@ -92,7 +93,9 @@ class Kernel:
         return f"argument {index} ('{p.name}', {p.kind} {p.type_name}) of kernel '{self.function_name}'"
 
     def set_arg(self, index, value):
-        self._dev_args[index] = self._dev_value(index, value)
+        v = self._dev_args[index] = self._dev_value(index, value)
+        if type(v) is Arg:
+            self._placeholders = True
 
     def _dev_value(self, index, value):
         """What the device gets for argument ``index`` (bytes, an allocation, a scratch size),
@@ -131,9 +134,9 @@ class Kernel:
         if value is None:
             return _NULL
         raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
-                        f"{self._where(index)} is a pointer and needs an mncl.Buffer, not {_describe(value)}"
-                        + (" (a pyopencl Buffer cannot be passed to mncl)"
-                           if type(value).__module__.startswith("pyopencl") else ""))
+                    f"{self._where(index)} is a pointer and needs an mncl.Buffer, not {_describe(value)}"
+                    + (" (a pyopencl Buffer cannot be passed to mncl)"
+                       if type(value).__module__.startswith("pyopencl") else ""))
 
     def _scalar_bytes(self, index, value) -> bytes:
         p = self._params[index]
@@ -441,7 +444,7 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
     if recorder is not None:
         recorder._add(kernel, loaded, args, launch, wait_for)
         return None
-    if any(type(a) is Arg for a in args):
+    if kernel._placeholders and any(type(a) is Arg for a in args):
         i = next(i for i, a in enumerate(args) if type(a) is Arg)
         raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
                     f"{kernel._where(i)} is the placeholder {args[i]!r}, which only a recording "
