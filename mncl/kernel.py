@@ -444,11 +444,12 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
     if recorder is not None:
         recorder._add(kernel, loaded, args, launch, wait_for)
         return None
-    if kernel._placeholders and any(type(a) is Arg for a in args):
-        i = next(i for i, a in enumerate(args) if type(a) is Arg)
-        raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
-                    f"{kernel._where(i)} is the placeholder {args[i]!r}, which only a recording "
-                    f"(queue.record()) can take")
+    if kernel._placeholders:
+        i = next((i for i, a in enumerate(args) if type(a) is Arg), None)
+        if i is not None:
+            raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
+                        f"{kernel._where(i)} is the placeholder {args[i]!r}, which only a recording "
+                        f"(queue.record()) can take")
     if launch is None:
         return CompletedEvent(queue, command_type.NDRANGE_KERNEL)
     run = device.backend.run

@@ -60,19 +60,16 @@ class Recording:
         self._commands = []          # (run, loaded, kernel info, args, launch), args holding Args
         self._types = {}             # placeholder -> {parameter type: (a kernel, argument index) of it}
         self._patches = {}           # command index -> [(argument index, placeholder, parameter type)]
-        self._open = False
 
     def __enter__(self):
         if self.queue._recorder is not None:
             raise_error("CommandQueue.record", status_code.INVALID_OPERATION,
                         "the queue is already recording a sequence")
         self.queue._recorder = self
-        self._open = True
         return self
 
     def __exit__(self, *exc):
         self.queue._recorder = None
-        self._open = False
 
     def _add(self, kernel, loaded, args, launch, wait_for):
         if wait_for:
@@ -98,7 +95,7 @@ class Recording:
 
     def replay(self, wait_for=None, **values):
         """Submit the whole sequence as one command, placeholders filled from ``values``."""
-        if self._open:
+        if self.queue._recorder is self:
             raise_error("Recording.replay", status_code.INVALID_OPERATION,
                         "the sequence is still being recorded (replay it after the with block)")
         slots = self._types
@@ -111,7 +108,7 @@ class Recording:
                         + (f"the sequence has no placeholder(s) {', '.join(unknown)} (it has: "
                            f"{', '.join(slots) or 'none'})" if unknown else ""))
         # the host only checks each value once per parameter type; the worker patches the launches
-        given = {name: {key: kernel._dev_value(i, value) for key, (kernel, i) in self._types[name].items()}
+        given = {name: {key: kernel._dev_value(i, value) for key, (kernel, i) in slots[name].items()}
                  for name, value in values.items()}
         commands, patches = self._commands, self._patches
 

@@ -432,16 +432,20 @@ def test_division_by_a_kernel_argument_uses_the_prologue_reciprocal(env, n):
     np.testing.assert_array_equal(got_r, i - want_q * d)
 
 
+def many_live_values(name, n_vals):
+    """A kernel that computes n_vals values first and combines them in reverse: all live at once."""
+    body = "".join(f"  uint v{k} = x * {2 * k + 3}u ^ {k}u;\n" for k in range(n_vals))
+    body += "  uint s = 0;\n" + "".join(f"  s = s * 3u + v{k};\n" for k in reversed(range(n_vals)))
+    return (f"__kernel void {name}(__global const uint *a, __global uint *o) {{\n"
+            "  uint x = a[get_global_id(0)];\n" + body + "  o[get_global_id(0)] = s;\n}\n")
+
+
 def test_more_live_values_than_registers_spill_to_lm1(env):
     """200 values live at once do not fit the 128 GRF registers: the allocator keeps the ones
     needed last in LM1 and the result is still exact (strict mode checks the LM1 hazards)."""
     ctx, q, _ = env
     n_vals = 200
-    body = "".join(f"  uint v{k} = x * {2 * k + 3}u ^ {k}u;\n" for k in range(n_vals))
-    body += "  uint s = 0;\n" + "".join(f"  s = s * 3u + v{k};\n" for k in reversed(range(n_vals)))
-    src = ("__kernel void many(__global const uint *a, __global uint *o) {\n"
-           "  uint x = a[get_global_id(0)];\n" + body + "  o[get_global_id(0)] = s;\n}\n")
-    prg = cl.Program(ctx, src).build()
+    prg = cl.Program(ctx, many_live_values("many", n_vals)).build()
     a = np.random.default_rng(5).integers(0, 2 ** 32, 300, dtype=np.uint32)
     ob = buf(ctx, np.zeros(300, np.uint32))
     prg.many(q, (300,), None, buf(ctx, a), ob).wait()
@@ -455,11 +459,7 @@ def test_more_live_values_than_registers_spill_to_lm1(env):
 
 def test_a_kernel_too_big_for_registers_and_lm1_is_a_build_error_with_the_numbers(env):
     ctx, _, _ = env
-    n_vals = 800
-    body = "".join(f"  uint v{k} = x * {2 * k + 3}u ^ {k}u;\n" for k in range(n_vals))
-    body += "  uint s = 0;\n" + "".join(f"  s = s * 3u + v{k};\n" for k in reversed(range(n_vals)))
-    src = ("__kernel void huge(__global const uint *a, __global uint *o) {\n"
-           "  uint x = a[get_global_id(0)];\n" + body + "  o[get_global_id(0)] = s;\n}\n")
+    src = many_live_values("huge", 800)
     with pytest.raises(cl.RuntimeError, match=r"kernel 'huge'.*needs more than \d+ live values.*128 4-long-word "
                                               r"registers.*room for \d+ more in LM1"):
         cl.Program(ctx, src).build()

@@ -546,13 +546,17 @@ class Codegen:
         return self.join32(*out)
 
     @staticmethod
-    def quotient_by(q, n) -> bool:
-        """q is an i32 division by n (or by the front end's guard (bad ? 1 : n)), so |q * n| <= |x|."""
+    def guarded_divisor(d):
+        """n when d is the front end's divide-by-zero guard (bad ? 1 : n), else None."""
+        if isinstance(d, Inst) and d.op == "select" and isinstance(d.ops[1], Const) and d.ops[1].value == 1:
+            return d.ops[2]
+        return None
+
+    def quotient_by(self, q, n) -> bool:
+        """q is an i32 division by n (or by the guard (bad ? 1 : n)), so |q * n| <= |x|."""
         if not (isinstance(q, Inst) and q.op in ("sdiv", "udiv") and q.type == "i32"):
             return False
-        d = q.ops[1]
-        return d is n or (isinstance(d, Inst) and d.op == "select" and isinstance(d.ops[1], Const)
-                          and d.ops[1].value == 1 and d.ops[2] is n)
+        return q.ops[1] is n or self.guarded_divisor(q.ops[1]) is n
 
     def mul32(self, a: VReg, b: VReg) -> VReg:
         return self.mul_general(Val("i32", (a,)), Val("i32", (b,)), False).regs[0]
@@ -1109,14 +1113,13 @@ class Codegen:
                 if not wide and self.quotient_by(q, n):     # (x / n) * n, as in x - (x / n) * n
                     return Val("i32", (self.mul_exact32(a.regs[0], b.regs[0], q.op == "sdiv"),))
             return self.mul_general(a, b, wide)
-        g = i.ops[1]
-        if not wide and isinstance(g, Inst) and g.op == "select" and isinstance(g.ops[1], Const) \
-                and g.ops[1].value == 1 and self.seq_expr(g.ops[2]):
+        g, n = i.ops[1], self.guarded_divisor(i.ops[1])
+        if not wide and n is not None and self.seq_expr(n):
             # the front end's guard, x / (bad ? 1 : n) for a uniform n: divide by n, then take
             # x / 1 where the guard holds
-            self._uniform_divisor = self.seq_expr(g.ops[2])
+            self._uniform_divisor = self.seq_expr(n)
             try:
-                q = self.divide(op, a, self.val(g.ops[2]), wide).regs[0]
+                q = self.divide(op, a, self.val(n), wide).regs[0]
             finally:
                 self._uniform_divisor = False
             by_one = a.regs[0] if op in ("sdiv", "udiv") else self.c32(0)
@@ -1418,7 +1421,7 @@ class Codegen:
         if p in ("eq", "ne"):
             e = self.b_and(ge(a, b), ge(b, a))
             return e if p == "eq" else self.b_not(e)
-        raise CodegenError(f"floating-point comparison '{pred}' is not supported", self.line)
+        raise CodegenError(f"floating-point comparison '{p}' is not supported", self.line)
 
     # floating point ------------------------------------------------------------------------------
     def float_op(self, i: Inst) -> Val:

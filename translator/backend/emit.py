@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
@@ -301,8 +302,7 @@ def fix_spills(tree: list, alloc: dict) -> None:
                 srcs = [t if x is dst else x for x in srcs]
                 dsts[0] = t
                 store = Op("lpassa {s0} {d0}", "alu", (dst,), (t,), line=it.line)
-            out.append(Op(it.text, it.unit, tuple(dsts), tuple(srcs), it.mdst, it.msrc, it.mem, it.line,
-                          it.partial))
+            out.append(replace(it, dsts=tuple(dsts), srcs=tuple(srcs)))
             if store:
                 out.append(store)
         return out
