@@ -23,7 +23,7 @@ from . import isa
 from .errors import AsmError
 from .isa import DebugStmt, Expr, MVStmt, Operand, Step
 from .transfers import MV_UNIT
-from .program import AnyLoop, Block, If, IfAny, Loop, Program, Run, SetReg, compile_scalar, OFFSET_SPACES
+from .program import AnyLoop, Block, Fault, If, IfAny, Loop, Program, Run, SetReg, compile_scalar, OFFSET_SPACES
 
 WL = {"w": 1, "l": 2, "ll": 4}
 FIXED = ("peid", "subpeid", "mabid", "l1bid", "l2bid", "msb1")
@@ -612,6 +612,11 @@ def _directive(line, cx, prog, stack, block, flush, masks):
         if not mm:
             raise cx.error("'.set %reg = <expr>'")
         nodes.append(SetReg(mm[1], compile_scalar(mm[2], cx.line, cx.source, cx.text), cx.line, line))
+    elif d == "fault":
+        mm = re.fullmatch(r'"(.*)"', rest)
+        if not mm:
+            raise cx.error("'.fault \"<message>\"'")
+        nodes.append(Fault(mm[1], cx.line, line))
     elif d == "call":
         toks = rest.split()
         if not toks:

@@ -27,7 +27,7 @@ from .errors import EmuFault, EmulatorError
 from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, lanes, pack
-from .program import AnyLoop, If, IfAny, Loop, Program, Run, SetReg
+from .program import AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import State
 from .transfers import reduce
 
@@ -247,6 +247,8 @@ class Emulator:
                     self._nodes(n.body, regs)
             elif isinstance(n, If):
                 self._nodes(n.then if self._eval(n.cond, regs, n) else n.orelse, regs)
+            elif isinstance(n, Fault):
+                raise self._fault(n.message, n.line, n.text, None)
             elif isinstance(n, (AnyLoop, IfAny)):
                 while True:
                     any_set = self._any_flag(n.entry)

@@ -80,6 +80,16 @@ class If:
 
 
 @dataclass
+class Fault:
+    """``.fault "message"``: stop the run with a fault (a runtime check the compiler could not
+    decide, taken under an ``.if``)."""
+
+    message: str
+    line: int
+    text: str = ""
+
+
+@dataclass
 class AnyLoop:
     """``.while any $imr<k>``: repeat the body while any PE has any flag set in mask entry k."""
 

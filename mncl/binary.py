@@ -39,6 +39,7 @@ def dump_module(module: CompiledModule) -> bytes:
         "kernels": {name: {**asdict(k), "params": [asdict(p) for p in k.params]}
                     for name, k in module.kernels.items()},
         "llvm_ir": module.llvm_ir,
+        "task_text": module.task_text,
     }
     return MAGIC + json.dumps(doc).encode()
 
@@ -61,7 +62,8 @@ def load_module(data: bytes) -> CompiledModule:
             kernels[name] = KernelInfo(**{**k, "params": params,
                                           "reqd_work_group_size": tuple(rwg) if rwg else None})
         return CompiledModule(llvm_ir=doc["llvm_ir"], kernels=kernels, filename=doc["filename"],
-                              options=tuple(doc["options"]), log=doc.get("log", ""))
+                              options=tuple(doc["options"]), log=doc.get("log", ""),
+                              task_text=doc.get("task_text", ""))
     except BinaryError:
         raise
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:

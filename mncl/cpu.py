@@ -276,6 +276,8 @@ class CpuDevice:
             engine.finalize_object()
             addresses = {}
             for name, info in module.kernels.items():
+                if info.task:           # task kernels run on the emulator device only (run() says so)
+                    continue
                 addr = engine.get_function_address(info.wg_function)
                 if not addr:
                     raise ValueError(f"the module defines no work-group function '{info.wg_function}' "
@@ -305,6 +307,10 @@ class CpuDevice:
 
     # -- runner ---------------------------------------------------------------
     def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
+        if kernel_info.task:
+            raise_error("enqueue_task", status_code.INVALID_OPERATION,
+                        f"kernel '{kernel_info.name}' is a task kernel (__task): it moves data through the "
+                        f"MN-Core memory hierarchy and runs on the emulator device only")
         dispatch = self._dispatch_fn or self._dispatcher()
         name = kernel_info.name
         key = tuple(args)

@@ -23,6 +23,16 @@ ARGBLK = 0                 # long-word address of the argument block in group 0'
 HEAP_START = 64
 
 
+def _longs(view: np.ndarray) -> np.ndarray:
+    """A buffer's bytes as long words (the last one zero-padded)."""
+    n = -(-view.size // 8) * 8
+    if n == view.size:
+        return view.view(np.uint64)
+    out = np.zeros(n, np.uint8)
+    out[:view.size] = view
+    return out.view(np.uint64)
+
+
 class EmuAllocation:
     __slots__ = ("nbytes", "address", "view", "dram", "rows")
 
@@ -41,6 +51,16 @@ class LoadedProgram:
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program)
         self.object_code = None
         self.device = device
+
+    def task(self, name):
+        """A task kernel's (assembly, sequencer arguments, emulator Program), compiled on first use."""
+        key = (name, "task")
+        if key not in self.binaries:
+            from emulator import assemble
+            from translator.task import compile_task
+            asm, args = compile_task(self.module, name, self.device.machine)
+            self.binaries[key] = (asm, args, assemble(asm, f"{name}.vsm"))
+        return self.binaries[key]
 
     def binary(self, name, mode):
         key = (name, mode)
@@ -117,8 +137,11 @@ class EmulatorDevice:
 
     def load(self, module, object_code=None):
         prog = LoadedProgram(module, self)
-        for name in module.kernels:           # compile errors belong to the build
-            prog.binary(name, "1d")
+        for name, info in module.kernels.items():     # compile errors belong to the build
+            if info.task:
+                prog.task(name)
+            else:
+                prog.binary(name, "1d")
         return prog
 
     # -- launching -----------------------------------------------------------------------
@@ -181,7 +204,48 @@ class EmulatorDevice:
         with self._run_lock:
             return self._run(loaded, kernel_info, args, launch)
 
+    def _run_task(self, loaded, kernel_info, args, launch):
+        """A task kernel: every group's DRAM holds each buffer argument whole, at the same address
+        (the host writes all copies; that costs no modeled time, like any host write); the kernel's
+        results are read back from group 0's copy, for the buffers it may write."""
+        if launch.global_size != (1, 1, 1):
+            raise make_error("enqueue_nd_range_kernel", status_code.INVALID_WORK_DIMENSION,
+                             f"kernel '{kernel_info.name}' is a task kernel: it runs once on the whole machine; "
+                             f"launch it with mncl.enqueue_task(queue, kernel)")
+        asm, names, prog = loaded.task(kernel_info.name)
+        emu = self.emu
+        seq = {}
+        for i, a in enumerate(args):
+            if isinstance(a, EmuAllocation):
+                seq[f"b{i}"], seq[f"nb{i}"] = a.dram, a.nbytes
+                data = _longs(a.view)
+                for g in range(self.machine.groups):
+                    emu.write_dram(g, a.dram, data)
+            elif isinstance(a, LocalScratch):
+                raise make_error("enqueue_task", status_code.INVALID_KERNEL_ARGS,
+                                 f"kernel '{kernel_info.name}': task kernels take no __local arguments")
+            else:
+                seq[f"p{i}"] = int.from_bytes(bytes(a), "little", signed=kernel_info.params[i].dtype[0] == "i")
+        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")
+        emu.time_limit = float(limit) if limit else None
+        from emulator.errors import EmuFault
+        try:
+            prof = emu.run(prog, {k: seq[k] for k in names})
+        except EmuFault as e:
+            raise make_error("enqueue_task", status_code.OUT_OF_RESOURCES,
+                             f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
+        for i, a in enumerate(args):
+            if isinstance(a, EmuAllocation) and not kernel_info.params[i].is_const:
+                a.view[:] = emu.read_dram(0, a.dram, -(-a.nbytes // 8)).view(np.uint8)[:a.nbytes]
+        prof.emulated_ns = prof.time_s * 1e9
+        if os.environ.get("MNCL_PROFILE"):
+            from .profile_report import write_reports
+            write_reports(os.environ["MNCL_PROFILE"], kernel_info.name, prof, getattr(loaded.module, "source", None))
+        return prof
+
     def _run(self, loaded, kernel_info, args, launch):
+        if kernel_info.task:
+            return self._run_task(loaded, kernel_info, args, launch)
         from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT
         lay = self.layout
         gs, ls, off = launch.global_size, launch.local_size, launch.offset

@@ -132,6 +132,9 @@ def _compile(source, filename, options, opt_level, spmd=False):
     warnings += [d for d in pdiags if d.severity != "error"]
     if errors:
         raise CompileError(errors + warnings)
+    if "__task" in text:
+        from .task import PRELUDE
+        text = PRELUDE + text
     colmap = _column_mapper(text, sources)
     ast, diag = parse(text, filename, sources)
     if diag is not None:
@@ -140,6 +143,14 @@ def _compile(source, filename, options, opt_level, spmd=False):
         src_line = lines[line - 1] if 0 < line <= len(lines) else diag.source_line
         diag = Diagnostic(diag.severity, diag.message, diag.filename, line, col, src_line)
         raise CompileError([diag])
+    from .task import signature, task_functions
+    tasks = task_functions(ast)
+    if tasks:           # compiled per machine by the backend; the SPMD lowering sees the rest
+        ast.ext = [e for e in ast.ext if e not in tasks]
+        task_infos = {}
+        for f in tasks:
+            info = signature(f, filename)
+            task_infos[info.name] = info
     lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
                   single_const=bo.single_precision_constant, spmd=spmd)
     try:
@@ -153,8 +164,16 @@ def _compile(source, filename, options, opt_level, spmd=False):
     if bo.no_warnings:
         warnings = []
     ir_text = str(module)
+    if tasks:
+        clash = sorted(set(task_infos) & set(kernels))
+        if clash:
+            raise CompileError([Diagnostic("error", f"kernel '{clash[0]}' is defined twice", filename, 0, 0)])
     with llvm_lock:
-        return _finish(ir_text, kernels, filename, bo, warnings, spmd)
+        out = _finish(ir_text, kernels, filename, bo, warnings, spmd)
+    if tasks:
+        out.kernels.update(task_infos)
+        out.task_text = text
+    return out
 
 
 def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):

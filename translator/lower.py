@@ -271,7 +271,7 @@ class Lowering:
             if q in SPACE_QUALS:
                 space = SPACE_QUALS[q]
             elif q in RESERVED_SPACES:
-                self.error(node, f"address space '{q}' is not supported yet (reserved for the MN-Core extensions)")
+                self.error(node, f"address space '{q}' is only for task kernels (__task; docs/language.md)")
             elif q == "const":
                 const = True
             elif q in IGNORED_QUALS:

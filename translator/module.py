@@ -81,6 +81,7 @@ class KernelInfo:
     uses_barrier: bool = False
     local_mem_bytes: int = 0           # static __local arrays in the body
     reqd_work_group_size: tuple | None = None
+    task: bool = False                 # a task kernel (translator/task.py): runs once on the whole machine
 
 
 @dataclass
@@ -91,3 +92,4 @@ class CompiledModule:
     options: tuple = ()
     log: str = ""                      # warnings, formatted like errors
     diagnostics: list = field(default_factory=list)
+    task_text: str = ""                # the preprocessed source, when it has task kernels (compiled per machine)

@@ -2,8 +2,9 @@
 
 Takes the preprocessed text.  Gives a ``c_ast.FileAST`` built by pycparserext's
 OpenCL C parser, extended so that ``DRAM``, ``L2BM`` and ``L1BM`` lex as
-address-space qualifiers (reserved for the MN-Core extensions; the lowering
-rejects them with "not supported yet").  pycparser's ``ParseError`` (a string
+address-space qualifiers and ``__task`` as a function specifier (the MN-Core
+extensions: task kernels, translator/task.py; the SPMD lowering rejects the
+address spaces outside them).  pycparser's ``ParseError`` (a string
 "file:line:col: msg", sometimes without a position) becomes a ``Diagnostic``
 at the offending token: ``syntax error: unexpected '}'`` and the like.
 """
@@ -23,7 +24,8 @@ RESERVED_SPACES = ("DRAM", "L2BM", "L1BM")
 
 class MnclLexer(OpenCLCLexer):
     _extra_keywords = {**OpenCLCLexer._extra_keywords, **{k: "GLOBAL" for k in RESERVED_SPACES},
-                       "vec_step": "SIZEOF"}   # vec_step(type-or-expression) parses like sizeof
+                       "vec_step": "SIZEOF",   # vec_step(type-or-expression) parses like sizeof
+                       "__task": "__KERNEL"}   # a task kernel (translator/task.py)
 
 
 class _SyntaxError(Exception):

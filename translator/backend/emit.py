@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 GRF_SLOTS = 64
 MASK_ENTRIES = list(range(1, 16))
@@ -481,7 +481,8 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endwhile")
             elif isinstance(it, SeqLoop):
-                out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}")
+                step = "" if it.step == "1" else f", {it.step}"
+                out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}{step}")
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endloop")
             elif isinstance(it, IfAnyLane):
@@ -497,6 +498,8 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 out.append(f"{ind}.endif")
             elif isinstance(it, SeqSet):
                 out.append(f"{ind}.set {it.reg} = {it.expr}")
+            elif isinstance(it, SeqFault):
+                out.append(f'{ind}.fault "{it.message}"')
             elif isinstance(it, Call):
                 key = id(it.body)
                 if key not in names:

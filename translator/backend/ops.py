@@ -71,6 +71,7 @@ class SeqLoop:
     start: str
     stop: str
     body: list = field(default_factory=list)
+    step: str = "1"
 
 
 @dataclass(eq=False)
@@ -86,6 +87,12 @@ class SeqSet:
     """Set a sequencer register (state the sequencer keeps between waves and iterations)."""
     reg: str
     expr: str
+
+
+@dataclass(eq=False)
+class SeqFault:
+    """Stop the run with a fault naming the C line (a runtime check, under a SeqIf)."""
+    message: str
 
 
 @dataclass(eq=False)

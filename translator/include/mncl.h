@@ -104,4 +104,11 @@
 #define M_SQRT2 1.41421356237309504880
 #define M_SQRT1_2 0.707106781186547524401
 
+/* MN-Core extensions: the reduce operations of task kernels (docs/language.md) */
+#define MN_ADD 0
+#define MN_MAX 1
+#define MN_MIN 2
+#define MN_AND 3
+#define MN_OR 4
+
 #endif

@@ -1,0 +1,1263 @@
+"""Task kernels: MNCL's dialect for explicit data movement, compiled straight to the machine.
+
+A task kernel (``__task void f(...)``) runs once on the whole machine: one
+instruction stream, as the hardware has.  Its integer scalars are *uniform*
+(sequencer registers: loop counters, sizes, addresses); its per-PE values have
+the vector types that fill one step (``mnhalf16``: 4 cycles x 4 halves,
+``mnfloat8``: 4 cycles x 2 floats, ``mnint8``, ``mnlong4``, and ``mnfloat16``:
+4 cycles x 4 floats, what half-precision MAU operations produce).  Data moves
+only through the transfer builtins, each one instruction family (mv*, l2bm*,
+l1bm*); arrays declared ``L2BM`` / ``L1BM`` are allocated in those memories at
+compile time, private vector arrays in LM0/LM1.  docs/language.md
+("Task kernels") is the user's description; this module is the compiler:
+pycparser AST -> the backend's ops tree (ops.py) -> emit.py's scheduler and
+assembly printer.
+
+Why not through LLVM IR like SPMD kernels: a task kernel *is* the machine
+program (every builtin is an instruction, every scalar a sequencer register),
+so there is nothing for LLVM's optimiser to do that the sequencer does not,
+and the operand placement (which LM, which offset space) is what the
+programmer reasons about.  Constant-trip loops of up to ``UNROLL`` passes are
+unrolled (their counters become constants); other loops run on the sequencer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pycparser import c_ast
+
+from .backend.emit import emit_program
+from .backend.ops import Call, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
+from .module import CompileError, Diagnostic, KernelInfo, ParamInfo
+
+UNROLL = 64              # constant-trip loops up to this many passes are unrolled
+MAX_TAGS = 200           # MV tags 1..MAX_TAGS belong to events
+
+
+class TaskError(Exception):
+    def __init__(self, node, msg):
+        super().__init__(msg)
+        self.node, self.msg = node, msg
+
+
+# -- types -----------------------------------------------------------------------------------
+# scalar element types of pointers: name -> (bytes, numpy dtype, reduce-op prefix)
+ELEMS = {"mnhalf": (2, "uint16", "h"), "float": (4, "float32", "f"), "double": (8, "float64", "d"),
+         "int": (4, "int32", "i"), "uint": (4, "uint32", "i"), "long": (8, "int64", "l"),
+         "ulong": (8, "uint64", "l"), "short": (2, "int16", "s"), "ushort": (2, "uint16", "s"),
+         "char": (1, "int8", None), "uchar": (1, "uint8", None)}
+SCALARS = {"int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64", "size_t": "uint64"}
+
+
+@dataclass(frozen=True)
+class VecType:
+    name: str
+    prec: str            # ALU/MAU precision letter of its lanes
+    slots: int           # 4-long-word registers it takes (mnfloat16: 2, as $ll operands)
+    elem: str            # the pointer element type it loads from / stores to
+
+
+VECS = {"mnhalf16": VecType("mnhalf16", "h", 1, "mnhalf"), "mnfloat8": VecType("mnfloat8", "f", 1, "float"),
+        "mnint8": VecType("mnint8", "i", 1, "int"), "mnlong4": VecType("mnlong4", "l", 1, "long"),
+        "mnfloat16": VecType("mnfloat16", "f", 2, "float")}
+VEC_OF_ELEM = {"mnhalf": "mnhalf16", "float": "mnfloat8", "int": "mnint8", "uint": "mnint8",
+               "long": "mnlong4", "ulong": "mnlong4"}
+
+
+@dataclass
+class U:
+    """A uniform integer: a sequencer expression, and its value when known at compile time."""
+    text: str
+    const: int | None = None
+
+    @staticmethod
+    def k(v: int) -> "U":
+        return U(str(v), v)
+
+
+@dataclass
+class Ptr:
+    """A pointer into DRAM, L2BM or L1BM: the object it points into, and a byte offset in it."""
+    space: str           # "d" | "lc" | "lb"
+    elem: str
+    base: U              # bytes from the start of the space (DRAM: a buffer's address)
+    size: U              # bytes of the buffer or array
+    off: U               # bytes from base
+    const: bool = False
+    name: str = ""
+
+
+@dataclass
+class Loc:
+    """Where a per-PE vector lives: a GRF or LM word address, maybe plus a sequencer offset."""
+    space: str           # "r" | "s" (GRF0/1) | "m" | "n" (LM0/1)
+    addr: int            # words
+    slots: int
+    offset: str = "0"    # sequencer expression in words, applied as the block's .call offset
+    stride: int = 1      # 2: the first (or, at addr + 2, the second) long words of an $ll value
+    regs: tuple = ()     # VRegs for the scheduler's hazard tracking (GRF locations)
+
+    def operand(self, width=None):
+        w = width or ("ll" if self.slots == 2 and self.stride == 1 else "l")
+        return f"${w}{self.space}{self.addr}v" + ("2" if self.stride == 2 else "")
+
+    def mem(self, rw):
+        if self.space in ("m", "n"):
+            return ((rw, self.space, self.addr, self.addr + 8 * self.slots),)
+        return ()
+
+
+@dataclass
+class V:
+    vt: VecType
+    loc: Loc
+
+
+@dataclass
+class Event:
+    name: str
+    tags: list           # one tag per element (a scalar event has one)
+    state: list = field(default_factory=list)   # "idle" | "pending" | "unknown" per element
+
+
+@dataclass
+class Var:
+    kind: str            # "u" (uniform int) | "ptr" | "vec" | "vecarr" | "event" | "u-const"
+    value: object = None
+    reg: str = ""
+    count: int = 0       # array length
+
+
+# The task dialect's type names, declared for the parser ahead of a source that has a __task
+# kernel; what they mean is this module's business (VECS).
+PRELUDE = """#line 1 "<mncl task types>"
+typedef ushort mnhalf;
+typedef struct __mn_vector mnhalf16;
+typedef struct __mn_vector mnfloat8;
+typedef struct __mn_vector mnint8;
+typedef struct __mn_vector mnlong4;
+typedef struct __mn_vector mnfloat16;
+typedef struct __mn_event mn_event;
+"""
+
+BUILTIN_CONSTS = ("NUM_PE", "NUM_GROUPS", "NUM_L2B", "NUM_L1B", "NUM_MAB", "NUM_PE_MAB")
+
+
+def task_functions(ast):
+    """The __task function definitions of a translation unit."""
+    return [e for e in ast.ext if isinstance(e, c_ast.FuncDef) and "__task" in (e.decl.funcspec or [])]
+
+
+def _type_name(tnode):
+    t = tnode
+    while isinstance(t, (c_ast.TypeDecl, c_ast.PtrDecl, c_ast.ArrayDecl)):
+        t = t.type
+    if isinstance(t, c_ast.IdentifierType):
+        names = [n for n in t.names if n not in ("signed",)]
+        if names == ["unsigned", "int"] or names == ["unsigned"]:
+            return "uint"
+        if names == ["unsigned", "long"]:
+            return "ulong"
+        return " ".join(names)
+    return None
+
+
+def _quals(tnode):
+    q = set()
+    t = tnode
+    while isinstance(t, (c_ast.TypeDecl, c_ast.PtrDecl, c_ast.ArrayDecl)):
+        q |= set(getattr(t, "quals", None) or ())
+        t = t.type
+    return q
+
+
+def signature(fdef, filename) -> KernelInfo:
+    """The parameters of a task kernel, as the runtime checks them."""
+    name = fdef.decl.name
+    params = []
+    plist = fdef.decl.type.args.params if fdef.decl.type.args else []
+    for pd in plist:
+        if isinstance(pd, c_ast.EllipsisParam) or pd.name is None:
+            if _type_name(pd.type) == "void" and not isinstance(pd.type, c_ast.PtrDecl):
+                continue
+            raise CompileError([_diag(filename, pd, f"task kernel '{name}': every parameter needs a name")])
+        tn = _type_name(pd.type)
+        if isinstance(pd.type, c_ast.PtrDecl):
+            q = _quals(pd.type) | set(pd.quals or ())
+            if "DRAM" not in q:
+                raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}' must point to DRAM "
+                                                        f"(write 'DRAM {tn} *{pd.name}')")])
+            if tn not in ELEMS:
+                raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}': DRAM pointers to "
+                                                        f"'{tn}' are not supported (element types: "
+                                                        f"{', '.join(ELEMS)})")])
+            size, dt, _ = ELEMS[tn]
+            params.append(ParamInfo(pd.name, "global", tn, dt, size, "const" in q))
+        elif tn in SCALARS:
+            dt = SCALARS[tn]
+            params.append(ParamInfo(pd.name, "scalar", tn, dt, 8 if "64" in dt else 4))
+        else:
+            raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}' has type '{tn}': task "
+                                                    f"kernels take DRAM pointers and integer scalars")])
+    return KernelInfo(name, tuple(params), "", task=True)
+
+
+def _diag(filename, node, msg):
+    c = getattr(node, "coord", None)
+    return Diagnostic("error", msg, getattr(c, "file", None) or filename, getattr(c, "line", 0) or 0,
+                      getattr(c, "column", 0) or 0)
+
+
+class TaskCompiler:
+    """One task kernel -> (assembly text, sequencer argument names)."""
+
+    def __init__(self, fdef, machine, info: KernelInfo):
+        self.fdef, self.m, self.info = fdef, machine, info
+        self.items = []                  # the ops tree being built
+        self.scopes = [{}]
+        self.alloc = {}                  # VReg -> (space, slot): emit.schedule's view of locations
+        self.grf0 = [0] * 64             # named vectors in GRF0 (slots)
+        self.tmp_next = 0                # GRF1 temporaries: a stack reset per statement
+        self.tmp_peak = 0
+        self.lm = {"m": 0, "n": 0}       # words used in LM0 / LM1
+        self.mem_used = {"lc": 0, "lb": 0}   # long words of L2BM / L1BM arrays
+        self.next_tag = 1
+        self.nregs = 0
+        self.line = 0
+        self.args = []
+
+    # -- entry --------------------------------------------------------------------------------
+    def compile(self):
+        for k, p in enumerate(self.info.params):
+            if p.kind == "global":
+                self.args += [f"b{k}", f"nb{k}"]
+                self.declare(p.name, Var("ptr", Ptr("d", p.type_name, U(f"%b{k}*8"), U(f"%nb{k}"), U.k(0),
+                                                     p.is_const, p.name)))
+            else:
+                self.args.append(f"p{k}")
+                self.declare(p.name, Var("u", U(f"%p{k}"), f"p{k}"))
+        self.block(self.fdef.body)
+        for ev in self.events():
+            if "pending" in ev.state:
+                raise TaskError(self.fdef, f"the kernel ends with a transfer in flight on event '{ev.name}': "
+                                           f"wait for it (mn_wait)")
+        tree = self.items
+        asm = emit_program(tree, self.args, self.alloc)
+        return asm, self.args
+
+    def events(self):
+        for s in self.scopes:
+            for v in s.values():
+                if v.kind == "event":
+                    yield v.value
+
+    # -- scopes ---------------------------------------------------------------------------------
+    def declare(self, name, var, node=None):
+        if name in self.scopes[-1]:
+            raise TaskError(node, f"'{name}' is declared twice")
+        self.scopes[-1][name] = var
+
+    def lookup(self, name, node):
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        if name in BUILTIN_CONSTS:
+            m = self.m
+            return Var("u", U.k({"NUM_PE": m.n_pe, "NUM_GROUPS": m.groups, "NUM_L2B": m.l2b_per_group,
+                                 "NUM_L1B": m.l1b_per_l2b, "NUM_MAB": m.mab_per_l1b,
+                                 "NUM_PE_MAB": m.pe_per_mab}[name]))
+        raise TaskError(node, f"use of undeclared identifier '{name}'")
+
+    # -- emission -------------------------------------------------------------------------------
+    def emit(self, text, unit, reads=(), writes=(), offsets=None):
+        """One PE expression; reads/writes are Locs (or mem tuples for L1BM/L2BM)."""
+        srcs, dsts, mem, offs = [], [], [], dict(offsets or {})
+        for rw, lst in (("r", reads), ("w", writes)):
+            for x in lst:
+                if isinstance(x, Loc):
+                    (srcs if rw == "r" else dsts).extend(x.regs)
+                    mem.extend(x.mem(rw))
+                    if x.offset != "0" or x.space not in offs:
+                        if offs.get(x.space, x.offset) != x.offset:
+                            raise TaskError(None, "internal: one instruction with two offsets in one space")
+                        offs[x.space] = x.offset
+                else:
+                    mem.append((rw,) + tuple(x))
+        op = Op(text, unit, tuple(dsts), tuple(srcs), mem=tuple(mem), line=self.line)
+        last = self.items[-1] if self.items else None
+        if isinstance(last, Call) and all(last.offsets.get(s, "0") == o for s, o in offs.items()) \
+                and all(offs.get(s, "0") == o for s, o in last.offsets.items() if s in self._spaces(op)):
+            last.body.append(op)
+            last.offsets.update({s: o for s, o in offs.items() if o != "0"})
+        else:
+            self.items.append(Call([op], {s: o for s, o in offs.items() if o != "0"}))
+
+    @staticmethod
+    def _spaces(op):
+        sp = {m[1] for m in op.mem}
+        return sp
+
+    def seq(self, node):
+        self.items.append(node)
+
+    # -- storage --------------------------------------------------------------------------------
+    def vreg_loc(self, space, slot, slots):
+        regs = []
+        for i in range(slots):
+            r = VReg(f"{space}{slot + i}")
+            self.alloc[r] = (space, slot + i)
+            regs.append(r)
+        return Loc(space, 8 * slot, slots, regs=tuple(regs))
+
+    def temp(self, vt_or_slots, node=None):
+        slots = vt_or_slots if isinstance(vt_or_slots, int) else vt_or_slots.slots
+        start = self.tmp_next + (self.tmp_next % 2 if slots == 2 else 0)
+        if start + slots > 64:
+            raise TaskError(node, "the expression needs more than 64 temporary registers (GRF1): split it")
+        self.tmp_next = start + slots
+        self.tmp_peak = max(self.tmp_peak, self.tmp_next)
+        return self.vreg_loc("s", start, slots)
+
+    def named(self, vt, node):
+        for s in range(0, 64 - vt.slots + 1, vt.slots):
+            if not any(self.grf0[s:s + vt.slots]):
+                self.grf0[s:s + vt.slots] = [1] * vt.slots
+                return self.vreg_loc("r", s, vt.slots)
+        raise TaskError(node, "more per-PE vector variables than GRF0 holds (64 registers of 4 long words): "
+                              "use an array (in LM) instead")
+
+    def lm_array(self, vt, count, node):
+        words = 8 * vt.slots * count
+        sp = "m" if self.lm["m"] <= self.lm["n"] else "n"
+        if self.lm[sp] + words > self.m.lm_words:
+            sp = "n" if sp == "m" else "m"
+        if self.lm[sp] + words > self.m.lm_words:
+            raise TaskError(node, f"private array of {count} {vt.name} needs {words} words; LM0 has "
+                                  f"{self.m.lm_words - self.lm['m']} and LM1 {self.m.lm_words - self.lm['n']} "
+                                  f"words left (of {self.m.lm_words} each)")
+        a = self.lm[sp]
+        self.lm[sp] += words
+        return Loc(sp, a, vt.slots)
+
+    def static_array(self, space, elem, count, node, name):
+        size = ELEMS[elem][0] * count
+        if size % 8:
+            raise TaskError(node, f"{_SPACE_NAME[space]} array '{name}' is {size} bytes; arrays there are "
+                                  f"whole long words (a multiple of 8 bytes)")
+        longs = size // 8
+        cap = self.m.l2bm_longs if space == "lc" else self.m.l1bm_longs
+        a = -(-self.mem_used[space] // 64) * 64          # 64-long-word aligned (the transfer unit)
+        if a + longs > cap:
+            raise TaskError(node, f"{_SPACE_NAME[space]} array '{name}' needs {longs} long words; {cap - a} "
+                                  f"of the {cap} long words of each {_SPACE_NAME[space]} are left")
+        self.mem_used[space] = a + longs
+        return Ptr(space, elem, U.k(8 * a), U.k(8 * longs), U.k(0), False, name)
+
+    # -- statements -----------------------------------------------------------------------------
+    def block(self, comp):
+        self.scopes.append({})
+        for s in comp.block_items or ():
+            self.stmt(s)
+        for v in self.scopes.pop().values():
+            if v.kind == "event" and "pending" in v.value.state:
+                raise TaskError(comp, f"event '{v.value.name}' goes out of scope with a transfer in flight: "
+                                      f"wait for it (mn_wait)")
+
+    def stmt(self, s):
+        self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
+        self.tmp_next = 0
+        if isinstance(s, c_ast.Compound):
+            self.block(s)
+        elif isinstance(s, c_ast.Decl):
+            self.decl(s)
+        elif isinstance(s, c_ast.DeclList):
+            for d in s.decls:
+                self.decl(d)
+        elif isinstance(s, c_ast.For):
+            self.for_loop(s)
+        elif isinstance(s, c_ast.If):
+            self.if_stmt(s)
+        elif isinstance(s, c_ast.Return):
+            if s.expr is not None:
+                raise TaskError(s, "a task kernel returns nothing")
+        elif isinstance(s, c_ast.EmptyStatement):
+            pass
+        elif isinstance(s, (c_ast.Assignment, c_ast.FuncCall, c_ast.UnaryOp)):
+            self.expr_stmt(s)
+        elif isinstance(s, (c_ast.While, c_ast.DoWhile)):
+            raise TaskError(s, "task kernels have no while loops: write a counted 'for' (the sequencer runs "
+                               "loops with a trip count)")
+        else:
+            raise TaskError(s, f"{type(s).__name__} statements are not supported in task kernels")
+
+    def decl(self, d):
+        if d.name is None:
+            raise TaskError(d, "declaration without a name")
+        tn = _type_name(d.type)
+        q = _quals(d.type) | set(d.quals or ())
+        if isinstance(d.type, c_ast.ArrayDecl):
+            count = self.const(d.type.dim, "an array size")
+            if count <= 0:
+                raise TaskError(d, f"array '{d.name}' has size {count}")
+            if "L2BM" in q or "L1BM" in q:
+                if tn not in ELEMS:
+                    raise TaskError(d, f"L2BM/L1BM arrays hold scalars ({', '.join(ELEMS)}), not '{tn}'")
+                p = self.static_array("lc" if "L2BM" in q else "lb", tn, count, d, d.name)
+                self.declare(d.name, Var("ptr", p), d)
+            elif "DRAM" in q:
+                raise TaskError(d, "DRAM arrays cannot be declared in a kernel: pass a buffer")
+            elif tn in VECS:
+                self.declare(d.name, Var("vecarr", (VECS[tn], self.lm_array(VECS[tn], count, d)), count=count), d)
+            elif tn == "mn_event":
+                self.declare(d.name, Var("event", self.new_event(d.name, count, d)), d)
+            else:
+                raise TaskError(d, f"private arrays in task kernels hold per-PE vectors ({', '.join(VECS)}) "
+                                   f"or events, not '{tn}'")
+            if d.init is not None:
+                raise TaskError(d, "arrays in task kernels cannot have initialisers")
+            return
+        if isinstance(d.type, c_ast.PtrDecl):
+            if d.init is None:
+                raise TaskError(d, f"pointer '{d.name}' needs an initial value")
+            p = self.ptr_expr(d.init)
+            if tn != p.elem:
+                raise TaskError(d, f"pointer '{d.name}' to '{tn}' initialised with a pointer to '{p.elem}'")
+            self.declare(d.name, Var("ptr", p), d)
+            return
+        if tn in VECS:
+            vt = VECS[tn]
+            loc = self.named(vt, d)
+            self.declare(d.name, Var("vec", V(vt, loc)), d)
+            if d.init is not None:
+                self.store_vec(V(vt, loc), self.vec_expr(d.init, vt), d)
+            return
+        if tn == "mn_event":
+            ev = self.new_event(d.name, 1, d)
+            self.declare(d.name, Var("event", ev), d)
+            if d.init is not None:
+                self.async_into(ev, 0, d.init)
+            return
+        if tn in SCALARS or tn in ("short", "ushort", "char", "uchar"):
+            if "const" in q and d.init is not None:
+                v = self.uexpr(d.init)
+                if v.const is not None:
+                    self.declare(d.name, Var("u", v), d)
+                    return
+            reg = f"v{self.nregs}_{d.name}"
+            self.nregs += 1
+            self.declare(d.name, Var("u", U(f"%{reg}"), reg), d)
+            if d.init is not None:
+                self.seq(SeqSet(f"%{reg}", self.uexpr(d.init).text))
+            return
+        raise TaskError(d, f"type '{tn}' is not supported in task kernels (uniform integers, DRAM/L2BM/L1BM "
+                           f"pointers, per-PE vectors {', '.join(VECS)}, mn_event)")
+
+    def new_event(self, name, count, node):
+        if self.next_tag + count - 1 > MAX_TAGS:
+            raise TaskError(node, f"more than {MAX_TAGS} events in one kernel")
+        tags = list(range(self.next_tag, self.next_tag + count))
+        self.next_tag += count
+        for t in tags:                   # run-time state, for the checks the compiler cannot decide
+            self.seq(SeqSet(f"%ev{t}", "0"))
+        return Event(name, tags, ["idle"] * count)
+
+    def expr_stmt(self, s):
+        if isinstance(s, c_ast.FuncCall):
+            self.call(s, want=None)
+        elif isinstance(s, c_ast.UnaryOp) and s.op in ("p++", "++", "p--", "--"):
+            var = self.uvar(s.expr)
+            self.seq(SeqSet(f"%{var.reg}", f"(%{var.reg}{'+' if '+' in s.op else '-'}1)"))
+        elif isinstance(s, c_ast.Assignment):
+            self.assign(s)
+        else:
+            raise TaskError(s, "this expression does nothing")
+
+    def uvar(self, n):
+        if not isinstance(n, c_ast.ID):
+            raise TaskError(n, "only named integer variables can be assigned here")
+        var = self.lookup(n.name, n)
+        if var.kind != "u" or not var.reg:
+            raise TaskError(n, f"'{n.name}' cannot be assigned")
+        if var.reg.startswith("p") or var.reg.startswith("loop"):
+            raise TaskError(n, f"'{n.name}' is a kernel argument or loop counter and cannot be assigned")
+        return var
+
+    def assign(self, s):
+        target = s.lvalue
+        if isinstance(target, c_ast.ID) and self.lookup(target.name, target).kind == "u":
+            var = self.uvar(target)
+            v = self.uexpr(s.rvalue)
+            if s.op != "=":
+                v = self.ubin(s.op[:-1], U(var.value.text), v, s)
+            self.seq(SeqSet(f"%{var.reg}", v.text))
+            return
+        if isinstance(target, (c_ast.ID, c_ast.ArrayRef)):
+            base = target.name if isinstance(target, c_ast.ArrayRef) else target
+            var = self.lookup(base.name, base) if isinstance(base, c_ast.ID) else None
+            if var is not None and var.kind == "event":
+                idx = self.event_index(target, var)
+                if s.op != "=":
+                    raise TaskError(s, "events can only be assigned")
+                self.async_into(var.value, idx, s.rvalue)
+                return
+            dst = self.vec_lvalue(target)
+            if s.op == "=":
+                self.store_vec(dst, self.vec_expr(s.rvalue, dst.vt), s)
+            else:
+                val = self.vec_binary(s.op[:-1], dst, self.vec_expr(s.rvalue, dst.vt), s)
+                self.store_vec(dst, val, s)
+            return
+        raise TaskError(s, "this cannot be assigned in a task kernel")
+
+    def for_loop(self, s):
+        if not isinstance(s.init, c_ast.DeclList) or len(s.init.decls) != 1:
+            raise TaskError(s, "task-kernel loops are counted: 'for (int i = a; i < b; i += c)'")
+        d = s.init.decls[0]
+        name = d.name
+        start = self.uexpr(d.init) if d.init is not None else None
+        cond = s.cond
+        if start is None or not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", "!=")
+                                 and isinstance(cond.left, c_ast.ID) and cond.left.name == name):
+            raise TaskError(s, f"task-kernel loops are counted: 'for (int {name} = a; {name} < b; {name}++)'")
+        step = self.loop_step(s.next, name)
+        self.scopes.append({})
+        self.declare(name, Var("u", start), d)     # the bound may not mention the counter
+        stop = self.uexpr(cond.right)
+        self.scopes.pop()
+        if cond.op == "<=":
+            stop = self.ubin("+", stop, U.k(1), s)
+        if start.const is not None and stop.const is not None:
+            trips = len(range(start.const, stop.const, step))
+            if trips <= UNROLL:
+                for v in range(start.const, stop.const, step):
+                    self.scopes.append({name: Var("u", U.k(v))})
+                    self.body(s.stmt)
+                    self.scopes.pop()
+                return
+        reg = f"loop{self.nregs}_{name}"
+        self.nregs += 1
+        self.forget_events()
+        loop = SeqLoop(f"%{reg}", start.text, stop.text, [], str(step))
+        self.seq(loop)
+        outer, self.items = self.items, loop.body
+        self.scopes.append({name: Var("u", U(f"%{reg}"), reg)})
+        self.body(s.stmt)
+        self.scopes.pop()
+        self.items = outer
+        self.forget_events()
+
+    def body(self, st):
+        if isinstance(st, c_ast.Compound):
+            self.block(st)
+        else:
+            self.stmt(st)
+
+    def loop_step(self, nxt, name):
+        if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("p++", "++") and getattr(nxt.expr, "name", None) == name:
+            return 1
+        if isinstance(nxt, c_ast.Assignment) and nxt.op == "+=" and getattr(nxt.lvalue, "name", None) == name:
+            k = self.const(nxt.rvalue, "a loop step")
+            if k > 0:
+                return k
+        raise TaskError(nxt, f"task-kernel loops count up: '{name}++' or '{name} += <positive constant>'")
+
+    def forget_events(self):
+        """Entering or leaving sequencer control flow: an event's state is known only at run time."""
+        for ev in self.events():
+            ev.state = ["unknown"] * len(ev.state)
+
+    def if_stmt(self, s):
+        c = self.uexpr(s.cond)
+        if c.const is not None:
+            if c.const:
+                self.body(s.iftrue)
+            elif s.iffalse is not None:
+                self.body(s.iffalse)
+            return
+        node = SeqIf(c.text, [], [])
+        self.seq(node)
+        outer = self.items
+        self.forget_events()
+        self.items = node.then
+        self.body(s.iftrue)
+        if s.iffalse is not None:
+            self.items = node.orelse
+            self.body(s.iffalse)
+        self.items = outer
+        self.forget_events()
+
+    # -- uniform expressions ------------------------------------------------------------------
+    def const(self, n, what):
+        v = self.uexpr(n)
+        if v.const is None:
+            raise TaskError(n, f"{what} must be a compile-time constant")
+        return v.const
+
+    def uexpr(self, n) -> U:
+        if isinstance(n, c_ast.Constant):
+            if n.type not in ("int", "unsigned int", "long int", "unsigned long int", "long long int",
+                              "unsigned long long int", "char"):
+                raise TaskError(n, f"uniform values are integers; '{n.value}' is not")
+            txt = n.value.rstrip("uUlL")
+            return U.k(int(txt, 0) if not txt.startswith("0") or txt == "0" or txt.startswith("0x")
+                       else int(txt, 8))
+        if isinstance(n, c_ast.ID):
+            var = self.lookup(n.name, n)
+            if var.kind != "u":
+                raise TaskError(n, f"'{n.name}' is not a uniform integer here")
+            return var.value
+        if isinstance(n, c_ast.BinaryOp):
+            return self.ubin(n.op, self.uexpr(n.left), self.uexpr(n.right), n)
+        if isinstance(n, c_ast.UnaryOp):
+            if n.op == "-":
+                v = self.uexpr(n.expr)
+                return U.k(-v.const) if v.const is not None else U(f"(-{v.text})")
+            if n.op == "!":
+                v = self.uexpr(n.expr)
+                return U.k(int(not v.const)) if v.const is not None else U(f"({v.text}==0)")
+            if n.op == "sizeof":
+                tn = _type_name(n.expr.type) if isinstance(n.expr, c_ast.Typename) else None
+                if tn in ELEMS:
+                    return U.k(ELEMS[tn][0])
+                if tn in VECS:
+                    return U.k(32 * VECS[tn].slots)
+            raise TaskError(n, f"operator '{n.op}' is not supported on uniform integers")
+        if isinstance(n, c_ast.TernaryOp):
+            c, a, b = self.uexpr(n.cond), self.uexpr(n.iftrue), self.uexpr(n.iffalse)
+            if c.const is not None:
+                return a if c.const else b
+            return U(f"({a.text} if {c.text} else {b.text})")
+        if isinstance(n, c_ast.Cast):
+            return self.uexpr(n.expr)
+        if isinstance(n, c_ast.FuncCall):
+            raise TaskError(n, f"'{getattr(n.name, 'name', '?')}' does not give a uniform integer")
+        raise TaskError(n, f"{type(n).__name__} is not a uniform integer expression")
+
+    def ubin(self, op, a, b, node):
+        ops = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=", "&&", "||"}
+        if op not in ops:
+            raise TaskError(node, f"operator '{op}' is not supported on uniform integers")
+        if op in ("/", "%") and b.const == 0:
+            raise TaskError(node, "division by zero")
+        if a.const is not None and b.const is not None:
+            x, y = a.const, b.const
+            r = {"+": x + y, "-": x - y, "*": x * y, "/": int(x / y) if op == "/" else 0,
+                 "%": x - int(x / y) * y if op == "%" else 0, "<<": x << y if op == "<<" else 0,
+                 ">>": x >> y if op == ">>" else 0, "&": x & y, "|": x | y, "^": x ^ y, "<": int(x < y),
+                 "<=": int(x <= y), ">": int(x > y), ">=": int(x >= y), "==": int(x == y),
+                 "!=": int(x != y), "&&": int(bool(x and y)), "||": int(bool(x or y))}[op]
+            return U.k(r)
+        if op == "+" and a.const == 0:
+            return b
+        if op in ("+", "-") and b.const == 0:
+            return a
+        if op == "*" and (a.const == 1 or b.const == 1):
+            return b if a.const == 1 else a
+        if op == "*" and (a.const == 0 or b.const == 0):
+            return U.k(0)
+        return U(f"({a.text}{op}{b.text})")
+
+    # -- pointers ---------------------------------------------------------------------------------
+    def ptr_expr(self, n) -> Ptr:
+        if isinstance(n, c_ast.ID):
+            var = self.lookup(n.name, n)
+            if var.kind != "ptr":
+                raise TaskError(n, f"'{n.name}' is not a DRAM, L2BM or L1BM pointer")
+            return var.value
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+            p = self.ptr_expr(n.left)
+            k = self.uexpr(n.right)
+            off = self.ubin("*", k, U.k(ELEMS[p.elem][0]), n)
+            return Ptr(p.space, p.elem, p.base, p.size, self.ubin(n.op, p.off, off, n), p.const, p.name)
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ArrayRef):
+            return self.ptr_expr(c_ast.BinaryOp("+", n.expr.name, n.expr.subscript, n.coord))
+        if isinstance(n, c_ast.Cast):
+            return self.ptr_expr(n.expr)
+        raise TaskError(n, "expected a DRAM, L2BM or L1BM pointer")
+
+    def longs(self, p: Ptr, n_elems, unit_longs, node, what, writes=False):
+        """The long-word address of a transfer of n elements at p: checks size, alignment and bounds."""
+        if writes and p.const:
+            raise TaskError(node, f"{what} writes through '{p.name}', a pointer to const")
+        size = n_elems * ELEMS[p.elem][0]
+        if size <= 0 or size % (8 * unit_longs):
+            raise TaskError(node, f"{what}: {n_elems} x {p.elem} is {size} bytes; this transfer moves "
+                                  f"whole units of {unit_longs} long words ({8 * unit_longs} bytes)")
+        off = p.off
+        if off.const is not None:
+            if off.const % 8:
+                raise TaskError(node, f"{what}: the address is not a whole long word (byte {off.const} of "
+                                      f"'{p.name}')")
+            if off.const < 0 or (p.size.const is not None and off.const + size > p.size.const):
+                raise TaskError(node, f"{what}: {size} bytes at byte {off.const} are outside '{p.name}' "
+                                      f"({p.size.const} bytes)")
+        if off.const is None or p.size.const is None:        # decided at run time, before the transfer
+            checks = [(f"({off.text})<0||({off.text})+{size}>{p.size.text}", f"{size} bytes are outside '{p.name}'")]
+            if off.const is None:
+                checks.insert(0, (f"({off.text})%8!=0", "the address is not a whole long word"))
+            for cond, msg in checks:
+                self.seq(SeqIf(cond, [SeqFault(f"line {self.line}: {what}: {msg}")]))
+        return self.ubin("/", self.ubin("+", p.base, off, node), U.k(8), node)
+
+    # -- vectors ----------------------------------------------------------------------------------
+    def vec_lvalue(self, n) -> V:
+        if isinstance(n, c_ast.ID):
+            var = self.lookup(n.name, n)
+            if var.kind != "vec":
+                raise TaskError(n, f"'{n.name}' is not a per-PE vector")
+            return var.value
+        if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID):
+            var = self.lookup(n.name.name, n.name)
+            if var.kind != "vecarr":
+                raise TaskError(n, f"'{n.name.name}' is not an array of per-PE vectors")
+            vt, base = var.value
+            i = self.uexpr(n.subscript)
+            words = 8 * vt.slots
+            if i.const is not None:
+                if not 0 <= i.const < var.count:
+                    raise TaskError(n, f"index {i.const} is outside '{n.name.name}' ({var.count} elements)")
+                return V(vt, Loc(base.space, base.addr + words * i.const, vt.slots))
+            self.seq(SeqIf(f"{i.text}<0||{i.text}>={var.count}",
+                           [SeqFault(f"line {self.line}: index outside '{n.name.name}' ({var.count} elements)")]))
+            return V(vt, Loc(base.space, base.addr, vt.slots, offset=f"{i.text}*{words}".replace(" ", "")))
+        raise TaskError(n, "expected a per-PE vector")
+
+    def store_vec(self, dst: V, val: V, node):
+        if dst.vt != val.vt:
+            raise TaskError(node, f"assigning {val.vt.name} to {dst.vt.name}")
+        if val.loc == dst.loc:
+            return
+        self.copy(val.loc, dst.loc, node)
+
+    def copy(self, src: Loc, dst: Loc, node):
+        w = "ll" if src.slots == 2 and src.stride == 1 else "l"
+        src = self.no_clash(src, dst, node)
+        self.emit(f"lpassa {src.operand(w)} {dst.operand(w)}", "alu", [src], [dst])
+
+    def no_clash(self, src: Loc, dst: Loc, node):
+        """The unit-group rule: one instruction reads an LM at one region and writes only there."""
+        if src.space == dst.space and src.space in ("m", "n") and (src.addr, src.offset) != (dst.addr, dst.offset):
+            t = self.temp(src.slots, node)
+            self.emit(f"lpassa {src.operand('ll' if src.slots == 2 else 'l')} {t.operand()}", "alu", [src], [t])
+            return t
+        if src.space == dst.space and src.offset != dst.offset:
+            t = self.temp(src.slots, node)
+            self.emit(f"lpassa {src.operand('ll' if src.slots == 2 else 'l')} {t.operand()}", "alu", [src], [t])
+            return t
+        return src
+
+    def operands(self, locs, dst, node):
+        """Make a set of sources legal together (and with the destination)."""
+        out = []
+        seen = {}
+        for x in locs:
+            key = (x.space, x.offset)
+            if x.space in ("m", "n"):
+                other = [y for y in out if y.space == x.space and (y.addr, y.offset) != (x.addr, x.offset)]
+                if other or (dst is not None and dst.space == x.space and (dst.addr, dst.offset) != (x.addr, x.offset)
+                             and dst.space in ("m", "n")):
+                    x = self.no_clash(x, Loc("s", -1, 1), node)     # force a copy into GRF1
+                    x = x if x.space == "s" else self._force_copy(x, node)
+            elif key[1] != "0" and any(y.space == x.space and y.offset != x.offset for y in out):
+                x = self._force_copy(x, node)
+            seen[key] = x
+            out.append(x)
+        return out
+
+    def _force_copy(self, x, node):
+        t = self.temp(x.slots, node)
+        self.emit(f"lpassa {x.operand('ll' if x.slots == 2 and x.stride == 1 else 'l')} {t.operand()}",
+                  "alu", [x], [t])
+        return t
+
+    def vec_expr(self, n, want: VecType | None = None) -> V:
+        if isinstance(n, c_ast.Constant) and want is not None:
+            return self.splat_const(n, want)
+        if isinstance(n, c_ast.UnaryOp) and n.op == "-" and want is not None and isinstance(n.expr, c_ast.Constant):
+            return self.splat_const(n, want)
+        if isinstance(n, (c_ast.ID, c_ast.ArrayRef)):
+            if isinstance(n, c_ast.ID):
+                var = self.lookup(n.name, n)
+                if var.kind == "u" and want is not None:
+                    raise TaskError(n, f"'{n.name}' is a uniform integer, not a {want.name}")
+            return self.vec_lvalue(n)
+        if isinstance(n, c_ast.BinaryOp):
+            a = self.vec_expr(n.left, want if not isinstance(n.left, c_ast.Constant) else None) \
+                if not isinstance(n.left, c_ast.Constant) else None
+            b = self.vec_expr(n.right, a.vt if a else want)
+            if a is None:
+                a = self.vec_expr(n.left, b.vt)
+            return self.vec_binary(n.op, a, b, n)
+        if isinstance(n, c_ast.FuncCall):
+            v = self.call(n, want)
+            if v is None:
+                raise TaskError(n, f"'{n.name.name}' gives no value")
+            return v
+        if isinstance(n, c_ast.Cast):
+            raise TaskError(n, "per-PE vectors have no casts: use mn_* conversions")
+        raise TaskError(n, f"{type(n).__name__} is not a per-PE vector expression")
+
+    def splat_const(self, n, vt: VecType) -> V:
+        neg = isinstance(n, c_ast.UnaryOp)
+        c = n.expr if neg else n
+        import struct
+        if vt.prec == "f":
+            x = float(c.value.rstrip("fF")) * (-1 if neg else 1)
+            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+        elif vt.prec == "i":
+            bits = (int(c.value.rstrip("uUlL"), 0) * (-1 if neg else 1)) & 0xFFFFFFFF
+        elif vt.prec == "l":
+            bits = (int(c.value.rstrip("uUlL"), 0) * (-1 if neg else 1)) & 0xFFFFFFFFFFFFFFFF
+        else:
+            from emulator.numbers import f32_to_mnhalf
+            import numpy as np
+            h = int(f32_to_mnhalf(np.array([float(c.value.rstrip("fF")) * (-1 if neg else 1)], np.float32))[0])
+            bits = h * 0x0001000100010001
+        t = self.temp(vt, n)
+        if bits == 0:
+            self.emit(f"zero {t.operand()}", "alu", [], [t])
+        elif vt.prec in ("f", "i"):
+            self.emit(f"imm 0x{bits:08x} {t.operand('l')}", "alu", [], [t])
+            if vt.slots == 2:
+                self.emit(f"imm 0x{bits:08x} {Loc('s', t.addr + 2, 1, stride=2).operand()}", "alu", [], [t])
+        else:
+            self.emit(f"limm 0x{bits:016x} {t.operand('l')}", "alu", [], [t])
+        return V(vt, t)
+
+    def vec_binary(self, op, a: V, b: V, node) -> V:
+        if a.vt != b.vt:
+            raise TaskError(node, f"'{op}' between {a.vt.name} and {b.vt.name}")
+        vt = a.vt
+        if vt.prec in ("f", "h") and op in ("+", "-", "*"):
+            if vt.prec == "h":
+                raise TaskError(node, "mnhalf16 arithmetic gives mnfloat16: use mn_fma / mn_mul / mn_add")
+            mne = {"+": "vadd", "-": "vadd", "*": "vmul"}[op]
+            out = self.temp(vt, node)
+            for part in range(vt.slots):
+                xa, xb, xo = (self.half(a.loc, part), self.half(b.loc, part), self.half(out, part))
+                xa, xb = self.operands([xa, xb], xo, node)
+                neg = "-" if op == "-" else ""
+                self.emit(f"f{mne} {xa.operand()} {neg}{xb.operand()} {xo.operand()}", "mau", [xa, xb], [xo])
+            return V(vt, out)
+        if vt.prec in ("i", "l") and op in ("+", "-", "&", "|", "^", "<<", ">>"):
+            mne = {"+": "add", "-": "sub", "&": "and", "|": "or", "^": "xor", "<<": "lsl", ">>": "lsr"}[op]
+            out = self.temp(vt, node)
+            xa, xb = self.operands([a.loc, b.loc], out, node)
+            self.emit(f"{vt.prec}{mne} {xa.operand()} {xb.operand()} {out.operand()}", "alu", [xa, xb], [out])
+            return V(vt, out)
+        raise TaskError(node, f"operator '{op}' is not defined on {vt.name}")
+
+    @staticmethod
+    def half(loc: Loc, part):
+        """The 4-long-word view of part 0/1 of a value (the first / second long word of each cycle)."""
+        if loc.slots == 1:
+            return loc
+        return Loc(loc.space, loc.addr + 2 * part, 1, loc.offset, 2, loc.regs)
+
+    # -- builtins ---------------------------------------------------------------------------------
+    def call(self, n, want):
+        name = getattr(n.name, "name", None)
+        args = list(n.args.exprs) if n.args else []
+        fn = getattr(self, "b_" + (name or ""), None)
+        if fn is None or not name.startswith("mn_"):
+            raise TaskError(n, f"'{name}' is not a task-kernel builtin (docs/language.md, 'Task kernels')")
+        return fn(n, args, want)
+
+    def nargs(self, n, args, *counts):
+        if len(args) not in counts:
+            raise TaskError(n, f"'{n.name.name}' takes {' or '.join(map(str, counts))} arguments, not {len(args)}")
+
+    def b_mn_wait(self, n, args, want):
+        self.nargs(n, args, 1)
+        var = self.lookup(getattr(args[0], "name", getattr(getattr(args[0], "name", None), "name", "")), args[0]) \
+            if isinstance(args[0], (c_ast.ID, c_ast.ArrayRef)) else None
+        if var is None or var.kind != "event":
+            raise TaskError(n, "mn_wait takes an mn_event")
+        ev = var.value
+        i = self.event_index(args[0], var)
+        st = ev.state[i]
+        label = ev.name + (f"[{i}]" if len(ev.tags) > 1 else "")
+        if st == "idle":
+            raise TaskError(n, f"waiting on event '{label}', which has no transfer in flight (waited twice, or "
+                               f"never started)")
+        reg = f"%ev{ev.tags[i]}"
+        if st == "unknown":
+            self.seq(SeqIf(f"{reg}==0", [SeqFault(f"line {self.line}: waiting on event '{label}', which has "
+                                                  f"no transfer in flight (waited twice, or never started)")]))
+        self.emit(f"wait i{ev.tags[i]}", "wait")
+        self.seq(SeqSet(reg, "0"))
+        ev.state[i] = "idle"
+
+    def event_index(self, n, var):
+        if isinstance(n, c_ast.ID):
+            if len(var.value.tags) != 1:
+                raise TaskError(n, f"'{var.value.name}' is an array of events: index it")
+            return 0
+        i = self.const(n.subscript, "an event array index (unroll the loop: its trip count must be a "
+                                    "constant)")
+        if not 0 <= i < len(var.value.tags):
+            raise TaskError(n, f"index {i} is outside '{var.value.name}' ({len(var.value.tags)} events)")
+        return i
+
+    def async_into(self, ev: Event, i, rhs):
+        if not (isinstance(rhs, c_ast.FuncCall) and getattr(rhs.name, "name", "").endswith("_async")):
+            raise TaskError(rhs, "an mn_event takes the result of an mn_*_async transfer")
+        label = ev.name + (f"[{i}]" if len(ev.tags) > 1 else "")
+        reg = f"%ev{ev.tags[i]}"
+        if ev.state[i] == "pending":
+            raise TaskError(rhs, f"event '{label}' still has a transfer in flight: wait for it before reusing it")
+        if ev.state[i] == "unknown":
+            self.seq(SeqIf(f"{reg}!=0", [SeqFault(f"line {self.line}: event '{label}' still has a transfer in "
+                                                  f"flight: wait for it before reusing it")]))
+        name = rhs.name.name[:-len("_async")]
+        fn = getattr(self, "b_" + name, None)
+        if fn is None or name not in MV_BUILTINS:
+            raise TaskError(rhs, f"'{rhs.name.name}' is not an asynchronous transfer (those are "
+                                 f"{', '.join(b + '_async' for b in MV_BUILTINS)})")
+        fn(rhs, list(rhs.args.exprs) if rhs.args else [], None, tag=ev.tags[i])
+        self.seq(SeqSet(reg, "1"))
+        ev.state[i] = "pending"
+
+    # DRAM <-> L2BM: MV statements
+    def mv(self, n, form, dst, src, count, tag, group=None, l2b=None, rop=None, name=""):
+        """DRAM <-> L2BM: one MV statement (and, unless asynchronous, its wait)."""
+        nl = count * ELEMS[src.elem][0] // 8
+        L = self.m.l2b_per_group
+        if count * ELEMS[src.elem][0] % 512 or (form == "mvd" and nl % L):
+            unit = 64 * L if form == "mvd" else 64
+            raise TaskError(n, f"{name}: {count} x {src.elem} is {count * ELEMS[src.elem][0]} bytes; DRAM <-> L2BM "
+                               f"transfers move whole units of {unit} long words ({8 * unit} bytes)")
+        per_l2b = count // L if form == "mvd" else count           # what each L2BM sends or receives
+        dl = self.longs(dst, per_l2b if dst.space == "lc" else count, 1, n, name, writes=True)
+        sl = self.longs(src, per_l2b if src.space == "lc" else count, 1, n, name)
+        t = tag if tag is not None else 250
+        where = {"d": "" if group is None else f"@{group}",
+                 "lc": "" if l2b is None else f"@{'' if group is None else group}.{l2b}"}
+        ops = f"${src.space}0{where[src.space]} ${dst.space}0{where[dst.space]}"
+        offs = {src.space: sl.text.replace(" ", ""), dst.space: dl.text.replace(" ", "")}
+        self.items.append(Call([Op(f"{form}{rop or ''}/n{nl}i{t} {ops}", "mv", line=self.line)],
+                               {k: v for k, v in offs.items() if v != "0"}))
+        if tag is None:
+            self.emit(f"wait i{t}", "wait")
+
+    def pair(self, n, args, k, name):
+        if len(args) != k:
+            raise TaskError(n, f"'{name}' takes {k} arguments, not {len(args)}")
+        dst, src = self.ptr_expr(args[0]), self.ptr_expr(args[1])
+        if dst.elem != src.elem:
+            raise TaskError(n, f"'{name}': destination holds {dst.elem}, source {src.elem}")
+        return dst, src, self.const(args[2], f"the size of '{name}' (it is part of the instruction)")
+
+    def spaces(self, n, name, dst, src, allowed):
+        key = (src.space, dst.space)
+        if key not in allowed:
+            have = f"{_SPACE_NAME[src.space]} -> {_SPACE_NAME[dst.space]}"
+            ok = ", ".join(f"{_SPACE_NAME[a]} -> {_SPACE_NAME[b]}" for a, b in allowed)
+            raise TaskError(n, f"'{name}' cannot move {have} (it moves {ok})")
+        return key
+
+    def group_arg(self, n, a, what="group"):
+        g = self.const(a, f"the {what} (it is part of the instruction)")
+        lim = self.m.groups if what == "group" else self.m.l2b_per_group
+        if not 0 <= g < lim:
+            raise TaskError(n, f"{what} {g} does not exist (the machine has {lim})")
+        return g
+
+    def b_mn_broadcast(self, n, args, want, tag=None):
+        if len(args) == 1:                                   # L1BM -> every PE
+            return self.pe_load(n, args[0], "l1bmp", "mn_broadcast")
+        dst, src, count = self.pair(n, args, 3, "mn_broadcast")
+        key = self.spaces(n, "mn_broadcast", dst, src, [("d", "lc"), ("lc", "lb")])
+        if key == ("d", "lc"):
+            return self.mv(n, "mvb2", dst, src, count, tag, name="mn_broadcast")
+        self.l2bm_op(n, "l2bmb", dst, src, count, "mn_broadcast")
+
+    def b_mn_broadcast_board(self, n, args, want, tag=None):
+        self.nargs(n, args, 4)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_broadcast_board")
+        self.spaces(n, "mn_broadcast_board", dst, src, [("d", "lc")])
+        self.mv(n, "mvb", dst, src, count, tag, group=self.group_arg(n, args[3]), name="mn_broadcast_board")
+
+    def b_mn_unicast(self, n, args, want, tag=None):
+        self.nargs(n, args, 4, 5)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_unicast")
+        self.spaces(n, "mn_unicast", dst, src, [("d", "lc"), ("lc", "d")])
+        g = self.group_arg(n, args[3]) if len(args) == 5 else None
+        l2b = self.group_arg(n, args[-1], "L2B")
+        self.mv(n, "mvp", dst, src, count, tag, group=g, l2b=l2b, name="mn_unicast")
+
+    def b_mn_distribute(self, n, args, want, tag=None):
+        if len(args) == 1:
+            return self.pe_load(n, args[0], "l1bmd", "mn_distribute")
+        self.nargs(n, args, 3, 4)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_distribute")
+        key = self.spaces(n, "mn_distribute", dst, src, [("d", "lc"), ("lc", "lb")])
+        if key == ("d", "lc"):
+            g = self.group_arg(n, args[3]) if len(args) == 4 else None
+            return self.mv(n, "mvd", dst, src, count, tag, group=g, name="mn_distribute")
+        if len(args) == 4:
+            raise TaskError(n, "mn_distribute L2BM -> L1BM takes 3 arguments")
+        self.l2bm_op(n, "l2bmd", dst, src, count, "mn_distribute")
+
+    def b_mn_gather(self, n, args, want, tag=None):
+        if len(args) == 2:                                   # PE -> L1BM
+            return self.pe_store(n, args, "l1bmd", 4 * self.m.pe_per_l1b, "mn_gather")
+        self.nargs(n, args, 3, 4)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_gather")
+        key = self.spaces(n, "mn_gather", dst, src, [("lc", "d"), ("lb", "lc")])
+        if key == ("lc", "d"):
+            g = self.group_arg(n, args[3]) if len(args) == 4 else None
+            return self.mv(n, "mvd", dst, src, count, tag, group=g, name="mn_gather")
+        self.l2bm_op(n, "l2bmd", dst, src, count, "mn_gather", up=True)
+
+    def reduce_op(self, n, a, elem):
+        k = self.const(a, "the reduce operation (MN_ADD, MN_MAX, MN_MIN, MN_AND, MN_OR)")
+        prefix = ELEMS[elem][2]
+        names = {"d": ["dfadd", "dmax", "dmin"], "f": ["ffadd", "fmax", "fmin"], "h": ["hfadd", "hmax", "hmin"],
+                 "l": ["liadd", None, None, "land", "lor"], "i": ["iiadd", None, None, "iand", "ior"],
+                 "s": ["siadd", None, None, "sand", "sor"]}.get(prefix, [])
+        if not 0 <= k < 5 or k >= len(names) or names[k] is None:
+            raise TaskError(n, f"reduce operation {k} is not defined on {elem}")
+        return names[k]
+
+    def b_mn_reduce(self, n, args, want, tag=None):
+        if len(args) == 3 and self._is_vec(args[1]):          # PE -> L1BM, over the MABs
+            dst = self.ptr_expr(args[0])
+            rop = self.reduce_op(n, args[2], dst.elem)
+            return self.pe_store(n, args[:2], "l1bmr" + rop, 4 * self.m.pe_per_mab, "mn_reduce")
+        self.nargs(n, args, 4)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_reduce")
+        rop = self.reduce_op(n, args[3], dst.elem)
+        key = self.spaces(n, "mn_reduce", dst, src, [("lc", "d"), ("lb", "lc")])
+        if key == ("lc", "d"):
+            return self.mv(n, "mvr2", dst, src, count, tag, rop=rop, name="mn_reduce")
+        self.l2bm_op(n, "l2bmr" + rop, dst, src, count, "mn_reduce", up=True)
+
+    def b_mn_reduce_board(self, n, args, want, tag=None):
+        self.nargs(n, args, 5)
+        dst, src, count = self.pair(n, args[:3], 3, "mn_reduce_board")
+        self.spaces(n, "mn_reduce_board", dst, src, [("lc", "d")])
+        rop = self.reduce_op(n, args[4], dst.elem)
+        self.mv(n, "mvr", dst, src, count, tag, group=self.group_arg(n, args[3]), rop=rop, name="mn_reduce_board")
+
+    def _is_vec(self, a):
+        try:
+            return self.lookup(a.name if isinstance(a, c_ast.ID) else a.name.name, a).kind in ("vec", "vecarr")
+        except (TaskError, AttributeError):
+            return isinstance(a, c_ast.FuncCall)
+
+    def l2bm_op(self, n, mne, dst, src, count, name, up=False):
+        """L2BM <-> L1BM: one instruction per unit (l2bmd: 32 long words per L1B), unrolled."""
+        lc, lb = (dst, src) if up else (src, dst)
+        N = self.m.l1b_per_l2b
+        dist = mne == "l2bmd"
+        per_lc, per_lb = (32 * N, 32) if dist else (64, 64)
+        a_lc = self.longs(lc, count, per_lc, n, name, writes=up)
+        a_lb = self.longs(lb, count // N if dist else count, per_lb, n, name, writes=not up)
+        steps = count * ELEMS[src.elem][0] // 8 // per_lc
+        if steps > UNROLL:
+            raise TaskError(n, f"'{name}' of {count} x {src.elem} takes {steps} instructions; at most {UNROLL} "
+                               f"per call (loop over parts)")
+        offs = {"lc": "0" if a_lc.const is not None else a_lc.text.replace(" ", ""),
+                "lb": "0" if a_lb.const is not None else a_lb.text.replace(" ", "")}
+        c0, b0 = a_lc.const or 0, a_lb.const or 0
+        for k in range(steps):
+            fc = ("lc", c0 + per_lc * k, c0 + per_lc * (k + 1))
+            fb = ("lb", b0 + per_lb * k, b0 + per_lb * (k + 1))
+            if up:
+                self.emit(f"{mne} $lb{fb[1]} $lc{fc[1]}", "l2bm", [fb], [fc], offsets=offs)
+            else:
+                self.emit(f"{mne} $lc{fc[1]} $lb{fb[1]}", "l2bm", [fc], [fb], offsets=offs)
+
+    def pe_load(self, n, a, mne, name) -> V:
+        """L1BM -> every PE: one instruction; the result's vector type follows the pointer's elements."""
+        p = self.ptr_expr(a)
+        if p.space != "lb":
+            raise TaskError(n, f"'{name}' to the PEs reads L1BM, not {_SPACE_NAME[p.space]}")
+        vt = VECS[VEC_OF_ELEM.get(p.elem, "mnlong4")]
+        span = {"l1bmp": 4, "l1bmm": 16, "l1bmd": 4 * self.m.pe_per_l1b}[mne]     # long words read
+        lw = self.longs(p, span * 8 // ELEMS[p.elem][0], span, n, name)
+        t = self.temp(vt, n)
+        off = "0" if lw.const is not None else lw.text.replace(" ", "")
+        a0 = lw.const or 0
+        self.emit(f"{mne} $lb{a0} {t.operand('l')}", "l1bm", [("lb", a0, a0 + span)], [t], offsets={"lb": off})
+        return V(vt, t)
+
+    def b_mn_broadcast_mabs(self, n, args, want, tag=None):
+        self.nargs(n, args, 1)
+        return self.pe_load(n, args[0], "l1bmm", "mn_broadcast_mabs")
+
+    def pe_store(self, n, args, mne, span, name):
+        p = self.ptr_expr(args[0])
+        if p.space != "lb":
+            raise TaskError(n, f"'{name}' from the PEs writes L1BM, not {_SPACE_NAME[p.space]}")
+        v = self.vec_expr(args[1])
+        if v.vt.slots != 1:
+            raise TaskError(n, f"'{name}' moves 4-long-word vectors; take mn_lo / mn_hi of a {v.vt.name}")
+        lw = self.longs(p, span * 8 // ELEMS[p.elem][0], span, n, name, writes=True)
+        off = "0" if lw.const is not None else lw.text.replace(" ", "")
+        a0 = lw.const or 0
+        self.emit(f"{mne} {v.loc.operand('l')} $lb{a0}", "l1bm", [v.loc], [("lb", a0, a0 + span)],
+                  offsets={"lb": off})
+
+    # per-PE vector builtins
+    def b_mn_fma(self, n, args, want, tag=None):
+        self.nargs(n, args, 3)
+        a, b = self.vec_expr(args[0]), self.vec_expr(args[1])
+        c = self.vec_expr(args[2], VECS["mnfloat16"] if a.vt.prec == "h" else a.vt)
+        if a.vt != b.vt or a.vt.prec not in ("h", "f") or a.vt.slots != 1:
+            raise TaskError(n, "mn_fma takes (mnhalf16, mnhalf16, mnfloat16) or (mnfloat8, mnfloat8, mnfloat8)")
+        out_t = VECS["mnfloat16"] if a.vt.prec == "h" else a.vt
+        if c.vt != out_t:
+            raise TaskError(n, f"mn_fma of {a.vt.name} adds a {out_t.name}, not a {c.vt.name}")
+        out = self.temp(out_t, n)
+        xa, xb, xc = self.operands([a.loc, b.loc, c.loc], out, n)
+        self.emit(f"{a.vt.prec}vfma {xa.operand('l')} {xb.operand('l')} {xc.operand()} {out.operand()}", "mau",
+                  [xa, xb, xc], [out])
+        return V(out_t, out)
+
+    def b_mn_splat_half(self, n, args, want, tag=None):
+        """Every long word of the result holds four copies of half h of that long word of v."""
+        self.nargs(n, args, 2)
+        v = self.vec_expr(args[0])
+        if v.vt.name != "mnhalf16":
+            raise TaskError(n, "mn_splat_half takes an mnhalf16")
+        h = self.const(args[1], "the half's index")
+        if not 0 <= h < 4:
+            raise TaskError(n, "mn_splat_half: the index is 0..3 (0: the most significant half)")
+        k = self.consts
+        t = self.temp(1, n)
+        x = v.loc
+        self.emit(f"ulsr {x.operand()} {k(48 - 16 * h, n).operand()} {t.operand()}", "alu", [x, k(48 - 16 * h, n)], [t])
+        if h:
+            self.emit(f"land {t.operand()} {k(0xFFFF, n).operand()} {t.operand()}", "alu", [t, k(0xFFFF, n)], [t])
+        u = self.temp(1, n)
+        self.emit(f"llsl {t.operand()} {k(16, n).operand()} {u.operand()}", "alu", [t, k(16, n)], [u])
+        self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
+        self.emit(f"llsl {t.operand()} {k(32, n).operand()} {u.operand()}", "alu", [t, k(32, n)], [u])
+        self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
+        return V(VECS["mnhalf16"], t)
+
+    def consts(self, value, node):
+        """A register holding a 64-bit constant in every long word (made once per statement)."""
+        cache = self.__dict__.setdefault("_consts", {})
+        key = (value, self.tmp_next_gen())
+        if key not in cache:
+            t = self.temp(1, node)
+            self.emit(f"limm 0x{value:016x} {t.operand('l')}", "alu", [], [t])
+            cache[key] = t
+        return cache[key]
+
+    def tmp_next_gen(self):
+        return id(self.items[-1]) if self.items else 0
+
+    def b_mn_msl(self, n, args, want, tag=None):
+        return self.shift_pes(n, args, "msl")
+
+    def b_mn_msr(self, n, args, want, tag=None):
+        return self.shift_pes(n, args, "msr")
+
+    def shift_pes(self, n, args, mne):
+        self.nargs(n, args, 1)
+        v = self.vec_expr(args[0])
+        out = self.temp(v.vt, n)
+        for part in range(v.vt.slots):
+            x, o = self.half(v.loc, part), self.half(out, part)
+            self.emit(f"{mne} {x.operand()} {o.operand()}", "alu", [x], [o])
+        return V(v.vt, out)
+
+    def b_mn_lo(self, n, args, want, tag=None):
+        return self.view(n, args, 0)
+
+    def b_mn_hi(self, n, args, want, tag=None):
+        return self.view(n, args, 1)
+
+    def view(self, n, args, part):
+        self.nargs(n, args, 1)
+        v = self.vec_expr(args[0])
+        if v.vt.name != "mnfloat16":
+            raise TaskError(n, "mn_lo / mn_hi take an mnfloat16")
+        return V(VECS["mnfloat8"], self.half(v.loc, part))
+
+    def b_mn_select(self, n, args, want, tag=None):
+        """c ? a : b per 32-bit lane, c an mnint8 (or x == y / x != y on mnint8)."""
+        self.nargs(n, args, 3)
+        c = args[0]
+        a = self.vec_expr(args[1], want)
+        b = self.vec_expr(args[2], a.vt)
+        if a.vt != b.vt:
+            raise TaskError(n, f"mn_select between {a.vt.name} and {b.vt.name}")
+        mk = self.__dict__.setdefault("_mask", 1)
+        if isinstance(c, c_ast.BinaryOp) and c.op in ("==", "!="):
+            x, y = self.vec_expr(c.left, VECS["mnint8"]), self.vec_expr(c.right, VECS["mnint8"])
+            xa, xb = self.operands([x.loc, y.loc], None, n)
+            self.emit(f"ixor {xa.operand()} {xb.operand()} $omr{mk}", "alu", [xa, xb], [])
+            first, second = (b, a) if c.op == "==" else (a, b)   # flag: lane zero, i.e. equal
+        else:
+            x = self.vec_expr(c, VECS["mnint8"])
+            self.emit(f"ipassa {x.loc.operand()} $omr{mk}", "alu", [x.loc], [])
+            first, second = a, b                                   # flag: c == 0 -> b
+        out = self.temp(a.vt, n)
+        w = "ll" if a.vt.slots == 2 else "l"
+        s1 = self.no_clash(first.loc, out, n)
+        self.emit(f"lpassa {s1.operand(w)} {out.operand(w)}", "alu", [s1], [out])
+        s2 = self.no_clash(second.loc, out, n)
+        self.emit(f"lpassa {s2.operand(w)} {out.operand(w)}/$imr{mk}", "alu", [s2], [out])
+        return V(a.vt, out)
+
+    def location(self, n, args, fixed, shift=0):
+        self.nargs(n, args, 0)
+        t = self.temp(1, n)
+        self.emit(f"ipassa ${fixed} {t.operand()}", "alu", [], [t])
+        if shift:
+            k = self.temp(1, n)
+            self.emit(f"imm 0x{shift:08x} {k.operand()}", "alu", [], [k])
+            self.emit(f"uilsr {t.operand()} {k.operand()} {t.operand()}", "alu", [t, k], [t])
+        return V(VECS["mnint8"], t)
+
+    def b_mn_pe_in_mab(self, n, args, want, tag=None):
+        return self.location(n, args, "subpeid")
+
+    def b_mn_pe_index(self, n, args, want, tag=None):
+        return self.location(n, args, "peid")
+
+    def b_mn_mab_index(self, n, args, want, tag=None):
+        return self.location(n, args, "mabid")
+
+    def b_mn_l1b_index(self, n, args, want, tag=None):
+        return self.location(n, args, "l1bid")
+
+    def b_mn_l2b_index(self, n, args, want, tag=None):
+        return self.location(n, args, "l2bid")
+
+    def b_mn_group_index(self, n, args, want, tag=None):
+        L = self.m.l2b_per_group
+        if L & (L - 1):
+            raise TaskError(n, "mn_group_index needs a power-of-two number of L2Bs per group")
+        return self.location(n, args, "l2bid", L.bit_length() - 1)
+
+
+MV_BUILTINS = ("mn_broadcast", "mn_broadcast_board", "mn_unicast", "mn_distribute", "mn_gather", "mn_reduce",
+               "mn_reduce_board")
+_SPACE_NAME = {"d": "DRAM", "lc": "L2BM", "lb": "L1BM"}
+
+
+def compile_task(module, kernel: str, machine):
+    """A task kernel of a CompiledModule -> (assembly, sequencer argument names)."""
+    from .parse import parse
+    info = module.kernels[kernel]
+    ast, diag = parse(module.task_text, module.filename, {})
+    if diag is not None:
+        raise CompileError([diag])
+    fdef = next(f for f in task_functions(ast) if f.decl.name == kernel)
+    tc = TaskCompiler(fdef, machine, info)
+    try:
+        return tc.compile()
+    except TaskError as e:
+        node = e.node if e.node is not None else fdef
+        c = getattr(node, "coord", None)
+        line = getattr(c, "line", 0) or tc.line
+        src = getattr(module, "source", None)
+        text = src.splitlines()[line - 1] if src and 0 < line <= len(src.splitlines()) else ""
+        raise CompileError([Diagnostic("error", f"task kernel '{kernel}': {e.msg}", module.filename, line,
+                                       getattr(c, "column", 0) or 0, text)]) from None
