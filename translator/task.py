@@ -673,6 +673,9 @@ class TaskCompiler:
             return self.ptr_expr(c_ast.BinaryOp("+", n.expr.name, n.expr.subscript, n.coord))
         if isinstance(n, c_ast.Cast):
             return self.ptr_expr(n.expr)
+        if isinstance(n, c_ast.TernaryOp):
+            c = self.const(n.cond, "a condition choosing between pointers")
+            return self.ptr_expr(n.iftrue if c else n.iffalse)
         raise TaskError(n, "expected a DRAM, L2BM or L1BM pointer")
 
     def longs(self, p: Ptr, n_elems, unit_longs, node, what, writes=False):
