@@ -150,8 +150,11 @@ class Program:
             self._fail(dev, f"{SOURCE_FILENAME}: error: internal compiler error: {type(e).__name__}: {e}")
 
     def _load(self, dev, module, obj):
+        from translator.module import CompileError
         try:
             return dev.backend.load(module, obj)
+        except CompileError as e:           # the backend's diagnostics (a kernel that cannot fit ...)
+            self._fail(dev, e.log or str(e))
         except Exception as e:
             self._fail(dev, f"the device could not load the compiled module: {type(e).__name__}: {e}")
 

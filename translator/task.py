@@ -55,20 +55,34 @@ class VecType:
     prec: str            # ALU/MAU precision letter of its lanes
     slots: int           # 4-long-word registers it takes (mnfloat16: 2, as $ll operands)
     elem: str            # the pointer element type it loads from / stores to
+    uniform: bool = False    # one long word, read in every cycle (mnhalf4, mnfloat2)
+
+    @property
+    def words(self):
+        return 2 if self.uniform else 8 * self.slots
 
 
 VECS = {"mnhalf16": VecType("mnhalf16", "h", 1, "mnhalf"), "mnfloat8": VecType("mnfloat8", "f", 1, "float"),
         "mnint8": VecType("mnint8", "i", 1, "int"), "mnlong4": VecType("mnlong4", "l", 1, "long"),
-        "mnfloat16": VecType("mnfloat16", "f", 2, "float")}
+        "mnfloat16": VecType("mnfloat16", "f", 2, "float"),
+        "mnhalf4": VecType("mnhalf4", "h", 1, "mnhalf", True), "mnfloat2": VecType("mnfloat2", "f", 1, "float", True)}
 VEC_OF_ELEM = {"mnhalf": "mnhalf16", "float": "mnfloat8", "int": "mnint8", "uint": "mnint8",
                "long": "mnlong4", "ulong": "mnlong4"}
 
 
 @dataclass
 class U:
-    """A uniform integer: a sequencer expression, and its value when known at compile time."""
+    """A uniform integer: a sequencer expression, and its value when known at compile time.
+    ``dyn`` + ``add`` is the same value split into a run-time part and a constant, so that
+    arr[j + 3] and arr[j + 5] share one block offset (j) and differ in static addresses."""
     text: str
     const: int | None = None
+    dyn: str | None = None
+    add: int = 0
+
+    def __post_init__(self):
+        if self.dyn is None and self.const is None:
+            self.dyn = self.text
 
     @staticmethod
     def k(v: int) -> "U":
@@ -94,16 +108,20 @@ class Loc:
     addr: int            # words
     slots: int
     offset: str = "0"    # sequencer expression in words, applied as the block's .call offset
-    stride: int = 1      # 2: the first (or, at addr + 2, the second) long words of an $ll value
+    stride: int = 1      # 2: the first (or, at addr + 2, the second) long words of an $ll value;
+                         # 0: one long word read in every cycle (a cycle-uniform vector)
     regs: tuple = ()     # VRegs for the scheduler's hazard tracking (GRF locations)
 
     def operand(self, width=None):
         w = width or ("ll" if self.slots == 2 and self.stride == 1 else "l")
-        return f"${w}{self.space}{self.addr}v" + ("2" if self.stride == 2 else "")
+        if self.stride == 0:
+            return f"$l{self.space}{self.addr}"
+        return f"${w}{self.space}{self.addr}v" + ("" if self.stride == 1 else str(self.stride))
 
     def mem(self, rw):
         if self.space in ("m", "n"):
-            return ((rw, self.space, self.addr, self.addr + 8 * self.slots),)
+            hi = self.addr + (2 if self.stride == 0 else 8 * self.slots if self.stride == 1 else 8 * self.stride)
+            return ((rw, self.space, self.addr, hi),)
         return ()
 
 
@@ -122,10 +140,11 @@ class Event:
 
 @dataclass
 class Var:
-    kind: str            # "u" (uniform int) | "ptr" | "vec" | "vecarr" | "event" | "u-const"
+    kind: str            # "u" (uniform int) | "ptr" | "vec" | "vecarr" | "event"
     value: object = None
-    reg: str = ""
+    reg: str = ""        # the sequencer register of an assignable uniform integer
     count: int = 0       # array length
+    name: str = ""
 
 
 # The task dialect's type names, declared for the parser ahead of a source that has a __task
@@ -137,6 +156,8 @@ typedef struct __mn_vector mnfloat8;
 typedef struct __mn_vector mnint8;
 typedef struct __mn_vector mnlong4;
 typedef struct __mn_vector mnfloat16;
+typedef struct __mn_vector mnhalf4;
+typedef struct __mn_vector mnfloat2;
 typedef struct __mn_event mn_event;
 """
 
@@ -225,6 +246,7 @@ class TaskCompiler:
         self.nregs = 0
         self.line = 0
         self.args = []
+        self._consts = {}
 
     # -- entry --------------------------------------------------------------------------------
     def compile(self):
@@ -327,7 +349,7 @@ class TaskCompiler:
                               "use an array (in LM) instead")
 
     def lm_array(self, vt, count, node):
-        words = 8 * vt.slots * count
+        words = vt.words * count
         sp = "m" if self.lm["m"] <= self.lm["n"] else "n"
         if self.lm[sp] + words > self.m.lm_words:
             sp = "n" if sp == "m" else "m"
@@ -359,13 +381,17 @@ class TaskCompiler:
         for s in comp.block_items or ():
             self.stmt(s)
         for v in self.scopes.pop().values():
+            if v.kind == "vec" and v.value.loc.space == "r":        # its GRF0 registers are free again
+                a = v.value.loc.addr // 8
+                self.grf0[a:a + v.value.vt.slots] = [0] * v.value.vt.slots
             if v.kind == "event" and "pending" in v.value.state:
                 raise TaskError(comp, f"event '{v.value.name}' goes out of scope with a transfer in flight: "
                                       f"wait for it (mn_wait)")
 
     def stmt(self, s):
         self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
-        self.tmp_next = 0
+        self.tmp_next = 0                # temporaries (and the constants made for them) live one statement
+        self._consts = {}
         if isinstance(s, c_ast.Compound):
             self.block(s)
         elif isinstance(s, c_ast.Decl):
@@ -407,7 +433,7 @@ class TaskCompiler:
             elif "DRAM" in q:
                 raise TaskError(d, "DRAM arrays cannot be declared in a kernel: pass a buffer")
             elif tn in VECS:
-                self.declare(d.name, Var("vecarr", (VECS[tn], self.lm_array(VECS[tn], count, d)), count=count), d)
+                self.declare(d.name, Var("vecarr", (VECS[tn], self.lm_array(VECS[tn], count, d)), count=count, name=d.name), d)
             elif tn == "mn_event":
                 self.declare(d.name, Var("event", self.new_event(d.name, count, d)), d)
             else:
@@ -426,6 +452,8 @@ class TaskCompiler:
             return
         if tn in VECS:
             vt = VECS[tn]
+            if vt.uniform:
+                raise TaskError(d, f"{tn} values live in arrays (fill them with mn_split_cycles)")
             loc = self.named(vt, d)
             self.declare(d.name, Var("vec", V(vt, loc)), d)
             if d.init is not None:
@@ -655,7 +683,16 @@ class TaskCompiler:
             return b if a.const == 1 else a
         if op == "*" and (a.const == 0 or b.const == 0):
             return U.k(0)
-        return U(f"({a.text}{op}{b.text})")
+        text = f"({a.text}{op}{b.text})"
+        if op in ("+", "-") and (a.const is not None or b.const is not None):
+            x, c = (b, a.const) if a.const is not None else (a, b.const)
+            if op == "-" and b.const is None:          # c - x: no split
+                return U(text)
+            return U(text, dyn=x.dyn, add=x.add + (c if op == "+" else -c))
+        if op == "*" and (a.const is not None or b.const is not None):
+            x, c = (b, a.const) if a.const is not None else (a, b.const)
+            return U(text, dyn=f"({x.dyn})*{c}", add=x.add * c)
+        return U(text)
 
     # -- pointers ---------------------------------------------------------------------------------
     def ptr_expr(self, n) -> Ptr:
@@ -714,16 +751,23 @@ class TaskCompiler:
             if var.kind != "vecarr":
                 raise TaskError(n, f"'{n.name.name}' is not an array of per-PE vectors")
             vt, base = var.value
-            i = self.uexpr(n.subscript)
-            words = 8 * vt.slots
-            if i.const is not None:
-                if not 0 <= i.const < var.count:
-                    raise TaskError(n, f"index {i.const} is outside '{n.name.name}' ({var.count} elements)")
-                return V(vt, Loc(base.space, base.addr + words * i.const, vt.slots))
-            self.seq(SeqIf(f"{i.text}<0||{i.text}>={var.count}",
-                           [SeqFault(f"line {self.line}: index outside '{n.name.name}' ({var.count} elements)")]))
-            return V(vt, Loc(base.space, base.addr, vt.slots, offset=f"{i.text}*{words}".replace(" ", "")))
+            return V(vt, self.element(var, self.uexpr(n.subscript), n))
         raise TaskError(n, "expected a per-PE vector")
+
+    def element(self, var, i: U, n) -> Loc:
+        """Element i of a private vector array: a static address plus, for a run-time index, the
+        block's offset in that LM (checked against the array's length before the block runs)."""
+        vt, base = var.value
+        stride = 0 if vt.uniform else 1
+        if i.const is not None:
+            if not 0 <= i.const < var.count:
+                raise TaskError(n, f"index {i.const} is outside '{var.name}' ({var.count} elements)")
+            return Loc(base.space, base.addr + vt.words * i.const, vt.slots, stride=stride)
+        self.seq(SeqIf(f"{i.text}<0||{i.text}>={var.count}",
+                       [SeqFault(f"line {self.line}: index outside '{var.name}' ({var.count} elements)")]))
+        if not 0 <= i.add < var.count:
+            return Loc(base.space, base.addr, vt.slots, offset=f"{i.text}*{vt.words}", stride=stride)
+        return Loc(base.space, base.addr + vt.words * i.add, vt.slots, offset=f"{i.dyn}*{vt.words}", stride=stride)
 
     def store_vec(self, dst: V, val: V, node):
         if dst.vt != val.vt:
@@ -872,8 +916,9 @@ class TaskCompiler:
 
     def b_mn_wait(self, n, args, want):
         self.nargs(n, args, 1)
-        var = self.lookup(getattr(args[0], "name", getattr(getattr(args[0], "name", None), "name", "")), args[0]) \
-            if isinstance(args[0], (c_ast.ID, c_ast.ArrayRef)) else None
+        a = args[0]
+        name = a.name if isinstance(a, c_ast.ID) else getattr(getattr(a, "name", None), "name", None)
+        var = self.lookup(name, a) if name else None
         if var is None or var.kind != "event":
             raise TaskError(n, "mn_wait takes an mn_event")
         ev = var.value
@@ -1108,8 +1153,9 @@ class TaskCompiler:
         self.nargs(n, args, 3)
         a, b = self.vec_expr(args[0]), self.vec_expr(args[1])
         c = self.vec_expr(args[2], VECS["mnfloat16"] if a.vt.prec == "h" else a.vt)
-        if a.vt != b.vt or a.vt.prec not in ("h", "f") or a.vt.slots != 1:
-            raise TaskError(n, "mn_fma takes (mnhalf16, mnhalf16, mnfloat16) or (mnfloat8, mnfloat8, mnfloat8)")
+        if a.vt.prec != b.vt.prec or a.vt.prec not in ("h", "f") or a.vt.slots != 1 or a.vt.uniform:
+            raise TaskError(n, "mn_fma takes (mnhalf16, mnhalf16 or mnhalf4, mnfloat16) or (mnfloat8, mnfloat8 or "
+                               "mnfloat2, mnfloat8)")
         out_t = VECS["mnfloat16"] if a.vt.prec == "h" else a.vt
         if c.vt != out_t:
             raise TaskError(n, f"mn_fma of {a.vt.name} adds a {out_t.name}, not a {c.vt.name}")
@@ -1119,40 +1165,62 @@ class TaskCompiler:
                   [xa, xb, xc], [out])
         return V(out_t, out)
 
-    def b_mn_splat_half(self, n, args, want, tag=None):
-        """Every long word of the result holds four copies of half h of that long word of v."""
+    def b_mn_splat(self, n, args, want, tag=None):
+        """Every long word of the result holds copies of its lane h (mnhalf16: 4 halves, h 0..3;
+        mnfloat8: 2 floats, h 0..1; lane 0 is the most significant)."""
         self.nargs(n, args, 2)
         v = self.vec_expr(args[0])
-        if v.vt.name != "mnhalf16":
-            raise TaskError(n, "mn_splat_half takes an mnhalf16")
-        h = self.const(args[1], "the half's index")
-        if not 0 <= h < 4:
-            raise TaskError(n, "mn_splat_half: the index is 0..3 (0: the most significant half)")
+        bits = {"mnhalf16": 16, "mnfloat8": 32}.get(v.vt.name)
+        if bits is None:
+            raise TaskError(n, "mn_splat takes an mnhalf16 or an mnfloat8")
+        h = self.const(args[1], "the lane")
+        if not 0 <= h < 64 // bits:
+            raise TaskError(n, f"mn_splat: the lane of a {v.vt.name} is 0..{64 // bits - 1}")
         k = self.consts
-        t = self.temp(1, n)
+        t, u = self.temp(1, n), self.temp(1, n)
+        sh = 64 - bits * (h + 1)
         x = v.loc
-        self.emit(f"ulsr {x.operand()} {k(48 - 16 * h, n).operand()} {t.operand()}", "alu", [x, k(48 - 16 * h, n)], [t])
-        if h:
-            self.emit(f"land {t.operand()} {k(0xFFFF, n).operand()} {t.operand()}", "alu", [t, k(0xFFFF, n)], [t])
-        u = self.temp(1, n)
-        self.emit(f"llsl {t.operand()} {k(16, n).operand()} {u.operand()}", "alu", [t, k(16, n)], [u])
-        self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
-        self.emit(f"llsl {t.operand()} {k(32, n).operand()} {u.operand()}", "alu", [t, k(32, n)], [u])
-        self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
-        return V(VECS["mnhalf16"], t)
+        if sh:
+            self.emit(f"ulsr {x.operand()} {k(sh, n).operand()} {t.operand()}", "alu", [x, k(sh, n)], [t])
+            x = t
+        if h:                                   # keep the lane only
+            m = k((1 << bits) - 1, n)
+            self.emit(f"land {x.operand()} {m.operand()} {t.operand()}", "alu", [x, m], [t])
+            x = t
+        while bits < 64:                        # double it up: 16 -> 32 -> 64 bits
+            self.emit(f"llsl {x.operand()} {k(bits, n).operand()} {u.operand()}", "alu", [x, k(bits, n)], [u])
+            self.emit(f"lor {x.operand()} {u.operand()} {t.operand()}", "alu", [x, u], [t])
+            x, bits = t, 2 * bits
+        return V(v.vt, t)
+
+    def b_mn_split_cycles(self, n, args, want, tag=None):
+        """mn_split_cycles(arr, i, stride, v): arr[i + c * stride] = cycle c's long word of v."""
+        self.nargs(n, args, 4)
+        if not isinstance(args[0], c_ast.ID) or self.lookup(args[0].name, args[0]).kind != "vecarr":
+            raise TaskError(n, "mn_split_cycles writes into an array of mnhalf4 or mnfloat2")
+        var = self.lookup(args[0].name, args[0])
+        vt, base = var.value
+        if not vt.uniform:
+            raise TaskError(n, "mn_split_cycles writes into an array of mnhalf4 or mnfloat2")
+        stride = self.const(args[2], "the stride")
+        v = self.vec_expr(args[3])
+        if v.vt.slots != 1 or v.vt.uniform or v.vt.prec != vt.prec:
+            raise TaskError(n, f"mn_split_cycles into {vt.name} takes a {'mnhalf16' if vt.prec == 'h' else 'mnfloat8'}")
+        i = self.uexpr(args[1])
+        last = self.ubin("+", i, U.k(3 * stride), n)
+        first = self.element(var, i, n)
+        self.element(var, last, n)                       # the last element written is inside too
+        dst = Loc(first.space, first.addr, 1, first.offset, stride)
+        src = self.no_clash(v.loc, dst, n)
+        self.emit(f"lpassa {src.operand('l')} {dst.operand('l')}", "alu", [src], [dst])
 
     def consts(self, value, node):
         """A register holding a 64-bit constant in every long word (made once per statement)."""
-        cache = self.__dict__.setdefault("_consts", {})
-        key = (value, self.tmp_next_gen())
-        if key not in cache:
+        if value not in self._consts:
             t = self.temp(1, node)
             self.emit(f"limm 0x{value:016x} {t.operand('l')}", "alu", [], [t])
-            cache[key] = t
-        return cache[key]
-
-    def tmp_next_gen(self):
-        return id(self.items[-1]) if self.items else 0
+            self._consts[value] = t
+        return self._consts[value]
 
     def b_mn_msl(self, n, args, want, tag=None):
         return self.shift_pes(n, args, "msl")
