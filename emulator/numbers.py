@@ -56,33 +56,40 @@ def pack(lanes_arr: np.ndarray) -> np.ndarray:
 # -- MN-Core half ------------------------------------------------------------
 
 def f32_to_mnhalf(x) -> np.ndarray:
-    """float32 values -> uint16 mnhalf bit patterns, round to nearest even."""
-    b = np.asarray(x, dtype=np.float32).view(np.uint32)
-    s = (b >> 31).astype(np.uint32)
-    e8 = ((b >> 23) & 0xFF).astype(np.int32)
-    m23 = b & 0x7FFFFF
-    m = m23 >> 14
-    rem = m23 & 0x3FFF
-    up = (rem > 0x2000) | ((rem == 0x2000) & ((m & 1) == 1))
-    m = m + up.astype(np.uint32)
-    e = e8 - 127 + 31 + (m >> 9).astype(np.int32)
-    m = m & 0x1FF
-    out = (s << 15) | (np.clip(e, 0, 63).astype(np.uint32) << 9) | m
-    out = np.where((e <= 0) | (e8 == 0), s << 15, out)              # underflow -> signed zero
-    out = np.where((e >= 63) | (e8 == 255), (s << 15) | (63 << 9), out)  # overflow, inf, nan -> inf
-    return out.astype(np.uint16)
+    """float32 values -> uint16 mnhalf bit patterns, round to nearest even.
+
+    The classic integer trick: adding 0x1FFF plus the kept mantissa's lowest bit and
+    shifting rounds the 23-bit mantissa to 9 bits, carrying into the exponent.  (Checked
+    against a field-by-field conversion over all 2^32 inputs.)"""
+    xa = np.asarray(x, dtype=np.float32)
+    b = xa.reshape(-1).view(np.uint32)
+    a = b & np.uint32(0x7FFFFFFF)
+    r = ((a + np.uint32(0x1FFF) + ((a >> np.uint32(14)) & np.uint32(1))) >> np.uint32(14)).astype(np.int32)
+    r -= (127 - 31) << 9                                   # rebias the exponent (e:m9 stays packed)
+    np.clip(r, 0, 63 << 9, out=r)                          # overflow -> infinity
+    r[r < (1 << 9)] = 0                                    # exponent 0 after rounding: zero (no subnormals)
+    r[a >= np.uint32(0x7F800000)] = 63 << 9                # infinity and NaN -> infinity
+    r[a < np.uint32(0x00800000)] = 0                       # float32 zeros and subnormals -> zero
+    out = r.astype(np.uint16) | ((b >> np.uint32(16)) & np.uint32(0x8000)).astype(np.uint16)
+    return out.reshape(xa.shape)
 
 
-def mnhalf_to_f32(h) -> np.ndarray:
-    """uint16 mnhalf bit patterns -> float32 (exact)."""
-    h = np.asarray(h, dtype=np.uint16).astype(np.uint32)
+def _mnhalf_to_f32_bits(h: np.ndarray) -> np.ndarray:
+    h = h.astype(np.uint32)
     s = h >> 15
     e = (h >> 9) & 0x3F
     m = h & 0x1FF
     bits = (s << 31) | ((e + (127 - 31)) << 23) | (m << 14)
     bits = np.where(e == 0, s << 31, bits)
-    bits = np.where(e == 63, (s << 31) | np.uint32(0x7F800000), bits)
-    return bits.astype(np.uint32).view(np.float32)
+    return np.where(e == 63, (s << 31) | np.uint32(0x7F800000), bits).astype(np.uint32)
+
+
+_MNHALF_TO_F32 = _mnhalf_to_f32_bits(np.arange(1 << 16)).view(np.float32)   # every pattern: a table
+
+
+def mnhalf_to_f32(h) -> np.ndarray:
+    """uint16 mnhalf bit patterns -> float32 (exact), by table."""
+    return _MNHALF_TO_F32[np.asarray(h, dtype=np.uint16)]
 
 
 # -- output normalisation of the RRN and MAU ------------------------------------
