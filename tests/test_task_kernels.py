@@ -602,9 +602,6 @@ __task void l1ri(DRAM const int *x, DRAM int *y)
     check(y, mvd_up(l2bmd_up(lb)))
 
 
-@pytest.mark.xfail(strict=True, reason="mn_reduce(dst, <vector expression>, op) PE -> L1BM is rejected with "
-                   "\"'mn_reduce' takes 4 arguments, not 3\": _is_vec recognises only a named vector, an array "
-                   "element or a call as the vector (mn_gather takes any vector expression)")
 def test_reduce_pes_to_l1bm_of_a_vector_expression(env):
     x = rand_ints(32, 256)
     src = f"""
@@ -773,15 +770,13 @@ __task void hfma(DRAM const mnhalf *x, DRAM float *y)
     check(y, up(res))
 
 
-@pytest.mark.xfail(strict=True, reason="docs/language.md names it mn_splat_half(v, h); the compiler only knows "
-                   "mn_splat (b_mn_splat): 'mn_splat_half' is not a task-kernel builtin")
-def test_splat_half(env):
+def test_splat_halves(env):
     x = rand_halves(25, 256)
     src = f"""
 __task void splat(DRAM const mnhalf *x, DRAM mnhalf *y)
 {{
     {down_src("mnhalf", 1)}
-    {up_src("mnhalf", [f"mn_splat_half(a0, {h})" for h in range(4)])}
+    {up_src("mnhalf", [f"mn_splat(a0, {h})" for h in range(4)])}
 }}"""
     y = run(env, src, host(x, "mnhalf"), poison(256 * 4))
     h = halves(down(x, 1)[0]).astype(np.uint64)
@@ -804,10 +799,6 @@ __task void shifts(DRAM const int *x, DRAM int *y)
     msr = np.roll(v, -1, axis=3)
     check(y, up([w.reshape(L, N, Q, 4) for w in (msl, msr, np.roll(v, 2, axis=3))]))
 
-
-SELECT_ORDER = ("the scheduler does not order mn_select's flag-setting instruction (ipassa/ixor ... $omr1) "
-                "before the masked copy (lpassa ... /$imr1) that reads the mask: no dependency through the "
-                "mask register, so the copy uses a stale mask")
 
 
 def select_inputs():
@@ -846,23 +837,19 @@ def select_model(names, A, B, C):
     return up([lw(SELECTS[k][1](A, B, C, T, p)).reshape(L, N, Q, 4) for k in names])
 
 
-@pytest.mark.parametrize("form", [k if k != "plain-expression" else
-                                  pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=SELECT_ORDER))
-                                  for k in SELECTS])
+@pytest.mark.parametrize("form", list(SELECTS))
 def test_select(env, form):
     x, A, B, C = select_inputs()
     y = run(env, select_kernel([SELECTS[form][0]]), host(x, "int"), poison(256))
     check(y, select_model([form], A, B, C))
 
 
-@pytest.mark.xfail(strict=True, reason=SELECT_ORDER)
 def test_several_selects_in_one_kernel(env):
     x, A, B, C = select_inputs()
     y = run(env, select_kernel([SELECTS[k][0] for k in SELECTS]), host(x, "int"), poison(256 * len(SELECTS)))
     check(y, select_model(list(SELECTS), A, B, C))
 
 
-@pytest.mark.xfail(strict=True, reason=SELECT_ORDER)
 def test_select_between_float_vectors(env):
     x = rand_floats(34, 512)
     src = f"""
@@ -1044,18 +1031,13 @@ def task(body, params="DRAM const float *x, DRAM float *y"):
     return f"__task void bad({params})\n{{\n{body}\n}}\n"
 
 
-MVD_UNIT = ("mn_distribute / mn_gather DRAM <-> L2BM (mvd): the unit is 64 x NUM_L2B = 128 long words "
-            "(docs/language.md), but the compiler only checks whole 64-long-word units (and n % NUM_L2B), so "
-            "64 or 192 long words build (and run as mvd/n64)")
 SIZE_CASES = {          # family: (declarations, the call with a size that is not a whole unit)
     "mvp": ("L2BM float a[256];", "mn_unicast(a, x, 64, 0);"),                    # 32 of 64 long words
     "mvb2": ("L2BM float a[256];", "mn_broadcast(a, x, 192);"),                   # 96
     "mvb": ("L2BM float a[256];", "mn_broadcast_board(a, x, 100, 0);"),           # 50
     "mvd": ("L2BM float a[256];", "mn_distribute(a, x, 100);"),                   # 50 of 128
-    "mvd-half-unit": pytest.param(("L2BM float a[256];", "mn_distribute(a, x, 128);"),   # 64 of 128
-                                  marks=pytest.mark.xfail(strict=True, reason=MVD_UNIT)),
-    "mvd-up-half-unit": pytest.param(("L2BM float a[256];", "mn_gather(y, a, 384);"),    # 192 of 128
-                                     marks=pytest.mark.xfail(strict=True, reason=MVD_UNIT)),
+    "mvd-half-unit": ("L2BM float a[256];", "mn_distribute(a, x, 128);"),   # 64 of 128
+    "mvd-up-half-unit": ("L2BM float a[256];", "mn_gather(y, a, 384);"),    # 192 of 128
     "mvr2": ("L2BM float a[256];", "mn_reduce(y, a, 64, MN_ADD);"),
     "mvr": ("L2BM float a[256];", "mn_reduce_board(y, a, 96, 0, MN_ADD);"),
     "l2bmb": ("L2BM float a[256]; L1BM float b[256];", "mn_broadcast(b, a, 96);"),   # 48 of 64
@@ -1282,10 +1264,6 @@ def test_waiting_on_an_event_started_in_a_branch_not_taken(env):
     assert "line 7" in msg and "'e'" in msg and "no transfer in flight" in msg, msg
 
 
-@pytest.mark.xfail(strict=True, reason="an event whose state the compiler cannot know (started in a sequencer "
-                   "branch) may still be in flight when the kernel ends: docs/language.md says event states that "
-                   "depend on run-time values are checked at run time, but there is no check at the kernel's end "
-                   "(nor at a scope's end) for an 'unknown' event; the run drains the transfer silently")
 def test_kernel_ending_with_a_transfer_in_flight_at_run_time(env):
     src = """__task void tail(DRAM const float *x, DRAM float *y, int n)
 {

@@ -149,7 +149,7 @@ def _compile(source, filename, options, opt_level, spmd=False):
         ast.ext = [e for e in ast.ext if e not in tasks]
         task_infos = {}
         for f in tasks:
-            info = signature(f, filename)
+            info = signature(f, filename, sources)
             task_infos[info.name] = info
     lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
                   single_const=bo.single_precision_constant, spmd=spmd)

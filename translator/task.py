@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 from .backend.emit import emit_program
-from .backend.ops import Call, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
+from .backend.ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 from .module import CompileError, Diagnostic, KernelInfo, ParamInfo
 
 UNROLL = 64              # constant-trip loops up to this many passes are unrolled
@@ -136,6 +136,7 @@ class Event:
     name: str
     tags: list           # one tag per element (a scalar event has one)
     state: list = field(default_factory=list)   # "idle" | "pending" | "unknown" per element
+    started: dict = field(default_factory=dict)  # element -> C line of its last transfer
 
 
 @dataclass
@@ -192,7 +193,7 @@ def _quals(tnode):
     return q
 
 
-def signature(fdef, filename) -> KernelInfo:
+def signature(fdef, filename, sources=None) -> KernelInfo:
     """The parameters of a task kernel, as the runtime checks them."""
     name = fdef.decl.name
     params = []
@@ -201,15 +202,15 @@ def signature(fdef, filename) -> KernelInfo:
         if isinstance(pd, c_ast.EllipsisParam) or pd.name is None:
             if _type_name(pd.type) == "void" and not isinstance(pd.type, c_ast.PtrDecl):
                 continue
-            raise CompileError([_diag(filename, pd, f"task kernel '{name}': every parameter needs a name")])
+            raise CompileError([_diag(filename, pd, sources, f"task kernel '{name}': every parameter needs a name")])
         tn = _type_name(pd.type)
         if isinstance(pd.type, c_ast.PtrDecl):
             q = _quals(pd.type) | set(pd.quals or ())
             if "DRAM" not in q:
-                raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}' must point to DRAM "
+                raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}' must point to DRAM "
                                                         f"(write 'DRAM {tn} *{pd.name}')")])
             if tn not in ELEMS:
-                raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}': DRAM pointers to "
+                raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}': DRAM pointers to "
                                                         f"'{tn}' are not supported (element types: "
                                                         f"{', '.join(ELEMS)})")])
             size, dt, _ = ELEMS[tn]
@@ -218,15 +219,17 @@ def signature(fdef, filename) -> KernelInfo:
             dt = SCALARS[tn]
             params.append(ParamInfo(pd.name, "scalar", tn, dt, 8 if "64" in dt else 4))
         else:
-            raise CompileError([_diag(filename, pd, f"task kernel parameter '{pd.name}' has type '{tn}': task "
+            raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}' has type '{tn}': task "
                                                     f"kernels take DRAM pointers and integer scalars")])
     return KernelInfo(name, tuple(params), "", task=True)
 
 
-def _diag(filename, node, msg):
+def _diag(filename, node, sources, msg):
     c = getattr(node, "coord", None)
-    return Diagnostic("error", msg, getattr(c, "file", None) or filename, getattr(c, "line", 0) or 0,
-                      getattr(c, "column", 0) or 0)
+    file, line = getattr(c, "file", None) or filename, getattr(c, "line", 0) or 0
+    lines = (sources or {}).get(file, [])
+    return Diagnostic("error", msg, file, line, getattr(c, "column", 0) or 0,
+                      lines[line - 1] if 0 < line <= len(lines) else "")
 
 
 class TaskCompiler:
@@ -259,10 +262,6 @@ class TaskCompiler:
                 self.args.append(f"p{k}")
                 self.declare(p.name, Var("u", U(f"%p{k}"), f"p{k}"))
         self.block(self.fdef.body)
-        for ev in self.events():
-            if "pending" in ev.state:
-                raise TaskError(self.fdef, f"the kernel ends with a transfer in flight on event '{ev.name}': "
-                                           f"wait for it (mn_wait)")
         tree = self.items
         asm = emit_program(tree, self.args, self.alloc)
         return asm, self.args
@@ -291,8 +290,9 @@ class TaskCompiler:
         raise TaskError(node, f"use of undeclared identifier '{name}'")
 
     # -- emission -------------------------------------------------------------------------------
-    def emit(self, text, unit, reads=(), writes=(), offsets=None):
-        """One PE expression; reads/writes are Locs (or mem tuples for L1BM/L2BM)."""
+    def emit(self, text, unit, reads=(), writes=(), offsets=None, mask_w=None, mask_r=None):
+        """One PE expression; reads/writes are Locs (or mem tuples for L1BM/L2BM); mask_w/mask_r
+        the mask entry it writes / is masked by (so the scheduler keeps them in order)."""
         srcs, dsts, mem, offs = [], [], [], dict(offsets or {})
         for rw, lst in (("r", reads), ("w", writes)):
             for x in lst:
@@ -305,7 +305,8 @@ class TaskCompiler:
                         offs[x.space] = x.offset
                 else:
                     mem.append((rw,) + tuple(x))
-        op = Op(text, unit, tuple(dsts), tuple(srcs), mem=tuple(mem), line=self.line)
+        op = Op(text, unit, tuple(dsts), tuple(srcs), mdst=(mask_w,) if mask_w else (),
+                msrc=(mask_r,) if mask_r else (), mem=tuple(mem), line=self.line, partial=mask_r is not None)
         last = self.items[-1] if self.items else None
         if isinstance(last, Call) and all(last.offsets.get(s, "0") == o for s, o in offs.items()) \
                 and all(offs.get(s, "0") == o for s, o in last.offsets.items() if s in self._spaces(op)):
@@ -384,9 +385,19 @@ class TaskCompiler:
             if v.kind == "vec" and v.value.loc.space == "r":        # its GRF0 registers are free again
                 a = v.value.loc.addr // 8
                 self.grf0[a:a + v.value.vt.slots] = [0] * v.value.vt.slots
-            if v.kind == "event" and "pending" in v.value.state:
-                raise TaskError(comp, f"event '{v.value.name}' goes out of scope with a transfer in flight: "
-                                      f"wait for it (mn_wait)")
+            if v.kind == "event":
+                self.event_ends(v.value, comp)
+
+    def event_ends(self, ev, node):
+        """An event leaves scope (or the kernel ends): nothing may still be in flight on it."""
+        for k, st in enumerate(ev.state):
+            label = ev.name + (f"[{k}]" if len(ev.tags) > 1 else "")
+            at = f" (started at line {ev.started[k]})" if k in ev.started else ""
+            msg = f"event '{label}'{at} goes out of scope with a transfer in flight: wait for it (mn_wait)"
+            if st == "pending":
+                raise TaskError(node, msg)
+            if st == "unknown":
+                self.seq(SeqIf(f"%ev{ev.tags[k]}!=0", [SeqFault(f"line {self.line}: {msg}")]))
 
     def stmt(self, s):
         self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
@@ -965,14 +976,15 @@ class TaskCompiler:
         fn(rhs, list(rhs.args.exprs) if rhs.args else [], None, tag=ev.tags[i])
         self.seq(SeqSet(reg, "1"))
         ev.state[i] = "pending"
+        ev.started[i] = self.line
 
     # DRAM <-> L2BM: MV statements
     def mv(self, n, form, dst, src, count, tag, group=None, l2b=None, rop=None, name=""):
         """DRAM <-> L2BM: one MV statement (and, unless asynchronous, its wait)."""
         nl = count * ELEMS[src.elem][0] // 8
         L = self.m.l2b_per_group
-        if count * ELEMS[src.elem][0] % 512 or (form == "mvd" and nl % L):
-            unit = 64 * L if form == "mvd" else 64
+        unit = 64 * L if form == "mvd" else 64
+        if count * ELEMS[src.elem][0] % (8 * unit):
             raise TaskError(n, f"{name}: {count} x {src.elem} is {count * ELEMS[src.elem][0]} bytes; DRAM <-> L2BM "
                                f"transfers move whole units of {unit} long words ({8 * unit} bytes)")
         per_l2b = count // L if form == "mvd" else count           # what each L2BM sends or receives
@@ -1069,7 +1081,7 @@ class TaskCompiler:
         return names[k]
 
     def b_mn_reduce(self, n, args, want, tag=None):
-        if len(args) == 3 and self._is_vec(args[1]):          # PE -> L1BM, over the MABs
+        if len(args) == 3:                                     # PE -> L1BM, over the MABs
             dst = self.ptr_expr(args[0])
             rop = self.reduce_op(n, args[2], dst.elem)
             return self.pe_store(n, args[:2], "l1bmr" + rop, 4 * self.m.pe_per_mab, "mn_reduce")
@@ -1087,12 +1099,6 @@ class TaskCompiler:
         self.spaces(n, "mn_reduce_board", dst, src, [("lc", "d")])
         rop = self.reduce_op(n, args[4], dst.elem)
         self.mv(n, "mvr", dst, src, count, tag, group=self.group_arg(n, args[3]), rop=rop, name="mn_reduce_board")
-
-    def _is_vec(self, a):
-        try:
-            return self.lookup(a.name if isinstance(a, c_ast.ID) else a.name.name, a).kind in ("vec", "vecarr")
-        except (TaskError, AttributeError):
-            return isinstance(a, c_ast.FuncCall)
 
     def l2bm_op(self, n, mne, dst, src, count, name, up=False):
         """L2BM <-> L1BM: one instruction per unit (l2bmd: 32 long words per L1B), unrolled."""
@@ -1258,22 +1264,23 @@ class TaskCompiler:
         b = self.vec_expr(args[2], a.vt)
         if a.vt != b.vt:
             raise TaskError(n, f"mn_select between {a.vt.name} and {b.vt.name}")
-        mk = self.__dict__.setdefault("_mask", 1)
+        mk = MaskReg()                   # mask entry 1: written and read within this statement
+        self.alloc[mk] = 1
         if isinstance(c, c_ast.BinaryOp) and c.op in ("==", "!="):
             x, y = self.vec_expr(c.left, VECS["mnint8"]), self.vec_expr(c.right, VECS["mnint8"])
             xa, xb = self.operands([x.loc, y.loc], None, n)
-            self.emit(f"ixor {xa.operand()} {xb.operand()} $omr{mk}", "alu", [xa, xb], [])
+            self.emit("ixor {0} {1} $omr1".format(xa.operand(), xb.operand()), "alu", [xa, xb], [], mask_w=mk)
             first, second = (b, a) if c.op == "==" else (a, b)   # flag: lane zero, i.e. equal
         else:
             x = self.vec_expr(c, VECS["mnint8"])
-            self.emit(f"ipassa {x.loc.operand()} $omr{mk}", "alu", [x.loc], [])
+            self.emit(f"ipassa {x.loc.operand()} $omr1", "alu", [x.loc], [], mask_w=mk)
             first, second = a, b                                   # flag: c == 0 -> b
         out = self.temp(a.vt, n)
         w = "ll" if a.vt.slots == 2 else "l"
         s1 = self.no_clash(first.loc, out, n)
         self.emit(f"lpassa {s1.operand(w)} {out.operand(w)}", "alu", [s1], [out])
         s2 = self.no_clash(second.loc, out, n)
-        self.emit(f"lpassa {s2.operand(w)} {out.operand(w)}/$imr{mk}", "alu", [s2], [out])
+        self.emit(f"lpassa {s2.operand(w)} {out.operand(w)}/$imr1", "alu", [s2], [out], mask_r=mk)
         return V(a.vt, out)
 
     def location(self, n, args, fixed, shift=0):
