@@ -52,16 +52,6 @@ class LoadedProgram:
         self.object_code = None
         self.device = device
 
-    def task(self, name):
-        """A task kernel's (assembly, sequencer arguments, emulator Program), compiled on first use."""
-        key = (name, "task")
-        if key not in self.binaries:
-            from emulator import assemble
-            from translator.task import compile_task
-            asm, args = compile_task(self.module, name, self.device.machine)
-            self.binaries[key] = (asm, args, assemble(asm, f"{name}.vsm"))
-        return self.binaries[key]
-
     def binary(self, name, mode):
         key = (name, mode)
         if key not in self.binaries:
@@ -138,10 +128,7 @@ class EmulatorDevice:
     def load(self, module, object_code=None):
         prog = LoadedProgram(module, self)
         for name, info in module.kernels.items():     # compile errors belong to the build
-            if info.task:
-                prog.task(name)
-            else:
-                prog.binary(name, "1d")
+            prog.binary(name, "task" if info.task else "1d")
         return prog
 
     # -- launching -----------------------------------------------------------------------
@@ -212,7 +199,7 @@ class EmulatorDevice:
             raise make_error("enqueue_nd_range_kernel", status_code.INVALID_WORK_DIMENSION,
                              f"kernel '{kernel_info.name}' is a task kernel: it runs once on the whole machine; "
                              f"launch it with mncl.enqueue_task(queue, kernel)")
-        asm, names, prog = loaded.task(kernel_info.name)
+        kb, prog, _ = loaded.binary(kernel_info.name, "task")
         emu = self.emu
         seq = {}
         for i, a in enumerate(args):
@@ -230,7 +217,7 @@ class EmulatorDevice:
         emu.time_limit = float(limit) if limit else None
         from emulator.errors import EmuFault
         try:
-            prof = emu.run(prog, {k: seq[k] for k in names})
+            prof = emu.run(prog, {k: seq[k] for k in kb.args})
         except EmuFault as e:
             raise make_error("enqueue_task", status_code.OUT_OF_RESOURCES,
                              f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None

@@ -743,7 +743,9 @@ class TaskCompiler:
                 raise TaskError(node, f"{what}: {size} bytes at byte {off.const} are outside '{p.name}' "
                                       f"({p.size.const} bytes)")
         if off.const is None or p.size.const is None:        # decided at run time, before the transfer
-            checks = [(f"({off.text})<0||({off.text})+{size}>{p.size.text}", f"{size} bytes are outside '{p.name}'")]
+            out = f"{off.const + size}>{p.size.text}" if off.const is not None else \
+                f"({off.text})<0||({off.text})+{size}>{p.size.text}"
+            checks = [(out, f"{size} bytes are outside '{p.name}'")]
             if off.const is None:
                 checks.insert(0, (f"({off.text})%8!=0", "the address is not a whole long word"))
             for cond, msg in checks:

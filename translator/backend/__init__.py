@@ -28,7 +28,8 @@ class KernelBinary:
     """One kernel compiled for one machine shape: what a .mnb file holds per kernel."""
     name: str
     machine: str
-    mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers
+    mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers;
+                                    # "task": a task kernel (runs once on the whole machine)
     asm: str
     args: list                      # sequencer arguments, in order
     params: list                    # ParamInfo as dicts
@@ -49,6 +50,10 @@ class KernelBinary:
 def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
     """Compile kernel `kernel` of a CompiledModule (built with spmd=True) for `machine`."""
     info = module.kernels[kernel]
+    if info.task:                    # a task kernel: its own compiler (translator/task.py)
+        from ..task import compile_task
+        asm, args = compile_task(module, kernel, machine)
+        return KernelBinary(kernel, machine.name, "task", asm, args, [asdict(p) for p in info.params])
     lay = Layout.of(machine)
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
