@@ -1310,3 +1310,70 @@ def test_task_kernel_on_the_cpu_device_is_an_error():
         k = cl.Program(ctx, COPY).build().copy
         k.set_args(xb, yb)
         cl.enqueue_task(q, k).wait()
+
+
+# == the matrix unit from C ========================================================================
+def matrix_model(a_rows, b, rows, cols_per_pe):
+    """A b per MAB and cycle: A's row r*4 + c from matrix-row vector r's cycle c, column
+    cols_per_pe * p + lane from PE p; b likewise per cycle.  -> (L, N, M, 4 cycles, outputs)."""
+    def split(v):                                    # (L, N, Q, 4) long words -> (L, N, M, 4c, P*lanes)
+        lanes = halves(v).astype(np.uint16) if cols_per_pe == 4 else \
+            np.stack([as_(v >> np.uint64(32), np.uint64).astype(np.uint32), v.astype(np.uint32)], -1)
+        vals = mnhalf_to_f32(lanes) if cols_per_pe == 4 else lanes.view(np.float32)
+        return vals.reshape(L, N, M, P, 4, cols_per_pe).transpose(0, 1, 2, 4, 3, 5).reshape(L, N, M, 4, -1)
+    A = np.concatenate([split(a) for a in a_rows], axis=3).astype(np.float64)       # (L, N, M, rows, cols)
+    return np.einsum("lnmrk,lnmck->lnmcr", A[:, :, :, :rows], split(b).astype(np.float64))
+
+
+def test_matrix_vector_half(env):
+    x = rand_halves(40, 256 * 5)
+    src = f"""
+__task void mv(DRAM const mnhalf *x, DRAM float *y)
+{{
+    {down_src("mnhalf", 5)}
+    mn_matrix_rows(0, a0);
+    mn_matrix_rows(4, a1);
+    mn_matrix_rows(8, a2);
+    mn_matrix_rows(12, a3);
+    mnfloat16 r = mn_matrix_vector(a4);
+    mnfloat16 s = mn_matrix_vector(a4, r);
+    {up_src("float", ["mn_lo(r)", "mn_hi(r)", "mn_lo(s)", "mn_hi(s)"])}
+}}"""
+    y = run(env, src, host(x, "mnhalf"), poison(256 * 4))
+    pes = down(x, 5)
+    r = matrix_model(pes[:4], pes[4], 16, 4).astype(np.float32)        # exact products, one rounding
+    s = (2 * r.astype(np.float64)).astype(np.float32)
+    def outs(v):                                     # output j -> PE j // 4, lane j % 4
+        v = v.reshape(L, N, M, 4, P, 4).transpose(0, 1, 2, 4, 3, 5).reshape(L, N, Q, 4, 4)
+        return [fp32_pair(v[..., 0], v[..., 1]), fp32_pair(v[..., 2], v[..., 3])]
+    check(y, up(outs(r) + outs(s)))
+
+
+def test_matrix_vector_fp32_and_block_float(env):
+    x = rand_floats(41, 256 * 3)
+    src = f"""
+__task void mvf(DRAM const float *x, DRAM float *y)
+{{
+    {down_src("float", 3)}
+    mn_matrix_rows(0, a0);
+    mn_matrix_rows(4, a1);
+    mnfloat8 r = mn_matrix_vector(a2);
+    mnfloat8 q = mn_block_float(a2);
+    {up_src("float", ["r", "q"])}
+}}"""
+    y = lw(run(env, src, host(x, "float"), poison(256 * 2)))
+    pes = down(x, 3)
+
+    def floats(v):                    # PE vectors (L, N, Q, 4) -> (L, N, M, cycle, P * 2) floats
+        f = np.stack([(v >> np.uint64(32)).astype(np.uint32), v.astype(np.uint32)], -1).view(np.float32)
+        return f.reshape(L, N, M, P, 4, 2).transpose(0, 1, 2, 4, 3, 5).reshape(L, N, M, 4, 8)
+    got_r, got_q = (floats(l1bmd_down(l2bmd_down(mvd_down(y))[:, :, 64 * k:64 * (k + 1)])) for k in range(2))
+    # the g matrix mode ignores its inputs' low 5 mantissa bits (docs/isa.md): a relative tolerance
+    want = matrix_model(pes[:2], pes[2], 8, 2)
+    np.testing.assert_allclose(got_r, want, rtol=2e-4, atol=1e-4 * np.abs(want).max())
+    # block float: a cycle's 8 floats across the MAB share the largest exponent; each value moves by
+    # at most half a unit of 18 mantissa bits at that exponent
+    f = floats(pes[2]).astype(np.float64)
+    top = np.abs(f).max(axis=(4,), keepdims=True)
+    assert np.all(np.abs(got_q - f) <= top * 2.0 ** -17), np.abs(got_q - f).max()
+    assert np.any(got_q != f)                      # it did round something

@@ -290,7 +290,7 @@ class TaskCompiler:
         raise TaskError(node, f"use of undeclared identifier '{name}'")
 
     # -- emission -------------------------------------------------------------------------------
-    def emit(self, text, unit, reads=(), writes=(), offsets=None, mask_w=None, mask_r=None):
+    def emit(self, text, unit, reads=(), writes=(), offsets=None, mask_w=None, mask_r=None, mat_w=None, mat_r=None):
         """One PE expression; reads/writes are Locs (or mem tuples for L1BM/L2BM); mask_w/mask_r
         the mask entry it writes / is masked by (so the scheduler keeps them in order)."""
         srcs, dsts, mem, offs = [], [], [], dict(offsets or {})
@@ -305,8 +305,9 @@ class TaskCompiler:
                         offs[x.space] = x.offset
                 else:
                     mem.append((rw,) + tuple(x))
-        op = Op(text, unit, tuple(dsts), tuple(srcs), mdst=(mask_w,) if mask_w else (),
-                msrc=(mask_r,) if mask_r else (), mem=tuple(mem), line=self.line, partial=mask_r is not None)
+        op = Op(text, unit, tuple(dsts), tuple(srcs), mdst=tuple(x for x in (mask_w, mat_w) if x),
+                msrc=tuple(x for x in (mask_r, mat_r) if x), mem=tuple(mem), line=self.line,
+                partial=mask_r is not None)
         last = self.items[-1] if self.items else None
         if isinstance(last, Call) and all(last.offsets.get(s, "0") == o for s, o in offs.items()) \
                 and all(offs.get(s, "0") == o for s, o in last.offsets.items() if s in self._spaces(op)):
@@ -1172,6 +1173,81 @@ class TaskCompiler:
         self.emit(f"{a.vt.prec}vfma {xa.operand('l')} {xb.operand('l')} {xc.operand()} {out.operand()}", "mau",
                   [xa, xb, xc], [out])
         return V(out_t, out)
+
+    def b_mn_mul(self, n, args, want, tag=None):
+        return self.half_op(n, args, "hvmul", "mn_mul")
+
+    def b_mn_add(self, n, args, want, tag=None):
+        return self.half_op(n, args, "hvadd", "mn_add")
+
+    def half_op(self, n, args, mne, name):
+        """mnhalf16 (op) mnhalf16 -> mnfloat16: the MAU's half operations give four floats a cycle."""
+        self.nargs(n, args, 2)
+        a, b = self.vec_expr(args[0]), self.vec_expr(args[1])
+        if a.vt.name != "mnhalf16" or b.vt.prec != "h":
+            raise TaskError(n, f"{name} takes two mnhalf16 (or an mnhalf16 and an mnhalf4)")
+        out = self.temp(VECS["mnfloat16"], n)
+        xa, xb = self.operands([a.loc, b.loc], out, n)
+        self.emit(f"{mne} {xa.operand('l')} {xb.operand('l')} {out.operand()}", "mau", [xa, xb], [out])
+        return V(VECS["mnfloat16"], out)
+
+    # the matrix unit: one matrix register ($lx) per MAB
+    MATRIX = {"mnhalf16": ("h", "mnfloat16"), "mnfloat8": ("g", "mnfloat8")}
+
+    def matrix_prec(self, n, v, name):
+        if v.vt.name not in self.MATRIX:
+            raise TaskError(n, f"{name} takes an mnhalf16 (16 x 16 half matrix) or an mnfloat8 (8 x 8 fp32)")
+        return self.MATRIX[v.vt.name]
+
+    def b_mn_matrix_rows(self, n, args, want, tag=None):
+        """mn_matrix_rows(row, v): rows row..row+3 of the MAB's matrix register from v's 4 cycles,
+        column 4p + lane (halves; fp32: 2p + lane) from PE p."""
+        self.nargs(n, args, 2)
+        row = self.const(args[0], "the matrix row")
+        v = self.vec_expr(args[1])
+        prec, _ = self.matrix_prec(n, v, "mn_matrix_rows")
+        size = 16 if prec == "h" else 8
+        if row % 4 or not 0 <= row <= size - 4:
+            raise TaskError(n, f"mn_matrix_rows: the row is 0, 4, ..{size - 4} (4 rows per write)")
+        mat = self.matrix_reg()
+        self.emit(f"{prec}mwrite {v.loc.operand('l')} $lx{row}", "mau", [v.loc], [], mask_w=None,
+                  mat_w=mat)
+
+    def matrix_reg(self):
+        if not hasattr(self, "_matrix"):
+            self._matrix = MaskReg()             # a register the scheduler orders writes and reads by
+            self.alloc[self._matrix] = ("matrix", 0)
+        return self._matrix
+
+    def b_mn_matrix_vector(self, n, args, want, tag=None):
+        """A b for each cycle's b spread over the MAB's PEs (the MAU's matrix-vector mode);
+        mn_matrix_vector(b, c) adds c."""
+        self.nargs(n, args, 1, 2)
+        b = self.vec_expr(args[0])
+        prec, out_name = self.matrix_prec(n, b, "mn_matrix_vector")
+        out_t = VECS[out_name]
+        out = self.temp(out_t, n)
+        mat = self.matrix_reg()
+        if len(args) == 2:
+            c = self.vec_expr(args[1], out_t)
+            if c.vt != out_t:
+                raise TaskError(n, f"mn_matrix_vector of {b.vt.name} adds a {out_t.name}, not a {c.vt.name}")
+            xb, xc = self.operands([b.loc, c.loc], out, n)
+            self.emit(f"{prec}mfma $lx {xb.operand('l')} {xc.operand()} {out.operand()}", "mau", [xb, xc], [out],
+                      mat_r=mat)
+        else:
+            self.emit(f"{prec}mmul $lx {b.loc.operand('l')} {out.operand()}", "mau", [b.loc], [out], mat_r=mat)
+        return V(out_t, out)
+
+    def b_mn_block_float(self, n, args, want, tag=None):
+        """The matrix unit's block-float form (bfn): each cycle's values across the MAB share the
+        largest exponent (docs/isa.md)."""
+        self.nargs(n, args, 1)
+        v = self.vec_expr(args[0])
+        prec, _ = self.matrix_prec(n, v, "mn_block_float")
+        out = self.temp(v.vt, n)
+        self.emit(f"{prec}bfn {v.loc.operand('l')} {out.operand('l')}", "alu", [v.loc], [out])
+        return V(v.vt, out)
 
     def b_mn_splat(self, n, args, want, tag=None):
         """Every long word of the result holds copies of its lane h (mnhalf16: 4 halves, h 0..3;
