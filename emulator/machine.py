@@ -21,7 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from .errors import MachineError
 
-PRESETS = ("mncore2", "tiny")
+PRESETS = ("mncore2", "tiny", "inference")
 
 
 @dataclass(frozen=True)
