@@ -96,7 +96,7 @@ def test_machine_tiny_and_a_nonexistent_machine(tmp_path):
     assert read_mnb(tmp_path / "saxpy.mnb")[0]["machine"] == "tiny"
     r = cc(tmp_path, "--machine", "nonesuch")
     assert r.exit_code == 2
-    assert "unknown machine 'nonesuch': not a preset (mncore2, tiny) nor a TOML file" in r.stderr
+    assert "unknown machine 'nonesuch': not a preset (mncore2, tiny, inference) nor a TOML file" in r.stderr
     assert "Traceback" not in r.stderr + r.stdout
 
 
