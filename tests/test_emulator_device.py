@@ -608,3 +608,31 @@ def test_two_queues_on_one_emulator_device_do_not_interleave_launches(env):
         for _ in range(6):
             want = np.float32(k + 1) * xs[k] + want
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("trips", [0, 1, 5])
+def test_vector_accumulators_leaving_a_run_time_loop_keep_every_element(env, trips):
+    """float4 / long2 / int8 values carried out of a loop with a run-time trip count: every element
+    (the exit capture once kept only the first two registers of a vector)."""
+    ctx, q, _ = env
+    src = """__kernel void acc(__global float *f, __global long *l, __global int *k, int n) {
+        int i = get_global_id(0);
+        float4 s = 0; long2 t = 0; int8 u = 0;
+        for (int j = 0; j < n; j++) {
+            s += (float4)(1, 2, 3, 4) * (float)(i + 1);
+            t += (long2)(3, (long)1 << 40) + i;
+            u += (int8)(1, 2, 3, 4, 5, 6, 7, 8) * i;
+        }
+        vstore4(s, i, f); vstore2(t, i, l); vstore8(u, i, k);
+    }"""
+    prg = cl.Program(ctx, src).build()
+    n = 100
+    f, l, k = np.zeros(4 * n, np.float32), np.zeros(2 * n, np.int64), np.zeros(8 * n, np.int32)
+    bufs = [buf(ctx, a) for a in (f, l, k)]
+    prg.acc(q, (n,), None, *bufs, np.int32(trips))
+    for a, b in zip((f, l, k), bufs):
+        cl.enqueue_copy(q, a, b)
+    i = np.arange(n)[:, None]
+    np.testing.assert_array_equal(f.reshape(n, 4), trips * np.array([1, 2, 3, 4], np.float32) * (i + 1))
+    np.testing.assert_array_equal(l.reshape(n, 2), trips * (np.array([3, 1 << 40]) + i))
+    np.testing.assert_array_equal(k.reshape(n, 8), trips * np.arange(1, 9) * i)

@@ -774,6 +774,10 @@ class Codegen:
         self.acc[dst] = p if dst not in self.acc else self.b_or(self.acc[dst], p)
 
     def capture(self, cap: Val, v: Val, p: VReg):
+        if v.kind == "vec":                  # element by element (64-bit elements take two registers)
+            for c, e in zip(self.elems(cap), self.elems(v)):
+                self.capture(c, e, p)
+            return
         if v.kind == "ptr":
             if cap.base is None:
                 cap.base = v.base
