@@ -792,40 +792,23 @@ class TaskCompiler:
 
     def copy(self, src: Loc, dst: Loc, node):
         w = "ll" if src.slots == 2 and src.stride == 1 else "l"
-        src = self.no_clash(src, dst, node)
+        src = self.legal(src, dst, node)
         self.emit(f"lpassa {src.operand(w)} {dst.operand(w)}", "alu", [src], [dst])
 
-    def no_clash(self, src: Loc, dst: Loc, node):
-        """The unit-group rule: one instruction reads an LM at one region and writes only there."""
-        if src.space == dst.space and src.space in ("m", "n") and (src.addr, src.offset) != (dst.addr, dst.offset):
-            t = self.temp(src.slots, node)
-            self.emit(f"lpassa {src.operand('ll' if src.slots == 2 else 'l')} {t.operand()}", "alu", [src], [t])
-            return t
-        if src.space == dst.space and src.offset != dst.offset:
-            t = self.temp(src.slots, node)
-            self.emit(f"lpassa {src.operand('ll' if src.slots == 2 else 'l')} {t.operand()}", "alu", [src], [t])
-            return t
-        return src
+    def legal(self, src: Loc, dst: Loc, node) -> Loc:
+        """src, copied into a temporary if one instruction cannot read it and write dst."""
+        return self.to_temp(src, node) if _clash(src, dst) else src
 
     def operands(self, locs, dst, node):
-        """Make a set of sources legal together (and with the destination)."""
+        """Sources one instruction can read together (and write dst with), copying where needed."""
         out = []
-        seen = {}
         for x in locs:
-            key = (x.space, x.offset)
-            if x.space in ("m", "n"):
-                other = [y for y in out if y.space == x.space and (y.addr, y.offset) != (x.addr, x.offset)]
-                if other or (dst is not None and dst.space == x.space and (dst.addr, dst.offset) != (x.addr, x.offset)
-                             and dst.space in ("m", "n")):
-                    x = self.no_clash(x, Loc("s", -1, 1), node)     # force a copy into GRF1
-                    x = x if x.space == "s" else self._force_copy(x, node)
-            elif key[1] != "0" and any(y.space == x.space and y.offset != x.offset for y in out):
-                x = self._force_copy(x, node)
-            seen[key] = x
+            if any(_clash(x, y) for y in out) or (dst is not None and _clash(x, dst)):
+                x = self.to_temp(x, node)
             out.append(x)
         return out
 
-    def _force_copy(self, x, node):
+    def to_temp(self, x: Loc, node) -> Loc:
         t = self.temp(x.slots, node)
         self.emit(f"lpassa {x.operand('ll' if x.slots == 2 and x.stride == 1 else 'l')} {t.operand()}",
                   "alu", [x], [t])
@@ -1295,7 +1278,7 @@ class TaskCompiler:
         first = self.element(var, i, n)
         self.element(var, last, n)                       # the last element written is inside too
         dst = Loc(first.space, first.addr, 1, first.offset, stride)
-        src = self.no_clash(v.loc, dst, n)
+        src = self.legal(v.loc, dst, n)
         self.emit(f"lpassa {src.operand('l')} {dst.operand('l')}", "alu", [src], [dst])
 
     def consts(self, value, node):
@@ -1355,9 +1338,9 @@ class TaskCompiler:
             first, second = a, b                                   # flag: c == 0 -> b
         out = self.temp(a.vt, n)
         w = "ll" if a.vt.slots == 2 else "l"
-        s1 = self.no_clash(first.loc, out, n)
+        s1 = self.legal(first.loc, out, n)
         self.emit(f"lpassa {s1.operand(w)} {out.operand(w)}", "alu", [s1], [out])
-        s2 = self.no_clash(second.loc, out, n)
+        s2 = self.legal(second.loc, out, n)
         self.emit(f"lpassa {s2.operand(w)} {out.operand(w)}/$imr1", "alu", [s2], [out], mask_r=mk)
         return V(a.vt, out)
 
@@ -1391,6 +1374,14 @@ class TaskCompiler:
         if L & (L - 1):
             raise TaskError(n, "mn_group_index needs a power-of-two number of L2Bs per group")
         return self.location(n, args, "l2bid", L.bit_length() - 1)
+
+
+def _clash(a: Loc, b: Loc) -> bool:
+    """The unit-group rule for two operands of one instruction: an LM is read (and written) at one
+    region only, and a block has one .call offset per space."""
+    if a.space != b.space:
+        return False
+    return a.offset != b.offset or (a.space in ("m", "n") and (a.addr, a.stride) != (b.addr, b.stride))
 
 
 MV_BUILTINS = ("mn_broadcast", "mn_broadcast_board", "mn_unicast", "mn_distribute", "mn_gather", "mn_reduce",
