@@ -22,9 +22,13 @@ unrolled (their counters become constants); other loops run on the sequencer.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
+import numpy as np
 from pycparser import c_ast
+
+from emulator.numbers import f32_to_mnhalf
 
 from .backend.emit import emit_program
 from .backend.ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
@@ -844,7 +848,6 @@ class TaskCompiler:
     def splat_const(self, n, vt: VecType) -> V:
         neg = isinstance(n, c_ast.UnaryOp)
         c = n.expr if neg else n
-        import struct
         if vt.prec == "f":
             x = float(c.value.rstrip("fF")) * (-1 if neg else 1)
             bits = struct.unpack("<I", struct.pack("<f", x))[0]
@@ -853,8 +856,6 @@ class TaskCompiler:
         elif vt.prec == "l":
             bits = (int(c.value.rstrip("uUlL"), 0) * (-1 if neg else 1)) & 0xFFFFFFFFFFFFFFFF
         else:
-            from emulator.numbers import f32_to_mnhalf
-            import numpy as np
             h = int(f32_to_mnhalf(np.array([float(c.value.rstrip("fF")) * (-1 if neg else 1)], np.float32))[0])
             bits = h * 0x0001000100010001
         t = self.temp(vt, n)
