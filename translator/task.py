@@ -254,6 +254,7 @@ class TaskCompiler:
         self.line = 0
         self.args = []
         self._consts = {}
+        self.touched = {}                # id(Call) -> {space: the block's offset there ("0": none)}
 
     # -- entry --------------------------------------------------------------------------------
     def compile(self):
@@ -312,21 +313,62 @@ class TaskCompiler:
         op = Op(text, unit, tuple(dsts), tuple(srcs), mdst=tuple(x for x in (mask_w, mat_w) if x),
                 msrc=tuple(x for x in (mask_r, mat_r) if x), mem=tuple(mem), line=self.line,
                 partial=mask_r is not None)
-        last = self.items[-1] if self.items else None
-        if isinstance(last, Call) and all(last.offsets.get(s, "0") == o for s, o in offs.items()) \
-                and all(offs.get(s, "0") == o for s, o in last.offsets.items() if s in self._spaces(op)):
-            last.body.append(op)
-            last.offsets.update({s: o for s, o in offs.items() if o != "0"})
-        else:
-            self.items.append(Call([op], {s: o for s, o in offs.items() if o != "0"}))
+        self.add_to_block(op, offs)
+        self.last_emit = (op, [x for x in reads if isinstance(x, Loc)], [x for x in writes if isinstance(x, Loc)])
 
-    @staticmethod
-    def _spaces(op):
-        sp = {m[1] for m in op.mem}
-        return sp
+    def retarget(self, val: Loc, dst: Loc) -> bool:
+        """`dst = <expression>`: when the expression's last instruction wrote val (a temporary) and
+        nothing else, make it write dst instead, saving the copy."""
+        last = getattr(self, "last_emit", None)
+        block = self.items[-1] if self.items else None
+        if last is None or not isinstance(block, Call) or not block.body or block.body[-1] is not last[0]:
+            return False
+        op, reads, writes = last
+        if op.partial or len(writes) != 1 or writes[0] != val or val.space != "s" or dst.slots != val.slots:
+            return False
+        if any(_clash(r, dst) for r in reads if r != val):
+            return False
+        touched = self.touched[id(block)]
+        if touched.get(dst.space, dst.offset) != dst.offset:
+            return False
+        for w in ("ll", "l"):
+            old = val.operand(w)
+            at = op.text.rfind(old)
+            if at >= 0 and not op.text[at + len(old):at + len(old) + 1].isalnum():
+                break
+        else:
+            return False
+        op.text = op.text[:at] + dst.operand(w) + op.text[at + len(old):]
+        op.dsts = tuple(dst.regs)
+        op.mem = tuple(m for m in op.mem) + dst.mem("w")
+        touched[dst.space] = dst.offset
+        if dst.offset != "0":
+            block.offsets[dst.space] = dst.offset
+        self.last_emit = None
+        return True
+
+    def add_to_block(self, op, offs, new=False):
+        """Append op to the current block if the block's offset in every space op touches is op's
+        (a block has one .call offset per space), else (or if new) start a block."""
+        last = self.items[-1] if self.items else None
+        touched = self.touched.get(id(last)) if isinstance(last, Call) else None
+        if new or touched is None or any(touched.get(s, o) != o for s, o in offs.items()):
+            last = Call([], {})
+            self.items.append(last)
+            touched = self.touched[id(last)] = {}
+        last.body.append(op)
+        touched.update(offs)
+        last.offsets.update({s: o for s, o in offs.items() if o != "0"})
 
     def seq(self, node):
         self.items.append(node)
+
+    def fault_if(self, cond, msg):
+        """A run-time check on sequencer registers.  It goes before the block being built (no
+        register changes inside a block), so checks do not cut blocks apart."""
+        check = SeqIf(cond, [SeqFault(f"line {self.line}: {msg}")])
+        at = len(self.items) - 1 if self.items and isinstance(self.items[-1], Call) else len(self.items)
+        self.items.insert(at, check)
 
     # -- storage --------------------------------------------------------------------------------
     def vreg_loc(self, space, slot, slots):
@@ -402,7 +444,7 @@ class TaskCompiler:
             if st == "pending":
                 raise TaskError(node, msg)
             if st == "unknown":
-                self.seq(SeqIf(f"%ev{ev.tags[k]}!=0", [SeqFault(f"line {self.line}: {msg}")]))
+                self.fault_if(f"%ev{ev.tags[k]}!=0", msg)
 
     def stmt(self, s):
         self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
@@ -754,7 +796,7 @@ class TaskCompiler:
             if off.const is None:
                 checks.insert(0, (f"({off.text})%8!=0", "the address is not a whole long word"))
             for cond, msg in checks:
-                self.seq(SeqIf(cond, [SeqFault(f"line {self.line}: {what}: {msg}")]))
+                self.fault_if(cond, f"{what}: {msg}")
         return self.ubin("/", self.ubin("+", p.base, off, node), U.k(8), node)
 
     # -- vectors ----------------------------------------------------------------------------------
@@ -781,8 +823,7 @@ class TaskCompiler:
             if not 0 <= i.const < var.count:
                 raise TaskError(n, f"index {i.const} is outside '{var.name}' ({var.count} elements)")
             return Loc(base.space, base.addr + vt.words * i.const, vt.slots, stride=stride)
-        self.seq(SeqIf(f"{i.text}<0||{i.text}>={var.count}",
-                       [SeqFault(f"line {self.line}: index outside '{var.name}' ({var.count} elements)")]))
+        self.fault_if(f"{i.text}<0||{i.text}>={var.count}", f"index outside '{var.name}' ({var.count} elements)")
         if not 0 <= i.add < var.count:
             return Loc(base.space, base.addr, vt.slots, offset=f"{i.text}*{vt.words}", stride=stride)
         return Loc(base.space, base.addr + vt.words * i.add, vt.slots, offset=f"{i.dyn}*{vt.words}", stride=stride)
@@ -790,7 +831,7 @@ class TaskCompiler:
     def store_vec(self, dst: V, val: V, node):
         if dst.vt != val.vt:
             raise TaskError(node, f"assigning {val.vt.name} to {dst.vt.name}")
-        if val.loc == dst.loc:
+        if val.loc == dst.loc or self.retarget(val.loc, dst.loc):
             return
         self.copy(val.loc, dst.loc, node)
 
@@ -928,8 +969,8 @@ class TaskCompiler:
                                f"never started)")
         reg = f"%ev{ev.tags[i]}"
         if st == "unknown":
-            self.seq(SeqIf(f"{reg}==0", [SeqFault(f"line {self.line}: waiting on event '{label}', which has "
-                                                  f"no transfer in flight (waited twice, or never started)")]))
+            self.fault_if(f"{reg}==0", f"waiting on event '{label}', which has no transfer in flight (waited "
+                                       f"twice, or never started)")
         self.emit(f"wait i{ev.tags[i]}", "wait")
         self.seq(SeqSet(reg, "0"))
         ev.state[i] = "idle"
@@ -953,8 +994,8 @@ class TaskCompiler:
         if ev.state[i] == "pending":
             raise TaskError(rhs, f"event '{label}' still has a transfer in flight: wait for it before reusing it")
         if ev.state[i] == "unknown":
-            self.seq(SeqIf(f"{reg}!=0", [SeqFault(f"line {self.line}: event '{label}' still has a transfer in "
-                                                  f"flight: wait for it before reusing it")]))
+            self.fault_if(f"{reg}!=0", f"event '{label}' still has a transfer in flight: wait for it before "
+                                       f"reusing it")
         name = rhs.name.name[:-len("_async")]
         fn = getattr(self, "b_" + name, None)
         if fn is None or name not in MV_BUILTINS:
@@ -982,8 +1023,7 @@ class TaskCompiler:
                  "lc": "" if l2b is None else f"@{'' if group is None else group}.{l2b}"}
         ops = f"${src.space}0{where[src.space]} ${dst.space}0{where[dst.space]}"
         offs = {src.space: sl.text.replace(" ", ""), dst.space: dl.text.replace(" ", "")}
-        self.items.append(Call([Op(f"{form}{rop or ''}/n{nl}i{t} {ops}", "mv", line=self.line)],
-                               {k: v for k, v in offs.items() if v != "0"}))
+        self.add_to_block(Op(f"{form}{rop or ''}/n{nl}i{t} {ops}", "mv", line=self.line), offs, new=True)
         if tag is None:
             self.emit(f"wait i{t}", "wait")
 
