@@ -194,3 +194,25 @@ def test_console_script_is_installed(tmp_path):
     assert p.stdout.startswith("# ==== kernel saxpy ====")
     p = subprocess.run([exe, "missing.cl"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and p.stderr == "mncl-cc: error: missing.cl: No such file or directory\n"
+
+
+def test_task_kernels_compile_to_assembly_and_mnb(tmp_path):
+    """A file with a task kernel and an SPMD kernel: both are listed, and the task kernel's
+    misuse is a located diagnostic with exit status 1."""
+    src = SAXPY + """
+__task void copy(DRAM const float *x, DRAM float *y)
+{
+    L2BM float a[128];
+    mn_distribute(a, x, 256);
+    mn_gather(y, a, 256);
+}
+"""
+    r = cc(tmp_path, "--machine", "tiny", "-S", "-o", "-", src=src)
+    assert r.exit_code == 0, r.stderr
+    assert "# ==== task kernel copy ====" in r.stdout and "# copy(DRAM const float *x, DRAM float *y)" in r.stdout
+    assert "mvd/n128i250 $d0 $lc0" in r.stdout and "# ==== kernel saxpy ====" in r.stdout
+    assemble(r.stdout.split("# ==== task kernel copy ====")[1], "copy.vsm")
+    r = cc(tmp_path, "--machine", "tiny", src=src)
+    assert r.exit_code == 0 and read_mnb(tmp_path / "saxpy.mnb")[1]["copy"].mode == "task"
+    r = cc(tmp_path, "--machine", "tiny", "-S", "-o", "-", src=src.replace("x, 256);", "x, 200);"))
+    assert r.exit_code == 1 and ":6:5: error: task kernel 'copy': mn_distribute: 200 x float" in r.stderr, r.stderr

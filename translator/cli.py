@@ -68,8 +68,8 @@ def count_steps(asm: str) -> int:
     return n
 
 
-def _param_text(p: dict) -> str:
-    space = {"global": "__global ", "constant": "__constant ", "local": "__local "}.get(p["kind"])
+def _param_text(p: dict, task=False) -> str:
+    space = {"global": "DRAM " if task else "__global ", "constant": "__constant ", "local": "__local "}.get(p["kind"])
     if space is None:
         return f"{p['type_name']} {p['name']}"
     const = "const " if p.get("is_const") else ""
@@ -78,9 +78,9 @@ def _param_text(p: dict) -> str:
 
 def kernel_header(kb, source_name: str) -> str:
     """The comment block -S puts before each kernel's program."""
-    params = ", ".join(_param_text(p) for p in kb.params)
+    params = ", ".join(_param_text(p, kb.mode == "task") for p in kb.params)
     return "\n".join([
-        f"# ==== kernel {kb.name} ====",
+        f"# ==== {'task ' if kb.mode == 'task' else ''}kernel {kb.name} ====",
         f"# {kb.name}({params})",
         f"# source: {source_name}  machine: {kb.machine}  mode: {kb.mode}",
         f"# registers: {kb.registers} (peak live vector registers)  steps: {count_steps(kb.asm)}  "
