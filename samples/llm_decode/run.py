@@ -308,9 +308,15 @@ def plot_roofline(results: list[dict], m, args, path: str) -> None:
         flat = ai[ai >= roof / bw]
         ax.loglog(flat, np.full_like(flat, roof), style, lw=1.2,
                   label=f"compute roof: {what} {roof / 1e12:,.2f} TFLOP/s")
-    for i, (label, x, y, marker) in enumerate(points):
-        ax.loglog([x], [y], marker, ms=6)
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(6, 4 - 10 * (i % 3)), fontsize=8)
+    groups = {}                                   # points that coincide on the plot share one label
+    for label, x, y, marker in points:
+        key = (marker, round(math.log10(x), 1), round(math.log10(y), 1))
+        groups.setdefault(key, []).append((label, x, y))
+    for i, ((marker, _, _), pts) in enumerate(groups.items()):
+        x, y = pts[0][1], pts[0][2]
+        ax.loglog([p[1] for p in pts], [p[2] for p in pts], marker, ms=6)
+        names = ", ".join(p[0].split(" ", 1)[0] for p in pts) + " " + pts[0][0].split(" ", 1)[1]
+        ax.annotate(names, (x, y), textcoords="offset points", xytext=(8, -3 - 12 * (i % 2)), fontsize=8)
     ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte, ev.stats)")
     ax.set_ylabel("achieved FLOP/s (emulated)")
     ax.set_title(f"y = W x on {m.name}, {args.dtype} weights, batch {args.batch}")
