@@ -213,17 +213,27 @@ class EmulatorDevice:
                                  f"kernel '{kernel_info.name}': task kernels take no __local arguments")
             else:
                 seq[f"p{i}"] = int.from_bytes(bytes(a), "little", signed=kernel_info.params[i].dtype[0] == "i")
-        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")
-        emu.time_limit = float(limit) if limit else None
-        from emulator.errors import EmuFault
-        try:
-            prof = emu.run(prog, {k: seq[k] for k in kb.args})
-        except EmuFault as e:
-            raise make_error("enqueue_task", status_code.OUT_OF_RESOURCES,
-                             f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
+        prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_task")
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation) and not kernel_info.params[i].is_const:
                 a.view[:] = emu.read_dram(0, a.dram, -(-a.nbytes // 8)).view(np.uint8)[:a.nbytes]
+        return self._profile(prof, kernel_info, loaded)
+
+    def _emulate(self, prog, regs, kernel_info, routine):
+        """One run on the emulated machine, within MNCL_EMU_TIME_LIMIT seconds (a runaway kernel
+        faults); a fault is the launch's error."""
+        from emulator.errors import EmuFault
+        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")
+        self.emu.time_limit = float(limit) if limit else None
+        try:
+            return self.emu.run(prog, regs)
+        except EmuFault as e:
+            raise make_error(routine, status_code.OUT_OF_RESOURCES,
+                             f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
+
+    @staticmethod
+    def _profile(prof, kernel_info, loaded):
+        """The launch's profile with its emulated time; MNCL_PROFILE writes the trace and report."""
         prof.emulated_ns = prof.time_s * 1e9
         if os.environ.get("MNCL_PROFILE"):
             from .profile_report import write_reports
@@ -289,8 +299,6 @@ class EmulatorDevice:
         if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
             seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu
-        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")        # seconds per launch: a runaway kernel faults
-        emu.time_limit = float(limit) if limit else None
         emu.write_dram(0, ARGBLK, blk)
         replicated = {id(args[k]) for k in kb.replicated}
         for a in list({id(b): b for b in buffers}.values()) + (report or []):
@@ -300,20 +308,11 @@ class EmulatorDevice:
                     emu.write_dram(g, a.dram + off, data)
             else:
                 self.write_buffer(a)
-        from emulator.errors import EmuFault
-        try:
-            prof = emu.run(prog, {k: seq[k] for k in kb.args})
-        except EmuFault as e:
-            raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
-                             f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
+        prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_nd_range_kernel")
         for a in {id(b): b for b in buffers if id(b) not in replicated}.values():    # (read-only)
             n = a.rows * lay.stripe
             per = np.stack([emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
             a.view[:] = lay.from_stripes(per, a.nbytes)
         if report is not None:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
-        prof.emulated_ns = prof.time_s * 1e9
-        if os.environ.get("MNCL_PROFILE"):
-            from .profile_report import write_reports
-            write_reports(os.environ["MNCL_PROFILE"], kernel_info.name, prof, getattr(loaded.module, "source", None))
-        return prof
+        return self._profile(prof, kernel_info, loaded)
