@@ -142,6 +142,9 @@ class Event:
     state: list = field(default_factory=list)   # "idle" | "pending" | "unknown" per element
     started: dict = field(default_factory=dict)  # element -> C line of its last transfer
 
+    def label(self, i):
+        return self.name + (f"[{i}]" if len(self.tags) > 1 else "")
+
 
 @dataclass
 class Var:
@@ -437,14 +440,19 @@ class TaskCompiler:
 
     def event_ends(self, ev, node):
         """An event leaves scope (or the kernel ends): nothing may still be in flight on it."""
-        for k, st in enumerate(ev.state):
-            label = ev.name + (f"[{k}]" if len(ev.tags) > 1 else "")
+        for k in range(len(ev.tags)):
             at = f" (started at line {ev.started[k]})" if k in ev.started else ""
-            msg = f"event '{label}'{at} goes out of scope with a transfer in flight: wait for it (mn_wait)"
-            if st == "pending":
-                raise TaskError(node, msg)
-            if st == "unknown":
-                self.fault_if(f"%ev{ev.tags[k]}!=0", msg)
+            self.event_must_be(ev, k, "idle", node, f"event '{ev.label(k)}'{at} goes out of scope with a "
+                                                   f"transfer in flight: wait for it (mn_wait)")
+
+    def event_must_be(self, ev, i, want, node, msg):
+        """Element i of ev must be 'idle' (nothing in flight) or 'pending': an error when the
+        compiler knows it is not, a run-time check on its sequencer register when it cannot know."""
+        st = ev.state[i]
+        if st != "unknown" and st != want:
+            raise TaskError(node, msg)
+        if st == "unknown":
+            self.fault_if(f"%ev{ev.tags[i]}{'!=' if want == 'idle' else '=='}0", msg)
 
     def stmt(self, s):
         self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
@@ -810,8 +818,7 @@ class TaskCompiler:
             var = self.lookup(n.name.name, n.name)
             if var.kind != "vecarr":
                 raise TaskError(n, f"'{n.name.name}' is not an array of per-PE vectors")
-            vt, base = var.value
-            return V(vt, self.element(var, self.uexpr(n.subscript), n))
+            return V(var.value[0], self.element(var, self.uexpr(n.subscript), n))
         raise TaskError(n, "expected a per-PE vector")
 
     def element(self, var, i: U, n) -> Loc:
@@ -962,17 +969,10 @@ class TaskCompiler:
             raise TaskError(n, "mn_wait takes an mn_event")
         ev = var.value
         i = self.event_index(args[0], var)
-        st = ev.state[i]
-        label = ev.name + (f"[{i}]" if len(ev.tags) > 1 else "")
-        if st == "idle":
-            raise TaskError(n, f"waiting on event '{label}', which has no transfer in flight (waited twice, or "
-                               f"never started)")
-        reg = f"%ev{ev.tags[i]}"
-        if st == "unknown":
-            self.fault_if(f"{reg}==0", f"waiting on event '{label}', which has no transfer in flight (waited "
-                                       f"twice, or never started)")
+        self.event_must_be(ev, i, "pending", n, f"waiting on event '{ev.label(i)}', which has no transfer in "
+                                                f"flight (waited twice, or never started)")
         self.emit(f"wait i{ev.tags[i]}", "wait")
-        self.seq(SeqSet(reg, "0"))
+        self.seq(SeqSet(f"%ev{ev.tags[i]}", "0"))
         ev.state[i] = "idle"
 
     def event_index(self, n, var):
@@ -989,20 +989,15 @@ class TaskCompiler:
     def async_into(self, ev: Event, i, rhs):
         if not (isinstance(rhs, c_ast.FuncCall) and getattr(rhs.name, "name", "").endswith("_async")):
             raise TaskError(rhs, "an mn_event takes the result of an mn_*_async transfer")
-        label = ev.name + (f"[{i}]" if len(ev.tags) > 1 else "")
-        reg = f"%ev{ev.tags[i]}"
-        if ev.state[i] == "pending":
-            raise TaskError(rhs, f"event '{label}' still has a transfer in flight: wait for it before reusing it")
-        if ev.state[i] == "unknown":
-            self.fault_if(f"{reg}!=0", f"event '{label}' still has a transfer in flight: wait for it before "
-                                       f"reusing it")
+        self.event_must_be(ev, i, "idle", rhs, f"event '{ev.label(i)}' still has a transfer in flight: wait "
+                                               f"for it before reusing it")
         name = rhs.name.name[:-len("_async")]
         fn = getattr(self, "b_" + name, None)
         if fn is None or name not in MV_BUILTINS:
             raise TaskError(rhs, f"'{rhs.name.name}' is not an asynchronous transfer (those are "
                                  f"{', '.join(b + '_async' for b in MV_BUILTINS)})")
         fn(rhs, list(rhs.args.exprs) if rhs.args else [], None, tag=ev.tags[i])
-        self.seq(SeqSet(reg, "1"))
+        self.seq(SeqSet(f"%ev{ev.tags[i]}", "1"))
         ev.state[i] = "pending"
         ev.started[i] = self.line
 
@@ -1304,12 +1299,10 @@ class TaskCompiler:
     def b_mn_split_cycles(self, n, args, want, tag=None):
         """mn_split_cycles(arr, i, stride, v): arr[i + c * stride] = cycle c's long word of v."""
         self.nargs(n, args, 4)
-        if not isinstance(args[0], c_ast.ID) or self.lookup(args[0].name, args[0]).kind != "vecarr":
+        var = self.lookup(args[0].name, args[0]) if isinstance(args[0], c_ast.ID) else None
+        if var is None or var.kind != "vecarr" or not var.value[0].uniform:
             raise TaskError(n, "mn_split_cycles writes into an array of mnhalf4 or mnfloat2")
-        var = self.lookup(args[0].name, args[0])
-        vt, base = var.value
-        if not vt.uniform:
-            raise TaskError(n, "mn_split_cycles writes into an array of mnhalf4 or mnfloat2")
+        vt = var.value[0]
         stride = self.const(args[2], "the stride")
         v = self.vec_expr(args[3])
         if v.vt.slots != 1 or v.vt.uniform or v.vt.prec != vt.prec:
