@@ -30,7 +30,6 @@ import os
 import sys
 import textwrap
 import time
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +39,8 @@ sys.path.insert(0, str(HERE))                        # plain.py, decode.py
 sys.path.append(str(HERE.parents[1]))               # mncl, emulator from the checkout if not installed
 
 import mncl as cl                                     # noqa: E402
-from emulator.machine import PRESETS, load_machine    # noqa: E402
+from emulator.errors import MachineError                 # noqa: E402
+from emulator.machine import load_machine                # noqa: E402
 from plain import PlainMatvec                         # noqa: E402
 
 SHAPES = {                          # name: (rows, cols) of W
@@ -105,15 +105,12 @@ def rel_err(y: np.ndarray, ref: np.ndarray) -> float:
 
 # -- the machine and its devices -----------------------------------------------------------------
 
-def machine_spec(name: str) -> str:
-    """A preset name load_machine knows, a TOML path, or emulator/presets/<name>.toml as a path."""
-    if name in PRESETS or Path(name).is_file():
-        return name
-    preset = resources.files("emulator").joinpath(f"presets/{name}.toml")
-    if preset.is_file():
-        return str(preset)
-    raise SystemExit(f"unknown machine {name!r}: not a preset ({', '.join(PRESETS)}), "
-                     f"not in emulator/presets/, not a TOML file")
+def load(name: str):
+    """The machine: a preset name (mncore2, tiny, inference) or a TOML file; else a clear exit."""
+    try:
+        return load_machine(name)
+    except MachineError as e:
+        raise SystemExit(str(e)) from None
 
 
 def new_queue(spec: str):
@@ -357,8 +354,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     t_start = time.perf_counter()
     names = shape_names(args.shape)
-    spec = machine_spec(args.machine)
-    m = load_machine(spec)
+    spec = args.machine
+    m = load(spec)
     from decode import TaskMatvec                 # the task kernel's host side (decode.py)
 
     link = m.links["dram_l2bm"]
