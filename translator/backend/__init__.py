@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
+from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
 from .emit import AllocError, allocate, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
@@ -60,6 +61,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                              f"at most {MAX_PARAMS}")
     try:
         func = read_function(module.llvm_ir, info.wg_function)
+        merge_arm_stores(func)
         cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
                      replicate=not mode.endswith("-norep"))
         cg.translate()

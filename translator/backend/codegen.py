@@ -100,7 +100,7 @@ class Codegen:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
-        self.hoisted = []                 # (MV, wait) of loads whose transfers start the wave
+        self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -656,10 +656,10 @@ class Codegen:
             self.report_bounds()
             self.epilogue, self.items = self.items, saved
         # the transfers of the wave's first loads start together at the top of the wave
-        for mv, w in self.hoisted:
-            self.items.remove(mv)
-            self.items.remove(w)
-        self.items[:0] = [mv for mv, _ in self.hoisted] + [w for _, w in self.hoisted]
+        # (waits first: a wait orders every op after it, so the moves can then mix with the compute)
+        ops = [o for _, ops in self.hoisted for o in ops]
+        self.items[:0] = [mv for mv, _ in self.hoisted] + [o for o in ops if o.unit == "wait"] + \
+            [o for o in ops if o.unit != "wait"]
 
     def affine(self, v: Val, x):
         """v's (coef, const, seq) form in the global id, also for a uniform value the sequencer knows."""
@@ -825,7 +825,19 @@ class Codegen:
         p = self.acc.get(n)
         if p is None:
             return self.c32(0)          # unreachable in this region
-        return p
+        head = self.diamond_head(n)
+        return self.pred[head] if head in self.pred else p
+
+    def diamond_head(self, n):
+        """E when n joins the two arms of an if/else E -> {A, B} -> n: n runs on E's lanes, the same
+        register (so a store there is seen to cover the wave, see fast_store)."""
+        arms = self.preds[n]
+        if len(arms) != 2 or arms[0] == arms[1] or n in self.loops:
+            return None
+        if any(self.succ[a] != [n] or len(self.preds[a]) != 1 for a in arms):
+            return None
+        head = self.preds[arms[0]][0]
+        return head if self.preds[arms[1]] == [head] and sorted(self.succ[head]) == sorted(arms) else None
 
     def emit_block(self, n, pred=None):
         b = self.bmap[n]
@@ -1706,10 +1718,13 @@ class Codegen:
         else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
         size = type_size(i.ops[0].type)
+        whole = p is self.active
         if k != "L":              # a store out of bounds is dropped (and reported)
             p = self.b_and(p, self.check_bounds(k, ptr, size, p))
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
-            return self.fast_store(k, v.regs[0], p)
+            # every lane stores when the wave is full and inside the buffer: nothing to merge with
+            full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
+            return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4):
             return self.scatter(k, ptr, v.regs[0], p, size)
         if size == 8:               # two 32-bit halves: the low word first in memory
@@ -1969,7 +1984,7 @@ class Codegen:
             return self.private_access(ptr, "i32").regs[0]
         return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
 
-    def fast_load(self, k, for_store=False, per_wave=True):
+    def fast_load(self, k, for_store=False, per_wave=True, hoist=True):
         """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py).
 
         A load at the top of the wave body before any store reads straight into its own
@@ -1977,34 +1992,48 @@ class Codegen:
         transfers are in flight together; a second load of the buffer reuses the value."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        top = not self.loop_stack and not self.stored
         if not for_store and not self.loop_stack and k in self.fast_cache:
             return self.fast_cache[k]
-        area = None
-        if top:
-            try:
-                area = (self.alloc_lc(S // lay.l2b), self.alloc_lb(4 * P))
-            except CodegenError:
-                area = None
+        area = self.own_area() if hoist and self.at_wave_top() else None
         lc, lb = area or self.shared_area("fast", S // lay.l2b, 4 * P)
         if self.stored:           # it may read what a store still in flight writes
             self.settle_stores()
         t = self.tag()
         src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line)
-        self.items.append(mv)
-        w = self.op(f"wait i{t}", "wait")
-        if area:
-            self.hoisted.append((mv, w))
-        for s in range(lay.l2bmd_steps):
-            self.op(f"l2bmd $lc{lc + 32 * N * s} $lb{lb + 32 * s}", "l2bm",
-                    mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
         d = self.new(f"ld{k}")
-        self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=area is not None)
         self.uses.setdefault("bases", set()).add(k)
         if not self.loop_stack and not for_store:
             self.fast_cache[k] = (d, (lc, lb))
         return d, (lc, lb)
+
+    def staged(self, mv: MV, t: int, lc: int, lb: int, d: VReg, hoist: bool):
+        """A wave share DRAM -> L2BM (lc) -> L1BM (lb) -> register d.  Hoisted, the whole
+        chain starts the wave: every such load's moves are then scheduled with the wave's
+        first computations instead of after them."""
+        N, P = self.lay.l1b, self.lay.pe_l1b
+        outer, self.items = self.items, []
+        self.op(f"wait i{t}", "wait")
+        for s in range(self.lay.l2bmd_steps):
+            self.op(f"l2bmd $lc{lc + 32 * N * s} $lb{lb + 32 * s}", "l2bm",
+                    mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
+        self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        ops, self.items = self.items, outer
+        if hoist:
+            self.hoisted.append((mv, ops))
+        else:
+            self.items += [mv] + ops
+
+    def at_wave_top(self) -> bool:
+        """Outside loops and before any store: a load here may start with the wave."""
+        return not self.loop_stack and not self.stored
+
+    def own_area(self):
+        """A staging area (L2BM, L1BM) of its own for one wave share, or None when they are full."""
+        try:
+            return self.alloc_lc(self.lay.stripe // self.lay.l2b), self.alloc_lb(4 * self.lay.pe_l1b)
+        except CodegenError:
+            return None
 
     def written_params(self) -> set:
         """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
@@ -2181,12 +2210,12 @@ class Codegen:
         a = self.long_shift_load(k, f"({u} >> 1)")
         r = self.copy(a)
         out, self.items = self.items, []
-        self.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1")), r)
+        self.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1", hoist=False)), r)
         odd, self.items = self.items, out
         self.items.append(SeqIf(f"({u}) & 1", odd))
         return r
 
-    def long_shift_load(self, k, shift) -> VReg:
+    def long_shift_load(self, k, shift, hoist=True) -> VReg:
         """The wave's share of replicated buffer k moved by `shift` long words (an int or a
         sequencer expression); constant shifts are loaded once per wave (fast_cache)."""
         key = (k, "shift", shift) if isinstance(shift, int) and not self.loop_stack else None
@@ -2196,35 +2225,40 @@ class Codegen:
             return self.fast_cache[key]
         lay = self.lay
         S, N, P, G = lay.stripe, lay.l1b, lay.pe_l1b, lay.groups
-        lc, lb = self.shared_area("shift", S // lay.l2b, 4 * P)
+        area = self.own_area() if hoist and self.at_wave_top() else None
+        lc, lb = area or self.shared_area("shift", S // lay.l2b, 4 * P)
         t = self.tag()
         a = f"%b{k} + %wx * {G * S} + {shift}"
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
         hi = lay.dram_longs - S
         x = f"(({a})*(({a})>0))"
-        self.items.append(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line))
-        self.op(f"wait i{t}", "wait")
-        for s_ in range(lay.l2bmd_steps):
-            self.op(f"l2bmd $lc{lc + 32 * N * s_} $lb{lb + 32 * s_}", "l2bm",
-                    mem=(("r", "lc", lc + 32 * N * s_, lc + 32 * N * (s_ + 1)),
-                         ("w", "lb", lb + 32 * s_, lb + 32 * s_ + 32)))
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line)
         d = self.new(f"sh{k}")
-        self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        self.staged(mv, t, lc, lb, d, hoist=area is not None)
         if key:
             self.fast_cache[key] = d
         return d
 
-    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True):
-        """Read-modify-write of the wave's share: lanes outside p keep what memory held."""
+    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True, full: str = None):
+        """Read-modify-write of the wave's share: lanes outside p keep what memory held; where the
+        sequencer condition `full` holds, p is every lane and the read is skipped."""
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
         cached = self.fast_cache.get(k) if not self.loop_stack else None
         if cached:                # the wave's share is in a register already: merge into a copy
             old = self.copy(cached[0])
+            self.masked_copy(val, old, self.mask_of(p))
+        elif full:
+            old = self.copy(val)
+            outer, self.items = self.items, []
+            self.masked_copy(self.fast_load(k, for_store=True, per_wave=per_wave, hoist=False)[0], old,
+                             self.mask_of(self.b_not(p)))
+            merge, self.items = self.items, outer
+            self.items.append(SeqIf(f"not ({full})", merge))
         else:
             old = self.fast_load(k, for_store=True, per_wave=per_wave)[0]
-        self.masked_copy(val, old, self.mask_of(p))
+            self.masked_copy(val, old, self.mask_of(p))
         # the share goes up from a staging area of its own and nothing waits for it: the next
         # wave's loads run while it is in flight; the next user of the area (or any gather or
         # scatter, which may read it back) waits first
