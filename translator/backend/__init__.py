@@ -16,7 +16,7 @@ from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
-from .emit import AllocError, allocate, emit_program, remove_dead, sink_into_branches
+from .emit import AllocError, allocate, coalesce_carried, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .ops import Op, SeqLoop
@@ -71,7 +71,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
-        tree = sink_into_branches(remove_dead(tree))
+        tree = sink_into_branches(remove_dead(coalesce_carried(tree)))
         alloc = allocate(tree, lay.lm_words)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)

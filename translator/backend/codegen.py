@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -965,7 +965,7 @@ class Codegen:
             if bottom and any(u.block not in blocks for u in self.users.get(phi, [])):
                 late.append(phi)
                 continue
-            self.assign(reg, news[phi])
+            self.assign(reg, news[phi], carry=True)
         if late:
             body_items, self.items = self.items, []
             for phi in late:
@@ -994,16 +994,18 @@ class Codegen:
             for phi, cap in lst:
                 self.phi_caps_after.setdefault(phi, {})[src] = cap
 
-    def assign(self, reg: Val, v: Val):
+    def assign(self, reg: Val, v: Val, carry=False):
+        """reg = v; carry: the update of a loop-carried register at the end of a pass, a copy
+        emit.coalesce_carried may remove."""
         if reg.kind == "ptr":
             if reg.base is None:
                 reg.base = v.base
             if reg.base != v.base:
                 raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
-            self.copy(self.ptr_off(v), reg.off.regs[0])
+            self.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (self.ptr_off(v),)).carry = carry
             return
         for s, d in zip(v.regs, reg.regs):
-            self.copy(s, d)
+            self.op("lpassa {s0} {d0}", "alu", (d,), (s,)).carry = carry
 
     # ------------------------------------------------------------------ instructions
     INT_BIN32 = {"add": "iadd", "sub": "isub", "and": "iand", "or": "ior", "xor": "ixor",
@@ -2178,15 +2180,18 @@ class Codegen:
             r = self.new("uni")
             self.op("lpassa {u0} {d0}", "alu", (r,), (w,))
             return Val(self.kind_of(ty), (r, r))
-        # a 32-bit element: the low half of its long word when its index is even, else the high half
-        t = self.new("uni")
-        self.op("llsl {u0} {s1} {d0}", "alu", (t,), (w, c32))
-        r = self.alu("lor", t, self.alu("ulsr", t, c32))
-        outer, self.items = self.items, []
-        self.op("ulsr {u0} {s1} {d0}", "alu", (t,), (w, c32))
-        self.alu("lor", t, self.alu("llsl", t, c32), dst=r)
-        odd, self.items = self.items, outer
-        self.items.append(SeqIf(f"({u} >> 2) & 1", odd))
+        # a 32-bit element, in both lanes: from the low half of its long word when its index is
+        # even, else from the high half (the sequencer knows which)
+        r = self.new("uni")
+        outer, picks = self.items, []
+        for first, second in (("ulsr", "llsl"), ("llsl", "ulsr")):
+            self.items = []
+            t = self.new("uni")
+            self.op(f"{first} {{u0}} {{s1}} {{d0}}", "alu", (t,), (w, c32))
+            self.alu("lor", t, self.alu(second, t, c32), dst=r)
+            picks.append(self.items)
+        self.items = outer
+        self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return Val(self.kind_of(ty), (r,))
 
     def shifted_load(self, k, aff) -> VReg:
@@ -2207,13 +2212,12 @@ class Codegen:
             a = self.long_shift_load(k, e >> 1)
             return join(a, self.long_shift_load(k, (e >> 1) + 1)) if e & 1 else a
         u = f"((({aff[1]}) + ({aff[2] or 0})) >> 2)"          # elements
-        a = self.long_shift_load(k, f"({u} >> 1)")
-        r = self.copy(a)
-        out, self.items = self.items, []
-        self.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1", hoist=False)), r)
+        a = self.long_shift_load(k, f"({u} >> 1)")     # a register of its own (not cached): an
+        out, self.items = self.items, []                   # odd u rewrites it in place
+        self.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1", hoist=False)), a)
         odd, self.items = self.items, out
         self.items.append(SeqIf(f"({u}) & 1", odd))
-        return r
+        return a
 
     def long_shift_load(self, k, shift, hoist=True) -> VReg:
         """The wave's share of replicated buffer k moved by `shift` long words (an int or a

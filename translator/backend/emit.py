@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
 
 GRF_SLOTS = 64
 MASK_ENTRIES = list(range(1, 16))
@@ -139,6 +139,49 @@ def sink_into_branches(tree: list) -> list:
                 for i in sunk:          # descending: earlier indices stay valid
                     del items[i]
                 j -= len(sunk)
+    visit(tree)
+    return tree
+
+
+def coalesce_carried(tree: list) -> list:
+    """Drop the copy that ends a loop pass, `carried = new`, by letting the op that computes new
+    write the carried register itself.
+
+    Sound when that op is new's only writer and runs in every pass (it is in the body itself, not
+    a branch), nothing between it and the copy reads or writes the carried register, and nothing
+    outside that stretch reads new: then the carried register holds exactly what new would."""
+    ops = list(flat_ops(tree))
+    at = {id(o): k for k, o in enumerate(ops)}
+    writers, readers = {}, {}
+    for o in ops:
+        for r in o.dsts:
+            writers.setdefault(r, []).append(o)
+        for r in o.srcs:
+            readers.setdefault(r, []).append(o)
+
+    def visit(items):
+        for it in items:
+            for attr in ("body", "then", "orelse"):
+                visit(getattr(it, attr, ()))
+        if not any(isinstance(it, Op) and it.carry for it in items):
+            return
+        for copy in [it for it in items if isinstance(it, Op) and it.carry]:
+            (new,), (reg,) = copy.srcs, copy.dsts
+            ws = writers.get(new, [])
+            if len(ws) != 1 or ws[0].partial or len(ws[0].dsts) != 1 or not any(w is ws[0] for w in items):
+                continue
+            lo, hi = at[id(ws[0])], at[id(copy)]
+            if not lo < hi or any(not lo < at[id(o)] <= hi for o in readers.get(new, [])):
+                continue
+            if any(reg in o.srcs or reg in o.dsts for o in ops[lo + 1:hi]):
+                continue
+            ws[0].dsts = (reg,)
+            writers.setdefault(reg, []).append(ws[0])
+            for o in readers.pop(new):
+                o.srcs = tuple(reg if r is new else r for r in o.srcs)
+                readers.setdefault(reg, []).append(o)
+            items.remove(copy)
+            ops[hi] = Op("nop", "nop")          # keeps the positions of the others
     visit(tree)
     return tree
 

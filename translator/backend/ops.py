@@ -48,6 +48,7 @@ class Op:
     mem: tuple = ()                # fixed locations touched: (("w"|"r"), space, lo, hi) for hazards
     line: int = 0                  # C source line
     partial: bool = False          # a masked write: the destination's other lanes stay live
+    carry: bool = False            # a loop-carried register's update (emit.coalesce_carried)
 
 
 @dataclass(eq=False)
@@ -108,3 +109,13 @@ class Call:
     body: list
     offsets: dict                  # space -> sequencer expression
     name: str = ""
+
+
+def flat_ops(items):
+    """Every Op of an ops tree, in program order (branches and loop bodies included)."""
+    for it in items:
+        if isinstance(it, Op):
+            yield it
+            continue
+        for attr in ("body", "then", "orelse"):
+            yield from flat_ops(getattr(it, attr, ()))
