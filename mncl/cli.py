@@ -134,11 +134,10 @@ def _count(text, where):
 
 def _sizes(text, option):
     """'1024', '1024,768' or '1024x768' -> a tuple of 1 to 3 positive ints."""
-    parts = re.split(r"[,x]", text.strip())
     try:
-        dims = tuple(int(p, 0) for p in parts)
+        dims = tuple(int(p) for p in re.split(r"[,x]", text.strip()))
     except ValueError:
-        raise _Fail(f"{option} '{text}': write 1 to 3 sizes such as 1048576 or 1024,1024") from None
+        dims = ()
     if not 1 <= len(dims) <= 3 or min(dims) <= 0:
         raise _Fail(f"{option} '{text}': write 1 to 3 positive sizes such as 1048576 or 1024,1024")
     return dims
