@@ -154,42 +154,40 @@ def _element_dtype(p, where):
 def _buffer_array(p, spec, where, rng):
     """A host array for a __global/__constant parameter: KIND[:DTYPE]:COUNT or FILE.npy."""
     import numpy as np
-    want = _element_dtype(p, where)
+    want = _element_dtype(p, where)                   # a vector element: (component dtype, (n,))
+    comp, shape = (want.base, want.shape) if want.subdtype else (want, ())
     if spec.endswith(".npy"):
         try:
             arr = np.load(spec, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise _Fail(f"{where}: cannot read {spec}: {e}") from None
-        if arr.dtype.itemsize != want.itemsize:
-            raise _Fail(f"{where}: {spec} holds {arr.dtype} ({arr.dtype.itemsize}-byte elements) but the "
-                        f"parameter points to {p.type_name} ({want.itemsize} bytes); convert it with astype")
+        if arr.dtype.itemsize != comp.itemsize or arr.nbytes % want.itemsize:
+            raise _Fail(f"{where}: {spec} holds {arr.size} x {arr.dtype} but the parameter points to "
+                        f"{p.type_name} ({comp.itemsize}-byte components); convert it with astype")
         return np.ascontiguousarray(arr)
     kind, *rest = spec.split(":")
     if kind not in _BUFFER_KINDS or len(rest) not in (1, 2):
         raise _Fail(f"{where}: '{spec}' is not a buffer; write {'|'.join(_BUFFER_KINDS)}[:DTYPE]:COUNT "
                     f"(e.g. rand:1048576) or FILE.npy")
-    dt = want
+    dt = comp
     if len(rest) == 2:
         try:
             dt = np.dtype(rest[0])
         except TypeError:
             raise _Fail(f"{where}: '{rest[0]}' is not a numpy dtype") from None
-        if dt.itemsize != want.itemsize:
+        if dt.itemsize != comp.itemsize:
             raise _Fail(f"{where}: {dt} has {dt.itemsize}-byte elements but the parameter points to "
-                        f"{p.type_name} ({want.itemsize} bytes)")
-    n = _count(rest[-1], where)
-    arr = np.zeros(n, dt)
-    flat = arr.view(dt.base) if dt.subdtype else arr     # a vector element: its components
-    if kind != "zeros" and dt.base.kind not in "biuf":
+                        f"{p.type_name} ({comp.itemsize} bytes)")
+    arr = np.zeros((_count(rest[-1], where), *shape), dt)
+    if kind != "zeros" and dt.kind not in "biuf":
         raise _Fail(f"{where}: '{kind}' needs a numeric element type, not {p.type_name}; use zeros or a .npy file")
     if kind == "ones":
-        flat[...] = 1
+        arr[...] = 1
     elif kind == "arange":
-        flat.reshape(-1)[:] = np.arange(flat.size)
+        arr.reshape(-1)[:] = np.arange(arr.size)
     elif kind == "rand":
-        base = dt.base
-        flat[...] = (rng.random(flat.shape) if base.kind == "f"
-                     else rng.integers(0, 2 if base.kind == "b" else 100, flat.shape)).astype(base)
+        arr[...] = rng.random(arr.shape) if dt.kind == "f" else rng.integers(0, 2 if dt.kind == "b" else 100,
+                                                                               arr.shape)
     return arr
 
 
