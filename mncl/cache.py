@@ -1,13 +1,14 @@
 """The compiled-program cache on disk (modelled on PyOpenCL's cache.py).
 
 Key: SHA-256 of the source, the build options, the device's ``cache_key``,
-the translator's ``__version__`` and a hash of its own files (so a changed
-front end in a development tree never reuses stale entries; computed once
-per process), the binary format version, and the
+the translator's ``__version__`` and a hash of its and the emulator's files
+(so a changed compiler or ISA in a development tree never reuses stale
+entries; computed once per process), the binary format version, and the
 contents of every file the source ``#include``s with quotes or angle
 brackets found in the ``-I`` directories or the working directory
 (followed recursively).  Value: the program binary (mncl/binary.py) and,
-when the device produced it, its native object code, under
+when the device produced it, its object code (the CPU device: native code;
+the emulator device: its kernels compiled by the SIMD backend), under
 ``platformdirs.user_cache_dir("mncl")/programs-v1``.  Writers hold a lock
 file and replace entries atomically; a corrupt entry is removed and rebuilt.
 
@@ -74,15 +75,18 @@ _fingerprint: list = []
 
 
 def compiler_fingerprint() -> str:
-    """translator.__version__ plus a hash of the front end's .py and .h files."""
+    """translator.__version__ plus a hash of the translator's and the emulator's .py and .h files
+    (the emulator's ISA table shapes the generated code, and the emulator device caches that code)."""
     if not _fingerprint:
         h = hashlib.sha256(translator_version().encode())
-        try:
-            import translator
-            root = os.path.dirname(translator.__file__ or "")
-        except ImportError:
-            root = ""
-        if root:
+        for package in ("translator", "emulator"):
+            try:
+                root = os.path.dirname(__import__(package).__file__ or "")
+            except ImportError:
+                root = ""
+            if not root:
+                continue
+            h.update(package.encode())
             for dirpath, dirnames, files in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
                 for name in sorted(files):

@@ -10,6 +10,7 @@ emulator's profile in ``ev.stats``.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -21,6 +22,7 @@ from .errors import make_error, status_code
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
+OBJECT_FORMAT = "mncl-emu-kernels-1"   # the layout of LoadedProgram.object_code
 
 
 def _longs(view: np.ndarray) -> np.ndarray:
@@ -46,18 +48,33 @@ class EmuAllocation:
 
 
 class LoadedProgram:
-    def __init__(self, module, device):
+    """A module on the emulator device: its kernels compiled by the backend (KernelBinary, kept on
+    disk as ``object_code`` so a cache hit skips the backend) and assembled on first use."""
+
+    def __init__(self, module, device, kernels=None):
         self.module = module
-        self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program)
-        self.object_code = None
         self.device = device
+        self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
+        self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
+
+    @property
+    def object_code(self) -> bytes:
+        """The kernels compiled so far, as JSON for the disk cache (see EmulatorDevice.load)."""
+        return json.dumps({"format": OBJECT_FORMAT, "device": self.device.cache_key,
+                           "kernels": [kb.to_dict() for kb in self.kernels.values()]}).encode()
+
+    def kernel_binary(self, name, mode):
+        kb = self.kernels.get((name, mode))
+        if kb is None:
+            from translator.backend import compile_kernel
+            kb = self.kernels[(name, mode)] = compile_kernel(self.module, name, self.device.machine, mode)
+        return kb
 
     def binary(self, name, mode):
         key = (name, mode)
         if key not in self.binaries:
             from emulator import assemble
-            from translator.backend import compile_kernel
-            kb = compile_kernel(self.module, name, self.device.machine, mode)
+            kb = self.kernel_binary(name, mode)
             tables = {}          # __constant data: in DRAM for as long as the program is loaded
             for k, (cname, data) in enumerate(kb.constants):
                 raw = np.frombuffer(bytes.fromhex(data), np.uint8).copy()
@@ -126,10 +143,28 @@ class EmulatorDevice:
         return module
 
     def load(self, module, object_code=None):
-        prog = LoadedProgram(module, self)
-        for name, info in module.kernels.items():     # compile errors belong to the build
-            prog.binary(name, "task" if info.task else "1d")
+        """Compile and assemble every kernel now, so compile errors belong to the build.  With
+        ``object_code`` from an earlier load (a disk-cache hit) the backend is skipped and each
+        kernel is assembled on its first launch: that build already succeeded."""
+        prog = LoadedProgram(module, self, self._cached_kernels(object_code))
+        for name, info in module.kernels.items():
+            mode = "task" if info.task else "1d"
+            if (name, mode) not in prog.kernels:
+                prog.binary(name, mode)
         return prog
+
+    def _cached_kernels(self, object_code):
+        """The KernelBinaries in ``object_code``, or {} if it is missing, unreadable or made for
+        another machine (then the backend runs again, as the CPU device regenerates a bad object)."""
+        from translator.backend import KernelBinary
+        try:
+            doc = json.loads(object_code)
+            if doc["format"] != OBJECT_FORMAT or doc["device"] != self.cache_key:
+                return {}
+            kbs = [KernelBinary.from_dict(d) for d in doc["kernels"]]
+        except (TypeError, ValueError, KeyError):
+            return {}
+        return {(kb.name, kb.mode): kb for kb in kbs}
 
     # -- launching -----------------------------------------------------------------------
     def wave_shape(self, gs, ls, grouped):

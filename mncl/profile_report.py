@@ -16,13 +16,15 @@ from pathlib import Path
 _counter = itertools.count(1)
 
 
-def write_reports(directory: str, kernel: str, profile, source: str | None = None) -> Path:
+def write_reports(directory: str, kernel: str, profile, source: str | None = None, name: str | None = None) -> Path:
+    """Write ``<name>.trace.json`` and ``<name>.html`` (name: ``<kernel>-<n>``, numbered per process,
+    unless given); return the HTML file's path."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{kernel}-{next(_counter)}"
-    stem.with_suffix(".trace.json").write_text(json.dumps(profile.chrome_trace()))
-    stem.with_suffix(".html").write_text(render_html(kernel, profile, source))
-    return stem.with_suffix(".html")
+    stem = out / (name or f"{kernel}-{next(_counter)}")
+    Path(f"{stem}.trace.json").write_text(json.dumps(profile.chrome_trace()))
+    Path(f"{stem}.html").write_text(render_html(kernel, profile, source))
+    return Path(f"{stem}.html")
 
 
 def _table(title, rows, head=("", "")):

@@ -172,3 +172,42 @@ def test_build_cache_dir_argument(counting):
     other = tmp / "elsewhere"
     cl.Program(ctx, SRC).build(cache_dir=str(other))
     assert len(list(other.glob("*.mnclbin"))) == 1 and not entries(tmp, ".mnclbin")
+
+
+def test_emulator_cache_hit_skips_the_backend_and_machines_do_not_share(monkeypatch, tmp_path):
+    """The emulator device keeps its compiled kernels in the entry: a disk hit runs neither the front
+    end nor the SIMD backend; another machine has its own entry, and a kernel compiled for another
+    machine found in an entry is not used."""
+    from importlib import resources
+
+    import translator.backend as backend_mod
+    from mncl.context import select_device
+    monkeypatch.setenv("MNCL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MNCL_CACHE", raising=False)
+    monkeypatch.setattr(program_mod, "_memo", {})
+    compiled = []
+    real = backend_mod.compile_kernel
+    monkeypatch.setattr(backend_mod, "compile_kernel",
+                        lambda module, name, machine, mode="1d": compiled.append(machine.name)
+                        or real(module, name, machine, mode))
+    toml = tmp_path / "wide.toml"
+    toml.write_text(resources.files("emulator").joinpath("presets/tiny.toml").read_text()
+                    .replace('name = "tiny"', 'name = "wide"').replace("mab_per_l1b = 4", "mab_per_l1b = 8"))
+    tiny = cl.Context([select_device("emulator", "tiny")])
+    wide = cl.Context([select_device("emulator", str(toml))])
+    src = """__kernel void saxpy(__global const float *x, __global float *y, float a, int n)
+             { int i = get_global_id(0); if (i < n) y[i] = a * x[i] + y[i]; }"""
+    run_saxpy(tiny, cl.Program(tiny, src).build())
+    assert compiled == ["tiny"]
+    monkeypatch.setattr(program_mod, "_memo", {})        # as in a new process: only the disk is left
+    run_saxpy(tiny, cl.Program(tiny, src).build())
+    assert compiled == ["tiny"]
+    run_saxpy(wide, cl.Program(wide, src).build())
+    assert compiled == ["tiny", "wide"] and len(entries(tmp_path, ".mnclbin")) == 2
+    # an entry whose object code names another machine is recompiled, not trusted
+    objs = {o.read_bytes(): o for o in entries(tmp_path, ".o")}
+    (tiny_o, wide_o) = sorted(objs.values(), key=lambda o: b'"wide"' in o.read_bytes())
+    tiny_o.write_bytes(wide_o.read_bytes())
+    monkeypatch.setattr(program_mod, "_memo", {})
+    run_saxpy(tiny, cl.Program(tiny, src).build())
+    assert compiled == ["tiny", "wide", "tiny"]
