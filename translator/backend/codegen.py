@@ -100,6 +100,7 @@ class Codegen:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
+        self._invariant = {}              # Inst -> bool (wave_invariant)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
 
     # ------------------------------------------------------------------ emission helpers
@@ -1016,7 +1017,40 @@ class Codegen:
     CASTS = ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc", "bitcast",
              "ptrtoint", "inttoptr")
 
+    WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
+                          "sext", "zext", "trunc", "freeze", "fadd", "fsub", "fmul", "fneg", "fcmp", "sitofp",
+                          "uitofp", "fpext", "fptrunc"}
+
+    def wave_invariant(self, x) -> bool:
+        """x is the same in every lane of every wave (pure scalar arithmetic on constants and scalar
+        kernel arguments): computed once, in the prologue, not in every wave."""
+        if isinstance(x, Const):
+            return True
+        if not isinstance(x, Inst):
+            return False
+        r = self._invariant.get(x)
+        if r is None:
+            if x.op == "load":
+                ptr = self.vals.get(x.ops[0])
+                r = ptr is not None and ptr.base is not None and ptr.base[0] == "scalar"
+            else:
+                r = x.op in self.WAVE_INVARIANT_OPS and not x.type.startswith("<") and \
+                    all(self.wave_invariant(o) for o in x.ops)
+            self._invariant[x] = r
+        return r
+
     def inst(self, i: Inst, p: VReg):
+        if i.op in self.WAVE_INVARIANT_OPS and self.wave_invariant(i):
+            outer, self.items = self.items, []
+            try:
+                self.inst_here(i, p)
+            finally:
+                self.prologue += self.items
+                self.items = outer
+        else:
+            self.inst_here(i, p)
+
+    def inst_here(self, i: Inst, p: VReg):
         op = i.op
         if op in ("br", "switch", "ret", "unreachable"):
             return
