@@ -33,6 +33,7 @@ CASES = [
     ("iadd", "    iadd $lr0v $lr8v $lr16v\n    nop\n    nop"),
     ("inot (flag write)", "    inot $lr0v $omr1\n    nop\n    nop"),
     ("lpassa masked", "    inot $lr0v $omr1\n    nop\n    lpassa $lr8v $lr16v/$imr1\n    nop"),
+    ("lpassa mixed mask", "    ldec $subpeid $omr1\n    nop\n    lpassa $lr8v $lr16v/$imr1\n    nop"),
     ("fvadd", "    fvadd $lr0v $lr8v $lr16v\n    nop\n    nop"),
     ("fvmul", "    fvmul $lr0v $lr8v $lr16v\n    nop\n    nop"),
     ("fvfma", "    fvfma $lr0v $lr8v $lr24v $lr16v\n    nop\n    nop"),
