@@ -311,6 +311,7 @@ class Emulator:
         plan = self._plans.get(id(st))
         if plan is None:
             plan = self._plans[id(st)] = self._plan(st)
+        self._flag_dsts = plan[2]
         for e in st.exprs:
             e.defn.sem(e, self)
         for e, v0, v1, flags in self.pending:
@@ -327,17 +328,19 @@ class Emulator:
         self.cm.step(st.groups, plan[0])
 
     def _plan(self, st: Step):
-        """What a step contributes beyond its semantics: FLOPs, and which forwarding path each result feeds."""
+        """What a step contributes beyond its semantics: FLOPs, which forwarding path each result
+        feeds, and which expressions write a mask entry."""
         flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
+        flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
         if st.nop or st.noforward:
-            return flops, {}
+            return flops, {}, flag_dsts
         names = {}
         for e in st.exprs:
             g = e.defn.group
             if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                 g = isa.L1BM_TURN
             names[id(e)] = FWD_OF_GROUP.get(g)
-        return flops, names
+        return flops, names, flag_dsts
 
     def _flops(self, e) -> float:
         m, name, prec = self.m, e.defn.name, e.prec
@@ -506,7 +509,7 @@ class Emulator:
             v0 = v0.copy()
         if v1 is not None and v1.base is not None and id(v1.base) in self._owners:
             v1 = v1.copy()
-        if flags is not None and any(o.space == "omr" for o in e.dsts):
+        if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f
         self.pending.append((e, v0, v1, flags))

@@ -35,11 +35,14 @@ def from_mab(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.swapaxes(0, 1)).reshape((4, -1) + a.shape[3:])
 
 
+_RAW_DT = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}
+
+
 def raw_lanes(v: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
     """The lanes of a contiguous uint64 array in memory order (least significant first): a view.
 
     Element-wise operations do not care about lane order and run fastest on this view."""
-    dt = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}[kind][width]
+    dt = _RAW_DT[kind][width]
     return np.ascontiguousarray(v).view(dt).reshape(v.shape + (64 // width,))
 
 
