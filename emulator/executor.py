@@ -140,7 +140,6 @@ class Emulator:
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
         self._fixed_cache: dict = {}
-        self._subpe_cache: dict = {}
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
@@ -369,11 +368,7 @@ class Emulator:
         return np.full((4, self.m.n_pe), value, dtype=U64)
 
     def subpe_in(self, which: tuple) -> np.ndarray:
-        sel = self._subpe_cache.get(which)
-        if sel is None:
-            sel = self._subpe_cache[which] = np.isin(self.state.ids["subpeid"], which)
-            sel.flags.writeable = False
-        return sel
+        return np.isin(self.state.ids["subpeid"], which)
 
     @property
     def machine(self) -> Machine:

@@ -376,11 +376,6 @@ def mau_out(ctx, e, r: np.ndarray, prec: str, x1, raw: bool = False):
     ctx.write_all(e, out0, x1, flags)
 
 
-def _half_select(ctx, e):
-    """dv*u computes products on PEs 0 and 1 of each MAB, dv*d on PEs 2 and 3."""
-    return ctx.subpe_in({"u": (0, 1), "d": (2, 3)}[e.half])
-
-
 def mau_vector(e, ctx):
     op, prec = e.defn.name, e.prec
     # element-wise fp64/fp32 work runs on lanes in memory order; anything positional does not
@@ -397,13 +392,19 @@ def mau_vector(e, ctx):
             r = x
         elif op == "vadd":
             r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=dt)
+        elif native:
+            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0])
         else:
-            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=dt)   # exact for fp32 and half
-            if prec == "d":
-                r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
+            # float64 products (exact for fp32 and half) in one owned buffer, updated in place: x
+            # may be a view of the machine's memory, so it is copied first
+            r = x.astype(f64)
+            np.multiply(r, mau_in(ctx, e.srcs[1], e, prec, raw)[0], out=r)
+            if prec == "d":      # the other half's PEs (subpeid = PE index in its MAB) give +0
+                off = {"u": slice(2, 4), "d": slice(0, 2)}[e.half]
+                r.reshape((r.shape[0], -1, 4) + r.shape[2:])[:, :, off] = 0.0
             if op == "vfma":
                 z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
-                np.add(r, z, out=r, dtype=f64)
+                np.add(r, z, out=r)
     mau_out(ctx, e, r, prec, x1, raw)
 
 
