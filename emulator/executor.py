@@ -58,6 +58,16 @@ LUT_L = _nibble_lut(16, (3, 2, 1, 0))                  # long word: 16-bit quart
 LUT_LL0 = _nibble_lut(32, (1, 0, None, None))          # first long of ll: bits 3, 2
 LUT_LL1 = _nibble_lut(32, (None, None, 1, 0))          # second long of ll: bits 1, 0
 LUT_W = _nibble_lut(16, (1, 0, None, None))            # word: the long's upper half, bits 3, 2
+_LUT_BITS = {id(LUT_L): 0xF, id(LUT_LL0): 0xC, id(LUT_LL1): 0x3, id(LUT_W): 0xC}   # the nibble bits each reads
+_LUT_AS = {}
+
+
+def _lut_as(lut, dt):
+    """lut in dtype dt (its values fit), made once."""
+    key = (id(lut), dt)
+    if key not in _LUT_AS:
+        _LUT_AS[key] = lut.astype(dt)
+    return _LUT_AS[key]
 
 
 _TOKENS = itertools.count()
@@ -130,6 +140,7 @@ class Emulator:
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
         self._fixed_cache: dict = {}
+        self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
         self._sizes.update(self.state.words)
@@ -299,6 +310,7 @@ class Emulator:
         plan = self._plans.get(id(st))
         if plan is None:
             plan = self._plans[id(st)] = self._plan(st)
+        self._flag_dsts = plan[2]
         for e in st.exprs:
             e.defn.sem(e, self)
         for e, v0, v1, flags in self.pending:
@@ -315,17 +327,19 @@ class Emulator:
         self.cm.step(st.groups, plan[0])
 
     def _plan(self, st: Step):
-        """What a step contributes beyond its semantics: FLOPs, and which forwarding path each result feeds."""
+        """What a step contributes beyond its semantics: FLOPs, which forwarding path each result
+        feeds, and which expressions write a mask entry."""
         flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
+        flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
         if st.nop or st.noforward:
-            return flops, {}
+            return flops, {}, flag_dsts
         names = {}
         for e in st.exprs:
             g = e.defn.group
             if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                 g = isa.L1BM_TURN
             names[id(e)] = FWD_OF_GROUP.get(g)
-        return flops, names
+        return flops, names, flag_dsts
 
     def _flops(self, e) -> float:
         m, name, prec = self.m, e.defn.name, e.prec
@@ -490,7 +504,7 @@ class Emulator:
             v0 = v0.copy()
         if v1 is not None and v1.base is not None and id(v1.base) in self._owners:
             v1 = v1.copy()
-        if flags is not None and any(o.space == "omr" for o in e.dsts):
+        if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f
         self.pending.append((e, v0, v1, flags))
@@ -545,8 +559,28 @@ class Emulator:
         if r1 is not None:
             self._store(mem, (r1, cols), v1, nib, entry, LUT_LL1, U64)
 
-    @staticmethod
-    def _store(mem, where, val, nib, entry, lut, dt):
+    def _keep(self, nib, entry, lut, dt):
+        """The write mask of a flag entry as dt bits per element, or True (every bit written) or
+        False (none).  Cached per (entry, layout) and reused while the entry's nibbles are the same
+        (compared in full, so any write to the entry, by a step or by the host, is seen)."""
+        key = (entry, id(lut), dt)
+        raw = nib.tobytes()
+        hit = self._keep_cache.get(key)
+        if hit is not None and hit[0] == raw:
+            return hit[1]
+        used = _LUT_BITS[id(lut)]
+        m = nib & np.uint8(used)
+        if m.min() == used:
+            keep = True
+        elif m.max() == 0:
+            keep = False
+        else:
+            keep = np.take(_lut_as(lut, dt), nib)
+            keep.flags.writeable = False
+        self._keep_cache[key] = (raw, keep)
+        return keep
+
+    def _store(self, mem, where, val, nib, entry, lut, dt):
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
             mem[where] = val
@@ -558,8 +592,19 @@ class Emulator:
             if cyc.any():
                 mem[(rows[cyc],) + tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where[1:])] = val[cyc]
         else:
+            keep = self._keep(nib, entry, lut, dt)
+            if keep is False:
+                return
+            if keep is True:          # as the merge below with every bit kept: a plain store
+                mem[where] = val
+                return
+            if all(isinstance(x, slice) for x in where):   # a view: merge in place
+                old = mem[where]
+                diff = np.bitwise_xor(old, val)
+                diff &= keep
+                old ^= diff
+                return
             old = mem[where]
-            keep = lut[nib].astype(dt)
             new = old ^ ((old ^ val) & keep)
             if np.ndim(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
                 # T-indirect: several cycles may name one address, and a masked-off cycle must not

@@ -98,15 +98,23 @@ _EXP = {64: (52, 0x7FF), 32: (23, 0xFF), 16: (9, 0x3F)}
 
 
 def normalize_bits(bits: np.ndarray, width: int) -> np.ndarray:
-    """The MAU/RRN output rule: exponent 0 -> +0; exponent all ones -> mantissa cleared (no NaN)."""
+    """The MAU/RRN output rule: exponent 0 -> +0; exponent all ones -> mantissa cleared (no NaN).
+
+    Returns bits itself (not a copy) when the rule changes nothing, which is checked with
+    reductions: no lane has the top exponent, and as many lanes are nonzero as have a nonzero
+    exponent (so no -0 and no denormal)."""
     mbits, emax = _EXP[width]
     t = _UINT[width]
     bits = bits.astype(t, copy=False)
-    e = bits & t(emax << mbits)
-    top = e == t(emax << mbits)
-    if top.any():
-        bits = np.where(top, bits & ~t((1 << mbits) - 1), bits)
-    return bits * (e != 0)
+    top = t(emax << mbits)
+    e = bits & top
+    if e.size == 0:
+        return bits
+    if e.max() == top:
+        bits = np.where(e == top, bits & ~t((1 << mbits) - 1), bits)
+    if np.count_nonzero(e) != np.count_nonzero(bits):
+        bits = bits * (e != 0)
+    return bits
 
 
 def f64_bits(x) -> np.ndarray:

@@ -35,11 +35,14 @@ def from_mab(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.swapaxes(0, 1)).reshape((4, -1) + a.shape[3:])
 
 
+_RAW_DT = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}
+
+
 def raw_lanes(v: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
     """The lanes of a contiguous uint64 array in memory order (least significant first): a view.
 
     Element-wise operations do not care about lane order and run fastest on this view."""
-    dt = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}[kind][width]
+    dt = _RAW_DT[kind][width]
     return np.ascontiguousarray(v).view(dt).reshape(v.shape + (64 // width,))
 
 
@@ -59,18 +62,9 @@ def to_float(v0: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
     return mnhalf_to_f32(raw_lanes(v0, w) if raw else lanes(v0, w))
 
 
-_NORMAL = {64: (np.finfo(np.float64).tiny, np.finfo(np.float64).max),
-           32: (np.finfo(np.float32).tiny, np.finfo(np.float32).max)}
-
-
 def _normalized(x: np.ndarray, width: int) -> np.ndarray:
-    """Output normalisation, with a fast path when every value is already a normal number."""
-    a = np.abs(x)
-    tiny, big = _NORMAL[width]
-    bits = x.view(np.uint64 if width == 64 else np.uint32)
-    if a.size and a.min() >= tiny and a.max() <= big:
-        return bits
-    return normalize_bits(bits, width)
+    """Output normalisation of float lanes (their bits; x itself when nothing changes)."""
+    return normalize_bits(x.view(np.uint64 if width == 64 else np.uint32), width)
 
 
 def from_float(x: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
@@ -94,6 +88,32 @@ def sign_flags(bits_lanes: np.ndarray, width: int) -> np.ndarray:
 def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     """(P, 4, n) bool per lane -> (P, 4) uint8 nibble, each lane owning 4/n bits (MSB lane high).
     ``msb_first=False``: the lanes are in memory order (LSB lane first), as ``lanes_le`` gives."""
+    n = flag_lanes.shape[-1]
+    if flag_lanes.dtype != np.bool_ or n not in (1, 2, 4):
+        return _flags_nibble_general(flag_lanes, msb_first)
+    f, le = flag_lanes, not msb_first
+    if f.strides[-1] < 0:          # a reversed view: flip it back (free) and the lane order with it
+        f, le = f[..., ::-1], not le
+    if n == 1:
+        return f[..., 0].view(np.uint8) * np.uint8(15)
+    f = np.ascontiguousarray(f)    # lane k of a row is byte k of a uint16 / uint32
+    if n == 2:
+        v = f.view(np.uint16)[..., 0]
+        if le:                     # byte 0 -> bits 1..0, byte 1 -> bits 3..2
+            v = (v | (v >> np.uint16(6))) & np.uint16(0b101)
+        else:                      # byte 0 -> bits 3..2, byte 1 -> bits 1..0
+            v = ((v << np.uint16(2)) | (v >> np.uint16(8))) & np.uint16(0b101)
+        return (v * np.uint16(3)).astype(np.uint8)
+    v = f.view(np.uint32)[..., 0]
+    if not le:
+        v = v.byteswap()
+    v = v | (v >> np.uint32(7))    # byte j -> bit j
+    v |= v >> np.uint32(14)
+    v &= np.uint32(15)
+    return v.astype(np.uint8)
+
+
+def _flags_nibble_general(flag_lanes, msb_first):
     n = flag_lanes.shape[-1]
     f = flag_lanes.astype(np.uint8)
     if not msb_first:
@@ -164,24 +184,30 @@ def _arith(e, prec, x0, x1, y0, ctx):
     w = WIDTH[prec]
     xs = lanes_le(x0, w)
     one = xs.dtype.type(1)
+    ys = None
     if op == "inc":
         r = xs + one
-        ovf = xs == np.iinfo(xs.dtype).max
     elif op == "dec":
         r = xs - one
-        ovf = xs == 0
-    elif op == "add":
+    else:
         ys = lanes_le(y0, w)
-        r = xs + ys
-        ovf = r < xs
-    else:  # sub
-        ys = lanes_le(y0, w)
-        r = xs - ys
-        ovf = xs < ys
+        r = xs + ys if op == "add" else xs - ys
     out = pack_le(r)
     if signed:
         return out, x1, lambda: flags_nibble(sign_flags(r, w), False)
-    return out, x1, lambda: flags_nibble(~ovf, False)
+
+    def no_carry():
+        # worked out only when a flag is written (ctx calls this before the step's writes land)
+        if op == "inc":
+            ovf = xs == np.iinfo(xs.dtype).max
+        elif op == "dec":
+            ovf = xs == 0
+        elif op == "add":
+            ovf = r < xs
+        else:
+            ovf = xs < ys
+        return flags_nibble(~ovf, False)
+    return out, x1, no_carry
 
 
 def _logic(e, prec, x0, x1, y0, ctx):
@@ -350,29 +376,35 @@ def mau_out(ctx, e, r: np.ndarray, prec: str, x1, raw: bool = False):
     ctx.write_all(e, out0, x1, flags)
 
 
-def _half_select(ctx, e):
-    """dv*u computes products on PEs 0 and 1 of each MAB, dv*d on PEs 2 and 3."""
-    return ctx.subpe_in({"u": (0, 1), "d": (2, 3)}[e.half])
-
-
 def mau_vector(e, ctx):
     op, prec = e.defn.name, e.prec
     # element-wise fp64/fp32 work runs on lanes in memory order; anything positional does not
     raw = prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
     x, x1 = mau_in(ctx, e.srcs[0], e, prec, raw)
     f64 = np.float64
+    # fp32 lanes in memory order add and multiply natively: float64 then rounding to float32 is
+    # the same as float32 arithmetic for + and * (53 >= 2 * 24 + 2: the double rounding is
+    # innocuous), and half the work.  Not for vfma: its sum of an exact product is rounded twice.
+    native = x.dtype == np.float32 and op != "vfma"
+    dt = np.float32 if native else f64
     with np.errstate(invalid="ignore", over="ignore"):     # inf - inf, 0 * inf: IEEE results, not errors
         if op == "vpassa":
             r = x
         elif op == "vadd":
-            r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)
+            r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=dt)
+        elif native:
+            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0])
         else:
-            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=f64)   # exact for fp32 and half
-            if prec == "d":
-                r = np.where(_half_select(ctx, e)[None, :, None], r, 0.0)
+            # float64 products (exact for fp32 and half) in one owned buffer, updated in place: x
+            # may be a view of the machine's memory, so it is copied first
+            r = x.astype(f64)
+            np.multiply(r, mau_in(ctx, e.srcs[1], e, prec, raw)[0], out=r)
+            if prec == "d":      # the other half's PEs (subpeid = PE index in its MAB) give +0
+                off = {"u": slice(2, 4), "d": slice(0, 2)}[e.half]
+                r.reshape((r.shape[0], -1, 4) + r.shape[2:])[:, :, off] = 0.0
             if op == "vfma":
                 z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
-                np.add(r, z, out=r, dtype=f64)
+                np.add(r, z, out=r)
     mau_out(ctx, e, r, prec, x1, raw)
 
 

@@ -1,0 +1,170 @@
+"""The emulator's fast paths against the general computations they replace.
+
+Each fast path (native fp32 add/mul, the normalisation's no-change check, the cached
+write-mask keep bits and their all/none shortcuts, flag nibbles by bit tricks) must give
+bit-identical results to the straightforward formula, over random values and the special
+ones (+-0, denormals, +-inf, NaN of either sign, the largest and smallest normals).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emulator.asm import assemble
+from emulator.executor import LUT_L, LUT_LL0, LUT_LL1, LUT_W, Emulator
+from emulator.numbers import normalize_bits
+from emulator.semantics import _flags_nibble_general, flags_nibble
+
+_UINT = {64: np.uint64, 32: np.uint32, 16: np.uint16}
+_EXP = {64: (52, 0x7FF), 32: (23, 0xFF), 16: (9, 0x3F)}
+
+
+def reference_normalize(bits, width):
+    """The rule, spelt out: exponent 0 -> +0; exponent all ones -> mantissa cleared."""
+    mbits, emax = _EXP[width]
+    t = _UINT[width]
+    bits = np.asarray(bits).astype(t)
+    e = (bits >> t(mbits)) & t(emax)
+    out = np.where(e == emax, bits & ~t((1 << mbits) - 1), bits)
+    return np.where(e == 0, t(0), out).astype(t)
+
+
+SPECIAL32 = np.array([0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000,
+                      0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+                      0x7F800001, 0xFFBFFFFF, 0x3F800000, 0xBF800000, 0x34000000, 0x33800000,
+                      0x0B000000, 0x1F800000, 0x5F800000, 0x7F000000], dtype=np.uint32)
+
+
+def fp32_values(rng, n):
+    """Random bit patterns, random moderate floats and the specials, mixed."""
+    bits = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    moderate = rng.standard_normal(n).astype(np.float32).view(np.uint32)
+    tiny = (rng.standard_normal(n) * 2.0 ** -120).astype(np.float32).view(np.uint32)
+    with np.errstate(over="ignore"):
+        huge = (rng.standard_normal(n) * 2.0 ** 126).astype(np.float32).view(np.uint32)
+    special = SPECIAL32[rng.integers(0, SPECIAL32.size, n)]
+    pick = rng.integers(0, 5, n)
+    return np.choose(pick, [bits, moderate, tiny, huge, special]).astype(np.uint32)
+
+
+@pytest.mark.parametrize("width", [64, 32, 16])
+def test_normalize_bits_matches_the_rule(width):
+    rng = np.random.default_rng(width)
+    t = _UINT[width]
+    mbits, emax = _EXP[width]
+    raw = rng.integers(0, 1 << min(width, 63), 20000, dtype=np.uint64).astype(t)
+    if width == 64:
+        raw |= rng.integers(0, 2, raw.size, dtype=np.uint64) << np.uint64(63)
+    # make each class common: exponent 0, exponent all ones, zeros of both signs
+    cls = rng.integers(0, 5, raw.size)
+    emask = t(emax << mbits)
+    raw = np.where(cls == 1, raw & ~emask, raw)
+    raw = np.where(cls == 2, raw | emask, raw)
+    raw = np.where(cls == 3, raw & t(1 << (width - 1)), raw)
+    for sample in (raw, raw[cls == 0], raw[cls != 1], raw[(cls == 0) | (cls == 4)], raw[cls == 3],
+                   raw[:0], np.where(cls == 3, t(0), raw)):
+        got = normalize_bits(sample.copy(), width)
+        assert got.dtype == t
+        assert np.array_equal(got, reference_normalize(sample, width))
+
+
+@pytest.mark.parametrize("op", [np.add, np.multiply, np.subtract])
+def test_native_fp32_equals_float64_then_rounding(op):
+    """+, -, * of fp32 done in float32 give the bits of float64 arithmetic rounded to float32,
+    once normalised (NaN payloads may differ; the rule makes every NaN an infinity)."""
+    rng = np.random.default_rng(7)
+    x = fp32_values(rng, 200000).view(np.float32)
+    y = fp32_values(rng, 200000).view(np.float32)
+    with np.errstate(all="ignore"):
+        native = op(x, y)
+        wide = op(x, y, dtype=np.float64).astype(np.float32)
+    a = normalize_bits(native.view(np.uint32), 32)
+    b = normalize_bits(wide.view(np.uint32), 32)
+    assert np.array_equal(a, b)
+
+
+def _reference_mau(x_bits, y_bits, op):
+    """The emulator's earlier fp32 vadd / vmul: float64 arithmetic, rounded, normalised."""
+    x, y = x_bits.view(np.float32), y_bits.view(np.float32)
+    with np.errstate(all="ignore"):
+        r = (np.add if op == "vadd" else np.multiply)(x, y, dtype=np.float64).astype(np.float32)
+    return reference_normalize(r.view(np.uint32), 32)
+
+
+@pytest.mark.parametrize("op", ["vadd", "vmul"])
+@pytest.mark.parametrize("neg", ["", "-"])
+def test_fp32_mau_add_mul_bit_exact_with_specials(op, neg):
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(11)
+    xs = fp32_values(rng, 4 * P * 2).reshape(4, P, 2)
+    ys = fp32_values(rng, 4 * P * 2).reshape(4, P, 2)
+    for c in range(4):     # $lr8v: long words 4, 5, 6, 7 (word addresses 8, 10, 12, 14)
+        emu.write_pe("r", 8 + 2 * c, xs[c].view(np.uint64))       # (P, 1)
+        emu.write_pe("r", 16 + 2 * c, ys[c].view(np.uint64))
+    emu.run(assemble(f"f{op} {neg}$lr8v $lr16v $lr0v\nnop\nnop\n"))
+    got = np.stack([emu.read_pe("r", 2 * c)[:, 0] for c in range(4)])
+    xr = xs ^ np.uint32(0x80000000) if neg else xs
+    want = _reference_mau(xr, ys, op).view(np.uint64)[..., 0]
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("msb_first", [True, False])
+def test_flags_nibble_bit_tricks(n, msb_first):
+    rng = np.random.default_rng(n)
+    f = rng.random((4, 96, n)) < 0.5
+    for g in (f, f[..., ::-1], np.asfortranarray(f), f[:, ::3]):
+        got = flags_nibble(g, msb_first)
+        want = _flags_nibble_general(g, msb_first)
+        assert got.dtype == np.uint8 and np.array_equal(got, want)
+
+
+def _reference_store(old, val, nib, lut):
+    keep = lut[nib]
+    return old ^ ((old ^ val) & keep)
+
+
+MASKS = {
+    "random": lambda rng, P: rng.integers(0, 16, (4, P), dtype=np.uint8),
+    "all ones": lambda rng, P: np.full((4, P), 15, np.uint8),
+    "none": lambda rng, P: np.zeros((4, P), np.uint8),
+    "upper half": lambda rng, P: np.full((4, P), 0xC, np.uint8),
+    "lower half": lambda rng, P: np.full((4, P), 0x3, np.uint8),
+    "per PE": lambda rng, P: np.broadcast_to(rng.integers(0, 2, P, dtype=np.uint8) * 15, (4, P)).copy(),
+}
+
+
+@pytest.mark.parametrize("mask", list(MASKS))
+def test_masked_stores_match_the_merge_formula(mask):
+    """l, ll and word stores under flag entry 1, with the entry rewritten by the host between runs
+    (the cached keep bits must follow it)."""
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(3)
+    prog = assemble("lpassa $lr16v $lr64v/$imr1\nlpassa $llr32v $llr96v/$imr1\n"
+                    "ipassa $r8v $r128v/$imr1\nnop\nnop\n")
+    for _ in range(3):
+        for sp in "r":
+            emu.write_pe(sp, 0, rng.integers(0, 1 << 63, (P, 128), dtype=np.uint64) * np.uint64(2) + np.uint64(1))
+        before = emu.state.mem["r"].copy()
+        nib = MASKS[mask](rng, P)
+        emu.state.omr[1] = nib
+        emu.run(prog)
+        after = emu.state.mem["r"]
+        want = before.copy()
+        # (source first) lpassa: long words 8 + c -> 32 + c
+        c4 = np.arange(4)
+        want[32 + c4] = _reference_store(before[32 + c4], before[8 + c4], nib, LUT_L)
+        # ll: long words 16 + 2c, 17 + 2c -> 48 + 2c, 49 + 2c
+        want[48 + 2 * c4] = _reference_store(before[48 + 2 * c4], before[16 + 2 * c4], nib, LUT_LL0)
+        want[49 + 2 * c4] = _reference_store(before[49 + 2 * c4], before[17 + 2 * c4], nib, LUT_LL1)
+        # ipassa: words 8 + c -> 128 + c (word a is the upper half of long word a // 2 when even)
+        b32 = before.view(np.uint32).reshape(before.shape + (2,))
+        w32 = want.view(np.uint32).reshape(want.shape + (2,))
+        for c in range(4):
+            src, a = 8 + c, 128 + c
+            old = b32[a >> 1, :, 1 - (a & 1)]
+            val = b32[src >> 1, :, 1 - (src & 1)]
+            w32[a >> 1, :, 1 - (a & 1)] = _reference_store(old, val, nib[c], LUT_W.astype(np.uint32))
+        assert np.array_equal(after, want)
