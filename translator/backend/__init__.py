@@ -71,7 +71,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
-        tree = sink_into_branches(remove_dead(coalesce_carried(tree)))
+        tree = coalesce_carried(sink_into_branches(remove_dead(tree)))
         alloc = allocate(tree, lay.lm_words)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)
