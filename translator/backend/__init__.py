@@ -58,6 +58,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
                              f"at most {MAX_PARAMS}")
+    cg = None
     try:
         func = read_function(module.llvm_ir, info.wg_function)
         cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
@@ -81,7 +82,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
     except (Unsupported, AllocError) as e:
-        raise _error(module, f"kernel '{kernel}': {e}") from None
+        raise _error(module, f"kernel '{kernel}': {e}", cg.line if cg else 0) from None
+    except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
+        raise _error(module, f"kernel '{kernel}': internal compiler error ({type(e).__name__}: {e}); the "
+                             f"emulator device cannot compile this construct", cg.line if cg else 0) from e
     tables = read_globals(module.llvm_ir)
     try:
         constants = [[n, const_bytes(*tables[n]).hex()] for n in cg.uses.get("constants", [])]

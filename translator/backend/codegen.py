@@ -27,8 +27,10 @@ Takes the ``Func`` of ``K__wi`` (irread) and gives the control tree of
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 
+from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
@@ -296,6 +298,15 @@ class Codegen:
 
     def const_val(self, c: Const) -> Val:
         ty, v = c.type, c.value
+        if irtypes.is_aggregate(ty):                 # its leaves, read from its bytes in memory
+            out = []
+            for lt, off in self.leaves(ty):
+                n = irtypes.size(lt)
+                raw = bytes(n) if v is None else v[off:off + n]
+                x = struct.unpack({"float": "<f", "double": "<d"}[lt], raw)[0] if lt in ("float", "double") \
+                    else int.from_bytes(raw, "little", signed=True)
+                out.append(self.const_val(Const(lt, x)))
+            return self.make_vec(out)
         if v is None:
             v = 0
         if isinstance(v, tuple):
@@ -311,11 +322,9 @@ class Codegen:
             return Val("i64", (r, r), narrow=self.c32(v) if -(1 << 31) <= v < (1 << 32) else None,
                        const=v, gid_affine=(0, v, None))
         if ty == "float":
-            import struct
             bits = struct.unpack("<I", struct.pack("<f", v))[0]
             return Val("f32", (self.c32(bits),), const=v)
         if ty == "double":
-            import struct
             bits = struct.unpack("<Q", struct.pack("<d", v))[0]
             r = self.const64(bits)
             return Val("f64", (r, r), const=v)
@@ -340,6 +349,50 @@ class Codegen:
         a = Arg("elt", ty)
         self.vals[a] = v
         return a
+
+    # aggregates (structs, arrays as values): the flat vec of their scalar leaves --------------------
+    def leaves(self, ty: str) -> tuple:
+        out = irtypes.leaves(ty)
+        for lt, _ in out:
+            if lt == "ptr" or lt not in ("i1", "i8", "i16", "i32", "i64", "float", "double"):
+                raise CodegenError(f"a struct or array value with a field of type {lt} is not supported on the "
+                                   f"emulator device", self.line)
+        return out
+
+    def aggregate_inst(self, i: Inst, p: VReg):
+        """extractvalue / insertvalue (indices at the end of the text), and loads and stores of a
+        whole aggregate, one per scalar leaf at LLVM's offset of it."""
+        if i.op in ("load", "store"):
+            ty = i.type if i.op == "load" else i.ops[0].type
+            ptr = self.val(i.ops[-1] if i.op == "store" else i.ops[0])
+            src = self.elems(self.val(i.ops[0])) if i.op == "store" else None
+            out = []
+            for k, (lt, off) in enumerate(self.leaves(ty)):
+                aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + off, ptr.gid_affine[2])
+                at = self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + off, gid_affine=aff))
+                if src is None:
+                    ld = Inst("load", f"{i.name}.{k}", lt, [at], elem=lt, line=i.line)
+                    self.inst(ld, p)
+                    out.append(self.vals[ld])
+                else:
+                    self.inst(Inst("store", "", "void", [self.proxy(lt, src[k]), at], line=i.line), p)
+            return self.make_vec(out) if src is None else None
+        m = re.search(r"((?:,\s*\d+)+)\s*$", i.text)
+        if not m:
+            raise CodegenError(f"'{i.op}' indices not understood: '{i.text}'", self.line)
+        ty = i.ops[0].type
+        first = 0
+        for idx in (int(x) for x in re.findall(r"\d+", m.group(1))):
+            f, _, ty = irtypes.field_range(ty, idx)
+            first += f
+        n = len(self.leaves(ty))
+        items = self.elems(self.val(i.ops[0]))
+        scalar = not (irtypes.is_aggregate(ty) or _VEC.fullmatch(ty))
+        if i.op == "extractvalue":
+            return items[first] if scalar else self.make_vec(items[first:first + n])
+        x = self.val(i.ops[1])
+        items[first:first + n] = [x] if scalar else self.elems(x)
+        return self.make_vec(items)
 
     def vector_inst(self, i: Inst, p: VReg) -> Val:
         op = i.op
@@ -410,7 +463,7 @@ class Codegen:
         return None if op == "store" else self.make_vec(out)
 
     def kind_of(self, ty: str) -> str:
-        if _VEC.fullmatch(ty):
+        if _VEC.fullmatch(ty) or irtypes.is_aggregate(ty):
             return "vec"
         if ty == "i1":
             return "b"
@@ -797,6 +850,8 @@ class Codegen:
     def persistent(self, ty) -> Val:
         """A register set that lives across a loop (phis, captures)."""
         k = self.kind_of(ty)
+        if k == "vec" and irtypes.is_aggregate(ty):
+            return self.make_vec([self.persistent(lt) for lt, _ in self.leaves(ty)])
         if k == "vec":
             m = _VEC.fullmatch(ty)
             return self.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
@@ -1008,6 +1063,12 @@ class Codegen:
             return
         if op == "freeze":
             self.vals[i] = self.val(i.ops[0])
+            return
+        if op in ("extractvalue", "insertvalue") or op in ("load", "store") and irtypes.is_aggregate(
+                i.type if op == "load" else i.ops[0].type):
+            v = self.aggregate_inst(i, p)
+            if v is not None:
+                self.vals[i] = v
             return
         if i.type.startswith("<") or any(isinstance(o, (Inst, Arg, Const)) and o.type.startswith("<") for o in i.ops):
             v = self.vector_inst(i, p)
@@ -2373,72 +2434,18 @@ def aff_scale(a, c: int):
 
 
 def type_size(ty: str) -> int:
-    ty = ty.strip()
-    if ty in ("i1", "i8"):
-        return 1
-    if ty in ("i16", "half"):
-        return 2
-    if ty in ("i32", "float"):
-        return 4
-    if ty in ("i64", "double", "ptr"):
-        return 8
-    if ty.startswith("[") or ty.startswith("<"):
-        n, et = _agg(ty)
-        return n * type_size(et)
-    if ty.startswith("{"):
-        off = 0
-        for f in _fields(ty):
-            a = type_align(f)
-            off = -(-off // a) * a + type_size(f)
-        a = type_align(ty)
-        return -(-off // a) * a
-    raise CodegenError(f"type '{ty}' is not supported on the emulator device yet")
-
-
-def type_align(ty: str) -> int:
-    ty = ty.strip()
-    if ty.startswith("["):
-        return type_align(_agg(ty)[1])
-    if ty.startswith("{"):
-        return max([type_align(f) for f in _fields(ty)] or [1])
-    return type_size(ty) if not ty.startswith("<") else type_size(ty)
-
-
-def _agg(ty):
-    inner = ty[1:-1]
-    n, et = inner.split(" x ", 1)
-    return int(n), et.strip()
-
-
-def _fields(ty):
-    inner = ty.strip()[1:-1]
-    out, depth, cur = [], 0, ""
-    for ch in inner:
-        if ch in "[{<":
-            depth += 1
-        elif ch in "]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    """Bytes a value of ``ty`` takes in memory (LLVM's own layout, see irtypes)."""
+    try:
+        return irtypes.size(ty)
+    except Unsupported as e:
+        raise CodegenError(str(e)) from None
 
 
 def element_type(ty, idx):
     """(element type, field offset or None) of indexing aggregate `ty` with `idx`."""
     ty = ty.strip()
     if ty.startswith("[") or ty.startswith("<"):
-        return _agg(ty)[1], None
+        return irtypes.element(ty), None
     if ty.startswith("{") and idx is not None:
-        off = 0
-        for k, f in enumerate(_fields(ty)):
-            a = type_align(f)
-            off = -(-off // a) * a
-            if k == idx:
-                return f, off
-            off += type_size(f)
+        return irtypes.fields(ty)[idx]
     return None
