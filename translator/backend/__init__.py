@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
-from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
+from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, wide_arg_slots
 from .emit import AllocError, allocate, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
@@ -101,4 +101,4 @@ def _error(module, msg, line=0):
 
 
 __all__ = ["compile_kernel", "KernelBinary", "Layout", "ARG_LONGS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT",
-           "WG_SLOT", "FORMAT"]
+           "WG_SLOT", "FORMAT", "wide_arg_slots"]

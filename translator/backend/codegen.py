@@ -48,6 +48,22 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
+
+def wide_arg_slots(params) -> dict:
+    """Parameter index -> first argument-block long word of each by-value argument wider than 8
+    bytes (a vector, a struct).  Its bytes lie there packed, little-endian, in the parameter slots
+    the kernel's parameter count leaves free, taken from the top down; the runtime writes them
+    there, the kernel reads them (Codegen.wide_arg)."""
+    out, top = {}, SHAPE_SLOT
+    for k, p in enumerate(params):
+        if p.kind == "scalar" and p.size > 8:
+            top -= -(-p.size // 8)
+            out[k] = top
+    if top < PARAM_SLOT + len(params):
+        raise CodegenError(f"the by-value arguments wider than 8 bytes need {SHAPE_SLOT - top} long words of the "
+                           f"argument block; with {len(params)} parameters {MAX_PARAMS - len(params)} are free")
+    return out
+
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
 
 KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}
@@ -103,6 +119,8 @@ class Codegen:
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
         self.hoisted = []                 # (MV, wait) of loads whose transfers start the wave
+        self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
+        self._wide = {}                   # (slot, byte, type) -> Val of an element of one
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -498,6 +516,22 @@ class Codegen:
                                 mem=(("r", "n", self.arg_word(slot), self.arg_word(slot) + 2),)))
         return r
 
+    def wide_arg(self, slot, byte, ty) -> Val:
+        """Element `ty` at `byte` of argument-block long word `slot` (of a by-value vector or struct;
+        see wide_arg_slots), in both 32-bit halves; extracted once, in the prologue."""
+        key = (slot, byte, ty)
+        if key not in self._wide:
+            saved, self.items = self.items, []
+            r = self.argval(slot, f"arg{slot}")
+            if type_size(ty) < 8:
+                x = self.alu("ulsr", r, self.c32(8 * byte)) if byte else r
+                r = self.alu("lor", self.alu("llsl", x, self.c32(32)), self.alu("land", x, self.const64(0xFFFFFFFF)))
+            self.prologue += self.items
+            self.items = saved
+            k = self.kind_of(ty)
+            self._wide[key] = Val(k, (r,) if KINDS[k] == 1 else (r, r))
+        return self._wide[key]
+
     def build_prologue(self):
         """Broadcast the argument block to every PE (LM1 words 0..127), compute each slot's work-item."""
         lay = self.lay
@@ -734,7 +768,8 @@ class Codegen:
             return self.seq_ivs[x]
         if x.op == "load" and x.type in ("i32", "i64", "i16", "i8"):
             ptr = self.vals.get(x.ops[0])
-            if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar":
+            if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None \
+                    and not ptr.coff and ptr.base[1] not in self.wide_args:
                 self.uses.setdefault("params", set()).add(ptr.base[1])
                 return f"%p{ptr.base[1]}"
         if x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
@@ -1701,6 +1736,10 @@ class Codegen:
                 return Val("ptr", base=("local",), off=Val("i32", (off,)))
             return Val("ptr", base=("scalar", k))
         if b[0] == "scalar":
+            if (b[1] in self.wide_args or ptr.coff) and ptr.off is None \
+                    and ty in ("i8", "i16", "i32", "float", "i64", "double"):     # a vector's or struct's element
+                at = self.wide_args.get(b[1], PARAM_SLOT + b[1]) + ptr.coff // 8
+                return self.wide_arg(at, ptr.coff % 8, ty)
             if ptr.off is not None or ptr.coff or ty not in ("i8", "i16", "i32", "float", "i64", "double", "ptr"):
                 raise CodegenError(f"kernel argument '{self.param(b[1]).name}' of type "
                                    f"'{self.param(b[1]).type_name}' is not supported on the emulator device yet", self.line)
