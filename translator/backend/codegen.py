@@ -448,8 +448,7 @@ class Codegen:
                     and int(vec_of(i).group(1)) == len(src.parts):
                 ek = self.kind_of(vec_of(i).group(2).strip())
                 return Val("vec", src.regs, parts=(ek,) * len(src.parts))
-            raise CodegenError(f"bitcast from {i.ops[0].type} to {i.type} is not supported on the emulator device "
-                               f"yet", self.line)
+            return self.bitcast_words(src, i.ops[0].type, i.type)
         # everything else element by element: loads and stores at the elements' offsets, calls to
         # the scalar form of an intrinsic, arithmetic, compares, casts and selects
         m = vec_of(i) or (vec_of(i.ops[0]) if op == "store" else None)
@@ -479,6 +478,50 @@ class Codegen:
             if op != "store":
                 out.append(self.vals[fake])
         return None if op == "store" else self.make_vec(out)
+
+    def bitcast_words(self, v: Val, st: str, dt: str) -> Val:
+        """A bitcast between types of equal width whose elements differ in size (i32 <-> <4 x i8>,
+        <4 x float> <-> <16 x i8>, i64 <-> <2 x i32>): through the value's 32-bit words in memory
+        order, each an i32 lane (8- and 16-bit elements keep don't-care upper bits, as everywhere)."""
+        def layout(ty):
+            m = _VEC.fullmatch(ty)
+            et, n = (m.group(2).strip(), int(m.group(1))) if m else (ty, 1)
+            if et not in ("i8", "i16", "i32", "i64", "float", "double"):
+                raise CodegenError(f"bitcast from {st} to {dt} is not supported on the emulator device", self.line)
+            return et, n
+        (se, sn), (de, dn) = layout(st), layout(dt)
+        items = self.elems(v) if _VEC.fullmatch(st) else [v]
+        sb, db = 8 * type_size(se), 8 * type_size(de)
+        words = []
+        if sb == 64:
+            for x in items:
+                words.append(self.join32(*x.regs))
+                words.append(self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in x.regs)))
+        elif sb == 32:
+            words = [x.regs[0] for x in items]
+        else:
+            per = 32 // sb
+            for w in range(sn // per):
+                acc = None
+                for j in range(per):
+                    e = self.alu("iand", items[w * per + j].regs[0], self.c32((1 << sb) - 1))
+                    e = self.alu("ilsl", e, self.c32(j * sb)) if j else e
+                    acc = e if acc is None else self.alu("ior", acc, e)
+                words.append(acc)
+        out = []
+        if db == 64:
+            for w in range(0, len(words), 2):
+                lo, hi = self.split64(words[w], signed=False), self.split64(words[w + 1], signed=False)
+                regs = tuple(self.alu("lor", self.alu("llsl", h, self.c32(32)), l) for h, l in zip(hi, lo))
+                out.append(Val(self.kind_of(de), regs))
+        elif db == 32:
+            out = [Val(self.kind_of(de), (w,)) for w in words]
+        else:
+            for k in range(dn):
+                sh = (k * db) % 32
+                w = words[k * db // 32]
+                out.append(Val("i32", (self.alu("uilsr", w, self.c32(sh)) if sh else w,)))
+        return self.make_vec(out) if _VEC.fullmatch(dt) else out[0]
 
     def kind_of(self, ty: str) -> str:
         if _VEC.fullmatch(ty) or irtypes.is_aggregate(ty):
@@ -2445,6 +2488,12 @@ class Codegen:
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":
             mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
             return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))
+        if base == "bswap" and ty == "i32":          # as_int of reordered bytes: shifts and masks
+            x, c = args[0].regs[0], self.c32
+            a = self.alu("ior", self.alu("ilsl", x, c(24)), self.alu("uilsr", x, c(24)))
+            b = self.alu("ilsl", self.alu("iand", x, c(0xFF00)), c(8))
+            d = self.alu("iand", self.alu("uilsr", x, c(8)), c(0xFF00))
+            return Val("i32", (self.alu("ior", a, self.alu("ior", b, d)),))
         if base == "abs" and ty == "i32":
             x = args[0].regs[0]
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
