@@ -235,8 +235,8 @@ class Codegen:
         if a.kind == "vec":
             return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
-            if a.base != b.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if a.base != b.base:           # see on_either
+                return Val("ptr", base=("either", c, a, b))
             ao, bo = self.ptr_off(a), self.ptr_off(b)
             return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
         if len(a.regs) == 1:
@@ -327,6 +327,8 @@ class Codegen:
             return self.make_vec(out)
         if v is None:
             v = 0
+        if odd_int(ty):
+            ty = container_int(ty)
         if isinstance(v, tuple):
             et = _VEC.fullmatch(ty).group(2).strip()
             return self.make_vec([self.const_val(Const(et, x)) for x in v])
@@ -528,6 +530,8 @@ class Codegen:
             return "vec"
         if ty == "i1":
             return "b"
+        if odd_int(ty):
+            ty = container_int(ty)
         if ty in ("i8", "i16", "i32"):
             return "i32"
         if ty == "i64":
@@ -1139,6 +1143,14 @@ class Codegen:
         op = i.op
         if op in ("br", "switch", "ret", "unreachable"):
             return
+        if any(odd_int(t) for t in [i.type] + [getattr(o, "type", "") for o in i.ops]):
+            return self.widened(i, p)
+        k = {"load": 0, "getelementptr": 0, "store": 1}.get(op)
+        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and (self.val(i.ops[k]).base or ("",))[0] == "either":
+            v = self.on_either(i, k, p)
+            if v is not None:
+                self.vals[i] = v
+            return
         if op == "freeze":
             self.vals[i] = self.val(i.ops[0])
             return
@@ -1186,6 +1198,45 @@ class Codegen:
             raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", self.line)
 
     # integers ----------------------------------------------------------------------------------
+    EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
+               "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
+
+    def widened(self, i: Inst, p: VReg):
+        """An instruction on an odd-width integer (i33 from LLVM's closed forms of loops, i24 ...):
+        computed in the next supported width (i32 or i64), whose upper bits are don't-care, as for
+        i8/i16; operands are zero- or sign-extended from the odd width where the operation reads
+        those bits (shifts right, division, compares, extensions, conversions)."""
+        op = i.op
+        signed = self.EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
+        ops = []
+        for o in i.ops:
+            ty = getattr(o, "type", "")
+            if not odd_int(ty):
+                ops.append(o)
+                continue
+            if op not in ("add", "sub", "mul", "and", "or", "xor", "shl", "trunc", "icmp", "select", "phi", "freeze") \
+                    and signed is None:
+                raise CodegenError(f"'{op}' on {ty} is not supported on the emulator device", self.line)
+            v = self.val(o)
+            if signed is not None or op == "icmp":
+                n = int(ty[1:])
+                bits = 64 if n > 32 else 32
+                sh = self.c32(bits - n)
+                mn = ("l" if bits == 64 else "i") + "lsl", ("l" if bits == 64 else "i") + "lsr"
+                if not signed:
+                    mn = mn[0], "ulsr" if bits == 64 else "uilsr"
+                v = Val(v.kind, tuple(self.alu(mn[1], self.alu(mn[0], r, sh), sh) for r in v.regs))
+            ops.append(self.proxy(container_int(ty), v))
+        dt = container_int(i.type) if odd_int(i.type) else i.type
+        if op in ("zext", "sext", "trunc") and dt == ops[0].type:     # i33 -> i64, i64 -> i33: the value itself
+            self.vals[i] = self.val(ops[0])
+            return
+        fake = Inst(op, i.name, dt, ops, text=i.text, block=i.block, pred=i.pred, elem=i.elem,
+                    phi_blocks=i.phi_blocks, callee=i.callee, line=i.line)
+        self.inst(fake, p)
+        if fake in self.vals:
+            self.vals[i] = self.vals[fake]
+
     def int_binop(self, i: Inst) -> Val:
         a, b = self.val(i.ops[0]), self.val(i.ops[1])
         op = i.op
@@ -1770,6 +1821,8 @@ class Codegen:
         ptr = self.val(i.ops[0])
         b, ty = ptr.base, i.type
         if b == ("args",):
+            if ptr.off is not None:     # LLVM merged accesses to different arguments: a[i] or b[i] per lane
+                return self.either_arg(i)
             k = ptr.coff // 8
             pi = self.param(k)
             if pi.kind in ("global", "constant"):
@@ -1820,6 +1873,35 @@ class Codegen:
         if b == ("priv",):
             return self.private_access(ptr, ty)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
+
+    def either_arg(self, i: Inst) -> Val:
+        """`load ptr` from the argument list at `select c, A, B` (how LLVM merges `c ? a[i]++ : b[i]--`):
+        the pointer argument A or B per lane."""
+        g = i.ops[0]
+        sel = g.ops[-1] if isinstance(g, Inst) and g.op == "getelementptr" and len(g.ops) == 2 else None
+        if not (isinstance(sel, Inst) and sel.op == "select" and all(isinstance(x, Const) for x in sel.ops[1:])):
+            raise CodegenError("a pointer chosen per work-item among kernel arguments is not supported on the "
+                               "emulator device", self.line)
+        base = self.val(g.ops[0])
+        at = [self.proxy("ptr", Val("ptr", base=base.base, coff=base.coff + x.value * type_size(g.elem)))
+              for x in sel.ops[1:]]
+        a, b = (self.load(Inst("load", i.name, "ptr", [x], elem="ptr", line=i.line), None) for x in at)
+        return self.select(self.val(sel.ops[0]).regs[0], a, b)
+
+    def on_either(self, i: Inst, k: int, p: VReg):
+        """A load, store or GEP through a pointer into one of two buffers (Val.base ("either", c, A, B)):
+        the access on each, under the lanes that point there; a load's value selected between them."""
+        _, c, a, b = self.val(i.ops[k]).base
+        out = []
+        for x, q in ((a, self.b_and(p, c) if p is not None else None),
+                     (b, self.b_and(p, self.b_not(c)) if p is not None else None)):
+            ops = list(i.ops)
+            ops[k] = self.proxy("ptr", x)
+            fake = Inst(i.op, i.name, i.type, ops, text=i.text, elem=i.elem, line=i.line)
+            self.inst(fake, q)
+            out.append(self.vals.get(fake))
+        if i.op != "store":
+            return self.select(c, out[0], out[1])
 
     def store(self, i: Inst, p: VReg):
         self.store_to(i, p)
@@ -2519,6 +2601,19 @@ def aff_add(a, b, sign=1):
 
 def aff_scale(a, c: int):
     return a[0] * c, a[1] * c, None if a[2] is None else f"({a[2]}) * {c}"
+
+
+def odd_int(ty: str) -> bool:
+    """An integer type of a width the backend does not compute in directly (i33, i24, i48 ...)."""
+    return ty[:1] == "i" and ty[1:].isdigit() and ty not in ("i1", "i8", "i16", "i32", "i64")
+
+
+def container_int(ty: str) -> str:
+    """The width an odd-width integer is computed in."""
+    n = int(ty[1:])
+    if n > 64:
+        raise CodegenError(f"integers of type {ty} are not supported on the emulator device")
+    return "i64" if n > 32 else "i32"
 
 
 def type_size(ty: str) -> int:
