@@ -1832,7 +1832,7 @@ class Codegen:
                 return Val("ptr", base=("local",), off=Val("i32", (off,)))
             return Val("ptr", base=("scalar", k))
         if b[0] == "scalar":
-            if (b[1] in self.wide_args or ptr.coff) and ptr.off is None \
+            if (b[1] in self.wide_args or ptr.coff or self.param(b[1]).size > type_size(ty)) and ptr.off is None \
                     and ty in ("i8", "i16", "i32", "float", "i64", "double"):     # a vector's or struct's element
                 at = self.wide_args.get(b[1], PARAM_SLOT + b[1]) + ptr.coff // 8
                 return self.wide_arg(at, ptr.coff % 8, ty)
