@@ -301,7 +301,8 @@ class Emulator:
         if self.max_steps is not None and self.cm.steps >= self.max_steps:
             raise self._fault(f"step limit of {self.max_steps} reached", st.line, st.text, None)
         if self.deadline is not None and self.cm.steps % 256 == 0 and time.monotonic() > self.deadline:
-            raise self._fault(f"time limit of {self.time_limit:g} s of emulation reached", st.line, st.text, None)
+            raise self._fault(f"time limit of {self.time_limit:g} s of emulation reached after {self.cm.steps} steps "
+                              f"({self.cm.now:.0f} emulated cycles)", st.line, st.text, None)
         if st.wait is not None:
             self._wait(st)
         self.cur = st

@@ -278,7 +278,7 @@ class EmulatorDevice:
     def _run(self, loaded, kernel_info, args, launch):
         if kernel_info.task:
             return self._run_task(loaded, kernel_info, args, launch)
-        from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT
+        from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
         lay = self.layout
         gs, ls, off = launch.global_size, launch.local_size, launch.offset
         W = lay.wave
@@ -327,6 +327,9 @@ class EmulatorDevice:
                     blk[PARAM_SLOT + i] = int.from_bytes(raw, "little")
                 elif len(raw) < 4:
                     blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little", signed=True))
+                else:                       # a vector or struct: packed in its own slots
+                    at = wide_arg_slots(kernel_info.params)[i]
+                    blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
         report = None
         if "bE" in kb.args:            # where lanes record their first out-of-bounds access
             report = [self.scratch(f"bounds{j}", W * 4) for j in range(2)]

@@ -1141,6 +1141,23 @@ def scalar_args(c, out, uc, s, d, us, k, f, u, l, ul, v, fout):
     return {"out": np.stack(cols, axis=1).reshape(-1), "fout": fout}
 
 
+PARAMS = np.dtype([("a", np.int32), ("b", np.float32), ("c", np.float64), ("d", np.int16)], align=True)
+
+
+@case("byvalue_aggregates.cl", global_size=64, needs_fp64=True,
+      args=[Scalar("p", PARAMS, (7, 0.5, 2.25, -3)), Scalar("c", np.int8, [1, 2, 3, 4, 5, -6, 7, 8]),
+            In("f", np.float32, 64, -4, 4), Out("out", np.float32, 256), Scalar("dd", np.float64, [5.5, 1.25]),
+            Scalar("s3", np.int16, [1, 2, -300, 0]), Out("bits", np.int64, 128)])
+def byvalue_aggregates(p, c, f, out, dd, s3, bits):
+    i = np.arange(64, dtype=np.float32)
+    cols = [np.float32(7) + np.float32(0.5) * i, np.full(64, 2.25 - 3), np.full(64, 1 - 60 + 800 - 300),
+            np.full(64, 5.5 - 1.25)]
+    pairs = np.stack([f, np.float32(-2) * f], axis=1).view(np.int64).reshape(-1)
+    swapped = f.view(np.int32).byteswap().astype(np.int64)
+    return {"out": np.stack(cols, axis=1).astype(np.float32).reshape(-1),
+            "bits": np.stack([pairs, swapped], axis=1).reshape(-1)}
+
+
 @case("struct_return.cl", global_size=100, **F32,
       args=[In("xs", np.float32, 300, 0, 2), Out("out", np.float32, 300), Out("ids", np.int32, 100)])
 def struct_return(xs, out, ids):

@@ -24,8 +24,9 @@ from kernels.spec import write_xfails  # noqa: E402
 def summarise(error: BaseException) -> str:
     text = str(error)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    telling = [ln for ln in lines if "error:" in ln] or lines[-1:]     # a compiler diagnostic, else the last line
+    telling = [ln for ln in lines if "error:" in ln or "fault:" in ln] or lines[-1:]   # a diagnostic or fault, else the last line
     line = telling[0] if telling else ""
+    line = line.split("faulted on the emulator: ", 1)[-1]        # an emulator fault: from its place on
     line = f"{type(error).__name__}: {line}"
     return line if len(line) <= 160 else line[:157] + "..."
 

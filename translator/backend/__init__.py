@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
-from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError
+from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, wide_arg_slots
 from .emit import AllocError, allocate, coalesce_carried, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
@@ -59,6 +59,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
                              f"at most {MAX_PARAMS}")
+    cg = None
     try:
         func = read_function(module.llvm_ir, info.wg_function)
         merge_arm_stores(func)
@@ -83,7 +84,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
     except (Unsupported, AllocError) as e:
-        raise _error(module, f"kernel '{kernel}': {e}") from None
+        raise _error(module, f"kernel '{kernel}': {e}", cg.line if cg else 0) from None
+    except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
+        raise _error(module, f"kernel '{kernel}': internal compiler error ({type(e).__name__}: {e}); the "
+                             f"emulator device cannot compile this construct", cg.line if cg else 0) from e
     tables = read_globals(module.llvm_ir)
     try:
         constants = [[n, const_bytes(*tables[n]).hex()] for n in cg.uses.get("constants", [])]
@@ -99,4 +103,4 @@ def _error(module, msg, line=0):
 
 
 __all__ = ["compile_kernel", "KernelBinary", "Layout", "ARG_LONGS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT",
-           "WG_SLOT", "FORMAT"]
+           "WG_SLOT", "FORMAT", "wide_arg_slots"]

@@ -27,8 +27,10 @@ Takes the ``Func`` of ``K__wi`` (irread) and gives the control tree of
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 
+from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
@@ -45,6 +47,22 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
 # __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
+
+
+def wide_arg_slots(params) -> dict:
+    """Parameter index -> first argument-block long word of each by-value argument wider than 8
+    bytes (a vector, a struct).  Its bytes lie there packed, little-endian, in the parameter slots
+    the kernel's parameter count leaves free, taken from the top down; the runtime writes them
+    there, the kernel reads them (Codegen.wide_arg)."""
+    out, top = {}, SHAPE_SLOT
+    for k, p in enumerate(params):
+        if p.kind == "scalar" and p.size > 8:
+            top -= -(-p.size // 8)
+            out[k] = top
+    if top < PARAM_SLOT + len(params):
+        raise CodegenError(f"the by-value arguments wider than 8 bytes need {SHAPE_SLOT - top} long words of the "
+                           f"argument block; with {len(params)} parameters {MAX_PARAMS - len(params)} are free")
+    return out
 
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
 
@@ -102,6 +120,8 @@ class Codegen:
         self.stored = False               # a store has been emitted in the wave body
         self._invariant = {}              # Inst -> bool (wave_invariant)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
+        self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
+        self._wide = {}                   # (slot, byte, type) -> Val of an element of one
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -216,8 +236,8 @@ class Codegen:
         if a.kind == "vec":
             return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
-            if a.base != b.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if a.base != b.base:           # see on_either
+                return Val("ptr", base=("either", c, a, b))
             ao, bo = self.ptr_off(a), self.ptr_off(b)
             return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
         if len(a.regs) == 1:
@@ -297,8 +317,19 @@ class Codegen:
 
     def const_val(self, c: Const) -> Val:
         ty, v = c.type, c.value
+        if irtypes.is_aggregate(ty):                 # its leaves, read from its bytes in memory
+            out = []
+            for lt, off in self.leaves(ty):
+                n = irtypes.size(lt)
+                raw = bytes(n) if v is None else v[off:off + n]
+                x = struct.unpack({"float": "<f", "double": "<d"}[lt], raw)[0] if lt in ("float", "double") \
+                    else int.from_bytes(raw, "little", signed=True)
+                out.append(self.const_val(Const(lt, x)))
+            return self.make_vec(out)
         if v is None:
             v = 0
+        if odd_int(ty):
+            ty = container_int(ty)
         if isinstance(v, tuple):
             et = _VEC.fullmatch(ty).group(2).strip()
             return self.make_vec([self.const_val(Const(et, x)) for x in v])
@@ -312,11 +343,9 @@ class Codegen:
             return Val("i64", (r, r), narrow=self.c32(v) if -(1 << 31) <= v < (1 << 32) else None,
                        const=v, gid_affine=(0, v, None))
         if ty == "float":
-            import struct
             bits = struct.unpack("<I", struct.pack("<f", v))[0]
             return Val("f32", (self.c32(bits),), const=v)
         if ty == "double":
-            import struct
             bits = struct.unpack("<Q", struct.pack("<d", v))[0]
             r = self.const64(bits)
             return Val("f64", (r, r), const=v)
@@ -341,6 +370,50 @@ class Codegen:
         a = Arg("elt", ty)
         self.vals[a] = v
         return a
+
+    # aggregates (structs, arrays as values): the flat vec of their scalar leaves --------------------
+    def leaves(self, ty: str) -> tuple:
+        out = irtypes.leaves(ty)
+        for lt, _ in out:
+            if lt == "ptr" or lt not in ("i1", "i8", "i16", "i32", "i64", "float", "double"):
+                raise CodegenError(f"a struct or array value with a field of type {lt} is not supported on the "
+                                   f"emulator device", self.line)
+        return out
+
+    def aggregate_inst(self, i: Inst, p: VReg):
+        """extractvalue / insertvalue (indices at the end of the text), and loads and stores of a
+        whole aggregate, one per scalar leaf at LLVM's offset of it."""
+        if i.op in ("load", "store"):
+            ty = i.type if i.op == "load" else i.ops[0].type
+            ptr = self.val(i.ops[-1] if i.op == "store" else i.ops[0])
+            src = self.elems(self.val(i.ops[0])) if i.op == "store" else None
+            out = []
+            for k, (lt, off) in enumerate(self.leaves(ty)):
+                aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + off, ptr.gid_affine[2])
+                at = self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + off, gid_affine=aff))
+                if src is None:
+                    ld = Inst("load", f"{i.name}.{k}", lt, [at], elem=lt, line=i.line)
+                    self.inst(ld, p)
+                    out.append(self.vals[ld])
+                else:
+                    self.inst(Inst("store", "", "void", [self.proxy(lt, src[k]), at], line=i.line), p)
+            return self.make_vec(out) if src is None else None
+        m = re.search(r"((?:,\s*\d+)+)\s*$", i.text)
+        if not m:
+            raise CodegenError(f"'{i.op}' indices not understood: '{i.text}'", self.line)
+        ty = i.ops[0].type
+        first = 0
+        for idx in (int(x) for x in re.findall(r"\d+", m.group(1))):
+            f, _, ty = irtypes.field_range(ty, idx)
+            first += f
+        n = len(self.leaves(ty))
+        items = self.elems(self.val(i.ops[0]))
+        scalar = not (irtypes.is_aggregate(ty) or _VEC.fullmatch(ty))
+        if i.op == "extractvalue":
+            return items[first] if scalar else self.make_vec(items[first:first + n])
+        x = self.val(i.ops[1])
+        items[first:first + n] = [x] if scalar else self.elems(x)
+        return self.make_vec(items)
 
     def vector_inst(self, i: Inst, p: VReg) -> Val:
         op = i.op
@@ -378,8 +451,7 @@ class Codegen:
                     and int(vec_of(i).group(1)) == len(src.parts):
                 ek = self.kind_of(vec_of(i).group(2).strip())
                 return Val("vec", src.regs, parts=(ek,) * len(src.parts))
-            raise CodegenError(f"bitcast from {i.ops[0].type} to {i.type} is not supported on the emulator device "
-                               f"yet", self.line)
+            return self.bitcast_words(src, i.ops[0].type, i.type)
         # everything else element by element: loads and stores at the elements' offsets, calls to
         # the scalar form of an intrinsic, arithmetic, compares, casts and selects
         m = vec_of(i) or (vec_of(i.ops[0]) if op == "store" else None)
@@ -410,11 +482,57 @@ class Codegen:
                 out.append(self.vals[fake])
         return None if op == "store" else self.make_vec(out)
 
+    def bitcast_words(self, v: Val, st: str, dt: str) -> Val:
+        """A bitcast between types of equal width whose elements differ in size (i32 <-> <4 x i8>,
+        <4 x float> <-> <16 x i8>, i64 <-> <2 x i32>): through the value's 32-bit words in memory
+        order, each an i32 lane (8- and 16-bit elements keep don't-care upper bits, as everywhere)."""
+        def layout(ty):
+            m = _VEC.fullmatch(ty)
+            et, n = (m.group(2).strip(), int(m.group(1))) if m else (ty, 1)
+            if et not in ("i8", "i16", "i32", "i64", "float", "double"):
+                raise CodegenError(f"bitcast from {st} to {dt} is not supported on the emulator device", self.line)
+            return et, n
+        (se, sn), (de, dn) = layout(st), layout(dt)
+        items = self.elems(v) if _VEC.fullmatch(st) else [v]
+        sb, db = 8 * type_size(se), 8 * type_size(de)
+        words = []
+        if sb == 64:
+            for x in items:
+                words.append(self.join32(*x.regs))
+                words.append(self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in x.regs)))
+        elif sb == 32:
+            words = [x.regs[0] for x in items]
+        else:
+            per = 32 // sb
+            for w in range(sn // per):
+                acc = None
+                for j in range(per):
+                    e = self.alu("iand", items[w * per + j].regs[0], self.c32((1 << sb) - 1))
+                    e = self.alu("ilsl", e, self.c32(j * sb)) if j else e
+                    acc = e if acc is None else self.alu("ior", acc, e)
+                words.append(acc)
+        out = []
+        if db == 64:
+            for w in range(0, len(words), 2):
+                lo, hi = self.split64(words[w], signed=False), self.split64(words[w + 1], signed=False)
+                regs = tuple(self.alu("lor", self.alu("llsl", h, self.c32(32)), l) for h, l in zip(hi, lo))
+                out.append(Val(self.kind_of(de), regs))
+        elif db == 32:
+            out = [Val(self.kind_of(de), (w,)) for w in words]
+        else:
+            for k in range(dn):
+                sh = (k * db) % 32
+                w = words[k * db // 32]
+                out.append(Val("i32", (self.alu("uilsr", w, self.c32(sh)) if sh else w,)))
+        return self.make_vec(out) if _VEC.fullmatch(dt) else out[0]
+
     def kind_of(self, ty: str) -> str:
-        if _VEC.fullmatch(ty):
+        if _VEC.fullmatch(ty) or irtypes.is_aggregate(ty):
             return "vec"
         if ty == "i1":
             return "b"
+        if odd_int(ty):
+            ty = container_int(ty)
         if ty in ("i8", "i16", "i32"):
             return "i32"
         if ty == "i64":
@@ -445,6 +563,22 @@ class Codegen:
         self.prologue.append(Op(f"lpassa $ln{self.arg_word(slot)} {{d0}}", "alu", (r,), (),
                                 mem=(("r", "n", self.arg_word(slot), self.arg_word(slot) + 2),)))
         return r
+
+    def wide_arg(self, slot, byte, ty) -> Val:
+        """Element `ty` at `byte` of argument-block long word `slot` (of a by-value vector or struct;
+        see wide_arg_slots), in both 32-bit halves; extracted once, in the prologue."""
+        key = (slot, byte, ty)
+        if key not in self._wide:
+            saved, self.items = self.items, []
+            r = self.argval(slot, f"arg{slot}")
+            if type_size(ty) < 8:
+                x = self.alu("ulsr", r, self.c32(8 * byte)) if byte else r
+                r = self.alu("lor", self.alu("llsl", x, self.c32(32)), self.alu("land", x, self.const64(0xFFFFFFFF)))
+            self.prologue += self.items
+            self.items = saved
+            k = self.kind_of(ty)
+            self._wide[key] = Val(k, (r,) if KINDS[k] == 1 else (r, r))
+        return self._wide[key]
 
     def build_prologue(self):
         """Broadcast the argument block to every PE (LM1 words 0..127), compute each slot's work-item."""
@@ -682,7 +816,8 @@ class Codegen:
             return self.seq_ivs[x]
         if x.op == "load" and x.type in ("i32", "i64", "i16", "i8"):
             ptr = self.vals.get(x.ops[0])
-            if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar":
+            if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None \
+                    and not ptr.coff and ptr.base[1] not in self.wide_args:
                 self.uses.setdefault("params", set()).add(ptr.base[1])
                 return f"%p{ptr.base[1]}"
         if x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
@@ -798,6 +933,8 @@ class Codegen:
     def persistent(self, ty) -> Val:
         """A register set that lives across a loop (phis, captures)."""
         k = self.kind_of(ty)
+        if k == "vec" and irtypes.is_aggregate(ty):
+            return self.make_vec([self.persistent(lt) for lt, _ in self.leaves(ty)])
         if k == "vec":
             m = _VEC.fullmatch(ty)
             return self.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
@@ -1054,8 +1191,22 @@ class Codegen:
         op = i.op
         if op in ("br", "switch", "ret", "unreachable"):
             return
+        if any(odd_int(t) for t in [i.type] + [getattr(o, "type", "") for o in i.ops]):
+            return self.widened(i, p)
+        k = {"load": 0, "getelementptr": 0, "store": 1}.get(op)
+        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and (self.val(i.ops[k]).base or ("",))[0] == "either":
+            v = self.on_either(i, k, p)
+            if v is not None:
+                self.vals[i] = v
+            return
         if op == "freeze":
             self.vals[i] = self.val(i.ops[0])
+            return
+        if op in ("extractvalue", "insertvalue") or op in ("load", "store") and irtypes.is_aggregate(
+                i.type if op == "load" else i.ops[0].type):
+            v = self.aggregate_inst(i, p)
+            if v is not None:
+                self.vals[i] = v
             return
         if i.type.startswith("<") or any(isinstance(o, (Inst, Arg, Const)) and o.type.startswith("<") for o in i.ops):
             v = self.vector_inst(i, p)
@@ -1095,6 +1246,45 @@ class Codegen:
             raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", self.line)
 
     # integers ----------------------------------------------------------------------------------
+    EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
+               "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
+
+    def widened(self, i: Inst, p: VReg):
+        """An instruction on an odd-width integer (i33 from LLVM's closed forms of loops, i24 ...):
+        computed in the next supported width (i32 or i64), whose upper bits are don't-care, as for
+        i8/i16; operands are zero- or sign-extended from the odd width where the operation reads
+        those bits (shifts right, division, compares, extensions, conversions)."""
+        op = i.op
+        signed = self.EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
+        ops = []
+        for o in i.ops:
+            ty = getattr(o, "type", "")
+            if not odd_int(ty):
+                ops.append(o)
+                continue
+            if op not in ("add", "sub", "mul", "and", "or", "xor", "shl", "trunc", "icmp", "select", "phi", "freeze") \
+                    and signed is None:
+                raise CodegenError(f"'{op}' on {ty} is not supported on the emulator device", self.line)
+            v = self.val(o)
+            if signed is not None or op == "icmp":
+                n = int(ty[1:])
+                bits = 64 if n > 32 else 32
+                sh = self.c32(bits - n)
+                mn = ("l" if bits == 64 else "i") + "lsl", ("l" if bits == 64 else "i") + "lsr"
+                if not signed:
+                    mn = mn[0], "ulsr" if bits == 64 else "uilsr"
+                v = Val(v.kind, tuple(self.alu(mn[1], self.alu(mn[0], r, sh), sh) for r in v.regs))
+            ops.append(self.proxy(container_int(ty), v))
+        dt = container_int(i.type) if odd_int(i.type) else i.type
+        if op in ("zext", "sext", "trunc") and dt == ops[0].type:     # i33 -> i64, i64 -> i33: the value itself
+            self.vals[i] = self.val(ops[0])
+            return
+        fake = Inst(op, i.name, dt, ops, text=i.text, block=i.block, pred=i.pred, elem=i.elem,
+                    phi_blocks=i.phi_blocks, callee=i.callee, line=i.line)
+        self.inst(fake, p)
+        if fake in self.vals:
+            self.vals[i] = self.vals[fake]
+
     def int_binop(self, i: Inst) -> Val:
         a, b = self.val(i.ops[0]), self.val(i.ops[1])
         op = i.op
@@ -1679,6 +1869,8 @@ class Codegen:
         ptr = self.val(i.ops[0])
         b, ty = ptr.base, i.type
         if b == ("args",):
+            if ptr.off is not None:     # LLVM merged accesses to different arguments: a[i] or b[i] per lane
+                return self.either_arg(i)
             k = ptr.coff // 8
             pi = self.param(k)
             if pi.kind in ("global", "constant"):
@@ -1688,6 +1880,10 @@ class Codegen:
                 return Val("ptr", base=("local",), off=Val("i32", (off,)))
             return Val("ptr", base=("scalar", k))
         if b[0] == "scalar":
+            if (b[1] in self.wide_args or ptr.coff or self.param(b[1]).size > type_size(ty)) and ptr.off is None \
+                    and ty in ("i8", "i16", "i32", "float", "i64", "double"):     # a vector's or struct's element
+                at = self.wide_args.get(b[1], PARAM_SLOT + b[1]) + ptr.coff // 8
+                return self.wide_arg(at, ptr.coff % 8, ty)
             if ptr.off is not None or ptr.coff or ty not in ("i8", "i16", "i32", "float", "i64", "double", "ptr"):
                 raise CodegenError(f"kernel argument '{self.param(b[1]).name}' of type "
                                    f"'{self.param(b[1]).type_name}' is not supported on the emulator device yet", self.line)
@@ -1725,6 +1921,35 @@ class Codegen:
         if b == ("priv",):
             return self.private_access(ptr, ty)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", self.line)
+
+    def either_arg(self, i: Inst) -> Val:
+        """`load ptr` from the argument list at `select c, A, B` (how LLVM merges `c ? a[i]++ : b[i]--`):
+        the pointer argument A or B per lane."""
+        g = i.ops[0]
+        sel = g.ops[-1] if isinstance(g, Inst) and g.op == "getelementptr" and len(g.ops) == 2 else None
+        if not (isinstance(sel, Inst) and sel.op == "select" and all(isinstance(x, Const) for x in sel.ops[1:])):
+            raise CodegenError("a pointer chosen per work-item among kernel arguments is not supported on the "
+                               "emulator device", self.line)
+        base = self.val(g.ops[0])
+        at = [self.proxy("ptr", Val("ptr", base=base.base, coff=base.coff + x.value * type_size(g.elem)))
+              for x in sel.ops[1:]]
+        a, b = (self.load(Inst("load", i.name, "ptr", [x], elem="ptr", line=i.line), None) for x in at)
+        return self.select(self.val(sel.ops[0]).regs[0], a, b)
+
+    def on_either(self, i: Inst, k: int, p: VReg):
+        """A load, store or GEP through a pointer into one of two buffers (Val.base ("either", c, A, B)):
+        the access on each, under the lanes that point there; a load's value selected between them."""
+        _, c, a, b = self.val(i.ops[k]).base
+        out = []
+        for x, q in ((a, self.b_and(p, c) if p is not None else None),
+                     (b, self.b_and(p, self.b_not(c)) if p is not None else None)):
+            ops = list(i.ops)
+            ops[k] = self.proxy("ptr", x)
+            fake = Inst(i.op, i.name, i.type, ops, text=i.text, elem=i.elem, line=i.line)
+            self.inst(fake, q)
+            out.append(self.vals.get(fake))
+        if i.op != "store":
+            return self.select(c, out[0], out[1])
 
     def store(self, i: Inst, p: VReg):
         self.store_to(i, p)
@@ -2417,6 +2642,12 @@ class Codegen:
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":
             mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
             return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))
+        if base == "bswap" and ty == "i32":          # as_int of reordered bytes: shifts and masks
+            x, c = args[0].regs[0], self.c32
+            a = self.alu("ior", self.alu("ilsl", x, c(24)), self.alu("uilsr", x, c(24)))
+            b = self.alu("ilsl", self.alu("iand", x, c(0xFF00)), c(8))
+            d = self.alu("iand", self.alu("uilsr", x, c(8)), c(0xFF00))
+            return Val("i32", (self.alu("ior", a, self.alu("ior", b, d)),))
         if base == "abs" and ty == "i32":
             x = args[0].regs[0]
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
@@ -2444,73 +2675,32 @@ def aff_scale(a, c: int):
     return a[0] * c, a[1] * c, None if a[2] is None else f"({a[2]}) * {c}"
 
 
+def odd_int(ty: str) -> bool:
+    """An integer type of a width the backend does not compute in directly (i33, i24, i48 ...)."""
+    return ty[:1] == "i" and ty[1:].isdigit() and ty not in ("i1", "i8", "i16", "i32", "i64")
+
+
+def container_int(ty: str) -> str:
+    """The width an odd-width integer is computed in."""
+    n = int(ty[1:])
+    if n > 64:
+        raise CodegenError(f"integers of type {ty} are not supported on the emulator device")
+    return "i64" if n > 32 else "i32"
+
+
 def type_size(ty: str) -> int:
-    ty = ty.strip()
-    if ty in ("i1", "i8"):
-        return 1
-    if ty in ("i16", "half"):
-        return 2
-    if ty in ("i32", "float"):
-        return 4
-    if ty in ("i64", "double", "ptr"):
-        return 8
-    if ty.startswith("[") or ty.startswith("<"):
-        n, et = _agg(ty)
-        return n * type_size(et)
-    if ty.startswith("{"):
-        off = 0
-        for f in _fields(ty):
-            a = type_align(f)
-            off = -(-off // a) * a + type_size(f)
-        a = type_align(ty)
-        return -(-off // a) * a
-    raise CodegenError(f"type '{ty}' is not supported on the emulator device yet")
-
-
-def type_align(ty: str) -> int:
-    ty = ty.strip()
-    if ty.startswith("["):
-        return type_align(_agg(ty)[1])
-    if ty.startswith("{"):
-        return max([type_align(f) for f in _fields(ty)] or [1])
-    return type_size(ty) if not ty.startswith("<") else type_size(ty)
-
-
-def _agg(ty):
-    inner = ty[1:-1]
-    n, et = inner.split(" x ", 1)
-    return int(n), et.strip()
-
-
-def _fields(ty):
-    inner = ty.strip()[1:-1]
-    out, depth, cur = [], 0, ""
-    for ch in inner:
-        if ch in "[{<":
-            depth += 1
-        elif ch in "]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    """Bytes a value of ``ty`` takes in memory (LLVM's own layout, see irtypes)."""
+    try:
+        return irtypes.size(ty)
+    except Unsupported as e:
+        raise CodegenError(str(e)) from None
 
 
 def element_type(ty, idx):
     """(element type, field offset or None) of indexing aggregate `ty` with `idx`."""
     ty = ty.strip()
     if ty.startswith("[") or ty.startswith("<"):
-        return _agg(ty)[1], None
+        return irtypes.element(ty), None
     if ty.startswith("{") and idx is not None:
-        off = 0
-        for k, f in enumerate(_fields(ty)):
-            a = type_align(f)
-            off = -(-off // a) * a
-            if k == idx:
-                return f, off
-            off += type_size(f)
+        return irtypes.fields(ty)[idx]
     return None

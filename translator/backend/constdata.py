@@ -66,4 +66,11 @@ def const_bytes(ty: str, init: str) -> bytes:
         return re.sub(rb"\\([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), raw.encode("latin-1"))
     if init[0] in "[<" and ty[0] in "[<":
         return b"".join(const_bytes(*_split_type(it)) for it in _items(init[1:-1]))
+    if init[0] == "{" and ty[0] == "{":           # a struct: each field at LLVM's offset, padding zero
+        from . import irtypes
+        out = bytearray(type_size(ty))
+        for (_, off), it in zip(irtypes.fields(ty), _items(init[1:-1])):
+            b = const_bytes(*_split_type(it))
+            out[off:off + len(b)] = b
+        return bytes(out)
     raise Unsupported(f"__constant data of type {ty} ('{init[:40]}')")

@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import replace
 
@@ -246,16 +247,20 @@ def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
     iv = {}
     for r, lst in refs.items():
         iv[r] = [min(p for p, _ in lst), max(p for p, _ in lst)]
+    # a value live into a loop, or read in it before it is written, lives through the whole loop;
+    # only values referenced inside a loop can change (one spanning it already covers it), so each
+    # loop visits its own references (by bisection in the position-sorted list), not every value
+    events = sorted(((p, d, r) for r, lst in refs.items() for p, d in lst), key=lambda x: (x[0], x[1]))
+    at = [x[0] for x in events]
     changed = True
     while changed:
         changed = False
         for s, e in sorted(loops):
-            for r, lst in refs.items():
+            first = {}
+            for p, d, r in events[bisect.bisect_left(at, s):bisect.bisect_right(at, e)]:
+                first.setdefault(r, d)           # whether its first reference inside writes it
+            for r, first_inside in first.items():
                 a, b = iv[r]
-                inside = [(p, d) for p, d in lst if s <= p <= e]
-                if not inside and not (a < s and b > e):
-                    continue
-                first_inside = min(inside)[1] if inside else True
                 if a < s or not first_inside:
                     na, nb = min(a, s), max(b, e)
                     if (na, nb) != (a, b):

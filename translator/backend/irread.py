@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 @dataclass(eq=False)
 class Const:
     type: str
-    value: object          # int, float, None (undef/poison), or a tuple for vector constants
+    value: object          # int, float, None (undef/poison), a tuple for vector constants, bytes for aggregates
 
 
 @dataclass(eq=False)
@@ -98,11 +98,30 @@ def _scalar_const(ty: str, text: str):
 _VEC = re.compile(r"<(\d+) x ([^>]+)>")
 
 
+def leading_type(text: str) -> str:
+    """The type at the start of ``text`` (up to the first comma outside brackets):
+    ``{ i32, i32 }, ptr %p`` -> ``{ i32, i32 }``."""
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch in "{[<(":
+            depth += 1
+        elif ch in "}]>)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[:k].strip()
+    return text.strip()
+
+
 def parse_const(ty: str, text: str) -> Const:
     """``text`` is a constant operand as printed, with or without its type in front."""
     text = text.strip()
     if text.startswith(ty + " "):
         text = text[len(ty) + 1:].strip()
+    if ty[:1] in ("{", "["):                       # an aggregate: its bytes in memory (None: undefined)
+        if text in ("undef", "poison"):
+            return Const(ty, None)
+        from .constdata import const_bytes
+        return Const(ty, const_bytes(ty, text))
     m = _VEC.fullmatch(ty)
     if m:
         n, et = int(m.group(1)), m.group(2).strip()
@@ -250,14 +269,14 @@ def read_function(ir_text: str, fname: str) -> Func:
             if i.op in ("icmp", "fcmp"):
                 i.pred = next(w for w in t.split("=", 1)[1].split()[1:] if w != "samesign")   # icmp samesign ugt ...
             elif i.op == "getelementptr":
-                m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*(.+?), ptr", t)
-                i.elem = m.group(1) if m else ""
+                m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*", t)
+                i.elem = leading_type(t[m.end():]) if m else ""
             elif i.op == "load":
-                m = re.search(r"load (?:volatile )?(.+?), ptr", t)
-                i.elem = m.group(1) if m else i.type
+                m = re.search(r"load (?:volatile )?", t)
+                i.elem = leading_type(t[m.end():]) if m else i.type
             elif i.op == "alloca":
-                m = re.search(r"alloca (.+?)(, align|, i\d+ |$)", t)
-                i.elem = m.group(1) if m else ""
+                m = re.search(r"alloca (?:inalloca )?", t)
+                i.elem = leading_type(t[m.end():]) if m else ""
             elif i.op == "phi":
                 i.phi_blocks = [b.name for b in ins.incoming_blocks]
         return Func(fname, args, blocks)
