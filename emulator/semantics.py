@@ -69,12 +69,13 @@ def _normalized(x: np.ndarray, width: int) -> np.ndarray:
 
 def from_float(x: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
     """(..., n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised (lanes as to_float)."""
-    if prec == "d":
-        bits = _normalized(np.asarray(x, np.float64), 64)
-    elif prec in "fg":
-        bits = _normalized(np.asarray(x, np.float32), 32)
-    else:
-        bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
+    with np.errstate(over="ignore"):        # rounding past the largest float gives inf, as it should
+        if prec == "d":
+            bits = _normalized(np.asarray(x, np.float64), 64)
+        elif prec in "fg":
+            bits = _normalized(np.asarray(x, np.float32), 32)
+        else:
+            bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
     if raw:
         return np.ascontiguousarray(bits).view(np.uint64).reshape(bits.shape[:-1])
     return pack(bits)
