@@ -636,3 +636,43 @@ def test_vector_accumulators_leaving_a_run_time_loop_keep_every_element(env, tri
     np.testing.assert_array_equal(f.reshape(n, 4), trips * np.array([1, 2, 3, 4], np.float32) * (i + 1))
     np.testing.assert_array_equal(l.reshape(n, 2), trips * (np.array([3, 1 << 40]) + i))
     np.testing.assert_array_equal(k.reshape(n, 8), trips * np.arange(1, 9) * i)
+
+
+STENCIL = """__kernel void stencil(__global const float *in, __global float *out, int N, float c, float w)
+{
+    int i = get_global_id(0);
+    int r = i / N;
+    int col = i - r * N;
+    if (r > 0 && r < N - 1 && col > 0 && col < N - 1)
+        out[i] = c * in[i] + w * (in[i - 1] + in[i + 1] + in[i - N] + in[i + N]);
+    else
+        out[i] = in[i];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [7, 32, 45])
+def test_stores_of_both_arms_merge_into_one(env, n):
+    """out[i] stored in both arms of an if/else is one store after the join (diamonds.py): full
+    waves write without reading, a tail wave keeps what lies past the last work-item, and an
+    out-of-bounds store names both arms' lines."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, STENCIL).build()
+    src = np.random.default_rng(n).standard_normal(n * n).astype(np.float32)
+    out = buf(ctx, np.full(n * n + 3, 7.0, np.float32))
+    prg.stencil(q, (n * n,), None, buf(ctx, src), out, np.int32(n), np.float32(0.5), np.float32(0.125)).wait()
+    got = np.empty(n * n + 3, np.float32)
+    cl.enqueue_copy(q, got, out)
+    a = src.reshape(n, n).astype(np.float64)
+    want = a.copy()
+    want[1:-1, 1:-1] = 0.5 * a[1:-1, 1:-1] + 0.125 * (a[1:-1, :-2] + a[1:-1, 2:] + a[:-2, 1:-1] + a[2:, 1:-1])
+    np.testing.assert_allclose(got[:n * n], want.reshape(-1), rtol=1e-6, atol=1e-6)
+    assert (got[n * n:] == 7.0).all()
+    small = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=4 * (n * n - 2))
+    with pytest.raises(cl.MemoryError, match=r"at line 7 or 9: index %d " % (n * n - 2)):
+        prg.stencil(q, (n * n,), None, buf(ctx, src), small, np.int32(n), np.float32(0.5), np.float32(0.125)).wait()
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    asm = compile_kernel(compile_opencl(STENCIL, spmd=True), "stencil", emulator.machine.load_machine("tiny")).asm
+    assert asm.count("$d0\n") == 1 + 2     # one store's MV up to DRAM (the other two: the bounds reports)

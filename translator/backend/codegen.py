@@ -993,6 +993,7 @@ class Codegen:
             if i.op == "phi":
                 continue
             self.line = i.line or self.line
+            self.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
             self.inst(i, p)
             if i in self.escapes:
                 self.capture(self.escapes[i], self.vals[i], p)
@@ -2352,7 +2353,7 @@ class Codegen:
             self.prologue += [Op("zero {d0}", "alu", (r,)) for r in self.oob]
         code, where = self.oob
         m = self.flags("ior", lanes_ok, self.b_not(p))    # flag where ok | !p is zero: p and out of bounds
-        self.oob_sites.append((self.line, k, size))
+        self.oob_sites.append((getattr(self, "site_line", None) or self.line, k, size))
         self.masked_copy(self.c32(len(self.oob_sites)), code, m)
         self.masked_copy(off, where, m)
         if whole:

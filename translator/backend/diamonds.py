@@ -13,7 +13,7 @@ The pass works on irread's ``Func`` before codegen: for a diamond E -> {A, B}
 their addresses are the same expression of the same values, and they store
 the same type, become ``phi`` in J and one store at J's top.  The address is
 A's copy: codegen computes pure values for every lane of the wave, whatever
-the block.
+the block.  The store keeps A's C line; an out-of-bounds report names both.
 """
 from __future__ import annotations
 
@@ -75,6 +75,8 @@ def merge_arm_stores(func: Func) -> int:
                        phi_blocks=list(arms), line=a.line,
                        text=f"phi {a.ops[0].type} (merged store of lines {a.line} and {b.line})")
             store = Inst("store", "", "void", [phi, a.ops[1]], text=a.text, block=j.name, elem=a.elem, line=a.line)
+            if a.line != b.line:         # an out-of-bounds report names both (codegen.check_bounds)
+                store.oob_line = f"{a.line} or {b.line}"
             blocks[arms[0]].insts.remove(a)
             blocks[arms[1]].insts.remove(b)
             at = next(k for k, i in enumerate(j.insts) if i.op != "phi")
