@@ -150,7 +150,10 @@ def coalesce_carried(tree: list) -> list:
 
     Sound when that op is new's only writer and runs in every pass (it is in the body itself, not
     a branch), nothing between it and the copy reads or writes the carried register, and nothing
-    outside that stretch reads new: then the carried register holds exactly what new would."""
+    outside that stretch reads new: then the carried register holds exactly what new would.
+    When something in between still reads the carried register (a loop counter that a bounds
+    check's branch reads), a pure op that only the copy reads moves down into the copy's place
+    instead, provided nothing in between changes its sources."""
     ops = list(flat_ops(tree))
     at = {id(o): k for k, o in enumerate(ops)}
     writers, readers = {}, {}
@@ -174,7 +177,19 @@ def coalesce_carried(tree: list) -> list:
             lo, hi = at[id(ws[0])], at[id(copy)]
             if not lo < hi or any(not lo < at[id(o)] <= hi for o in readers.get(new, [])):
                 continue
+            d = ws[0]
             if any(reg in o.srcs or reg in o.dsts for o in ops[lo + 1:hi]):
+                srcs = set(d.srcs) | set(d.msrc)
+                if readers.get(new) != [copy] or d.unit not in ("alu", "mau") or d.mem or d.mdst \
+                        or any(srcs & set(o.dsts + o.mdst) for o in ops[lo + 1:hi]):
+                    continue
+                items.remove(d)
+                d.dsts = (reg,)
+                items[items.index(copy)] = d
+                ops[lo], ops[hi] = Op("nop", "nop"), d
+                at[id(d)] = hi
+                del readers[new]
+                writers.setdefault(reg, []).append(d)
                 continue
             ws[0].dsts = (reg,)
             writers.setdefault(reg, []).append(ws[0])
