@@ -133,7 +133,7 @@ def _write_text(path: str, text: str) -> None:
 
 def _read_source(path: str) -> "tuple[str, str]":
     if path == "-":
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         name = "<stdin>"
     else:
         try:
