@@ -676,3 +676,52 @@ def test_stores_of_both_arms_merge_into_one(env, n):
     import emulator.machine
     asm = compile_kernel(compile_opencl(STENCIL, spmd=True), "stencil", emulator.machine.load_machine("tiny")).asm
     assert asm.count("$d0\n") == 1 + 2     # one store's MV up to DRAM (the other two: the bounds reports)
+
+
+DIVMOD = """__kernel void divmod(__global int *q, __global int *r, __global int *c, int n)
+{
+    int i = get_global_id(0);
+    int k = i - (int)get_global_offset(0);
+    q[k] = i / n;
+    r[k] = i % n;
+    c[k] = i - (i / n) * n;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 1000, (1 << 22) - 1, 1 << 22, 123456789, 0, -1, -7])
+@pytest.mark.parametrize("offset", [0, (1 << 22) - 700])
+def test_division_of_the_global_id_by_an_argument(env, n, offset):
+    """i / n and i % n for i the global id: waves whose operands the sequencer sees below 2^22
+    take the fp32 path (divide_uniform), the others fp64; the launch at an offset straddles 2^22,
+    so one kernel runs both. Checked against the CPU device (the same divide-by-zero rule)."""
+    ctx, q, _ = env
+    m = 1500
+    outs = {}
+    for name, dev in (("emu", ctx), ("cpu", None)):
+        if dev is None:
+            cpu = [d for d in cl.get_platforms()[0].get_devices() if d.type == cl.device_type.CPU][0]
+            c2 = cl.Context([cpu])
+            q2 = cl.CommandQueue(c2)
+        else:
+            c2, q2 = ctx, q
+        prg = cl.Program(c2, DIVMOD).build()
+        bufs = [cl.Buffer(c2, cl.mem_flags.READ_WRITE, size=4 * m) for _ in range(3)]
+        prg.divmod(q2, (m,), None, *bufs, np.int32(n), global_offset=(offset,)).wait()
+        res = []
+        for b in bufs:
+            a = np.empty(m, np.int32)
+            cl.enqueue_copy(q2, a, b)
+            res.append(a)
+        outs[name] = res
+    for e, c in zip(outs["emu"], outs["cpu"]):
+        np.testing.assert_array_equal(e, c)
+    if n > 0:
+        i = np.arange(offset, offset + m, dtype=np.int64)
+        np.testing.assert_array_equal(outs["emu"][0], i // n)
+        np.testing.assert_array_equal(outs["emu"][1], i % n)
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    asm = compile_kernel(compile_opencl(DIVMOD, spmd=True), "divmod", emulator.machine.load_machine("tiny")).asm
+    assert "fitof" in asm and f"< {1 << 22}" in asm        # the fp32 path is there, under its test

@@ -119,6 +119,7 @@ class Codegen:
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.stored = False               # a store has been emitted in the wave body
         self._invariant = {}              # Inst -> bool (wave_invariant)
+        self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
@@ -1354,7 +1355,19 @@ class Codegen:
                 return self.mul_const(other, const, wide, aff)
             for q, n in ((i.ops[0], i.ops[1]), (i.ops[1], i.ops[0])):
                 if not wide and self.quotient_by(q, n):     # (x / n) * n, as in x - (x / n) * n
-                    return Val("i32", (self.mul_exact32(a.regs[0], b.regs[0], q.op == "sdiv"),))
+                    cond = self.small_quotients.get(self.val(q).regs[0])
+                    if cond is None:
+                        return Val("i32", (self.mul_exact32(a.regs[0], b.regs[0], q.op == "sdiv"),))
+                    # where the quotient came from fp32, the product (at most x < 2^22) is exact there
+                    out = self.new("qn")
+                    outer, self.items = self.items, []
+                    self.alu("fftoi", self.mau("fvmul", self.alu("fitof", a.regs[0]), self.alu("fitof", b.regs[0])),
+                             dst=out)
+                    fast, self.items = self.items, []
+                    self.copy(self.mul_exact32(a.regs[0], b.regs[0], q.op == "sdiv"), out)
+                    slow, self.items = self.items, outer
+                    self.items.append(SeqIf(cond, fast, slow))
+                    return Val("i32", (out,))
             return self.mul_general(a, b, wide)
         g, n = i.ops[1], self.guarded_divisor(i.ops[1])
         if not wide and n is not None and self.seq_expr(n):
@@ -1366,7 +1379,10 @@ class Codegen:
             finally:
                 self._uniform_divisor = False
             by_one = a.regs[0] if op in ("sdiv", "udiv") else self.c32(0)
-            return Val("i32", (self.select32(self.val(g.ops[0]).regs[0], by_one, q),))
+            r = self.select32(self.val(g.ops[0]).regs[0], by_one, q)
+            if q in self.small_quotients:     # its fp32 test excludes the guard's cases (n < 1)
+                self.small_quotients[r] = self.small_quotients[q]
+            return Val("i32", (r,))
         self._uniform_divisor = b.const is None and self.seq_expr(i.ops[1])
         try:
             return self.divide(op, a, b, wide)
@@ -1469,12 +1485,38 @@ class Codegen:
         if wide:
             return self.divide64(op, a, b)
         if getattr(self, "_uniform_divisor", False):
-            return self.divide_uniform(op, a.regs[0], b.regs[0])
+            return self.divide_uniform(op, a.regs[0], b.regs[0], a.gid_affine)
         return self.divide32(op, a.regs[0], b.regs[0])
 
-    def divide_uniform(self, op, x, y) -> Val:
+    FP32_EXACT = 1 << 22       # operands below this divide exactly in fp32 (divide_uniform)
+
+    def divide_uniform(self, op, x, y, aff=None) -> Val:
         """Division by a value every lane shares (a kernel argument, say): one reciprocal per wave
-        (cached), then each quotient is trunc((|x| + 1/2) / |y|) by div_exact, exact for 32 bits."""
+        (cached), then each quotient is trunc((|x| + 1/2) / |y|) by div_exact, exact for 32 bits.
+
+        When x is affine in the global id (a 1-D launch), waves in which the sequencer sees
+        0 <= x < 2^22 and 1 <= y < 2^22 take fp32 instead, one instruction over both lanes of a
+        long word where fp64 takes two: trunc((x + 1/2) * fp32(1/y)) is exact there, because
+        (x + 1/2) / y lies at least 1/(2y) from an integer and the two roundings move it by less
+        than (x + 1/2) / y * 2^-23 < 1/(2y)."""
+        if self.one_d and aff is not None and self._uniform_divisor:
+            lo, hi = self.wave_extent(aff)
+            n = self._uniform_divisor
+            cond = f"1 <= ({n}) < {self.FP32_EXACT} and {lo} >= 0 and {hi} < {self.FP32_EXACT}"
+            out = self.new("quot")
+            outer, self.items = self.items, []
+            rcp = self.recip32(y, n)
+            q = self.alu("fftoi", self.mau("fvmul", self.mau("fvadd", self.alu("fitof", x), self.c32(0x3F000000)), rcp))
+            if op in ("urem", "srem"):
+                q = self.alu("isub", x, self.alu("fftoi", self.mau("fvmul", self.alu("fitof", q),
+                                                                   self.alu("fitof", y))))
+            self.copy(q, out)
+            fast, self.items = self.items, []
+            self.copy(self.divide_uniform(op, x, y).regs[0], out)
+            slow, self.items = self.items, outer
+            self.items.append(SeqIf(cond, fast, slow))
+            self.small_quotients[out] = cond
+            return Val("i32", (out,))
         signed = op in ("sdiv", "srem")
         param = re.fullmatch(r"%p(\d+)", self._uniform_divisor)
         key = ("recip", int(param[1]) if param else y, signed)
@@ -1504,6 +1546,23 @@ class Codegen:
             s_ = self.alu("ixor", sx, sy)
             q = self.alu("isub", self.alu("ixor", q, s_), s_)
         return Val("i32", (q,))
+
+    def recip32(self, y, n) -> VReg:
+        """fp32(1/y) for a uniform y (sequencer expression n), from its fp64 reciprocal; once per
+        kernel argument (in the prologue), else once per wave."""
+        key = ("recip32", n)
+        if key not in self._ids_cache:
+            param = re.fullmatch(r"%p(\d+)", n)
+            outer, self.items = self.items, []
+            y = self.argval(PARAM_SLOT + int(param[1]), "divisor") if param else y
+            r = self.fdiv64(self.const64(0x3FF0000000000000), self.alu("uditof", self.alu("land", y, self.const64(0xFFFFFFFF))))
+            self._ids_cache[key] = self.f64_to_f32((r, r)).regs[0]
+            made, self.items = self.items, outer
+            if param:
+                self.prologue += made
+            else:
+                self.items += made
+        return self._ids_cache[key]
 
     def divide64(self, op, a: Val, b: Val) -> Val:
         """64-bit division and remainder: restoring long division, 64 steps run by the sequencer."""
@@ -2380,15 +2439,21 @@ class Codegen:
         inside it, for an access at byte offset coef * gid + const + seq (1-D launches), or None."""
         if not self.one_d or aff is None:
             return None
-        coef, const, seq = aff
         self.uses.setdefault("sizes", set()).add(k)
+        lo, hi = self.wave_extent(aff)
+        return f"{lo} >= 0 and {hi} + {size} <= %nb{k}"
+
+    def wave_extent(self, aff):
+        """Sequencer expressions of the least and the greatest value of coef * gid + const + seq
+        over the wave's live work-items (a 1-D launch)."""
+        coef, const, seq = aff
         self.uses["launch"] = True
         first = f"(%offx + %wx * {self.lay.wave})"
         end = f"(%wx + 1) * {self.lay.wave}"
         last = f"(%offx + (%gx if %gx < {end} else {end}) - 1)"
         lo, hi = (first, last) if coef >= 0 else (last, first)
         u = f"{const} + ({seq or 0})"
-        return f"{coef} * {lo} + {u} >= 0 and {coef} * {hi} + {u} + {size} <= %nb{k}"
+        return f"{coef} * {lo} + {u}", f"{coef} * {hi} + {u}"
 
     def report_bounds(self):
         """After the last wave: if any lane went out of bounds, its first site and offset go to
