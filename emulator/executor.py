@@ -745,9 +745,9 @@ class Emulator:
             down = dst.space == "lc"
             mem_op = src if down else dst
             for g in ([mem_op.group] if mem_op.group is not None else range(G)):
-                if down:
-                    moves = [(lambda g=g, l=l: self._mv_write(dst, g, l, b, self._mv_read(src, g, 0, a + l * part, part)))
-                             for l in range(L)]
+                if down:       # one read of the group's share, cut into its L2BMs' parts
+                    moves = [lambda g=g: [self._mv_write(dst, g, l, b, data[l * part:(l + 1) * part])
+                                          for data in [self._mv_read(src, g, 0, a, n)] for l in range(L)]]
                     reads, writes = [(src.space, g, a, a + n)], [("lc", (g, l), b, b + part) for l in range(L)]
                 else:
                     moves = [(lambda g=g, l=l: self._mv_write(dst, g, 0, b + l * part, self._mv_read(src, g, l, a, part)))

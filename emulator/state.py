@@ -35,6 +35,10 @@ class PagedMemory:
             a += k
 
     def read(self, a: int, n: int) -> np.ndarray:
+        p, o = divmod(a, self.PAGE)
+        if o + n <= self.PAGE:            # within one page: the usual case
+            page = self.pages.get(p)
+            return page[o:o + n].copy() if page is not None else np.zeros(n, dtype=U64)
         out = np.zeros(n, dtype=U64)
         pos = 0
         for p, o, k in self._spans(a, n):
