@@ -117,6 +117,7 @@ class Codegen:
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
+        self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
         self._invariant = {}              # Inst -> bool (wave_invariant)
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
@@ -2412,7 +2413,7 @@ class Codegen:
             self.prologue += [Op("zero {d0}", "alu", (r,)) for r in self.oob]
         code, where = self.oob
         m = self.flags("ior", lanes_ok, self.b_not(p))    # flag where ok | !p is zero: p and out of bounds
-        self.oob_sites.append((getattr(self, "site_line", None) or self.line, k, size))
+        self.oob_sites.append((self.site_line or self.line, k, size))
         self.masked_copy(self.c32(len(self.oob_sites)), code, m)
         self.masked_copy(off, where, m)
         if whole:

@@ -172,12 +172,12 @@ def coalesce_carried(tree: list) -> list:
         for copy in [it for it in items if isinstance(it, Op) and it.carry]:
             (new,), (reg,) = copy.srcs, copy.dsts
             ws = writers.get(new, [])
-            if len(ws) != 1 or ws[0].partial or len(ws[0].dsts) != 1 or not any(w is ws[0] for w in items):
+            d = ws[0] if len(ws) == 1 else None
+            if d is None or d.partial or len(d.dsts) != 1 or not any(it is d for it in items):
                 continue
-            lo, hi = at[id(ws[0])], at[id(copy)]
+            lo, hi = at[id(d)], at[id(copy)]
             if not lo < hi or any(not lo < at[id(o)] <= hi for o in readers.get(new, [])):
                 continue
-            d = ws[0]
             if any(reg in o.srcs or reg in o.dsts for o in ops[lo + 1:hi]):
                 srcs = set(d.srcs) | set(d.msrc)
                 if readers.get(new) != [copy] or d.unit not in ("alu", "mau") or d.mem or d.mdst \
@@ -191,8 +191,8 @@ def coalesce_carried(tree: list) -> list:
                 del readers[new]
                 writers.setdefault(reg, []).append(d)
                 continue
-            ws[0].dsts = (reg,)
-            writers.setdefault(reg, []).append(ws[0])
+            d.dsts = (reg,)
+            writers.setdefault(reg, []).append(d)
             for o in readers.pop(new):
                 o.srcs = tuple(reg if r is new else r for r in o.srcs)
                 readers.setdefault(reg, []).append(o)
