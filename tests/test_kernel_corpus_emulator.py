@@ -24,7 +24,7 @@ XFAIL = read_xfails("emulator")
 def emulator():
     # a kernel that runs too long faults inside the emulator, before the driver's own timeout,
     # so it cannot keep the shared queue busy for the cases after it
-    os.environ.setdefault("MNCL_EMU_TIME_LIMIT", str(min(10.0, corpus.TIMEOUT_S / 4)))
+    os.environ.setdefault("MNCL_EMU_TIME_LIMIT", str(min(20.0, corpus.TIMEOUT_S / 3)))
     import mncl as cl
     from mncl.context import _emulator_for
     dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
