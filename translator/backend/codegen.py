@@ -1170,9 +1170,9 @@ class Codegen:
             return False
         r = self._invariant.get(x)
         if r is None:
-            if x.op == "load":
+            if x.op == "load":         # a scalar argument (not one picked per lane, see either_arg)
                 ptr = self.vals.get(x.ops[0])
-                r = ptr is not None and ptr.base is not None and ptr.base[0] == "scalar"
+                r = ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None
             else:
                 r = x.op in self.WAVE_INVARIANT_OPS and not x.type.startswith("<") and \
                     all(self.wave_invariant(o) for o in x.ops)
