@@ -725,3 +725,22 @@ def test_division_of_the_global_id_by_an_argument(env, n, offset):
     import emulator.machine
     asm = compile_kernel(compile_opencl(DIVMOD, spmd=True), "divmod", emulator.machine.load_machine("tiny")).asm
     assert "fitof" in asm and f"< {1 << 22}" in asm        # the fp32 path is there, under its test
+
+
+def test_assembly_is_the_same_from_one_compile_to_the_next():
+    """Gathers, scatters and 64-bit division make sequencer loops of their own; their registers
+    are numbered, so mncl-cc -S output can be diffed and cached (they were named from object ids)."""
+    src = """__kernel void g(__global const int *idx, __global const float *a, __global float *o, __global float *h)
+{
+    int i = get_global_id(0);
+    o[i] = a[idx[i]] + a[(i * 7) % 64];
+    h[idx[i]] += 1.0f;
+    o[i] += (float)(((long)i * 12345) / (long)(idx[i] + 1));
+}
+"""
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    tiny = emulator.machine.load_machine("tiny")
+    first, second = (compile_kernel(compile_opencl(src, spmd=True), "g", tiny).asm for _ in range(2))
+    assert first == second and "%r1 " in first

@@ -121,6 +121,7 @@ class Codegen:
         self.stored = False               # a store has been emitted in the wave body
         self._invariant = {}              # Inst -> bool (wave_invariant)
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
+        self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
@@ -171,6 +172,12 @@ class Codegen:
         return areas[key]
 
     STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
+
+    def seq_reg(self, prefix: str) -> str:
+        """A fresh sequencer register for a loop the backend makes (numbered, so -S output is the
+        same from one compile to the next)."""
+        self.seq_regs += 1
+        return f"%{prefix}{self.seq_regs}"
 
     def tag(self):
         self.tags += 1
@@ -1586,7 +1593,7 @@ class Codegen:
             self.alu("llsl", q, c1, dst=q)
             self.masked_copy(self.alu("linc", q), q, ge)
             body, self.items = self.items, outer
-            self.items.append(SeqLoop(f"%q{id(body) % 100000}", "0", "64", body))
+            self.items.append(SeqLoop(self.seq_reg("q"), "0", "64", body))
             if op == "sdiv":
                 s_ = self.alu("lxor", sx, sy)
                 q = self.alu("lsub", self.alu("lxor", q, s_), s_)
@@ -2194,7 +2201,7 @@ class Codegen:
         red_lc, red_lb = self.shared_area("reduce", CH, CH)
         cb = self.copy(self.c32(0), self.new("chunk"))
         outer, self.items = self.items, []
-        r, c = f"%r{id(outer) % 100000}", f"%c{id(outer) % 100000}"
+        r, c = self.seq_reg("r"), self.seq_reg("c")
         for g in range(G):
             body_outer, self.items = self.items, []
             tg = self.tag()
@@ -2662,7 +2669,7 @@ class Codegen:
         self.alu("isub", rel, self.c32(n_words), dst=rel)
         body = self.items
         self.items = []
-        r, c = f"%r{id(body) % 100000}", f"%c{id(body) % 100000}"
+        r, c = self.seq_reg("r"), self.seq_reg("c")
         tg = self.tag()
         for g in range(G):
             if self.is_replicated(k):       # stripe rG + g of the whole copy in group 0
