@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import struct
 
-from .irread import Unsupported, _float_const
+from .irread import Unsupported, _float_const, top_level
 
 _GLOBAL = re.compile(r"^@(\"[^\"]+\"|[\w.$]+) = [^=]*?\b(constant|global) (.*?)(?:, align \d+)?$", re.M)
 
@@ -23,28 +23,16 @@ def read_globals(ir_text: str) -> dict:
     return out
 
 
-def _top_level(text: str, sep: str):
-    """Positions of sep outside any brackets."""
-    depth = 0
-    for k, ch in enumerate(text):
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            yield k
-
-
 def _split_type(text: str):
     """'[4 x i32] [i32 1, ...]' -> ('[4 x i32]', '[i32 1, ...]')."""
-    for k in _top_level(text, " "):
+    for k in top_level(text, " "):
         return text[:k], text[k + 1:].strip()
     raise Unsupported(f"global initialiser '{text}'")
 
 
 def _items(body: str) -> list:
     """Top-level comma-separated items of an aggregate constant's body."""
-    cuts = [-1] + list(_top_level(body, ",")) + [len(body)]
+    cuts = [-1] + list(top_level(body, ",")) + [len(body)]
     return [body[a + 1:b].strip() for a, b in zip(cuts, cuts[1:]) if body[a + 1:b].strip()]
 
 

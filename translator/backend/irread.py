@@ -98,18 +98,22 @@ def _scalar_const(ty: str, text: str):
 _VEC = re.compile(r"<(\d+) x ([^>]+)>")
 
 
+def top_level(text: str, sep: str):
+    """Positions of sep outside any brackets."""
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch in "[{<(":
+            depth += 1
+        elif ch in "]}>)":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            yield k
+
+
 def leading_type(text: str) -> str:
     """The type at the start of ``text`` (up to the first comma outside brackets):
     ``{ i32, i32 }, ptr %p`` -> ``{ i32, i32 }``."""
-    depth = 0
-    for k, ch in enumerate(text):
-        if ch in "{[<(":
-            depth += 1
-        elif ch in "}]>)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return text[:k].strip()
-    return text.strip()
+    return text[:next(top_level(text, ","), len(text))].strip()
 
 
 def parse_const(ty: str, text: str) -> Const:
