@@ -2320,17 +2320,16 @@ class Codegen:
         staging area, and its transfer is hoisted to the start of the wave, where all such
         transfers are in flight together; a second load of the buffer reuses the value."""
         lay = self.lay
-        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
+        S = lay.stripe
         if not for_store and not self.loop_stack and k in self.fast_cache:
             return self.fast_cache[k]
-        area = self.own_area() if hoist and self.at_wave_top() else None
-        lc, lb = area or self.shared_area("fast", S // lay.l2b, 4 * P)
+        lc, lb, own = self.staging_area("fast", hoist)
         if self.stored:           # it may read what a store still in flight writes
             self.settle_stores()
         t = self.tag()
         src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
         d = self.new(f"ld{k}")
-        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=area is not None)
+        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=own)
         self.uses.setdefault("bases", set()).add(k)
         if not self.loop_stack and not for_store:
             self.fast_cache[k] = (d, (lc, lb))
@@ -2353,16 +2352,17 @@ class Codegen:
         else:
             self.items += [mv] + ops
 
-    def at_wave_top(self) -> bool:
-        """Outside loops and before any store: a load here may start with the wave."""
-        return not self.loop_stack and not self.stored
-
-    def own_area(self):
-        """A staging area (L2BM, L1BM) of its own for one wave share, or None when they are full."""
-        try:
-            return self.alloc_lc(self.lay.stripe // self.lay.l2b), self.alloc_lb(4 * self.lay.pe_l1b)
-        except CodegenError:
-            return None
+    def staging_area(self, shared: str, hoist: bool):
+        """(lc, lb, own) for one wave share: outside loops and before any store a load may start
+        with the wave and gets an area of its own (own=True) while L2BM and L1BM have room;
+        otherwise it uses the shared area of that name."""
+        lay = self.lay
+        if hoist and not self.loop_stack and not self.stored:
+            try:
+                return self.alloc_lc(lay.stripe // lay.l2b), self.alloc_lb(4 * lay.pe_l1b), True
+            except CodegenError:
+                pass
+        return (*self.shared_area(shared, lay.stripe // lay.l2b, 4 * lay.pe_l1b), False)
 
     def written_params(self) -> set:
         """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
@@ -2561,9 +2561,8 @@ class Codegen:
         if key in self.fast_cache:
             return self.fast_cache[key]
         lay = self.lay
-        S, N, P, G = lay.stripe, lay.l1b, lay.pe_l1b, lay.groups
-        area = self.own_area() if hoist and self.at_wave_top() else None
-        lc, lb = area or self.shared_area("shift", S // lay.l2b, 4 * P)
+        S, G = lay.stripe, lay.groups
+        lc, lb, own = self.staging_area("shift", hoist)
         t = self.tag()
         a = f"%b{k} + %wx * {G * S} + {shift}"
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
@@ -2572,7 +2571,7 @@ class Codegen:
         x = f"(({a})*(({a})>0))"
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line)
         d = self.new(f"sh{k}")
-        self.staged(mv, t, lc, lb, d, hoist=area is not None)
+        self.staged(mv, t, lc, lb, d, hoist=own)
         if key:
             self.fast_cache[key] = d
         return d
