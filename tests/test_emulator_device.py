@@ -744,3 +744,27 @@ def test_assembly_is_the_same_from_one_compile_to_the_next():
     tiny = emulator.machine.load_machine("tiny")
     first, second = (compile_kernel(compile_opencl(src, spmd=True), "g", tiny).asm for _ in range(2))
     assert first == second and "%r1 " in first
+
+
+def test_a_divisor_computed_in_the_kernel_serves_both_division_paths(env):
+    """n + 1 is uniform but not an argument, so its reciprocal is made in the wave body: before the
+    fp32/fp64 branch of its first division, since the second division (operands past 2^22) takes
+    the other path in the same wave and reads it too."""
+    ctx, q, _ = env
+    src = """__kernel void d(__global int *a, __global int *b, int n)
+{
+    int i = get_global_id(0);
+    int m = n + 1;
+    a[i] = i / m;
+    b[i] = (i + 5000000) / m;
+}
+"""
+    prg = cl.Program(ctx, src).build()
+    size = 1000
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=4 * size) for _ in range(2)]
+    prg.d(q, (size,), None, *bufs, np.int32(6)).wait()
+    i = np.arange(size)
+    for got_buf, want in zip(bufs, (i // 7, (i + 5000000) // 7)):
+        got = np.empty(size, np.int32)
+        cl.enqueue_copy(q, got, got_buf)
+        np.testing.assert_array_equal(got, want)

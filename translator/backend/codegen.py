@@ -1507,14 +1507,16 @@ class Codegen:
         long word where fp64 takes two: trunc((x + 1/2) * fp32(1/y)) is exact there, because
         (x + 1/2) / y lies at least 1/(2y) from an integer and the two roundings move it by less
         than (x + 1/2) / y * 2^-23 < 1/(2y)."""
+        signed = op in ("sdiv", "srem")
+        ay, rcp, half_rcp = self.reciprocal(y, signed)      # before any branch: both paths read it
         if self.one_d and aff is not None and self._uniform_divisor:
             lo, hi = self.wave_extent(aff)
             n = self._uniform_divisor
             cond = f"1 <= ({n}) < {self.FP32_EXACT} and {lo} >= 0 and {hi} < {self.FP32_EXACT}"
+            rcp32 = self.reciprocal32(y, signed)
             out = self.new("quot")
             outer, self.items = self.items, []
-            rcp = self.recip32(y, n)
-            q = self.alu("fftoi", self.mau("fvmul", self.mau("fvadd", self.alu("fitof", x), self.c32(0x3F000000)), rcp))
+            q = self.alu("fftoi", self.mau("fvmul", self.mau("fvadd", self.alu("fitof", x), self.c32(0x3F000000)), rcp32))
             if op in ("urem", "srem"):
                 q = self.alu("isub", x, self.alu("fftoi", self.mau("fvmul", self.alu("fitof", q),
                                                                    self.alu("fitof", y))))
@@ -1525,22 +1527,6 @@ class Codegen:
             self.items.append(SeqIf(cond, fast, slow))
             self.small_quotients[out] = cond
             return Val("i32", (out,))
-        signed = op in ("sdiv", "srem")
-        param = re.fullmatch(r"%p(\d+)", self._uniform_divisor)
-        key = ("recip", int(param[1]) if param else y, signed)
-        if key not in self._ids_cache:
-            if param:         # a kernel argument: its reciprocal is computed once, in the prologue
-                outer, self.items = self.items, []
-                y = self.argval(PARAM_SLOT + int(param[1]), "divisor")
-            ay = self.alu("isub", self.alu("ixor", y, self.alu("ilsr", y, self.c32(31))),
-                          self.alu("ilsr", y, self.c32(31))) if signed else y
-            fy = self.alu("uditof", self.alu("land", ay, self.const64(0xFFFFFFFF)))
-            rcp = self.fdiv64(self.const64(0x3FF0000000000000), fy)
-            self._ids_cache[key] = (ay, rcp, self.fmul64(self.const64(0x3FE0000000000000), rcp))
-            if param:
-                self.prologue += self.items
-                self.items = outer
-        ay, rcp, half_rcp = self._ids_cache[key]
         if signed:
             sx, sy = self.alu("ilsr", x, self.c32(31)), self.alu("ilsr", y, self.c32(31))
             ax = self.alu("isub", self.alu("ixor", x, sx), sx)
@@ -1555,18 +1541,35 @@ class Codegen:
             q = self.alu("isub", self.alu("ixor", q, s_), s_)
         return Val("i32", (q,))
 
-    def recip32(self, y, n) -> VReg:
-        """fp32(1/y) for a uniform y (sequencer expression n), from its fp64 reciprocal; once per
-        kernel argument (in the prologue), else once per wave."""
-        key = ("recip32", n)
+    def reciprocal(self, y, signed):
+        """(|y|, fp64 1/|y|, fp64 1/(2|y|)) for the uniform divisor y: once per kernel argument (in
+        the prologue), else once per wave where it is first needed."""
+        param = re.fullmatch(r"%p(\d+)", self._uniform_divisor)
+        key = ("recip", int(param[1]) if param else y, signed)
         if key not in self._ids_cache:
-            param = re.fullmatch(r"%p(\d+)", n)
-            outer, self.items = self.items, []
-            y = self.argval(PARAM_SLOT + int(param[1]), "divisor") if param else y
-            r = self.fdiv64(self.const64(0x3FF0000000000000), self.alu("uditof", self.alu("land", y, self.const64(0xFFFFFFFF))))
-            self._ids_cache[key] = self.f64_to_f32((r, r)).regs[0]
-            made, self.items = self.items, outer
             if param:
+                outer, self.items = self.items, []
+                y = self.argval(PARAM_SLOT + int(param[1]), "divisor")
+            ay = self.alu("isub", self.alu("ixor", y, self.alu("ilsr", y, self.c32(31))),
+                          self.alu("ilsr", y, self.c32(31))) if signed else y
+            fy = self.alu("uditof", self.alu("land", ay, self.const64(0xFFFFFFFF)))
+            rcp = self.fdiv64(self.const64(0x3FF0000000000000), fy)
+            self._ids_cache[key] = (ay, rcp, self.fmul64(self.const64(0x3FE0000000000000), rcp))
+            if param:
+                self.prologue += self.items
+                self.items = outer
+        return self._ids_cache[key]
+
+    def reciprocal32(self, y, signed) -> VReg:
+        """fp32 of reciprocal's 1/|y| (equal to 1/y where the fp32 division runs: y >= 1), made
+        where that is, from it."""
+        key = ("recip32", self._uniform_divisor, signed)
+        if key not in self._ids_cache:
+            rcp = self.reciprocal(y, signed)[1]
+            outer, self.items = self.items, []
+            self._ids_cache[key] = self.f64_to_f32((rcp, rcp)).regs[0]
+            made, self.items = self.items, outer
+            if re.fullmatch(r"%p\d+", self._uniform_divisor):
                 self.prologue += made
             else:
                 self.items += made
