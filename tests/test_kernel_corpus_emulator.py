@@ -21,13 +21,14 @@ XFAIL = read_xfails("emulator")
 
 
 @functools.lru_cache(maxsize=None)
-def emulator():
+def emulator(machine="tiny"):
+    """(mncl, context, queue) on the emulator device for `machine` (also the mncore2 subset's)."""
     # a kernel that runs too long faults inside the emulator, before the driver's own timeout,
     # so it cannot keep the shared queue busy for the cases after it
     os.environ.setdefault("MNCL_EMU_TIME_LIMIT", str(min(20.0, corpus.TIMEOUT_S / 3)))
     import mncl as cl
     from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = _emulator_for(machine, cl.get_platforms()[0].get_devices())
     ctx = cl.Context([dev])
     return cl, ctx, cl.CommandQueue(ctx)
 

@@ -10,24 +10,14 @@ width) stay on tiny.
 """
 from __future__ import annotations
 
-import functools
-
 import pytest
 
 import test_kernel_corpus as corpus
+from test_kernel_corpus_emulator import emulator
 
 FAST = ["saxpy_tail"]
 SLOW = ["stencil2d", "stencil1d", "matvec", "matvec_local", "branches_nested", "collatz", "early_return",
         "ndrange_2d", "vec4_arith", "half_storage", "matvec_double", "constant_table", "switch_case"]
-
-
-@functools.lru_cache(maxsize=None)
-def emulator():
-    import mncl as cl
-    from mncl.context import _emulator_for
-    dev = _emulator_for("mncore2", cl.get_platforms()[0].get_devices())
-    ctx = cl.Context([dev])
-    return cl, ctx, cl.CommandQueue(ctx)
 
 
 def test_subset_names_cases():
@@ -38,4 +28,4 @@ def test_subset_names_cases():
 def test_corpus_on_mncore2(test_id, monkeypatch):
     # a runaway kernel faults inside the emulator before the driver's own timeout
     monkeypatch.setenv("MNCL_EMU_TIME_LIMIT", str(corpus.TIMEOUT_S / 2))
-    corpus.run_and_check_mncl(test_id, emulator())
+    corpus.run_and_check_mncl(test_id, emulator("mncore2"))
