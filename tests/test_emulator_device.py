@@ -112,6 +112,15 @@ def buf(ctx, a):
     return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
 
 
+def tiny_asm(src, kernel, options=()):
+    """The assembly the SIMD backend makes of `kernel` for the tiny machine."""
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    return compile_kernel(compile_opencl(src, spmd=True, options=options), kernel,
+                          emulator.machine.load_machine("tiny")).asm
+
+
 @pytest.mark.parametrize("n", [1, 100, 512, 1000, 2049])
 def test_saxpy_is_exact_and_timed(env, n):
     ctx, q, prg = env
@@ -578,12 +587,8 @@ def test_loops_with_an_inclusive_bound_run_on_the_sequencer(env, n, options):
     for t in range(n, 0, -1):
         want += np.float32(100.0 * t)
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    from translator import compile_opencl
-    from translator.backend import compile_kernel
-    import emulator.machine
     up = src.replace("  for (int t = n; t >= 1; t--) s += 100.0f * t;\n", "")
-    asm = compile_kernel(compile_opencl(up, spmd=True, options=options), "k",
-                         emulator.machine.load_machine("tiny")).asm
+    asm = tiny_asm(up, "k", options)
     assert ".while any" not in asm and ".loop %n0" in asm
 
 
@@ -671,10 +676,7 @@ def test_stores_of_both_arms_merge_into_one(env, n):
     small = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=4 * (n * n - 2))
     with pytest.raises(cl.MemoryError, match=r"at line 7 or 9: index %d " % (n * n - 2)):
         prg.stencil(q, (n * n,), None, buf(ctx, src), small, np.int32(n), np.float32(0.5), np.float32(0.125)).wait()
-    from translator import compile_opencl
-    from translator.backend import compile_kernel
-    import emulator.machine
-    asm = compile_kernel(compile_opencl(STENCIL, spmd=True), "stencil", emulator.machine.load_machine("tiny")).asm
+    asm = tiny_asm(STENCIL, "stencil")
     assert asm.count("$d0\n") == 1 + 2     # one store's MV up to DRAM (the other two: the bounds reports)
 
 
@@ -720,10 +722,7 @@ def test_division_of_the_global_id_by_an_argument(env, n, offset):
         i = np.arange(offset, offset + m, dtype=np.int64)
         np.testing.assert_array_equal(outs["emu"][0], i // n)
         np.testing.assert_array_equal(outs["emu"][1], i % n)
-    from translator import compile_opencl
-    from translator.backend import compile_kernel
-    import emulator.machine
-    asm = compile_kernel(compile_opencl(DIVMOD, spmd=True), "divmod", emulator.machine.load_machine("tiny")).asm
+    asm = tiny_asm(DIVMOD, "divmod")
     assert "fitof" in asm and f"< {1 << 22}" in asm        # the fp32 path is there, under its test
 
 
@@ -738,11 +737,7 @@ def test_assembly_is_the_same_from_one_compile_to_the_next():
     o[i] += (float)(((long)i * 12345) / (long)(idx[i] + 1));
 }
 """
-    from translator import compile_opencl
-    from translator.backend import compile_kernel
-    import emulator.machine
-    tiny = emulator.machine.load_machine("tiny")
-    first, second = (compile_kernel(compile_opencl(src, spmd=True), "g", tiny).asm for _ in range(2))
+    first, second = (tiny_asm(src, "g") for _ in range(2))
     assert first == second and "%r1 " in first
 
 
