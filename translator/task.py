@@ -297,6 +297,13 @@ class TaskCompiler:
                                  "NUM_PE_MAB": m.pe_per_mab}[name]))
         raise TaskError(node, f"use of undeclared identifier '{name}'")
 
+    def lookup_kind(self, name, node, kind, what):
+        """The value of `name`, which must be a `kind` variable ("'x' is not <what>" otherwise)."""
+        var = self.lookup(name, node)
+        if var.kind != kind:
+            raise TaskError(node, f"'{name}' is not {what}")
+        return var.value
+
     # -- emission -------------------------------------------------------------------------------
     def emit(self, text, unit, reads=(), writes=(), offsets=None, mask_w=None, mask_r=None, mat_w=None, mat_r=None):
         """One PE expression; reads/writes are Locs (or mem tuples for L1BM/L2BM); mask_w/mask_r
@@ -696,10 +703,7 @@ class TaskCompiler:
             return U.k(int(txt, 0) if not txt.startswith("0") or txt == "0" or txt.startswith("0x")
                        else int(txt, 8))
         if isinstance(n, c_ast.ID):
-            var = self.lookup(n.name, n)
-            if var.kind != "u":
-                raise TaskError(n, f"'{n.name}' is not a uniform integer here")
-            return var.value
+            return self.lookup_kind(n.name, n, "u", "a uniform integer here")
         if isinstance(n, c_ast.BinaryOp):
             return self.ubin(n.op, self.uexpr(n.left), self.uexpr(n.right), n)
         if isinstance(n, c_ast.UnaryOp):
@@ -763,10 +767,7 @@ class TaskCompiler:
     # -- pointers ---------------------------------------------------------------------------------
     def ptr_expr(self, n) -> Ptr:
         if isinstance(n, c_ast.ID):
-            var = self.lookup(n.name, n)
-            if var.kind != "ptr":
-                raise TaskError(n, f"'{n.name}' is not a DRAM, L2BM or L1BM pointer")
-            return var.value
+            return self.lookup_kind(n.name, n, "ptr", "a DRAM, L2BM or L1BM pointer")
         if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
             p = self.ptr_expr(n.left)
             k = self.uexpr(n.right)
@@ -810,10 +811,7 @@ class TaskCompiler:
     # -- vectors ----------------------------------------------------------------------------------
     def vec_lvalue(self, n) -> V:
         if isinstance(n, c_ast.ID):
-            var = self.lookup(n.name, n)
-            if var.kind != "vec":
-                raise TaskError(n, f"'{n.name}' is not a per-PE vector")
-            return var.value
+            return self.lookup_kind(n.name, n, "vec", "a per-PE vector")
         if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID):
             var = self.lookup(n.name.name, n.name)
             if var.kind != "vecarr":
