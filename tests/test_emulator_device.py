@@ -2,6 +2,8 @@
 
 The emulator runs in strict mode, so any hazard or out-of-range access the
 generated code commits fails these tests."""
+import re
+
 import numpy as np
 import pytest
 
@@ -763,3 +765,86 @@ def test_a_divisor_computed_in_the_kernel_serves_both_division_paths(env):
         got = np.empty(size, np.int32)
         cl.enqueue_copy(q, got, got_buf)
         np.testing.assert_array_equal(got, want)
+
+
+UNIFORM_IN_LOOPS = r"""
+__kernel void utab(__global const float *x, __global const int *k, __global const double *d,
+                   __global const long *l, __global float *o, __global double *od, int n, int s) {
+  int i = get_global_id(0);
+  float a = x[1];                        /* outside any loop: one broadcast long word */
+  double b = 0.0;
+  long c = 0;
+  for (int j = 0; j < n; j++) {
+    a += x[j + s] * (float)(i + 1);      /* 32-bit, odd and even elements, across blocks */
+    c += k[j] ^ l[n - 1 - j];            /* 32-bit int; 64-bit walking down */
+    b += d[j] * (double)(i & 3);
+  }
+  int t[PRIV];                           /* private arrays take LM0 before the tables */
+  for (int j = 0; j < PRIV; j++) t[j] = j * i;
+  o[i] = a + (float)c + (float)t[i % PRIV];
+  od[i] = b + (double)c;
+}
+"""
+
+
+@pytest.mark.parametrize("n, s, priv", [(0, 0, 4), (1, 3, 4), (300, 5, 4), (300, 0, 200)])
+def test_uniform_loads_in_a_loop_read_per_block_tables(env, n, s, priv):
+    """x[j] in a loop comes from a table in LM0 filled once per 64-long-word block (both lanes
+    of a 32-bit element ready), which must give what numpy gives for floats, ints, doubles and
+    longs, walking up and down and across blocks, next to private arrays (priv=200: 8
+    work-items x 1 KiB of LM0)."""
+    ctx, q, _ = env
+    src = UNIFORM_IN_LOOPS.replace("PRIV", str(priv))
+    prg = cl.Program(ctx, src).build()
+    assert len(set(re.findall(r"\.set (%ut\d+)", tiny_asm(src, "utab")))) == 3   # l[n - 1 - j] is gathered
+    rng = np.random.default_rng(n + s)
+    m = 77
+    x = rng.uniform(-1, 1, n + s + 2).astype(np.float32)
+    k = rng.integers(-2**31, 2**31, max(n, 1), dtype=np.int64).astype(np.int32)
+    d = rng.uniform(-1, 1, max(n, 1))
+    l = rng.integers(-2**62, 2**62, max(n, 1), dtype=np.int64)
+    ob, odb = buf(ctx, np.zeros(m, np.float32)), buf(ctx, np.zeros(m))
+    prg.utab(q, (m,), None, buf(ctx, x), buf(ctx, k), buf(ctx, d), buf(ctx, l), ob, odb,
+             np.int32(n), np.int32(s)).wait()
+    o, od = np.empty(m, np.float32), np.empty(m)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, od, odb)
+    i = np.arange(m)
+    a = np.full(m, x[1], np.float32)
+    b = np.zeros(m)
+    c = np.zeros(1, np.int64)
+    for j in range(n):
+        a = (a + x[j + s] * (i + 1).astype(np.float32)).astype(np.float32)
+        c += np.int64(k[j]) ^ l[n - 1 - j]          # wraps, as the kernel's long does
+        b = b + d[j] * (i & 3)
+    np.testing.assert_array_equal(o, a + np.float32(c[0]) + (i * (i % priv)).astype(np.float32))
+    np.testing.assert_array_equal(od, b + np.float64(c[0]))
+
+
+def test_uniform_loads_without_room_for_a_table_keep_the_broadcast_path(env):
+    """Six x[j] streams next to 1 KiB private arrays: LM0 (tiny: 4096 words, 1024 for gathers
+    and scatters, 2048 for the arrays) has room for four tables; the other two read their
+    broadcast long word every pass, and all six sums are right."""
+    ctx, q, _ = env
+    names = "abcdef"
+    src = ("__kernel void six(" + ", ".join(f"__global const float *{v}" for v in names)
+           + ", __global float *o, int n) {\n  int i = get_global_id(0);\n  int t[200];\n"
+           "  for (int j = 0; j < 200; j++) t[j] = i + j;\n  float s = 0.0f;\n"
+           "  for (int j = 0; j < n; j++) s += " + " + ".join(f"{v}[j] * {k + 1}.0f" for k, v in enumerate(names))
+           + ";\n  o[i] = s + (float)t[i % 200];\n}\n")
+    assert len(set(re.findall(r"\.set (%ut\d+)", tiny_asm(src, "six")))) == 4
+    prg = cl.Program(ctx, src).build()
+    rng = np.random.default_rng(6)
+    n, m = 70, 33
+    xs = [rng.uniform(-1, 1, n).astype(np.float32) for _ in names]
+    ob = buf(ctx, np.zeros(m, np.float32))
+    prg.six(q, (m,), None, *[buf(ctx, x) for x in xs], ob, np.int32(n)).wait()
+    o = np.empty(m, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    s = np.float32(0)
+    for j in range(n):
+        term = np.float32(0)
+        for k, x in enumerate(xs):
+            term = np.float32(term + x[j] * np.float32(k + 1)) if k else np.float32(x[j] * np.float32(1))
+        s = np.float32(s + term)
+    np.testing.assert_allclose(o, s + (np.arange(m) + np.arange(m) % 200).astype(np.float32), rtol=1e-5)

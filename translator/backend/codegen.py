@@ -125,6 +125,7 @@ class Codegen:
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
+        self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -2068,24 +2069,31 @@ class Codegen:
                            f"device yet", self.line)
 
     # private arrays --------------------------------------------------------------------------
+    def private_layout(self):
+        """(alloca -> byte offset, bytes, words of each work-item's block) of the private arrays."""
+        allocas = [x for b in self.f.blocks for x in b.insts if x.op == "alloca"]
+        offs, total = {}, 0
+        for a in allocas:
+            n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+            offs[a] = total
+            total += -(-type_size(a.elem) * n // 8) * 8
+        words = 2
+        while words * 4 < total:
+            words *= 2
+        return offs, total, (words if allocas else 0)
+
     def private_offset(self, i: Inst) -> int:
         """Byte offset of an alloca in each work-item's private block (blocks of a power-of-two
         number of words in LM0 above the gather and scatter areas, one per (cycle, lane))."""
         if not hasattr(self, "_priv"):
-            allocas = [x for b in self.f.blocks for x in b.insts if x.op == "alloca"]
-            offs, total = {}, 0
-            for a in allocas:
-                n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
-                offs[a] = total
-                total += -(-type_size(a.elem) * n // 8) * 8
-            words = 2
-            while words * 4 < total:
-                words *= 2
+            offs, total, words = self.private_layout()
             base = 4 * self.CH
-            lm_words = self.lay.lm_words
-            if base + 8 * words > lm_words:
-                raise CodegenError(f"private arrays need {total} bytes per work-item; the emulator device has "
-                                   f"{(lm_words - base) // 8 * 4} (LM0 holds eight work-items' arrays)", self.line)
+            if base + 8 * words > self.lm_top:
+                raise CodegenError(f"private arrays need {total} bytes per work-item (a block of {4 * words}: "
+                                   f"blocks are powers of two); the emulator device has "
+                                   f"{(self.lm_top - base) // 8 * 4} (LM0 holds eight work-items' arrays"
+                                   f"{' and the tables of x[j] loads' if self.lm_top < self.lay.lm_words else ''})",
+                                   self.line)
             saved, self.items = self.items, []
             lanes = []
             for h in (0, 1):          # (2 * cycle + lane) * words + base, in each long word's low half
@@ -2373,6 +2381,8 @@ class Codegen:
             def root(x):
                 while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
                     x = x.ops[0]
+                if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
+                    return "private or local"          # not a buffer parameter
                 if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
                     a = x.ops[0]
                     if isinstance(a, Arg) and a.name == "args":
@@ -2493,6 +2503,10 @@ class Codegen:
         word with l1bmp at an offset the sequencer adds: a loop walking x[j] moves each block once."""
         u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
         blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
+        if self.loop_stack:
+            table = self.uniform_table(k, u, blk, type_size(ty))
+            if table is not None:
+                return Val(self.kind_of(ty), table)
         lc, lb = self.shared_area(("uniform", k), 64, 68)
         self.uses.setdefault("bases", set()).add(k)
         reg = f"%ub{k}"
@@ -2529,6 +2543,54 @@ class Codegen:
         self.items = outer
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return Val(self.kind_of(ty), (r,))
+
+    def uniform_table(self, k, u: str, blk: str, size: int):
+        """p[u] in a loop (x[j]): each PE keeps the block around u as a table in LM0 with one long
+        word per element, a 32-bit element already in both lanes, so an element costs one read at
+        an offset the sequencer adds; uniform_load's lane pick (four instructions a pass) moves to
+        the fetch, which runs once per 64-long-word block.  None when LM0 has no room left."""
+        tables = self.__dict__.setdefault("_tables", {})
+        words = 256 if size == 4 else 128                  # a long word per element of the block
+        if (k, size) not in tables:
+            floor = 4 * self.CH + 8 * self.private_layout()[2]     # private arrays come first
+            if self.lm_top - words < floor:
+                return None
+            self.lm_top -= words
+            tables[(k, size)] = (self.lm_top, self.seq_reg("ut"))
+            self.prologue.append(SeqSet(tables[(k, size)][1], "-1"))
+        tw, reg = tables[(k, size)]
+        lc, lb = self.shared_area(("utable", k), 64, 64)
+        self.uses.setdefault("bases", set()).add(k)
+        t = self.tag()
+        a = f"%b{k} + {blk}"
+        hi = self.lay.dram_longs - 64
+        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
+        outer, self.items = self.items, []
+        self.items.append(MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line))
+        self.op(f"wait i{t}", "wait")
+        self.op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)))
+        if size == 8:                   # the block as it is: 8 long words a step
+            for g in range(8):
+                self.op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm",
+                        mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
+        else:
+            c32 = self.c32(32)
+            for g in range(16):         # long words 4g..4g+3 hold elements 8g..8g+7, the odd ones high
+                raw = self.new("ublk")
+                self.op(f"l1bmp $lb{lb + 4 * g} {{d0}}", "l1bm", (raw,), (), mem=(("r", "lb", lb + 4 * g, lb + 4 * g + 4),))
+                for odd, (first, second) in enumerate((("llsl", "ulsr"), ("ulsr", "llsl"))):
+                    at = tw + 16 * g + 2 * odd              # element 8g + 2c + odd at cycle c: entries 2 apart
+                    h = self.alu(first, raw, c32)
+                    self.op(f"lor {{s0}} {{s1}} $lm{at}v2", "alu", (), (h, self.alu(second, h, c32)),
+                            mem=(("w", "m", at, at + 14),))
+        self.items.append(SeqSet(reg, blk))
+        fetch, self.items = self.items, outer
+        self.items.append(SeqIf(f"{blk} != {reg}", fetch))
+        r = self.new("uni")
+        self.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + words),),
+                                   line=self.line)], {"m": f"((({u}) >> {2 if size == 4 else 3}) & "
+                                                           f"{127 if size == 4 else 63}) * 2"}))
+        return (r,) if size == 4 else (r, r)
 
     def shifted_load(self, k, aff) -> VReg:
         """p[get_global_id(0) + u] for a read-only buffer and a uniform u the sequencer knows.
