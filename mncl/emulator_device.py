@@ -76,11 +76,12 @@ class LoadedProgram:
             from emulator import assemble
             kb = self.kernel_binary(name, mode)
             tables = {}          # __constant data: in DRAM for as long as the program is loaded
+            lay = self.device.layout.for_mode(mode)
             for k, (cname, data) in enumerate(kb.constants):
                 raw = np.frombuffer(bytes.fromhex(data), np.uint8).copy()
                 a = self.device.allocate(raw.size, raw)
-                self.device.write_buffer(a)
-                tables[f"bG{k}"], tables[f"rowsG{k}"] = a.dram, a.rows
+                self.device.write_buffer(a, lay)
+                tables[f"bG{k}"], tables[f"rowsG{k}"] = a.dram, lay.rows(a.nbytes)
             self.binaries[key] = (kb, assemble(kb.asm, f"{name}.vsm"), tables)
         return self.binaries[key]
 
@@ -130,11 +131,16 @@ class EmulatorDevice:
             self._next += -(-need // 64) * 64
             return a
 
-    def write_buffer(self, a: EmuAllocation):
-        """The host mirror of a buffer -> its stripes in every group's DRAM."""
-        stripes = self.layout.to_stripes(a.view)
-        for g in range(self.layout.groups):
+    def write_buffer(self, a: EmuAllocation, lay):
+        """The host mirror of a buffer -> its stripes (of the launch's layout) in every group's DRAM."""
+        stripes = lay.to_stripes(a.view)
+        for g in range(lay.groups):
             self.emu.write_dram(g, a.dram, stripes[g])
+
+    def read_buffer(self, a: EmuAllocation, lay) -> np.ndarray:
+        """The bytes of a buffer from its stripes in every group's DRAM."""
+        per = np.stack([self.emu.read_dram(g, a.dram, lay.rows(a.nbytes) * lay.stripe) for g in range(lay.groups)])
+        return lay.from_stripes(per, a.nbytes)
 
     def compile(self, source, filename, options):
         from translator import compile_opencl
@@ -193,15 +199,11 @@ class EmulatorDevice:
 
     def raise_out_of_bounds(self, kernel_info, kb, report, lay, args):
         """The first lane that went out of bounds, as the CPU device reports an overrun."""
-        def read(a):
-            n = a.rows * lay.stripe
-            per = np.stack([self.emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
-            return lay.from_stripes(per, a.nbytes).view(np.int32)
-        codes = read(report[0])
+        codes = self.read_buffer(report[0], lay).view(np.int32)
         bad = np.flatnonzero(codes)
         if not bad.size:
             return
-        off = int(read(report[1])[bad[0]])
+        off = int(self.read_buffer(report[1], lay).view(np.int32)[bad[0]])
         line, k, size = kb.bounds[int(codes[bad[0]]) - 1]
         p = kernel_info.params[k]
         where = f"line {line}" if line else "an unknown line"
@@ -286,6 +288,10 @@ class EmulatorDevice:
         grouped = kernel_info.uses_barrier or kernel_info.local_mem_bytes or local_args
         wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
         mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
+        narrow = lay.narrowest(gs[0]) if mode == "1d" and not grouped else 1
+        if narrow > 1:             # a small 1-D launch: a narrower wave moves less (layout.py)
+            lay, mode = lay.narrowed(narrow), f"1d-n{narrow}"
+            wx, kx = lay.wave, lay.wave // ls[0]
         kb, prog, tables = loaded.binary(kernel_info.name, mode)
         if kb.replicated:          # a replicated buffer must not also be written through another argument
             ids = [id(a) for a in args if isinstance(a, EmuAllocation)]
@@ -312,7 +318,7 @@ class EmulatorDevice:
         buffers = []
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):
-                seq[f"b{i}"], seq[f"rows{i}"], seq[f"nb{i}"] = a.dram, a.rows, a.nbytes
+                seq[f"b{i}"], seq[f"rows{i}"], seq[f"nb{i}"] = a.dram, lay.rows(a.nbytes), a.nbytes
                 blk[PARAM_SLOT + i] = dup(a.nbytes)          # for the kernel's bounds checks
                 buffers.append(a)
             elif isinstance(a, LocalScratch):
@@ -345,12 +351,10 @@ class EmulatorDevice:
                 for g, off in enumerate(offsets):
                     emu.write_dram(g, a.dram + off, data)
             else:
-                self.write_buffer(a)
+                self.write_buffer(a, lay)
         prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_nd_range_kernel")
         for a in {id(b): b for b in buffers if id(b) not in replicated}.values():    # (read-only)
-            n = a.rows * lay.stripe
-            per = np.stack([emu.read_dram(g, a.dram, n) for g in range(lay.groups)])
-            a.view[:] = lay.from_stripes(per, a.nbytes)
+            a.view[:] = self.read_buffer(a, lay)
         if report is not None:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         return self._profile(prof, kernel_info, loaded)

@@ -848,3 +848,68 @@ def test_uniform_loads_without_room_for_a_table_keep_the_broadcast_path(env):
             term = np.float32(term + x[j] * np.float32(k + 1)) if k else np.float32(x[j] * np.float32(1))
         s = np.float32(s + term)
     np.testing.assert_allclose(o, s + (np.arange(m) + np.arange(m) % 200).astype(np.float32), rtol=1e-5)
+
+
+NARROW = r"""
+__kernel void narrow(__global const float *x, __global const int *idx, __global float *o,
+                     __global const int *perm, __global int *inv, int n, int k) {
+  int i = get_global_id(0);
+  float s = x[i] + x[i + 3];                  /* contiguous, and shifted (x is replicated) */
+  for (int j = 0; j < k; j++) s += x[j];      /* uniform, in a loop */
+  s += x[idx[i]];                             /* gathered */
+  if (i < n) o[i] = s;
+  if (i % 5 == 0) inv[perm[i]] = i;          /* scattered */
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mncore2():
+    from mncl.context import _emulator_for
+    dev = _emulator_for("mncore2", cl.get_platforms()[0].get_devices())
+    ctx = cl.Context([dev])
+    return ctx, cl.CommandQueue(ctx), cl.Program(ctx, NARROW).build()
+
+
+@pytest.mark.parametrize("g", [1, 4095, 4096, 4097, 8193, 16384, 16385])
+def test_small_launches_run_in_narrowed_waves(mncore2, g):
+    """On mncore2 a 1-D launch of at most 4096, 8192 or 16384 work-items runs in a wave 8, 4 or
+    2 times narrower (layout.narrowest): every data path must still give numpy's answer, and
+    the launch must move less than a full wave would."""
+    from translator.backend import Layout
+    ctx, q, prg = mncore2
+    lay = Layout.of(ctx.devices[0].backend.machine)
+    f = lay.narrowest(g)
+    assert f == (8 if g <= 4096 else 4 if g <= 8192 else 2 if g <= 16384 else 1)
+    rng = np.random.default_rng(g)
+    x = rng.uniform(-1, 1, g + 8).astype(np.float32)
+    idx = rng.integers(0, g + 8, g).astype(np.int32)
+    n, k = g - g // 3, 5
+    perm = rng.permutation(g).astype(np.int32)
+    ob, ib = buf(ctx, np.zeros(g, np.float32)), buf(ctx, np.full(g, -1, np.int32))
+    ev = prg.narrow(q, (g,), None, buf(ctx, x), buf(ctx, idx), ob, buf(ctx, perm), ib, np.int32(n), np.int32(k))
+    o, inv = np.empty(g, np.float32), np.empty(g, np.int32)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, inv, ib)
+    s = x[:g] + x[3:g + 3]
+    for j in range(k):
+        s = (s + x[j]).astype(np.float32)
+    s = (s + x[idx]).astype(np.float32)
+    np.testing.assert_array_equal(o[:n], s[:n])
+    assert (o[n:] == 0).all()
+    want = np.full(g, -1, np.int32)
+    want[perm[::5]] = np.arange(0, g, 5)
+    np.testing.assert_array_equal(inv, want)
+    assert ("narrow", f"1d-n{f}" if f > 1 else "1d") in prg._loaded[ctx.devices[0]].kernels
+    assert ev.stats.cycles > 0
+
+
+def test_out_of_bounds_in_a_narrowed_wave_is_reported(mncore2):
+    ctx, q, prg = mncore2
+    g = 300
+    x = np.zeros(g + 8, np.float32)
+    args = [buf(ctx, x), buf(ctx, np.zeros(g, np.int32)), buf(ctx, np.zeros(g, np.float32)),
+            buf(ctx, np.arange(g, dtype=np.int32)), buf(ctx, np.zeros(g, np.int32)), np.int32(g), np.int32(g + 9)]
+    with pytest.raises(cl.MemoryError, match=r"kernel 'narrow' accessed out of bounds at line 6: index 308 of the "
+                                             r"buffer passed as argument 0 \('x'"):
+        prg.narrow(q, (g,), None, *args).wait()

@@ -30,6 +30,7 @@ class KernelBinary:
     name: str
     machine: str
     mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers;
+                                    # "-n<f>": a 1-D wave narrowed f times (layout.py);
                                     # "task": a task kernel (runs once on the whole machine)
     asm: str
     args: list                      # sequencer arguments, in order
@@ -55,7 +56,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         from ..task import compile_task
         asm, args = compile_task(module, kernel, machine)
         return KernelBinary(kernel, machine.name, "task", asm, args, [asdict(p) for p in info.params])
-    lay = Layout.of(machine)
+    lay = Layout.of(machine).for_mode(mode)
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
                              f"at most {MAX_PARAMS}")

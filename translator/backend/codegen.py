@@ -620,13 +620,15 @@ class Codegen:
         q = self.alu("ilsl", self.alu("ilsr", r, self.c32(3)), self.c32((8 * N).bit_length() - 1))
         q = self.alu("iadd", q, self.alu("ilsl", i, self.c32(3)))
         q = self.alu("iadd", q, self.alu("iand", r, self.c32(7)))
-        q = self.alu("iadd", q, self.alu("ilsl", l2, self.c32((4 * N * P).bit_length() - 1)))
+        q = self.alu("iadd", q, self.alu("ilsl", l2, self.c32((4 * N * P // lay.narrow).bit_length() - 1)))
         s = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
         self.shape = sh
-        if self.one_d:                    # a 1-D launch's wave spans the machine: the slot is x
+        if self.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
             self.sx, self.sy, self.sz = s, self.c32(0), self.c32(0)
-            self.in_wave = self.c32(-1)
+            # in a narrowed wave, slots past the long words the chain fills hold no work-item
+            self.in_wave = None if lay.narrow == 1 else \
+                self.bool_from_mask(self.flags("uimin", r, self.c32(lay.l1bm_used - 1)))
         else:
             self.sz = self.div_exact(s, sh["rwxy"])
             rest = self.alu("isub", s, self.mul32(self.sz, sh["wxy"]))
@@ -651,7 +653,7 @@ class Codegen:
                 continue
             ok = self.bool_from_mask(self.flags("uimax", sh[g], self.alu("iinc", p)))   # gx >= p + 1
             act = ok if act is None else self.b_and(act, ok)
-        self.active = act if self.one_d else self.b_and(act, self.in_wave)
+        self.active = act if self.in_wave is None else self.b_and(act, self.in_wave)
         self._ids_cache = {}
 
     def ids_value(self, k: int) -> Val:

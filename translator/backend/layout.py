@@ -13,6 +13,14 @@ DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE delivers consecutive long words
 (`item_of_slot`), so a contiguous 32-bit array moves to the PEs with no
 reordering at all.
 
+Narrow waves.  A 1-D launch of at most wave / f work-items (f = 2, 4 or 8) runs
+in a wave narrowed f times (`narrowed`): a group's share is f times smaller,
+so each load and store moves f times less and needs f times fewer l2bmd steps;
+the narrowed chain fills the first 4 P / f long words of each L1BM, which
+l1bmd hands to cycle 0 (and on) of the first PEs of each L1B.  The other
+slots hold no work-item and stay inactive.  Buffers are laid out in the
+launch's stripes, so the runtime writes them with the same Layout.
+
 Buffers.  A group's PEs can only be reached from that group's DRAM (except by
 broadcast), so a buffer is *striped*: its long words are cut into stripes of
 `stripe` long words (one group's share of a wave), and stripe t lives in group
@@ -28,7 +36,8 @@ moved by u.  Every allocation leaves room for this (`group_longs`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -44,6 +53,7 @@ class Layout:
     l1bm_longs: int = 8192
     l2bm_longs: int = 32768
     dram_longs: int = 1 << 24
+    narrow: int = 1           # the wave is this many times narrower than the machine (narrowed)
 
     @classmethod
     def of(cls, machine) -> "Layout":
@@ -52,29 +62,53 @@ class Layout:
 
     @property
     def wave(self) -> int:
-        """Work-items per wave (32-bit lanes of one 4-long-word operand on every PE)."""
-        return 8 * self.n_pe
+        """Work-items per wave (32-bit lanes of one 4-long-word operand on every PE, narrowed)."""
+        return 8 * self.n_pe // self.narrow
 
     @property
     def stripe(self) -> int:
         """Long words of one group's share of a wave."""
-        return 4 * self.n_pe // self.groups
+        return 4 * self.n_pe // self.groups // self.narrow
 
     @property
     def l2bmd_steps(self) -> int:
         """l2bmd steps that move one L2B's share of a wave (32 long words per L1B per step)."""
-        return self.pe_l1b // 8
+        return self.pe_l1b // 8 // self.narrow
+
+    @property
+    def l1bm_used(self) -> int:
+        """Long words of each L1BM the chain fills: slots l1bmd hands out beyond them are empty."""
+        return 32 * self.l2bmd_steps
+
+    def narrowed(self, f: int) -> "Layout":
+        return replace(self, narrow=f)
+
+    def for_mode(self, mode: str) -> "Layout":
+        """The layout a kernel binary of this mode ("1d-n8...": narrowed 8 times) runs in."""
+        m = re.search(r"-n(\d+)", mode)
+        return self.narrowed(int(m[1])) if m else self
+
+    def narrowest(self, items: int) -> int:
+        """The largest f (1, 2, 4, 8) whose narrowed wave holds `items` work-items, keeping
+        whole l2bmd steps and stripes of at least 512 long words (a gather's chunk)."""
+        for f in (8, 4, 2):
+            if items <= self.wave // f and (self.pe_l1b // 8) % f == 0 and self.stripe // f >= 512 \
+                    and (self.stripe // f) % self.l2b == 0:
+                return f
+        return 1
 
     def item_of_slot(self) -> np.ndarray:
-        """(PE, cycle, lane) -> work-item offset within the wave; lane 0 is the upper 32 bits."""
+        """(PE, cycle, lane) -> work-item offset within the wave, -1 for an empty slot of a
+        narrowed wave; lane 0 is the upper 32 bits."""
         pe = np.arange(self.n_pe)
         x = pe % self.pe_l1b
         i = (pe // self.pe_l1b) % self.l1b
         l2 = pe // (self.pe_l1b * self.l1b)
         c = np.arange(4)
         r = self.pe_l1b * c[None, :] + x[:, None]
-        q = 8 * self.l1b * (r >> 3) + 8 * i[:, None] + (r & 7) + l2[:, None] * 4 * self.l1b * self.pe_l1b
-        return np.stack([2 * q + 1, 2 * q], axis=-1)
+        q = 8 * self.l1b * (r >> 3) + 8 * i[:, None] + (r & 7) + l2[:, None] * (4 * self.l1b * self.pe_l1b // self.narrow)
+        q = np.where(r < self.l1bm_used, q, -1)
+        return np.stack([np.where(q < 0, -1, 2 * q + 1), np.where(q < 0, -1, 2 * q)], axis=-1)
 
     # -- buffers --------------------------------------------------------------------------
     def rows(self, nbytes: int) -> int:
