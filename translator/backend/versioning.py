@@ -59,16 +59,16 @@ def version(loop: SeqLoop, before: list, tree: list):
         return loop
     guards, assigned = [], set()
 
-    def scan(items):
+    def scan(items, top):
         for it in items:
-            if isinstance(it, SeqIf) and it.unless:
-                guards.append(it)
-                continue
             if isinstance(it, (SeqLoop, SeqSet)):
                 assigned.add(it.reg)
-            for attr in KIDS:
-                scan(getattr(it, attr, ()))
-    scan(loop.body)
+            guard = top and isinstance(it, SeqIf) and bool(it.unless)
+            if guard:
+                guards.append(it)
+            for attr in KIDS:           # a guard stands for the guards inside it
+                scan(getattr(it, attr, ()), top and not guard)
+    scan(loop.body, True)
     conds = [c for g in guards for c in g.unless]
     if not conds or not all(affine_comparisons(c, loop.reg, assigned) for c in conds):
         return loop
