@@ -913,3 +913,111 @@ def test_out_of_bounds_in_a_narrowed_wave_is_reported(mncore2):
     with pytest.raises(cl.MemoryError, match=r"kernel 'narrow' accessed out of bounds at line 6: index 308 of the "
                                              r"buffer passed as argument 0 \('x'"):
         prg.narrow(q, (g,), None, *args).wait()
+
+
+def loop_copies(asm, reg):
+    """Each `.loop reg` of the sequencer program, in order: (its control lines, the text of the
+    blocks they call)."""
+    blocks = dict(re.findall(r"^\.block (\w+)\n(.*?)^\.endblock", asm, re.M | re.S))
+    prog = asm.rsplit(".endblock\n", 1)[1].splitlines()
+    out = []
+    for k, line in enumerate(prog):
+        if line.strip().startswith(f".loop {reg} "):
+            ind = line[:len(line) - len(line.lstrip())]
+            end = next(j for j in range(k + 1, len(prog)) if prog[j] == f"{ind}.endloop")
+            ctl = "\n".join(prog[k:end + 1])
+            out.append((ctl, "".join(blocks[b] for b in re.findall(r"\.call (b\d+)", ctl))))
+    return out
+
+
+MVT = ("__kernel void mvt(__global const float *At, __global const float *x, __global float *y, int m, int n) {\n"
+       "  int i = get_global_id(0);\n"
+       "  float s = 0.0f;\n"
+       "  for (int j = 0; j < n; j++) s += At[j * m + i] * x[j];\n"
+       "  y[i] = s;\n"
+       "}\n")
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_a_loop_in_bounds_runs_a_copy_without_its_bounds_checks(env, n):
+    """The checks of At[j * m + i] and x[j] are affine in j: the sequencer clears them for the
+    first and the last pass before the loop and then runs a copy without the per-pass fallbacks
+    and without the per-lane counters only they read; also for 0 and 1 passes."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, MVT).build()
+    rng = np.random.default_rng(n)
+    m = 1000
+    A = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+    x = rng.uniform(-1, 1, max(n, 1)).astype(np.float32)
+    yb = buf(ctx, np.full(m, 7, np.float32))
+    At = np.ascontiguousarray(A.T) if n else np.zeros(1, np.float32)
+    prg.mvt(q, (m,), None, buf(ctx, At), buf(ctx, x), yb, np.int32(m), np.int32(n)).wait()
+    y = np.empty(m, np.float32)
+    cl.enqueue_copy(q, y, yb)
+    np.testing.assert_allclose(y, A.astype(np.float64) @ x[:n], rtol=1e-5, atol=1e-5)
+    (orig, orig_blocks), (fast, fast_blocks) = loop_copies(tiny_asm(MVT, "mvt"), "%n0")
+    assert ".if not (" in orig and "ladd" in orig_blocks
+    assert ".if not (" not in fast and "ladd" not in fast_blocks
+
+
+@pytest.mark.parametrize("short", ["At", "x"])
+def test_a_loop_leaving_its_buffer_on_its_last_pass_still_reports_it(env, short):
+    """The whole-loop test fails, so the original loop runs and its per-lane check reports the
+    line, the buffer and an index the last pass reads."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, MVT).build()
+    m, n = 1000, 5
+    At = np.zeros(n * m - (3 if short == "At" else 0), np.float32)
+    x = np.zeros(n - (short == "x"), np.float32)
+    bad = range((n - 1) * m + m - 3, n * m) if short == "At" else range(n - 1, n)
+    arg = 0 if short == "At" else 1
+    with pytest.raises(cl.MemoryError, match=rf"kernel 'mvt' accessed out of bounds at line 4: index \d+ of the "
+                                             rf"buffer passed as argument {arg}") as e:
+        prg.mvt(q, (m,), None, buf(ctx, At), buf(ctx, x), buf(ctx, np.zeros(m, np.float32)),
+                np.int32(m), np.int32(n)).wait()
+    assert int(re.search(r"index (\d+)", str(e.value)).group(1)) in bad
+
+
+NESTED = ("__kernel void k(__global const float *a, __global const float *w, __global float *o, int m, int r, int c) {\n"
+          "  int i = get_global_id(0);\n"
+          "  float s = 0.0f;\n"
+          "  for (int p = 0; p < r; p++) {\n"
+          "    float t = a[p * m + i];\n"
+          "    for (int q = 0; q < c; q++)\n"
+          "      s += t * w[p * c + q] + a[(p + q) * m + i];\n"
+          "  }\n"
+          "  o[i] = s;\n"
+          "}\n")
+
+
+@pytest.mark.parametrize("r, c, rows", [(3, 4, 6), (1, 1, 1), (0, 5, 1), (3, 4, 5)])
+def test_nested_loops_version_on_the_inner_loops_end_conditions(env, r, c, rows):
+    """The inner loop's end conditions are affine in the outer counter, so the outer loop has a
+    copy with no fallback at any depth; a read past the buffer on the very last pass (rows too
+    few for p + q = r + c - 2) still runs the checked loops and is reported at its line."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, NESTED).build()
+    rng = np.random.default_rng(r * 10 + c)
+    m = 700
+    a = rng.uniform(-1, 1, (rows, m)).astype(np.float32)
+    w = rng.uniform(-1, 1, max(r * c, 1)).astype(np.float32)
+    ob = buf(ctx, np.zeros(m, np.float32))
+    run = lambda: prg.k(q, (m,), None, buf(ctx, a), buf(ctx, w), ob, np.int32(m), np.int32(r), np.int32(c)).wait()
+    if r and r + c - 1 > rows:
+        with pytest.raises(cl.MemoryError, match=r"kernel 'k' accessed out of bounds at line 7: index \d+ of the "
+                                                 r"buffer passed as argument 0"):
+            run()
+        return
+    run()
+    want = np.zeros(m)
+    for p in range(r):
+        for j in range(c):
+            want += a[p].astype(np.float64) * w[p * c + j] + a[p + j]
+    got = np.empty(m, np.float32)
+    cl.enqueue_copy(q, got, ob)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    asm = tiny_asm(NESTED, "k")
+    assert asm == tiny_asm(NESTED, "k")                 # deterministic with the copies
+    outer, inner = loop_copies(asm, "%n0"), loop_copies(asm, "%n1")
+    assert len(outer) == 2 and len(inner) == 3          # checked outer (checked, fast inner), fast outer
+    assert ".if not (" not in outer[1][0] and "ladd" not in outer[1][1]

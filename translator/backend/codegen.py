@@ -2453,8 +2453,9 @@ class Codegen:
     def flush_checks(self):
         """Emit the deferred per-lane bounds checks, under one sequencer branch."""
         if self.pending_checks:
-            cond = " or ".join(f"not ({c})" for c, _ in self.pending_checks)
-            self.items.append(SeqIf(cond, [op for _, ops in self.pending_checks for op in ops]))
+            conds = tuple(c for c, _ in self.pending_checks)
+            self.items.append(SeqIf(" or ".join(f"not ({c})" for c in conds),
+                                    [op for _, ops in self.pending_checks for op in ops], unless=conds))
             self.pending_checks = []
 
     def wave_in_bounds(self, k, aff, size: int):

@@ -33,12 +33,13 @@ def _refs(op: Op):
         yield r, True
 
 
-def remove_dead(tree: list) -> list:
+def remove_dead(tree: list, keep=()) -> list:
     """Drop ALU/MAU ops whose results nothing live reads (codegen builds some facets of a value
     speculatively, e.g. both the 64-bit and the 32-bit form of an index, and loop machinery a
-    sequencer loop does not need): live are transfers, waits and the masks control nodes test,
-    and whatever they read, transitively."""
-    ops, live_regs = [], set()
+    sequencer loop does not need): live are transfers, waits, the masks control nodes test and
+    the registers in `keep` (read elsewhere: see versioning.py), and whatever they read,
+    transitively."""
+    ops, live_regs = [], set(keep)
 
     def walk(items):
         for it in items:

@@ -77,10 +77,14 @@ class SeqLoop:
 
 @dataclass(eq=False)
 class SeqIf:
-    """A branch the sequencer takes on an expression of its registers (uniform by construction)."""
+    """A branch the sequencer takes on an expression of its registers (uniform by construction).
+
+    A bounds check's fallback records the conditions it stands for in ``unless``: its cond is
+    that one of them fails, so when all hold only ``orelse`` runs (versioning.py relies on it)."""
     cond: str
     then: list = field(default_factory=list)
     orelse: list = field(default_factory=list)
+    unless: tuple = ()             # sequencer conditions: when all hold, the branch is its orelse
 
 
 @dataclass(eq=False)

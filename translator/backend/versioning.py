@@ -1,0 +1,170 @@
+"""Loop versioning on whole-loop bounds: a counted loop whose bounds checks the sequencer can clear
+for all its passes at once runs a copy without them.
+
+Takes the ops tree after ``emit.remove_dead`` and gives it back with such loops versioned.  In a
+counted loop (a ``SeqLoop`` from 0 by 1) every bounds-checked access keeps a sequencer branch per
+pass, ``.if not (lo >= 0 and hi + size <= %nb<k>)``, around its per-lane check (the fallback;
+codegen's ``flush_checks`` records the conditions on the ``SeqIf`` as ``unless``), and the per-lane
+check needs per-lane copies of the loop's counter that the loop then updates every pass for nothing
+else.
+
+When every such condition inside a loop is a conjunction of comparisons between terms affine in
+the loop's counter (``ast`` on the sequencer text: a counter under a shift, a conditional, a
+division or times another counter term cannot version; registers the loop assigns, inner counters
+included, may not appear), it holds in every pass iff it holds in the first (counter 0) and the
+last (counter stop - 1).  The loop L then becomes::
+
+    SeqIf(not (every condition at both ends), [L], [fast copy of L], unless=the end conditions)
+
+In the fast copy every fallback is replaced by its ``orelse`` (nothing) and the ops only they
+needed are dropped (``emit.remove_dead`` on the copy, keeping what the rest of the tree reads).
+The new ``SeqIf`` is itself a fallback with ``unless``, so an enclosing loop (visited after its
+inner loops) versions on the inner loop's end conditions in turn when they are affine in its own
+counter.  A launch that goes out of bounds runs the original loop and reports as before.
+
+Registers: the allocator's liveness is flow-insensitive over the tree, so a register defined and
+used only inside the loop (its first reference there a full write) gets a fresh one in the copy
+and the two copies do not share its interval; registers live into the loop (carried values, set
+before it) keep their identity.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from .emit import remove_dead
+from .ops import IfAnyLane, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+
+KIDS = ("body", "then", "orelse")
+
+
+def version_loops(tree: list) -> list:
+    """Version every counted loop whose fallbacks all clear at its first and last pass, inner
+    loops first."""
+    def visit(items):
+        for k, it in enumerate(items):
+            for attr in KIDS:
+                visit(getattr(it, attr, ()))
+            if isinstance(it, SeqLoop):
+                items[k] = version(it, items[:k], tree)
+    visit(tree)
+    return tree
+
+
+def version(loop: SeqLoop, before: list, tree: list):
+    """loop, or the SeqIf choosing between it and its copy without fallbacks; `before` is what
+    precedes it in its list."""
+    if loop.start != "0" or loop.step != "1":
+        return loop
+    guards, assigned = [], set()
+
+    def scan(items, top):
+        for it in items:
+            if isinstance(it, (SeqLoop, SeqSet)):
+                assigned.add(it.reg)
+            guard = top and isinstance(it, SeqIf) and bool(it.unless)
+            if guard:
+                guards.append(it)
+            for attr in KIDS:           # a guard stands for the guards inside it
+                scan(getattr(it, attr, ()), top and not guard)
+    scan(loop.body, True)
+    conds = [c for g in guards for c in g.unless]
+    if not conds or not all(affine_comparisons(c, loop.reg, assigned) for c in conds):
+        return loop
+    ends = list(dict.fromkeys(at(c, loop.reg, v) for c in conds for v in ("0", f"({loop.stop}) - 1")))
+
+    # registers referenced only inside the loop, written before they are read: fresh in the copy
+    inside, rest = list(events(loop.body)), list(events(tree, skip=loop))
+    first = {}
+    for r, is_def in inside:
+        first.setdefault(r, is_def)
+    elsewhere = {r for r, _ in rest}
+    fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint)
+             for r, is_def in first.items() if is_def and r not in elsewhere}
+    fast = clone([loop], fresh, guards)
+    # live in the copy: what the rest of the tree reads, and what the original loop reads that
+    # nothing before it resets (a value it could find from an earlier run of the loop)
+    reads_outside = {r for r, is_def in rest if not is_def}
+    reset = {r for o in before if isinstance(o, Op) and not o.partial for r in o.dsts + o.mdst}
+    reads_inside = {r for r, is_def in inside if not is_def}
+    fast = remove_dead(fast, keep=reads_outside | (reads_inside - reset))
+    return SeqIf(" or ".join(f"not ({c})" for c in ends), [loop], fast, unless=tuple(ends))
+
+
+def events(items, skip=None):
+    """(register, is a full write) of every reference in program order (an op's reads first; a
+    masked write reads the lanes it keeps); `skip` leaves one node out."""
+    for it in items:
+        if it is skip:
+            continue
+        if isinstance(it, Op):
+            for r in it.srcs + it.msrc:
+                yield r, False
+            for r in it.dsts + it.mdst:
+                yield r, not it.partial
+            continue
+        if isinstance(it, (WhileAny, IfAnyLane)):
+            yield it.mask, False
+        for attr in KIDS:
+            yield from events(getattr(it, attr, ()), skip)
+
+
+def clone(items, fresh: dict, guards: list) -> list:
+    """A copy of the tree `items` with registers renamed by `fresh` and each of `guards` replaced
+    by its orelse."""
+    out = []
+    for it in items:
+        if any(it is g for g in guards):
+            out += clone(it.orelse, fresh, guards)
+            continue
+        if isinstance(it, Op):
+            ren = lambda rs: tuple(fresh.get(r, r) for r in rs)
+            out.append(replace(it, dsts=ren(it.dsts), srcs=ren(it.srcs), mdst=ren(it.mdst), msrc=ren(it.msrc)))
+            continue
+        new = replace(it)
+        for attr in KIDS:
+            if hasattr(it, attr):
+                setattr(new, attr, clone(getattr(it, attr), fresh, guards))
+        if isinstance(it, (WhileAny, IfAnyLane)):
+            new.mask = fresh.get(it.mask, it.mask)
+        out.append(new)
+    return out
+
+
+def at(cond: str, reg: str, value: str) -> str:
+    """cond with sequencer register reg replaced by (value)."""
+    return re.sub(re.escape(reg) + r"(?!\w)", f"({value})", cond)
+
+
+def _py(text: str) -> str:
+    return re.sub(r"%(\w+)", r"_r_\1", text)
+
+
+def affine_comparisons(cond: str, reg: str, assigned) -> bool:
+    """cond is `a < b and c >= d ...` with every side affine in reg and free of the registers in
+    `assigned`: then it holds for every reg in [x, y] iff it holds at x and at y."""
+    try:
+        e = ast.parse(_py(cond), mode="eval").body
+    except SyntaxError:
+        return False
+    var, varying = _py(reg), {_py(r) for r in assigned}
+    terms = e.values if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And) else [e]
+    return all(isinstance(t, ast.Compare) and all(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in t.ops)
+               and all(degree(x, var, varying) is not None for x in [t.left, *t.comparators]) for t in terms)
+
+
+def degree(e, var: str, varying) -> int | None:
+    """0 when e does not involve var, 1 when it is affine in it, None otherwise (or when it reads
+    a register in `varying`)."""
+    if isinstance(e, ast.Name):
+        return None if e.id in varying else int(e.id == var)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        return degree(e.operand, var, varying)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = degree(e.left, var, varying), degree(e.right, var, varying)
+        if a is None or b is None or (isinstance(e.op, ast.Mult) and a and b):
+            return None
+        return max(a, b)
+    kids = [degree(k, var, varying) for k in ast.iter_child_nodes(e) if isinstance(k, ast.expr)]
+    return 0 if all(d == 0 for d in kids) else None
