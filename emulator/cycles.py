@@ -35,6 +35,7 @@ class Transfer:
     text: str
     reads: tuple = ()         # (space, unit, lo, hi): DRAM, PDM or L2BM long words it reads
     writes: tuple = ()        # the same, for what it writes
+    units: frozenset = frozenset()   # the (space, unit) pairs of reads and writes
 
 
 class CycleModel:
@@ -86,17 +87,17 @@ class CycleModel:
 
     def transfer(self, kind: str, links: list, nbytes: int, tag, line: int, text: str) -> Transfer:
         """Schedule nbytes over the given (link name, instance) pairs, starting now."""
+        specs = [self.m.links[name] for name, _ in links]
         start = max([self.now] + [self.link_free.get(l, 0.0) for l in links])
-        occupancy = max(nbytes / self.m.link(name).bytes_per_cycle for name, _ in links)
-        latency = max(self.m.link(name).latency for name, _ in links)
-        for l in links:
-            self.link_free[l] = start + nbytes / self.m.link(l[0]).bytes_per_cycle
-        for name, _ in links:
-            self.bytes[(name, kind)] += nbytes
+        busy = [nbytes / k.bytes_per_cycle for k in specs]      # cycles each link is occupied
+        occupancy = max(busy)
+        latency = max(k.latency for k in specs)
+        for l, c in zip(links, busy):
+            self.link_free[l] = start + c
+            self.bytes[(l[0], kind)] += nbytes
         t = Transfer(kind, tag, tuple(links), nbytes, self.now, start, start + latency + occupancy, line, text)
-        for l in links:
-            self._event(f"link {l[0]}[{l[1]}]", text, start, start + nbytes / self.m.link(l[0]).bytes_per_cycle,
-                        {"bytes": nbytes, "tag": tag})
+        for l, c in zip(links, busy):
+            self._event(f"link {l[0]}[{l[1]}]", text, start, start + c, {"bytes": nbytes, "tag": tag})
         return t
 
     def count_bytes(self, link: str, direction: str, nbytes: int) -> None:

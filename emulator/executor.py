@@ -113,6 +113,20 @@ def _footprint(words: np.ndarray) -> _Footprint:
     return _Footprint(lo, hi, exact, words if words.ndim == 3 else None)
 
 
+class _MVJob:
+    """One transfer of an MV statement: the links it crosses; what it reads and writes, as
+    (space, unit, lo, hi) relative to the source and the destination address; the data move
+    move(a, b); and the L2BM spans (lo, hi) to hazard-check."""
+
+    __slots__ = ("links", "kind", "reads", "writes", "move", "units", "lc_reads")
+
+    def __init__(self, links, kind, reads, writes, move):
+        self.links, self.kind, self.move = tuple(links), kind, move
+        self.reads, self.writes = tuple(reads), tuple(writes)
+        self.units = frozenset((sp, u) for sp, u, _, _ in self.reads + self.writes)
+        self.lc_reads = []
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -357,8 +371,10 @@ class Emulator:
             raise self._fault(f"wait i{tag}: no transfer with tag i{tag} was issued", st.line, st.text, None)
         mine = [t for t in self.outstanding if t.tag == tag]
         if mine:
-            self.cm.stall_until(max(t.end for t in mine), f"wait i{tag} ({mine[0].kind} via "
-                                f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
+            end = max(t.end for t in mine)
+            if end > self.cm.now:        # the cause is only named for a stall
+                self.cm.stall_until(end, f"wait i{tag} ({mine[0].kind} via "
+                                    f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
             self.outstanding = [t for t in self.outstanding if t.tag != tag]
 
     # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
@@ -670,8 +686,10 @@ class Emulator:
                                       f"transfer tagged i{t.tag} (line {t.line}) that uses them is still in "
                                       f"flight: 'wait i{t.tag}' first", self.cur.line, self.cur.text, None)
 
-    def _race_mv(self, st, reads, writes):
+    def _race_mv(self, st, units, reads, writes):
         for t in self.outstanding:
+            if units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
+                continue
             for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.writes + t.reads, "writes")):
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
@@ -694,9 +712,11 @@ class Emulator:
         return a
 
     def _mv_read(self, op, g, l2b, a, n):
+        """n long words from an MV source, a view where it can be: every MV moves between two different
+        memories, so its source cannot change before the data is copied to its destination."""
         if op.space == "lc":
-            return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n].copy()
-        return self._paged(op.space, g).read(a, n)
+            return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n]
+        return self._paged(op.space, g).read(a, n, copy=False)
 
     def _mv_write(self, op, g, l2b, a, data):
         if op.space == "lc":
@@ -705,22 +725,48 @@ class Emulator:
             self._paged(op.space, g).write(a, data)
 
     def _mv(self, st: MVStmt):
-        """An MV statement: work out its transfers, check them (strict), move the data, schedule them."""
+        """An MV statement: work out its transfers, check them (strict), move the data, schedule them.
+
+        Which transfers a statement makes depends only on the statement: they are worked out once
+        per run (_mv_jobs), relative to the source and destination addresses of the call."""
         e = st.expr
-        m = self.m
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         self.cm.mv_slot()
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
+        jobs = self._plans.get(id(st))
+        if jobs is None:
+            jobs = self._plans[id(st)] = self._mv_jobs(st)
+        placed = [(job, tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads),
+                   tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)) for job in jobs]
+        if self.strict:
+            for job, reads, writes in placed:
+                self._race_mv(st, job.units, reads, writes)
+                for lo, hi in job.lc_reads:
+                    self._hazard("lc", _Footprint.span(a + lo, a + hi - 1), src.text)
+        for job, reads, writes in placed:
+            job.move(a, b)
+            t = self.cm.transfer(job.kind, job.links, n * 8, e.tag, st.line, st.text)
+            t.reads, t.writes, t.units = reads, writes, job.units
+            self.outstanding.append(t)
+        if e.tag is not None:
+            self.issued_tags.add(e.tag)
+
+    def _mv_jobs(self, st: MVStmt) -> list:
+        """The transfers of an MV statement, one per group link, with addresses relative to the
+        source (reads) and destination (writes) addresses; the moves take those two addresses."""
+        e = st.expr
+        m = self.m
+        src, dst, n = e.srcs[0], e.dsts[0], e.size
         G, L = m.groups, m.l2b_per_group
         link = "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
-        jobs = []   # (links, kind, reads, writes, move): reads/writes are (space, unit, lo, hi)
+        jobs = []
 
         def unit(op, g, l):
             return (g, l) if op.space == "lc" else g
 
-        def copy(g, l, g2, l2, lo=0, hi=n):
-            return lambda: self._mv_write(dst, g2, l2, b + lo, self._mv_read(src, g, l, a + lo, hi - lo))
+        def copy(g, l, g2, l2):
+            return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n))
 
         name = e.defn.name
         if name == "mvp":
@@ -729,54 +775,50 @@ class Emulator:
             l = lc.l2b if lc is not None else 0
             kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
             for g in ([owner.group] if owner.group is not None else range(G)):
-                jobs.append(([(link, g)], kind, [(src.space, unit(src, g, l), a, a + n)],
-                             [(dst.space, unit(dst, g, l), b, b + n)], copy(g, l, g, l)))
+                jobs.append(_MVJob([(link, g)], kind, [(src.space, unit(src, g, l), 0, n)],
+                                   [(dst.space, unit(dst, g, l), 0, n)], copy(g, l, g, l)))
         elif name in ("mvb", "mvb2"):
             for g in ([src.group] if src.group is not None else range(G)):
                 targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
-                moves = [copy(g, 0, g2, l) for g2, l in targets]
-                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
-                             [(src.space, g, a, a + n)], [("lc", t, b, b + n) for t in targets],
-                             lambda moves=moves: [mv() for mv in moves]))
+
+                def move(a, b, g=g, targets=targets):
+                    for g2, l in targets:
+                        self._mv_write(dst, g2, l, b, self._mv_read(src, g, 0, a, n))
+                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
+                                   [(src.space, g, 0, n)], [("lc", t, 0, n) for t in targets], move))
         elif name == "mvd":
             if n % L:
                 raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
             part = n // L
             down = dst.space == "lc"
             mem_op = src if down else dst
+            lc = self.state.l2bm
             for g in ([mem_op.group] if mem_op.group is not None else range(G)):
+                rows = slice(g * L, (g + 1) * L)       # the group's L2BMs
                 if down:       # one read of the group's share, cut into its L2BMs' parts
-                    moves = [lambda g=g: [self._mv_write(dst, g, l, b, data[l * part:(l + 1) * part])
-                                          for data in [self._mv_read(src, g, 0, a, n)] for l in range(L)]]
-                    reads, writes = [(src.space, g, a, a + n)], [("lc", (g, l), b, b + part) for l in range(L)]
+                    def move(a, b, g=g, rows=rows):
+                        lc[rows, b:b + part] = self._mv_read(src, g, 0, a, n).reshape(L, part)
+                    reads, writes = [(src.space, g, 0, n)], [("lc", (g, l), 0, part) for l in range(L)]
                 else:
-                    moves = [(lambda g=g, l=l: self._mv_write(dst, g, 0, b + l * part, self._mv_read(src, g, l, a, part)))
-                             for l in range(L)]
-                    reads, writes = [("lc", (g, l), a, a + part) for l in range(L)], [(dst.space, g, b, b + n)]
-                jobs.append(([(link, g)], "down" if down else "up", reads, writes,
-                             lambda moves=moves: [mv() for mv in moves]))
+                    def move(a, b, g=g, rows=rows):
+                        self._mv_write(dst, g, 0, b, lc[rows, a:a + part])
+                    reads, writes = [("lc", (g, l), 0, part) for l in range(L)], [(dst.space, g, 0, n)]
+                jobs.append(_MVJob([(link, g)], "down" if down else "up", reads, writes, move))
         else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
             for g in ([dst.group] if dst.group is not None else range(G)):
                 sources = [(g2, l) for g2 in (range(G) if name == "mvr" else [g]) for l in range(L)]
 
-                def move(g=g, sources=sources):
+                def move(a, b, g=g, sources=sources):
                     data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
                     self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
-                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
-                             [("lc", t, a, a + n) for t in sources], [(dst.space, g, b, b + n)], move))
-        if self.strict:
-            for _, _, reads, writes, _ in jobs:
-                self._race_mv(st, reads, writes)
-                for sp, _, lo, hi in reads:
-                    if sp == "lc":
-                        self._hazard("lc", _Footprint.span(lo, hi - 1), src.text)
-        for links, kind, reads, writes, move in jobs:
-            move()
-            t = self.cm.transfer(kind, links, n * 8, e.tag, st.line, st.text)
-            t.reads, t.writes = tuple(reads), tuple(writes)
-            self.outstanding.append(t)
-        if e.tag is not None:
-            self.issued_tags.add(e.tag)
+                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
+                                   [("lc", t, 0, n) for t in sources], [(dst.space, g, 0, n)], move))
+        seen = set()      # each L2BM span is hazard-checked once, in the first job that reads it
+        for job in jobs:
+            spans = [(lo, hi) for sp, _, lo, hi in job.reads if sp == "lc"]
+            job.lc_reads = [span for span in dict.fromkeys(spans) if span not in seen]
+            seen.update(spans)
+        return jobs
 
     # -- debug statements ------------------------------------------------------------------------
     def _select_pes(self, loc):
