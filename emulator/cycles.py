@@ -36,6 +36,8 @@ class Transfer:
     reads: tuple = ()         # (space, unit, lo, hi): DRAM, PDM or L2BM long words it reads
     writes: tuple = ()        # the same, for what it writes
     units: frozenset = frozenset()   # the (space, unit) pairs of reads and writes
+    lc_writes: tuple = ()     # the distinct L2BM (lo, hi) spans it writes, whatever the unit
+    lc_uses: tuple = ()       # ... and those it writes or reads
 
 
 class CycleModel:

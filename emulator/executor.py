@@ -116,15 +116,18 @@ def _footprint(words: np.ndarray) -> _Footprint:
 class _MVJob:
     """One transfer of an MV statement: the links it crosses; what it reads and writes, as
     (space, unit, lo, hi) relative to the source and the destination address; the data move
-    move(a, b); and the L2BM spans (lo, hi) to hazard-check."""
+    move(a, b); the distinct L2BM spans (lo, hi) it reads and writes (the PE side's race checks
+    ignore the unit); and the L2BM spans to hazard-check."""
 
-    __slots__ = ("links", "kind", "reads", "writes", "move", "units", "lc_reads")
+    __slots__ = ("links", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_hazards")
 
     def __init__(self, links, kind, reads, writes, move):
         self.links, self.kind, self.move = tuple(links), kind, move
         self.reads, self.writes = tuple(reads), tuple(writes)
         self.units = frozenset((sp, u) for sp, u, _, _ in self.reads + self.writes)
-        self.lc_reads = []
+        self.lc_in = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.reads if sp == "lc"))
+        self.lc_out = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.writes if sp == "lc"))
+        self.lc_hazards = self.lc_in
 
 
 class _Same:
@@ -453,7 +456,10 @@ class Emulator:
         if gap is None:
             return
         now = self.cm.steps
-        for step, wfp, line in reversed(self.recent[sp]):
+        rec = self.recent[sp]
+        if not rec or now - rec[-1][0] > gap:      # the usual case: no write recent enough
+            return
+        for step, wfp, line in reversed(rec):
             age = now - step
             if age > gap:
                 break
@@ -648,9 +654,9 @@ class Emulator:
             where = np.arange(a, a + n) % size
         if self.strict and sp != "lbi":
             if write:
-                self.pending_mem.append(lambda: self._note_write(sp, _Footprint.span(a, a + n - 1)))
+                self.pending_mem.append(lambda: self._note_write(sp, _Footprint(a, a + n - 1)))
             else:
-                self._hazard(sp, _Footprint.span(a, a + n - 1), op.text)
+                self._hazard(sp, _Footprint(a, a + n - 1), op.text)
             if sp == "lc":
                 self._race_pe(op, a, a + n, write)
         return where
@@ -679,8 +685,8 @@ class Emulator:
     # -- races with transfers in flight -------------------------------------------------------
     def _race_pe(self, op, lo, hi, write):
         for t in self.outstanding:
-            for (sp, unit, a, b) in (t.writes + (t.reads if write else ())):
-                if sp == "lc" and a < hi and lo < b:
+            for a, b in (t.lc_uses if write else t.lc_writes):
+                if a < hi and lo < b:
                     what = "writes" if write else "reads"
                     raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
                                       f"transfer tagged i{t.tag} (line {t.line}) that uses them is still in "
@@ -742,12 +748,14 @@ class Emulator:
         if self.strict:
             for job, reads, writes in placed:
                 self._race_mv(st, job.units, reads, writes)
-                for lo, hi in job.lc_reads:
+                for lo, hi in job.lc_hazards:
                     self._hazard("lc", _Footprint.span(a + lo, a + hi - 1), src.text)
         for job, reads, writes in placed:
             job.move(a, b)
             t = self.cm.transfer(job.kind, job.links, n * 8, e.tag, st.line, st.text)
             t.reads, t.writes, t.units = reads, writes, job.units
+            t.lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
+            t.lc_uses = t.lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in)
             self.outstanding.append(t)
         if e.tag is not None:
             self.issued_tags.add(e.tag)
@@ -815,9 +823,8 @@ class Emulator:
                                    [("lc", t, 0, n) for t in sources], [(dst.space, g, 0, n)], move))
         seen = set()      # each L2BM span is hazard-checked once, in the first job that reads it
         for job in jobs:
-            spans = [(lo, hi) for sp, _, lo, hi in job.reads if sp == "lc"]
-            job.lc_reads = [span for span in dict.fromkeys(spans) if span not in seen]
-            seen.update(spans)
+            job.lc_hazards = tuple(span for span in job.lc_in if span not in seen)
+            seen.update(job.lc_in)
         return jobs
 
     # -- debug statements ------------------------------------------------------------------------
