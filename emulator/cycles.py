@@ -67,9 +67,11 @@ class CycleModel:
     def step(self, groups: tuple, flops: float = 0.0) -> None:
         self.steps += 1
         self.now += self.m.cycles_per_step
+        by_group = self.steps_by_group
         for g in groups:
-            self.steps_by_group[g] += 1
-        self.flops += flops
+            by_group[g] += 1
+        if flops:
+            self.flops += flops
 
     def stall_until(self, t: float, cause: str) -> None:
         if t > self.now:

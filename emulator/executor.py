@@ -323,6 +323,9 @@ class Emulator:
         if st.wait is not None:
             self._wait(st)
         self.cur = st
+        if not st.exprs:             # nop (or a bare wait): nothing is read, written or forwarded
+            self.cm.step(st.groups)
+            return
         self.pending = []
         self.pending_mem = []
         plan = self._plans.get(id(st))
@@ -395,11 +398,14 @@ class Emulator:
         return self.m
 
     def _access(self, op):
-        """Where a PE-memory operand reads or writes this step: (word addresses, hazard words, rows).
+        """Where a PE-memory operand reads or writes this step: (word addresses, hazard words, rows,
+        read views).
 
         Addresses are (4,) per cycle, or (4, P) when T-indirect; rows select the long words of
         slot 0 and slot 1 (a strided slice, _Same, or an index array).  Offset by the block call
-        and bounds-checked (or wrapped).  Uniform operands are worked out once per offset."""
+        and bounds-checked (or wrapped).  Uniform operands are worked out once per offset; those
+        whose rows are a slice or _Same also keep what a read gives, (v0, v1) views of the
+        memory (else None)."""
         off = self.off.get(op.space, 0)
         if not op.tind:
             if op.cache is None:
@@ -446,7 +452,16 @@ class Emulator:
             r1 = _Same(r0.start + 1)
         else:
             r1 = r0 + 1
-        return a, words, r0, r1
+        views = None
+        if a.ndim == 1 and op.width != "w":
+            mem = self.state.mem[sp]
+            if isinstance(r0, slice):
+                views = mem[r0], (mem[r1] if r1 is not None else None)
+            elif isinstance(r0, _Same):   # one long word every cycle: a broadcast view
+                shape = (4, mem.shape[1])
+                views = (np.broadcast_to(mem[r0.start], shape),
+                         np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
+        return a, words, r0, r1, views
 
     def _hazard(self, sp: str, fp, op_text: str):
         """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
@@ -485,17 +500,15 @@ class Emulator:
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
-            a, words, r0, r1 = self._access(op)
+            a, words, r0, r1, views = self._access(op)
             if self.strict:
                 self._hazard(sp, words, op.text)
+            if views is not None:
+                return views
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
                 return st.mem32[sp][r0, cols, 1 - (a & 1)].astype(U64) << U64(32), None
             mem = st.mem[sp]
-            if isinstance(r0, _Same):   # one long word every cycle: a broadcast view
-                shape = (4, mem.shape[1])
-                return (np.broadcast_to(mem[r0.start], shape),
-                        np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
             return mem[r0, cols], (mem[r1, cols] if r1 is not None else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
@@ -560,7 +573,7 @@ class Emulator:
                     old = state.t[:, :, s]
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
-        a, words, r0, r1 = self._access(op)
+        a, words, r0, r1, _ = self._access(op)
         self._note_write(sp, words)
         cols = self._cols if a.ndim == 2 else slice(None)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order

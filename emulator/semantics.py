@@ -223,12 +223,16 @@ def _logic(e, prec, x0, x1, y0, ctx):
         r = xs | lanes_le(y0, w)
     elif op == "xor":
         r = xs ^ lanes_le(y0, w)
-    elif op == "lsl":
-        r = xs << (lanes_le(y0, w) & xs.dtype.type(w - 1))
-    else:  # lsr: arithmetic when signed, logical with the u prefix
-        sh = lanes_le(y0, w) & xs.dtype.type(w - 1)
-        xi = lanes_le(x0, w, signed=True)
-        r = xs >> sh if e.unsigned else (xi >> sh.astype(xi.dtype)).view(xs.dtype)
+    else:   # shifts by the count's low bits; the result overwrites the counts (one buffer, no copy)
+        sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
+        if op == "lsl":
+            r = np.left_shift(xs, sh, out=sh)
+        elif e.unsigned:       # lsr: logical with the u prefix
+            r = np.right_shift(xs, sh, out=sh)
+        else:                  # arithmetic: the same bits as signed lanes (the counts are < w)
+            xi = lanes_le(x0, w, signed=True)
+            si = sh.view(xi.dtype)
+            r = np.right_shift(xi, si, out=si).view(xs.dtype)
     return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 
