@@ -134,6 +134,8 @@ _LE = {64: (np.uint64, np.int64), 32: (np.uint32, np.int32), 16: (np.uint16, np.
 def lanes_le(x: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
     """uint64 (...) as (..., 64 // width) lanes in memory order (LSB lane first): for element-wise
     operations, where lane order does not matter, this is a view with no copy either way."""
+    if width == 64:             # one lane per long word: a view whatever x's layout
+        return x.view(_LE[64][signed])[..., None]
     if x.ndim and x.strides[-1] != x.itemsize:
         x = np.ascontiguousarray(x)
     return x.view(_LE[width][signed]).reshape(x.shape + (64 // width,))
