@@ -55,6 +55,7 @@ class CycleModel:
         self.dropped_events = 0
         self.by_line: Counter = Counter()  # C source line -> cycles (0: steps without one)
         self.src = 0                       # the line cycles are charged to now
+        self._costs: dict = {}             # (links, nbytes) -> _link_costs
 
     # -- PE stream ------------------------------------------------------------------
     def charge(self, src: int, since: float) -> None:
@@ -91,18 +92,28 @@ class CycleModel:
 
     def transfer(self, kind: str, links: list, nbytes: int, tag, line: int, text: str) -> Transfer:
         """Schedule nbytes over the given (link name, instance) pairs, starting now."""
-        specs = [self.m.links[name] for name, _ in links]
+        links = tuple(links)
+        busy, occupancy, latency, tracks = self._link_costs(links, nbytes)
         start = max([self.now] + [self.link_free.get(l, 0.0) for l in links])
-        busy = [nbytes / k.bytes_per_cycle for k in specs]      # cycles each link is occupied
-        occupancy = max(busy)
-        latency = max(k.latency for k in specs)
         for l, c in zip(links, busy):
             self.link_free[l] = start + c
             self.bytes[(l[0], kind)] += nbytes
-        t = Transfer(kind, tag, tuple(links), nbytes, self.now, start, start + latency + occupancy, line, text)
-        for l, c in zip(links, busy):
-            self._event(f"link {l[0]}[{l[1]}]", text, start, start + c, {"bytes": nbytes, "tag": tag})
+        t = Transfer(kind, tag, links, nbytes, self.now, start, start + latency + occupancy, line, text)
+        for track, c in zip(tracks, busy):
+            self._event(track, text, start, start + c, {"bytes": nbytes, "tag": tag})
         return t
+
+    def _link_costs(self, links: tuple, nbytes: int) -> tuple:
+        """nbytes over links: the cycles each link is busy, the longest, the largest latency and the
+        links' trace tracks.  The same few transfers recur, so each is worked out once."""
+        key = (links, nbytes)
+        costs = self._costs.get(key)
+        if costs is None:
+            specs = [self.m.links[name] for name, _ in links]
+            busy = [nbytes / k.bytes_per_cycle for k in specs]
+            costs = self._costs[key] = (busy, max(busy), max(k.latency for k in specs),
+                                        [f"link {name}[{i}]" for name, i in links])
+        return costs
 
     def count_bytes(self, link: str, direction: str, nbytes: int) -> None:
         self.bytes[(link, direction)] += nbytes

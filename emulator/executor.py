@@ -670,7 +670,7 @@ class Emulator:
                 self.pending_mem.append(lambda: self._note_write(sp, _Footprint(a, a + n - 1)))
             else:
                 self._hazard(sp, _Footprint(a, a + n - 1), op.text)
-            if sp == "lc":
+            if sp == "lc" and self.outstanding:
                 self._race_pe(op, a, a + n, write)
         return where
 

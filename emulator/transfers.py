@@ -131,11 +131,11 @@ def l2bm(e, ctx):
     m = ctx.machine
     n1, n2 = m.l1b_per_l2b, m.n_l2b
     name = e.defn.name
-    lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     lc = ctx.state.l2bm
     per_l1b = 4 * L2BMD_PER_CYCLE
     if name == "l2bmd" and e.srcs[0].space == "lb":        # gather: every L1B's 32 long words up
         b, a = e.srcs[0], e.dsts[0]
+        lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
         vals = lb3[:, :, ctx.lb_range(b, per_l1b, write=False)]          # l2b, i, (c, j)
         vals = vals.reshape(n2, n1, 4, L2BMD_PER_CYCLE).transpose(0, 2, 1, 3).reshape(n2, -1)
         ctx.count_bytes("l2bm_l1bm", "up", vals.nbytes)
@@ -156,6 +156,7 @@ def l2bm(e, ctx):
         ctx.lb_write(b, ctx.lb_range(b, L2BM_STEP_LONGS, write=True), vals)
         return
     b, a = e.srcs[0], e.dsts[0]                            # l2bm@ and l2bmr: L1BM up to L2BM
+    lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     src = lb3[:, :, ctx.lb_range(b, L2BM_STEP_LONGS, write=False)]
     if name == "l2bm@":
         vals = src[:, e.sel]
