@@ -69,13 +69,17 @@ def _normalized(x: np.ndarray, width: int) -> np.ndarray:
 
 def from_float(x: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
     """(..., n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised (lanes as to_float)."""
-    with np.errstate(over="ignore"):        # rounding past the largest float gives inf, as it should
-        if prec == "d":
-            bits = _normalized(np.asarray(x, np.float64), 64)
-        elif prec in "fg":
-            bits = _normalized(np.asarray(x, np.float32), 32)
-        else:
-            bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
+    x = np.asarray(x)
+    dt = np.float64 if prec == "d" else np.float32
+    if x.dtype != dt:                        # (the native fp32 results need no rounding)
+        with np.errstate(over="ignore"):    # rounding past the largest float gives inf, as it should
+            x = x.astype(dt)
+    if prec == "d":
+        bits = _normalized(x, 64)
+    elif prec in "fg":
+        bits = _normalized(x, 32)
+    else:
+        bits = normalize_bits(f32_to_mnhalf(x), 16)
     if raw:
         return np.ascontiguousarray(bits).view(np.uint64).reshape(bits.shape[:-1])
     return pack(bits)
@@ -144,6 +148,8 @@ def lanes_le(x: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
 def pack_le(r: np.ndarray) -> np.ndarray:
     """Inverse of lanes_le."""
     r = np.ascontiguousarray(r)
+    if r.shape[-1] == 1 and r.itemsize == 8:     # one 64-bit lane: drop the unit axis
+        return r[..., 0].view(U64)
     return r.view(U64).reshape(r.shape[:-1])
 
 
@@ -186,12 +192,11 @@ def _arith(e, prec, x0, x1, y0, ctx):
     op, signed = e.defn.name, not e.unsigned
     w = WIDTH[prec]
     xs = lanes_le(x0, w)
-    one = xs.dtype.type(1)
     ys = None
     if op == "inc":
-        r = xs + one
+        r = xs + xs.dtype.type(1)
     elif op == "dec":
-        r = xs - one
+        r = xs - xs.dtype.type(1)
     else:
         ys = lanes_le(y0, w)
         r = xs + ys if op == "add" else xs - ys
