@@ -76,18 +76,18 @@ def l1bm_down(e, ctx):
     m = ctx.machine
     mabs, nl = m.mab_per_l1b, m.n_l1b
     run = ctx.l1b_mem(src)[:, ctx.lb_range(src, run_length(kind, k, mabs), write=False)]
+    out = np.empty((k, 4, nl, mabs, 4), dtype=np.uint64)      # j, cycle, l1b, mab, PE in MAB
     if kind == "p":      # (l1b, c, j) to every PE
-        vals = np.broadcast_to(run.reshape(nl, 1, 4, k), (nl, 4 * mabs, 4, k))
+        out[...] = run.reshape(nl, 4, k).transpose(2, 1, 0)[:, :, :, None, None]
     elif kind == "m":    # (l1b, c, p, j) to PE p of every MAB
-        vals = np.broadcast_to(run.reshape(nl, 1, 4, 4, k), (nl, mabs, 4, 4, k)).transpose(0, 1, 3, 2, 4)
+        out[...] = run.reshape(nl, 4, 4, k).transpose(3, 1, 0, 2)[:, :, :, None, :]
     elif kind == "m4":   # (l1b, c, q, p, j) to PE p of the 4 MABs 4q..4q+3
-        r = run.reshape(nl, 4, mabs // 4, 1, 4, k)
-        vals = np.broadcast_to(r, (nl, 4, mabs // 4, 4, 4, k)).transpose(0, 2, 3, 4, 1, 5)
+        r = run.reshape(nl, 4, mabs // 4, 4, k).transpose(4, 1, 0, 2, 3)        # j, c, l1b, q, p
+        out.reshape(k, 4, nl, mabs // 4, 4, 4)[...] = r[:, :, :, :, None, :]
     else:                # (l1b, c, i, j) to PE i
-        vals = run.reshape(nl, 4, 4 * mabs, k).transpose(0, 2, 1, 3)
-    vals = vals.reshape(nl, 4 * mabs, 4, k)                    # l1b, pe, cycle, k
-    ctx.count_bytes("l1bm_pe", "down", vals.size * 8)
-    out = np.ascontiguousarray(vals.transpose(3, 2, 0, 1)).reshape(k, 4, m.n_pe)   # k, cycle, P
+        out.reshape(k, 4, nl, 4 * mabs)[...] = run.reshape(nl, 4, 4 * mabs, k).transpose(3, 1, 0, 2)
+    ctx.count_bytes("l1bm_pe", "down", out.size * 8)
+    out = out.reshape(k, 4, m.n_pe)                            # k, cycle, P
     ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
 
 
