@@ -41,6 +41,15 @@ CASES = [
     ("ditof", "    ditof $lr0v $lr16v\n    nop\n    nop"),
     ("l1bmd", "    l1bmd $lb0 $lr0v\n    nop\n    nop"),
     ("l2bmd", "    l2bmd $lc0 $lb0\n    nop\n    nop"),
+    # the rest of the steps of a compiled matrix-vector product (benchmarks/compiled_kernels.py matvec_t)
+    ("ladd", "    ladd $lr0v $lr8v $lr16v\n    nop\n    nop"),
+    ("lor", "    lor $lr0v $lr8v $lr16v\n    nop\n    nop"),
+    ("llsl", "    llsl $lr0v $lr8v $lr16v\n    nop\n    nop"),
+    ("ulsr", "    ulsr $lr0v $lr8v $lr16v\n    nop\n    nop"),
+    ("l1bmp", "    l1bmp $lb0 $lr0v\n    nop\n    nop"),
+    ("l2bmd up", "    l2bmd $lb0 $lc0\n    nop\n    nop"),
+    ("mvd down", "    mvd/n4096i1 $d0 $lc64\n    wait i1\n    nop"),
+    ("mvd up", "    mvd/n4096i1 $lc64 $d0\n    wait i1\n    nop"),
 ]
 
 

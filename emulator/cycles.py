@@ -35,6 +35,9 @@ class Transfer:
     text: str
     reads: tuple = ()         # (space, unit, lo, hi): DRAM, PDM or L2BM long words it reads
     writes: tuple = ()        # the same, for what it writes
+    units: frozenset = frozenset()   # the (space, unit) pairs of reads and writes
+    lc_writes: tuple = ()     # the distinct L2BM (lo, hi) spans it writes, whatever the unit
+    lc_uses: tuple = ()       # ... and those it writes or reads
 
 
 class CycleModel:
@@ -52,6 +55,7 @@ class CycleModel:
         self.dropped_events = 0
         self.by_line: Counter = Counter()  # C source line -> cycles (0: steps without one)
         self.src = 0                       # the line cycles are charged to now
+        self._costs: dict = {}             # (links, nbytes) -> _link_costs
 
     # -- PE stream ------------------------------------------------------------------
     def charge(self, src: int, since: float) -> None:
@@ -64,9 +68,11 @@ class CycleModel:
     def step(self, groups: tuple, flops: float = 0.0) -> None:
         self.steps += 1
         self.now += self.m.cycles_per_step
+        by_group = self.steps_by_group
         for g in groups:
-            self.steps_by_group[g] += 1
-        self.flops += flops
+            by_group[g] += 1
+        if flops:
+            self.flops += flops
 
     def stall_until(self, t: float, cause: str) -> None:
         if t > self.now:
@@ -86,18 +92,28 @@ class CycleModel:
 
     def transfer(self, kind: str, links: list, nbytes: int, tag, line: int, text: str) -> Transfer:
         """Schedule nbytes over the given (link name, instance) pairs, starting now."""
+        links = tuple(links)
+        busy, occupancy, latency, tracks = self._link_costs(links, nbytes)
         start = max([self.now] + [self.link_free.get(l, 0.0) for l in links])
-        occupancy = max(nbytes / self.m.link(name).bytes_per_cycle for name, _ in links)
-        latency = max(self.m.link(name).latency for name, _ in links)
-        for l in links:
-            self.link_free[l] = start + nbytes / self.m.link(l[0]).bytes_per_cycle
-        for name, _ in links:
-            self.bytes[(name, kind)] += nbytes
-        t = Transfer(kind, tag, tuple(links), nbytes, self.now, start, start + latency + occupancy, line, text)
-        for l in links:
-            self._event(f"link {l[0]}[{l[1]}]", text, start, start + nbytes / self.m.link(l[0]).bytes_per_cycle,
-                        {"bytes": nbytes, "tag": tag})
+        for l, c in zip(links, busy):
+            self.link_free[l] = start + c
+            self.bytes[(l[0], kind)] += nbytes
+        t = Transfer(kind, tag, links, nbytes, self.now, start, start + latency + occupancy, line, text)
+        for track, c in zip(tracks, busy):
+            self._event(track, text, start, start + c, {"bytes": nbytes, "tag": tag})
         return t
+
+    def _link_costs(self, links: tuple, nbytes: int) -> tuple:
+        """nbytes over links: the cycles each link is busy, the longest, the largest latency and the
+        links' trace tracks.  The same few transfers recur, so each is worked out once."""
+        key = (links, nbytes)
+        costs = self._costs.get(key)
+        if costs is None:
+            specs = [self.m.links[name] for name, _ in links]
+            busy = [nbytes / k.bytes_per_cycle for k in specs]
+            costs = self._costs[key] = (busy, max(busy), max(k.latency for k in specs),
+                                        [f"link {name}[{i}]" for name, i in links])
+        return costs
 
     def count_bytes(self, link: str, direction: str, nbytes: int) -> None:
         self.bytes[(link, direction)] += nbytes

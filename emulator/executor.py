@@ -113,6 +113,23 @@ def _footprint(words: np.ndarray) -> _Footprint:
     return _Footprint(lo, hi, exact, words if words.ndim == 3 else None)
 
 
+class _MVJob:
+    """One transfer of an MV statement: the links it crosses; what it reads and writes, as
+    (space, unit, lo, hi) relative to the source and the destination address; the data move
+    move(a, b); the distinct L2BM spans (lo, hi) it reads and writes (the PE side's race checks
+    ignore the unit); and the L2BM spans to hazard-check."""
+
+    __slots__ = ("links", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_hazards")
+
+    def __init__(self, links, kind, reads, writes, move):
+        self.links, self.kind, self.move = tuple(links), kind, move
+        self.reads, self.writes = tuple(reads), tuple(writes)
+        self.units = frozenset((sp, u) for sp, u, _, _ in self.reads + self.writes)
+        self.lc_in = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.reads if sp == "lc"))
+        self.lc_out = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.writes if sp == "lc"))
+        self.lc_hazards = self.lc_in
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -306,6 +323,9 @@ class Emulator:
         if st.wait is not None:
             self._wait(st)
         self.cur = st
+        if not st.exprs:             # nop (or a bare wait): nothing is read, written or forwarded
+            self.cm.step(st.groups)
+            return
         self.pending = []
         self.pending_mem = []
         plan = self._plans.get(id(st))
@@ -357,8 +377,10 @@ class Emulator:
             raise self._fault(f"wait i{tag}: no transfer with tag i{tag} was issued", st.line, st.text, None)
         mine = [t for t in self.outstanding if t.tag == tag]
         if mine:
-            self.cm.stall_until(max(t.end for t in mine), f"wait i{tag} ({mine[0].kind} via "
-                                f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
+            end = max(t.end for t in mine)
+            if end > self.cm.now:        # the cause is only named for a stall
+                self.cm.stall_until(end, f"wait i{tag} ({mine[0].kind} via "
+                                    f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
             self.outstanding = [t for t in self.outstanding if t.tag != tag]
 
     # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
@@ -376,11 +398,14 @@ class Emulator:
         return self.m
 
     def _access(self, op):
-        """Where a PE-memory operand reads or writes this step: (word addresses, hazard words, rows).
+        """Where a PE-memory operand reads or writes this step: (word addresses, hazard words, rows,
+        read views).
 
         Addresses are (4,) per cycle, or (4, P) when T-indirect; rows select the long words of
         slot 0 and slot 1 (a strided slice, _Same, or an index array).  Offset by the block call
-        and bounds-checked (or wrapped).  Uniform operands are worked out once per offset."""
+        and bounds-checked (or wrapped).  Uniform operands are worked out once per offset; those
+        whose rows are a slice or _Same also keep what a read gives, (v0, v1) views of the
+        memory (else None)."""
         off = self.off.get(op.space, 0)
         if not op.tind:
             if op.cache is None:
@@ -427,7 +452,16 @@ class Emulator:
             r1 = _Same(r0.start + 1)
         else:
             r1 = r0 + 1
-        return a, words, r0, r1
+        views = None
+        if a.ndim == 1 and op.width != "w":
+            mem = self.state.mem[sp]
+            if isinstance(r0, slice):
+                views = mem[r0], (mem[r1] if r1 is not None else None)
+            elif isinstance(r0, _Same):   # one long word every cycle: a broadcast view
+                shape = (4, mem.shape[1])
+                views = (np.broadcast_to(mem[r0.start], shape),
+                         np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
+        return a, words, r0, r1, views
 
     def _hazard(self, sp: str, fp, op_text: str):
         """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
@@ -437,7 +471,10 @@ class Emulator:
         if gap is None:
             return
         now = self.cm.steps
-        for step, wfp, line in reversed(self.recent[sp]):
+        rec = self.recent[sp]
+        if not rec or now - rec[-1][0] > gap:      # the usual case: no write recent enough
+            return
+        for step, wfp, line in reversed(rec):
             age = now - step
             if age > gap:
                 break
@@ -463,17 +500,15 @@ class Emulator:
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
-            a, words, r0, r1 = self._access(op)
+            a, words, r0, r1, views = self._access(op)
             if self.strict:
                 self._hazard(sp, words, op.text)
+            if views is not None:
+                return views
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
                 return st.mem32[sp][r0, cols, 1 - (a & 1)].astype(U64) << U64(32), None
             mem = st.mem[sp]
-            if isinstance(r0, _Same):   # one long word every cycle: a broadcast view
-                shape = (4, mem.shape[1])
-                return (np.broadcast_to(mem[r0.start], shape),
-                        np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
             return mem[r0, cols], (mem[r1, cols] if r1 is not None else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
@@ -538,7 +573,7 @@ class Emulator:
                     old = state.t[:, :, s]
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
-        a, words, r0, r1 = self._access(op)
+        a, words, r0, r1, _ = self._access(op)
         self._note_write(sp, words)
         cols = self._cols if a.ndim == 2 else slice(None)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
@@ -632,10 +667,10 @@ class Emulator:
             where = np.arange(a, a + n) % size
         if self.strict and sp != "lbi":
             if write:
-                self.pending_mem.append(lambda: self._note_write(sp, _Footprint.span(a, a + n - 1)))
+                self.pending_mem.append(lambda: self._note_write(sp, _Footprint(a, a + n - 1)))
             else:
-                self._hazard(sp, _Footprint.span(a, a + n - 1), op.text)
-            if sp == "lc":
+                self._hazard(sp, _Footprint(a, a + n - 1), op.text)
+            if sp == "lc" and self.outstanding:
                 self._race_pe(op, a, a + n, write)
         return where
 
@@ -663,15 +698,17 @@ class Emulator:
     # -- races with transfers in flight -------------------------------------------------------
     def _race_pe(self, op, lo, hi, write):
         for t in self.outstanding:
-            for (sp, unit, a, b) in (t.writes + (t.reads if write else ())):
-                if sp == "lc" and a < hi and lo < b:
+            for a, b in (t.lc_uses if write else t.lc_writes):
+                if a < hi and lo < b:
                     what = "writes" if write else "reads"
                     raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
                                       f"transfer tagged i{t.tag} (line {t.line}) that uses them is still in "
                                       f"flight: 'wait i{t.tag}' first", self.cur.line, self.cur.text, None)
 
-    def _race_mv(self, st, reads, writes):
+    def _race_mv(self, st, units, reads, writes):
         for t in self.outstanding:
+            if units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
+                continue
             for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.writes + t.reads, "writes")):
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
@@ -694,9 +731,11 @@ class Emulator:
         return a
 
     def _mv_read(self, op, g, l2b, a, n):
+        """n long words from an MV source, a view where it can be: every MV moves between two different
+        memories, so its source cannot change before the data is copied to its destination."""
         if op.space == "lc":
-            return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n].copy()
-        return self._paged(op.space, g).read(a, n)
+            return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n]
+        return self._paged(op.space, g).read(a, n, copy=False)
 
     def _mv_write(self, op, g, l2b, a, data):
         if op.space == "lc":
@@ -705,22 +744,50 @@ class Emulator:
             self._paged(op.space, g).write(a, data)
 
     def _mv(self, st: MVStmt):
-        """An MV statement: work out its transfers, check them (strict), move the data, schedule them."""
+        """An MV statement: work out its transfers, check them (strict), move the data, schedule them.
+
+        Which transfers a statement makes depends only on the statement: they are worked out once
+        per run (_mv_jobs), relative to the source and destination addresses of the call."""
         e = st.expr
-        m = self.m
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         self.cm.mv_slot()
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
+        jobs = self._plans.get(id(st))
+        if jobs is None:
+            jobs = self._plans[id(st)] = self._mv_jobs(st)
+        placed = [(job, tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads),
+                   tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)) for job in jobs]
+        if self.strict:
+            for job, reads, writes in placed:
+                self._race_mv(st, job.units, reads, writes)
+                for lo, hi in job.lc_hazards:
+                    self._hazard("lc", _Footprint.span(a + lo, a + hi - 1), src.text)
+        for job, reads, writes in placed:
+            job.move(a, b)
+            t = self.cm.transfer(job.kind, job.links, n * 8, e.tag, st.line, st.text)
+            t.reads, t.writes, t.units = reads, writes, job.units
+            t.lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
+            t.lc_uses = t.lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in)
+            self.outstanding.append(t)
+        if e.tag is not None:
+            self.issued_tags.add(e.tag)
+
+    def _mv_jobs(self, st: MVStmt) -> list:
+        """The transfers of an MV statement, one per group link, with addresses relative to the
+        source (reads) and destination (writes) addresses; the moves take those two addresses."""
+        e = st.expr
+        m = self.m
+        src, dst, n = e.srcs[0], e.dsts[0], e.size
         G, L = m.groups, m.l2b_per_group
         link = "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
-        jobs = []   # (links, kind, reads, writes, move): reads/writes are (space, unit, lo, hi)
+        jobs = []
 
         def unit(op, g, l):
             return (g, l) if op.space == "lc" else g
 
-        def copy(g, l, g2, l2, lo=0, hi=n):
-            return lambda: self._mv_write(dst, g2, l2, b + lo, self._mv_read(src, g, l, a + lo, hi - lo))
+        def copy(g, l, g2, l2):
+            return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n))
 
         name = e.defn.name
         if name == "mvp":
@@ -729,54 +796,49 @@ class Emulator:
             l = lc.l2b if lc is not None else 0
             kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
             for g in ([owner.group] if owner.group is not None else range(G)):
-                jobs.append(([(link, g)], kind, [(src.space, unit(src, g, l), a, a + n)],
-                             [(dst.space, unit(dst, g, l), b, b + n)], copy(g, l, g, l)))
+                jobs.append(_MVJob([(link, g)], kind, [(src.space, unit(src, g, l), 0, n)],
+                                   [(dst.space, unit(dst, g, l), 0, n)], copy(g, l, g, l)))
         elif name in ("mvb", "mvb2"):
             for g in ([src.group] if src.group is not None else range(G)):
                 targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
-                moves = [copy(g, 0, g2, l) for g2, l in targets]
-                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
-                             [(src.space, g, a, a + n)], [("lc", t, b, b + n) for t in targets],
-                             lambda moves=moves: [mv() for mv in moves]))
+
+                def move(a, b, g=g, targets=targets):
+                    for g2, l in targets:
+                        self._mv_write(dst, g2, l, b, self._mv_read(src, g, 0, a, n))
+                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
+                                   [(src.space, g, 0, n)], [("lc", t, 0, n) for t in targets], move))
         elif name == "mvd":
             if n % L:
                 raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
             part = n // L
             down = dst.space == "lc"
             mem_op = src if down else dst
+            lc = self.state.l2bm
             for g in ([mem_op.group] if mem_op.group is not None else range(G)):
+                rows = slice(g * L, (g + 1) * L)       # the group's L2BMs
                 if down:       # one read of the group's share, cut into its L2BMs' parts
-                    moves = [lambda g=g: [self._mv_write(dst, g, l, b, data[l * part:(l + 1) * part])
-                                          for data in [self._mv_read(src, g, 0, a, n)] for l in range(L)]]
-                    reads, writes = [(src.space, g, a, a + n)], [("lc", (g, l), b, b + part) for l in range(L)]
+                    def move(a, b, g=g, rows=rows):
+                        lc[rows, b:b + part] = self._mv_read(src, g, 0, a, n).reshape(L, part)
+                    reads, writes = [(src.space, g, 0, n)], [("lc", (g, l), 0, part) for l in range(L)]
                 else:
-                    moves = [(lambda g=g, l=l: self._mv_write(dst, g, 0, b + l * part, self._mv_read(src, g, l, a, part)))
-                             for l in range(L)]
-                    reads, writes = [("lc", (g, l), a, a + part) for l in range(L)], [(dst.space, g, b, b + n)]
-                jobs.append(([(link, g)], "down" if down else "up", reads, writes,
-                             lambda moves=moves: [mv() for mv in moves]))
+                    def move(a, b, g=g, rows=rows):
+                        self._mv_write(dst, g, 0, b, lc[rows, a:a + part])
+                    reads, writes = [("lc", (g, l), 0, part) for l in range(L)], [(dst.space, g, 0, n)]
+                jobs.append(_MVJob([(link, g)], "down" if down else "up", reads, writes, move))
         else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
             for g in ([dst.group] if dst.group is not None else range(G)):
                 sources = [(g2, l) for g2 in (range(G) if name == "mvr" else [g]) for l in range(L)]
 
-                def move(g=g, sources=sources):
+                def move(a, b, g=g, sources=sources):
                     data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
                     self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
-                jobs.append(([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
-                             [("lc", t, a, a + n) for t in sources], [(dst.space, g, b, b + n)], move))
-        if self.strict:
-            for _, _, reads, writes, _ in jobs:
-                self._race_mv(st, reads, writes)
-                for sp, _, lo, hi in reads:
-                    if sp == "lc":
-                        self._hazard("lc", _Footprint.span(lo, hi - 1), src.text)
-        for links, kind, reads, writes, move in jobs:
-            move()
-            t = self.cm.transfer(kind, links, n * 8, e.tag, st.line, st.text)
-            t.reads, t.writes = tuple(reads), tuple(writes)
-            self.outstanding.append(t)
-        if e.tag is not None:
-            self.issued_tags.add(e.tag)
+                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
+                                   [("lc", t, 0, n) for t in sources], [(dst.space, g, 0, n)], move))
+        seen = set()      # each L2BM span is hazard-checked once, in the first job that reads it
+        for job in jobs:
+            job.lc_hazards = tuple(span for span in job.lc_in if span not in seen)
+            seen.update(job.lc_in)
+        return jobs
 
     # -- debug statements ------------------------------------------------------------------------
     def _select_pes(self, loc):

@@ -69,13 +69,17 @@ def _normalized(x: np.ndarray, width: int) -> np.ndarray:
 
 def from_float(x: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
     """(..., n) floats -> slot-0 uint64, rounded (RNE) into prec and normalised (lanes as to_float)."""
-    with np.errstate(over="ignore"):        # rounding past the largest float gives inf, as it should
-        if prec == "d":
-            bits = _normalized(np.asarray(x, np.float64), 64)
-        elif prec in "fg":
-            bits = _normalized(np.asarray(x, np.float32), 32)
-        else:
-            bits = normalize_bits(f32_to_mnhalf(np.asarray(x, np.float32)), 16)
+    x = np.asarray(x)
+    dt = np.float64 if prec == "d" else np.float32
+    if x.dtype != dt:                        # (the native fp32 results need no rounding)
+        with np.errstate(over="ignore"):    # rounding past the largest float gives inf, as it should
+            x = x.astype(dt)
+    if prec == "d":
+        bits = _normalized(x, 64)
+    elif prec in "fg":
+        bits = _normalized(x, 32)
+    else:
+        bits = normalize_bits(f32_to_mnhalf(x), 16)
     if raw:
         return np.ascontiguousarray(bits).view(np.uint64).reshape(bits.shape[:-1])
     return pack(bits)
@@ -134,6 +138,8 @@ _LE = {64: (np.uint64, np.int64), 32: (np.uint32, np.int32), 16: (np.uint16, np.
 def lanes_le(x: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
     """uint64 (...) as (..., 64 // width) lanes in memory order (LSB lane first): for element-wise
     operations, where lane order does not matter, this is a view with no copy either way."""
+    if width == 64:             # one lane per long word: a view whatever x's layout
+        return x.view(_LE[64][signed])[..., None]
     if x.ndim and x.strides[-1] != x.itemsize:
         x = np.ascontiguousarray(x)
     return x.view(_LE[width][signed]).reshape(x.shape + (64 // width,))
@@ -142,6 +148,8 @@ def lanes_le(x: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
 def pack_le(r: np.ndarray) -> np.ndarray:
     """Inverse of lanes_le."""
     r = np.ascontiguousarray(r)
+    if r.shape[-1] == 1 and r.itemsize == 8:     # one 64-bit lane: drop the unit axis
+        return r[..., 0].view(U64)
     return r.view(U64).reshape(r.shape[:-1])
 
 
@@ -184,12 +192,11 @@ def _arith(e, prec, x0, x1, y0, ctx):
     op, signed = e.defn.name, not e.unsigned
     w = WIDTH[prec]
     xs = lanes_le(x0, w)
-    one = xs.dtype.type(1)
     ys = None
     if op == "inc":
-        r = xs + one
+        r = xs + xs.dtype.type(1)
     elif op == "dec":
-        r = xs - one
+        r = xs - xs.dtype.type(1)
     else:
         ys = lanes_le(y0, w)
         r = xs + ys if op == "add" else xs - ys
@@ -223,12 +230,16 @@ def _logic(e, prec, x0, x1, y0, ctx):
         r = xs | lanes_le(y0, w)
     elif op == "xor":
         r = xs ^ lanes_le(y0, w)
-    elif op == "lsl":
-        r = xs << (lanes_le(y0, w) & xs.dtype.type(w - 1))
-    else:  # lsr: arithmetic when signed, logical with the u prefix
-        sh = lanes_le(y0, w) & xs.dtype.type(w - 1)
-        xi = lanes_le(x0, w, signed=True)
-        r = xs >> sh if e.unsigned else (xi >> sh.astype(xi.dtype)).view(xs.dtype)
+    else:   # shifts by the count's low bits; the result overwrites the counts (one buffer, no copy)
+        sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
+        if op == "lsl":
+            r = np.left_shift(xs, sh, out=sh)
+        elif e.unsigned:       # lsr: logical with the u prefix
+            r = np.right_shift(xs, sh, out=sh)
+        else:                  # arithmetic: the same bits as signed lanes (the counts are < w)
+            xi = lanes_le(x0, w, signed=True)
+            si = sh.view(xi.dtype)
+            r = np.right_shift(xi, si, out=si).view(xs.dtype)
     return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 

@@ -34,11 +34,15 @@ class PagedMemory:
             yield p, o, k
             a += k
 
-    def read(self, a: int, n: int) -> np.ndarray:
+    def read(self, a: int, n: int, copy: bool = True) -> np.ndarray:
+        """n long words from a; copy=False may give a view of a page, for a caller that copies
+        it elsewhere at once (an MV transfer)."""
         p, o = divmod(a, self.PAGE)
         if o + n <= self.PAGE:            # within one page: the usual case
             page = self.pages.get(p)
-            return page[o:o + n].copy() if page is not None else np.zeros(n, dtype=U64)
+            if page is None:
+                return np.zeros(n, dtype=U64)
+            return page[o:o + n].copy() if copy else page[o:o + n]
         out = np.zeros(n, dtype=U64)
         pos = 0
         for p, o, k in self._spans(a, n):
@@ -50,6 +54,13 @@ class PagedMemory:
 
     def write(self, a: int, data: np.ndarray) -> None:
         data = np.asarray(data, dtype=U64).reshape(-1)
+        p, o = divmod(a, self.PAGE)
+        if o + data.size <= self.PAGE:    # within one page: the usual case
+            page = self.pages.get(p)
+            if page is None:
+                page = self.pages[p] = np.zeros(self.PAGE, dtype=U64)
+            page[o:o + data.size] = data
+            return
         pos = 0
         for p, o, k in self._spans(a, data.size):
             page = self.pages.get(p)

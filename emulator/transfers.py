@@ -76,18 +76,18 @@ def l1bm_down(e, ctx):
     m = ctx.machine
     mabs, nl = m.mab_per_l1b, m.n_l1b
     run = ctx.l1b_mem(src)[:, ctx.lb_range(src, run_length(kind, k, mabs), write=False)]
+    out = np.empty((k, 4, nl, mabs, 4), dtype=np.uint64)      # j, cycle, l1b, mab, PE in MAB
     if kind == "p":      # (l1b, c, j) to every PE
-        vals = np.broadcast_to(run.reshape(nl, 1, 4, k), (nl, 4 * mabs, 4, k))
+        out[...] = run.reshape(nl, 4, k).transpose(2, 1, 0)[:, :, :, None, None]
     elif kind == "m":    # (l1b, c, p, j) to PE p of every MAB
-        vals = np.broadcast_to(run.reshape(nl, 1, 4, 4, k), (nl, mabs, 4, 4, k)).transpose(0, 1, 3, 2, 4)
+        out[...] = run.reshape(nl, 4, 4, k).transpose(3, 1, 0, 2)[:, :, :, None, :]
     elif kind == "m4":   # (l1b, c, q, p, j) to PE p of the 4 MABs 4q..4q+3
-        r = run.reshape(nl, 4, mabs // 4, 1, 4, k)
-        vals = np.broadcast_to(r, (nl, 4, mabs // 4, 4, 4, k)).transpose(0, 2, 3, 4, 1, 5)
+        r = run.reshape(nl, 4, mabs // 4, 4, k).transpose(4, 1, 0, 2, 3)        # j, c, l1b, q, p
+        out.reshape(k, 4, nl, mabs // 4, 4, 4)[...] = r[:, :, :, :, None, :]
     else:                # (l1b, c, i, j) to PE i
-        vals = run.reshape(nl, 4, 4 * mabs, k).transpose(0, 2, 1, 3)
-    vals = vals.reshape(nl, 4 * mabs, 4, k)                    # l1b, pe, cycle, k
-    ctx.count_bytes("l1bm_pe", "down", vals.size * 8)
-    out = np.ascontiguousarray(vals.transpose(3, 2, 0, 1)).reshape(k, 4, m.n_pe)   # k, cycle, P
+        out.reshape(k, 4, nl, 4 * mabs)[...] = run.reshape(nl, 4, 4 * mabs, k).transpose(3, 1, 0, 2)
+    ctx.count_bytes("l1bm_pe", "down", out.size * 8)
+    out = out.reshape(k, 4, m.n_pe)                            # k, cycle, P
     ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
 
 
@@ -131,11 +131,11 @@ def l2bm(e, ctx):
     m = ctx.machine
     n1, n2 = m.l1b_per_l2b, m.n_l2b
     name = e.defn.name
-    lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     lc = ctx.state.l2bm
     per_l1b = 4 * L2BMD_PER_CYCLE
     if name == "l2bmd" and e.srcs[0].space == "lb":        # gather: every L1B's 32 long words up
         b, a = e.srcs[0], e.dsts[0]
+        lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
         vals = lb3[:, :, ctx.lb_range(b, per_l1b, write=False)]          # l2b, i, (c, j)
         vals = vals.reshape(n2, n1, 4, L2BMD_PER_CYCLE).transpose(0, 2, 1, 3).reshape(n2, -1)
         ctx.count_bytes("l2bm_l1bm", "up", vals.nbytes)
@@ -156,6 +156,7 @@ def l2bm(e, ctx):
         ctx.lb_write(b, ctx.lb_range(b, L2BM_STEP_LONGS, write=True), vals)
         return
     b, a = e.srcs[0], e.dsts[0]                            # l2bm@ and l2bmr: L1BM up to L2BM
+    lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     src = lb3[:, :, ctx.lb_range(b, L2BM_STEP_LONGS, write=False)]
     if name == "l2bm@":
         vals = src[:, e.sel]

@@ -168,3 +168,68 @@ def test_masked_stores_match_the_merge_formula(mask):
             val = b32[src >> 1, :, 1 - (src & 1)]
             w32[a >> 1, :, 1 - (a & 1)] = _reference_store(old, val, nib[c], LUT_W.astype(np.uint32))
         assert np.array_equal(after, want)
+
+
+_LANE = {"l": (np.uint64, np.int64), "i": (np.uint32, np.int32), "s": (np.uint16, np.int16)}
+
+
+@pytest.mark.parametrize("prec", list(_LANE))
+@pytest.mark.parametrize("op", ["lsl", "ulsr", "lsr"])
+@pytest.mark.parametrize("x_op", ["$lr0v", "$lr2"])
+def test_shifts_in_place_match_the_plain_formula(prec, op, x_op):
+    """Shifts compute into the buffer of their masked counts; per lane they are x << (y & (w-1)),
+    x >> (y & (w-1)) (logical with u, arithmetic without), whatever the counts, also when x is one
+    long word broadcast over the cycles ($lr2, no 'v'); the flags are 'result is zero' per lane."""
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1 << 64, (P, 4), dtype=np.uint64, endpoint=False)
+    y = rng.integers(0, 1 << 64, (P, 4), dtype=np.uint64, endpoint=False)
+    x[:, 3] = 0                                             # zero lanes for the flags
+    emu.write_pe("r", 0, x)
+    emu.write_pe("s", 0, y)
+    name = ("u" if op == "ulsr" else "") + prec + op.lstrip("u")
+    emu.run(assemble(f"{name} {x_op} $ls0v $ln0v\n{name} {x_op} $ls0v $omr1\nnop\nnop\n"))
+    u, s = _LANE[prec]
+    w = np.dtype(u).itemsize * 8
+    xs = (x if x_op.endswith("v") else np.repeat(x[:, 1:2], 4, axis=1)).view(u)
+    cnt = y.view(u) & u(w - 1)
+    if op == "lsl":
+        want = xs << cnt
+    elif op == "ulsr":
+        want = xs >> cnt
+    else:
+        want = (xs.view(s) >> cnt.astype(s)).view(u)
+    got = emu.read_pe("n", 0, 4).view(u)
+    assert np.array_equal(got, want)
+    lanes_per_long = 64 // w
+    zero = (want == 0).reshape(P, 4, lanes_per_long)[..., ::-1]     # lanes MSB first
+    weights = np.array({1: [15], 2: [12, 3], 4: [8, 4, 2, 1]}[lanes_per_long], dtype=np.uint8)
+    nib = (zero * weights).sum(-1).astype(np.uint8)
+    assert np.array_equal(emu.state.omr[1].T, nib)
+
+
+@pytest.mark.parametrize("name", ["l1bmp", "l1bmm", "l1bmm4", "l1bmd"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_l1bm_down_layouts_match_the_documented_addresses(name, k):
+    """L1BM -> PE transfers build their (cycle, PE) values in place in one buffer; each PE cycle gets
+    the long words transfers.py documents (a + ... + j, j < k), for every layout, l and ll."""
+    emu = Emulator("tiny")
+    m = emu.m
+    M = m.mab_per_l1b
+    rng = np.random.default_rng(k)
+    emu.state.l1bm[:, :256] = rng.integers(0, 1 << 64, (m.n_l1b, 256), dtype=np.uint64, endpoint=False)
+    a = 8
+    w = "ll" if k == 2 else "l"
+    emu.run(assemble(f"{name} ${w}b{a} ${w}r0v\nnop\nnop\n"))
+    got = emu.read_pe("r", 0, 4 * k).reshape(m.n_pe, 4, k)               # PE, cycle, j
+    pe = np.arange(m.n_pe)
+    l1b, i = pe // m.pe_per_l1b, pe % m.pe_per_l1b                      # L1B, PE in the L1B
+    mab, p = i // 4, i % 4
+    c, j = np.arange(4)[None, :, None], np.arange(k)[None, None, :]
+    addr = {"l1bmp": a + k * c + j + 0 * i[:, None, None],
+            "l1bmm": a + 4 * k * c + (k * p)[:, None, None] + j,
+            "l1bmm4": a + 4 * k * (M // 4) * c + (4 * k * (mab >> 2) + k * p)[:, None, None] + j,
+            "l1bmd": a + k * 4 * M * c + (k * i)[:, None, None] + j}[name]
+    want = emu.state.l1bm[l1b[:, None, None], addr]
+    assert np.array_equal(got, want)
