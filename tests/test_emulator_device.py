@@ -904,6 +904,20 @@ def test_small_launches_run_in_narrowed_waves(mncore2, g):
     assert ev.stats.cycles > 0
 
 
+@pytest.mark.parametrize("f", [1, 2, 4, 8])
+def test_a_narrowed_wave_holds_each_of_its_work_items_once(f):
+    """layout.item_of_slot: the slots of a wave narrowed f times hold work-items 0 .. wave/f - 1
+    once each, and every other slot is empty (-1)."""
+    import emulator.machine
+    from translator.backend import Layout
+    lay = Layout.of(emulator.machine.load_machine("mncore2")).narrowed(f)
+    items = lay.item_of_slot()
+    held = np.sort(items[items >= 0])
+    np.testing.assert_array_equal(held, np.arange(lay.wave))
+    if f == 8:                      # 8 times narrower: cycle 0 only
+        assert (items[:, 1:] < 0).all()
+
+
 def test_out_of_bounds_in_a_narrowed_wave_is_reported(mncore2):
     ctx, q, prg = mncore2
     g = 300
