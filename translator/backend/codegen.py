@@ -2516,15 +2516,7 @@ class Codegen:
         if ("uniform", k) not in self.__dict__.setdefault("_uniform", set()):
             self._uniform.add(("uniform", k))
             self.prologue.append(SeqSet(reg, "-1"))
-        t = self.tag()
-        a = f"%b{k} + {blk}"
-        hi = self.lay.dram_longs - 64
-        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
-        fetch = [MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line),
-                 Op(f"wait i{t}", "wait"),
-                 Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))),
-                 SeqSet(reg, blk)]
-        self.items.append(SeqIf(f"{blk} != {reg}", fetch))
+        self.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
         w = self.new(f"u{k}")
         self.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
                                    line=self.line)], {"lb": f"((({u}) >> 3) & 63)"}))
@@ -2547,6 +2539,17 @@ class Codegen:
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return Val(self.kind_of(ty), (r,))
 
+    def broadcast_block(self, k, blk: str, lc: int, lb: int) -> list:
+        """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
+        t = self.tag()
+        a = f"%b{k} + {blk}"
+        hi = self.lay.dram_longs - 64
+        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
+        return [MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line),
+                Op(f"wait i{t}", "wait", line=self.line),
+                Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
+                   line=self.line)]
+
     def uniform_table(self, k, u: str, blk: str, size: int):
         """p[u] in a loop (x[j]): each PE keeps the block around u as a table in LM0 with one long
         word per element, a 32-bit element already in both lanes, so an element costs one read at
@@ -2564,14 +2567,7 @@ class Codegen:
         tw, reg = tables[(k, size)]
         lc, lb = self.shared_area(("utable", k), 64, 64)
         self.uses.setdefault("bases", set()).add(k)
-        t = self.tag()
-        a = f"%b{k} + {blk}"
-        hi = self.lay.dram_longs - 64
-        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
-        outer, self.items = self.items, []
-        self.items.append(MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line))
-        self.op(f"wait i{t}", "wait")
-        self.op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)))
+        outer, self.items = self.items, self.broadcast_block(k, blk, lc, lb)
         if size == 8:                   # the block as it is: 8 long words a step
             for g in range(8):
                 self.op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm",
