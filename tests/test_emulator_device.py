@@ -1035,3 +1035,92 @@ def test_nested_loops_version_on_the_inner_loops_end_conditions(env, r, c, rows)
     outer, inner = loop_copies(asm, "%n0"), loop_copies(asm, "%n1")
     assert len(outer) == 2 and len(inner) == 3          # checked outer (checked, fast inner), fast outer
     assert ".if not (" not in outer[1][0] and "ladd" not in outer[1][1]
+
+
+PACKED = r"""
+__kernel void mvt(__global const float *At, __global const float *x, __global float *y, int m, int n, int k) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++)
+    s += At[j * m + i + k] * x[j] - x[j + 1];
+  y[i] = s;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def packed_pair(mncore2):
+    """The PACKED kernel twice on mncore2: as compiled, and with cycle packing off (what the
+    backend made before it), each compiled at its first launch."""
+    import translator.backend.packing as packing
+    ctx, q, _ = mncore2
+    progs = {}
+    for on in (True, False):
+        prg = cl.Program(ctx, PACKED + ("" if on else "/* unpacked */\n")).build()   # not shared
+        packing.ENABLED = on
+        try:
+            run_mvt(ctx, q, prg, 64, 64, 1, 0)
+        finally:
+            packing.ENABLED = True
+        progs[on] = prg
+        asm = prg._loaded[ctx.devices[0]].kernels[("mvt", "1d-n8")].asm
+        assert ("%pq1" in asm) == on
+    return ctx, q, progs
+
+
+def run_mvt(ctx, q, prg, g, m, n, k, cols=None):
+    rng = np.random.default_rng(g * 1000 + n)
+    At = rng.uniform(-1, 1, (cols if cols is not None else n) * m + k + 8).astype(np.float32)
+    x = rng.uniform(-1, 1, n + 1).astype(np.float32)
+    yb = buf(ctx, np.zeros(g, np.float32))
+    prg.mvt(q, (g,), None, buf(ctx, At), buf(ctx, x), yb, np.int32(m), np.int32(n), np.int32(k)).wait()
+    y = np.empty(g, np.float32)
+    cl.enqueue_copy(q, y, yb)
+    want = np.zeros(g, np.float32)
+    for j in range(n):
+        col = At[j * m + k:j * m + k + g]
+        want = (want + ((col * x[j]).astype(np.float32) - x[j + 1]).astype(np.float32)).astype(np.float32)
+    return y, want
+
+
+@pytest.mark.parametrize("g, m, n, k", [(4096, 4096, 13, 0), (1000, 1003, 7, 1), (3001, 3002, 9, 1),
+                                        (300, 301, 8, 0)] + [(100, 128, n, 3) for n in (0, 1, 2, 3, 4, 5, 7, 8)]
+                         + [(700, 700, 300, 2)])
+def test_cycle_packed_loop_gives_the_bits_of_the_unpacked_one(packed_pair, g, m, n, k):
+    """A counted loop in a wave narrowed 8 times runs four passes at once, one per cycle
+    (packing.py): for any trip count, odd and even shifts (the funnelled load; with m odd the
+    shift's parity changes every pass and those groups run unpacked) and table reads that
+    cross a block within a group (x[j + 1] at j = 127), the result is bit for bit the
+    unpacked loop's, and numpy's fp32 sum in the same order."""
+    ctx, q, progs = packed_pair
+    y, want = run_mvt(ctx, q, progs[True], g, m, n, k)
+    y0, _ = run_mvt(ctx, q, progs[False], g, m, n, k)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_cycle_packing_applies_to_the_narrowed_matvec_only():
+    """The loop is packed in mode 1d-n8 (its fast copy: the checked copy stays as it was), and
+    not in a full wave."""
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    mod = compile_opencl(PACKED, spmd=True)
+    m2 = emulator.machine.load_machine("mncore2")
+    asm = compile_kernel(mod, "mvt", m2, "1d-n8").asm
+    assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 3   # checked, group, rest
+    assert "lpassa $lm" in asm and re.search(r"lpassa \$lm\d+v ", asm)
+    assert "%pq" not in compile_kernel(mod, "mvt", m2, "1d").asm
+
+
+def test_out_of_bounds_in_a_cycle_packed_loop_is_reported(packed_pair):
+    """At too short for the last column: the checked copy of the loop runs and reports what the
+    unpacked loop reports."""
+    ctx, q, progs = packed_pair
+    msgs = []
+    for on in (True, False):
+        with pytest.raises(cl.MemoryError, match=r"kernel 'mvt' accessed out of bounds at line 6: index 4008 of the "
+                                                 r"buffer passed as argument 0 \('At'.*; 492 work-item") as e:
+            run_mvt(ctx, q, progs[on], 500, 500, 9, 0, cols=8)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -3,7 +3,8 @@
 Passes, one module each: irread (LLVM IR back into Python objects) ->
 codegen (predication, loops, instruction selection, data movement; see its
 docstring) -> versioning (counted loops without their bounds-check fallbacks
-when the sequencer clears them for the whole loop) -> emit (register allocation, VLIW scheduling with the hazard
+when the sequencer clears them for the whole loop) -> packing (in a wave narrowed 8 times, counted loops run
+four passes at once, one per cycle) -> emit (register allocation, VLIW scheduling with the hazard
 rules, assembly text).  ``layout`` is the work-item and buffer mapping the
 runtime shares.  ``compile_kernel`` gives a ``KernelBinary``: the program
 text plus everything the runtime needs to launch it.
@@ -20,6 +21,7 @@ from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SL
 from .emit import AllocError, allocate, coalesce_carried, emit_program, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
+from .packing import pack_loops
 from .versioning import version_loops
 from .ops import Op, SeqLoop
 
@@ -76,6 +78,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
         tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
+        tree = pack_loops(tree, lay, cg.alloc_lc)
         alloc = allocate(tree, lay.lm_words)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)

@@ -2360,6 +2360,7 @@ class Codegen:
                     mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
         self.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
         ops, self.items = self.items, outer
+        mv.chain = (t, lc, lb)            # for packing.py, which moves four such loads at once
         if hoist:
             self.hoisted.append((mv, ops))
         else:

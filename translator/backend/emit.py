@@ -341,7 +341,7 @@ def fix_spills(tree: list, alloc: dict) -> None:
                         setattr(it, attr, fix(getattr(it, attr)))
                 out.append(it)
                 continue
-            text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)\}", it.text)})
+            text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)(?:c\d)?\}", it.text)})
             dst = it.dsts[0] if it.dsts and "{d0}" in it.text else None
             reads = {it.srcs[k] for k in text_srcs if lm1(it.srcs[k])}
             mem_read = any(m[0] == "r" and m[1] == "n" for m in it.mem)
@@ -384,6 +384,8 @@ def render(op: Op, alloc) -> str:
         sp, k = alloc[r]
         f[f"s{i}"] = f"$l{sp}{8 * k}v"
         f[f"u{i}"] = f"$l{sp}{8 * k}"          # cycle 0's long word in every cycle
+        for c in range(4):                     # cycle c's long word in every cycle (packing.py)
+            f[f"s{i}c{c}"] = f"$l{sp}{8 * k + 2 * c}"
     for i, r in enumerate(op.msrc):
         f[f"k{i}"] = f"$imr{alloc[r]}"
     for i, r in enumerate(op.mdst):

@@ -57,6 +57,7 @@ class MV:
     text: str                      # e.g. 'mvd/n4096i3 $d0 $lc0'
     d_offset: str                  # sequencer expression added to the $d address
     line: int = 0
+    chain: tuple = ()              # a staged load's (tag, lc, lb): its wait, l2bmd and l1bmd follow it
 
 
 @dataclass(eq=False)

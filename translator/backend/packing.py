@@ -1,0 +1,319 @@
+"""Cycle packing: a counted loop in a wave narrowed 8 times runs four passes at once.
+
+Takes the ops tree after ``emit.coalesce_carried`` and gives it back with such loops packed.  In a
+wave narrowed 8 times (layout.py) every work-item lives in cycle 0 of its register: cycles 1..3
+hold no work-item.  So the part of a pass that does not depend on the values the loop carries
+(the loads, and the lane-wise arithmetic on them) can run for passes 4q .. 4q+3 at once, pass
+4q + c in cycle c:
+
+* a staged load (DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE; codegen marks its MV with ``chain``)
+  becomes four MVs into four L2BM areas and four l2bmds to L1BM offsets 0, P, 2P, 3P, so that its
+  one l1bmd hands pass 4q + c's share to cycle c;
+* a uniform table read (``lpassa $lm<T>`` at a sequencer offset, codegen.uniform_table) reads
+  ``$lm<T>v``: cycle c takes the next entries, when the four elements are consecutive;
+* a lane-wise op reads registers made in the pass with ``v`` (cycle c) and registers made before
+  the loop at cycle 0 (``{u<i>}``), where the work-items hold them.
+
+The rest (ops that read a carried register, or what such ops made, or that are not lane-wise)
+then runs four times, in pass order, reading cycle c of the packed values through a plain
+operand (``{s<i>c<c>}``: the same address every cycle; cycle 0 is the one that counts), so each
+work-item's operations happen in the same order as before and give the same bits.
+
+The loop ``.loop %n = 0, S`` becomes::
+
+    .loop %pq = 0, (S - 1) / 4
+        .if <the group's passes agree>      (conditions below; omitted when there are none)
+            packed body, with %n = 4 %pq + c in cycle c's expressions
+        .else
+            .loop %n = 4 %pq, 4 %pq + 4     the original body
+        .endif
+    .endloop
+    .loop %n = 4 ((S - 1) / 4), S           the original body: 1 to 4 passes, the last among them
+
+The last pass always runs the original body, so the captures of values leaving the loop (a branch
+on the last pass, dropped from the packed body) and the loop's last-pass rules stay as they are.
+A branch on the counter in the body runs in the packed body on pass 4q's value, when the four
+passes agree on it (checked per group); a table read needs the four elements consecutive in one
+block.  Loops with anything else (bounds-check fallbacks, stores, inner loops, masks made in the
+packed part, ...) are left alone: versioning.py's checked copy, for one, is never packed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops
+from .versioning import KIDS, at, clone, events
+
+ENABLED = True              # tests switch it off to compare against the unpacked loop
+WAYS = 4                    # passes per group: the cycles of a register
+NOT_LANEWISE = ("mwrite", "mread", "mmul", "mfma", "bfn")     # mnemonics that mix cycles
+
+
+class NoPack(Exception):
+    """The loop does not have the shape packing handles; it stays as it is."""
+
+
+def pack_loops(tree: list, lay, alloc_lc) -> list:
+    """Pack every qualifying counted loop of `tree` (innermost loops only); `alloc_lc(n)` gives n
+    more long words of L2BM for the extra staging areas."""
+    if not ENABLED or lay.narrow != 8 or lay.l2bmd_steps != 1:
+        return tree
+    areas = {}               # an L2BM staging area -> the four areas its packed load uses
+    count = [0]
+
+    def lc_areas(lc):
+        if lc not in areas:
+            n = lay.stripe // lay.l2b
+            try:
+                areas[lc] = [lc] + [alloc_lc(n) for _ in range(WAYS - 1)]
+            except Exception:            # L2BM is full: the loop stays as it is
+                raise NoPack("no L2BM left") from None
+        return areas[lc]
+
+    def visit(items):
+        k = 0
+        while k < len(items):
+            it = items[k]
+            for attr in KIDS:
+                visit(getattr(it, attr, ()))
+            if isinstance(it, SeqLoop) and it.reg.startswith("%n") and it.start == "0" and it.step == "1":
+                try:
+                    new = Packer(it, tree, lay, lc_areas, f"%pq{count[0] + 1}").loops()
+                    count[0] += 1
+                    items[k:k + 1] = new
+                    k += len(new)
+                    continue
+                except NoPack:
+                    pass
+            k += 1
+    visit(tree)
+    return tree
+
+
+def subst(items, reg, value):
+    """A copy of the tree `items` with sequencer register reg replaced by (value) in every
+    expression (ops are shared: they hold none)."""
+    out = []
+    for it in items:
+        if isinstance(it, Op):
+            out.append(it)
+            continue
+        new = replace(it)
+        if isinstance(it, MV):
+            new.d_offset = at(it.d_offset, reg, value)
+        elif isinstance(it, SeqIf):
+            new.cond = at(it.cond, reg, value)
+        elif isinstance(it, SeqSet):
+            new.expr = at(it.expr, reg, value)
+        elif isinstance(it, Call):
+            new.offsets = {k: at(v, reg, value) for k, v in it.offsets.items()}
+        elif isinstance(it, SeqLoop):
+            new.start, new.stop = at(it.start, reg, value), at(it.stop, reg, value)
+        for attr in KIDS:
+            if hasattr(it, attr):
+                setattr(new, attr, subst(getattr(it, attr), reg, value))
+        out.append(new)
+    return out
+
+
+TABLE = re.compile(r"lpassa \$lm(\d+) \{d0\}")
+
+
+class Packer:
+    def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: str):
+        self.loop, self.lay, self.lc_areas, self.q = loop, lay, lc_areas, q
+        self.last = f"{loop.reg} == {loop.stop} - 1"
+        self.groups = []                    # sequencer conditions the group's passes must meet
+        self.loads = 0
+        self.classify(tree)
+
+    def at(self, expr, c):
+        return at(expr, self.loop.reg, f"{WAYS}*{self.q}+{c}")  # no spaces: MV offsets print as they are
+
+    # -- which ops run packed, which four times ------------------------------------------------
+    def linear(self, items, cond=False):
+        """(op, under a branch) in program order, as the packed body runs them; loads as
+        ("load", dst); a fetch of a uniform table's block is opaque (its registers its own)."""
+        k = 0
+        while k < len(items):
+            it = items[k]
+            k += 1
+            if isinstance(it, Op):
+                yield it, cond
+            elif isinstance(it, MV) and it.chain:
+                yield ("load", self.chain_ops(items, k - 1)[-1].dsts[0]), cond
+                k += 3
+            elif isinstance(it, Call) and self.table(it):
+                yield ("load", it.body[0].dsts[0]), cond
+            elif isinstance(it, SeqIf) and not it.unless:
+                if it.cond == self.last:
+                    continue                        # captures on the last pass: never packed
+                if it.cond == f"not ({self.last})":
+                    yield from self.linear(it.then, cond)
+                elif self.fetch(it):
+                    yield ("opaque", it), cond
+                else:
+                    for arm in (it.then, it.orelse):       # what an arm defines, it defines for itself
+                        yield ("enter",), True
+                        yield from self.linear(arm, True)
+                        yield ("leave",), True
+            else:
+                raise NoPack(type(it).__name__)
+
+    def chain_ops(self, items, k):
+        t, lc, lb = items[k].chain
+        want = (f"wait i{t}", f"l2bmd $lc{lc} $lb{lb}", f"l1bmd $lb{lb} {{d0}}")
+        ops = items[k + 1:k + 4]
+        if len(ops) != 3 or any(not isinstance(o, Op) or o.text != w for o, w in zip(ops, want)):
+            raise NoPack("staged load")
+        return ops
+
+    @staticmethod
+    def table(it: Call):
+        return len(it.body) == 1 and isinstance(it.body[0], Op) and TABLE.fullmatch(it.body[0].text) \
+            and set(it.offsets) == {"m"}
+
+    @staticmethod
+    def fetch(it: SeqIf):
+        return not it.orelse and any(isinstance(x, SeqSet) for x in it.then)
+
+    def classify(self, tree):
+        seq = list(self.linear(self.loop.body))
+        written = {r for o in flat_ops(self.loop.body) for r in o.dsts + o.mdst}
+        opaque, fetch_reads = set(), set()
+        for x, _ in seq:
+            if isinstance(x, tuple) and x[0] == "opaque":
+                opaque |= {r for o in flat_ops(x[1].then) for r in o.dsts + o.mdst}
+                fetch_reads |= {r for o in flat_ops(x[1].then) for r in o.srcs + o.msrc}
+        if fetch_reads & (written - opaque):
+            raise NoPack("a table fetch reads a value of the pass")
+        # carried: read (a masked write reads the lanes it keeps) before written in the pass
+        carried, defined, scopes = set(), set(), []
+        for x, cond in seq:
+            if isinstance(x, tuple):
+                if x[0] == "enter":
+                    scopes.append(defined)
+                    defined = set(defined)
+                elif x[0] == "leave":
+                    defined = scopes.pop()
+                elif x[0] == "load":
+                    defined.add(x[1])
+                continue
+            for r in x.srcs + x.msrc + (x.dsts + x.mdst if x.partial else ()):
+                if r in written and r not in defined and r not in opaque:
+                    carried.add(r)
+            if not x.partial:
+                defined |= set(x.dsts + x.mdst)
+        # the carried-dependent part, in program order
+        dep, dep_w, ind_w, dep_reads = [], set(), set(), {}
+        for x, cond in seq:
+            if isinstance(x, tuple):
+                if x[0] == "load":
+                    if x[1] in carried:
+                        raise NoPack("a load writes a carried register")
+                    ind_w.add(x[1])
+                    self.loads += 1
+                continue
+            reads = x.srcs + x.msrc + (x.dsts + x.mdst if x.partial else ())
+            lanewise = x.unit in ("alu", "mau") and not (x.mem or x.msrc or x.mdst or x.partial) \
+                and "/" not in x.text and "{u" not in x.text and not x.text.startswith(NOT_LANEWISE)
+            if not lanewise or any(r in carried or r in dep_w for r in reads) \
+                    or any(r in carried for r in x.dsts + x.mdst):
+                if cond or x.mem or x.unit not in ("alu", "mau"):
+                    raise NoPack("carried-dependent op under a branch, or touching memory")
+                dep.append(x)
+                dep_w |= set(x.dsts + x.mdst)
+                for r in reads:
+                    dep_reads.setdefault(r, len(dep))
+            else:
+                if any(r in dep_reads for r in x.dsts):
+                    raise NoPack("a packed op rewrites what the carried part read before")
+                ind_w |= set(x.dsts)
+        if not self.loads:
+            raise NoPack("nothing to pack")
+        if dep_w & ind_w:
+            raise NoPack("a register written by both parts")
+        if any(r in opaque for x, _ in seq if isinstance(x, Op) for r in x.srcs + x.msrc):
+            raise NoPack("reads a table fetch's register")
+        if any(r in ind_w for x in dep for r in x.msrc):
+            raise NoPack("a mask from the packed part")
+        outside = {r for r, is_def in events(tree, skip=self.loop) if not is_def}
+        if ind_w & outside:
+            raise NoPack("a packed value is read after the loop")
+        self.dep, self.ind_w, self.written = dep, ind_w, written
+
+    # -- the packed body ------------------------------------------------------------------------
+    def body(self, items):
+        out, k = [], 0
+        dep = {id(x) for x in self.dep}
+        while k < len(items):
+            it = items[k]
+            k += 1
+            if isinstance(it, Op):
+                if id(it) not in dep:
+                    out.append(self.packed_op(it))
+            elif isinstance(it, MV):
+                out += self.packed_load(it, self.chain_ops(items, k - 1))
+                k += 3
+            elif isinstance(it, Call):
+                off = it.offsets["m"]
+                self.groups += [f"({self.at(off, c)}) == ({self.at(off, 0)}) + {2 * c}" for c in range(1, WAYS)]
+                op = it.body[0]
+                out.append(Call([replace(op, text=op.text.replace(" {d0}", "v {d0}"))], {"m": self.at(off, 0)},
+                                it.name))
+            elif it.cond == self.last:
+                continue
+            elif it.cond == f"not ({self.last})":
+                out += self.body(it.then)
+            elif self.fetch(it):
+                out += subst([it], self.loop.reg, f"{WAYS}*{self.q}")
+            else:
+                if re.search(re.escape(self.loop.reg) + r"(?!\w)", it.cond):
+                    self.groups += [f"(({self.at(it.cond, c)}) != 0) == (({self.at(it.cond, 0)}) != 0)"
+                                    for c in range(1, WAYS)]
+                out.append(SeqIf(self.at(it.cond, 0), self.body(it.then), self.body(it.orelse)))
+        return out
+
+    def packed_op(self, op: Op) -> Op:
+        """A lane-wise op on four passes: registers from before the loop at cycle 0."""
+        text = op.text
+        for i, r in enumerate(op.srcs):
+            if r not in self.written:
+                text = text.replace(f"{{s{i}}}", f"{{u{i}}}")
+        return replace(op, text=text)
+
+    def packed_load(self, mv: MV, ops) -> list:
+        """Four passes' shares, pass 4q + c's to L1BM offset c P, so one l1bmd gives it cycle c."""
+        t, lc, lb = mv.chain
+        P, N = self.lay.pe_l1b, self.lay.l1b
+        wait, _, l1 = ops
+        out, moves = [], []
+        for c, area in enumerate(self.lc_areas(lc)):
+            out.append(replace(mv, text=re.sub(rf"\$lc{lc}(?!\d)", f"$lc{area}", mv.text),
+                               d_offset=self.at(mv.d_offset, c), chain=()))
+            moves.append(Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=l1.line,
+                            mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32))))
+        return out + [wait] + moves + [l1]
+
+    def replicated(self) -> list:
+        """The carried-dependent ops once per pass of the group, reading cycle c of packed values."""
+        out = []
+        for c in range(WAYS):
+            for op in self.dep:
+                text = op.text
+                for i, r in enumerate(op.srcs):
+                    if r in self.ind_w:         # {u<i>} meant cycle 0 of an unpacked value
+                        text = text.replace(f"{{s{i}}}", f"{{s{i}c{c}}}").replace(f"{{u{i}}}", f"{{s{i}c{c}}}")
+                out.append(replace(op, text=text))
+        return out
+
+    def loops(self) -> list:
+        L, q = self.loop, self.q
+        packed = self.body(L.body) + self.replicated()
+        n = f"(({L.stop}) - 1) / {WAYS}"
+        if self.groups:
+            one = SeqLoop(L.reg, f"{WAYS} * {q}", f"{WAYS} * {q} + {WAYS}", clone(L.body, {}, []))
+            packed = [SeqIf(" and ".join(self.groups), packed, [one])]
+        return [SeqLoop(q, "0", n, packed),
+                SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))]
