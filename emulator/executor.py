@@ -402,7 +402,8 @@ class Emulator:
         read views).
 
         Addresses are (4,) per cycle, or (4, P) when T-indirect; rows select the long words of
-        slot 0 and slot 1 (a strided slice, _Same, or an index array).  Offset by the block call
+        slot 0 and slot 1 (a strided slice, _Same, or an index array); for a word operand the
+        second is the word's half of its long word instead (0 the upper, an int when one for all).  Offset by the block call
         and bounds-checked (or wrapped).  Uniform operands are worked out once per offset; those
         whose rows are a slice or _Same also keep what a read gives, (v0, v1) views of the
         memory (else None)."""
@@ -437,7 +438,15 @@ class Emulator:
             a = a % size
         words = _footprint(a[..., None] + np.arange(n))
         r0 = a >> 1
-        if a.ndim == 1 and op.width != "w":
+        if op.width == "w":           # the word's half of its long word (0 upper), as r1
+            half = 1 - (a & 1)
+            if a.ndim == 1 and (half == half[0]).all():
+                d = np.diff(r0)
+                if (d == d[0]).all() and d[0] > 0:     # one half, evenly strided rows: basic indexing
+                    st0 = int(r0[0])
+                    return a, words, slice(st0, st0 + 4 * int(d[0]), int(d[0])), int(half[0]), None
+            return a, words, r0, half, None
+        if a.ndim == 1:
             d = np.diff(r0)
             if (d == d[0]).all() and d[0] > 0:          # evenly strided rows: slices (views on read)
                 st0 = int(r0[0])
@@ -453,7 +462,7 @@ class Emulator:
         else:
             r1 = r0 + 1
         views = None
-        if a.ndim == 1 and op.width != "w":
+        if a.ndim == 1:
             mem = self.state.mem[sp]
             if isinstance(r0, slice):
                 views = mem[r0], (mem[r1] if r1 is not None else None)
@@ -507,7 +516,7 @@ class Emulator:
                 return views
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
-                return st.mem32[sp][r0, cols, 1 - (a & 1)].astype(U64) << U64(32), None
+                return st.mem32[sp][r0, cols, r1].astype(U64) << U64(32), None
             mem = st.mem[sp]
             return mem[r0, cols], (mem[r1, cols] if r1 is not None else None)
         if sp == "t":
@@ -587,7 +596,7 @@ class Emulator:
                 mem[row.start] = cur
             return
         if op.width == "w":
-            self._store(state.mem32[sp], (r0, cols, 1 - (a & 1)), (v0 >> U64(32)).astype(np.uint32),
+            self._store(state.mem32[sp], (r0, cols, r1), (v0 >> U64(32)).astype(np.uint32),
                         nib, entry, LUT_W, np.uint32)
             return
         mem = state.mem[sp]

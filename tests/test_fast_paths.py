@@ -138,12 +138,12 @@ MASKS = {
 @pytest.mark.parametrize("mask", list(MASKS))
 def test_masked_stores_match_the_merge_formula(mask):
     """l, ll and word stores under flag entry 1, with the entry rewritten by the host between runs
-    (the cached keep bits must follow it)."""
+    (the cached keep bits must follow it); word operands both gathered and sliced."""
     emu = Emulator("tiny")
     P = emu.m.n_pe
     rng = np.random.default_rng(3)
     prog = assemble("lpassa $lr16v $lr64v/$imr1\nlpassa $llr32v $llr96v/$imr1\n"
-                    "ipassa $r8v $r128v/$imr1\nnop\nnop\n")
+                    "ipassa $r8v $r128v/$imr1\nipassa $r9v2 $r201v4/$imr1\nnop\nnop\n")
     for _ in range(3):
         for sp in "r":
             emu.write_pe(sp, 0, rng.integers(0, 1 << 63, (P, 128), dtype=np.uint64) * np.uint64(2) + np.uint64(1))
@@ -162,11 +162,12 @@ def test_masked_stores_match_the_merge_formula(mask):
         # ipassa: words 8 + c -> 128 + c (word a is the upper half of long word a // 2 when even)
         b32 = before.view(np.uint32).reshape(before.shape + (2,))
         w32 = want.view(np.uint32).reshape(want.shape + (2,))
+        # and words 9 + 2c -> 201 + 4c: one half of evenly strided long words (sliced, not gathered)
         for c in range(4):
-            src, a = 8 + c, 128 + c
-            old = b32[a >> 1, :, 1 - (a & 1)]
-            val = b32[src >> 1, :, 1 - (src & 1)]
-            w32[a >> 1, :, 1 - (a & 1)] = _reference_store(old, val, nib[c], LUT_W.astype(np.uint32))
+            for src, a in ((8 + c, 128 + c), (9 + 2 * c, 201 + 4 * c)):
+                old = b32[a >> 1, :, 1 - (a & 1)]
+                val = b32[src >> 1, :, 1 - (src & 1)]
+                w32[a >> 1, :, 1 - (a & 1)] = _reference_store(old, val, nib[c], LUT_W.astype(np.uint32))
         assert np.array_equal(after, want)
 
 
