@@ -39,11 +39,14 @@ _RAW_DT = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.ui
 
 
 def raw_lanes(v: np.ndarray, width: int, kind: str = "u") -> np.ndarray:
-    """The lanes of a contiguous uint64 array in memory order (least significant first): a view.
+    """The lanes of a uint64 array in memory order (least significant first): a view, with no copy
+    whenever the last axis is contiguous (a broadcast operand's long word too).
 
     Element-wise operations do not care about lane order and run fastest on this view."""
     dt = _RAW_DT[kind][width]
-    return np.ascontiguousarray(v).view(dt).reshape(v.shape + (64 // width,))
+    if v.ndim == 0 or v.strides[-1] != v.itemsize:
+        v = np.ascontiguousarray(v)
+    return v.view(dt).reshape(v.shape + (64 // width,))
 
 
 def to_float(v0: np.ndarray, prec: str, raw: bool = False) -> np.ndarray:
