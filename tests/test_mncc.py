@@ -100,6 +100,17 @@ def test_machine_tiny_and_a_nonexistent_machine(tmp_path):
     assert "Traceback" not in r.stderr + r.stdout
 
 
+def test_narrowed_modes_compile_for_small_launches_and_tiny_refuses_them(tmp_path):
+    """--mode 1d-n8 shows what a launch of at most 4096 work-items runs on mncore2 (an eighth of the
+    wave's MV); tiny's waves are too small to narrow, which is a compile error naming the mode."""
+    r = cc(tmp_path, "--mode", "1d-n8", "-S", "-o", "-")
+    assert r.exit_code == 0 and "mode: 1d-n8" in r.stdout and "mvd/n512" in r.stdout
+    assert "mvd/n4096" in cc(tmp_path, "-S", "-o", "-").stdout
+    r = cc(tmp_path, "--mode", "1d-n8", "--machine", "tiny", "-S", "-o", "-")
+    assert r.exit_code == 1 and "mode '1d-n8': this machine's wave cannot be narrowed 8 times" in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+
+
 def test_defines_change_the_code(tmp_path):
     src = SAXPY.replace("saxpy", "f").replace("+ y[i]", "+ y[i] * SCALE")
     r = cc(tmp_path, src=src, name="f.cl")

@@ -1,7 +1,7 @@
 """mncl-cc: the compiler driver, OpenCL C -> .mnb program (or assembly, or LLVM IR).
 
   mncl-cc KERNEL.cl [-o OUT] [-S | --emit-llvm] [-O0..-O3] [-D NAME[=VAL]]... [-I DIR]...
-          [--machine NAME|FILE.toml] [-k KERNEL]... [--mode 1d|nd] [-X OPTION]... [-w] [-Werror] [--stats]
+          [--machine NAME|FILE.toml] [-k KERNEL]... [--mode 1d|1d-n2|1d-n4|1d-n8|nd] [-X OPTION]... [-w] [-Werror] [--stats]
 
 Takes one source file ('-' reads standard input) and runs the stages of
 translator/ in order: ``compile_opencl(spmd=True)`` (front end, lowering,
@@ -170,8 +170,9 @@ def _read_source(path: str) -> "tuple[str, str]":
               help="preset (mncore2, tiny) or machine TOML file")
 @click.option("-k", "--kernel", "kernels", multiple=True, metavar="KERNEL",
               help="compile only this kernel (repeatable; default: all)")
-@click.option("--mode", type=click.Choice(["1d", "nd"]), default="1d", show_default=True,
-              help="launch shape the code is specialised for (1d: contiguous fast paths)")
+@click.option("--mode", type=click.Choice(["1d", "1d-n2", "1d-n4", "1d-n8", "nd"]), default="1d",
+              show_default=True, help="launch shape the code is specialised for (1d: contiguous fast paths; "
+                                      "1d-n<f>: a wave f times narrower, for launches of at most 1/f of one)")
 @click.option("--stats", is_flag=True, help="print per-kernel steps, registers, flops and compile time to stderr")
 @click.version_option(package_name="mncl-sdk", prog_name=PROG)
 def main(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror, machine,

@@ -60,7 +60,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         from ..task import compile_task
         asm, args = compile_task(module, kernel, machine)
         return KernelBinary(kernel, machine.name, "task", asm, args, [asdict(p) for p in info.params])
-    lay = Layout.of(machine).for_mode(mode)
+    try:
+        lay = Layout.of(machine).for_mode(mode)
+    except ValueError as e:
+        raise _error(module, f"kernel '{kernel}': {e}") from None
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
                              f"at most {MAX_PARAMS}")

@@ -86,16 +86,22 @@ class Layout:
     def for_mode(self, mode: str) -> "Layout":
         """The layout a kernel binary of this mode ("1d-n8...": narrowed 8 times) runs in."""
         m = re.search(r"-n(\d+)", mode)
-        return self.narrowed(int(m[1])) if m else self
+        if not m:
+            return self
+        if not self.can_narrow(int(m[1])):
+            raise ValueError(f"mode '{mode}': this machine's wave cannot be narrowed {m[1]} times "
+                             f"(stripes of {self.stripe} long words, {self.pe_l1b} PEs per L1B)")
+        return self.narrowed(int(m[1]))
+
+    def can_narrow(self, f: int) -> bool:
+        """A wave narrowed f times keeps whole l2bmd steps and stripes of at least 512 long words
+        (a gather's chunk)."""
+        return f == 1 or f in (2, 4, 8) and (self.pe_l1b // 8) % f == 0 and self.stripe // f >= 512 \
+            and (self.stripe // f) % self.l2b == 0
 
     def narrowest(self, items: int) -> int:
-        """The largest f (1, 2, 4, 8) whose narrowed wave holds `items` work-items, keeping
-        whole l2bmd steps and stripes of at least 512 long words (a gather's chunk)."""
-        for f in (8, 4, 2):
-            if items <= self.wave // f and (self.pe_l1b // 8) % f == 0 and self.stripe // f >= 512 \
-                    and (self.stripe // f) % self.l2b == 0:
-                return f
-        return 1
+        """The largest f (1, 2, 4, 8) whose narrowed wave holds `items` work-items."""
+        return next(f for f in (8, 4, 2, 1) if f == 1 or items <= self.wave // f and self.can_narrow(f))
 
     def item_of_slot(self) -> np.ndarray:
         """(PE, cycle, lane) -> work-item offset within the wave, -1 for an empty slot of a
