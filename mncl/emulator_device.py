@@ -56,6 +56,7 @@ class LoadedProgram:
         self.device = device
         self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
+        self.no_narrow = set()    # (kernel, f): its wave narrowed f times did not compile
 
     @property
     def object_code(self) -> bytes:
@@ -289,9 +290,14 @@ class EmulatorDevice:
         wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
         mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
         narrow = lay.narrowest(gs[0]) if mode == "1d" and not grouped else 1
-        if narrow > 1:             # a small 1-D launch: a narrower wave moves less (layout.py)
-            lay, mode = lay.narrowed(narrow), f"1d-n{narrow}"
-            wx, kx = lay.wave, lay.wave // ls[0]
+        if narrow > 1 and (kernel_info.name, narrow) not in loaded.no_narrow:
+            from translator import CompileError
+            try:                   # a small 1-D launch: a narrower wave moves less (layout.py)
+                loaded.kernel_binary(kernel_info.name, f"1d-n{narrow}")     # made on the first one
+                lay, mode = lay.narrowed(narrow), f"1d-n{narrow}"
+                wx, kx = lay.wave, lay.wave // ls[0]
+            except CompileError:   # the full wave runs it: that form built
+                loaded.no_narrow.add((kernel_info.name, narrow))
         kb, prog, tables = loaded.binary(kernel_info.name, mode)
         if kb.replicated:          # a replicated buffer must not also be written through another argument
             ids = [id(a) for a in args if isinstance(a, EmuAllocation)]

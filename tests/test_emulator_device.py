@@ -1124,3 +1124,28 @@ def test_out_of_bounds_in_a_cycle_packed_loop_is_reported(packed_pair):
             run_mvt(ctx, q, progs[on], 500, 500, 9, 0, cols=8)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_a_kernel_whose_narrowed_form_does_not_compile_runs_in_the_full_wave(mncore2, monkeypatch):
+    """The narrowed form is compiled on the first small launch; should that fail, the launch runs
+    in the full wave the build already compiled (and the narrowed form is not tried again)."""
+    import translator.backend
+    from translator import CompileError
+    ctx, q, _ = mncore2
+    prg = cl.Program(ctx, SRC).build()
+    real, tried = translator.backend.compile_kernel, []
+
+    def no_narrow(module, kernel, machine, mode="1d"):
+        if "-n" in mode:
+            tried.append(mode)
+            raise CompileError("narrowed form refused (test)")
+        return real(module, kernel, machine, mode)
+    monkeypatch.setattr(translator.backend, "compile_kernel", no_narrow)
+    for n in (100, 300):
+        x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
+        yb = buf(ctx, y)
+        prg.saxpy(q, (n,), None, buf(ctx, x), yb, np.float32(2), np.int32(n)).wait()
+        out = np.empty_like(y)
+        cl.enqueue_copy(q, out, yb)
+        np.testing.assert_array_equal(out, 2 * x + 1)
+    assert tried == ["1d-n8"]
