@@ -130,6 +130,14 @@ class _MVJob:
         self.lc_hazards = self.lc_in
 
 
+def _strided(rows: np.ndarray):
+    """The 4 cycles' row numbers as a slice when they step up evenly (basic indexing), else None."""
+    d = np.diff(rows)
+    if (d == d[0]).all() and d[0] > 0:
+        return slice(int(rows[0]), int(rows[0]) + 4 * int(d[0]), int(d[0]))
+    return None
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -441,17 +449,15 @@ class Emulator:
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
             half = 1 - (a & 1)
             if a.ndim == 1 and (half == half[0]).all():
-                d = np.diff(r0)
-                if (d == d[0]).all() and d[0] > 0:     # one half, evenly strided rows: basic indexing
-                    st0 = int(r0[0])
-                    return a, words, slice(st0, st0 + 4 * int(d[0]), int(d[0])), int(half[0]), None
+                rows = _strided(r0)                     # one half, evenly strided rows: basic indexing
+                if rows is not None:
+                    return a, words, rows, int(half[0]), None
             return a, words, r0, half, None
         if a.ndim == 1:
-            d = np.diff(r0)
-            if (d == d[0]).all() and d[0] > 0:          # evenly strided rows: slices (views on read)
-                st0 = int(r0[0])
-                r0 = slice(st0, st0 + 4 * int(d[0]), int(d[0]))
-            elif (d == 0).all():
+            rows = _strided(r0)
+            if rows is not None:                        # slices (views on read)
+                r0 = rows
+            elif (r0 == r0[0]).all():
                 r0 = _Same(int(r0[0]))
         if op.width != "ll":
             r1 = None
