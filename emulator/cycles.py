@@ -103,6 +103,20 @@ class CycleModel:
             self._event(track, text, start, start + c, {"bytes": nbytes, "tag": tag})
         return t
 
+    def transfer_lanes(self, kind: str, links: list, nbytes: int, tag, line: int, text: str) -> Transfer:
+        """nbytes over each of the links independently (every group's copy of one MV), each link
+        scheduled as transfer() would: one Transfer that ends when the last lane does."""
+        first, last = float("inf"), 0.0
+        args = {"bytes": nbytes, "tag": tag}
+        for l in links:
+            (busy,), occupancy, latency, (track,) = self._link_costs((l,), nbytes)
+            start = max(self.now, self.link_free.get(l, 0.0))
+            self.link_free[l] = start + busy
+            self.bytes[(l[0], kind)] += nbytes
+            self._event(track, text, start, start + busy, args)
+            first, last = min(first, start), max(last, start + latency + occupancy)
+        return Transfer(kind, tag, tuple(links), nbytes, self.now, first, last, line, text)
+
     def _link_costs(self, links: tuple, nbytes: int) -> tuple:
         """nbytes over links: the cycles each link is busy, the longest, the largest latency and the
         links' trace tracks.  The same few transfers recur, so each is worked out once."""

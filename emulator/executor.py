@@ -114,20 +114,39 @@ def _footprint(words: np.ndarray) -> _Footprint:
 
 
 class _MVJob:
-    """One transfer of an MV statement: the links it crosses; what it reads and writes, as
-    (space, unit, lo, hi) relative to the source and the destination address; the data move
-    move(a, b); the distinct L2BM spans (lo, hi) it reads and writes (the PE side's race checks
-    ignore the unit); and the L2BM spans to hazard-check."""
+    """One transfer of an MV statement, or the same transfer made by every group at once (lanes:
+    one independent link per group, as an MV naming no group makes).  What it reads and writes is
+    (space, units, lo, hi): a frozenset of memory units and a span relative to the source (reads)
+    or the destination (writes) address; the data move is move(a, b).  lc_in / lc_out are the
+    distinct L2BM spans it reads and writes (the PE side's race checks ignore the unit), and
+    lc_hazards those to hazard-check."""
 
-    __slots__ = ("links", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_hazards")
+    __slots__ = ("links", "lanes", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_hazards")
 
-    def __init__(self, links, kind, reads, writes, move):
-        self.links, self.kind, self.move = tuple(links), kind, move
-        self.reads, self.writes = tuple(reads), tuple(writes)
-        self.units = frozenset((sp, u) for sp, u, _, _ in self.reads + self.writes)
+    def __init__(self, links, kind, reads, writes, move, lanes=False):
+        self.links, self.lanes, self.kind, self.move = tuple(links), lanes, kind, move
+        self.reads = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in reads)
+        self.writes = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in writes)
+        self.units = frozenset((sp, u) for sp, us, _, _ in self.reads + self.writes for u in us)
         self.lc_in = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.reads if sp == "lc"))
         self.lc_out = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.writes if sp == "lc"))
         self.lc_hazards = self.lc_in
+
+
+def _lanes(jobs: list) -> _MVJob:
+    """Per-group jobs with one link each and the same spans, as one job whose links are lanes."""
+    def merged(parts):
+        spans = {}
+        for sp, us, lo, hi in parts:
+            spans.setdefault((sp, lo, hi), set()).update(us)
+        return [(sp, us, lo, hi) for (sp, lo, hi), us in spans.items()]
+    moves = [j.move for j in jobs]
+
+    def move(a, b):
+        for mv in moves:
+            mv(a, b)
+    return _MVJob([j.links[0] for j in jobs], jobs[0].kind, merged(r for j in jobs for r in j.reads),
+                  merged(w for j in jobs for w in j.writes), move, lanes=True)
 
 
 def _strided(rows: np.ndarray):
@@ -727,7 +746,7 @@ class Emulator:
             for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.writes + t.reads, "writes")):
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
-                        if sp == sp2 and u == u2 and a < b2 and a2 < b:
+                        if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
                             raise self._fault(
                                 f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
                                 f"that the transfer tagged i{t.tag} (line {t.line}) is still using: wait for it first",
@@ -780,7 +799,8 @@ class Emulator:
                     self._hazard("lc", _Footprint.span(a + lo, a + hi - 1), src.text)
         for job, reads, writes in placed:
             job.move(a, b)
-            t = self.cm.transfer(job.kind, job.links, n * 8, e.tag, st.line, st.text)
+            t = (self.cm.transfer_lanes if job.lanes else self.cm.transfer)(job.kind, job.links, n * 8, e.tag,
+                                                                             st.line, st.text)
             t.reads, t.writes, t.units = reads, writes, job.units
             t.lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
             t.lc_uses = t.lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in)
@@ -799,7 +819,7 @@ class Emulator:
         jobs = []
 
         def unit(op, g, l):
-            return (g, l) if op.space == "lc" else g
+            return [(g, l) if op.space == "lc" else g]
 
         def copy(g, l, g2, l2):
             return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n))
@@ -821,7 +841,7 @@ class Emulator:
                     for g2, l in targets:
                         self._mv_write(dst, g2, l, b, self._mv_read(src, g, 0, a, n))
                 jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
-                                   [(src.space, g, 0, n)], [("lc", t, 0, n) for t in targets], move))
+                                   [(src.space, [g], 0, n)], [("lc", targets, 0, n)], move))
         elif name == "mvd":
             if n % L:
                 raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
@@ -834,11 +854,11 @@ class Emulator:
                 if down:       # one read of the group's share, cut into its L2BMs' parts
                     def move(a, b, g=g, rows=rows):
                         lc[rows, b:b + part] = self._mv_read(src, g, 0, a, n).reshape(L, part)
-                    reads, writes = [(src.space, g, 0, n)], [("lc", (g, l), 0, part) for l in range(L)]
+                    reads, writes = [(src.space, [g], 0, n)], [("lc", [(g, l) for l in range(L)], 0, part)]
                 else:
                     def move(a, b, g=g, rows=rows):
                         self._mv_write(dst, g, 0, b, lc[rows, a:a + part])
-                    reads, writes = [("lc", (g, l), 0, part) for l in range(L)], [(dst.space, g, 0, n)]
+                    reads, writes = [("lc", [(g, l) for l in range(L)], 0, part)], [(dst.space, [g], 0, n)]
                 jobs.append(_MVJob([(link, g)], "down" if down else "up", reads, writes, move))
         else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
             for g in ([dst.group] if dst.group is not None else range(G)):
@@ -848,7 +868,9 @@ class Emulator:
                     data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
                     self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
                 jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
-                                   [("lc", t, 0, n) for t in sources], [(dst.space, g, 0, n)], move))
+                                   [("lc", sources, 0, n)], [(dst.space, [g], 0, n)], move))
+        if name in ("mvp", "mvd") and len(jobs) > 1:     # every group: one job over the groups' links
+            jobs = [_lanes(jobs)]
         seen = set()      # each L2BM span is hazard-checked once, in the first job that reads it
         for job in jobs:
             job.lc_hazards = tuple(span for span in job.lc_in if span not in seen)
