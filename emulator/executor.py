@@ -133,6 +133,22 @@ class _MVJob:
         self.lc_hazards = self.lc_in
 
 
+_CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
+
+
+def _cycle_uniform(e) -> bool:
+    """An ALU/MAU expression whose every operand names one location in all four cycles (a plain
+    register, or a fixed value such as $peid) and that writes no mask: every cycle computes the
+    same thing, so the executor computes cycle 0 and gives its result to all four."""
+    if e.defn.group not in (isa.ALU, isa.MAU_CALC) or e.defn.name in _CYCLE_MIXING:
+        return False
+    for op in e.srcs:
+        if op.space != "fixed" and not (op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()):
+            return False
+    return all(op.space == "nowrite" or (op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all())
+               for op in e.dsts)
+
+
 def _lanes(jobs: list) -> _MVJob:
     """Per-group jobs with one link each and the same spans, as one job whose links are lanes."""
     def merged(parts):
@@ -183,6 +199,7 @@ class Emulator:
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
+        self._one = False          # the expression being run is cycle-uniform (_cycle_uniform)
         self._fixed_cache: dict = {}
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
@@ -360,7 +377,9 @@ class Emulator:
             plan = self._plans[id(st)] = self._plan(st)
         self._flag_dsts = plan[2]
         for e in st.exprs:
+            self._one = id(e) in plan[3]
             e.defn.sem(e, self)
+        self._one = False
         for e, v0, v1, flags in self.pending:
             for op in e.dsts:
                 self._write(op, e, v0, v1, flags, st)
@@ -379,15 +398,16 @@ class Emulator:
         feeds, and which expressions write a mask entry."""
         flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
         flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
+        one = frozenset(id(e) for e in st.exprs if _cycle_uniform(e))
         if st.nop or st.noforward:
-            return flops, {}, flag_dsts
+            return flops, {}, flag_dsts, one
         names = {}
         for e in st.exprs:
             g = e.defn.group
             if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                 g = isa.L1BM_TURN
             names[id(e)] = FWD_OF_GROUP.get(g)
-        return flops, names, flag_dsts
+        return flops, names, flag_dsts, one
 
     def _flops(self, e) -> float:
         m, name, prec = self.m, e.defn.name, e.prec
@@ -538,6 +558,8 @@ class Emulator:
             if self.strict:
                 self._hazard(sp, words, op.text)
             if views is not None:
+                if self._one:        # a cycle-uniform expression works on cycle 0 (_cycle_uniform)
+                    return views[0][:1], (views[1][:1] if views[1] is not None else None)
                 return views
             cols = self._cols if a.ndim == 2 else slice(None)
             if op.width == "w":
@@ -549,7 +571,8 @@ class Emulator:
         if sp in st.fwd:
             return st.fwd[sp]
         if sp == "fixed":
-            return self._fixed(op.fixed, e.prec or "l")
+            v = self._fixed(op.fixed, e.prec or "l")
+            return (v[0][:1], v[1][:1]) if self._one else v
         raise self._fault(f"'{op.text}' cannot be read here", self.cur.line, self.cur.text)  # pragma: no cover
 
     def _fixed(self, name: str, prec: str):
@@ -574,6 +597,9 @@ class Emulator:
             v0 = v0.copy()
         if v1 is not None and v1.base is not None and id(v1.base) in self._owners:
             v1 = v1.copy()
+        if self._one:             # cycle 0's result is every cycle's
+            v0 = np.broadcast_to(v0, (4,) + v0.shape[1:])
+            v1 = np.broadcast_to(v1, (4,) + v1.shape[1:]) if v1 is not None else None
         if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f

@@ -26,13 +26,14 @@ INT_PREC = "lis"
 # -- layouts and lane conversions ---------------------------------------------------
 
 def to_mab(v: np.ndarray) -> np.ndarray:
-    """(4 cycles, P, ...) -> (MAB, cycle, PE in MAB, ...), a view where possible."""
-    return v.reshape((4, -1, 4) + v.shape[2:]).swapaxes(0, 1)
+    """(cycles, P, ...) -> (MAB, cycle, PE in MAB, ...), a view where possible (cycles: 4, or 1 for
+    a cycle-uniform expression)."""
+    return v.reshape((v.shape[0], -1, 4) + v.shape[2:]).swapaxes(0, 1)
 
 
 def from_mab(a: np.ndarray) -> np.ndarray:
-    """(MAB, cycle, PE in MAB, ...) -> contiguous (4 cycles, P, ...)."""
-    return np.ascontiguousarray(a.swapaxes(0, 1)).reshape((4, -1) + a.shape[3:])
+    """(MAB, cycle, PE in MAB, ...) -> contiguous (cycles, P, ...)."""
+    return np.ascontiguousarray(a.swapaxes(0, 1)).reshape((a.shape[1], -1) + a.shape[3:])
 
 
 _RAW_DT = {"f": {64: np.float64, 32: np.float32}, "u": {64: np.uint64, 32: np.uint32, 16: np.uint16}}

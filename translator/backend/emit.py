@@ -380,6 +380,7 @@ def render(op: Op, alloc) -> str:
     for i, r in enumerate(op.dsts):
         sp, k = alloc[r]
         f[f"d{i}"] = f"$l{sp}{8 * k}v"
+        f[f"d{i}c0"] = f"$l{sp}{8 * k}"        # cycle 0's long word, written by every cycle (packing.py)
     for i, r in enumerate(op.srcs):
         sp, k = alloc[r]
         f[f"s{i}"] = f"$l{sp}{8 * k}v"

@@ -297,7 +297,11 @@ class Packer:
         return out + [wait] + moves + [l1]
 
     def replicated(self) -> list:
-        """The carried-dependent ops once per pass of the group, reading cycle c of packed values."""
+        """The carried-dependent ops once per pass of the group, reading cycle c of packed values.
+
+        Only cycle 0 of a carried value holds work-items, so an op without masks reads and writes
+        cycle 0's long word in every cycle (plain operands): the same result, which the emulator
+        computes once (its cycle-uniform path)."""
         out = []
         for c in range(WAYS):
             for op in self.dep:
@@ -305,6 +309,10 @@ class Packer:
                 for i, r in enumerate(op.srcs):
                     if r in self.ind_w:         # {u<i>} meant cycle 0 of an unpacked value
                         text = text.replace(f"{{s{i}}}", f"{{s{i}c{c}}}").replace(f"{{u{i}}}", f"{{s{i}c{c}}}")
+                plain = re.sub(r"\{d(\d+)\}", r"{d\1c0}", re.sub(r"\{s(\d+)\}", r"{u\1}", text))
+                if not (op.msrc or op.mdst or op.partial or op.text.startswith(NOT_LANEWISE)
+                        or re.search(r"\$[a-z]+\d*v", plain)):
+                    text = plain
                 out.append(replace(op, text=text))
         return out
 
