@@ -358,6 +358,10 @@ class EmulatorDevice:
                     emu.write_dram(g, a.dram + off, data)
             else:
                 self.write_buffer(a, lay)
+        for k in kb.widened:           # read only, as tables (codegen.uniform_table): group 0's DRAM
+            wide = lay.widened(args[k].view)
+            seq[f"w{k}"] = self.scratch(("widened", k), wide.nbytes).dram
+            emu.write_dram(0, seq[f"w{k}"], wide)
         prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_nd_range_kernel")
         for a in {id(b): b for b in buffers if id(b) not in replicated}.values():    # (read-only)
             a.view[:] = self.read_buffer(a, lay)

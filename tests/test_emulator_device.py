@@ -789,14 +789,16 @@ __kernel void utab(__global const float *x, __global const int *k, __global cons
 
 @pytest.mark.parametrize("n, s, priv", [(0, 0, 4), (1, 3, 4), (300, 5, 4), (300, 0, 200)])
 def test_uniform_loads_in_a_loop_read_per_block_tables(env, n, s, priv):
-    """x[j] in a loop comes from a table in LM0 filled once per 64-long-word block (both lanes
-    of a 32-bit element ready), which must give what numpy gives for floats, ints, doubles and
-    longs, walking up and down and across blocks, next to private arrays (priv=200: 8
-    work-items x 1 KiB of LM0)."""
+    """x[j] in a loop comes from a table in LM0 filled once per block of 64 elements (a 32-bit
+    one from the buffer's widened copy, in both lanes), which must give what numpy gives for
+    floats, ints, doubles and longs, walking up and down and across blocks, next to private
+    arrays (priv=200: 8 work-items x 1 KiB of LM0)."""
     ctx, q, _ = env
     src = UNIFORM_IN_LOOPS.replace("PRIV", str(priv))
     prg = cl.Program(ctx, src).build()
-    assert len(set(re.findall(r"\.set (%ut\d+)", tiny_asm(src, "utab")))) == 3   # l[n - 1 - j] is gathered
+    asm = tiny_asm(src, "utab")
+    assert len(set(re.findall(r"\.set (%ut\d+)", asm))) == 3   # l[n - 1 - j] is gathered
+    assert "%w0" in asm and "%w1" in asm and "%w2" not in asm     # x and k from their widened copies
     rng = np.random.default_rng(n + s)
     m = 77
     x = rng.uniform(-1, 1, n + s + 2).astype(np.float32)
@@ -822,17 +824,17 @@ def test_uniform_loads_in_a_loop_read_per_block_tables(env, n, s, priv):
 
 
 def test_uniform_loads_without_room_for_a_table_keep_the_broadcast_path(env):
-    """Six x[j] streams next to 1 KiB private arrays: LM0 (tiny: 4096 words, 1024 for gathers
-    and scatters, 2048 for the arrays) has room for four tables; the other two read their
-    broadcast long word every pass, and all six sums are right."""
+    """Ten x[j] streams next to 1 KiB private arrays: LM0 (tiny: 4096 words, 1024 for gathers
+    and scatters, 2048 for the arrays) has room for eight tables of 128 words; the other two read
+    their broadcast long word every pass, and all ten sums are right."""
     ctx, q, _ = env
-    names = "abcdef"
+    names = "abcdefghkl"         # (not i, j: the kernel's own)
     src = ("__kernel void six(" + ", ".join(f"__global const float *{v}" for v in names)
            + ", __global float *o, int n) {\n  int i = get_global_id(0);\n  int t[200];\n"
            "  for (int j = 0; j < 200; j++) t[j] = i + j;\n  float s = 0.0f;\n"
            "  for (int j = 0; j < n; j++) s += " + " + ".join(f"{v}[j] * {k + 1}.0f" for k, v in enumerate(names))
            + ";\n  o[i] = s + (float)t[i % 200];\n}\n")
-    assert len(set(re.findall(r"\.set (%ut\d+)", tiny_asm(src, "six")))) == 4
+    assert len(set(re.findall(r"\.set (%ut\d+)", tiny_asm(src, "six")))) == 8
     prg = cl.Program(ctx, src).build()
     rng = np.random.default_rng(6)
     n, m = 70, 33

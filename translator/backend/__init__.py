@@ -44,6 +44,7 @@ class KernelBinary:
     constants: list = field(default_factory=list)   # [name, hex bytes] of __constant data, args bG<k>
     replicated: list = field(default_factory=list)  # parameters whose buffers are replicated (layout.py)
     bounds: list = field(default_factory=list)      # bounds-check sites: [C line, parameter, element size]
+    widened: list = field(default_factory=list)     # parameters whose widened copy it reads, at w<k>
 
     def to_dict(self):
         return asdict(self)
@@ -87,7 +88,9 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         rows = sorted(cg.uses.get("rows", ()), key=str)
         params = sorted(cg.uses.get("params", ()))
         sizes = sorted(cg.uses.get("sizes", ()), key=str)
-        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"rows{k}" for k in rows] \
+        widened = sorted(cg.uses.get("widened", ()))
+        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
+            + [f"rows{k}" for k in rows] \
             + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else [])
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
@@ -104,7 +107,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
                         cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
-                        [list(x) for x in cg.oob_sites])
+                        [list(x) for x in cg.oob_sites], widened)
 
 
 def _error(module, msg, line=0):

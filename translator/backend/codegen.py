@@ -2508,7 +2508,7 @@ class Codegen:
         u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
         blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
         if self.loop_stack:
-            table = self.uniform_table(k, u, blk, type_size(ty))
+            table = self.uniform_table(k, u, type_size(ty))
             if table is not None:
                 return Val(self.kind_of(ty), table)
         lc, lb = self.shared_area(("uniform", k), 64, 68)
@@ -2540,10 +2540,11 @@ class Codegen:
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return Val(self.kind_of(ty), (r,))
 
-    def broadcast_block(self, k, blk: str, lc: int, lb: int) -> list:
-        """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
+    def broadcast_block(self, k, blk: str, lc: int, lb: int, base: str = "b") -> list:
+        """The 64 long words of buffer k (its widened copy with base "w") from long word blk on,
+        into every L1BM at lb (mvb, l2bmb)."""
         t = self.tag()
-        a = f"%b{k} + {blk}"
+        a = f"%{base}{k} + {blk}"
         hi = self.lay.dram_longs - 64
         x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
         return [MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line),
@@ -2551,45 +2552,37 @@ class Codegen:
                 Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
                    line=self.line)]
 
-    def uniform_table(self, k, u: str, blk: str, size: int):
-        """p[u] in a loop (x[j]): each PE keeps the block around u as a table in LM0 with one long
-        word per element, a 32-bit element already in both lanes, so an element costs one read at
-        an offset the sequencer adds; uniform_load's lane pick (four instructions a pass) moves to
-        the fetch, which runs once per 64-long-word block.  None when LM0 has no room left."""
+    def uniform_table(self, k, u: str, size: int):
+        """p[u] in a loop (x[j]): each PE keeps the 64 elements around u as a table in LM0 with one
+        long word per element, so an element costs one read at an offset the sequencer adds; the
+        block moves (mvb, l2bmb, l1bmp: 8 long words a step) once, when u leaves it.  A 32-bit
+        element comes from the buffer's *widened* copy, in which the runtime stores each element
+        in both halves of a long word (layout.py), so the table is the block as it is.  None when
+        LM0 has no room left."""
         tables = self.__dict__.setdefault("_tables", {})
-        words = 256 if size == 4 else 128                  # a long word per element of the block
         if (k, size) not in tables:
             floor = 4 * self.CH + 8 * self.private_layout()[2]     # private arrays come first
-            if self.lm_top - words < floor:
+            if self.lm_top - 128 < floor:
                 return None
-            self.lm_top -= words
+            self.lm_top -= 128
             tables[(k, size)] = (self.lm_top, self.seq_reg("ut"))
             self.prologue.append(SeqSet(tables[(k, size)][1], "-1"))
         tw, reg = tables[(k, size)]
-        lc, lb = self.shared_area(("utable", k), 64, 64)
-        self.uses.setdefault("bases", set()).add(k)
-        outer, self.items = self.items, self.broadcast_block(k, blk, lc, lb)
-        if size == 8:                   # the block as it is: 8 long words a step
-            for g in range(8):
-                self.op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm",
-                        mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
+        shift = 2 if size == 4 else 3
+        blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
+        if size == 4:
+            self.uses.setdefault("widened", set()).add(k)
         else:
-            c32 = self.c32(32)
-            for g in range(16):         # long words 4g..4g+3 hold elements 8g..8g+7, the odd ones high
-                raw = self.new("ublk")
-                self.op(f"l1bmp $lb{lb + 4 * g} {{d0}}", "l1bm", (raw,), (), mem=(("r", "lb", lb + 4 * g, lb + 4 * g + 4),))
-                for odd, (first, second) in enumerate((("llsl", "ulsr"), ("ulsr", "llsl"))):
-                    at = tw + 16 * g + 2 * odd              # element 8g + 2c + odd at cycle c: entries 2 apart
-                    h = self.alu(first, raw, c32)
-                    self.op(f"lor {{s0}} {{s1}} $lm{at}v2", "alu", (), (h, self.alu(second, h, c32)),
-                            mem=(("w", "m", at, at + 14),))
-        self.items.append(SeqSet(reg, blk))
-        fetch, self.items = self.items, outer
-        self.items.append(SeqIf(f"{blk} != {reg}", fetch))
+            self.uses.setdefault("bases", set()).add(k)
+        lc, lb = self.shared_area(("utable", k), 64, 64)
+        fetch = self.broadcast_block(k, blk, lc, lb, "w" if size == 4 else "b")
+        for g in range(8):
+            fetch.append(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=self.line,
+                            mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16))))
+        self.items.append(SeqIf(f"{blk} != {reg}", fetch + [SeqSet(reg, blk)]))
         r = self.new("uni")
-        self.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + words),),
-                                   line=self.line)], {"m": f"((({u}) >> {2 if size == 4 else 3}) & "
-                                                           f"{127 if size == 4 else 63}) * 2"}))
+        self.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + 128),),
+                                   line=self.line)], {"m": f"((({u}) >> {shift}) & 63) * 2"}))
         return (r,) if size == 4 else (r, r)
 
     def shifted_load(self, k, aff) -> VReg:

@@ -138,6 +138,15 @@ class Layout:
         buf[:raw.size] = raw
         return [-g * self.stripe for g in range(self.groups)], buf.view(np.uint64)
 
+    @staticmethod
+    def widened(data: np.ndarray) -> np.ndarray:
+        """A buffer of 32-bit elements as its widened copy: element e in both halves of long word e
+        (codegen.uniform_table reads a block of it as a table), whole blocks of 64 long words."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        words = np.zeros(-(-raw.size // 256) * 64, np.uint32)
+        words.view(np.uint8)[:raw.size] = raw
+        return words.astype(np.uint64) * np.uint64(0x100000001)
+
     def to_stripes(self, data: np.ndarray) -> np.ndarray:
         """Host bytes -> (group, rows * stripe) long words as they lie in each group's DRAM."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
