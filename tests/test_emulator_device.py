@@ -1102,15 +1102,17 @@ def test_cycle_packed_loop_gives_the_bits_of_the_unpacked_one(packed_pair, g, m,
 
 
 def test_cycle_packing_applies_to_the_narrowed_matvec_only():
-    """The loop is packed in mode 1d-n8 (its fast copy: the checked copy stays as it was), and
-    not in a full wave."""
+    """The loop is packed in mode 1d-n8 (its fast copy: the checked copy stays as it was), with
+    its staged load double-buffered, and not in a full wave."""
     from translator import compile_opencl
     from translator.backend import compile_kernel
     import emulator.machine
     mod = compile_opencl(PACKED, spmd=True)
     m2 = emulator.machine.load_machine("mncore2")
     asm = compile_kernel(mod, "mvt", m2, "1d-n8").asm
-    assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 3   # checked, group, rest
+    # checked, a group's original body (one per parity of the double buffer), rest
+    assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 4
+    assert "mvd/n512i241 " in asm and "wait i242" in asm        # group q + 1's MVs before group q's wait
     assert "lpassa $lm" in asm and re.search(r"lpassa \$lm\d+v ", asm)
     assert "%pq" not in compile_kernel(mod, "mvt", m2, "1d").asm
 

@@ -59,17 +59,20 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
     more long words of L2BM for the extra staging areas."""
     if not ENABLED or lay.narrow != 8 or lay.l2bmd_steps != 1:
         return tree
-    areas = {}               # an L2BM staging area -> the four areas its packed load uses
+    areas = {}               # (an L2BM staging area, set) -> the four areas its packed load uses
     count = [0]
 
-    def lc_areas(lc):
-        if lc not in areas:
+    def lc_areas(lc, s=None, load=0):
+        """Set None: the area and three more; sets 0 and 1 of staged load `load` of a loop: its
+        double buffer (eight new areas)."""
+        key = (lc,) if s is None else (lc, s, load)
+        if key not in areas:
             n = lay.stripe // lay.l2b
             try:
-                areas[lc] = [lc] + [alloc_lc(n) for _ in range(WAYS - 1)]
+                areas[key] = ([lc] if s is None else [alloc_lc(n)]) + [alloc_lc(n) for _ in range(WAYS - 1)]
             except Exception:            # L2BM is full: the loop stays as it is
                 raise NoPack("no L2BM left") from None
-        return areas[lc]
+        return areas[key]
 
     def visit(items):
         k = 0
@@ -79,7 +82,11 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
                 visit(getattr(it, attr, ()))
             if isinstance(it, SeqLoop) and it.reg.startswith("%n") and it.start == "0" and it.step == "1":
                 try:
-                    new = Packer(it, tree, lay, lc_areas, f"%pq{count[0] + 1}").loops()
+                    packer = Packer(it, tree, lay, lc_areas, f"%pq{count[0] + 1}")
+                    try:
+                        new = packer.loops(pipelined=True)
+                    except NoPack:
+                        new = packer.loops(pipelined=False)
                     count[0] += 1
                     items[k:k + 1] = new
                     k += len(new)
@@ -244,7 +251,9 @@ class Packer:
         self.dep, self.ind_w, self.written = dep, ind_w, written
 
     # -- the packed body ------------------------------------------------------------------------
-    def body(self, items):
+    def body(self, items, s=None, conds=()):
+        """The packed form of `items`; conds: the branch conditions (in the loop's counter) the
+        items run under, which a prefetch of their loads repeats."""
         out, k = [], 0
         dep = {id(x) for x in self.dep}
         while k < len(items):
@@ -254,7 +263,7 @@ class Packer:
                 if id(it) not in dep:
                     out.append(self.packed_op(it))
             elif isinstance(it, MV):
-                out += self.packed_load(it, self.chain_ops(items, k - 1))
+                out += self.packed_load(it, self.chain_ops(items, k - 1), s, conds)
                 k += 3
             elif isinstance(it, Call):
                 off = it.offsets["m"]
@@ -265,14 +274,15 @@ class Packer:
             elif it.cond == self.last:
                 continue
             elif it.cond == f"not ({self.last})":
-                out += self.body(it.then)
+                out += self.body(it.then, s, conds)
             elif self.fetch(it):
                 out += subst([it], self.loop.reg, f"{WAYS}*{self.q}")
             else:
                 if re.search(re.escape(self.loop.reg) + r"(?!\w)", it.cond):
                     self.groups += [f"(({self.at(it.cond, c)}) != 0) == (({self.at(it.cond, 0)}) != 0)"
                                     for c in range(1, WAYS)]
-                out.append(SeqIf(self.at(it.cond, 0), self.body(it.then), self.body(it.orelse)))
+                out.append(SeqIf(self.at(it.cond, 0), self.body(it.then, s, conds + (it.cond,)),
+                                 self.body(it.orelse, s, conds + (f"not ({it.cond})",))))
         return out
 
     def packed_op(self, op: Op) -> Op:
@@ -283,18 +293,62 @@ class Packer:
                 text = text.replace(f"{{s{i}}}", f"{{u{i}}}")
         return replace(op, text=text)
 
-    def packed_load(self, mv: MV, ops) -> list:
-        """Four passes' shares, pass 4q + c's to L1BM offset c P, so one l1bmd gives it cycle c."""
+    def packed_load(self, mv: MV, ops, s=None, conds=()) -> list:
+        """Four passes' shares, pass 4q + c's to L1BM offset c P, so one l1bmd gives it cycle c.
+
+        With a set s (0 or 1, the parity of the group), the MVs were issued one group earlier
+        (issue) into that set's areas under its own tag: here only the wait and the moves."""
         t, lc, lb = mv.chain
         P, N = self.lay.pe_l1b, self.lay.l1b
         wait, _, l1 = ops
+        if s is not None:
+            self.staged.append((mv, conds))
+            wait = Op(f"wait i{self.tag(len(self.staged) - 1, s)}", "wait", line=wait.line)
         out, moves = [], []
-        for c, area in enumerate(self.lc_areas(lc)):
-            out.append(replace(mv, text=re.sub(rf"\$lc{lc}(?!\d)", f"$lc{area}", mv.text),
-                               d_offset=self.at(mv.d_offset, c), chain=()))
+        for c, area in enumerate(self.lc_areas(lc, s, len(self.staged) - 1)):
+            if s is None:
+                out.append(self.moved(mv, area, self.at(mv.d_offset, c)))
             moves.append(Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=l1.line,
                             mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32))))
         return out + [wait] + moves + [l1]
+
+    @staticmethod
+    def moved(mv: MV, area: int, d_offset: str, tag=None) -> MV:
+        """mv into L2BM area `area` from d_offset (under tag `tag`)."""
+        text = re.sub(rf"\$lc{mv.chain[1]}(?!\d)", f"$lc{area}", mv.text)
+        if tag is not None:
+            text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{tag}", text)
+        return replace(mv, text=text, d_offset=d_offset, chain=())
+
+    @staticmethod
+    def tag(load: int, s: int) -> int:
+        """The tags of the double buffer: 241.. (codegen's own cycle through 1..240)."""
+        if load >= 4:
+            raise NoPack("more staged loads than prefetch tags")
+        return 241 + 2 * load + s
+
+    def under(self, conds, group: str, items: list) -> list:
+        """items under the branch conditions conds, taken at the first pass of group `group`."""
+        if not conds:
+            return items
+        return [SeqIf(" and ".join(f"({at(c, self.loop.reg, f'{WAYS}*({group})')})" for c in conds), items)]
+
+    def issue(self, group: str, s: int) -> list:
+        """The MVs of group `group` (a sequencer expression) into set s: each staged load's four
+        passes' shares, under the branches it runs under."""
+        out = []
+        for i, (mv, conds) in enumerate(self.staged):
+            out += self.under(conds, group, [
+                self.moved(mv, area, at(mv.d_offset, self.loop.reg, f"{WAYS}*({group})+{c}"), self.tag(i, s))
+                for c, area in enumerate(self.lc_areas(mv.chain[1], s, i))])
+        return out
+
+    def drop(self, s: int) -> list:
+        """Waits for this group's prefetched transfers, when it runs the original body instead."""
+        out = []
+        for i, (_, conds) in enumerate(self.staged):
+            out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
+        return out
 
     def replicated(self) -> list:
         """The carried-dependent ops once per pass of the group, reading cycle c of packed values.
@@ -316,12 +370,29 @@ class Packer:
                 out.append(replace(op, text=text))
         return out
 
-    def loops(self) -> list:
+    def loops(self, pipelined: bool) -> list:
+        """The packed loop and the tail loop.  Pipelined, group q + 1's MVs are issued before
+        group q waits for its own (issued one group earlier): two sets of staging areas and tags,
+        alternating with the parity of q, so each group's transfers overlap the previous group's
+        work.  A group that runs the original body still waits for (and drops) its prefetch."""
         L, q = self.loop, self.q
-        packed = self.body(L.body) + self.replicated()
         n = f"(({L.stop}) - 1) / {WAYS}"
-        if self.groups:
-            one = SeqLoop(L.reg, f"{WAYS} * {q}", f"{WAYS} * {q} + {WAYS}", clone(L.body, {}, []))
-            packed = [SeqIf(" and ".join(self.groups), packed, [one])]
-        return [SeqLoop(q, "0", n, packed),
-                SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))]
+        tail = SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))
+        sets = (0, 1) if pipelined else (None,)
+        self.groups, self.staged, bodies = [], [], []
+        for s in sets:
+            self.groups, self.staged = [], []
+            packed = self.body(L.body, s) + self.replicated()
+            if self.groups:
+                one = SeqLoop(L.reg, f"{WAYS} * {q}", f"{WAYS} * {q} + {WAYS}", clone(L.body, {}, []))
+                drop = self.drop(s) if pipelined else []
+                packed = [SeqIf(" and ".join(self.groups), packed, drop + [one])]
+            if pipelined:
+                packed = [SeqIf(f"{q} + 1 < {n}", self.issue(f"{q}+1", 1 - s))] + packed
+            bodies.append(packed)
+        if not pipelined:
+            return [SeqLoop(q, "0", n, bodies[0]), tail]
+        if not self.staged:
+            raise NoPack("nothing to prefetch")
+        return [SeqIf(f"{n} > 0", self.issue("0", 0)),
+                SeqLoop(q, "0", n, [SeqIf(f"({q} & 1) == 0", bodies[0], bodies[1])]), tail]
