@@ -140,13 +140,11 @@ def _cycle_uniform(e) -> bool:
     """An ALU/MAU expression whose every operand names one location in all four cycles (a plain
     register, or a fixed value such as $peid) and that writes no mask: every cycle computes the
     same thing, so the executor computes cycle 0 and gives its result to all four."""
-    if e.defn.group not in (isa.ALU, isa.MAU_CALC) or e.defn.name in _CYCLE_MIXING:
-        return False
-    for op in e.srcs:
-        if op.space != "fixed" and not (op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()):
-            return False
-    return all(op.space == "nowrite" or (op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all())
-               for op in e.dsts)
+    def plain(op):
+        return op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()
+    return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING
+            and all(op.space == "fixed" or plain(op) for op in e.srcs)
+            and all(op.space == "nowrite" or plain(op) for op in e.dsts))
 
 
 def _lanes(jobs: list) -> _MVJob:

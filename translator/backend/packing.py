@@ -30,6 +30,11 @@ The loop ``.loop %n = 0, S`` becomes::
     .endloop
     .loop %n = 4 ((S - 1) / 4), S           the original body: 1 to 4 passes, the last among them
 
+Staged loads are double-buffered (``loops(pipelined=True)``): the packed body comes in two
+copies, for even and odd %pq, each waiting for MVs issued one group earlier into its own set of
+four L2BM areas under its own tags (241..248), and first issuing the next group's MVs into the
+other set, so a group's transfers overlap the previous group's work.
+
 The last pass always runs the original body, so the captures of values leaving the loop (a branch
 on the last pass, dropped from the packed body) and the loop's last-pass rules stay as they are.
 A branch on the counter in the body runs in the packed body on pass 4q's value, when the four
@@ -301,11 +306,12 @@ class Packer:
         t, lc, lb = mv.chain
         P, N = self.lay.pe_l1b, self.lay.l1b
         wait, _, l1 = ops
+        load = len(self.staged)             # its index among the loop's staged loads
         if s is not None:
             self.staged.append((mv, conds))
-            wait = Op(f"wait i{self.tag(len(self.staged) - 1, s)}", "wait", line=wait.line)
+            wait = Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)
         out, moves = [], []
-        for c, area in enumerate(self.lc_areas(lc, s, len(self.staged) - 1)):
+        for c, area in enumerate(self.lc_areas(lc, s, load)):
             if s is None:
                 out.append(self.moved(mv, area, self.at(mv.d_offset, c)))
             moves.append(Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=l1.line,
@@ -379,7 +385,7 @@ class Packer:
         n = f"(({L.stop}) - 1) / {WAYS}"
         tail = SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))
         sets = (0, 1) if pipelined else (None,)
-        self.groups, self.staged, bodies = [], [], []
+        bodies = []
         for s in sets:
             self.groups, self.staged = [], []
             packed = self.body(L.body, s) + self.replicated()
