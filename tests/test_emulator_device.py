@@ -1103,18 +1103,68 @@ def test_cycle_packed_loop_gives_the_bits_of_the_unpacked_one(packed_pair, g, m,
 
 def test_cycle_packing_applies_to_the_narrowed_matvec_only():
     """The loop is packed in mode 1d-n8 (its fast copy: the checked copy stays as it was), with
-    its staged load double-buffered, and not in a full wave."""
+    its staged load in four buffer sets, and not in a full wave."""
     from translator import compile_opencl
     from translator.backend import compile_kernel
     import emulator.machine
     mod = compile_opencl(PACKED, spmd=True)
     m2 = emulator.machine.load_machine("mncore2")
     asm = compile_kernel(mod, "mvt", m2, "1d-n8").asm
-    # checked, a group's original body (one per parity of the double buffer), rest
-    assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 4
-    assert "mvd/n512i241 " in asm and "wait i242" in asm        # group q + 1's MVs before group q's wait
+    # checked, a group's original body (one per buffer set: four), rest
+    assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 6
+    assert "mvd/n512i241 " in asm and "wait i244" in asm        # group q + 3's MVs before group q's wait
     assert "lpassa $lm" in asm and re.search(r"lpassa \$lm\d+v ", asm)
     assert "%pq" not in compile_kernel(mod, "mvt", m2, "1d").asm
+
+
+MULTI_LOAD = r"""
+__kernel void two(__global const float *A, __global const float *B, __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++)
+    s += A[j * m + i] * B[j * m + i];
+  y[i] = s;
+}
+__kernel void three(__global const float *A, __global const float *B, __global const float *C,
+                    __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++)
+    s += A[j * m + i] * B[j * m + i] + C[j * m + i];
+  y[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 5, 9, 13, 40])
+def test_packed_loads_take_as_many_buffer_sets_as_the_prefetch_tags_allow(mncore2, n):
+    """Each staged load (and an odd shift's second MV) takes one tag per buffer set from 241..248:
+    two loads (four MVs) get two sets, three loads (six) none; either way the sums are numpy's,
+    for loops of 0 to 9 groups (fewer groups than sets, too)."""
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    mod = compile_opencl(MULTI_LOAD, spmd=True)
+    m2 = emulator.machine.load_machine("mncore2")
+    two, three = (compile_kernel(mod, k, m2, "1d-n8").asm for k in ("two", "three"))
+    assert "wait i248" in two and "wait i249" not in two and "%pq1 % 2 == 0" in two
+    assert "%pq1" in three and "wait i241" not in three          # packed, not prefetched
+    ctx, q, _ = mncore2
+    prg = cl.Program(ctx, MULTI_LOAD).build()
+    g, m = 96, 100
+    rng = np.random.default_rng(n)
+    A, B, C = (rng.uniform(-1, 1, n * m + 1).astype(np.float32) for _ in range(3))
+    for name, arrays in (("two", (A, B)), ("three", (A, B, C))):
+        yb = buf(ctx, np.zeros(g, np.float32))
+        getattr(prg, name)(q, (g,), None, *[buf(ctx, a) for a in arrays], yb, np.int32(m), np.int32(n)).wait()
+        y = np.empty(g, np.float32)
+        cl.enqueue_copy(q, y, yb)
+        want = np.zeros(g, np.float32)
+        for j in range(n):
+            col = [a[j * m:j * m + g] for a in arrays]
+            t = (col[0] * col[1]).astype(np.float32)
+            want = (want + (t + col[2] if name == "three" else t).astype(np.float32)).astype(np.float32)
+        np.testing.assert_array_equal(y, want)
 
 
 def test_out_of_bounds_in_a_cycle_packed_loop_is_reported(packed_pair):

@@ -30,10 +30,10 @@ The loop ``.loop %n = 0, S`` becomes::
     .endloop
     .loop %n = 4 ((S - 1) / 4), S           the original body: 1 to 4 passes, the last among them
 
-Staged loads are double-buffered (``loops(pipelined=True)``): the packed body comes in two
-copies, for even and odd %pq, each waiting for MVs issued one group earlier into its own set of
-four L2BM areas under its own tags (241..248), and first issuing the next group's MVs into the
-other set, so a group's transfers overlap the previous group's work.
+Staged loads are multi-buffered (``loops(depth)``, depth 4 where tags and L2BM allow): the packed
+body comes in depth copies, one per %pq mod depth, each waiting for MVs issued depth - 1 groups
+earlier into its own set of four L2BM areas under its own tag (241..248), and first issuing the
+MVs of group %pq + depth - 1, so the transfers of the coming groups overlap this group's work.
 
 The last pass always runs the original body, so the captures of values leaving the loop (a branch
 on the last pass, dropped from the packed body) and the loop's last-pass rules stay as they are.
@@ -88,10 +88,13 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
             if isinstance(it, SeqLoop) and it.reg.startswith("%n") and it.start == "0" and it.step == "1":
                 try:
                     packer = Packer(it, tree, lay, lc_areas, f"%pq{count[0] + 1}")
-                    try:
-                        new = packer.loops(pipelined=True)
-                    except NoPack:
-                        new = packer.loops(pipelined=False)
+                    for depth in (4, 2, 1):      # buffer sets; fewer when tags or L2BM run out
+                        try:
+                            new = packer.loops(depth)
+                            break
+                        except NoPack:
+                            if depth == 1:
+                                raise
                     count[0] += 1
                     items[k:k + 1] = new
                     k += len(new)
@@ -326,12 +329,11 @@ class Packer:
             text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{tag}", text)
         return replace(mv, text=text, d_offset=d_offset, chain=())
 
-    @staticmethod
-    def tag(load: int, s: int) -> int:
-        """The tags of the double buffer: 241.. (codegen's own cycle through 1..240)."""
-        if load >= 4:
+    def tag(self, load: int, s: int) -> int:
+        """The tags of the buffer sets: 241..248 (codegen's own cycle through 1..240)."""
+        if (load + 1) * self.depth > 8:
             raise NoPack("more staged loads than prefetch tags")
-        return 241 + 2 * load + s
+        return 241 + self.depth * load + s
 
     def under(self, conds, group: str, items: list) -> list:
         """items under the branch conditions conds, taken at the first pass of group `group`."""
@@ -376,29 +378,33 @@ class Packer:
                 out.append(replace(op, text=text))
         return out
 
-    def loops(self, pipelined: bool) -> list:
-        """The packed loop and the tail loop.  Pipelined, group q + 1's MVs are issued before
-        group q waits for its own (issued one group earlier): two sets of staging areas and tags,
-        alternating with the parity of q, so each group's transfers overlap the previous group's
-        work.  A group that runs the original body still waits for (and drops) its prefetch."""
+    def loops(self, depth: int) -> list:
+        """The packed loop and the tail loop.  With depth > 1, group q + depth - 1's MVs are issued
+        before group q waits for its own (issued depth - 1 groups earlier): depth sets of staging
+        areas and tags, taken in turn by q mod depth, so the transfers of the next groups overlap
+        this group's work.  A group that runs the original body still waits for (and drops) its
+        own prefetch."""
         L, q = self.loop, self.q
         n = f"(({L.stop}) - 1) / {WAYS}"
         tail = SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))
-        sets = (0, 1) if pipelined else (None,)
+        self.depth = depth
         bodies = []
-        for s in sets:
+        for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
             packed = self.body(L.body, s) + self.replicated()
             if self.groups:
                 one = SeqLoop(L.reg, f"{WAYS} * {q}", f"{WAYS} * {q} + {WAYS}", clone(L.body, {}, []))
-                drop = self.drop(s) if pipelined else []
+                drop = self.drop(s) if depth > 1 else []
                 packed = [SeqIf(" and ".join(self.groups), packed, drop + [one])]
-            if pipelined:
-                packed = [SeqIf(f"{q} + 1 < {n}", self.issue(f"{q}+1", 1 - s))] + packed
+            if depth > 1:
+                ahead = f"{q}+{depth - 1}"
+                packed = [SeqIf(f"{ahead} < {n}", self.issue(ahead, (s + depth - 1) % depth))] + packed
             bodies.append(packed)
-        if not pipelined:
+        if depth == 1:
             return [SeqLoop(q, "0", n, bodies[0]), tail]
         if not self.staged:
             raise NoPack("nothing to prefetch")
-        return [SeqIf(f"{n} > 0", self.issue("0", 0)),
-                SeqLoop(q, "0", n, [SeqIf(f"({q} & 1) == 0", bodies[0], bodies[1])]), tail]
+        turn = bodies[-1]
+        for s in range(depth - 2, -1, -1):
+            turn = [SeqIf(f"{q} % {depth} == {s}", bodies[s], turn)]
+        return [SeqIf(f"{g} < {n}", self.issue(str(g), g)) for g in range(depth - 1)] + [SeqLoop(q, "0", n, turn), tail]
