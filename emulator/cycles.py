@@ -35,6 +35,7 @@ class Transfer:
     text: str
     reads: tuple = ()         # (space, unit, lo, hi): DRAM, PDM or L2BM long words it reads
     writes: tuple = ()        # the same, for what it writes
+    uses: tuple = ()          # writes + reads
     units: frozenset = frozenset()   # the (space, unit) pairs of reads and writes
     lc_writes: tuple = ()     # the distinct L2BM (lo, hi) spans it writes, whatever the unit
     lc_uses: tuple = ()       # ... and those it writes or reads

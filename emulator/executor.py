@@ -767,7 +767,7 @@ class Emulator:
         for t in self.outstanding:
             if units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
                 continue
-            for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.writes + t.reads, "writes")):
+            for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.uses, "writes")):
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
                         if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
@@ -825,7 +825,7 @@ class Emulator:
             job.move(a, b)
             t = (self.cm.transfer_lanes if job.lanes else self.cm.transfer)(job.kind, job.links, n * 8, e.tag,
                                                                              st.line, st.text)
-            t.reads, t.writes, t.units = reads, writes, job.units
+            t.reads, t.writes, t.uses, t.units = reads, writes, writes + reads, job.units
             t.lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
             t.lc_uses = t.lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in)
             self.outstanding.append(t)
