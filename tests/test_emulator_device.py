@@ -679,7 +679,8 @@ def test_stores_of_both_arms_merge_into_one(env, n):
     with pytest.raises(cl.MemoryError, match=r"at line 7 or 9: index %d " % (n * n - 2)):
         prg.stencil(q, (n * n,), None, buf(ctx, src), small, np.int32(n), np.float32(0.5), np.float32(0.125)).wait()
     asm = tiny_asm(STENCIL, "stencil")
-    assert asm.count("$d0\n") == 1 + 2     # one store's MV up to DRAM (the other two: the bounds reports)
+    # one store's MV up to DRAM in each of the wave body's two copies (prefetch.py); two bounds reports
+    assert asm.count("$d0\n") == 2 + 2
 
 
 DIVMOD = """__kernel void divmod(__global int *q, __global int *r, __global int *c, int n)
@@ -1203,3 +1204,34 @@ def test_a_kernel_whose_narrowed_form_does_not_compile_runs_in_the_full_wave(mnc
         cl.enqueue_copy(q, out, yb)
         np.testing.assert_array_equal(out, 2 * x + 1)
     assert tried == ["1d-n8"]
+
+
+PREFETCHED = r"""
+__kernel void pf(__global const float *x, __global const float *z, __global float *y, int u) {
+  int i = get_global_id(0);
+  y[i] = y[i] + 2.0f * x[i] - z[i + 1] + z[i + u];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 511, 512, 513, 1024, 1536, 2500])
+def test_the_next_waves_read_only_loads_move_during_this_wave(env, n):
+    """x[i], z[i + 1] (two long-word loads) and z[i + u] (read-only buffers) of wave w + 1 are
+    issued during wave w, into the other of two sets of staging areas (prefetch.py); y, which the
+    kernel writes, is loaded by its own wave.  Results as numpy's for one wave, a partial one and
+    up to five (tiny: 512 work-items a wave), odd and even wave counts."""
+    ctx, q, _ = env
+    asm = tiny_asm(PREFETCHED, "pf")
+    assert asm.count("i253 ") == 4 and re.search(r"\.if %wx \+ 1 < %nwx", asm)
+    prg = cl.Program(ctx, PREFETCHED).build()
+    rng = np.random.default_rng(n)
+    u = 3
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    z = rng.uniform(-1, 1, n + u).astype(np.float32)
+    y = rng.uniform(-1, 1, n).astype(np.float32)
+    yb = buf(ctx, y)
+    prg.pf(q, (n,), None, buf(ctx, x), buf(ctx, z), yb, np.int32(u)).wait()
+    got = np.empty(n, np.float32)
+    cl.enqueue_copy(q, got, yb)
+    want = ((y + (np.float32(2) * x).astype(np.float32)).astype(np.float32) - z[1:n + 1]).astype(np.float32)
+    np.testing.assert_array_equal(got, (want + z[u:n + u]).astype(np.float32))

@@ -123,6 +123,7 @@ class Codegen:
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
         self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
+        self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
@@ -2340,15 +2341,17 @@ class Codegen:
         if self.stored:           # it may read what a store still in flight writes
             self.settle_stores()
         t = self.tag()
-        src = f"%b{k}+%wx*{S * lay.groups}" if self.is_replicated(k) else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
+        rep = self.is_replicated(k)
+        src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
         d = self.new(f"ld{k}")
-        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=own)
+        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=own,
+                    read_only=rep and per_wave)
         self.uses.setdefault("bases", set()).add(k)
         if not self.loop_stack and not for_store:
             self.fast_cache[k] = (d, (lc, lb))
         return d, (lc, lb)
 
-    def staged(self, mv: MV, t: int, lc: int, lb: int, d: VReg, hoist: bool):
+    def staged(self, mv: MV, t: int, lc: int, lb: int, d: VReg, hoist: bool, read_only: bool = False):
         """A wave share DRAM -> L2BM (lc) -> L1BM (lb) -> register d.  Hoisted, the whole
         chain starts the wave: every such load's moves are then scheduled with the wave's
         first computations instead of after them."""
@@ -2363,6 +2366,8 @@ class Codegen:
         mv.chain = (t, lc, lb)            # for packing.py, which moves four such loads at once
         if hoist:
             self.hoisted.append((mv, ops))
+            if read_only:                 # the next wave's may move while this one computes
+                self.prefetchable.append(mv)
         else:
             self.items += [mv] + ops
 
@@ -2629,7 +2634,7 @@ class Codegen:
         x = f"(({a})*(({a})>0))"
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line)
         d = self.new(f"sh{k}")
-        self.staged(mv, t, lc, lb, d, hoist=own)
+        self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
         if key:
             self.fast_cache[key] = d
         return d

@@ -1,0 +1,125 @@
+"""Wave prefetch: the next wave's first loads move while this wave computes.
+
+codegen hoists the wave's first loads to the top of the wave body (``Codegen.staged``): their MVs,
+then their waits, then the moves to the PEs.  Those of read-only buffers (``Codegen.prefetchable``:
+nothing the launch writes can change them, and a buffer the launch also writes through another
+argument is never read-only, see ``Codegen.is_replicated``) are issued one wave early instead, into
+two sets of staging areas taken in turn::
+
+    .if 0 < %nwx                         wave 0's loads into set 0
+    .loop %wx = 0, %nwx
+        .if (%wx & 1) == 0
+            the MVs of the wave's other first loads (of buffers it may write)
+            .if %wx + 1 < %nwx           wave %wx + 1's loads into set 1 (tag 253)
+            the rest of the wave body, its loads waiting on set 0 (their own tags)
+        .else
+            the same with the sets the other way round
+        .endif
+
+Set 0 is the areas and tags codegen gave the loads; set 1 has areas of its own and tag 253.
+The wave's own loads are issued before the next wave's, so they come first on the links.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .ops import MV, MaskReg, Op, SeqIf, SeqLoop, VReg
+from .versioning import KIDS, at, clone, events
+
+TAG = 253                   # set 1's loads (250: argument block, 251: stores, 252: free)
+
+
+def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
+    """tree with the %wx loop's prefetchable loads (codegen's MVs) issued one wave early.
+
+    Left as it is when a load is not at the top of the wave body any more or L2BM has no room."""
+    for loop in _wx_loops(tree):
+        body = loop.body
+        top = []
+        for x in body:                     # the hoisted MVs start the body
+            if not isinstance(x, MV):
+                break
+            top.append(x)
+        mvs = [mv for mv in loads if any(mv is x for x in top)]
+        rest = [x for x in body if not any(x is mv for mv in mvs)]
+        tags = {mv.chain[0] for mv in mvs}
+        if not mvs or any(re.search(rf"/n\d+i{t}\b", x.text) for x in _mvs(rest) for t in tags):
+            continue                       # (a tag used again in the wave: its waits are not the load's)
+        size = lay.stripe // lay.l2b
+        try:
+            areas = {mv.chain[1]: alloc_lc(size) for mv in mvs}
+        except Exception:                  # L2BM is full: the waves stay as they are
+            continue
+        # registers the body writes before it reads them, and nothing else uses, are the copy's own
+        first = {}
+        for r, is_def in events(rest):
+            first.setdefault(r, is_def)
+        elsewhere = {r for r, _ in events(tree, skip=loop)}
+        fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint)
+                 for r, is_def in first.items() if is_def and r not in elsewhere}
+        other = _retarget(clone(rest, fresh, []), tags, areas, size)
+
+        def issue(wave, s):
+            out = []
+            for mv in mvs:
+                text, lc = mv.text, mv.chain[1]
+                if s:
+                    text = re.sub(rf"\$lc{lc}(?!\d)", f"$lc{areas[lc]}", text)
+                    text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{TAG}", text)
+                out.append(replace(mv, text=text, d_offset=at(mv.d_offset, "%wx", wave), chain=()))
+            return out
+        first = SeqIf("0 < %nwx", issue("0", 0))
+        k = len(top) - len(mvs)            # the wave's own loads go first, then the next wave's
+        loop.body = [SeqIf("(%wx & 1) == 0",
+                           rest[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 1))] + rest[k:],
+                           other[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 0))] + other[k:])]
+        _insert_before(tree, loop, first)
+    return tree
+
+
+def _mvs(items):
+    for it in items:
+        if isinstance(it, MV):
+            yield it
+        for attr in KIDS:
+            yield from _mvs(getattr(it, attr, ()))
+
+
+def _wx_loops(items):
+    for it in items:
+        if isinstance(it, SeqLoop) and it.reg == "%wx":
+            yield it
+        for attr in KIDS:
+            yield from _wx_loops(getattr(it, attr, ()))
+
+
+def _insert_before(items, target, new) -> bool:
+    for k, it in enumerate(items):
+        if it is target:
+            items.insert(k, new)
+            return True
+        for attr in KIDS:
+            if _insert_before(getattr(it, attr, ()), target, new):
+                return True
+    return False
+
+
+def _retarget(items, tags, areas, size):
+    """The wave body waiting on set 1: the loads' waits on TAG, their l2bmds from set 1's areas."""
+    for it in items:
+        if isinstance(it, Op):
+            m = re.fullmatch(r"wait i(\d+)", it.text)
+            if m and int(m.group(1)) in tags:
+                it.text = f"wait i{TAG}"
+            elif it.text.startswith("l2bmd $lc"):
+                a = int(re.match(r"l2bmd \$lc(\d+)", it.text).group(1))
+                for lc, new in areas.items():
+                    if lc <= a < lc + size:
+                        moved = new + a - lc
+                        it.text = it.text.replace(f"$lc{a} ", f"$lc{moved} ", 1)
+                        it.mem = tuple((rw, sp, lo - a + moved, hi - a + moved) if sp == "lc" else (rw, sp, lo, hi)
+                                       for rw, sp, lo, hi in it.mem)
+        for attr in KIDS:
+            _retarget(getattr(it, attr, ()), tags, areas, size)
+    return items
