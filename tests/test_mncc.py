@@ -137,6 +137,37 @@ def test_stdin_input_and_stats(tmp_path):
     assert "steps" in r.output and "registers" in r.output and "flops/item" in r.output
 
 
+ROW_MAJOR = """__kernel void mv(__global const float *A, __global const float *x, __global float *y,
+                 __global int *hist, int n)
+{
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int j = 0; j < n; j++)
+        s += A[i * n + j] * x[j];
+    y[i] = s;
+    hist[(int)s & 7] += 1;
+}
+"""
+
+
+def test_stats_remark_where_a_whole_buffer_moves(tmp_path):
+    """--stats names each gathered load and scattered store, with its line (as clang's remarks);
+    contiguous, shifted and tabled accesses (saxpy, x[j]) get none."""
+    r = cc(tmp_path, "--stats", src=ROW_MAJOR, name="mv.cl")
+    assert r.exit_code == 0, r.stderr
+    remarks = [line for line in r.stderr.splitlines() if ": remark: " in line]
+    assert remarks == [
+        "mv.cl:7: remark: kernel 'mv': the load from 'A' is gathered: its index is not the global id plus a "
+        "uniform offset, so all of the buffer passes through every PE, in every pass of its loop "
+        "(docs/architecture.md, data movement)",
+        "mv.cl:9: remark: kernel 'mv': the load from 'hist' is gathered: its index is not the global id plus "
+        "a uniform offset, so all of the buffer passes through every PE (docs/architecture.md, data movement)",
+        "mv.cl:9: remark: kernel 'mv': the store to 'hist' is scattered: its index is not the global id plus "
+        "a uniform offset, so all of the buffer passes through every PE (docs/architecture.md, data movement)"]
+    r = cc(tmp_path, "--stats")
+    assert r.exit_code == 0 and ": remark: " not in r.stderr
+
+
 def test_internal_errors_are_one_line(tmp_path, monkeypatch):
     import translator.backend
 

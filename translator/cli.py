@@ -197,6 +197,7 @@ def main(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
 def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror, machine,
          kernels, mode, stats) -> int:
     from . import CompileError, compile_opencl
+    from .module import Diagnostic
 
     options = [f"-O{opt}"]
     for d in defines:
@@ -278,6 +279,10 @@ def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
         for kb, t in zip(binaries, times):
             click.echo(f"{kb.name:<24} {count_steps(kb.asm):>7} {kb.registers:>9} {kb.flops_per_item:>10} "
                        f"{t * 1e3:>10.1f}", err=True)
+        for kb in binaries:             # what will be slow, and why (as clang's remarks)
+            for line, msg in kb.remarks:
+                click.echo(format_diagnostic(Diagnostic("remark", f"kernel '{kb.name}': {msg}", name, line, 0)),
+                           err=True)
     return 0
 
 

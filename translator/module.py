@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 class Diagnostic:
     """One compiler message, located in the user's source."""
 
-    severity: str            # "error" | "warning" | "note"
+    severity: str            # "error" | "warning" | "note" | "remark" (mncl-cc --stats: slow data movement)
     message: str
     filename: str
     line: int

@@ -46,6 +46,7 @@ class KernelBinary:
     replicated: list = field(default_factory=list)  # parameters whose buffers are replicated (layout.py)
     bounds: list = field(default_factory=list)      # bounds-check sites: [C line, parameter, element size]
     widened: list = field(default_factory=list)     # parameters whose widened copy it reads, at w<k>
+    remarks: list = field(default_factory=list)     # [C line, text]: accesses that move a whole buffer
 
     def to_dict(self):
         return asdict(self)
@@ -109,7 +110,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
                         cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
-                        [list(x) for x in cg.oob_sites], widened)
+                        [list(x) for x in cg.oob_sites], widened,
+                        [[line, text] for (line, *_), text in sorted(cg.remarks.items())])
 
 
 def _error(module, msg, line=0):

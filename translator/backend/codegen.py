@@ -117,6 +117,7 @@ class Codegen:
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
+        self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
         self._invariant = {}              # Inst -> bool (wave_invariant)
@@ -2191,6 +2192,7 @@ class Codegen:
         over the L2Bs into DRAM.  The designated PEs' Z is the chunk itself, so
         the sum is old + every change.  Two stores to one element from
         different MABs add their changes (a race in OpenCL)."""
+        self.remark(k, "scattered")
         lay = self.lay
         S, G, CH, P = lay.stripe, lay.groups, self.CH, lay.pe_l1b
         n_words = 2 * CH
@@ -2678,8 +2680,18 @@ class Codegen:
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)
 
+    def remark(self, k, how: str):
+        """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats)."""
+        name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
+        loop = ", in every pass of its loop" if self.loop_stack else ""
+        what = "load from" if how == "gathered" else "store to"
+        self.remarks[(self.line, how, name)] = (
+            f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so all of "
+            f"the buffer passes through every PE{loop} (docs/architecture.md, data movement)")
+
     def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0."""
+        self.remark(k, "gathered")
         self.settle_stores()
         lay = self.lay
         size = type_size(ty)
