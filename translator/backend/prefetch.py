@@ -34,7 +34,7 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
     """tree with the %wx loop's prefetchable loads (codegen's MVs) issued one wave early.
 
     Left as it is when a load is not at the top of the wave body any more or L2BM has no room."""
-    for loop in _wx_loops(tree):
+    for loop in list(_wx_loops(tree)):
         body = loop.body
         top = []
         for x in body:                     # the hoisted MVs start the body
@@ -69,12 +69,12 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
                     text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{TAG}", text)
                 out.append(replace(mv, text=text, d_offset=at(mv.d_offset, "%wx", wave), chain=()))
             return out
-        first = SeqIf("0 < %nwx", issue("0", 0))
+        start = SeqIf("0 < %nwx", issue("0", 0))
         k = len(top) - len(mvs)            # the wave's own loads go first, then the next wave's
         loop.body = [SeqIf("(%wx & 1) == 0",
                            rest[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 1))] + rest[k:],
                            other[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 0))] + other[k:])]
-        _insert_before(tree, loop, first)
+        _insert_before(tree, loop, start)
     return tree
 
 
