@@ -140,6 +140,7 @@ class Packer:
         self.loop, self.lay, self.lc_areas, self.q = loop, lay, lc_areas, q
         self.last = f"{loop.reg} == {loop.stop} - 1"
         self.groups = []                    # sequencer conditions the group's passes must meet
+        self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions); buffer sets
         self.loads = 0
         self.classify(tree)
 
@@ -304,8 +305,8 @@ class Packer:
     def packed_load(self, mv: MV, ops, s=None, conds=()) -> list:
         """Four passes' shares, pass 4q + c's to L1BM offset c P, so one l1bmd gives it cycle c.
 
-        With a set s (0 or 1, the parity of the group), the MVs were issued one group earlier
-        (issue) into that set's areas under its own tag: here only the wait and the moves."""
+        With a buffer set s (the group's number mod depth), the MVs were issued depth - 1 groups
+        earlier (issue) into that set's areas under its own tag: here only the wait and the moves."""
         t, lc, lb = mv.chain
         P, N = self.lay.pe_l1b, self.lay.l1b
         wait, _, l1 = ops
