@@ -85,7 +85,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
             SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
         tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
         tree = pack_loops(tree, lay, cg.alloc_lc)
-        tree = prefetch_waves(tree, cg.prefetchable, lay, cg.alloc_lc)
+        tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
         alloc = allocate(tree, lay.lm_words)
         bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
         rows = sorted(cg.uses.get("rows", ()), key=str)

@@ -125,6 +125,8 @@ class Codegen:
         self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
+        self.own_share_loads = []         # ... of buffers it writes (prefetch.py, if it only stores p[gid])
+        self.scatters = False             # a buffer parameter is stored to other than at p[gid]
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
@@ -2193,6 +2195,7 @@ class Codegen:
         the sum is old + every change.  Two stores to one element from
         different MABs add their changes (a race in OpenCL)."""
         self.remark(k, "scattered")
+        self.scatters |= isinstance(k, int)        # (not __local scratch)
         lay = self.lay
         S, G, CH, P = lay.stripe, lay.groups, self.CH, lay.pe_l1b
         n_words = 2 * CH
@@ -2346,12 +2349,21 @@ class Codegen:
         rep = self.is_replicated(k)
         src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
         d = self.new(f"ld{k}")
-        self.staged(MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line), t, lc, lb, d, hoist=own,
-                    read_only=rep and per_wave)
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line)
+        self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
+        if own and per_wave and not rep and self.replicate:
+            self.own_share_loads.append(mv)
         self.uses.setdefault("bases", set()).add(k)
         if not self.loop_stack and not for_store:
             self.fast_cache[k] = (d, (lc, lb))
         return d, (lc, lb)
+
+    def prefetch_loads(self) -> list:
+        """The wave's first loads the next wave may issue early (prefetch.py): those of read-only
+        buffers, and those of buffers the kernel writes when every store of the kernel goes to the
+        wave's own share (no wave can then write what another reads) and no buffer is passed twice
+        (the launch replicates)."""
+        return self.prefetchable + ([] if self.scatters else self.own_share_loads)
 
     def staged(self, mv: MV, t: int, lc: int, lb: int, d: VReg, hoist: bool, read_only: bool = False):
         """A wave share DRAM -> L2BM (lc) -> L1BM (lb) -> register d.  Hoisted, the whole
@@ -2676,6 +2688,7 @@ class Codegen:
         self.op("nop", "nop")
         self.items.append(MV(f"mvd/n{S}i{self.STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
                              self.line))
+        self.scatters |= not per_wave and isinstance(k, int)     # (not the bounds reports)
 
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)

@@ -1,15 +1,17 @@
 """Wave prefetch: the next wave's first loads move while this wave computes.
 
 codegen hoists the wave's first loads to the top of the wave body (``Codegen.staged``): their MVs,
-then their waits, then the moves to the PEs.  Those of read-only buffers (``Codegen.prefetchable``:
-nothing the launch writes can change them, and a buffer the launch also writes through another
-argument is never read-only, see ``Codegen.is_replicated``) are issued one wave early instead, into
-two sets of staging areas taken in turn::
+then their waits, then the moves to the PEs.  Those it can prove no wave changes before the next
+one reads them (``Codegen.prefetch_loads``) are issued one wave early instead: loads of read-only
+buffers (a buffer the launch also writes through another argument is never read-only, see
+``Codegen.is_replicated``), and loads of written buffers when every store of the kernel goes to
+the storing wave's own share (``p[gid]``), which no other wave reads.  They go into two sets of
+staging areas taken in turn::
 
     .if 0 < %nwx                         wave 0's loads into set 0
     .loop %wx = 0, %nwx
         .if (%wx & 1) == 0
-            the MVs of the wave's other first loads (of buffers it may write)
+            the MVs of the wave's other first loads
             .if %wx + 1 < %nwx           wave %wx + 1's loads into set 1 (tag 253)
             the rest of the wave body, its loads waiting on set 0 (their own tags)
         .else
