@@ -2351,7 +2351,7 @@ class Codegen:
         d = self.new(f"ld{k}")
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, self.line)
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
-        if own and per_wave and not rep and self.replicate:
+        if own and per_wave and not rep and self.replicate and not for_store:   # (not a store's merge)
             self.own_share_loads.append(mv)
         self.uses.setdefault("bases", set()).add(k)
         if not self.loop_stack and not for_store:
