@@ -268,6 +268,15 @@ def _maxmin(e, prec, x0, x1, y0, ctx):
 def _ftoi(e, prec, x0, x1, y0, ctx):
     """Toward zero, clipped to the lane's range (NaN gives 0); u: of |x|."""
     w = WIDTH[prec]
+    if prec == "f":           # element-wise in memory order, the clip in float64 (both ends exact)
+        with np.errstate(invalid="ignore"):   # a signalling NaN becomes 0 below
+            t = np.trunc(lanes_le(x0, 32).view(np.float32).astype(np.float64))
+        if e.unsigned:
+            np.abs(t, out=t)
+        info = np.iinfo(np.uint32 if e.unsigned else np.int32)
+        np.clip(t, float(info.min), float(info.max), out=t)
+        t[np.isnan(t)] = 0.0
+        return pack_le(t.astype(np.int64).astype(info.dtype)), x1, None
     dt = lanes(x0, w).dtype if e.unsigned else lanes(x0, w, "i").dtype
     info = np.iinfo(dt)
     t = np.trunc(to_float(x0, prec).astype(np.float64))
@@ -280,6 +289,8 @@ def _ftoi(e, prec, x0, x1, y0, ctx):
 
 def _itof(e, prec, x0, x1, y0, ctx):
     w = WIDTH[prec]
+    if prec == "f":           # int32 -> float32 rounds to nearest even, and gives no -0, denormal or NaN
+        return pack_le(lanes_le(x0, 32, not e.unsigned).astype(np.float32)), x1, None
     xi = lanes(x0, w) if e.unsigned else lanes(x0, w, "i")
     return from_float(xi.astype(np.float64), prec), x1, None
 

@@ -264,3 +264,30 @@ def test_cycle_uniform_expressions_match_the_four_cycle_computation(monkeypatch)
     assert sum(map(general, taken)) == 9       # all but the three reads of a forwarding path
     for fast, slow in zip(*results):
         assert np.array_equal(fast, slow)
+
+
+@pytest.mark.parametrize("name", ["fftoi", "ufftoi", "fitof", "ufitof"])
+def test_fp32_conversions_match_the_rule(name):
+    """fp32 -> int32/uint32 truncates toward zero (u: of |x|), clips to the lane's range and gives
+    0 for NaN; int32/uint32 -> fp32 rounds to nearest even: as float64 arithmetic says, over random
+    bit patterns and the specials (both clipping ends, +-0, denormals, infinities, NaN)."""
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(9)
+    bits = fp32_values(rng, P * 8).reshape(P, 4, 2)
+    bits[:2, 0] = np.array([[0x4F000000, 0xCF000000], [0x4F800000, 0x4EFFFFFF]], np.uint32)   # +-2^31, 2^32
+    emu.write_pe("r", 0, np.ascontiguousarray(bits[..., ::-1]).view(np.uint64)[..., 0])
+    emu.run(assemble(f"{name} $lr0v $ln0v\nnop\nnop\n"))
+    got = emu.read_pe("n", 0, 4)[..., None].view(np.uint32)[..., ::-1]
+    unsigned = name.startswith("u")
+    if name.endswith("ftoi"):
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(bits.view(np.float32).astype(np.float64))
+        t = np.abs(t) if unsigned else t
+        lo, hi = (0, 2**32 - 1) if unsigned else (-2**31, 2**31 - 1)
+        want = np.where(np.isnan(t), 0, np.clip(np.nan_to_num(t), lo, hi)).astype(np.int64)
+        want = want.astype(np.uint32 if unsigned else np.int32).view(np.uint32)
+    else:
+        ints = bits if unsigned else bits.view(np.int32)
+        want = ints.astype(np.float64).astype(np.float32).view(np.uint32)
+    assert np.array_equal(got, want)
