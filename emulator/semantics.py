@@ -421,6 +421,10 @@ def mau_vector(e, ctx):
             r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=dt)
         elif native:
             r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0])
+            # a zero times a negative number is -0, which the output rule makes +0: adding +0 does
+            # that in one pass here (-0 + +0 = +0, and x + +0 = x for every other x), so the
+            # normalisation's check finds nothing to change in the common case (idle lanes of zeros)
+            np.add(r, r.dtype.type(0), out=r)
         else:
             # float64 products (exact for fp32 and half) in one owned buffer, updated in place: x
             # may be a view of the machine's memory, so it is copied first
