@@ -1238,3 +1238,44 @@ def test_the_next_waves_read_only_loads_move_during_this_wave(env, n):
     cl.enqueue_copy(q, got, yb)
     want = ((y + (np.float32(2) * x).astype(np.float32)).astype(np.float32) - z[1:n + 1]).astype(np.float32)
     np.testing.assert_array_equal(got, (want + z[u:n + u]).astype(np.float32))
+
+
+JUMPING = r"""
+__kernel void jump(__global const float *x, __global const double *d, __global float *o, __global double *od,
+                   int n, int step) {
+  int i = get_global_id(0);
+  float a = 0.0f;
+  double b = 0.0;
+  for (int j = 0; j < n; j++) {
+    a += x[j * step] * (float)(i + 1);       /* step > 64: every pass another block, the prefetch dropped */
+    b += d[j * step + 1] * (double)(i & 3);
+  }
+  o[i] = a;
+  od[i] = b;
+}
+"""
+
+
+@pytest.mark.parametrize("n, step", [(300, 1), (64, 1), (65, 1), (40, 64), (40, 67), (30, 128), (50, 32)])
+def test_tables_prefetch_the_next_block_and_survive_jumps(env, n, step):
+    """A table fetch starts the MV of the block after it (uniform_table's %pf); an index that
+    skips it waits for that MV and fetches its own block, in blocks of either parity."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, JUMPING).build()
+    assert "%pf" in tiny_asm(JUMPING, "jump")
+    rng = np.random.default_rng(n + step)
+    m = 40
+    x = rng.uniform(-1, 1, n * step + 1).astype(np.float32)
+    d = rng.uniform(-1, 1, n * step + 2)
+    ob, odb = buf(ctx, np.zeros(m, np.float32)), buf(ctx, np.zeros(m))
+    prg.jump(q, (m,), None, buf(ctx, x), buf(ctx, d), ob, odb, np.int32(n), np.int32(step)).wait()
+    o, od = np.empty(m, np.float32), np.empty(m)
+    cl.enqueue_copy(q, o, ob)
+    cl.enqueue_copy(q, od, odb)
+    i = np.arange(m)
+    a, b = np.zeros(m, np.float32), np.zeros(m)
+    for j in range(n):
+        a = (a + x[j * step] * (i + 1).astype(np.float32)).astype(np.float32)
+        b = b + d[j * step + 1] * (i & 3)
+    np.testing.assert_array_equal(o, a)
+    np.testing.assert_array_equal(od, b)

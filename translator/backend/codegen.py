@@ -2559,15 +2559,18 @@ class Codegen:
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return Val(self.kind_of(ty), (r,))
 
-    def broadcast_block(self, k, blk: str, lc: int, lb: int, base: str = "b") -> list:
-        """The 64 long words of buffer k (its widened copy with base "w") from long word blk on,
-        into every L1BM at lb (mvb, l2bmb)."""
-        t = self.tag()
+    def block_mv(self, k, blk: str, lc: int, base: str, t: int) -> MV:
+        """The MV of the 64 long words of buffer k (its widened copy with base "w") from long word
+        blk on, from group 0's DRAM into every L2BM at lc, under tag t."""
         a = f"%{base}{k} + {blk}"
         hi = self.lay.dram_longs - 64
         x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
-        return [MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line),
-                Op(f"wait i{t}", "wait", line=self.line),
+        return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line)
+
+    def broadcast_block(self, k, blk: str, lc: int, lb: int) -> list:
+        """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
+        t = self.tag()
+        return [self.block_mv(k, blk, lc, "b", t), Op(f"wait i{t}", "wait", line=self.line),
                 Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
                    line=self.line)]
 
@@ -2576,29 +2579,44 @@ class Codegen:
         long word per element, so an element costs one read at an offset the sequencer adds; the
         block moves (mvb, l2bmb, l1bmp: 8 long words a step) once, when u leaves it.  A 32-bit
         element comes from the buffer's *widened* copy, in which the runtime stores each element
-        in both halves of a long word (layout.py), so the table is the block as it is.  None when
-        LM0 has no room left."""
+        in both halves of a long word (layout.py), so the table is the block as it is.
+
+        The block after it is on its way meanwhile: blocks of even and odd number go through L2BM
+        areas of their own (tags of their own), and fetching one starts the MV of the next
+        (%pf: the block in flight, or 1), so walking up a buffer waits for no MV but the first.  None
+        when LM0 has no room left."""
         tables = self.__dict__.setdefault("_tables", {})
         if (k, size) not in tables:
             floor = 4 * self.CH + 8 * self.private_layout()[2]     # private arrays come first
             if self.lm_top - 128 < floor:
                 return None
             self.lm_top -= 128
-            tables[(k, size)] = (self.lm_top, self.seq_reg("ut"))
-            self.prologue.append(SeqSet(tables[(k, size)][1], "-1"))
-        tw, reg = tables[(k, size)]
+            lc, lb = self.shared_area(("utable", k), 64, 64)
+            areas = ((lc, self.tag()), (self.alloc_lc(64), self.tag()))
+            tables[(k, size)] = (self.lm_top, self.seq_reg("ut"), self.seq_reg("pf"), areas, lb)
+            # (a block is a multiple of 64, negative for an index out of bounds: 1 means none)
+            self.prologue += [SeqSet(tables[(k, size)][1], "1"), SeqSet(tables[(k, size)][2], "1")]
+        tw, reg, pf, areas, lb = tables[(k, size)]
         shift = 2 if size == 4 else 3
         blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
-        if size == 4:
-            self.uses.setdefault("widened", set()).add(k)
-        else:
-            self.uses.setdefault("bases", set()).add(k)
-        lc, lb = self.shared_area(("utable", k), 64, 64)
-        fetch = self.broadcast_block(k, blk, lc, lb, "w" if size == 4 else "b")
-        for g in range(8):
-            fetch.append(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=self.line,
-                            mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16))))
-        self.items.append(SeqIf(f"{blk} != {reg}", fetch + [SeqSet(reg, blk)]))
+        base = "w" if size == 4 else "b"
+        self.uses.setdefault("widened" if size == 4 else "bases", set()).add(k)
+        wait = lambda t: Op(f"wait i{t}", "wait", line=self.line)
+        arms = []
+        for (lc, t), (lc2, t2) in (areas, areas[::-1]):        # blk even, then odd
+            arms.append([
+                SeqIf(f"{pf} != {blk}", [                      # not on its way: drain, then fetch it
+                    SeqIf(f"{pf} != 1", [SeqIf(f"({pf} >> 6) & 1", [wait(areas[1][1])], [wait(areas[0][1])])]),
+                    self.block_mv(k, blk, lc, base, t)]),
+                wait(t),
+                Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
+                   line=self.line),
+                *(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=self.line,
+                     mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
+                  for g in range(8)),
+                self.block_mv(k, f"({blk}) + 64", lc2, base, t2), SeqSet(pf, f"({blk}) + 64")])
+        self.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
+                                                    SeqSet(reg, blk)]))
         r = self.new("uni")
         self.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + 128),),
                                    line=self.line)], {"m": f"((({u}) >> {shift}) & 63) * 2"}))
