@@ -862,8 +862,9 @@ class Emulator:
                 targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
 
                 def move(a, b, g=g, targets=targets):
+                    data = self._mv_read(src, g, 0, a, n)
                     for g2, l in targets:
-                        self._mv_write(dst, g2, l, b, self._mv_read(src, g, 0, a, n))
+                        self._mv_write(dst, g2, l, b, data)
                 jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
                                    [(src.space, [g], 0, n)], [("lc", targets, 0, n)], move))
         elif name == "mvd":

@@ -2567,12 +2567,15 @@ class Codegen:
         x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
         return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), self.line)
 
+    def l2bmb(self, lc: int, lb: int) -> Op:
+        """64 long words of L2BM at lc to every L1BM at lb."""
+        return Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
+                  line=self.line)
+
     def broadcast_block(self, k, blk: str, lc: int, lb: int) -> list:
         """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
         t = self.tag()
-        return [self.block_mv(k, blk, lc, "b", t), Op(f"wait i{t}", "wait", line=self.line),
-                Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
-                   line=self.line)]
+        return [self.block_mv(k, blk, lc, "b", t), Op(f"wait i{t}", "wait", line=self.line), self.l2bmb(lc, lb)]
 
     def uniform_table(self, k, u: str, size: int):
         """p[u] in a loop (x[j]): each PE keeps the 64 elements around u as a table in LM0 with one
@@ -2593,9 +2596,10 @@ class Codegen:
             self.lm_top -= 128
             lc, lb = self.shared_area(("utable", k), 64, 64)
             areas = ((lc, self.tag()), (self.alloc_lc(64), self.tag()))
-            tables[(k, size)] = (self.lm_top, self.seq_reg("ut"), self.seq_reg("pf"), areas, lb)
+            reg, pf = self.seq_reg("ut"), self.seq_reg("pf")
+            tables[(k, size)] = (self.lm_top, reg, pf, areas, lb)
             # (a block is a multiple of 64, negative for an index out of bounds: 1 means none)
-            self.prologue += [SeqSet(tables[(k, size)][1], "1"), SeqSet(tables[(k, size)][2], "1")]
+            self.prologue += [SeqSet(reg, "1"), SeqSet(pf, "1")]
         tw, reg, pf, areas, lb = tables[(k, size)]
         shift = 2 if size == 4 else 3
         blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
@@ -2609,8 +2613,7 @@ class Codegen:
                     SeqIf(f"{pf} != 1", [SeqIf(f"({pf} >> 6) & 1", [wait(areas[1][1])], [wait(areas[0][1])])]),
                     self.block_mv(k, blk, lc, base, t)]),
                 wait(t),
-                Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
-                   line=self.line),
+                self.l2bmb(lc, lb),
                 *(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=self.line,
                      mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
                   for g in range(8)),

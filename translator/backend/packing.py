@@ -132,6 +132,15 @@ def subst(items, reg, value):
     return out
 
 
+def moved(mv: MV, area: int, d_offset: str, tag=None) -> MV:
+    """A staged load's MV (codegen's, with its chain) into L2BM area `area` from d_offset, under
+    tag `tag` (None: its own)."""
+    text = re.sub(rf"\$lc{mv.chain[1]}(?!\d)", f"$lc{area}", mv.text)
+    if tag is not None:
+        text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{tag}", text)
+    return replace(mv, text=text, d_offset=d_offset, chain=())
+
+
 TABLE = re.compile(r"lpassa \$lm(\d+) \{d0\}")
 
 
@@ -317,18 +326,10 @@ class Packer:
         out, moves = [], []
         for c, area in enumerate(self.lc_areas(lc, s, load)):
             if s is None:
-                out.append(self.moved(mv, area, self.at(mv.d_offset, c)))
+                out.append(moved(mv, area, self.at(mv.d_offset, c)))
             moves.append(Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=l1.line,
                             mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32))))
         return out + [wait] + moves + [l1]
-
-    @staticmethod
-    def moved(mv: MV, area: int, d_offset: str, tag=None) -> MV:
-        """mv into L2BM area `area` from d_offset (under tag `tag`)."""
-        text = re.sub(rf"\$lc{mv.chain[1]}(?!\d)", f"$lc{area}", mv.text)
-        if tag is not None:
-            text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{tag}", text)
-        return replace(mv, text=text, d_offset=d_offset, chain=())
 
     def tag(self, load: int, s: int) -> int:
         """The tags of the buffer sets: 241..248 (codegen's own cycle through 1..240)."""
@@ -348,7 +349,7 @@ class Packer:
         out = []
         for i, (mv, conds) in enumerate(self.staged):
             out += self.under(conds, group, [
-                self.moved(mv, area, at(mv.d_offset, self.loop.reg, f"{WAYS}*({group})+{c}"), self.tag(i, s))
+                moved(mv, area, at(mv.d_offset, self.loop.reg, f"{WAYS}*({group})+{c}"), self.tag(i, s))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, i))])
         return out
 

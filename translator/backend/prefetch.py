@@ -24,10 +24,9 @@ The wave's own loads are issued before the next wave's, so they come first on th
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-
-from .ops import MV, MaskReg, Op, SeqIf, SeqLoop, VReg
-from .versioning import KIDS, at, clone, events
+from .ops import MV, Op, SeqIf, SeqLoop
+from .packing import moved
+from .versioning import KIDS, at, clone, events, fresh_registers
 
 TAG = 253                   # set 1's loads (250: argument block, 251: stores, 252: free)
 
@@ -53,24 +52,12 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
             areas = {mv.chain[1]: alloc_lc(size) for mv in mvs}
         except Exception:                  # L2BM is full: the waves stay as they are
             continue
-        # registers the body writes before it reads them, and nothing else uses, are the copy's own
-        first = {}
-        for r, is_def in events(rest):
-            first.setdefault(r, is_def)
-        elsewhere = {r for r, _ in events(tree, skip=loop)}
-        fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint)
-                 for r, is_def in first.items() if is_def and r not in elsewhere}
+        fresh = fresh_registers(list(events(rest)), list(events(tree, skip=loop)))
         other = _retarget(clone(rest, fresh, []), tags, areas, size)
 
         def issue(wave, s):
-            out = []
-            for mv in mvs:
-                text, lc = mv.text, mv.chain[1]
-                if s:
-                    text = re.sub(rf"\$lc{lc}(?!\d)", f"$lc{areas[lc]}", text)
-                    text = re.sub(r"(/n\d+)i\d+", rf"\g<1>i{TAG}", text)
-                out.append(replace(mv, text=text, d_offset=at(mv.d_offset, "%wx", wave), chain=()))
-            return out
+            return [moved(mv, areas[mv.chain[1]] if s else mv.chain[1], at(mv.d_offset, "%wx", wave),
+                          TAG if s else None) for mv in mvs]
         start = SeqIf("0 < %nwx", issue("0", 0))
         k = len(top) - len(mvs)            # the wave's own loads go first, then the next wave's
         loop.body = [SeqIf("(%wx & 1) == 0",
@@ -118,9 +105,9 @@ def _retarget(items, tags, areas, size):
                 a = int(re.match(r"l2bmd \$lc(\d+)", it.text).group(1))
                 for lc, new in areas.items():
                     if lc <= a < lc + size:
-                        moved = new + a - lc
-                        it.text = it.text.replace(f"$lc{a} ", f"$lc{moved} ", 1)
-                        it.mem = tuple((rw, sp, lo - a + moved, hi - a + moved) if sp == "lc" else (rw, sp, lo, hi)
+                        b = new + a - lc
+                        it.text = it.text.replace(f"$lc{a} ", f"$lc{b} ", 1)
+                        it.mem = tuple((rw, sp, lo - a + b, hi - a + b) if sp == "lc" else (rw, sp, lo, hi)
                                        for rw, sp, lo, hi in it.mem)
         for attr in KIDS:
             _retarget(getattr(it, attr, ()), tags, areas, size)

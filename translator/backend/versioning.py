@@ -74,15 +74,8 @@ def version(loop: SeqLoop, before: list, tree: list):
         return loop
     ends = list(dict.fromkeys(at(c, loop.reg, v) for c in conds for v in ("0", f"({loop.stop}) - 1")))
 
-    # registers referenced only inside the loop, written before they are read: fresh in the copy
     inside, rest = list(events(loop.body)), list(events(tree, skip=loop))
-    first = {}
-    for r, is_def in inside:
-        first.setdefault(r, is_def)
-    elsewhere = {r for r, _ in rest}
-    fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint)
-             for r, is_def in first.items() if is_def and r not in elsewhere}
-    fast = clone([loop], fresh, guards)
+    fast = clone([loop], fresh_registers(inside, rest), guards)
     # live in the copy: what the rest of the tree reads, and what the original loop reads that
     # nothing before it resets (a value it could find from an earlier run of the loop)
     reads_outside = {r for r, is_def in rest if not is_def}
@@ -90,6 +83,18 @@ def version(loop: SeqLoop, before: list, tree: list):
     reads_inside = {r for r, is_def in inside if not is_def}
     fast = remove_dead(fast, keep=reads_outside | (reads_inside - reset))
     return SeqIf(" or ".join(f"not ({c})" for c in ends), [loop], fast, unless=tuple(ends))
+
+
+def fresh_registers(inside: list, rest: list) -> dict:
+    """For a copy of a part of the tree (its register events `inside`; `rest`: the events of the
+    tree without it): a fresh register for each one the part writes before it reads it and
+    nothing else references, so the copy and the original do not share its live interval."""
+    first = {}
+    for r, is_def in inside:
+        first.setdefault(r, is_def)
+    elsewhere = {r for r, _ in rest}
+    return {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint)
+            for r, is_def in first.items() if is_def and r not in elsewhere}
 
 
 def events(items, skip=None):
