@@ -1279,3 +1279,77 @@ def test_tables_prefetch_the_next_block_and_survive_jumps(env, n, step):
         b = b + d[j * step + 1] * (i & 3)
     np.testing.assert_array_equal(o, a)
     np.testing.assert_array_equal(od, b)
+
+
+BATCHED = r"""
+#define S5(b, i0, c) b[i0 + c] = v + c; b[i0 + c + 1] = v * 3 - c; b[i0 + c + 2] = v ^ c; \
+    b[i0 + c + 3] = c - v; b[i0 + c + 4] = v >> 1;
+__kernel void batched(__global const int *a, __global int *out, __global uchar *by, __global short *sh,
+                      __global int *wide, __global long *lg, int k, int j)
+{
+    int i = get_global_id(0);
+    int v = a[i];
+    S5(out, 7 * i, 0) S5(out, 7 * i, k)          /* k = 2: out[7i+2..4] twice, the later store wins */
+    out[7 * i + 5] = out[7 * i + j] + 1;        /* j = 1: a load of the batch's buffer ends the batch */
+    out[7 * i + 6] = v & 255;
+    by[3 * i] = (uchar)v; by[3 * i + 1] = (uchar)(v >> 8); by[3 * i + 2] = (uchar)(v >> 16);
+    sh[3 * i + 1] = (short)v; sh[3 * i] = (short)(v >> 4); sh[3 * i + 2] = (short)(v >> 12);
+    lg[3 * i + 1] = (long)v * 77777; lg[3 * i] = -(long)v; lg[3 * i + 2] = ((long)v << 20) ^ 5;
+    S5(wide, 45 * i, 0) S5(wide, 45 * i, 5) S5(wide, 45 * i, 10) S5(wide, 45 * i, 15) S5(wide, 45 * i, 20)
+    S5(wide, 45 * i, 25) S5(wide, 45 * i, 30) S5(wide, 45 * i, 35) S5(wide, 45 * i, 40)
+}
+"""
+
+
+def _batched_reference(a):
+    """BATCHED in numpy (int32 arithmetic wraps as OpenCL's does)."""
+    n = a.size
+    v = a.astype(np.int64)
+
+    def s5(rows, o):
+        for j, x in enumerate((v + o, v * 3 - o, v ^ o, o - v, v >> 1)):
+            rows[:, o + j] = x
+
+    out = np.zeros((n, 7), np.int64)
+    s5(out, 0)
+    s5(out, 2)
+    out[:, 5] = out[:, 1] + 1
+    out[:, 6] = v & 255
+    by = np.stack([v, v >> 8, v >> 16], axis=1) & 255
+    sh = np.stack([v >> 4, v, v >> 12], axis=1) & 0xFFFF
+    wide = np.zeros((n, 45), np.int64)
+    for o in range(0, 45, 5):
+        s5(wide, o)
+    lg = np.stack([-v, v * 77777, (v << 20) ^ 5], axis=1).reshape(-1)
+    as32 = lambda x: x.reshape(-1).astype(np.uint64).astype(np.uint32).view(np.int32)
+    return (as32(out), by.reshape(-1).astype(np.uint8), sh.reshape(-1).astype(np.uint16).view(np.int16),
+            as32(wide), lg)
+
+
+@pytest.mark.parametrize("n", [1, 37, 300, 1100])
+def test_batched_scatters(env, n):
+    """Stores to one buffer at strided offsets, batched into one pass over its chunks: 32-bit,
+    8- and 16-bit ones whose neighbours (other work-items, maybe other PEs) share a word, a word
+    stored twice in one batch, a batch longer than SCATTER_BATCH, 64-bit ones, and partial waves."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, BATCHED).build()
+    a = np.random.default_rng(n).integers(-2**31, 2**31 - 1, n).astype(np.int32)
+    bufs = [np.full(7 * n, 5, np.int32), np.full(3 * n, 9, np.uint8), np.full(3 * n, 7, np.int16),
+            np.full(45 * n, 3, np.int32), np.full(3 * n, -2, np.int64)]
+    dev = [buf(ctx, x) for x in bufs]
+    prg.batched(q, (n,), None, buf(ctx, a), *dev, np.int32(2), np.int32(1))
+    for got, want, d in zip(bufs, _batched_reference(a), dev):
+        cl.enqueue_copy(q, got, d)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_batches_make_one_pass_per_batch():
+    """One pass over a buffer's chunks (one mvr on tiny) per batch of stores: out 2 (the load ends
+    the first), by 1, sh 1, wide 2 (45 stores, SCATTER_BATCH = 32 a pass), lg 1; in both copies of the
+    wave body (wave prefetch)."""
+    from translator.backend.codegen import Codegen
+    assert Codegen.SCATTER_BATCH == 32
+    asm = tiny_asm(BATCHED, "batched")
+    blocks = dict(re.findall(r"\.block (\w+)\n(.*?)\.endblock", asm, re.S))
+    passes = [d for b, d in re.findall(r"\.call (\w+) d=(%b\d)", asm) if "mvriiadd" in blocks[b]]
+    assert sorted(passes) == sorted(["%b1", "%b1", "%b2", "%b3", "%b4", "%b4", "%b5"] * 2)

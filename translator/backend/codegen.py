@@ -115,6 +115,7 @@ class Codegen:
         self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
         self.oob = None                   # (site code, byte offset) registers of bounds checks
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
+        self.batch = None                 # (buffer, stores, items) scattered stores not yet emitted (scatter)
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
@@ -1013,6 +1014,7 @@ class Codegen:
             self.inst(i, p)
             if i in self.escapes:
                 self.capture(self.escapes[i], self.vals[i], p)
+        self.flush_scatters()
         self.flush_checks()
         t = b.insts[-1]
         if t.op == "br":
@@ -1194,6 +1196,8 @@ class Codegen:
         return r
 
     def inst(self, i: Inst, p: VReg):
+        if i.op in ("load", "call", "atomicrmw", "cmpxchg", "fence"):
+            self.flush_scatters()             # what they read or do may depend on batched stores
         if i.op in self.WAVE_INVARIANT_OPS and self.wave_invariant(i):
             outer, self.items = self.items, []
             try:
@@ -2064,13 +2068,8 @@ class Codegen:
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
             full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
-        if size in (1, 2, 4):
-            return self.scatter(k, ptr, v.regs[0], p, size)
-        if size == 8:               # two 32-bit halves: the low word first in memory
-            lo = self.join32(*v.regs)
-            hi = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in v.regs))
-            self.scatter(k, ptr, lo, p)
-            return self.scatter(k, Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), hi, p)
+        if size in (1, 2, 4, 8):
+            return self.scatter(k, ptr, v.regs, p, size)
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
 
@@ -2177,45 +2176,73 @@ class Codegen:
         for w in range(n_words, 2 * n_words, 16):
             self.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
 
-    def scatter(self, k, ptr: Val, val: VReg, p: VReg, size: int = 4):
+    SCATTER_BATCH = 32                    # stores one pass over a buffer's chunks applies at most
+
+    def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4):
+        """Masked store of lane values at any offsets of buffer k: 32-bit ones, the low bytes of
+        them (size 1, 2), or 64-bit ones (regs: odd and even work-items'; an 8-byte element is
+        aligned to 8 bytes, as OpenCL C requires, and a misaligned one is stored at the aligned
+        long word below).
+
+        Consecutive stores to one buffer (in one basic block, with no load,
+        call or other store kind between them) are batched: one pass over the
+        buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
+        batch."""
         self.settle_stores()
-        self._scatter(k, ptr, val, p, size)
-
-    def _scatter(self, k, ptr: Val, val: VReg, p: VReg, size: int = 4):
-        """Masked store of 32-bit (or, size 1 and 2, the low bytes of) lane values at any offsets of buffer k.
-
-        The wave's (index, value) pairs go to L1BM; in four rounds every PE takes
-        those of its L1B neighbour i + r, so each pair meets one PE of every
-        reduction digit (subpeid).  Chunk by chunk the buffer is broadcast to
-        every PE's LM0 (as for a gather); the PE of the right digit adds
-        new - old to its Z copy of the word with T-indirect accesses (new keeps
-        the word's other bytes for a narrow store); l1bmr sums Z over the MABs
-        with each digit's PE sending its quarter, l2bmr over the L1Bs and mvr
-        over the L2Bs into DRAM.  The designated PEs' Z is the chunk itself, so
-        the sum is old + every change.  Two stores to one element from
-        different MABs add their changes (a race in OpenCL)."""
         self.remark(k, "scattered")
         self.scatters |= isinstance(k, int)        # (not __local scratch)
-        lay = self.lay
-        S, G, CH, P = lay.stripe, lay.groups, self.CH, lay.pe_l1b
-        n_words = 2 * CH
-        sub, zoff, tz = self.scatter_setup()
-        self.uses.setdefault("bases", set()).add(k)
-        self.uses.setdefault("rows", set()).add(k)
+        if self.batch and self.batch[0] != k:
+            self.flush_scatters()
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
-        rotate = [self.select32(p, rel, self.c32(-1))]
-        if size == 4:
-            rotate.append(val)
-        else:                      # the bytes it replaces, and its value, in place in the word
+        entry = (size, self.select32(p, rel, self.c32(-1)))
+        if size in (4, 8):
+            entry += tuple(regs)
+        else:                      # its value, and the bytes it replaces, in place in the word
             sh = self.alu("ilsl", self.alu("iand", off, self.c32(4 - size)), self.c32(3))
             bits = self.c32((1 << 8 * size) - 1)
-            rotate += [self.alu("ilsl", self.alu("iand", val, bits), sh), self.alu("ilsl", bits, sh)]
-        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(rotate))]
-        for area, reg in zip(areas, rotate):
-            for copy in (0, 4 * P):       # twice: round r reads up to 3 long words past the first copy
-                self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
-                        mem=(("w", "lb", area + copy, area + copy + 4 * P),))
+            entry += (self.alu("ilsl", self.alu("iand", regs[0], bits), sh), self.alu("ilsl", bits, sh))
+        if not self.batch:
+            self.batch = (k, [], self.items)
+        self.batch[1].append(entry)
+        if len(self.batch[1]) == self.SCATTER_BATCH:
+            self.flush_scatters()
+
+    def flush_scatters(self):
+        """Emit the batched stores (before anything that may read or reorder what they write)."""
+        if self.batch:
+            k, entries, items = self.batch
+            self.batch = None
+            assert items is self.items, "a batch of stores must end where it began"
+            self.scatter_pass(k, entries)
+
+    def scatter_pass(self, k, entries):
+        """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
+        -1 where the lane does not store, the value in place in its word[, the bits it replaces])
+        or (8, index of the low word, odd and even work-items' values).
+
+        Chunk by chunk the buffer is broadcast to every PE's LM0 (as for a gather),
+        each PE adds new - old for a word to its Z copy of it with T-indirect
+        accesses (new keeps the word's other bytes for a narrow store), and the
+        sum of the Z copies goes up the tree: l1bmr over the MABs, each PE of a MAB
+        sending the quarter of the chunk its reduction digit (subpeid) names,
+        l2bmr over the L1Bs and mvr over the L2Bs into DRAM.  The designated PEs
+        send the chunk itself (old values plus their own changes), so the sum is
+        old + every change.  A PE's changes reach the PE of the word's digit in
+        one of two ways: one store's (index, value) pairs rotate through L1BM in
+        four rounds, each PE taking its L1B neighbour i + r's (apply_rotated);
+        a batch of them is applied by each PE to its own lanes, and the Z
+        quarters then rotate within the MAB with msl/msr (apply_batch), which
+        costs once per chunk instead of once per store.  Two stores to one
+        element from different PEs add their changes (a race in OpenCL)."""
+        lay = self.lay
+        S, G, CH = lay.stripe, lay.groups, self.CH
+        n_words = 2 * CH
+        self.uses.setdefault("bases", set()).add(k)
+        self.uses.setdefault("rows", set()).add(k)
+        rotated = len(entries) == 1 and entries[0][0] != 8
+        if rotated:
+            areas = self.rotate_areas(entries[0])
         glc, glb = self.gather_area()
         red_lc, red_lb = self.shared_area("reduce", CH, CH)
         cb = self.copy(self.c32(0), self.new("chunk"))
@@ -2233,43 +2260,17 @@ class Codegen:
             for u in range(CH // 8):
                 self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
                         mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
-            lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
-            for rd in range(4):
-                got = []
-                for area in areas:
-                    x = self.new("rot")
-                    self.op(f"l1bmd $lb{area + rd} {{d0}}", "l1bm", (x,), mem=(("r", "lb", area + rd, area + rd + 4 * P),))
-                    got.append(x)
-                w = self.alu("isub", got[0], cb)
-                inr = self.bool_from_mask(self.flags("uimin", w, self.c32(n_words - 1)))
-                dig = self.alu("ixor", self.alu("iand", self.alu("uilsr", w, self.c32(1)), self.c32(3)), sub)
-                own = self.bool_from_mask(self.flags("uimin", dig, self.c32(0)))
-                cond = self.b_and(inr, own)
-                wa = self.alu("iand", self.alu("ixor", w, self.c32(1)), self.c32(n_words - 1))
-                for lane in (0, 1):       # the upper (odd) lane, then the lower one moved up
-                    up = (lambda x: x) if lane == 0 else (lambda x: self.alu("llsl", x, self.c32(32)))
-                    if lane == 0:
-                        ta = self.alu("ulsr", wa, self.c32(32))
-                    else:
-                        ta = self.alu("land", wa, self.const64(0xFFFFFFFF))
-                    self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
-                    old = self.new("old")
-                    self.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
-                    new = up(got[1])
-                    if size < 4:
-                        new = self.alu("ior", self.alu("iand", old, self.alu("inot", up(got[2]))), new)
-                    tw = self.alu("iadd", ta, zoff)
-                    self.op("lpassa {s0} $t", "alu", (), (tw,), mem=TW)
-                    z = self.new("z")
-                    self.op("ipassa $mt0 {d0}", "alu", (z,), (), mem=lm_all[:1] + TR)
-                    d = self.alu("iadd", z, self.alu("isub", new, old))
-                    self.op("ipassa {s0} $mt0/{k0}", "alu", (), (d,), msrc=(self.mask_of(up(cond)),),
-                            mem=lm_all + TR)
             # the sum up the tree, straight into this chunk's place in DRAM
-            self.op("lpassa {s0} $t", "alu", (), (tz,), mem=TW)
-            for s_ in range(CH // 16):
-                self.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
-                        mem=lm_all[:1] + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+            if rotated:
+                self.apply_rotated(entries[0], areas, cb)
+                self.op("lpassa {s0} $t", "alu", (), (self.scatter_setup()[2],), mem=TW)
+                for s_ in range(CH // 16):
+                    self.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
+                            mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+            else:
+                for s_, acc in enumerate(self.apply_batch(entries, cb)):
+                    self.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                            mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
             for t in range(CH // 64):
                 self.op(f"l2bmriiadd $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
                         mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
@@ -2287,6 +2288,124 @@ class Codegen:
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
         self.items = outer
         self.items.append(loop)
+
+    def rotate_areas(self, entry):
+        """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
+        P = self.lay.pe_l1b
+        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
+        for area, reg in zip(areas, entry[1:]):
+            for copy in (0, 4 * P):
+                self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
+                        mem=(("w", "lb", area + copy, area + copy + 4 * P),))
+        return areas
+
+    def chunk_word(self, idx: VReg, cb: VReg):
+        """(the word's offset in the chunk, its T-indirect word address there, bool: it is in this
+        chunk) of a word index."""
+        n_words = 2 * self.CH
+        w = self.alu("isub", idx, cb)
+        inr = self.bool_from_mask(self.flags("uimin", w, self.c32(n_words - 1)))
+        return w, self.alu("iand", self.alu("ixor", w, self.c32(1)), self.c32(n_words - 1)), inr
+
+    def apply_word(self, ta: VReg, new: VReg, bits, cond: VReg, z):
+        """At the T-indirect word ta of the chunk (upper halves), where cond: Z[z + ta] += new - old
+        (new keeps the old word's other bytes when bits is given).  z is a register (the word
+        offset of each PE's Z) or, for apply_batch, the offset of everyone's, and then the chunk
+        takes new too, so a later store to the word in the batch changes it from there."""
+        n_words = 2 * self.CH
+        lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
+        self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+        old = self.new("old")
+        self.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+        if bits is not None:
+            new = self.alu("ior", self.alu("iand", old, self.alu("inot", bits)), new)
+        at = f"$mt{z}" if isinstance(z, int) else "$mt0"
+        if not isinstance(z, int):
+            self.op("lpassa {s0} $t", "alu", (), (self.alu("iadd", ta, z),), mem=TW)
+        zv = self.new("z")
+        self.op(f"ipassa {at} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
+        d = self.alu("iadd", zv, self.alu("isub", new, old))
+        k = self.mask_of(cond)
+        self.op(f"ipassa {{s0}} {at}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
+        if isinstance(z, int):
+            self.op("ipassa {s0} $mt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
+
+    def apply_long(self, ta: VReg, new: VReg, cond: VReg, z: int):
+        """apply_word for a 64-bit value (two 32-bit words, each summed as the reduction sums them)
+        at the even T-indirect word ta, where the long-word bool cond."""
+        n_words = 2 * self.CH
+        lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
+        self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+        old, zv = self.new("old"), self.new("z")
+        self.op("lpassa $lmt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+        self.op(f"lpassa $lmt{z} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
+        d = self.alu("iadd", zv, self.alu("isub", new, old))
+        k = self.flags("lnot", cond)
+        self.op(f"lpassa {{s0}} $lmt{z}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
+        self.op("lpassa {s0} $lmt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
+
+    def lanes(self, wa: VReg):
+        """The two 32-bit lanes of a long word as T-indirect word addresses: the upper (odd) lane, then
+        the lower one; with the function that moves a lane's register value to the upper half."""
+        yield self.alu("ulsr", wa, self.c32(32)), (lambda x: x)
+        yield self.alu("land", wa, self.const64(0xFFFFFFFF)), (lambda x: self.alu("llsl", x, self.c32(32)))
+
+    def apply_rotated(self, entry, areas, cb):
+        """One store, rotated: in round rd each PE takes its L1B neighbour i + rd's pairs and applies
+        those whose word has its reduction digit, to its Z copy (the chunk itself on designated PEs)."""
+        sub, zoff, _ = self.scatter_setup()
+        for rd in range(4):
+            got = []
+            for area in areas:
+                x = self.new("rot")
+                self.op(f"l1bmd $lb{area + rd} {{d0}}", "l1bm", (x,),
+                        mem=(("r", "lb", area + rd, area + rd + 4 * self.lay.pe_l1b),))
+                got.append(x)
+            w, wa, inr = self.chunk_word(got[0], cb)
+            dig = self.alu("ixor", self.alu("iand", self.alu("uilsr", w, self.c32(1)), self.c32(3)), sub)
+            cond = self.b_and(inr, self.bool_from_mask(self.flags("uimin", dig, self.c32(0))))
+            for ta, up in self.lanes(wa):
+                self.apply_word(ta, up(got[1]), up(got[2]) if len(got) > 2 else None, up(cond), zoff)
+
+    def apply_batch(self, entries, cb):
+        """A batch of stores: each PE applies its own lanes' to its Z copy and to the chunk; then the
+        Z quarters rotate within the MAB so PE p sums digit p over its MAB (round 0 is its own:
+        the chunk on designated PEs, Z elsewhere).  Returns the sums, one register per 16 long words
+        of the chunk (cycle c of register s: long word 16 s + 4 c + p)."""
+        n_words = 2 * self.CH
+        for size, idx, *vals in entries:
+            w, wa, inr = self.chunk_word(idx, cb)
+            if size == 8:        # a long word per work-item, at its even word
+                ta = self.alu("iand", w, self.c32(n_words - 2))
+                for (t, _), val, cond in zip(self.lanes(ta), vals, self.widen_bool(inr)):
+                    self.apply_long(t, val, cond, n_words)
+                continue
+            for ta, up in self.lanes(wa):
+                self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
+        sums = []
+        for rd, t in enumerate(self.digit_bases()):
+            self.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
+            for s_ in range(self.CH // 16):
+                x = self.new("q")
+                self.op(f"lpassa $lmt{32 * s_}v4 {{d0}}", "alu", (x,), (), mem=(("r", "m", 0, 2 * n_words),) + TR)
+                for _ in range(rd if rd < 3 else 1):       # to PE p + rd of the MAB
+                    x = self.alu("msl" if rd < 3 else "msr", x)
+                sums.append(x) if rd == 0 else self.alu("iadd", sums[s_], x, dst=sums[s_])
+        return sums
+
+    def digit_bases(self):
+        """T-indirect bases (words) of the quarters each PE sends in the four rounds of apply_batch:
+        round 0 its own digit's (tz), round r digit (subpeid + r) & 3 of its Z (made once)."""
+        if not hasattr(self, "_digit_bases"):
+            sub, _, tz = self.scatter_setup()
+            saved, self.items = self.items, []
+            n_words = 2 * self.CH
+            rest = [self.alu("iadd", self.alu("ilsl", self.alu("iand", self.alu("iadd", sub, self.c32(r)), self.c32(3)),
+                                              self.c32(1)), self.c32(n_words)) for r in (1, 2, 3)]
+            self.prologue += self.items
+            self.items = saved
+            self._digit_bases = [tz] + rest
+        return self._digit_bases
 
     def mem_intrinsic(self, base, args, p):
         """memset / memcpy of a constant length (initialisers, struct copies): word by word."""
@@ -2677,6 +2796,7 @@ class Codegen:
     def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True, full: str = None):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held; where the
         sequencer condition `full` holds, p is every lane and the read is skipped."""
+        self.flush_scatters()
         lay = self.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
         cached = self.fast_cache.get(k) if not self.loop_stack else None
