@@ -56,6 +56,38 @@ class KernelBinary:
         return cls(**d)
 
 
+def _lower(module, info, lay, mode, batch, box):
+    """Codegen and the passes after it, with batches of at most `batch` scattered stores: (the
+    Codegen, the control tree, the sequencer arguments, the register allocation).  The Codegen
+    goes into box as soon as it exists, for the line of an error."""
+    func = read_function(module.llvm_ir, info.wg_function)
+    merge_arm_stores(func)
+    cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
+                 replicate=not mode.endswith("-norep"))
+    cg.SCATTER_BATCH = batch
+    box.append(cg)
+    cg.translate()
+    body = cg.items
+    inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
+    resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]
+    resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
+    tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
+        SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
+    tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
+    tree = pack_loops(tree, lay, cg.alloc_lc)
+    tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
+    alloc = allocate(tree, lay.lm_words)
+    bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
+    rows = sorted(cg.uses.get("rows", ()), key=str)
+    params = sorted(cg.uses.get("params", ()))
+    sizes = sorted(cg.uses.get("sizes", ()), key=str)
+    widened = sorted(cg.uses.get("widened", ()))
+    args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
+        + [f"rows{k}" for k in rows] \
+        + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else [])
+    return cg, tree, args, alloc
+
+
 def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
     """Compile kernel `kernel` of a CompiledModule (built with spmd=True) for `machine`."""
     info = module.kernels[kernel]
@@ -70,39 +102,23 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     if len(info.params) > MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
                              f"at most {MAX_PARAMS}")
-    cg = None
+    box = []
     try:
-        func = read_function(module.llvm_ir, info.wg_function)
-        merge_arm_stores(func)
-        cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
-                     replicate=not mode.endswith("-norep"))
-        cg.translate()
-        body = cg.items
-        inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
-        resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]
-        resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
-        tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
-            SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
-        tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
-        tree = pack_loops(tree, lay, cg.alloc_lc)
-        tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-        alloc = allocate(tree, lay.lm_words)
-        bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
-        rows = sorted(cg.uses.get("rows", ()), key=str)
-        params = sorted(cg.uses.get("params", ()))
-        sizes = sorted(cg.uses.get("sizes", ()), key=str)
-        widened = sorted(cg.uses.get("widened", ()))
-        args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
-            + [f"rows{k}" for k in rows] \
-            + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else [])
+        for batch in (Codegen.SCATTER_BATCH, 4, 1):     # smaller batches of stores when registers run out
+            try:
+                cg, tree, args, alloc = _lower(module, info, lay, mode, batch, box)
+                break
+            except AllocError:
+                if batch == 1 or not box[-1].batched:
+                    raise
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
     except (Unsupported, AllocError) as e:
-        raise _error(module, f"kernel '{kernel}': {e}", cg.line if cg else 0) from None
+        raise _error(module, f"kernel '{kernel}': {e}", box[-1].line if box else 0) from None
     except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
         raise _error(module, f"kernel '{kernel}': internal compiler error ({type(e).__name__}: {e}); the "
-                             f"emulator device cannot compile this construct", cg.line if cg else 0) from e
+                             f"emulator device cannot compile this construct", box[-1].line if box else 0) from e
     tables = read_globals(module.llvm_ir)
     try:
         constants = [[n, const_bytes(*tables[n]).hex()] for n in cg.uses.get("constants", [])]
@@ -110,7 +126,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
                         cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
-                        [list(x) for x in cg.oob_sites], widened,
+                        [list(x) for x in cg.oob_sites], sorted(cg.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(cg.remarks.items())])
 
 
