@@ -2199,7 +2199,7 @@ class Codegen:
             self.flush_scatters()
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
-        entry = (size, self.select32(p, rel, self.c32(-1)))
+        entry = (self.select32(p, rel, self.c32(-1)),)
         if size == 4:
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
@@ -2222,8 +2222,8 @@ class Codegen:
             self.scatter_pass(k, entries)
 
     def scatter_pass(self, k, entries):
-        """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
-        -1 where the lane does not store, the value in place in its word[, the bits it replaces]).
+        """One pass over buffer k's chunks that applies the stores `entries`: (word index or -1
+        where the lane does not store, the value in place in its word[, the bits it replaces]).
 
         Chunk by chunk the buffer is broadcast to every PE's LM0 (as for a gather),
         each PE adds new - old for a word to its Z copy of it with T-indirect
@@ -2296,8 +2296,8 @@ class Codegen:
     def rotate_areas(self, entry):
         """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
         P = self.lay.pe_l1b
-        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
-        for area, reg in zip(areas, entry[1:]):
+        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry))]
+        for area, reg in zip(areas, entry):
             for copy in (0, 4 * P):
                 self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
                         mem=(("w", "lb", area + copy, area + copy + 4 * P),))
@@ -2363,7 +2363,7 @@ class Codegen:
         the chunk on designated PEs, Z elsewhere).  Returns the sums, one register per 16 long words
         of the chunk (cycle c of register s: long word 16 s + 4 c + p)."""
         n_words = 2 * self.CH
-        for _, idx, *vals in entries:
+        for idx, *vals in entries:
             _, wa, inr = self.chunk_word(idx, cb)
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
@@ -2375,7 +2375,10 @@ class Codegen:
                 self.op(f"lpassa $lmt{32 * s_}v4 {{d0}}", "alu", (x,), (), mem=(("r", "m", 0, 2 * n_words),) + TR)
                 for _ in range(rd if rd < 3 else 1):       # to PE p + rd of the MAB
                     x = self.alu("msl" if rd < 3 else "msr", x)
-                sums.append(x) if rd == 0 else self.alu("iadd", sums[s_], x, dst=sums[s_])
+                if rd == 0:
+                    sums.append(x)
+                else:
+                    self.alu("iadd", sums[s_], x, dst=sums[s_])
         return sums
 
     def digit_bases(self):
