@@ -148,6 +148,9 @@ def pocl_result(name: str):
         warnings.simplefilter("always")
         result = run_with_timeout(run_case, cl, ctx, queue, case)
     said = [str(w.message) for w in caught if w.category.__name__ == "CompilerWarning"]
+    # clang's -Wpsabi note on PoCL's own builtins (16-wide vectors on a CPU without AVX-512) is
+    # about PoCL's ABI on the host, not the kernel: dropped
+    said = [m for m in said if not all("changes the ABI" in ln for ln in m.splitlines() if "warning" in ln)]
     if said:                                            # the corpus is meant to be clean, well-defined C
         text = said[0].split("warning:", 1)[1].strip() if "warning:" in said[0] else said[0]
         raise AssertionError("PoCL's compiler warns: " + text.splitlines()[0])

@@ -1197,8 +1197,8 @@ class Codegen:
         return r
 
     def inst(self, i: Inst, p: VReg):
-        if i.op in ("load", "call", "atomicrmw", "cmpxchg", "fence"):
-            self.flush_scatters()             # what they read or do may depend on batched stores
+        if self.batch and self.may_see_stores(i):
+            self.flush_scatters()
         if i.op in self.WAVE_INVARIANT_OPS and self.wave_invariant(i):
             outer, self.items = self.items, []
             try:
@@ -1208,6 +1208,17 @@ class Codegen:
                 self.items = outer
         else:
             self.inst_here(i, p)
+
+    def may_see_stores(self, i: Inst) -> bool:
+        """Whether what i reads or does may depend on the batched stores (so they go first): a
+        load, except from private memory; a call, except of an LLVM intrinsic that touches no memory."""
+        if i.op == "load":
+            ptr = self.vals.get(i.ops[0]) if isinstance(i.ops[0], (Inst, Arg)) else None
+            return not (ptr is not None and ptr.kind == "ptr" and (ptr.base or ("",))[0] == "priv")
+        if i.op == "call":
+            callee = i.callee or ""
+            return not callee.startswith("llvm.") or callee.startswith(("llvm.mem", "llvm.lifetime"))
+        return i.op in ("atomicrmw", "cmpxchg", "fence")
 
     def inst_here(self, i: Inst, p: VReg):
         op = i.op
