@@ -288,25 +288,40 @@ def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
         vfree = [x for x in vfree if x not in SCRATCH]
     vfree.reverse()
     sfree = [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)]
+    freed_at = {}                        # LM1 slot -> where its last value's interval ended
     mfree = MASK_ENTRIES[::-1]
     active = []
     peak = 0
+
+    def lm1_slot(since):
+        """An LM1 slot free from position `since` on: a victim moves to LM1 for its whole
+        interval, which began before the values that freed the latest slots ended."""
+        for k in range(len(sfree) - 1, -1, -1):
+            if freed_at.get(sfree[k], -1) < since:
+                return sfree.pop(k)
+        return None
+
     for r in sorted(iv, key=lambda r: (iv[r][0], iv[r][1])):
         a, b = iv[r]
         for x in [x for x in active if iv[x][1] < a]:
             active.remove(x)
+            if not isinstance(x, MaskReg) and out[x][0] == "n":
+                freed_at[out[x]] = iv[x][1]
             (mfree if isinstance(x, MaskReg) else sfree if out[x][0] == "n" else vfree).append(out[x])
         pool = mfree if isinstance(r, MaskReg) else vfree
         if not pool and spill and isinstance(r, VReg) and sfree:
             in_grf = [x for x in active if isinstance(x, VReg) and out[x][0] != "n"]
             victim = max(in_grf + [r], key=lambda x: iv[x][1])
-            if victim is not r:           # r takes the victim's register, the victim moves to LM1
-                out[r] = out[victim]
-                out[victim] = sfree.pop()
-            else:
-                out[r] = sfree.pop()
-            active.append(r)
-            continue
+            slot = lm1_slot(iv[victim][0])
+            if slot is not None:
+                if victim is not r:       # r takes the victim's register, the victim moves to LM1
+                    out[r] = out[victim]
+                    out[victim] = slot
+                else:
+                    out[r] = slot
+                active.append(r)
+                continue
+            pool = ()
         if not pool:
             kind = "mask entries" if isinstance(r, MaskReg) else "4-long-word registers (GRF0 + GRF1)"
             n = sum(1 for x in active if isinstance(x, MaskReg) == isinstance(r, MaskReg)) + 1
