@@ -2080,13 +2080,8 @@ class Codegen:
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
             full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
-        if size in (1, 2, 4):
+        if size in (1, 2, 4, 8):
             return self.scatter(k, ptr, v.regs, p, size)
-        if size == 8:               # two 32-bit halves: the low word first in memory
-            lo = self.join32(*v.regs)
-            hi = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in v.regs))
-            self.scatter(k, ptr, (lo,), p)
-            return self.scatter(k, Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + 4), (hi,), p)
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
 
@@ -2196,8 +2191,10 @@ class Codegen:
     SCATTER_BATCH = 32                    # stores one pass over a buffer's chunks applies at most
 
     def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4):
-        """Masked store of 32-bit (or, size 1 and 2, the low bytes of) lane values (regs: one
-        register) at any offsets of buffer k.
+        """Masked store of lane values at any offsets of buffer k: 32-bit ones, the low bytes of
+        them (size 1, 2), or 64-bit ones (regs: odd and even work-items'; an 8-byte element is
+        aligned to 8 bytes, as OpenCL C requires, and a misaligned one is stored at the aligned
+        long word below).
 
         Consecutive stores to one buffer (in one basic block, with no load,
         call or other store kind between them) are batched: one pass over the
@@ -2210,8 +2207,8 @@ class Codegen:
             self.flush_scatters()
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
-        entry = (self.select32(p, rel, self.c32(-1)),)
-        if size == 4:
+        entry = (size, self.select32(p, rel, self.c32(-1)))
+        if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
             sh = self.alu("ilsl", self.alu("iand", off, self.c32(4 - size)), self.c32(3))
@@ -2233,8 +2230,9 @@ class Codegen:
             self.scatter_pass(k, entries)
 
     def scatter_pass(self, k, entries):
-        """One pass over buffer k's chunks that applies the stores `entries`: (word index or -1
-        where the lane does not store, the value in place in its word[, the bits it replaces]).
+        """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
+        -1 where the lane does not store, the value in place in its word[, the bits it replaces])
+        or (8, index of the low word, odd and even work-items' values).
 
         Chunk by chunk the buffer is broadcast to every PE's LM0 (as for a gather),
         each PE adds new - old for a word to its Z copy of it with T-indirect
@@ -2255,7 +2253,7 @@ class Codegen:
         n_words = 2 * CH
         self.uses.setdefault("bases", set()).add(k)
         self.uses.setdefault("rows", set()).add(k)
-        rotated = len(entries) == 1
+        rotated = len(entries) == 1 and entries[0][0] != 8
         if rotated:
             areas = self.rotate_areas(entries[0])
         glc, glb = self.gather_area()
@@ -2307,8 +2305,8 @@ class Codegen:
     def rotate_areas(self, entry):
         """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
         P = self.lay.pe_l1b
-        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry))]
-        for area, reg in zip(areas, entry):
+        areas = [self.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
+        for area, reg in zip(areas, entry[1:]):
             for copy in (0, 4 * P):
                 self.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
                         mem=(("w", "lb", area + copy, area + copy + 4 * P),))
@@ -2345,6 +2343,20 @@ class Codegen:
         if isinstance(z, int):
             self.op("ipassa {s0} $mt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
 
+    def apply_long(self, ta: VReg, new: VReg, cond: VReg, z: int):
+        """apply_word for a 64-bit value (two 32-bit words, each summed as the reduction sums them)
+        at the even T-indirect word ta, where the long-word bool cond."""
+        n_words = 2 * self.CH
+        lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
+        self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+        old, zv = self.new("old"), self.new("z")
+        self.op("lpassa $lmt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+        self.op(f"lpassa $lmt{z} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
+        d = self.alu("iadd", zv, self.alu("isub", new, old))
+        k = self.flags("lnot", cond)
+        self.op(f"lpassa {{s0}} $lmt{z}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
+        self.op("lpassa {s0} $lmt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
+
     def lanes(self, wa: VReg):
         """The two 32-bit lanes of a long word as T-indirect word addresses: the upper (odd) lane, then
         the lower one; with the function that moves a lane's register value to the upper half."""
@@ -2374,8 +2386,13 @@ class Codegen:
         the chunk on designated PEs, Z elsewhere).  Returns the sums, one register per 16 long words
         of the chunk (cycle c of register s: long word 16 s + 4 c + p)."""
         n_words = 2 * self.CH
-        for idx, *vals in entries:
-            _, wa, inr = self.chunk_word(idx, cb)
+        for size, idx, *vals in entries:
+            w, wa, inr = self.chunk_word(idx, cb)
+            if size == 8:        # a long word per work-item, at its even word
+                ta = self.alu("iand", w, self.c32(n_words - 2))
+                for (t, _), val, cond in zip(self.lanes(ta), vals, self.widen_bool(inr)):
+                    self.apply_long(t, val, cond, n_words)
+                continue
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
         sums = []
