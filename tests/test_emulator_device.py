@@ -1353,3 +1353,24 @@ def test_batches_make_one_pass_per_batch():
     blocks = dict(re.findall(r"\.block (\w+)\n(.*?)\.endblock", asm, re.S))
     passes = [d for b, d in re.findall(r"\.call (\w+) d=(%b\d)", asm) if "mvriiadd" in blocks[b]]
     assert sorted(passes) == sorted(["%b1", "%b1", "%b2", "%b3", "%b4", "%b4", "%b5"] * 2)
+
+
+def test_batches_shrink_when_registers_run_out(monkeypatch):
+    """A kernel whose batches of stores need more registers than the machine has is built again
+    with batches of 4 (then 1): here the first build is made to fail as the allocator would."""
+    import translator.backend as backend
+    from translator.backend.emit import AllocError
+    real, tried = backend._lower, []
+
+    def lower(module, info, lay, mode, batch, box):
+        tried.append(batch)
+        made = real(module, info, lay, mode, batch, box)
+        if batch > 4:
+            raise AllocError("the kernel needs more than 620 live values at once (pretend)")
+        return made
+    monkeypatch.setattr(backend, "_lower", lower)
+    asm = tiny_asm(BATCHED, "batched")
+    assert tried == [32, 4]
+    blocks = dict(re.findall(r"\.block (\w+)\n(.*?)\.endblock", asm, re.S))
+    passes = [d for b, d in re.findall(r"\.call (\w+) d=(%b\d)", asm) if "mvriiadd" in blocks[b]]
+    assert passes.count("%b4") == 2 * 12          # wide's 45 stores, 4 a pass, in both body copies
