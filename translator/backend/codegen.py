@@ -2196,8 +2196,8 @@ class Codegen:
         aligned to 8 bytes, as OpenCL C requires, and a misaligned one is stored at the aligned
         long word below).
 
-        Consecutive stores to one buffer (in one basic block, with no load,
-        call or other store kind between them) are batched: one pass over the
+        Consecutive stores to one buffer in one basic block, with nothing between
+        them that may read them (may_see_stores), are batched: one pass over the
         buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
         batch."""
         self.settle_stores()
