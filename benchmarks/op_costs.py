@@ -32,6 +32,8 @@ CASES = [
     ("nop", "    nop"),
     ("iadd", "    iadd $lr0v $lr8v $lr16v\n    nop\n    nop"),
     ("inot (flag write)", "    inot $lr0v $omr1\n    nop\n    nop"),
+    ("T-indirect read", "    lpassa $lmt0 $lr8v\n    nop\n    nop"),
+    ("T-indirect write", "    ipassa $lr8v $mt64\n    nop\n    nop"),
     ("lpassa masked", "    inot $lr0v $omr1\n    nop\n    lpassa $lr8v $lr16v/$imr1\n    nop"),
     ("lpassa mixed mask", "    ldec $subpeid $omr1\n    nop\n    lpassa $lr8v $lr16v/$imr1\n    nop"),
     ("fvadd", "    fvadd $lr0v $lr8v $lr16v\n    nop\n    nop"),

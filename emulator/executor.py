@@ -74,43 +74,46 @@ _TOKENS = itertools.count()
 
 
 class _Footprint:
-    """The locations an access touches: a range, and the exact words when they are not all of it."""
+    """The locations an access touches: a range, and the exact words when they are not all of it.
+    A run-time access keeps its addresses (raw: (4,) or (4, P) first words of n-word runs) and
+    works the words out only when a hazard check needs them: most accesses meet no recent write."""
 
-    __slots__ = ("lo", "hi", "words", "per_pe")
+    __slots__ = ("lo", "hi", "_words", "_raw", "_n")
 
-    def __init__(self, lo, hi, words=None, per_pe=None):
-        self.lo, self.hi, self.words, self.per_pe = lo, hi, words, per_pe
+    def __init__(self, lo, hi, raw=None, n=1):
+        self.lo, self.hi, self._raw, self._n = lo, hi, raw, n
+        self._words = None if raw is None else ...
 
     @classmethod
     def span(cls, lo, hi):
         return cls(int(lo), int(hi))
 
+    @property
+    def words(self):
+        """The exact words, or None when they are the whole range lo..hi."""
+        if self._words is ...:
+            distinct = np.unique(self._raw[..., None] + np.arange(self._n))
+            self._words = None if distinct.size == self.hi - self.lo + 1 else frozenset(distinct.tolist())
+        return self._words
+
     def overlap(self, other):
         """The lowest location both touch, or None."""
-        if self.words is None and other.words is None:
+        mine, theirs = self.words, other.words
+        if mine is None and theirs is None:
             lo = max(self.lo, other.lo)
             return lo if lo <= min(self.hi, other.hi) else None
-        if self.words is None or other.words is None:
-            rng, ws = (self, other.words) if self.words is None else (other, self.words)
+        if mine is None or theirs is None:
+            rng, ws = (self, theirs) if mine is None else (other, mine)
             hits = [w for w in ws if rng.lo <= w <= rng.hi]
             return min(hits) if hits else None
-        common = self.words & other.words
+        common = mine & theirs
         return min(common) if common else None
 
     def first_pe(self, addr):
         """For a T-indirect access, the first PE that touches addr (else PE 0)."""
-        if self.per_pe is None:
+        if self._raw is None or self._raw.ndim != 2:
             return 0
-        return int(np.argmax((self.per_pe == addr).any(axis=(0, 2))))
-
-
-def _footprint(words: np.ndarray) -> _Footprint:
-    """(4, n) or (4, P, n) word addresses -> their footprint."""
-    flat = np.sort(words, axis=None)
-    lo, hi = int(flat[0]), int(flat[-1])
-    distinct = flat[np.concatenate(([True], flat[1:] != flat[:-1]))]
-    exact = None if distinct.size == hi - lo + 1 else frozenset(distinct.tolist())
-    return _Footprint(lo, hi, exact, words if words.ndim == 3 else None)
+        return int(np.argmax(((self._raw <= addr) & (addr < self._raw + self._n)).any(axis=0)))
 
 
 class _MVJob:
@@ -472,7 +475,8 @@ class Emulator:
             raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
                               f"unaligned (word address {int(a[0])}); offsets must be multiples of {n}",
                               self.cur.line, self.cur.text)
-        if a.min() < 0 or a.max() + n > size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0 or hi + n > size:
             if not self.wrap:
                 bad = (a < 0) | (a + n > size)
                 pe = int(np.argmax(bad.any(axis=0))) if a.ndim == 2 else 0
@@ -481,7 +485,8 @@ class Emulator:
                                   f"(0..{size - 1}); --wrap makes addresses wrap as the hardware does",
                                   self.cur.line, self.cur.text, pe)
             a = a % size
-        words = _footprint(a[..., None] + np.arange(n))
+            lo, hi = int(a.min()), int(a.max())
+        words = _Footprint(lo, hi + n - 1, a, n)
         r0 = a >> 1
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
             half = 1 - (a & 1)
