@@ -564,15 +564,12 @@ class Emulator:
                 if self._one:        # a cycle-uniform expression works on cycle 0 (_cycle_uniform)
                     return views[0][:1], (views[1][:1] if views[1] is not None else None)
                 return views
-            if a.ndim == 2:          # T-indirect: one index into the flat memory
-                if op.width == "w":
-                    return self._flat(st.mem32[sp], r0, r1).astype(U64) << U64(32), None
-                mem = st.mem[sp]
-                return self._flat(mem, r0), (self._flat(mem, r1) if r1 is not None else None)
             if op.width == "w":
-                return st.mem32[sp][r0, :, r1].astype(U64) << U64(32), None
-            mem = st.mem[sp]
-            return mem[r0], (mem[r1] if r1 is not None else None)
+                m, at = self._target(st.mem32[sp], a, r0, r1)
+                return m[at].astype(U64) << U64(32), None
+            m, at0 = self._target(st.mem[sp], a, r0)
+            at1 = self._target(st.mem[sp], a, r1)[1] if r1 is not None else None
+            return m[at0], (m[at1] if at1 is not None else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
@@ -642,7 +639,6 @@ class Emulator:
             return
         a, words, r0, r1, _ = self._access(op)
         self._note_write(sp, words)
-        cols = self._cols if a.ndim == 2 else slice(None)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -654,26 +650,22 @@ class Emulator:
                 mem[row.start] = cur
             return
         if op.width == "w":
-            mem32 = state.mem32[sp]
-            where = (r0, cols, r1) if a.ndim == 1 else (self._flat_index(mem32, r0, r1),)
-            self._store(mem32 if a.ndim == 1 else mem32.reshape(-1), where, (v0 >> U64(32)).astype(np.uint32),
+            self._store(*self._target(state.mem32[sp], a, r0, r1), (v0 >> U64(32)).astype(np.uint32),
                         nib, entry, LUT_W, np.uint32)
             return
         mem = state.mem[sp]
-        flat = mem if a.ndim == 1 else mem.reshape(-1)
-        at = (lambda rows: (rows, cols)) if a.ndim == 1 else (lambda rows: (self._flat_index(mem, rows),))
-        self._store(flat, at(r0), v0, nib, entry, LUT_L if r1 is None else LUT_LL0, U64)
+        self._store(*self._target(mem, a, r0), v0, nib, entry, LUT_L if r1 is None else LUT_LL0, U64)
         if r1 is not None:
-            self._store(flat, at(r1), v1, nib, entry, LUT_LL1, U64)
+            self._store(*self._target(mem, a, r1), v1, nib, entry, LUT_LL1, U64)
 
-    def _flat_index(self, mem, rows, halves=None):
-        """(4, P) rows of a T-indirect access (and, for words, their halves) as indices into
-        mem's flat view: one fancy index, about twice as fast as three."""
-        idx = rows * mem.shape[1] + self._cols
-        return idx if halves is None else idx * 2 + halves
-
-    def _flat(self, mem, rows, halves=None):
-        return mem.reshape(-1)[self._flat_index(mem, rows, halves)]
+    def _target(self, mem, a, rows, halves=None):
+        """(array, index) of the long words (with halves: the words) an access names.  A T-indirect
+        one ((4, P) addresses a) indexes mem's flat view with one array: about twice as fast in
+        numpy as three (rows, PEs, halves)."""
+        if a.ndim == 2:
+            idx = rows * mem.shape[1] + self._cols
+            return mem.reshape(-1), (idx if halves is None else idx * 2 + halves,)
+        return mem, ((rows,) if halves is None else (rows, slice(None), halves))
 
     def _keep(self, nib, entry, lut, dt):
         """The write mask of a flag entry as dt bits per element, or True (every bit written) or
