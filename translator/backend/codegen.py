@@ -2256,7 +2256,7 @@ class Codegen:
         rotated = len(entries) == 1 and entries[0][0] != 8
         if rotated:
             areas = self.rotate_areas(entries[0])
-        glc, glb = self.gather_area()
+        glc, _ = self.gather_area()
         red_lc, red_lb = self.shared_area("reduce", CH, CH)
         cb = self.copy(self.c32(0), self.new("chunk"))
         outer, self.items = self.items, []
@@ -2267,12 +2267,7 @@ class Codegen:
             daddr = f"%b{k}+{r}*{S}+{c}*{CH}"
             self.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, self.line))
             self.op(f"wait i{tg}", "wait")
-            for t in range(CH // 64):
-                self.op(f"l2bmb $lc{glc + 64 * t} $lb{glb + 64 * t}", "l2bm",
-                        mem=(("r", "lc", glc + 64 * t, glc + 64 * t + 64), ("w", "lb", glb + 64 * t, glb + 64 * t + 64)))
-            for u in range(CH // 8):
-                self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
-                        mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+            self.chunk_to_lm0()
             # the sum up the tree, straight into this chunk's place in DRAM
             if rotated:
                 self.apply_rotated(entries[0], areas, cb)
@@ -2850,6 +2845,15 @@ class Codegen:
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)
 
+    def chunk_to_lm0(self):
+        """The chunk in the gather area's L2BM to every PE's LM0 words 0 .. 2 CH (l2bmb, l1bmp)."""
+        glc, glb = self.gather_area()
+        for t in range(self.CH // 64):
+            self.items.append(self.l2bmb(glc + 64 * t, glb + 64 * t))
+        for u in range(self.CH // 8):
+            self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
+                    mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+
     def remark(self, k, how: str):
         """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats)."""
         name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
@@ -2869,7 +2873,7 @@ class Codegen:
             raise CodegenError(f"loads of {ty} ({size}-byte) elements are not supported on the emulator device yet",
                                self.line)
         S, G, CH = lay.stripe, lay.groups, self.CH
-        glc, glb = self.gather_area()
+        glc, _ = self.gather_area()
         self.uses.setdefault("bases", set()).add(k)
         self.uses.setdefault("rows", set()).add(k)
         off = self.ptr_off(ptr)
@@ -2885,12 +2889,7 @@ class Codegen:
             acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
             rel = self.alu("ilsl", rel, self.c32(1))    # long-word elements: T counts words
         outer, self.items = self.items, []
-        for t in range(CH // 64):
-            self.op(f"l2bmb $lc{glc + 64 * t} $lb{glb + 64 * t}", "l2bm",
-                    mem=(("r", "lc", glc + 64 * t, glc + 64 * t + 64), ("w", "lb", glb + 64 * t, glb + 64 * t + 64)))
-        for u in range(CH // 8):
-            self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
-                    mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+        self.chunk_to_lm0()
         lm = (("r", "m", 0, n_words),)
         # T-indirect addresses must lie inside LM0 even in masked-off lanes: wrap them into the chunk
         if size == 4:
