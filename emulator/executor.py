@@ -26,7 +26,7 @@ from .dump import format_get
 from .errors import EmuFault, EmulatorError
 from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
-from .numbers import WIDTH, lanes, pack
+from .numbers import WIDTH, pack
 from .program import AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import State
 from .transfers import reduce
@@ -751,9 +751,6 @@ class Emulator:
 
     def lc_range(self, op, n, write):
         return self._tree_range(op, n, write, "lc")
-
-    def l1b_mem(self, op):
-        return self.state.lbi if op.space == "lbi" else self.state.l1bm
 
     def lb_write(self, op, where, vals):
         if op.space == "lbi":        # the turnaround register: read back within this step

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -2879,7 +2879,6 @@ class Codegen:
         off = self.ptr_off(ptr)
         shift = 2 if size == 4 else 3
         rel = self.alu("uilsr", off, self.c32(shift), hint="rel")
-        per_chunk = CH * 8 // size                     # elements per chunk
         n_words = CH * 2
         c32 = self.c32(32)
         if size == 4:
