@@ -9,6 +9,7 @@ located diagnostics; a failure inside the compiler itself is reported as an
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Sequence
 
@@ -184,6 +185,8 @@ def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):
     except RuntimeError as e:
         names = ", ".join(kernels) or "<no kernel>"
         raise CompileError([Diagnostic("error", f"internal compiler error in kernel {names}: invalid LLVM IR: {str(e).strip().splitlines()[0] if str(e).strip() else e}", filename, 0, 0)]) from None
+    if spmd:
+        llmod.data_layout = re.sub(r"-n8:16:32:64\b", "-n8:16:32", llmod.data_layout)
     _optimise(llmod, bo.opt_level, spmd)
     try:
         llmod.verify()
