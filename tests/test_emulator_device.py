@@ -1326,7 +1326,7 @@ def _batched_reference(a):
             as32(wide), lg)
 
 
-@pytest.mark.parametrize("n", [1, 37, 300, 1100])
+@pytest.mark.parametrize("n", [1, 37, 300, 600, pytest.param(1100, marks=pytest.mark.slow)])
 def test_batched_scatters(env, n):
     """Stores to one buffer at strided offsets, batched into one pass over its chunks: 32-bit,
     8- and 16-bit ones whose neighbours (other work-items, maybe other PEs) share a word, a word
@@ -1374,3 +1374,39 @@ def test_batches_shrink_when_registers_run_out(monkeypatch):
     blocks = dict(re.findall(r"\.block (\w+)\n(.*?)\.endblock", asm, re.S))
     passes = [d for b, d in re.findall(r"\.call (\w+) d=(%b\d)", asm) if "mvriiadd" in blocks[b]]
     assert passes.count("%b4") == 2 * 12          # wide's 45 stores, 4 a pass, in both body copies
+
+
+ONE_ELEMENT = """
+__kernel void one_element(__global const int *a, __global int *flag, __global long *wide,
+                          __global char *bytes, __global int *who, const int k)
+{
+    int i = get_global_id(0);
+    if (a[i] > 0) {
+        flag[1] = 7;                 /* many work-items store the same value */
+        wide[k] = -5;                /* at an index the sequencer knows, 64-bit */
+        bytes[2] = (char)9;          /* one byte of a word other work-items leave alone */
+        who[0] = i;                  /* different values: one of them */
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 8, 300, 1100])
+def test_stores_to_one_element(env, n):
+    """Stores from many work-items (in many PEs, over several waves) to one element leave one
+    of the stored values, as on the CPU device, not the sum of their changes."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, ONE_ELEMENT).build()
+    a = np.random.default_rng(n).integers(-3, 3, n).astype(np.int32)
+    a[n // 2] = 1                                    # at least one work-item stores
+    host = [np.full(4, 3, np.int32), np.full(4, 11, np.int64), np.full(8, 1, np.int8),
+            np.full(2, -1, np.int32)]
+    dev = [buf(ctx, x) for x in host]
+    prg.one_element(q, (n,), None, buf(ctx, a), *dev, np.int32(2))
+    for got, d in zip(host, dev):
+        cl.enqueue_copy(q, got, d)
+    flag, wide, bytes_, who = host
+    np.testing.assert_array_equal(flag, [3, 7, 3, 3])
+    np.testing.assert_array_equal(wide, [11, 11, -5, 11])
+    np.testing.assert_array_equal(bytes_, [1, 1, 9, 1, 1, 1, 1, 1])
+    assert who[1] == -1 and who[0] in np.flatnonzero(a > 0), who

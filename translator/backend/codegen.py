@@ -627,7 +627,7 @@ class Codegen:
         q = self.alu("iadd", q, self.alu("ilsl", i, self.c32(3)))
         q = self.alu("iadd", q, self.alu("iand", r, self.c32(7)))
         q = self.alu("iadd", q, self.alu("ilsl", l2, self.c32((4 * N * P // lay.narrow).bit_length() - 1)))
-        s = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
+        s = self.slot = self.alu("iadd", self.alu("ilsl", q, self.c32(1)), self.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
         self.shape = sh
         if self.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
@@ -2207,6 +2207,8 @@ class Codegen:
             self.flush_scatters()
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
+        if isinstance(k, int) and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
+            p = self.elect(p)       # every lane stores to one element: one of them, not their sum
         entry = (size, self.select32(p, rel, self.c32(-1)))
         if size in (4, 8):
             entry += tuple(regs)
@@ -2219,6 +2221,46 @@ class Codegen:
         self.batch[1].append(entry)
         if len(self.batch[1]) == self.SCATTER_BATCH:
             self.flush_scatters()
+
+    def elect(self, p: VReg) -> VReg:
+        """The one lane of the wave, among those where p, that stores to an element all of them store
+        to (the one in the highest slot): a scatter sums the changes of different PEs, so `flag[0] = 1`
+        from many work-items would add up.  Each lane offers its slot + 1 where p, else 0; the
+        offers' maximum goes up the tree (l1bmr, l2bmr, mvr with fmax: sign-magnitude order, so
+        the integer order of these) into group 0's PDM, comes back to every PE (mvb, l2bmb, l1bmp)
+        and each PE folds the 16 long words of its MAB's cycles and PEs, its cycles and its lanes."""
+        if not hasattr(self, "_slot1"):
+            saved, self.items = self.items, []
+            self._slot1 = self.alu("iadd", self.slot, self.c32(1), hint="slot1")
+            self.prologue += self.items
+            self.items = saved
+        lc, lb = self.shared_area("elect", 64, 64)
+        offer = self.select32(p, self._slot1, self.c32(0))
+        self.op(f"l1bmrfmax {{s0}} $lb{lb}", "l1bm", (), (offer,), mem=(("w", "lb", lb, lb + 16),))
+        self.op(f"l2bmrfmax $lb{lb} $lc{lc}", "l2bm", mem=(("r", "lb", lb, lb + 64), ("w", "lc", lc, lc + 64)))
+        self.op("nop", "nop")
+        self.op("nop", "nop")
+        for mv in (f"mvrfmax/n64i{{t}} $lc{lc} $p0@0", f"mvb/n64i{{t}} $p0@0 $lc{lc}"):
+            t = self.tag()
+            self.items.append(MV(mv.format(t=t), "0", self.line))
+            self.op(f"wait i{t}", "wait")
+        self.items.append(self.l2bmb(lc, lb))
+        for u in (0, 1):                   # into the gather area (free between gathers and scatters)
+            self.op(f"l1bmp $llb{lb + 8 * u} $llm{16 * u}v", "l1bm",
+                    mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+        m = self.new("best")
+        self.op("lpassa $lm0v {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
+        for a in (8, 16, 24):              # cycle c: long words c, 4 + c, 8 + c, 12 + c
+            self.op(f"imax {{s0}} $lm{a}v {{d0}}", "alu", (m,), (m,), mem=(("r", "m", a, a + 8),))
+        self.op("lpassa {s0} $lm0v", "alu", (), (m,), mem=(("w", "m", 0, 8),))
+        for a in (0, 2, 4, 6):             # every cycle: the four cycles' (plain operands)
+            if a == 0:
+                self.op("lpassa $lm0 {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
+            else:
+                self.op(f"imax {{s0}} $lm{a} {{d0}}", "alu", (m,), (m,), mem=(("r", "m", 0, 8),))
+        swapped = self.alu("lor", self.alu("ulsr", m, self.c32(32)), self.alu("llsl", m, self.c32(32)))
+        best = self.alu("imax", m, swapped)
+        return self.bool_from_mask(self.flags("ixor", best, self._slot1))
 
     def flush_scatters(self):
         """Emit the batched stores (before anything that may read or reorder what they write)."""
