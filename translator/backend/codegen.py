@@ -117,6 +117,7 @@ class Codegen:
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.batch = None                 # (buffer, stores, items) scattered stores not yet emitted (scatter)
         self.batched = False              # a batch of more than one store was emitted
+        self.elected = {}                 # predicate -> its elected lane, in the block being emitted (elect)
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
@@ -999,6 +1000,7 @@ class Codegen:
         b = self.bmap[n]
         p = pred if pred is not None else self.block_pred(n)
         self.pred[n] = p
+        self.elected = {}
         phis = [i for i in b.insts if i.op == "phi"]
         if phis and pred is None:
             incoming = {(blk, n) for blk in self.preds[n]}
@@ -2074,6 +2076,8 @@ class Codegen:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
         size = type_size(i.ops[0].type)
         whole = p is self.active
+        if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
+            p = self.elect(p)     # every lane stores to one element: one of them, not their sum
         if k != "L":              # a store out of bounds is dropped (and reported)
             p = self.b_and(p, self.check_bounds(k, ptr, size, p))
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
@@ -2207,8 +2211,6 @@ class Codegen:
             self.flush_scatters()
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
-        if isinstance(k, int) and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
-            p = self.elect(p)       # every lane stores to one element: one of them, not their sum
         entry = (size, self.select32(p, rel, self.c32(-1)))
         if size in (4, 8):
             entry += tuple(regs)
@@ -2228,7 +2230,10 @@ class Codegen:
         from many work-items would add up.  Each lane offers its slot + 1 where p, else 0; the
         offers' maximum goes up the tree (l1bmr, l2bmr, mvr with fmax: sign-magnitude order, so
         the integer order of these) into group 0's PDM, comes back to every PE (mvb, l2bmb, l1bmp)
-        and each PE folds the 16 long words of its MAB's cycles and PEs, its cycles and its lanes."""
+        and each PE folds the 16 long words of its MAB's cycles and PEs, its cycles and its lanes.
+        The stores of one block under one predicate share their election."""
+        if p in self.elected:
+            return self.elected[p]
         if not hasattr(self, "_slot1"):
             saved, self.items = self.items, []
             self._slot1 = self.alu("iadd", self.slot, self.c32(1), hint="slot1")
@@ -2260,7 +2265,8 @@ class Codegen:
                 self.op(f"imax {{s0}} $lm{a} {{d0}}", "alu", (m,), (m,), mem=(("r", "m", 0, 8),))
         swapped = self.alu("lor", self.alu("ulsr", m, self.c32(32)), self.alu("llsl", m, self.c32(32)))
         best = self.alu("imax", m, swapped)
-        return self.bool_from_mask(self.flags("ixor", best, self._slot1))
+        win = self.elected[p] = self.bool_from_mask(self.flags("ixor", best, self._slot1))
+        return win
 
     def flush_scatters(self):
         """Emit the batched stores (before anything that may read or reorder what they write)."""
