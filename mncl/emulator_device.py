@@ -320,7 +320,7 @@ class EmulatorDevice:
             else:
                 blk[SHAPE_SLOT + j] = dup(shape[k])
         seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
-               "gx": gs[0], "offx": off[0], **tables}
+               "gx": gs[0], "offx": off[0], "items": gs[0] * gs[1] * gs[2], **tables}
         buffers = []
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):

@@ -896,6 +896,31 @@ class Codegen:
                 return f"({n} if {n} > 1 else 1)", iv, start
         return None
 
+    def pass_ivs(self, h, blocks, phis):
+        """(pass counter, phis) for a loop that runs until no lane is left: its header phis that
+        start at a value the sequencer knows and step by a constant on the one back edge.  Every
+        lane still in the loop in pass t entered with the others and took the back edge t times, so
+        such a phi is start + t * step in every lane that runs the pass: a sequencer expression in
+        the loop (its index then moves no more than one element), not after it."""
+        latches = [b for b in self.preds[h] if b in blocks]
+        if len(latches) != 1:
+            return None
+        found = []
+        for iv in phis:
+            starts = {self.seq_expr(v) for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks}
+            nxt = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if len(starts) != 1 or None in starts or not (isinstance(nxt, Inst) and nxt.op in ("add", "sub")
+                                                          and nxt.ops[0] is iv and isinstance(nxt.ops[1], Const)
+                                                          and type(nxt.ops[1].value) is int):
+                continue
+            found.append((iv, starts.pop(), nxt.ops[1].value * (1 if nxt.op == "add" else -1)))
+        if not found:
+            return None
+        t = self.seq_reg("t")
+        for iv, start, step in found:
+            self.seq_ivs[iv] = f"(({start}) + ({step}) * {t})"
+        return t, [iv for iv, _, _ in found]
+
     def in_loop(self, n, h):
         return h is None or n in self.loops[h]
 
@@ -1066,6 +1091,9 @@ class Codegen:
             if src in self.preds[h]:
                 # tested at the bottom (a rotated loop): all lanes that entered run every pass
                 bottom = {"src": src, "dst": dst, "last": f"{seq_reg} == {counted[0]} - 1"}
+        passes = None if counted else self.pass_ivs(h, blocks, phis)
+        if passes:
+            self.items.append(SeqSet(passes[0], "0"))
         # loop-carried registers, set from the entry edges
         entry_pred = self.block_pred(h)
         M = self.copy(entry_pred)
@@ -1135,6 +1163,10 @@ class Codegen:
             nxt = ctx["next"] if ctx["next"] is not None else self.c32(0)
             self.copy(nxt, M)
             self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        if passes:
+            self.items.append(SeqSet(passes[0], f"{passes[0]} + 1"))
+            for phi in passes[1]:
+                del self.seq_ivs[phi]
         self.loop_stack.pop()
         # a uniform trip count runs on the sequencer; any other loop until no lane is left
         loop = SeqLoop(seq_reg, "0", counted[0], self.items) if counted else WhileAny(k, self.items, self.line)
@@ -2231,9 +2263,12 @@ class Codegen:
         offers' maximum goes up the tree (l1bmr, l2bmr, mvr with fmax: sign-magnitude order, so
         the integer order of these) into group 0's PDM, comes back to every PE (mvb, l2bmb, l1bmp)
         and each PE folds the 16 long words of its MAB's cycles and PEs, its cycles and its lanes.
-        The stores of one block under one predicate share their election."""
+        The stores of one block under one predicate share their election; a launch of one
+        work-item (%items, the sequencer knows) skips it."""
         if p in self.elected:
             return self.elected[p]
+        self.uses["items"] = True
+        outer, self.items = self.items, []
         if not hasattr(self, "_slot1"):
             saved, self.items = self.items, []
             self._slot1 = self.alu("iadd", self.slot, self.c32(1), hint="slot1")
@@ -2265,7 +2300,11 @@ class Codegen:
                 self.op(f"imax {{s0}} $lm{a} {{d0}}", "alu", (m,), (m,), mem=(("r", "m", 0, 8),))
         swapped = self.alu("lor", self.alu("ulsr", m, self.c32(32)), self.alu("llsl", m, self.c32(32)))
         best = self.alu("imax", m, swapped)
-        win = self.elected[p] = self.bool_from_mask(self.flags("ixor", best, self._slot1))
+        win = self.elected[p] = self.copy(self.c32(0), self.new("win"))
+        self.masked_copy(self.c32(-1), win, self.flags("ixor", best, self._slot1))
+        elect, self.items = self.items, []
+        self.copy(p, win)
+        self.items = outer + [SeqIf("%items > 1", elect, self.items)]
         return win
 
     def flush_scatters(self):
