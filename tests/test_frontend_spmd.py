@@ -226,7 +226,9 @@ def run_wi(cm, name, gsize, lsize, *args):
             llvm.add_symbol("__mncl_barrier", ctypes.cast(cbs[0], ctypes.c_void_p).value)
             llvm.add_symbol("__mncl_local", ctypes.cast(cbs[1], ctypes.c_void_p).value)
         tm = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(cm.llvm_ir), tm)
+        mod = llvm.parse_assembly(cm.llvm_ir)
+        mod.data_layout = str(tm.target_data)   # SPMD modules name fewer native integers; MCJIT wants the host's
+        engine = llvm.create_mcjit_compiler(mod, tm)
         engine.finalize_object()
         _keep.append(engine)
         k = cm.kernels[name]
