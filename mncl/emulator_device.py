@@ -57,6 +57,7 @@ class LoadedProgram:
         self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
         self.no_narrow = set()    # (kernel, f): its wave narrowed f times did not compile
+        self.no_resident = set()  # (kernel, mode): its "-res" build did not compile
 
     @property
     def object_code(self) -> bytes:
@@ -299,10 +300,18 @@ class EmulatorDevice:
             except CompileError:   # the full wave runs it: that form built
                 loaded.no_narrow.add((kernel_info.name, narrow))
         kb, prog, tables = loaded.binary(kernel_info.name, mode)
+        ids = [id(a) for a in args if isinstance(a, EmuAllocation)]
         if kb.replicated:          # a replicated buffer must not also be written through another argument
-            ids = [id(a) for a in args if isinstance(a, EmuAllocation)]
             if any(ids.count(id(args[k])) > 1 for k in kb.replicated):
-                kb, prog, tables = loaded.binary(kernel_info.name, mode + "-norep")
+                mode += "-norep"
+                kb, prog, tables = loaded.binary(kernel_info.name, mode)
+        if kb.resident and (kernel_info.name, mode) not in loaded.no_resident and all(
+                args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in kb.resident):
+            from translator import CompileError
+            try:                   # small buffers a loop gathers stay in every PE's LM0 for the wave
+                kb, prog, tables = loaded.binary(kernel_info.name, mode + "-res")
+            except CompileError:   # (no room in LM0)
+                loaded.no_resident.add((kernel_info.name, mode))
         blk = np.zeros(ARG_LONGS, np.uint64)
         wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
         blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)

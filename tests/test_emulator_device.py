@@ -1362,9 +1362,9 @@ def test_batches_shrink_when_registers_run_out(monkeypatch):
     from translator.backend.emit import AllocError
     real, tried = backend._lower, []
 
-    def lower(module, info, lay, mode, batch, box):
+    def lower(module, info, lay, mode, batch, box, *rest):
         tried.append(batch)
-        made = real(module, info, lay, mode, batch, box)
+        made = real(module, info, lay, mode, batch, box, *rest)
         if batch > 4:
             raise AllocError("the kernel needs more than 620 live values at once (pretend)")
         return made

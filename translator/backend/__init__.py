@@ -35,6 +35,7 @@ class KernelBinary:
     name: str
     machine: str
     mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers;
+                                    # "-res": buffers gathered in loops resident in LM0 (Codegen.resident_copies);
                                     # "-n<f>": a 1-D wave narrowed f times (layout.py);
                                     # "task": a task kernel (runs once on the whole machine)
     asm: str
@@ -47,6 +48,8 @@ class KernelBinary:
     bounds: list = field(default_factory=list)      # bounds-check sites: [C line, parameter, element size]
     widened: list = field(default_factory=list)     # parameters whose widened copy it reads, at w<k>
     remarks: list = field(default_factory=list)     # [C line, text]: accesses that move a whole buffer
+    resident: list = field(default_factory=list)    # parameters a "-res" build keeps resident (in one: does)
+    resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
 
     def to_dict(self):
         return asdict(self)
@@ -56,14 +59,14 @@ class KernelBinary:
         return cls(**d)
 
 
-def _lower(module, info, lay, mode, batch, box):
-    """Codegen and the passes after it, with batches of at most `batch` scattered stores: (the
-    Codegen, the control tree, the sequencer arguments, the register allocation).  The Codegen
-    goes into box as soon as it exists, for the line of an error."""
+def _lower(module, info, lay, mode, batch, box, resident=()):
+    """Codegen and the passes after it, with batches of at most `batch` scattered stores and the
+    `resident` buffers: (the Codegen, the control tree, the sequencer arguments, the register
+    allocation).  The Codegen goes into box as soon as it exists, for the line of an error."""
     func = read_function(module.llvm_ir, info.wg_function)
     merge_arm_stores(func)
     cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
-                 replicate=not mode.endswith("-norep"))
+                 replicate="-norep" not in mode, resident=resident)
     cg.SCATTER_BATCH = batch
     box.append(cg)
     cg.translate()
@@ -105,13 +108,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                              f"at most {MAX_PARAMS}")
     box = []
     try:
-        for batch in (Codegen.SCATTER_BATCH, 4, 1):     # smaller batches of stores when registers run out
-            try:
-                cg, tree, args, alloc = _lower(module, info, lay, mode, batch, box)
-                break
-            except AllocError:
-                if batch == 1 or not box[-1].batched:
-                    raise
+        resident = ()
+        if "-res" in mode:           # the buffers a build without them would gather in loops
+            resident = _build(module, info, lay, mode.replace("-res", ""), box)[0].resident_candidates()
+        cg, tree, args, alloc = _build(module, info, lay, mode, box, resident)
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
@@ -128,7 +128,18 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
                         cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
                         [list(x) for x in cg.oob_sites], sorted(cg.uses.get("widened", ())),
-                        [[line, text] for (line, *_), text in sorted(cg.remarks.items())])
+                        [[line, text] for (line, *_), text in sorted(cg.remarks.items())],
+                        list(cg.resident) if resident else cg.resident_candidates(), 8 * cg.CH)
+
+
+def _build(module, info, lay, mode, box, resident=()):
+    """_lower, again with smaller batches of stores when registers run out."""
+    for batch in (Codegen.SCATTER_BATCH, 4, 1):
+        try:
+            return _lower(module, info, lay, mode, batch, box, resident)
+        except AllocError:
+            if batch == 1 or not box[-1].batched:
+                raise
 
 
 def _error(module, msg, line=0):

@@ -94,7 +94,8 @@ def _is_pow2(n):
 
 
 class Codegen:
-    def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True):
+    def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
+                 resident=()):
         self.f = func
         self.lay = layout
         self.params = params              # ParamInfo tuple
@@ -133,6 +134,10 @@ class Codegen:
         self.wide_args = wide_arg_slots(params)   # by-value arguments wider than 8 bytes -> their slots
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
+        self.resident = dict.fromkeys(resident)   # buffer -> LM0 word of its resident copy (resident_copies)
+        self.reached = {}                 # buffer -> how its accesses reach it ("gather", "other"), in a loop
+        self.has_barrier = False
+        self.cur = None                   # the instruction being translated
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -804,7 +809,9 @@ class Codegen:
         self.edge = {}
         self.loop_stack = []
         self.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
+        self.resident_copies()
         self.emit_region([n for n in self.rpo], None)
+        self.write_back()
         if self.oob is not None:          # after the last wave
             saved, self.items = self.items, []
             self.report_bounds()
@@ -1256,6 +1263,7 @@ class Codegen:
 
     def inst_here(self, i: Inst, p: VReg):
         op = i.op
+        self.cur = i
         if op in ("br", "switch", "ret", "unreachable"):
             return
         if any(odd_int(t) for t in [i.type] + [getattr(o, "type", "") for o in i.ops]):
@@ -2027,6 +2035,7 @@ class Codegen:
         if b == ("ids",):
             return self.ids_value(ptr.coff // 8)
         if b[0] == "param":
+            self.note_access(b[1], "load")
             self.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
@@ -2104,6 +2113,7 @@ class Codegen:
             k, name = "L", "__local memory"
         elif b[0] == "param":
             k, name = b[1], self.param(b[1]).name
+            self.note_access(k, "store")
         else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", self.line)
         size = type_size(i.ops[0].type)
@@ -2236,9 +2246,11 @@ class Codegen:
         them that may read them (may_see_stores), are batched: one pass over the
         buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
         batch."""
+        self.note_access(k, "gather")
         self.settle_stores()
-        self.remark(k, "scattered")
-        self.scatters |= isinstance(k, int)        # (not __local scratch)
+        if k not in self.resident:
+            self.remark(k, "scattered")
+            self.scatters |= isinstance(k, int)        # (not __local scratch)
         if self.batch and self.batch[0] != k:
             self.flush_scatters()
         off = self.ptr_off(ptr)
@@ -2250,6 +2262,8 @@ class Codegen:
             sh = self.alu("ilsl", self.alu("iand", off, self.c32(4 - size)), self.c32(3))
             bits = self.c32((1 << 8 * size) - 1)
             entry += (self.alu("ilsl", self.alu("iand", regs[0], bits), sh), self.alu("ilsl", bits, sh))
+        if k in self.resident:
+            return self.resident_write(k, entry)
         if not self.batch:
             self.batch = (k, [], self.items)
         self.batch[1].append(entry)
@@ -2366,16 +2380,7 @@ class Codegen:
                 for s_, acc in enumerate(self.apply_batch(entries, cb)):
                     self.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
                             mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
-            for t in range(CH // 64):
-                self.op(f"l2bmriiadd $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
-                        mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
-                             ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
-            self.op("nop", "nop")
-            self.op("nop", "nop")
-            tg = self.tag()
-            self.items.append(MV(f"mvriiadd/n{CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.line))
-            self.op(f"wait i{tg}", "wait")
-            self.zero_z()
+            self.sum_into_dram(g, daddr)
             self.alu("iadd", cb, self.c32(n_words), dst=cb)
             chunk_items = self.items
             self.items = body_outer
@@ -2383,6 +2388,22 @@ class Codegen:
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
         self.items = outer
         self.items.append(loop)
+
+    def sum_into_dram(self, g: int, daddr: str):
+        """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
+        into group g's DRAM at daddr; Z is zeroed again."""
+        CH = self.CH
+        red_lc, red_lb = self.shared_area("reduce", CH, CH)
+        for t in range(CH // 64):
+            self.op(f"l2bmriiadd $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
+                    mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
+                         ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
+        self.op("nop", "nop")
+        self.op("nop", "nop")
+        tg = self.tag()
+        self.items.append(MV(f"mvriiadd/n{CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.line))
+        self.op(f"wait i{tg}", "wait")
+        self.zero_z()
 
     def rotate_areas(self, entry):
         """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
@@ -2477,6 +2498,13 @@ class Codegen:
                 continue
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
+        return self.quarter_sums()
+
+    def quarter_sums(self):
+        """The Z quarters (the chunk on designated PEs in round 0) rotated within the MAB so PE p sums
+        digit p over its MAB: one register per 16 long words of the chunk (cycle c of register s:
+        long word 16 s + 4 c + p)."""
+        n_words = 2 * self.CH
         sums = []
         for rd, t in enumerate(self.digit_bases()):
             self.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
@@ -2757,24 +2785,11 @@ class Codegen:
         w = self.new(f"u{k}")
         self.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
                                    line=self.line)], {"lb": f"((({u}) >> 3) & 63)"}))
-        c32 = self.c32(32)
         if type_size(ty) == 8:
             r = self.new("uni")
             self.op("lpassa {u0} {d0}", "alu", (r,), (w,))
             return Val(self.kind_of(ty), (r, r))
-        # a 32-bit element, in both lanes: from the low half of its long word when its index is
-        # even, else from the high half (the sequencer knows which)
-        r = self.new("uni")
-        outer, picks = self.items, []
-        for first, second in (("ulsr", "llsl"), ("llsl", "ulsr")):
-            self.items = []
-            t = self.new("uni")
-            self.op(f"{first} {{u0}} {{s1}} {{d0}}", "alu", (t,), (w, c32))
-            self.alu("lor", t, self.alu(second, t, c32), dst=r)
-            picks.append(self.items)
-        self.items = outer
-        self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
-        return Val(self.kind_of(ty), (r,))
+        return Val(self.kind_of(ty), (self.pick_half(w, u),))
 
     def block_mv(self, k, blk: str, lc: int, base: str, t: int) -> MV:
         """The MV of the 64 long words of buffer k (its widened copy with base "w") from long word
@@ -2932,14 +2947,14 @@ class Codegen:
     def gather_area(self):
         return self.shared_area("gather", self.lay.stripe, self.CH)
 
-    def chunk_to_lm0(self):
-        """The chunk in the gather area's L2BM to every PE's LM0 words 0 .. 2 CH (l2bmb, l1bmp)."""
+    def chunk_to_lm0(self, at: int = 0):
+        """The chunk in the gather area's L2BM to every PE's LM0 words at .. at + 2 CH (l2bmb, l1bmp)."""
         glc, glb = self.gather_area()
         for t in range(self.CH // 64):
             self.items.append(self.l2bmb(glc + 64 * t, glb + 64 * t))
         for u in range(self.CH // 8):
-            self.op(f"l1bmp $llb{glb + 8 * u} $llm{16 * u}v", "l1bm",
-                    mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+            self.op(f"l1bmp $llb{glb + 8 * u} $llm{at + 16 * u}v", "l1bm",
+                    mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", at + 16 * u, at + 16 * u + 16)))
 
     def remark(self, k, how: str):
         """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats)."""
@@ -2951,51 +2966,27 @@ class Codegen:
             f"the buffer passes through every PE{loop} (docs/architecture.md, data movement)")
 
     def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
-        """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0."""
-        self.remark(k, "gathered")
-        self.settle_stores()
-        lay = self.lay
+        """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0
+        (or, resident, is there: resident_read)."""
+        self.note_access(k, "gather")
         size = type_size(ty)
         if size not in (4, 8):
             raise CodegenError(f"loads of {ty} ({size}-byte) elements are not supported on the emulator device yet",
                                self.line)
+        if k in self.resident:
+            return self.resident_read(k, ptr, ty)
+        self.remark(k, "gathered")
+        self.settle_stores()
+        lay = self.lay
         S, G, CH = lay.stripe, lay.groups, self.CH
         glc, _ = self.gather_area()
         self.uses.setdefault("bases", set()).add(k)
         self.uses.setdefault("rows", set()).add(k)
-        off = self.ptr_off(ptr)
-        shift = 2 if size == 4 else 3
-        rel = self.alu("uilsr", off, self.c32(shift), hint="rel")
-        n_words = CH * 2
-        c32 = self.c32(32)
-        if size == 4:
-            acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
-            rel = self.alu("ixor", rel, self.c32(1))     # element 2k is the low half of long word k: word 2k + 1
-        else:
-            acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
-            rel = self.alu("ilsl", rel, self.c32(1))    # long-word elements: T counts words
+        rel, acc = self.word_index(ptr, size)
         outer, self.items = self.items, []
         self.chunk_to_lm0()
-        lm = (("r", "m", 0, n_words),)
-        # T-indirect addresses must lie inside LM0 even in masked-off lanes: wrap them into the chunk
-        if size == 4:
-            inr = self.flags("uimin", rel, self.c32(n_words - 1))
-            addr = self.alu("iand", rel, self.c32(n_words - 1))
-            self.op("ulsr {s0} {s1} $t", "alu", (), (addr, c32), mem=TW)
-            self.op("ipassa $mt0 {d0}/{k0}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True, mem=lm + TR)
-            self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
-            w = self.new()
-            self.op("ipassa $mt0 {d0}", "alu", (w,), (), mem=lm + TR)
-            self.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
-        else:
-            for part in (0, 1):
-                lane = self.alu("ulsr", rel, c32) if part == 0 else self.alu("land", rel, self.const64(0xFFFFFFFF))
-                inr = self.flags("ulmin", lane, self.const64(n_words - 2))
-                addr = self.alu("land", lane, self.const64(n_words - 1))
-                self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
-                self.op("lpassa $lmt0 {d0}/{k0}", "alu", (acc[part],), (acc[part],), msrc=(inr,), partial=True,
-                        mem=(("r", "m", 0, n_words),) + TR)
-        self.alu("isub", rel, self.c32(n_words), dst=rel)
+        self.read_chunk(rel, size, 0, acc)
+        self.alu("isub", rel, self.c32(2 * CH), dst=rel)
         body = self.items
         self.items = []
         r, c = self.seq_reg("r"), self.seq_reg("c")
@@ -3010,17 +3001,178 @@ class Codegen:
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
         self.items = outer
         self.items.append(loop)
+        return self.lane_value(acc, ty)
+
+    def word_index(self, ptr: Val, size: int):
+        """(each lane's word index into the buffer: its element's word, 2 x its long word for 64-bit
+        elements; zeroed accumulators for read_chunk)."""
+        rel = self.alu("uilsr", self.ptr_off(ptr), self.c32(2 if size == 4 else 3), hint="rel")
+        acc = [self.copy(self.c32(0)), self.copy(self.c32(0))]
+        if size == 4:     # element 2k is the low half of long word k: word 2k + 1
+            return self.alu("ixor", rel, self.c32(1)), acc
+        return self.alu("ilsl", rel, self.c32(1)), acc
+
+    def read_chunk(self, rel: VReg, size: int, at: int, acc: list):
+        """Each lane's element at word index rel (word_index, less the chunk's start) of the chunk of
+        2 CH words at LM0 word `at`, T-indirect, into the accumulators acc (upper-lane and
+        lower-lane registers for 32-bit elements, odd and even work-items' for 64-bit ones);
+        lanes whose element is not in the chunk keep what they had."""
+        n_words = 2 * self.CH
+        c32 = self.c32(32)
+        lm = (("r", "m", at, at + n_words),)
+        # T-indirect addresses must lie inside LM0 even in masked-off lanes: wrap them into the chunk
         if size == 4:
+            inr = self.flags("uimin", rel, self.c32(n_words - 1))
+            addr = self.alu("iand", rel, self.c32(n_words - 1))
+            self.op("ulsr {s0} {s1} $t", "alu", (), (addr, c32), mem=TW)
+            self.op(f"ipassa $mt{at} {{d0}}/{{k0}}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True,
+                    mem=lm + TR)
+            self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
+            w = self.new()
+            self.op(f"ipassa $mt{at} {{d0}}", "alu", (w,), (), mem=lm + TR)
+            self.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
+        else:
+            for part in (0, 1):
+                lane = self.alu("ulsr", rel, c32) if part == 0 else self.alu("land", rel, self.const64(0xFFFFFFFF))
+                inr = self.flags("ulmin", lane, self.const64(n_words - 2))
+                addr = self.alu("land", lane, self.const64(n_words - 1))
+                self.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
+                self.op(f"lpassa $lmt{at} {{d0}}/{{k0}}", "alu", (acc[part],), (acc[part],), msrc=(inr,),
+                        partial=True, mem=lm + TR)
+
+    def lane_value(self, acc, ty) -> Val:
+        """read_chunk's accumulators as the loaded value."""
+        if type_size(ty) == 4:
             hi = self.alu("land", acc[0], self.const64(0xFFFFFFFF00000000))
             lo = self.alu("land", acc[1], self.const64(0xFFFFFFFF))
             return Val(self.kind_of(ty), (self.alu("lor", hi, lo),))
         return Val(self.kind_of(ty), tuple(acc))
+
+    # resident buffers ----------------------------------------------------------------------------
+    def note_access(self, k, how: str):
+        """Record that the instruction being translated reaches buffer k by `how` ("load", "store":
+        any path; "gather": a gather or scatter), for resident_candidates."""
+        if isinstance(k, int):
+            r = self.reached.setdefault(k, {"load": set(), "store": set(), "gather": set(), "loop": False})
+            r[how].add(self.cur)
+            r["loop"] |= how == "gather" and bool(self.loop_stack)
+
+    def resident_candidates(self) -> list:
+        """Buffers a launch may keep *resident* (mode "-res"): every access of them gathers or
+        scatters, one of those in a loop, and the kernel has no barrier (each PE's copy only meets
+        the others' changes at the end of the wave, which a barrier's global fence would need sooner)."""
+        if self.has_barrier:
+            return []
+        return sorted(k for k, r in self.reached.items()
+                      if r["loop"] and (r["load"] | r["store"]) <= r["gather"])
+
+    def resident_copies(self):
+        """At the top of the wave, each resident buffer (at most one chunk: the runtime checks) into
+        every PE's LM0 at the top of LM0 (mvb, l2bmb, l1bmp)."""
+        if not self.resident:
+            return
+        n_words = 2 * self.CH
+        outer, self.items = self.items, []
+        glc, _ = self.gather_area()
+        for k in self.resident:
+            if self.lm_top - n_words < 4 * self.CH:
+                raise CodegenError("LM0 has no room for a resident copy of "
+                                   f"'{self.param(k).name}' ({n_words} words)", self.line)
+            self.lm_top -= n_words
+            self.resident[k] = self.lm_top
+            self.uses.setdefault("bases", set()).add(k)
+            tg = self.tag()
+            self.items.append(MV(f"mvb/n{self.CH}i{tg} $d0@0 $lc{glc}", f"%b{k}", self.line))
+            self.op(f"wait i{tg}", "wait")
+            self.chunk_to_lm0(self.lm_top)
+        self.items = outer + self.items
+
+    def resident_read(self, k, ptr: Val, ty: str) -> Val:
+        """A load from buffer k's resident copy: T-indirect, or at an offset the sequencer adds
+        when every lane reads one element (its long word, then the lane picked)."""
+        at, size = self.resident[k], type_size(ty)
+        aff = ptr.gid_affine
+        if aff is not None and aff[0] == 0:
+            u = f"(({aff[1]}) + ({aff[2] or 0}))"            # byte offset
+            w = self.new("res")
+            self.items.append(Call([Op(f"lpassa $lm{at} {{d0}}", "alu", (w,), (), line=self.line,
+                                       mem=(("r", "m", at, at + 2 * self.CH),))], {"m": f"(({u}) >> 3) * 2"}))
+            return Val(self.kind_of(ty), (w, w) if size == 8 else (self.pick_half(w, u),))
+        rel, acc = self.word_index(ptr, size)
+        self.read_chunk(rel, size, at, acc)
+        return self.lane_value(acc, ty)
+
+    def resident_write(self, k, entry):
+        """A scatter entry (see scatter) applied to buffer k's resident copy, T-indirect, lane by lane."""
+        at, n_words = self.resident[k], 2 * self.CH
+        lm = (("r", "m", at, at + n_words), ("w", "m", at, at + n_words))
+        size, idx, *vals = entry
+        inr = self.bool_from_mask(self.flags("uimin", idx, self.c32(n_words - 1)))
+        if size == 8:        # a long word per work-item, at its even word
+            ta = self.alu("iand", idx, self.c32(n_words - 2))
+            for (t, _), val, cond in zip(self.lanes(ta), vals, self.widen_bool(inr)):
+                self.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
+                self.op(f"lpassa {{s0}} $lmt{at}/{{k0}}", "alu", (), (val,), msrc=(self.flags("lnot", cond),),
+                        mem=lm + TR)
+            return
+        wa = self.alu("iand", self.alu("ixor", idx, self.c32(1)), self.c32(n_words - 1))
+        for ta, up in self.lanes(wa):
+            new = up(vals[0])
+            self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+            if len(vals) > 1:               # a narrow store keeps the word's other bytes
+                old = self.new("old")
+                self.op(f"ipassa $mt{at} {{d0}}", "alu", (old,), (), mem=lm[:1] + TR)
+                new = self.alu("ior", self.alu("iand", old, self.alu("inot", up(vals[1]))), new)
+            self.op(f"ipassa {{s0}} $mt{at}/{{k0}}", "alu", (), (new,), msrc=(self.mask_of(up(inr)),), mem=lm + TR)
+        self.res_written = getattr(self, "res_written", set()) | {k}
+
+    def write_back(self):
+        """At the end of the wave, each written resident buffer back to DRAM: with the chunk as the
+        wave found it in the gather area, every PE puts its copy there and copy - found in Z, and
+        the scatter's sum (quarter_sums, l1bmr, sum_into_dram) makes found + every PE's changes."""
+        n_words = 2 * self.CH
+        for k in sorted(getattr(self, "res_written", ())):
+            at = self.resident[k]
+            glc, _ = self.gather_area()
+            _, red_lb = self.shared_area("reduce", self.CH, self.CH)
+            self.scatter_setup()
+            tg = self.tag()
+            self.items.append(MV(f"mvb/n{self.CH}i{tg} $d0@0 $lc{glc}", f"%b{k}", self.line))
+            self.op(f"wait i{tg}", "wait")
+            self.chunk_to_lm0()
+            for g in range(0, n_words, 8):
+                x, d = self.new("res"), self.new("diff")
+                self.op(f"lpassa $lm{at + g}v {{d0}}", "alu", (x,), (), mem=(("r", "m", at + g, at + g + 8),))
+                self.op(f"isub {{s0}} $lm{g}v {{d0}}", "alu", (d,), (x,), mem=(("r", "m", g, g + 8),))
+                self.op(f"lpassa {{s0}} $lm{n_words + g}v", "alu", (), (d,),
+                        mem=(("w", "m", n_words + g, n_words + g + 8),))
+                self.op(f"lpassa {{s0}} $lm{g}v", "alu", (), (x,), mem=(("w", "m", g, g + 8),))
+            for s_, acc in enumerate(self.quarter_sums()):
+                self.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                        mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+            self.sum_into_dram(0, f"%b{k}")
+
+    def pick_half(self, w: VReg, u: str) -> VReg:
+        """The 32-bit element at byte offset u (the sequencer knows it) of long word w, in both lanes:
+        the low half when its index is even, else the high half."""
+        c32, r = self.c32(32), self.new("uni")
+        outer, picks = self.items, []
+        for first, second in (("ulsr", "llsl"), ("llsl", "ulsr")):
+            self.items = []
+            t = self.new("uni")
+            self.op(f"{first} {{u0}} {{s1}} {{d0}}", "alu", (t,), (w, c32))
+            self.alu("lor", t, self.alu(second, t, c32), dst=r)
+            picks.append(self.items)
+        self.items = outer
+        self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
+        return r
 
     # calls -------------------------------------------------------------------------------------------
     def call(self, i: Inst, p: VReg):
         name = i.callee
         args = [self.val(o) for o in i.ops if not (isinstance(o, tuple) and o[0] in ("fn", "meta"))]
         if name == "__mncl_barrier":
+            self.has_barrier = True
             return None              # lock-step SIMD: every access before it has completed
         if name.startswith(("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias")):
             return None
