@@ -712,6 +712,16 @@ class Emulator:
                 diff &= keep
                 old ^= diff
                 return
+            rows = where[0]
+            if np.ndim(rows) == 1 and len(rows) == 4 and (rows == rows[0]).all():
+                # every cycle names one word (a word operand without auto-stride): the cycles land
+                # in order, so a masked-off cycle does not put back what an earlier one replaced
+                rest = where[1:]
+                keep = np.broadcast_to(keep, val.shape)
+                for c in range(4):
+                    at = (rows[c],) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)
+                    mem[at] ^= (mem[at] ^ val[c]) & keep[c]
+                return
             old = mem[where]
             new = old ^ ((old ^ val) & keep)
             if np.ndim(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):

@@ -138,12 +138,13 @@ MASKS = {
 @pytest.mark.parametrize("mask", list(MASKS))
 def test_masked_stores_match_the_merge_formula(mask):
     """l, ll and word stores under flag entry 1, with the entry rewritten by the host between runs
-    (the cached keep bits must follow it); word operands both gathered and sliced."""
+    (the cached keep bits must follow it); word operands both gathered and sliced, and a word
+    every cycle names (the cycles land in order: a masked-off cycle keeps what an earlier one wrote)."""
     emu = Emulator("tiny")
     P = emu.m.n_pe
     rng = np.random.default_rng(3)
     prog = assemble("lpassa $lr16v $lr64v/$imr1\nlpassa $llr32v $llr96v/$imr1\n"
-                    "ipassa $r8v $r128v/$imr1\nipassa $r9v2 $r201v4/$imr1\nnop\nnop\n")
+                    "ipassa $r8v $r128v/$imr1\nipassa $r9v2 $r201v4/$imr1\nipassa $r10v2 $r240/$imr1\nnop\nnop\n")
     for _ in range(3):
         for sp in "r":
             emu.write_pe(sp, 0, rng.integers(0, 1 << 63, (P, 128), dtype=np.uint64) * np.uint64(2) + np.uint64(1))
@@ -168,6 +169,8 @@ def test_masked_stores_match_the_merge_formula(mask):
                 old = b32[a >> 1, :, 1 - (a & 1)]
                 val = b32[src >> 1, :, 1 - (src & 1)]
                 w32[a >> 1, :, 1 - (a & 1)] = _reference_store(old, val, nib[c], LUT_W.astype(np.uint32))
+        for c in range(4):     # words 10 + 2c -> 240, cycle after cycle
+            w32[120, :, 1] = _reference_store(w32[120, :, 1], b32[5 + c, :, 1], nib[c], LUT_W.astype(np.uint32))
         assert np.array_equal(after, want)
 
 

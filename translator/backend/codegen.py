@@ -2253,6 +2253,9 @@ class Codegen:
             self.scatters |= isinstance(k, int)        # (not __local scratch)
         if self.batch and self.batch[0] != k:
             self.flush_scatters()
+        aff = ptr.gid_affine
+        if k in self.resident and size == 4 and aff is not None and aff[0] == 0:
+            return self.resident_store_uniform(k, aff, regs[0], p)
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
         entry = (size, self.select32(p, rel, self.c32(-1)))
@@ -3093,14 +3096,40 @@ class Codegen:
         at, size = self.resident[k], type_size(ty)
         aff = ptr.gid_affine
         if aff is not None and aff[0] == 0:
-            u = f"(({aff[1]}) + ({aff[2] or 0}))"            # byte offset
-            w = self.new("res")
-            self.items.append(Call([Op(f"lpassa $lm{at} {{d0}}", "alu", (w,), (), line=self.line,
-                                       mem=(("r", "m", at, at + 2 * self.CH),))], {"m": f"(({u}) >> 3) * 2"}))
-            return Val(self.kind_of(ty), (w, w) if size == 8 else (self.pick_half(w, u),))
+            m, w = self.resident_word(aff, size), self.new("res")
+            mem = (("r", "m", at, at + 2 * self.CH),)
+            if size == 8:
+                self.items.append(Call([Op(f"lpassa $lm{at} {{d0}}", "alu", (w,), (), line=self.line, mem=mem)], m))
+                return Val(self.kind_of(ty), (w, w))
+            self.items.append(Call([Op(f"ipassa $m{at} {{d0w0}}", "alu", (w,), (), line=self.line, mem=mem),
+                                    Op(f"ipassa $m{at} {{d0w1}}", "alu", (w,), (w,), line=self.line, mem=mem,
+                                       partial=True)], m))
+            return Val(self.kind_of(ty), (w,))
         rel, acc = self.word_index(ptr, size)
         self.read_chunk(rel, size, at, acc)
         return self.lane_value(acc, ty)
+
+    def resident_word(self, aff, size) -> dict:
+        """The Call offset of the word (32-bit elements: element e is word e ^ 1) or even word
+        (64-bit) a uniform byte offset reaches in a resident copy, kept inside the copy: an offset
+        out of bounds is reported, and its lanes' writes are masked off (check_bounds)."""
+        u = f"(({aff[1]}) + ({aff[2] or 0}))"
+        w = f"((({u}) >> 2) ^ 1)" if size == 4 else f"((({u}) >> 3) * 2)"
+        top = 2 * self.CH - 2 + (size == 4)
+        x = f"({w}*({w}>0))"          # (Call offsets are written without spaces: no `if`)
+        return {"m": f"({x}-({x}-{top})*({x}>{top}))"}
+
+    def resident_store_uniform(self, k, aff, val: VReg, p: VReg):
+        """A 32-bit store to one element every storing lane names (an election left one): each lane's
+        value, moved to the upper half, written to its word under the lane's predicate."""
+        at = self.resident[k]
+        ops = []
+        for up in (lambda x: x, lambda x: self.alu("llsl", x, self.c32(32))):
+            v, m = up(val), self.mask_of(up(p))
+            ops.append(Op(f"ipassa {{s0}} $m{at}/{{k0}}", "alu", (), (v,), msrc=(m,), line=self.line,
+                          mem=(("w", "m", at, at + 2 * self.CH),)))
+        self.items.append(Call(ops, self.resident_word(aff, 4)))
+        self.res_written = getattr(self, "res_written", set()) | {k}
 
     def resident_write(self, k, entry):
         """A scatter entry (see scatter) applied to buffer k's resident copy, T-indirect, lane by lane."""

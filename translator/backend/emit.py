@@ -396,6 +396,8 @@ def render(op: Op, alloc) -> str:
         sp, k = alloc[r]
         f[f"d{i}"] = f"$l{sp}{8 * k}v"
         f[f"d{i}c0"] = f"$l{sp}{8 * k}"        # cycle 0's long word, written by every cycle (packing.py)
+        f[f"d{i}w0"] = f"${sp}{8 * k}v2"       # each cycle's upper (lane 0) and lower (lane 1) word
+        f[f"d{i}w1"] = f"${sp}{8 * k + 1}v2"
     for i, r in enumerate(op.srcs):
         sp, k = alloc[r]
         f[f"s{i}"] = f"$l{sp}{8 * k}v"
