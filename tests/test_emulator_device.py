@@ -1410,3 +1410,96 @@ def test_stores_to_one_element(env, n):
     np.testing.assert_array_equal(wide, [11, 11, -5, 11])
     np.testing.assert_array_equal(bytes_, [1, 1, 9, 1, 1, 1, 1, 1])
     assert who[1] == -1 and who[0] in np.flatnonzero(a > 0), who
+
+
+RESIDENT = """
+__kernel void bubble(__global int *data, const int n)      /* one work-item sorts: a task */
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j + 1 < n - i; j++) {
+            int a = data[j], b = data[j + 1];
+            if (a > b) { data[j] = b; data[j + 1] = a; }
+        }
+}
+__kernel void hist(__global const int *keys, __global const int *table, __global int *out,
+                   __global short *narrow, __global long *wide, const int m)
+{
+    int i = get_global_id(0), s = 0;
+    for (int k = 0; k < m; k++)                  /* a read-only table gathered in a loop */
+        s += table[(keys[i] + 3 * k) & 63];
+    out[i] = s;
+    for (int k = 0; k < m; k++) {                /* each work-item its own narrow and wide elements */
+        narrow[(i * 7 + k) % 96] = (short)(k - i);
+        wide[(i * 5 + k) % 40] = (long)s << 33;
+    }
+}
+"""
+
+
+def resident_modes(prg, ctx, kernel):
+    return {m for k, m in prg._loaded[ctx.devices[0]].binaries if k == kernel and "-res" in m}
+
+
+@pytest.mark.parametrize("n", [1, 9, 64])
+def test_a_resident_buffer_is_sorted_in_place(env, n):
+    """A one-work-item bubble sort keeps `data` in LM0 for the wave (-res) and agrees with numpy."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, RESIDENT).build()
+    a = np.random.default_rng(n).integers(-1000, 1000, n).astype(np.int32)
+    d = buf(ctx, a)
+    prg.bubble(q, (1,), (1,), d, np.int32(n))
+    got = np.empty_like(a)
+    cl.enqueue_copy(q, got, d)
+    np.testing.assert_array_equal(got, np.sort(a))
+    assert resident_modes(prg, ctx, "bubble")
+
+
+@pytest.mark.parametrize("n", [5, 300])
+def test_resident_tables_and_scattered_stores_match_numpy(env, n):
+    """Many work-items in one and several waves: a read-only table gathered in a loop, 16- and
+    64-bit stores each work-item makes to elements no other work-item stores in the last pass."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, RESIDENT).build()
+    rng = np.random.default_rng(n)
+    keys, table = rng.integers(0, 1000, n).astype(np.int32), rng.integers(-50, 50, 64).astype(np.int32)
+    m = 3
+    out, narrow, wide = np.zeros(n, np.int32), np.full(96, 7, np.int16), np.full(40, 9, np.int64)
+    dev = [buf(ctx, x) for x in (keys, table, out, narrow, wide)]
+    prg.hist(q, (n,), None, *dev, np.int32(m))
+    for host, d in zip((out, narrow, wide), dev[2:]):
+        cl.enqueue_copy(q, host, d)
+    i = np.arange(n)
+    s = sum(table[(keys + 3 * k) & 63] for k in range(m))
+    np.testing.assert_array_equal(out, s)
+    want_n, want_w = np.full(96, 7, np.int16), np.full(40, 9, np.int64)
+    for k in range(m):                              # last writer of each element, in (k, i) order
+        want_n[(i * 7 + k) % 96] = (k - i).astype(np.int16)
+        want_w[(i * 5 + k) % 40] = s.astype(np.int64) << 33
+    if n == 5:                                      # (elements two work-items store are a race)
+        np.testing.assert_array_equal(narrow, want_n)
+        np.testing.assert_array_equal(wide, want_w)
+    assert resident_modes(prg, ctx, "hist")
+
+
+def test_aliased_or_too_big_buffers_are_not_resident(env):
+    """The same buffer passed twice, or one bigger than LM0's copy, runs the build without
+    resident copies, with the same results."""
+    ctx, q, _ = env
+    prg = cl.Program(ctx, RESIDENT).build("-D OWN_LOAD")     # its own loaded program: no -res run yet
+    big = 1 << 13                                    # more long words than a resident copy holds
+    a = np.random.default_rng(2).integers(-9, 9, big).astype(np.int32)
+    d = buf(ctx, a)
+    prg.bubble(q, (1,), (1,), d, np.int32(12))
+    got = np.empty_like(a)
+    cl.enqueue_copy(q, got, d)
+    np.testing.assert_array_equal(got[:12], np.sort(a[:12]))
+    np.testing.assert_array_equal(got[12:], a[12:])
+    assert not resident_modes(prg, ctx, "bubble")
+    keys = np.arange(64, dtype=np.int32)[::-1].copy()
+    t = buf(ctx, keys)
+    out, narrow, wide = (buf(ctx, x) for x in (np.zeros(8, np.int32), np.zeros(96, np.int16), np.zeros(40, np.int64)))
+    prg.hist(q, (8,), None, t, t, out, narrow, wide, np.int32(2))      # keys are the table too
+    got = np.empty(8, np.int32)
+    cl.enqueue_copy(q, got, out)
+    np.testing.assert_array_equal(got, keys[keys[:8]] + keys[(keys[:8] + 3) & 63])
+    assert not resident_modes(prg, ctx, "hist")

@@ -3,7 +3,6 @@ test-only JIT harness (tests/frontend_harness.py) against numpy, and against PoC
 pyopencl finds a platform."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -496,8 +495,9 @@ def test_global_offset():
     np.testing.assert_array_equal(o, np.arange(100, 116))
 
 
-# ---------------------------------------------------------------------------- compile time
-def test_compile_time_is_reasonable():
+# ---------------------------------------------------------------------------- a tiled matmul
+def test_tiled_matmul_compiles_and_runs():
+    """(How long compiling takes is benchmarks/compiled_kernels.py's to measure, not a test's.)"""
     kernel = """
     __kernel void mm(__global const float *A, __global const float *B, __global float *C, int n) {
         __local float As[16][16];
@@ -514,17 +514,13 @@ def test_compile_time_is_reasonable():
         }
         C[row * n + col] = acc;
     }"""
-    compile_opencl(kernel)               # warm up imports and the parser
-    t = time.perf_counter()
     p = build(kernel)
-    dt = time.perf_counter() - t
     n = 32
     A = RNG.random((n, n)).astype(np.float32)
     B = RNG.random((n, n)).astype(np.float32)
     C = np.zeros((n, n), np.float32)
     p.run("mm", (n, n), (16, 16), A, B, C, np.int32(n))
     np.testing.assert_allclose(C, A @ B, rtol=1e-4)
-    assert dt < 1.0, f"tiled matmul took {dt:.3f}s to compile and JIT"
 
 
 # ---------------------------------------------------------------------------- PoCL

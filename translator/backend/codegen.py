@@ -135,6 +135,7 @@ class Codegen:
         self._wide = {}                   # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
         self.resident = dict.fromkeys(resident)   # buffer -> LM0 word of its resident copy (resident_copies)
+        self.res_written = set()                  # resident buffers the kernel stores to (write_back)
         self.reached = {}                 # buffer -> how its accesses reach it ("gather", "other"), in a loop
         self.has_barrier = False
         self.cur = None                   # the instruction being translated
@@ -2321,7 +2322,8 @@ class Codegen:
         self.masked_copy(self.c32(-1), win, self.flags("ixor", best, self._slot1))
         elect, self.items = self.items, []
         self.copy(p, win)
-        self.items = outer + [SeqIf("%items > 1", elect, self.items)]
+        outer.append(SeqIf("%items > 1", elect, self.items))
+        self.items = outer         # (the same list: a batch of stores began in it)
         return win
 
     def flush_scatters(self):
@@ -3129,13 +3131,14 @@ class Codegen:
             ops.append(Op(f"ipassa {{s0}} $m{at}/{{k0}}", "alu", (), (v,), msrc=(m,), line=self.line,
                           mem=(("w", "m", at, at + 2 * self.CH),)))
         self.items.append(Call(ops, self.resident_word(aff, 4)))
-        self.res_written = getattr(self, "res_written", set()) | {k}
+        self.res_written.add(k)
 
     def resident_write(self, k, entry):
         """A scatter entry (see scatter) applied to buffer k's resident copy, T-indirect, lane by lane."""
         at, n_words = self.resident[k], 2 * self.CH
         lm = (("r", "m", at, at + n_words), ("w", "m", at, at + n_words))
         size, idx, *vals = entry
+        self.res_written.add(k)
         inr = self.bool_from_mask(self.flags("uimin", idx, self.c32(n_words - 1)))
         if size == 8:        # a long word per work-item, at its even word
             ta = self.alu("iand", idx, self.c32(n_words - 2))
@@ -3153,14 +3156,13 @@ class Codegen:
                 self.op(f"ipassa $mt{at} {{d0}}", "alu", (old,), (), mem=lm[:1] + TR)
                 new = self.alu("ior", self.alu("iand", old, self.alu("inot", up(vals[1]))), new)
             self.op(f"ipassa {{s0}} $mt{at}/{{k0}}", "alu", (), (new,), msrc=(self.mask_of(up(inr)),), mem=lm + TR)
-        self.res_written = getattr(self, "res_written", set()) | {k}
 
     def write_back(self):
         """At the end of the wave, each written resident buffer back to DRAM: with the chunk as the
         wave found it in the gather area, every PE puts its copy there and copy - found in Z, and
         the scatter's sum (quarter_sums, l1bmr, sum_into_dram) makes found + every PE's changes."""
         n_words = 2 * self.CH
-        for k in sorted(getattr(self, "res_written", ())):
+        for k in sorted(self.res_written):
             at = self.resident[k]
             glc, _ = self.gather_area()
             _, red_lb = self.shared_area("reduce", self.CH, self.CH)
