@@ -768,6 +768,31 @@ def test_a_divisor_computed_in_the_kernel_serves_both_division_paths(env):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("options", ["", "-cl-opt-disable"])
+def test_a_pass_counter_divisor_is_not_read_from_a_lane_that_left(env, options):
+    """k runs 2, 3, ... in every lane still in the loop, but a lane that returned keeps its last k,
+    and it may share a long word with one still running: dividing by k must not take the
+    reciprocal of the first lane's k for both (at -O0, odd work-items missed 3, 5, 7 ...)."""
+    ctx, q, _ = env
+    src = """__kernel void f(__global const int *a, __global int *out)
+{
+    int i = get_global_id(0), x = a[i];
+    for (int k = 2; k < 12; k++)
+        if (x % k == 0) { out[i] = k; return; }
+    out[i] = -1;
+}
+"""
+    prg = cl.Program(ctx, src).build(options=options)
+    a = np.random.default_rng(5).integers(1, 1000, 256).astype(np.int32)
+    ob = buf(ctx, np.zeros(256, np.int32))
+    prg.f(q, (256,), None, buf(ctx, a), ob).wait()
+    got = np.empty(256, np.int32)
+    cl.enqueue_copy(q, got, ob)
+    k = np.arange(2, 12)
+    divides = a[:, None] % k == 0
+    np.testing.assert_array_equal(got, np.where(divides.any(1), k[divides.argmax(1)], -1))
+
+
 UNIFORM_IN_LOOPS = r"""
 __kernel void utab(__global const float *x, __global const int *k, __global const double *d,
                    __global const long *l, __global float *o, __global double *od, int n, int s) {

@@ -810,6 +810,7 @@ class Codegen:
         self.edge = {}
         self.loop_stack = []
         self.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
+        self.pass_counters = set()        # pass counters of loops run until no lane is left (pass_ivs)
         self.resident_copies()
         self.emit_region([n for n in self.rpo], None)
         self.write_back()
@@ -854,6 +855,13 @@ class Codegen:
             if a is not None and b is not None:
                 return f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
         return None
+
+    def uniform_register(self, x):
+        """seq_expr(x) where x's register holds that value in every lane, else None.  A pass
+        counter's phi (pass_ivs) does so only in the lanes still in its loop: a lane that left
+        keeps its last value, and the other work-item of its long word may still be running."""
+        e = self.seq_expr(x)
+        return None if e is None or any(t in re.findall(r"%\w+", e) for t in self.pass_counters) else e
 
     def counted_loop(self, h, blocks, phis):
         """(trip count expression, counter phi, its start) for a loop the sequencer can run, or None.
@@ -925,6 +933,7 @@ class Codegen:
         if not found:
             return None
         t = self.seq_reg("t")
+        self.pass_counters.add(t)
         for iv, start, step in found:
             self.seq_ivs[iv] = f"(({start}) + ({step}) * {t})"
         return t, [iv for iv, _, _ in found]
@@ -1444,10 +1453,10 @@ class Codegen:
                     return Val("i32", (out,))
             return self.mul_general(a, b, wide)
         g, n = i.ops[1], self.guarded_divisor(i.ops[1])
-        if not wide and n is not None and self.seq_expr(n):
+        if not wide and n is not None and self.uniform_register(n):
             # the front end's guard, x / (bad ? 1 : n) for a uniform n: divide by n, then take
             # x / 1 where the guard holds
-            self._uniform_divisor = self.seq_expr(n)
+            self._uniform_divisor = self.uniform_register(n)
             try:
                 q = self.divide(op, a, self.val(n), wide).regs[0]
             finally:
@@ -1457,7 +1466,7 @@ class Codegen:
             if q in self.small_quotients:     # its fp32 test excludes the guard's cases (n < 1)
                 self.small_quotients[r] = self.small_quotients[q]
             return Val("i32", (r,))
-        self._uniform_divisor = b.const is None and self.seq_expr(i.ops[1])
+        self._uniform_divisor = b.const is None and self.uniform_register(i.ops[1])
         try:
             return self.divide(op, a, b, wide)
         finally:
