@@ -1,11 +1,11 @@
 """The backend's register allocator (translator/backend/emit.py) on programs with more live
 values than the GRFs hold: no two values that are live at once share a place; and what keeps
-values few and their registers out of each other's way (merging repeated ops)."""
+values few and their registers out of each other's way (merging repeated ops, FIFO reuse)."""
 import random
 
 import pytest
 
-from translator.backend.emit import allocate, merge_recomputed
+from translator.backend.emit import allocate, merge_recomputed, schedule
 from translator.backend.ops import Op, SeqLoop, VReg, flat_ops
 
 
@@ -87,6 +87,18 @@ def test_no_merge_when_a_source_or_memory_changes_between():
     tree += [_to_t(r) for r in (a, b, m1, m2)]
     n = len(list(flat_ops(tree)))
     assert len(list(flat_ops(merge_recomputed(tree)))) == n
+
+
+def test_free_registers_are_taken_first_freed_first():
+    """Short-lived independent values in one register would each wait for the previous one's
+    reader; taking the register freed longest ago lets the scheduler overlap them."""
+    ops = []
+    for k in range(8):
+        v = VReg(f"v{k}")
+        ops += [Op("zero {d0}", "alu", (v,)), _to_t(v)]
+    out = allocate(ops)
+    assert len({out[o.dsts[0]] for o in ops if o.dsts}) == 8
+    assert len(schedule(ops, out)) <= 16         # one ALU op a step; 24 in one register
 
 
 def test_vector_17_at_O0_fits():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
 from dataclasses import replace
 
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
@@ -354,13 +355,14 @@ def live_intervals(tree: list) -> dict:
 def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
     iv = live_intervals(tree)
     out = {}
-    vfree = [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
-    if spill:
-        vfree = [x for x in vfree if x not in SCRATCH]
-    vfree.reverse()
+    # free registers and mask entries are taken in the order they were freed (FIFO): the one freed
+    # longest ago has its last reader furthest back, so the scheduler's dependencies on locations
+    # (a write waits for the previous value's readers) hold a new value back the least
+    vfree = deque(x for x in [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
+                  if not (spill and x in SCRATCH))
     sfree = [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)]
     freed_at = {}                        # LM1 slot -> where its last value's interval ended
-    mfree = MASK_ENTRIES[::-1]
+    mfree = deque(MASK_ENTRIES)
     active = []
     peak = 0
 
@@ -403,7 +405,7 @@ def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
                              f"{2 * GRF_SLOTS} 4-long-word registers (GRF0 + GRF1) and room for "
                              f"{lm_words // 8 - ARG_BLOCK_SLOTS} more in LM1: split it or reduce the values "
                              f"live at one time")
-        out[r] = pool.pop()
+        out[r] = pool.popleft()
         active.append(r)
         peak = max(peak, sum(1 for x in active if isinstance(x, VReg)))
     out["_peak"] = peak
