@@ -18,7 +18,7 @@ from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, wide_arg_slots
-from .emit import AllocError, allocate, coalesce_carried, emit_program, remove_dead, sink_into_branches
+from .emit import AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
@@ -79,7 +79,7 @@ def _lower(module, info, lay, mode, batch, box, resident=()):
     tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
     tree = pack_loops(tree, lay, cg.alloc_lc)
     tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-    alloc = allocate(tree, lay.lm_words)
+    alloc = allocate(merge_recomputed(tree), lay.lm_words)
     bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     rows = sorted(cg.uses.get("rows", ()), key=str)
     params = sorted(cg.uses.get("params", ()))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
 from dataclasses import replace
 
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
@@ -203,6 +204,71 @@ def coalesce_carried(tree: list) -> list:
     return tree
 
 
+def merge_recomputed(tree: list) -> list:
+    """Drop an ALU/MAU op that computes again what an earlier op of the same list computed, its
+    readers reading the earlier result instead.
+
+    Unoptimised (-O0) IR recomputes constants, argument loads and addresses at every use; each
+    copy is one more value live at once (vector_17 at -O0 needed more than the GRFs and LM1 hold).
+    An op B repeats op A when both have the same template, unit, sources and memory reads, and
+    nothing between them (in the same list, so everything between runs between them) writes a
+    source of B or the memory space B reads.  A's and B's results must have one writer each and
+    B's be read only after B, so that A's holds B's value wherever B's is read.  Merges cascade:
+    an op whose source was renamed may repeat another in turn.  Fixed locations an op names
+    ($...) must be in its mem (the PE id reads are not: they are left alone)."""
+    flat = list(flat_ops(tree))
+    where, writes, reads, mem_writes = {}, {}, {}, {}
+    for k, o in enumerate(flat):
+        where.setdefault(id(o), []).append(k)
+        for r in o.srcs + o.msrc:
+            reads.setdefault(r, []).append(k)
+        for r in o.dsts + o.mdst:
+            writes.setdefault(r, []).append(k)
+        for m in o.mem:
+            if m[0] == "w":
+                mem_writes.setdefault(m[1], []).append(k)
+
+    def pure(o):
+        return o.unit in ("alu", "mau") and len(o.dsts) == 1 and not o.mdst and not o.partial \
+            and len(where[id(o)]) == 1 and len(writes[o.dsts[0]]) == 1 and o.dsts[0] not in o.srcs \
+            and all(m[0] == "r" for m in o.mem) and ("$" not in o.text or o.mem)
+
+    def written_between(a, b, o):
+        """Whether an op between positions a and b writes a source of o or the memory it reads
+        (anywhere in that space: a Call body's addresses are relative to its offsets)."""
+        def any_in(ks):                 # ks ascending
+            i = bisect.bisect_right(ks, a)
+            return i < len(ks) and ks[i] < b
+        return any(any_in(writes.get(r, ())) for r in o.srcs + o.msrc) \
+            or any(any_in(mem_writes.get(m[1], ())) for m in o.mem)
+
+    def visit(items):
+        seen, keep = {}, []                 # (unit, text, srcs, msrc, mem) -> the op computing it
+        for it in items:
+            keep.append(it)
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    visit(getattr(it, attr, ()))
+                continue
+            if not pure(it):
+                continue
+            key = (it.unit, it.text, it.srcs, it.msrc, it.mem)
+            a, b, old = seen.get(key), where[id(it)][0], it.dsts[0]
+            if a is None or written_between(where[id(a)][0], b, it) or any(k < b for k in reads.get(old, ())):
+                seen[key] = it
+                continue
+            keep.pop()
+            new = a.dsts[0]
+            for k in reads.pop(old, ()):
+                flat[k].srcs = tuple(new if r is old else r for r in flat[k].srcs)
+                reads.setdefault(new, []).append(k)
+            del writes[old]
+        if len(keep) < len(items):
+            items[:] = keep
+    visit(tree)
+    return tree
+
+
 SCRATCH = [("s", GRF_SLOTS - 1 - i) for i in range(4)]     # reloads of spilled operands (see fix_spills)
 ARG_BLOCK_SLOTS = 16          # LM1 words 0..127 hold the argument block; spill slots start above it
 
@@ -221,7 +287,8 @@ def allocate(tree: list, lm_words: int = 4096) -> dict:
         return out
 
 
-def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
+def live_intervals(tree: list) -> dict:
+    """VReg/MaskReg -> [first, last] position in the tree's op order where it is live."""
     refs: dict = {}
     loops = []
     pos = [0]
@@ -282,14 +349,20 @@ def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
                     if (na, nb) != (a, b):
                         iv[r] = [na, nb]
                         changed = True
+    return iv
+
+
+def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
+    iv = live_intervals(tree)
     out = {}
-    vfree = [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
-    if spill:
-        vfree = [x for x in vfree if x not in SCRATCH]
-    vfree.reverse()
+    # free registers and mask entries are taken in the order they were freed (FIFO): the one freed
+    # longest ago has its last reader furthest back, so the scheduler's dependencies on locations
+    # (a write waits for the previous value's readers) hold a new value back the least
+    vfree = deque(x for x in [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
+                  if not (spill and x in SCRATCH))
     sfree = [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)]
     freed_at = {}                        # LM1 slot -> where its last value's interval ended
-    mfree = MASK_ENTRIES[::-1]
+    mfree = deque(MASK_ENTRIES)
     active = []
     peak = 0
 
@@ -332,7 +405,7 @@ def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
                              f"{2 * GRF_SLOTS} 4-long-word registers (GRF0 + GRF1) and room for "
                              f"{lm_words // 8 - ARG_BLOCK_SLOTS} more in LM1: split it or reduce the values "
                              f"live at one time")
-        out[r] = pool.pop()
+        out[r] = pool.popleft()
         active.append(r)
         peak = max(peak, sum(1 for x in active if isinstance(x, VReg)))
     out["_peak"] = peak
