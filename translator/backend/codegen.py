@@ -1110,7 +1110,7 @@ class Codegen(NanFixups):
         counted = self.counted_loop(h, blocks, phis)
         bottom = None
         if counted:
-            seq_reg = f"%n{len(self.seq_ivs)}"
+            seq_reg = f"%n{'e' if self.exact_mode else ''}{len(self.seq_ivs)}"     # %ne: an exact rerun (nans.py)
             self.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
             (src, dst), = [(n, s) for n in blocks for s in self.succ[n] if s not in blocks]
             if src in self.preds[h]:
@@ -1839,7 +1839,11 @@ class Codegen(NanFixups):
             return self.lazy_result(i, v, ("neg", a)) if a.lazy else v
         b = self.raw(i.ops[1]) if chain else self.val(i.ops[1])
         v = self.float_arith(op, wide, a, b)
-        return self.lazy_result(i, v, ({"fadd": "add", "fsub": "sub", "fmul": "mul"}.get(op, "div"), a, b))
+        if op == "fdiv":                  # exact: its special values are fixed at once
+            if not no_nans(i):
+                v.regs = tuple(self.division_specials(q, x, y, wide) for q, x, y in zip(v.regs, a.regs, b.regs))
+            return v
+        return self.lazy_result(i, v, ({"fadd": "add", "fsub": "sub", "fmul": "mul"}[op], a, b))
 
     def float_arith(self, op, wide, a: Val, b: Val) -> Val:
         self.flops += 1
@@ -1893,7 +1897,7 @@ class Codegen(NanFixups):
         return self.fmul64(res, r, add=q)
 
     def fsqrt32(self, x):
-        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(0) = 0."""
+        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0, sqrt(inf) = inf."""
         y = self.alu("frsqrt", x)
         half = self.c32(0x3F000000)
         three_half = self.c32(0x3FC00000)
@@ -1908,6 +1912,7 @@ class Codegen(NanFixups):
         s = self.mau("fvfma", res, hy, s)
         zero = self.flags("ixor", self.alu("iand", x, self.c32(0x7FFFFFFF)), self.c32(0))
         self.masked_copy(x, s, zero)
+        self.masked_copy(x, s, self.flags("ixor", x, self.c32(0x7F800000)))     # sqrt(+inf)
         return s
 
     # conversions ---------------------------------------------------------------------------------
@@ -3259,7 +3264,15 @@ class Codegen(NanFixups):
             return v
         if base in ("minnum", "maxnum", "minimum", "maximum") and ty in ("float", "double"):
             mn = ("d" if wide else "f") + ("min" if "min" in base else "max")
-            return Val(args[0].kind, tuple(self.alu(mn, x, y) for x, y in zip(args[0].regs, args[1].regs)))
+            out = []
+            for x, y in zip(args[0].regs, args[1].regs):
+                r = self.alu(mn, x, y)
+                if base in ("minnum", "maxnum") and not no_nans(i):   # a NaN operand gives the other
+                    for a, b in ((args[0], y), (args[1], x)):
+                        if a.const is None:
+                            self.masked_copy(b, r, self.nan_mask(a.regs[len(out)], wide))
+                out.append(r)
+            return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
             return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":

@@ -137,15 +137,43 @@ class NanFixups:
                     d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
                     terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
                 out = any_of(*nans, *terms)
-            elif op == "div":                # 0 / 0, inf / inf
-                out = any_of(*nans, self.b_and(is_zero(a[0]), is_zero(a[1])),
-                             self.b_and(is_inf(a[0]), is_inf(a[1])))
             elif op == "sqrt":               # a negative number (not -0)
                 out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(is_zero(a[0]))))
             else:
                 raise ValueError(f"internal: unknown lazy operation {op}")
         memo[key] = out
         return out
+
+    def nan_mask(self, r, wide: bool):
+        """A mask entry set in the lanes of float register r that hold a NaN (|r| > inf)."""
+        if wide:
+            return self.flags("lmax", self.alu("land", r, self.const64((1 << 63) - 1)), self.const64(0x7FF0000000000001))
+        return self.flags("imax", self.alu("iand", r, self.c32(0x7FFFFFFF)), self.c32(0x7F800001))
+
+    def division_specials(self, q, x, y, wide: bool):
+        """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
+        infinite or NaN (the sequence gives +-inf of either sign or a finite number there):
+        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand."""
+        p = "l" if wide else "i"
+        c = self.const64 if wide else self.c32
+        top = 1 << (63 if wide else 31)
+        mag, inf = c(top - 1), c(0x7FF << 52 if wide else 0x7F800000)
+        qnan = c(0x7FF8 << 48 if wide else 0x7FC00000)
+        ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
+        zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
+        big = self.alu(p + "or", zero, inf)
+        x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+        xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
+        q = self.copy(q)
+        self.masked_copy(zero, q, yinf)                    # finite / inf
+        self.masked_copy(zero, q, x0)                      # 0 / y
+        for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
+            t = self.copy(big)
+            self.masked_copy(qnan, t, other)
+            self.masked_copy(t, q, k)
+        self.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
+        self.masked_copy(y, q, self.nan_mask(y, wide))
+        return q
 
     # loops -------------------------------------------------------------------------------------
     def lazy_loop(self, h) -> bool:
@@ -174,9 +202,9 @@ class NanFixups:
                     continue
                 if u.op == "phi" and u.block == h:
                     continue
-                if u.type not in ("float", "double") or not (
+                if u.type not in ("float", "double") or no_nans(u) or not (
                         u.op in CHAIN_OPS or u.op == "call" and callee_base(u) in CHAIN_CALLS):
-                    return False
+                    return False         # a sink, or exact already
                 chained.add(u)
                 work.append(u)
         return True
