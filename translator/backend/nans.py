@@ -2,9 +2,9 @@
 
 The MAU normalises its outputs: where IEEE arithmetic gives NaN (0 * inf, inf - inf, a NaN
 operand) it gives +-inf.  Fixing every MAU result would cost ALU work after every add and
-multiply.  Instead the backend uses a property of chains of add / sub / mul / fma / neg (and of
-its division and sqrt sequences, whose operands are exact): where IEEE gives a finite value or an
-infinity the MAU gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
+multiply (an earlier attempt made matvec 4x slower).  Instead the backend uses a property of
+chains of add / sub / mul / fma / neg: where IEEE gives a finite value or an infinity the MAU
+gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
 
 * A float ``Val`` made by such an operation is *lazy*: ``Val.lazy`` records the operation and its
   operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
@@ -12,12 +12,14 @@ infinity the MAU gives the same, and where IEEE gives NaN the MAU gives +-inf.  
 * Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
   a select or phi, a division ...) it is *settled* in place: if any lane is +-inf
   (two ALU ops and one any-reduction), the NaN lanes are recomputed from the chain (``nan_bool``:
-  a NaN operand, inf - inf, 0 * inf, 0 / 0, inf / inf, sqrt of a negative) and get a quiet NaN.
+  a NaN operand, inf - inf, 0 * inf) and get a quiet NaN.
 * A pure loop whose float accumulators are only chained (matvec's ``s += a[j] * x[j]``) carries
   them lazily; after it, if any lane of a float value leaving it is +-inf, the loop runs again
   in exact mode (every operation settled at once, no any-reduction) and its results replace the
   first run's.  An inf or NaN stays one in such a chain, so the common case pays one test after
   the loop.
+* Division and sqrt are not chain operations (their Newton sequences give finite numbers for
+  some special operands): their special values are fixed at once, by ALU selects.
 * Operations with LLVM's ``nnan`` (``-cl-finite-math-only``, ``-cl-fast-relaxed-math``) are exact
   by assumption: no fix-ups.
 """
