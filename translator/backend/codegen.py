@@ -1201,7 +1201,10 @@ class Codegen(NanFixups):
         self.escapes = saved_esc
         exports = list(esc.values()) + list(carried.values()) + [cap for lst in phicaps.values() for _, cap in lst]
         if lazy:
-            self.rerun_exactly(h, body, before, exports)
+            read_after = [reg for phi, reg in carried.items()
+                          if any(u.block not in blocks for u in self.users.get(phi, []))]
+            self.rerun_exactly(h, body, before, exports, list(esc.values()) + read_after +
+                               [cap for lst in phicaps.values() for _, cap in lst])
         self.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap

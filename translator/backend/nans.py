@@ -149,7 +149,8 @@ class NanFixups:
     def nan_mask(self, r, wide: bool):
         """A mask entry set in the lanes of float register r that hold a NaN (|r| > inf)."""
         if wide:
-            return self.flags("lmax", self.alu("land", r, self.const64((1 << 63) - 1)), self.const64(0x7FF0000000000001))
+            mag = self.alu("land", r, self.const64((1 << 63) - 1))
+            return self.flags("lmax", mag, self.const64(0x7FF0000000000001))
         return self.flags("imax", self.alu("iand", r, self.c32(0x7FFFFFFF)), self.c32(0x7F800001))
 
     def division_specials(self, q, x, y, wide: bool):
@@ -221,12 +222,12 @@ class NanFixups:
             setattr(self, a, dict(v) if isinstance(v, dict) else v)
         self.settled = set()
 
-    def rerun_exactly(self, h, body, before: dict, exports: list):
-        """After loop h ran with lazy accumulators: if any lane of a float value in `exports` (the
-        first run's escape, carried and exit-phi registers, in the order emit_loop gives them) is
-        +-inf, run the loop again from the state `before` it in exact mode and copy its results
-        over the first run's."""
-        floats = [v for v in exports if v.kind in ("f32", "f64")]
+    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list):
+        """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
+        of `exports`, the first run's escape, carried and exit-phi registers in the order emit_loop
+        gives them, read after the loop) is +-inf, run the loop again from the state `before` it in
+        exact mode and copy its results over the first run's."""
+        floats = [v for v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
         regs = [(v, r) for v in floats for r in v.regs]
