@@ -483,7 +483,19 @@ class Lowering:
             if f["fdef"] is not None and f["ir"] is None and not f["kernel"] and (
                     self.spmd or not self.has_barrier(f["fdef"].body)):
                 self.lower_helper(name, f["fdef"])
+        if self.fast_math:
+            self.fast_intrinsics()
         return self.module, self.kernels
+
+    def fast_intrinsics(self):
+        """-cl-finite-math-only and friends: float intrinsic calls (sqrt, fma, fmin ...) get the
+        'fast' flag the arithmetic has, so the SIMD backend leaves out their NaN fix-ups too."""
+        for fn in self.module.functions:
+            for blk in fn.blocks:
+                for ins in blk.instructions:
+                    if isinstance(ins, ir.CallInstr) and getattr(ins.callee, "name", "").startswith("llvm.") \
+                            and str(ins.type).split(" x ")[-1].strip("<>") in ("float", "double", "half"):
+                        ins.fastmath.add("fast")
 
     def top(self, ext):
         if isinstance(ext, c_ast.FuncDef):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
+from .nans import NanFixups, no_nans
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
@@ -81,6 +82,7 @@ class Val:
                                     # is None or a sequencer expression (a uniform part the sequencer knows)
     const: object = None
     parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
+    lazy: tuple | None = None       # floats: (op, operand Vals) when +-inf may stand for NaN (nans.py)
 
 
 class CodegenError(Exception):
@@ -93,7 +95,7 @@ def _is_pow2(n):
     return n > 0 and n & (n - 1) == 0
 
 
-class Codegen:
+class Codegen(NanFixups):
     def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
                  resident=()):
         self.f = func
@@ -139,6 +141,7 @@ class Codegen:
         self.reached = {}                 # buffer -> how its accesses reach it ("gather", "other"), in a loop
         self.has_barrier = False
         self.cur = None                   # the instruction being translated
+        self.settled = set()              # ids of lazy Vals settled in the block being emitted (nans.py)
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):
@@ -324,6 +327,11 @@ class Codegen:
 
     # ------------------------------------------------------------------ values
     def val(self, x) -> Val:
+        """The value of IR operand x, with IEEE NaNs (a lazy float is settled, see nans.py)."""
+        return self.settle(self.raw(x))
+
+    def raw(self, x) -> Val:
+        """The value of IR operand x as it is: a lazy float may hold +-inf for NaN (nans.py)."""
         if isinstance(x, Const):
             return self.const_val(x)
         if isinstance(x, (Inst, Arg)):
@@ -378,6 +386,7 @@ class Codegen:
 
     # vectors: one Val per element, side by side ------------------------------------------------
     def make_vec(self, vals) -> Val:
+        vals = [self.settle(x) for x in vals]       # a vector's elements are exact
         return Val("vec", tuple(r for x in vals for r in x.regs), parts=tuple(x.kind for x in vals))
 
     def elems(self, v: Val) -> list:
@@ -964,8 +973,9 @@ class Codegen:
             # leaving the loop: accumulate the lanes that took this exit, capture phi inputs
             ex = ctx["exits"][(src, dst)]
             self.alu("ior", ex, p, dst=ex)
+            get = self.raw if ctx["lazy"] else self.val      # a lazy loop settles after it (nans.py)
             for phi, cap in ctx["phicaps"].get((src, dst), []):
-                v = self.val(phi.ops[phi.phi_blocks.index(src)])
+                v = get(phi.ops[phi.phi_blocks.index(src)])
                 self.capture(cap, v, p)
             return
         self.acc[dst] = p if dst not in self.acc else self.b_or(self.acc[dst], p)
@@ -1043,6 +1053,7 @@ class Codegen:
         p = pred if pred is not None else self.block_pred(n)
         self.pred[n] = p
         self.elected = {}
+        self.settled = set()
         phis = [i for i in b.insts if i.op == "phi"]
         if phis and pred is None:
             incoming = {(blk, n) for blk in self.preds[n]}
@@ -1058,7 +1069,8 @@ class Codegen:
             self.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
             self.inst(i, p)
             if i in self.escapes:
-                self.capture(self.escapes[i], self.vals[i], p)
+                ctx = self.loop_stack[-1]
+                self.capture(self.escapes[i], self.vals[i] if ctx["lazy"] else self.settle(self.vals[i]), p)
         self.flush_scatters()
         self.flush_checks()
         t = b.insts[-1]
@@ -1094,6 +1106,11 @@ class Codegen:
             self.contribute(n, default, rest)
 
     def emit_loop(self, h, body):
+        """Emit loop h; gives the registers of the values that leave it (escapes, header phis, exit
+        phis), for rerun_exactly."""
+        lazy = self.lazy_loop(h)
+        before = self.snapshot() if lazy else None
+        self.settled = set()
         blocks = self.loops[h]
         entry_edges = {(p, h) for p in self.preds[h] if p not in blocks}
         back_edges = {(p, h) for p in self.preds[h] if p in blocks}
@@ -1102,7 +1119,7 @@ class Codegen:
         counted = self.counted_loop(h, blocks, phis)
         bottom = None
         if counted:
-            seq_reg = f"%n{len(self.seq_ivs)}"
+            seq_reg = f"%n{'e' if self.exact_mode else ''}{len(self.seq_ivs)}"     # %ne: an exact rerun (nans.py)
             self.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
             (src, dst), = [(n, s) for n in blocks for s in self.succ[n] if s not in blocks]
             if src in self.preds[h]:
@@ -1141,7 +1158,7 @@ class Codegen:
         k = MaskReg()
         self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         outer, self.items = self.items, []
-        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom}
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy}
         self.loop_stack.append(ctx)
         for phi, reg in carried.items():
             self.vals[phi] = reg
@@ -1149,6 +1166,7 @@ class Codegen:
         self.emit_region([n for n in body if n != h], h)
         # next iteration: header phis from the back edges (parallel copy), then the lane mask
         news = {}
+        get = self.raw if lazy else self.val
         for phi, reg in carried.items():
             cur = reg
             for blk, v in zip(phi.phi_blocks, phi.ops):
@@ -1156,12 +1174,12 @@ class Codegen:
                     # in a counted loop the back edge holds every lane that entered: lanes that
                     # did not never read the register again, so no select
                     if not bottom:
-                        cur = self.select(self.edge[(blk, h)], self.val(v), cur)
+                        cur = self.select(self.edge[(blk, h)], get(v), cur)
                     elif v in carried:            # another phi's register: copy before it changes
                         cur = self.persistent(phi.type)
-                        self.assign(cur, self.val(v))
+                        self.assign(cur, get(v))
                     else:
-                        cur = self.val(v)
+                        cur = get(v)
             news[phi] = cur
         late = []                 # a counted loop's phis read after it keep the last pass's value
         for phi, reg in carried.items():
@@ -1190,6 +1208,13 @@ class Codegen:
         self.items = outer
         self.items.append(loop)
         self.escapes = saved_esc
+        exports = list(esc.values()) + list(carried.values()) + [cap for lst in phicaps.values() for _, cap in lst]
+        if lazy:
+            read_after = [reg for phi, reg in carried.items()
+                          if any(u.block not in blocks for u in self.users.get(phi, []))]
+            self.rerun_exactly(h, body, before, exports, list(esc.values()) + read_after +
+                               [cap for lst in phicaps.values() for _, cap in lst])
+        self.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap
             if i in saved_esc:          # escapes the enclosing loop too: capture for the lanes that ran this one
@@ -1202,6 +1227,7 @@ class Codegen:
         for (src, dst), lst in phicaps.items():
             for phi, cap in lst:
                 self.phi_caps_after.setdefault(phi, {})[src] = cap
+        return exports
 
     def assign(self, reg: Val, v: Val, carry=False):
         """reg = v; carry: the update of a loop-carried register at the end of a pass, a copy
@@ -1817,11 +1843,21 @@ class Codegen:
         wide = i.type == "double"
         if i.type not in ("float", "double"):
             raise CodegenError(f"floating-point type {i.type} is not supported on the emulator device", self.line)
-        a = self.val(i.ops[0])
+        chain = op != "fdiv"              # a division's operands are settled (nans.py)
+        a = self.raw(i.ops[0]) if chain else self.val(i.ops[0])
         if op == "fneg":
             sign = self.const64(1 << 63) if wide else self.c32(0x80000000)
-            return Val(a.kind, tuple(self.alu("lxor", r, sign) for r in a.regs))
-        b = self.val(i.ops[1])
+            v = Val(a.kind, tuple(self.alu("lxor", r, sign) for r in a.regs))
+            return self.lazy_result(i, v, ("neg", a)) if a.lazy else v
+        b = self.raw(i.ops[1]) if chain else self.val(i.ops[1])
+        v = self.float_arith(op, wide, a, b)
+        if op == "fdiv":                  # exact: its special values are fixed at once
+            if not no_nans(i):
+                v.regs = tuple(self.division_specials(q, x, y, wide) for q, x, y in zip(v.regs, a.regs, b.regs))
+            return v
+        return self.lazy_result(i, v, ({"fadd": "add", "fsub": "sub", "fmul": "mul"}[op], a, b))
+
+    def float_arith(self, op, wide, a: Val, b: Val) -> Val:
         self.flops += 1
         if op == "frem":
             raise CodegenError("fmod / '%' on floats is not supported on the emulator device yet", self.line)
@@ -1873,7 +1909,7 @@ class Codegen:
         return self.fmul64(res, r, add=q)
 
     def fsqrt32(self, x):
-        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(0) = 0."""
+        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0, sqrt(inf) = inf."""
         y = self.alu("frsqrt", x)
         half = self.c32(0x3F000000)
         three_half = self.c32(0x3FC00000)
@@ -1888,6 +1924,7 @@ class Codegen:
         s = self.mau("fvfma", res, hy, s)
         zero = self.flags("ixor", self.alu("iand", x, self.c32(0x7FFFFFFF)), self.c32(0))
         self.masked_copy(x, s, zero)
+        self.masked_copy(x, s, self.flags("ixor", x, self.c32(0x7F800000)))     # sqrt(+inf)
         return s
 
     # conversions ---------------------------------------------------------------------------------
@@ -3210,28 +3247,44 @@ class Codegen:
     # calls -------------------------------------------------------------------------------------------
     def call(self, i: Inst, p: VReg):
         name = i.callee
-        args = [self.val(o) for o in i.ops if not (isinstance(o, tuple) and o[0] in ("fn", "meta"))]
+        base = name.split(".")[1] if name.startswith("llvm.") else name
+        get = self.raw if base in ("fmuladd", "fma") else self.val      # chain operations (nans.py)
+        args = [get(o) for o in i.ops if not (isinstance(o, tuple) and o[0] in ("fn", "meta"))]
         if name == "__mncl_barrier":
             self.has_barrier = True
             return None              # lock-step SIMD: every access before it has completed
         if name.startswith(("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias")):
             return None
-        base = name.split(".")[1] if name.startswith("llvm.") else name
         ty = i.type
         wide = ty == "double"
         if base in ("fmuladd", "fma") and ty in ("float", "double"):
             self.flops += 2
             if wide:
-                return Val("f64", tuple(self.fmul64(x, y, add=z) for x, y, z in zip(*(a.regs for a in args))))
-            return Val("f32", (self.mau("fvfma", args[0].regs[0], args[1].regs[0], args[2].regs[0]),))
+                v = Val("f64", tuple(self.fmul64(x, y, add=z) for x, y, z in zip(*(a.regs for a in args))))
+            else:
+                v = Val("f32", (self.mau("fvfma", args[0].regs[0], args[1].regs[0], args[2].regs[0]),))
+            return self.lazy_result(i, v, ("fma", *args))
         if base == "fabs":
             m = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
             return Val(args[0].kind, tuple(self.alu("land", r, m) for r in args[0].regs))
         if base == "sqrt" and ty == "float":
-            return Val("f32", (self.fsqrt32(args[0].regs[0]),))
+            v = Val("f32", (self.fsqrt32(args[0].regs[0]),))
+            if not no_nans(i):       # a negative x gives a finite number, not +-inf: settled at once
+                v.lazy = ("sqrt", args[0])
+                self.fix_nans(v, guard=False)
+                v.lazy = None
+            return v
         if base in ("minnum", "maxnum", "minimum", "maximum") and ty in ("float", "double"):
             mn = ("d" if wide else "f") + ("min" if "min" in base else "max")
-            return Val(args[0].kind, tuple(self.alu(mn, x, y) for x, y in zip(args[0].regs, args[1].regs)))
+            out = []
+            for x, y in zip(args[0].regs, args[1].regs):
+                r = self.alu(mn, x, y)
+                if base in ("minnum", "maxnum") and not no_nans(i):   # a NaN operand gives the other
+                    for a, b in ((args[0], y), (args[1], x)):
+                        if a.const is None:
+                            self.masked_copy(b, r, self.nan_mask(a.regs[len(out)], wide))
+                out.append(r)
+            return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
             return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":

@@ -1,0 +1,239 @@
+"""IEEE NaN results on the emulator device although its MAU never makes a NaN (0 * inf, inf - inf
+and a NaN operand give +-inf there): the backend's fix-ups (translator/backend/nans.py), checked
+against numpy, and their absence under -cl-finite-math-only."""
+import numpy as np
+import pytest
+
+import mncl as cl
+
+SRC = r"""
+__kernel void ops(__global const float *a, __global const float *b, __global const float *c,
+                  __global float *o) {
+  int i = get_global_id(0);
+  float x = a[i], y = b[i], z = c[i];
+  o[8 * i] = x + y;
+  o[8 * i + 1] = x - y;
+  o[8 * i + 2] = x * y;
+  o[8 * i + 3] = fma(x, y, z);
+  o[8 * i + 4] = x / y;
+  o[8 * i + 5] = sqrt(x);
+  o[8 * i + 6] = (x * y) - (y * z);
+  o[8 * i + 7] = fmax(x * y, z) + fmin(z, x);
+}
+
+__kernel void ops64(__global const double *a, __global const double *b, __global double *o) {
+  int i = get_global_id(0);
+  double x = a[i], y = b[i];
+  o[4 * i] = x + y;
+  o[4 * i + 1] = x - y;
+  o[4 * i + 2] = x * y;
+  o[4 * i + 3] = x / y;
+}
+
+__kernel void conv(__global const float *a, __global const float *b, __global int *o,
+                   __global uchar *u) {
+  int i = get_global_id(0);
+  o[3 * i] = convert_int_sat(a[i] * 1.0e6f);
+  o[3 * i + 1] = convert_int_sat(a[i] + b[i]);
+  o[3 * i + 2] = (a[i] * b[i]) != (a[i] * b[i]);
+  u[i] = convert_uchar_sat(a[i] * b[i]);
+}
+
+__kernel void matvec_t(__global const float *At, __global const float *x, __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++)
+    s += At[j * m + i] * x[j];
+  y[i] = s;
+}
+
+__kernel void until(__global const float *a, __global const int *len, __global float *y, int m) {
+  int i = get_global_id(0);
+  float s = 1.0f, p = 0.0f;
+  for (int j = 0; j < len[i]; j++) {
+    s = s * a[j * m + i] + p;
+    p -= a[j * m + i];
+  }
+  y[2 * i] = s;
+  y[2 * i + 1] = p;
+}
+
+__kernel void watched(__global const float *At, __global const float *x, __global float *y,
+                      __global int *big, int m, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  int k = 0;
+  for (int j = 0; j < n; j++) {
+    s += At[j * m + i] * x[j];
+    k += s > 100.0f;
+  }
+  y[i] = s;
+  big[i] = k;
+}
+"""
+
+SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 3e38, -3e38], np.float32)
+
+
+@pytest.fixture(scope="module")
+def env():
+    from mncl.context import _emulator_for
+    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    ctx = cl.Context([dev])
+    return ctx, cl.CommandQueue(ctx), cl.Program(ctx, SRC).build()
+
+
+def run(env, kernel, n, *arrays, out=(), scalars=()):
+    """Run `kernel` over n work-items on the input arrays and zeroed outputs `out`; the outputs."""
+    ctx, q, prg = env
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
+            for a in list(arrays) + list(out)]
+    getattr(prg, kernel)(q, (n,), None, *bufs, *scalars)
+    res = [np.empty_like(o) for o in out]
+    for r, b in zip(res, bufs[len(arrays):]):
+        cl.enqueue_copy(q, r, b)
+    return res
+
+
+def same(got, want):
+    """Equal values: NaN where numpy has NaN, the same infinities; -0 == +0 and denormal results
+    are zero (the MAU makes +0 of both, docs/isa.md)."""
+    want = want.astype(got.dtype)
+    want = np.where(np.abs(want) < np.finfo(want.dtype).tiny, 0, want)
+    np.testing.assert_allclose(got, want, rtol=np.finfo(got.dtype).eps, atol=0)     # division: <= 1 ulp
+
+
+def test_arithmetic_on_every_pair_of_specials(env):
+    a, b, c = (g.ravel() for g in np.meshgrid(SPECIALS, SPECIALS, SPECIALS[[0, 2, 5, 6, 7]], indexing="ij"))
+    o, = run(env, "ops", a.size, a, b, c, out=[np.zeros(8 * a.size, np.float32)])
+    o = o.reshape(-1, 8)
+    with np.errstate(all="ignore"):
+        d = a.astype(np.float64)
+        same(o[:, 0], a + b)
+        same(o[:, 1], a - b)
+        same(o[:, 2], a * b)
+        same(o[:, 3], (d * b + c).astype(np.float32))          # fused: the product is exact
+        big = np.abs(b) > 2.0 ** 126           # 1 / b is denormal, flushed: x / b is 0 (left alone)
+        same(o[~big, 4], (a / b)[~big])
+        big = np.abs(a) > 2.0 ** 126           # rsqrt(a) squared is denormal: inf (left alone)
+        same(o[~big, 5], np.sqrt(a)[~big])
+        same(o[:, 6], a * b - b * c)
+        same(o[:, 7], np.fmax(a * b, c) + np.fmin(c, a))
+    assert np.isnan(o).sum() > 200
+
+
+def test_double_arithmetic_on_specials(env):
+    s = SPECIALS.astype(np.float64)
+    s[-2:] = [1e300, -1e300]
+    a, b = (g.ravel() for g in np.meshgrid(s, s, indexing="ij"))
+    o, = run(env, "ops64", a.size, a, b, out=[np.zeros(4 * a.size)])
+    o = o.reshape(-1, 4)
+    with np.errstate(all="ignore"):
+        for k, want in enumerate([a + b, a - b, a * b, a / b]):
+            big = np.abs(b) > 2.0 ** 1022 if k == 3 else np.zeros(a.size, bool)
+            same(o[~big, k], want[~big])
+
+
+def test_conversions_of_nan_saturate_to_zero(env):
+    a, b = (g.ravel() for g in np.meshgrid(SPECIALS, SPECIALS, indexing="ij"))
+    o, u = run(env, "conv", a.size, a, b, out=[np.zeros(3 * a.size, np.int32), np.zeros(a.size, np.uint8)])
+    o = o.reshape(-1, 3)
+
+    def sat(x, t):
+        info = np.iinfo(t)
+        return np.where(np.isnan(x), 0, np.clip(np.trunc(np.nan_to_num(x, nan=0.0)), info.min, info.max)).astype(t)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(o[:, 0], sat((a * np.float32(1e6)).astype(np.float64), np.int32))
+        np.testing.assert_array_equal(o[:, 1], sat((a + b).astype(np.float64), np.int32))
+        np.testing.assert_array_equal(o[:, 2], np.isnan(a * b).astype(np.int32))
+        np.testing.assert_array_equal(u, sat((a * b).astype(np.float64), np.uint8))
+
+
+def reduction_inputs(m=64, n=24):
+    rng = np.random.default_rng(5)
+    At, x = rng.standard_normal((n, m)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x[[2, 3, 4, 7, 9]] = 1.0
+    At[5, 3] = np.nan                         # a NaN in the middle
+    At[7, 4], At[9, 4] = np.inf, -np.inf      # inf - inf
+    At[3, 6] = np.inf                         # stays inf
+    x[11], At[11, 8] = 0.0, np.inf            # 0 * inf
+    At[2, 9] = At[3, 9] = 3e38                # overflows to inf, then finite terms
+    At[2, 10], At[4, 10] = 3e38, -3e38        # back to finite with no inf
+    return At, x
+
+
+def reference_sum(At, x):
+    s = np.zeros(At.shape[1], np.float32)
+    with np.errstate(all="ignore"):
+        for j in range(At.shape[0]):
+            s = (s + At[j] * x[j]).astype(np.float32)
+    return s
+
+
+@pytest.mark.parametrize("kernel", ["matvec_t", "watched"])
+def test_reduction_loop_with_nan_and_inf_minus_inf(env, kernel):
+    """matvec_t's loop carries its sum lazily and runs again exactly only when a sum is +-inf;
+    'watched' compares the sum in every pass, so it is settled in the loop."""
+    At, x = reduction_inputs()
+    m, n = At.shape[1], At.shape[0]
+    if kernel == "matvec_t":
+        y, = run(env, kernel, m, At.ravel(), x, out=[np.zeros(m, np.float32)], scalars=(np.int32(m), np.int32(n)))
+    else:
+        y, big = run(env, kernel, m, At.ravel(), x, out=[np.zeros(m, np.float32), np.zeros(m, np.int32)],
+                     scalars=(np.int32(m), np.int32(n)))
+        with np.errstate(all="ignore"):
+            sums = np.cumsum(At * x[:, None], axis=0, dtype=np.float32)
+            want = (sums > 100).sum(axis=0)
+        np.testing.assert_array_equal(big, want)
+    want = reference_sum(At, x)
+    assert np.isnan(want[[3, 4, 8]]).all() and np.isinf(want[[6, 9]]).all() and np.isfinite(want[10])
+    np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_reduction_loop_without_specials_is_exact(env):
+    rng = np.random.default_rng(6)
+    m, n = 64, 16
+    At, x = rng.standard_normal((n, m)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    y, = run(env, "matvec_t", m, At.ravel(), x, out=[np.zeros(m, np.float32)], scalars=(np.int32(m), np.int32(n)))
+    np.testing.assert_allclose(y, reference_sum(At, x), rtol=1e-5)
+
+
+def test_divergent_loop_with_two_lazy_accumulators(env):
+    m, n = 32, 12
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.5, 2, (n, m)).astype(np.float32)
+    a[:2, 1], a[2, 1] = 1.0, np.inf    # s = 0, then 0 * inf
+    a[2, 2] = np.nan
+    a[1, 5] = 3e38                     # s overflows to inf and stays there
+    a[1:3, 6] = 3e38                   # s inf, p -inf, then inf + -inf
+    length = rng.integers(0, n + 1, m).astype(np.int32)
+    length[[1, 2, 5, 6]] = n
+    y, = run(env, "until", m, a.ravel(), length, out=[np.zeros(2 * m, np.float32)], scalars=(np.int32(m),))
+    s, p = np.ones(m, np.float32), np.zeros(m, np.float32)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            on = j < length
+            s = np.where(on, (s * a[j] + p).astype(np.float32), s)
+            p = np.where(on, (p - a[j]).astype(np.float32), p)
+    assert np.isnan(s[[1, 2, 6]]).all() and np.isinf(s[5])
+    np.testing.assert_allclose(y.reshape(-1, 2), np.stack([s, p], 1), rtol=1e-5)
+
+
+def asm(src, kernel, options=()):
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    return compile_kernel(compile_opencl(src, spmd=True, options=options), kernel,
+                          emulator.machine.load_machine("tiny")).asm
+
+
+@pytest.mark.parametrize("option", ["-cl-finite-math-only", "-cl-fast-relaxed-math"])
+def test_finite_math_only_skips_the_fix_ups(option):
+    """The default build tests for infinities where values leave a chain (one any-reduction) and
+    after a lazy loop; with nnan on the instructions there is nothing to fix."""
+    src = SRC.split("__kernel void conv")[0] + "__kernel void matvec_t" + SRC.split("__kernel void matvec_t")[1]
+    for kernel in ("ops", "matvec_t"):
+        default, fast = asm(src, kernel), asm(src, kernel, [option])
+        assert default.count(".if any") > fast.count(".if any")
+        assert len(fast.splitlines()) < len(default.splitlines())

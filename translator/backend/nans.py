@@ -1,0 +1,259 @@
+"""IEEE NaN results on a machine whose MAU never makes a NaN (docs/language.md, "NaN results").
+
+The MAU normalises its outputs: where IEEE arithmetic gives NaN (0 * inf, inf - inf, a NaN
+operand) it gives +-inf.  Fixing every MAU result would cost ALU work after every add and
+multiply (an earlier attempt made matvec 4x slower).  Instead the backend uses a property of
+chains of add / sub / mul / fma / neg: where IEEE gives a finite value or an infinity the MAU
+gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
+
+* A float ``Val`` made by such an operation is *lazy*: ``Val.lazy`` records the operation and its
+  operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
+  feed further chain operations unchanged.
+* Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
+  a select or phi, a division ...) it is *settled* in place: if any lane is +-inf
+  (two ALU ops and one any-reduction), the NaN lanes are recomputed from the chain (``nan_bool``:
+  a NaN operand, inf - inf, 0 * inf) and get a quiet NaN.
+* A pure loop whose float accumulators are only chained (matvec's ``s += a[j] * x[j]``) carries
+  them lazily; after it, if any lane of a float value leaving it is +-inf, the loop runs again
+  in exact mode (every operation settled at once, no any-reduction) and its results replace the
+  first run's.  An inf or NaN stays one in such a chain, so the common case pays one test after
+  the loop.
+* Division and sqrt are not chain operations (their Newton sequences give finite numbers for
+  some special operands): their special values are fixed at once, by ALU selects.
+* Operations with LLVM's ``nnan`` (``-cl-finite-math-only``, ``-cl-fast-relaxed-math``) are exact
+  by assumption: no fix-ups.
+"""
+from __future__ import annotations
+
+import re
+
+from .irread import Inst
+from .ops import IfAnyLane
+
+CHAIN_OPS = ("fadd", "fsub", "fmul", "fneg")
+CHAIN_CALLS = ("fmuladd", "fma")
+_FLAGS = re.compile(r"\s*(?:%\S+\s*=\s*)?(?:(?:tail|notail|musttail)\s+)?\w+((?:\s+(?:nnan|ninf|nsz|arcp|contract|afn|"
+                    r"reassoc|fast))*)")
+
+
+def no_nans(i: Inst) -> bool:
+    """i carries LLVM's nnan (or fast) flag: its operands and result are assumed not NaN."""
+    m = _FLAGS.match(i.text or "")
+    return bool(m) and bool(re.search(r"\b(nnan|fast)\b", m.group(1)))
+
+
+def callee_base(i: Inst) -> str:
+    name = i.callee or ""
+    return name.split(".")[1] if name.startswith("llvm.") else name
+
+
+class NanFixups:
+    """Mixed into Codegen: lazy NaN results, their settling, and loops run again exactly."""
+
+    exact_mode = False               # every result is settled at once (a loop's exact run)
+
+    def _w(self, v):
+        """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of v's lanes."""
+        if v.kind == "f64":
+            c = self.const64
+            return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), self.c32(63)
+        c = self.c32
+        return "i", c(0x7FFFFFFF), c(0x7F800000), c(0x7FC00000), c(31)
+
+    def lazy_result(self, i: Inst, v, how: tuple):
+        """v, the result of chain operation `how` = (op, operand Vals...), marked lazy unless i
+        assumes no NaNs; settled at once in exact mode."""
+        if no_nans(i):
+            return v
+        v.lazy = how
+        if self.exact_mode:
+            self.fix_nans(v, guard=False)
+            v.lazy = None
+        return v
+
+    def settle(self, v):
+        """v with IEEE NaNs (in place): a lazy value's NaN lanes, found when any lane is +-inf."""
+        if v.lazy is None or id(v) in self.settled:
+            return v
+        self.fix_nans(v, guard=not self.exact_mode)
+        self.settled.add(id(v))
+        return v
+
+    def fix_nans(self, v, guard: bool):
+        """Put a quiet NaN in the lanes of lazy v whose IEEE result is NaN; guard: only when some
+        lane is +-inf (an any-reduction), else unconditionally."""
+        p, mag, inf, qnan, _ = self._w(v)
+        for j, r in enumerate(v.regs):
+            if guard:
+                k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+                outer, self.items = self.items, []
+            nan = self.nan_bool(v, j, {})
+            self.masked_copy(qnan, r, self.flags(p + "not", nan))
+            if guard:
+                then, self.items = self.items, outer
+                self.items.append(IfAnyLane(k, then))
+
+    def nan_bool(self, x, j: int, memo: dict):
+        """All ones in the lanes of register j of x whose IEEE value is NaN, from x's chain."""
+        key = id(x)
+        if key in memo:
+            return memo[key]
+        p, mag, inf, _, sh = self._w(x)
+        c = self.c32
+
+        def test(mn, a, b, invert=False):
+            return self.bool_from_mask(self.flags(p + mn, a, b), invert)
+
+        def is_inf(y):
+            return test("xor", self.alu(p + "and", y.regs[j], mag), inf)
+
+        def is_zero(y):
+            return test("and", y.regs[j], mag)
+
+        def negative(r):                 # all ones where r's sign bit is set
+            return self.alu(p + "lsr", r, sh)
+
+        def any_of(*bs):
+            out = bs[0]
+            for b in bs[1:]:
+                out = self.b_or(out, b)
+            return out
+
+        if x.const is not None:
+            out = c(-1 if x.const != x.const else 0)
+        elif x.lazy is None:
+            out = test("max", inf, self.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
+        else:
+            op, *a = x.lazy
+            nans = [self.nan_bool(y, j, memo) for y in a if not (y.const is not None and y.const == y.const)]
+            if op == "neg":
+                out = nans[0]
+            elif op in ("add", "sub"):       # inf - inf
+                d = negative(self.alu(p + "xor", a[0].regs[j], a[1].regs[j]))
+                d = d if op == "add" else self.b_not(d)
+                out = any_of(*nans, self.b_and(self.b_and(is_inf(a[0]), is_inf(a[1])), d))
+            elif op in ("mul", "fma"):       # 0 * inf, and for fma inf - inf after the exact product
+                ia, ib, za, zb = is_inf(a[0]), is_inf(a[1]), is_zero(a[0]), is_zero(a[1])
+                terms = [self.b_and(ia, zb), self.b_and(za, ib)]
+                if op == "fma":
+                    d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
+                    terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
+                out = any_of(*nans, *terms)
+            elif op == "sqrt":               # a negative number (not -0)
+                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(is_zero(a[0]))))
+            else:
+                raise ValueError(f"internal: unknown lazy operation {op}")
+        memo[key] = out
+        return out
+
+    def nan_mask(self, r, wide: bool):
+        """A mask entry set in the lanes of float register r that hold a NaN (|r| > inf)."""
+        if wide:
+            mag = self.alu("land", r, self.const64((1 << 63) - 1))
+            return self.flags("lmax", mag, self.const64(0x7FF0000000000001))
+        return self.flags("imax", self.alu("iand", r, self.c32(0x7FFFFFFF)), self.c32(0x7F800001))
+
+    def division_specials(self, q, x, y, wide: bool):
+        """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
+        infinite or NaN (the sequence gives +-inf of either sign or a finite number there):
+        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand."""
+        p = "l" if wide else "i"
+        c = self.const64 if wide else self.c32
+        top = 1 << (63 if wide else 31)
+        mag, inf = c(top - 1), c(0x7FF << 52 if wide else 0x7F800000)
+        qnan = c(0x7FF8 << 48 if wide else 0x7FC00000)
+        ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
+        zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
+        big = self.alu(p + "or", zero, inf)
+        x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+        xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
+        q = self.copy(q)
+        self.masked_copy(zero, q, yinf)                    # finite / inf
+        self.masked_copy(zero, q, x0)                      # 0 / y
+        for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
+            t = self.copy(big)
+            self.masked_copy(qnan, t, other)
+            self.masked_copy(t, q, k)
+        self.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
+        self.masked_copy(y, q, self.nan_mask(y, wide))
+        return q
+
+    # loops -------------------------------------------------------------------------------------
+    def lazy_loop(self, h) -> bool:
+        """Whether loop h may carry its float accumulators lazily and be run again exactly when a
+        value leaving it is +-inf: it has no inner loop, no store or call with an effect, and
+        every use inside it of a float header phi, and of what is chained from one, is a chain
+        operation or a header phi (no settling inside the loop)."""
+        if self.exact_mode:
+            return False
+        blocks = self.loops[h]
+        if any(n != h and n in self.loops for n in blocks):
+            return False
+        insts = [i for n in blocks for i in self.bmap[n].insts]
+        for i in insts:
+            if i.op in ("store", "atomicrmw", "cmpxchg", "fence") or i.op == "call" and not (
+                    callee_base(i) in CHAIN_CALLS or (i.callee or "").startswith(("llvm.lifetime", "llvm.dbg"))):
+                return False
+        work = [i for i in self.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
+        if not work:
+            return False
+        chained = set(work)
+        while work:
+            x = work.pop()
+            for u in self.users.get(x, []):
+                if u.block not in blocks or u in chained:
+                    continue
+                if u.op == "phi" and u.block == h:
+                    continue
+                if u.type not in ("float", "double") or no_nans(u) or not (
+                        u.op in CHAIN_OPS or u.op == "call" and callee_base(u) in CHAIN_CALLS):
+                    return False         # a sink, or exact already
+                chained.add(u)
+                work.append(u)
+        return True
+
+    STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
+
+    def snapshot(self) -> dict:
+        return {a: dict(getattr(self, a, {})) for a in self.STATE} | {"flops": self.flops}
+
+    def restore(self, s: dict):
+        for a, v in s.items():
+            setattr(self, a, dict(v) if isinstance(v, dict) else v)
+        self.settled = set()
+
+    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list):
+        """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
+        of `exports`, the first run's escape, carried and exit-phi registers in the order emit_loop
+        gives them, read after the loop) is +-inf, run the loop again from the state `before` it in
+        exact mode and copy its results over the first run's."""
+        floats = [v for v in leaving if v.kind in ("f32", "f64")]
+        if not floats:
+            return
+        regs = [(v, r) for v in floats for r in v.regs]
+        if len(regs) == 1:
+            v, r = regs[0]
+            p, mag, inf, _, _ = self._w(v)
+            k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+        else:
+            bools = []
+            for v, r in regs:
+                p, mag, inf, _, _ = self._w(v)
+                bools.append(self.bool_from_mask(self.flags(p + "xor", self.alu(p + "and", r, mag), inf)))
+            b = bools[0]
+            for x in bools[1:]:
+                b = self.b_or(b, x)
+            k = self.mask_of(b)
+        after = self.snapshot()
+        self.restore(before)
+        outer, self.items = self.items, []
+        self.exact_mode = True
+        try:
+            again = self.emit_loop(h, body)
+        finally:
+            self.exact_mode = False
+        for a, b in zip(exports, again):
+            self.assign(a, b)
+        then, self.items = self.items, outer
+        self.restore(after)
+        self.items.append(IfAnyLane(k, then))
