@@ -2,6 +2,7 @@
 
 The emulator runs in strict mode, so any hazard or out-of-range access the
 generated code commits fails these tests."""
+import dataclasses
 import re
 
 import numpy as np
@@ -272,6 +273,48 @@ def test_private_arrays_indexed_at_run_time(env, options):
     d[rows[a > 0], (a & 3)[a > 0]] = -1.0
     np.testing.assert_array_equal(o, t[rows, (a + 3) & 7] + t[rows, a & 7])
     np.testing.assert_array_equal(od, d[rows, (rows + a) & 3])
+
+
+@pytest.mark.parametrize("op", ["bswap", "bitreverse"])
+def test_byte_and_bit_reversal_intrinsics(env, monkeypatch, op):
+    """LLVM turns the byte-swap idiom into llvm.bswap.i16/i32/i64; the bitreverse case renames those
+    calls in the IR (same signatures), as no OpenCL C builtin asks for llvm.bitreverse directly."""
+    import translator
+    ctx, q, _ = env
+    src = """__kernel void r(__global const ushort *h, __global const uint *w, __global const ulong *l,
+                    __global ushort *oh, __global uint *ow, __global ulong *ol)
+{
+    int i = get_global_id(0);
+    ushort x = h[i]; uint y = w[i]; ulong z = l[i];
+    oh[i] = (ushort)((x >> 8) | (x << 8));
+    ow[i] = (y >> 24) | ((y >> 8) & 0xff00u) | ((y << 8) & 0xff0000u) | (y << 24);
+    ulong lo = (uint)z, hi = z >> 32;
+    lo = (lo >> 24) | ((lo >> 8) & 0xff00u) | ((lo << 8) & 0xff0000u) | ((lo << 24) & 0xff000000u);
+    hi = (hi >> 24) | ((hi >> 8) & 0xff00u) | ((hi << 8) & 0xff0000u) | ((hi << 24) & 0xff000000u);
+    ol[i] = (lo << 32) | hi;
+}
+"""
+    compile_opencl = translator.compile_opencl
+
+    def renamed(*args, **kw):
+        m = compile_opencl(*args, **kw)
+        assert all(f"@llvm.bswap.i{n}(" in m.llvm_ir for n in (16, 32, 64))
+        return dataclasses.replace(m, llvm_ir=m.llvm_ir.replace("@llvm.bswap.", f"@llvm.{op}."))
+    monkeypatch.setattr(translator, "compile_opencl", renamed)
+    prg = cl.Program(ctx, src).build(options=f"-D OP_{op}")     # its own build: no cached program
+    rng = np.random.default_rng(9)
+    ins = [rng.integers(0, np.iinfo(t).max, 300, dtype=t, endpoint=True) for t in (np.uint16, np.uint32, np.uint64)]
+    outs = [buf(ctx, np.zeros_like(a)) for a in ins]
+    prg.r(q, (300,), None, *(buf(ctx, a) for a in ins), *outs).wait()
+    for a, ob in zip(ins, outs):
+        got = np.empty_like(a)
+        cl.enqueue_copy(q, got, ob)
+        bits = a.dtype.itemsize * 8
+        if op == "bswap":
+            want = a.byteswap()
+        else:
+            want = np.array([int(f"{int(v):0{bits}b}"[::-1], 2) for v in a], a.dtype)
+        np.testing.assert_array_equal(got, want)
 
 
 def test_char_and_short_loads_stores_and_arithmetic(env):

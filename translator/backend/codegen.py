@@ -3244,6 +3244,26 @@ class Codegen(NanFixups):
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return r
 
+    def reverse(self, v: Val, ty: str, unit: int) -> Val:
+        """Reverse the order of v's `unit`-bit fields (8: llvm.bswap, 1: llvm.bitreverse): swap
+        neighbouring fields, then pairs of them and so on up to the lane's halves (a shift and a mask
+        each way), then shift an i8/i16 down from the top of its 32-bit lane (whose upper bits are
+        don't-care, and leave at the bottom)."""
+        wide = ty == "i64"
+        lane = 64 if wide else 32
+        shl, shr, and_, or_ = ("llsl", "ulsr", "land", "lor") if wide else ("ilsl", "uilsr", "iand", "ior")
+        mask = self.const64 if wide else self.c32
+        out = []
+        for x in v.regs:                        # an i64 Val holds two registers (KINDS)
+            s = unit
+            while s < lane:
+                low = sum(((1 << s) - 1) << k for k in range(0, lane, 2 * s))     # the even fields of width s
+                x = self.alu(or_, self.alu(and_, self.alu(shr, x, self.c32(s)), mask(low)),
+                             self.alu(shl, self.alu(and_, x, mask(low)), self.c32(s)))
+                s *= 2
+            out.append(self.alu(shr, x, self.c32(lane - int(ty[1:]))) if int(ty[1:]) < lane else x)
+        return Val(v.kind, tuple(out))
+
     # calls -------------------------------------------------------------------------------------------
     def call(self, i: Inst, p: VReg):
         name = i.callee
@@ -3290,12 +3310,8 @@ class Codegen(NanFixups):
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":
             mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
             return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))
-        if base == "bswap" and ty == "i32":          # as_int of reordered bytes: shifts and masks
-            x, c = args[0].regs[0], self.c32
-            a = self.alu("ior", self.alu("ilsl", x, c(24)), self.alu("uilsr", x, c(24)))
-            b = self.alu("ilsl", self.alu("iand", x, c(0xFF00)), c(8))
-            d = self.alu("iand", self.alu("uilsr", x, c(8)), c(0xFF00))
-            return Val("i32", (self.alu("ior", a, self.alu("ior", b, d)),))
+        if base in ("bswap", "bitreverse") and ty in ("i1", "i8", "i16", "i32", "i64"):
+            return args[0] if ty == "i1" else self.reverse(args[0], ty, 8 if base == "bswap" else 1)
         if base == "abs" and ty == "i32":
             x = args[0].regs[0]
             return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
