@@ -317,6 +317,50 @@ def test_byte_and_bit_reversal_intrinsics(env, monkeypatch, op):
         np.testing.assert_array_equal(got, want)
 
 
+INT_MIN_MAX = r"""
+__kernel void ic(__global const char *c, __global const short *h, __global const int *w, __global const long *l,
+                 __global const uchar *uc, __global const ushort *uh, __global const uint *uw, __global const ulong *ul,
+                 __global long *o)
+{
+    int i = get_global_id(0), j = (i * 7 + 3) % get_global_size(0);
+    o[16 * i + 0] = max(c[i], c[j]);   o[16 * i + 1] = min(h[i], h[j]);
+    o[16 * i + 2] = max(w[i], w[j]);   o[16 * i + 3] = min(l[i], l[j]);
+    o[16 * i + 4] = max(uc[i], uc[j]); o[16 * i + 5] = min(uh[i], uh[j]);
+    o[16 * i + 6] = max(uw[i], uw[j]); o[16 * i + 7] = (long)min(ul[i], ul[j]);
+    o[16 * i + 8] = abs(c[i]);         o[16 * i + 9] = abs(h[i]);
+    o[16 * i + 10] = abs(w[i]);        o[16 * i + 11] = (long)abs(l[i]);
+    o[16 * i + 12] = sub_sat(uw[i], uw[j]); o[16 * i + 13] = add_sat(uw[i], uw[j]);
+    o[16 * i + 14] = sub_sat(uh[i], uh[j]); o[16 * i + 15] = (long)add_sat(ul[i], ul[j]);
+}
+"""
+
+
+def test_integer_min_max_abs_and_saturation_of_every_width(env):
+    """LLVM's smax/smin/umax/umin/abs of i8 to i64 and uadd.sat (only the i32 min/max and abs were
+    lowered): min, max, abs, add_sat and sub_sat against numpy, extremes included."""
+    ctx, q, _ = env
+    n = 200
+    rng = np.random.default_rng(4)
+    types = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+    ins = [rng.integers(np.iinfo(t).min, np.iinfo(t).max, n, dtype=t, endpoint=True) for t in types]
+    for a in ins:
+        a[:4] = [np.iinfo(a.dtype).min, np.iinfo(a.dtype).max, 0, 1]
+    ob = buf(ctx, np.zeros(16 * n, np.int64))
+    cl.Program(ctx, INT_MIN_MAX).build().ic(q, (n,), None, *(buf(ctx, a) for a in ins), ob).wait()
+    got = np.empty((n, 16), np.int64)
+    cl.enqueue_copy(q, got, ob)
+    c, h, w, l, uc, uh, uw, ul = (a.astype(object) for a in ins)
+    j = (np.arange(n) * 7 + 3) % n
+    wrap = lambda v: np.array([int(x) & (2**64 - 1) for x in v], np.uint64).view(np.int64)
+    want = [np.maximum(c, c[j]), np.minimum(h, h[j]), np.maximum(w, w[j]), np.minimum(l, l[j]),
+            np.maximum(uc, uc[j]), np.minimum(uh, uh[j]), np.maximum(uw, uw[j]), np.minimum(ul, ul[j]),
+            abs(c) % 2**8, abs(h) % 2**16, abs(w) % 2**32, abs(l) % 2**64,
+            np.maximum(uw - uw[j], 0), np.minimum(uw + uw[j], 2**32 - 1),
+            np.maximum(uh - uh[j], 0), np.minimum(ul + ul[j], 2**64 - 1)]
+    for k, v in enumerate(want):
+        np.testing.assert_array_equal(got[:, k], wrap(v), err_msg=f"o[16 * i + {k}]")
+
+
 def test_char_and_short_loads_stores_and_arithmetic(env):
     """1- and 2-byte elements share 32-bit words: narrow stores from neighbouring work-items merge."""
     ctx, q, prg = env

@@ -379,6 +379,40 @@ def test_integer_semantics():
     np.testing.assert_array_equal(u, (a.astype(np.uint32) * 3 + np.where(b > 0, 1, 2)).astype(np.uint32))
 
 
+@pytest.mark.parametrize("ctype, dtype", [("uchar", np.uint8), ("char", np.int8),
+                                          ("ushort", np.uint16), ("short", np.int16)])
+def test_narrow_integer_builtins_keep_their_type(ctype, dtype):
+    """Builtin overloads are chosen by the arguments' own type, without C's integer promotion:
+    sub_sat(ushort, ushort) saturates at 0 and 65535 (it gave int's saturation), mul_hi takes the
+    upper half of the ushort product (it gave 0), rotate turns within 16 bits."""
+    src = f"""
+    __kernel void k(__global const {ctype} *a, __global const {ctype} *b, __global long *o) {{
+        int i = get_global_id(0);
+        {ctype} x = a[i], y = b[i];
+        o[5*i+0] = add_sat(x, y);
+        o[5*i+1] = sub_sat(x, y);
+        o[5*i+2] = mul_hi(x, y);
+        o[5*i+3] = rotate(x, y);
+        o[5*i+4] = hadd(x, y);
+    }}"""
+    info = np.iinfo(dtype)
+    a = RNG.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    b = RNG.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    a[:4], b[:4] = [info.max, info.min, info.max, 0], [info.max, info.max, info.min, 0]
+    o = np.zeros(5 * 64, np.int64)
+    build(src).run("k", 64, 8, a, b, o)
+    o = o.reshape(64, 5)
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    bits = info.bits
+    r = (y % bits)
+    turned = ((x & (2**bits - 1)) << r | (x & (2**bits - 1)) >> (bits - r)) & (2**bits - 1)
+    np.testing.assert_array_equal(o[:, 0], np.clip(x + y, info.min, info.max))
+    np.testing.assert_array_equal(o[:, 1], np.clip(x - y, info.min, info.max))
+    np.testing.assert_array_equal(o[:, 2], (x * y) >> bits)
+    np.testing.assert_array_equal(o[:, 3], turned.astype(np.uint64).astype(dtype).astype(np.int64))
+    np.testing.assert_array_equal(o[:, 4], (x + y) >> 1)
+
+
 def test_division_by_zero_does_not_trap():
     p = build("__kernel void k(__global int *a) { a[0] = a[1] / a[2]; a[3] = a[1] % a[2]; a[4] = (-2147483647 - 1) / a[5]; }")
     a = np.array([0, 7, 0, 0, 0, -1], np.int32)

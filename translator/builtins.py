@@ -266,7 +266,9 @@ class _Builtins:
             return a if not (b.is_float and a.is_integer) else Vector(b, a.n)
         if b.is_vector:
             return b if not (a.is_float and b.is_integer) else Vector(a, b.n)
-        return T.common_scalar(a, b)
+        # a builtin's overload of the arguments' own type when they agree: no integer promotion
+        # (sub_sat(ushort, ushort) saturates at 0 and 65535, not at int's limits)
+        return a if a == b else T.common_scalar(a, b)
 
     def ints(self, vals, args):
         t = None

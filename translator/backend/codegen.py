@@ -1367,6 +1367,8 @@ class Codegen(NanFixups):
         those bits (shifts right, division, compares, extensions, conversions)."""
         op = i.op
         signed = self.EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
+        if op == "call" and i.callee.startswith("llvm."):          # umax.i2 and the like
+            signed = self.INT_CALLS.get(i.callee.split(".")[1])
         ops = []
         for o in i.ops:
             ty = getattr(o, "type", "")
@@ -3244,6 +3246,31 @@ class Codegen(NanFixups):
         self.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return r
 
+    # llvm.<name> integer intrinsics int_call lowers -> whether their operands are signed
+    INT_CALLS = {"smax": True, "smin": True, "abs": True, "umax": False, "umin": False, "usub": False, "uadd": False}
+
+    def int_call(self, base: str, ty: str, args) -> Val:
+        """llvm.smax/smin/umax/umin/abs and the unsigned saturating add and subtract, from the ALU's
+        max and min (i8/i16 extended to 32 bits first: their upper bits are don't-care):
+        usub.sat(a, b) = max(a, b) - b, uadd.sat(a, b) = min(a, ~b) + b."""
+        signed, kind = self.INT_CALLS[base], args[0].kind
+        a, b = args[0], args[1] if base != "abs" else args[0]     # abs's second operand is an i1 flag
+        if ty in self.SMALL:
+            a, b = self.norm_small(a, ty, signed), self.norm_small(b, ty, signed)
+        w, u = ("l" if ty == "i64" else "i"), ("" if signed else "u")
+        ones = self.const64(-1)
+        out = []
+        for x, y in zip(a.regs, b.regs):
+            if base == "abs":
+                out.append(self.alu(w + "max", x, self.alu(w + "sub", self.const64(0), x)))
+            elif base == "usub":
+                out.append(self.alu(w + "sub", self.alu(u + w + "max", x, y), y))
+            elif base == "uadd":
+                out.append(self.alu(w + "add", self.alu(u + w + "min", x, self.alu(w + "xor", y, ones)), y))
+            else:
+                out.append(self.alu(u + w + base[1:], x, y))
+        return Val(kind, tuple(out))
+
     def reverse(self, v: Val, ty: str, unit: int) -> Val:
         """Reverse the order of v's `unit`-bit fields (8: llvm.bswap, 1: llvm.bitreverse): swap
         neighbouring fields, then pairs of them and so on up to the lane's halves (a shift and a mask
@@ -3307,14 +3334,10 @@ class Codegen(NanFixups):
             return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
             return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
-        if base in ("smax", "smin", "umax", "umin") and ty == "i32":
-            mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
-            return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))
+        if base in self.INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
+            return self.int_call(base, ty, args)
         if base in ("bswap", "bitreverse") and ty in ("i1", "i8", "i16", "i32", "i64"):
             return args[0] if ty == "i1" else self.reverse(args[0], ty, 8 if base == "bswap" else 1)
-        if base == "abs" and ty == "i32":
-            x = args[0].regs[0]
-            return Val("i32", (self.alu("imax", x, self.alu("isub", self.c32(0), x)),))
         if name == "__mncl_local":
             return Val("ptr", base=("local",), off=Val("i32", (self.local_base(),)), coff=args[0].const)
         if base in ("memset", "memcpy", "memmove"):
