@@ -880,6 +880,47 @@ def test_a_pass_counter_divisor_is_not_read_from_a_lane_that_left(env, options):
     np.testing.assert_array_equal(got, np.where(divides.any(1), k[divides.argmax(1)], -1))
 
 
+def test_values_leaving_a_loop_through_a_block_after_it_keep_each_lanes_last_pass(env):
+    """The private store makes LLVM reload arr in a block of its own after the loop
+    (loop.exit.loopexit), so p0 and p3 reach the exit's phi from there, not from the loop: a lane
+    that left after one pass must still see its own values, not those of later passes run for
+    lanes with more (it read the last pass's registers: barrier_252 of the random corpus)."""
+    ctx, q, _ = env
+    src = """__kernel void k(__global const uint *in, __global uint *out)
+{
+    uint i = get_global_id(0), x = in[i], n = x & 3u;
+    uint arr[4] = {x, x ^ 1u, i, n};
+    uint p0 = x + i, p3 = x * 7u + i;
+    for (uint k = 0; k < n; k++) {
+        if (x & k & 1u)
+            arr[(p0 + x) & 3u] = k;
+        else {
+            p3 = p0 ^ (x + k);
+            p0 = i + k;
+        }
+    }
+    out[3 * i] = p0;
+    out[3 * i + 1] = p3;
+    out[3 * i + 2] = arr[0] + arr[1] * 3u + arr[2] * 5u + arr[3] * 7u;
+}
+"""
+    x = np.random.default_rng(8).integers(0, 2**32, 200, dtype=np.uint32)
+    ob = buf(ctx, np.zeros(600, np.uint32))
+    cl.Program(ctx, src).build().k(q, (200,), None, buf(ctx, x), ob).wait()
+    got = np.empty(600, np.uint32)
+    cl.enqueue_copy(q, got, ob)
+    want = []
+    for i, v in enumerate(int(v) for v in x):
+        arr, p0, p3 = [v, v ^ 1, i, v & 3], (v + i) % 2**32, (v * 7 + i) % 2**32
+        for k in range(v & 3):
+            if v & k & 1:
+                arr[(p0 + v) & 3] = k
+            else:
+                p3, p0 = p0 ^ ((v + k) % 2**32), i + k
+        want += [p0, p3, (arr[0] + arr[1] * 3 + arr[2] * 5 + arr[3] * 7) % 2**32]
+    np.testing.assert_array_equal(got, np.array(want, np.uint32))
+
+
 UNIFORM_IN_LOOPS = r"""
 __kernel void utab(__global const float *x, __global const int *k, __global const double *d,
                    __global const long *l, __global float *o, __global double *od, int n, int s) {

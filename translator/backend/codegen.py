@@ -1105,6 +1105,16 @@ class Codegen(NanFixups):
                 rest = self.b_and(rest, self.b_not(eq))
             self.contribute(n, default, rest)
 
+    @staticmethod
+    def read_after(u: Inst, i: Inst, blocks) -> bool:
+        """Whether user u reads loop value i after the loop, so i must be captured as each lane
+        leaves (later passes overwrite its register): any use outside but a phi on an exit edge
+        (phicaps), including a phi that takes i from a block after the loop (LCSSA's
+        loop.exit.loopexit -> loop.exit)."""
+        if u.block in blocks:
+            return False
+        return u.op != "phi" or any(v is i and b not in blocks for b, v in zip(u.phi_blocks, u.ops))
+
     def emit_loop(self, h, body):
         """Emit loop h; gives the registers of the values that leave it (escapes, header phis, exit
         phis), for rerun_exactly."""
@@ -1151,7 +1161,7 @@ class Codegen(NanFixups):
             for i in self.bmap[n].insts:
                 if i.type in ("void", "label") or i in carried:
                     continue        # a header phi needs no capture: lanes that left keep their carried value
-                if any(u.block not in blocks and u.op != "phi" for u in self.users.get(i, [])):
+                if any(self.read_after(u, i, blocks) for u in self.users.get(i, [])):
                     esc[i] = self.persistent(i.type)
         saved_esc = getattr(self, "escapes", {})
         self.escapes = {**saved_esc, **esc}
