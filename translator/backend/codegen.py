@@ -1909,7 +1909,8 @@ class Codegen(NanFixups):
         return self.fmul64(res, r, add=q)
 
     def fsqrt32(self, x):
-        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0, sqrt(inf) = inf."""
+        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0 (a subnormal x
+        too: flushed, no CL_FP_DENORM), sqrt(inf) = inf."""
         y = self.alu("frsqrt", x)
         half = self.c32(0x3F000000)
         three_half = self.c32(0x3FC00000)
@@ -1922,8 +1923,8 @@ class Codegen(NanFixups):
         res = self.mau("fvfma", s, s, x, neg=(0,))                    # x - s^2
         hy = self.mau("fvmul", y, half)
         s = self.mau("fvfma", res, hy, s)
-        zero = self.flags("ixor", self.alu("iand", x, self.c32(0x7FFFFFFF)), self.c32(0))
-        self.masked_copy(x, s, zero)
+        tiny = self.flags("uimax", self.c32(0x007FFFFF), self.alu("iand", x, self.c32(0x7FFFFFFF)))
+        self.masked_copy(self.alu("iand", x, self.c32(0x80000000)), s, tiny)     # +-0, a subnormal flushed
         self.masked_copy(x, s, self.flags("ixor", x, self.c32(0x7F800000)))     # sqrt(+inf)
         return s
 
@@ -3286,7 +3287,13 @@ class Codegen(NanFixups):
                 out.append(r)
             return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
-            return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
+            out = []
+            for r in args[0].regs:       # the ALU's floor makes -0 +0: floor(+-0) is x
+                f = self.alu(("d" if wide else "f") + "floor", r)
+                mag = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
+                self.masked_copy(r, f, self.flags(("l" if wide else "i") + "and", r, mag))
+                out.append(f)
+            return Val(args[0].kind, tuple(out))
         if base in ("smax", "smin", "umax", "umin") and ty == "i32":
             mn = ("u" if base[0] == "u" else "") + "i" + base[1:]
             return Val("i32", (self.alu(mn, args[0].regs[0], args[1].regs[0]),))

@@ -79,19 +79,78 @@ class NanFixups:
         self.settled.add(id(v))
         return v
 
+    def special(self, v, r):
+        """A mask entry set in the lanes of register r of float v that hold +-0 or +-inf (the MAU
+        makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
+        largest finite magnitude."""
+        p, mag, inf, _, _ = self._w(v)
+        top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
+        return self.flags("u" + p + "max", self.alu(p + "dec", self.alu(p + "and", r, mag)), top)
+
     def fix_nans(self, v, guard: bool):
-        """Put a quiet NaN in the lanes of lazy v whose IEEE result is NaN; guard: only when some
-        lane is +-inf (an any-reduction), else unconditionally."""
-        p, mag, inf, qnan, _ = self._w(v)
+        """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
+        IEEE gives NaN, and the IEEE sign where the result is zero (the MAU makes every zero +0,
+        and flushes an underflow to +0); guard: only when some lane is +-0 or +-inf (an
+        any-reduction), else unconditionally."""
+        p, mag, _, qnan, _ = self._w(v)
         for j, r in enumerate(v.regs):
             if guard:
-                k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+                k = self.special(v, r)
                 outer, self.items = self.items, []
+            if v.lazy[0] != "sqrt":      # (sqrt fixes its zeros itself)
+                sign = self.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
+                self.masked_copy(sign, r, self.flags(p + "and", r, mag))
             nan = self.nan_bool(v, j, {})
             self.masked_copy(qnan, r, self.flags(p + "not", nan))
             if guard:
                 then, self.items = self.items, outer
                 self.items.append(IfAnyLane(k, then))
+
+    def sign_bit(self, v):
+        return self.const64(1 << 63) if v.kind == "f64" else self.c32(0x80000000)
+
+    def true_sign(self, x, j: int, memo: dict):
+        """A register whose sign bit is the IEEE sign of register j of lazy-or-exact x (other bits
+        are junk; meaningless in NaN lanes): x's own where x is exact or its MAU result is not
+        zero, else worked out from the chain's operands."""
+        key = id(x)
+        if key in memo:
+            return memo[key]
+        r = x.regs[j]
+        if x.lazy is None:
+            return r
+        p, mag, _, _, _ = self._w(x)
+        c = self.const64 if p == "l" else self.c32
+        op, *a = x.lazy
+        s = [self.true_sign(y, j, memo) for y in a]
+        m = [self.alu(p + "and", y.regs[j], mag) for y in a]
+        if op == "neg":
+            out = self.alu(p + "xor", s[0], self.sign_bit(x))
+        elif op == "mul":                # exact: the operands' signs
+            out = self.alu(p + "xor", s[0], s[1])
+        else:                            # the rounded sum is zero: from the operands' magnitudes
+            if op == "sub":
+                s[1] = self.alu(p + "xor", s[1], self.sign_bit(x))
+            if op == "fma":              # a * b + c: the product's sign and (rounded) magnitude
+                pm = self.alu(p + "and", self.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
+                              else self.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
+                self.masked_copy(c(1), pm, self.flags(p + "and", pm, mag))   # a product that underflowed
+                for y in m[:2]:                                              # ... unless it is exactly 0
+                    self.masked_copy(c(0), pm, self.flags(p + "and", y, mag))
+                s, m = [self.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
+            out = self.copy(r)
+            self.masked_copy(self.zero_sum_sign(p, s, m), out, self.flags(p + "and", r, mag))
+        memo[key] = out
+        return out
+
+    def zero_sum_sign(self, p, s, m):
+        """The sign of a sum of two terms (signs s, magnitudes m) that rounds to zero or a
+        subnormal: the larger term's sign; for equal magnitudes the AND of the signs (x - x is
+        +0 rounding to nearest, -0 + -0 is -0)."""
+        out = self.copy(s[0])
+        self.masked_copy(s[1], out, self.flags("u" + p + "max", m[1], m[0]))
+        self.masked_copy(self.alu(p + "and", s[0], s[1]), out, self.flags(p + "xor", m[0], m[1]))
+        return out
 
     def nan_bool(self, x, j: int, memo: dict):
         """All ones in the lanes of register j of x whose IEEE value is NaN, from x's chain."""
@@ -139,8 +198,10 @@ class NanFixups:
                     d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
                     terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
                 out = any_of(*nans, *terms)
-            elif op == "sqrt":               # a negative number (not -0)
-                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(is_zero(a[0]))))
+            elif op == "sqrt":               # a negative number (not -0; for float, not a flushed subnormal)
+                tiny = is_zero(a[0]) if p == "l" else self.bool_from_mask(
+                    self.flags("uimax", c(0x007FFFFF), self.alu("iand", a[0].regs[j], mag)))
+                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(tiny)))
             else:
                 raise ValueError(f"internal: unknown lazy operation {op}")
         memo[key] = out
@@ -156,7 +217,9 @@ class NanFixups:
     def division_specials(self, q, x, y, wide: bool):
         """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
         infinite or NaN (the sequence gives +-inf of either sign or a finite number there):
-        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand."""
+        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand.  A float
+        subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
+        the quotient's sign (no CL_FP_DENORM)."""
         p = "l" if wide else "i"
         c = self.const64 if wide else self.c32
         top = 1 << (63 if wide else 31)
@@ -165,11 +228,17 @@ class NanFixups:
         ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
         zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
         big = self.alu(p + "or", zero, inf)
-        x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+        if wide:
+            x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+            q0 = x0
+        else:                          # float subnormals count as zeros (flushed), as does an underflow
+            tiny = c(0x007FFFFF)
+            x0, y0 = self.flags("uimax", tiny, ax), self.flags("uimax", tiny, ay)
+            q0 = self.flags(p + "and", q, mag)
         xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
         q = self.copy(q)
         self.masked_copy(zero, q, yinf)                    # finite / inf
-        self.masked_copy(zero, q, x0)                      # 0 / y
+        self.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
         for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
             t = self.copy(big)
             self.masked_copy(qnan, t, other)
@@ -232,14 +301,11 @@ class NanFixups:
             return
         regs = [(v, r) for v in floats for r in v.regs]
         if len(regs) == 1:
-            v, r = regs[0]
-            p, mag, inf, _, _ = self._w(v)
-            k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+            k = self.special(*regs[0])
         else:
             bools = []
             for v, r in regs:
-                p, mag, inf, _, _ = self._w(v)
-                bools.append(self.bool_from_mask(self.flags(p + "xor", self.alu(p + "and", r, mag), inf)))
+                bools.append(self.bool_from_mask(self.special(v, r)))
             b = bools[0]
             for x in bools[1:]:
                 b = self.b_or(b, x)
