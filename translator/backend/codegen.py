@@ -1213,7 +1213,7 @@ class Codegen(NanFixups):
             read_after = [reg for phi, reg in carried.items()
                           if any(u.block not in blocks for u in self.users.get(phi, []))]
             self.rerun_exactly(h, body, before, exports, list(esc.values()) + read_after +
-                               [cap for lst in phicaps.values() for _, cap in lst])
+                               [cap for lst in phicaps.values() for _, cap in lst], entry_pred)
         self.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap

@@ -79,13 +79,16 @@ class NanFixups:
         self.settled.add(id(v))
         return v
 
-    def special(self, v, r):
+    def special(self, v, r, step=None):
         """A mask entry set in the lanes of register r of float v that hold +-0 or +-inf (the MAU
         makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
-        largest finite magnitude."""
+        largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
+        pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
         p, mag, inf, _, _ = self._w(v)
         top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
-        return self.flags("u" + p + "max", self.alu(p + "dec", self.alu(p + "and", r, mag)), top)
+        a = self.alu(p + "and", r, mag)
+        d = self.alu(p + "dec", a) if step is None else self.alu("iadd", a, step)
+        return self.flags("u" + p + "max", d, top)
 
     def fix_nans(self, v, guard: bool):
         """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
@@ -291,21 +294,27 @@ class NanFixups:
             setattr(self, a, dict(v) if isinstance(v, dict) else v)
         self.settled = set()
 
-    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list):
+    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
         of `exports`, the first run's escape, carried and exit-phi registers in the order emit_loop
-        gives them, read after the loop) is +-inf, run the loop again from the state `before` it in
-        exact mode and copy its results over the first run's."""
+        gives them, read after the loop) is +-inf or +-0 (where NaNs and zero signs may be
+        wrong), run the loop again from the state `before` it in exact mode and copy its results
+        over the first run's.  lanes: the bool of the lanes that entered the loop (only those are
+        tested, for float values)."""
         floats = [v for v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
         regs = [(v, r) for v in floats for r in v.regs]
+        # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
+        # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
+        step = self.alu("ior", lanes, self.c32(0x3F800000)) if lanes is not None else None
         if len(regs) == 1:
-            k = self.special(*regs[0])
+            v, r = regs[0]
+            k = self.special(v, r, step if v.kind == "f32" else None)
         else:
             bools = []
             for v, r in regs:
-                bools.append(self.bool_from_mask(self.special(v, r)))
+                bools.append(self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)))
             b = bools[0]
             for x in bools[1:]:
                 b = self.b_or(b, x)
