@@ -264,6 +264,10 @@ __kernel void product(__global const float *a, __global const float *b, __global
   y[2 * i + 1] = s;
 }
 
+__kernel void ext(__global const float *a, __global double *y) {
+  y[get_global_id(0)] = a[get_global_id(0)];
+}
+
 __kernel void tiny(__global const float *a, __global const float *b, __global float *o) {
   int i = get_global_id(0);
   float x = a[i], y = b[i];
@@ -366,3 +370,11 @@ def test_emulator_reports_no_float_denormals():
     fp = dev.single_fp_config
     assert not fp & cl.device_fp_config.DENORM
     assert fp & cl.device_fp_config.INF_NAN and fp & cl.device_fp_config.ROUND_TO_NEAREST
+
+
+def test_widening_keeps_nan_and_the_sign_of_zero(zenv):
+    """float -> double goes through the MAU, which makes NaN inf and -0 +0: both are put back."""
+    a = np.array([np.nan, -np.nan, -0.0, 0.0, 1.5, -2.0, np.inf, -np.inf, 1e-40, -3e38], np.float32)
+    y, = run(zenv, "ext", a.size, a, out=[np.zeros(a.size, np.float64)])
+    np.testing.assert_array_equal(y, a.astype(np.float64))
+    np.testing.assert_array_equal(np.signbit(y[2:]), np.signbit(a[2:]))

@@ -1992,7 +1992,10 @@ class Codegen(NanFixups):
                 d = self.f32_to_f64(v.regs[0])
                 return Val("i64", tuple(self.alu("dftoi", r) for r in d))
         if op == "fpext" and st == "float" and dt == "double":
-            return Val("f64", self.f32_to_f64(v.regs[0]))
+            regs = self.f32_to_f64(v.regs[0])
+            if no_nans(i):
+                return Val("f64", regs)
+            return Val("f64", tuple(self.widened_specials(d, f) for d, f in zip(regs, self.f32_in_high(v.regs[0]))))
         if op == "fptrunc" and st == "double" and dt == "float":
             return self.f64_to_f32(v.regs)
         raise CodegenError(f"conversion '{op}' from {st} to {dt} is not supported on the emulator device yet",
@@ -2005,6 +2008,19 @@ class Codegen(NanFixups):
         lo = self.new()
         self.op("dvpassa {s0}e {d0}", "mau", (lo,), (t,))
         return hi, lo
+
+    def f32_in_high(self, x):
+        """The (odd, even) float lanes of x each in the high half of a long word (f32_to_f64's order)."""
+        return x, self.alu("llsl", x, self.c32(32))
+
+    def widened_specials(self, d, f):
+        """d, the MAU's widening of the float in the high half of f, with f's sign (the MAU makes
+        -0 +0) and a quiet NaN where f is a NaN (the MAU makes it inf)."""
+        sign = self.const64(1 << 63)
+        mag = self.alu("land", f, self.const64(0x7FFFFFFF << 32))
+        d = self.copy(d)
+        self.masked_copy(self.const64(0x7FF8 << 48), d, self.flags("ulmax", mag, self.const64(0x7F800001 << 32)))
+        return self.alu("lor", d, self.alu("land", f, sign))
 
     def f64_to_f32(self, regs) -> Val:
         th, tl = (self.mau("dvpassar", r) for r in regs)

@@ -1,7 +1,8 @@
-"""IEEE NaN results on a machine whose MAU never makes a NaN (docs/language.md, "NaN results").
+"""IEEE NaN results and signed zeros on a machine whose MAU never makes a NaN or a -0
+(docs/language.md, "NaN results and signed zeros").
 
 The MAU normalises its outputs: where IEEE arithmetic gives NaN (0 * inf, inf - inf, a NaN
-operand) it gives +-inf.  Fixing every MAU result would cost ALU work after every add and
+operand) it gives +-inf, and every zero (an underflow too) is +0.  Fixing every MAU result would cost ALU work after every add and
 multiply (an earlier attempt made matvec 4x slower).  Instead the backend uses a property of
 chains of add / sub / mul / fma / neg: where IEEE gives a finite value or an infinity the MAU
 gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
@@ -10,14 +11,17 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
   operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
   feed further chain operations unchanged.
 * Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
-  a select or phi, a division ...) it is *settled* in place: if any lane is +-inf
-  (two ALU ops and one any-reduction), the NaN lanes are recomputed from the chain (``nan_bool``:
-  a NaN operand, inf - inf, 0 * inf) and get a quiet NaN.
+  a select or phi, a division ...) it is *settled* in place: if any lane is +-0 or +-inf
+  (three ALU ops and one any-reduction, ``special``), the NaN lanes are recomputed from the
+  chain (``nan_bool``: a NaN operand, inf - inf, 0 * inf) and get a quiet NaN, and the zero
+  lanes get the IEEE sign (``true_sign``; a float underflow is the zero of the exact result's
+  sign: the device has no CL_FP_DENORM).
 * A pure loop whose float accumulators are only chained (matvec's ``s += a[j] * x[j]``) carries
-  them lazily; after it, if any lane of a float value leaving it is +-inf, the loop runs again
-  in exact mode (every operation settled at once, no any-reduction) and its results replace the
-  first run's.  An inf or NaN stays one in such a chain, so the common case pays one test after
-  the loop.
+  them lazily; after it, if any lane (of those that entered it) of a float value leaving it is
+  +-0 or +-inf, the loop runs again in exact mode (every operation settled at once, no
+  any-reduction) and its results replace the first run's.  An inf or NaN stays one in such a
+  chain, and a zero's sign depends on its whole history, so the common case pays one test
+  after the loop.
 * Division and sqrt are not chain operations (their Newton sequences give finite numbers for
   some special operands): their special values are fixed at once, by ALU selects.
 * Operations with LLVM's ``nnan`` (``-cl-finite-math-only``, ``-cl-fast-relaxed-math``) are exact
