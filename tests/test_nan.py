@@ -264,6 +264,17 @@ __kernel void product(__global const float *a, __global const float *b, __global
   y[2 * i + 1] = s;
 }
 
+__kernel void counted(__global const float *a, __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float p = 1.0f, s = 0.0f;
+  for (int j = 0; j < n; j++) {
+    p *= a[j * m + i];
+    s = fabs(s) + 1.0f;      /* a call: the loop is settled in every pass, not run again */
+  }
+  y[2 * i] = p;
+  y[2 * i + 1] = s;
+}
+
 __kernel void ext(__global const float *a, __global double *y) {
   y[get_global_id(0)] = a[get_global_id(0)];
 }
@@ -378,3 +389,19 @@ def test_widening_keeps_nan_and_the_sign_of_zero(zenv):
     y, = run(zenv, "ext", a.size, a, out=[np.zeros(a.size, np.float64)])
     np.testing.assert_array_equal(y, a.astype(np.float64))
     np.testing.assert_array_equal(np.signbit(y[2:]), np.signbit(a[2:]))
+
+
+def test_counted_loop_settles_every_pass(zenv):
+    """A counted loop that settles in every pass (it calls fabs) used to settle the carried product
+    only in its last pass, where its exit is: 0 * inf in the first pass then gave -inf, not NaN."""
+    m, n = 8, 3
+    a = np.ones((n, m), np.float32)
+    a[0, :4] = 0.0
+    a[1, ::2] = np.inf
+    a[0, 4:] = -1.0
+    a[2, 1] = -1.0
+    y, = run(zenv, "counted", m, a.ravel(), out=[np.zeros(2 * m, np.float32)], scalars=(np.int32(m), np.int32(n)))
+    y = y[0::2]
+    with np.errstate(all="ignore"):
+        same_bits(y, a.prod(axis=0))
+    assert np.isnan(y[[0, 2]]).all() and np.signbit(y[1])

@@ -974,9 +974,12 @@ class Codegen(NanFixups):
             ex = ctx["exits"][(src, dst)]
             self.alu("ior", ex, p, dst=ex)
             get = self.raw if ctx["lazy"] else self.val      # a lazy loop settles after it (nans.py)
+            settled = set(self.settled)
             for phi, cap in ctx["phicaps"].get((src, dst), []):
                 v = get(phi.ops[phi.phi_blocks.index(src)])
                 self.capture(cap, v, p)
+            if ctx["bottom"]:                # a counted loop's exit runs in its last pass only: what it
+                self.settled = settled       # settled is still unsettled in the other passes (nans.py)
             return
         self.acc[dst] = p if dst not in self.acc else self.b_or(self.acc[dst], p)
 
