@@ -76,7 +76,8 @@ class NanFixups:
         return v
 
     def settle(self, v):
-        """v with IEEE NaNs (in place): a lazy value's NaN lanes, found when any lane is +-inf."""
+        """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
+        when any lane is +-0 or +-inf."""
         if v.lazy is None or id(v) in self.settled:
             return v
         self.fix_nans(v, guard=not self.exact_mode)
@@ -130,12 +131,12 @@ class NanFixups:
         c = self.const64 if p == "l" else self.c32
         op, *a = x.lazy
         s = [self.true_sign(y, j, memo) for y in a]
-        m = [self.alu(p + "and", y.regs[j], mag) for y in a]
         if op == "neg":
             out = self.alu(p + "xor", s[0], self.sign_bit(x))
         elif op == "mul":                # exact: the operands' signs
             out = self.alu(p + "xor", s[0], s[1])
         else:                            # the rounded sum is zero: from the operands' magnitudes
+            m = [self.alu(p + "and", y.regs[j], mag) for y in a]
             if op == "sub":
                 s[1] = self.alu(p + "xor", s[1], self.sign_bit(x))
             if op == "fma":              # a * b + c: the product's sign and (rounded) magnitude
