@@ -55,6 +55,7 @@ class DeviceDescription:
     mem_base_addr_align: int = 1024  # bits, as OpenCL reports it
     extensions: str = ""
     profile: str = "FULL_PROFILE"
+    single_fp_config: int = 0x3F    # CL_FP_DENORM | INF_NAN | ROUND_TO_NEAREST/ZERO/INF | FMA
 
 
 @dataclass(frozen=True, eq=False)

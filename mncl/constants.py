@@ -88,6 +88,7 @@ class device_info(_Enum):
     MAX_CLOCK_FREQUENCY = 0x100C
     ADDRESS_BITS = 0x100D
     MAX_MEM_ALLOC_SIZE = 0x1010
+    SINGLE_FP_CONFIG = 0x101B
     MAX_PARAMETER_SIZE = 0x1017
     MEM_BASE_ADDR_ALIGN = 0x1019
     GLOBAL_MEM_CACHE_SIZE = 0x101E
@@ -115,6 +116,17 @@ class device_info(_Enum):
     HOST_UNIFIED_MEMORY = 0x1035
     OPENCL_C_VERSION = 0x103D
     LINKER_AVAILABLE = 0x103E
+
+
+class device_fp_config(_Enum):
+    DENORM = 1 << 0
+    INF_NAN = 1 << 1
+    ROUND_TO_NEAREST = 1 << 2
+    ROUND_TO_ZERO = 1 << 3
+    ROUND_TO_INF = 1 << 4
+    FMA = 1 << 5
+    SOFT_FLOAT = 1 << 6
+    CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7
 
 
 class context_info(_Enum):

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from .backend import DeviceDescription, LocalScratch
-from .constants import device_type
+from .constants import device_fp_config, device_type
 from .errors import make_error, status_code
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
@@ -107,7 +107,10 @@ class EmulatorDevice:
             global_mem_size=dram_bytes, max_mem_alloc_size=dram_bytes // 4,
             local_mem_size=m.l2bm_longs * 8, max_constant_buffer_size=1 << 20,
             max_parameter_size=8 * 24, max_clock_frequency=int(m.clock_hz / 1e6),
-            extensions="cl_khr_fp64")
+            extensions="cl_khr_fp64",
+            # OpenCL 1.2's minimum: no CL_FP_DENORM, the MAU flushes float subnormal results to zero
+            # (docs/language.md, "NaN results"); its fp32 fma rounds twice (no CL_FP_FMA)
+            single_fp_config=device_fp_config.ROUND_TO_NEAREST | device_fp_config.INF_NAN)
         self.cache_key = f"emulator:{m.name}:{sorted(vars(m).items())!r}"
         self._emu = None
         self._next = HEAP_START

@@ -57,6 +57,7 @@ class Device:
             device_info.LINKER_AVAILABLE: False,
             device_info.EXECUTION_CAPABILITIES: 1,  # CL_EXEC_KERNEL
             device_info.QUEUE_PROPERTIES: command_queue_properties.PROFILING_ENABLE,
+            device_info.SINGLE_FP_CONFIG: d.single_fp_config,
             device_info.DOUBLE_FP_CONFIG: 0x3F,
             device_info.HALF_FP_CONFIG: 0,
             device_info.HOST_UNIFIED_MEMORY: True,

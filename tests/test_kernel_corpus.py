@@ -161,11 +161,19 @@ def pocl_result(name: str):
 # Comparison
 # --------------------------------------------------------------------------------------------
 
-def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, against: str):
-    """Exact for integers, within the case's tolerance for floating point; one-line failures."""
+def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, against: str, flushed=None):
+    """Exact for integers, within the case's tolerance for floating point; one-line failures.
+
+    ``flushed`` is for a device without float denormals (CL_FP_DENORM not in its
+    CL_DEVICE_SINGLE_FP_CONFIG, which OpenCL 1.2 allows: such a device may flush float
+    subnormal operands and results to zero): the numpy reference computed from inputs with
+    float32 subnormals flushed to zeros of their sign (``Case.expected``).  A float32 element
+    then also passes when it matches that reference, or when the expected value (of either) is
+    subnormal and the element is the zero of its sign.  Other dtypes are checked as always."""
     if actual.dtype.names:
         for field in actual.dtype.names:
-            check(case, f"{name}.{field}", actual[field], np.asarray(expected[field]), against)
+            check(case, f"{name}.{field}", actual[field], np.asarray(expected[field]), against,
+                  None if flushed is None else np.asarray(flushed[field]))
         return
     if expected.size != actual.size:
         raise AssertionError(f"{name}: {against} has {expected.size} elements, the buffer {actual.size}")
@@ -181,14 +189,30 @@ def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, again
     else:
         want = expected.astype(np.float64).reshape(-1)
         g = got.astype(np.float64)
-        close = np.isclose(g, want, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        if case.signed_zeros:
-            close &= (want != 0) | (np.signbit(g) == np.signbit(want))
+        flush = flushed is not None and actual.dtype == np.float32
+
+        def close_to(ref):
+            close = np.isclose(g, ref, rtol=case.rtol, atol=case.atol, equal_nan=True)
+            if case.signed_zeros:
+                close &= (ref != 0) | (np.signbit(g) == np.signbit(ref))
+            if flush:                  # a subnormal result flushed to the zero of its sign
+                close |= (ref != 0) & (np.abs(ref) < np.finfo(np.float32).tiny) & (g == 0) & (
+                    np.signbit(g) == np.signbit(ref))
+            return close
+        close = close_to(want)
+        if flush:
+            close |= close_to(np.ma.getdata(flushed).astype(np.float64).reshape(-1))
         bad = np.flatnonzero(~close & ~unchecked)
     if bad.size:
         k = bad[0]
         raise AssertionError(f"{name}: {bad.size} of {got.size} elements differ from the {against} "
                              f"(first at flat index {k}: got {got[k].item()!r}, expected {want.reshape(-1)[k].item()!r})")
+
+
+def flushes_float_denormals(ctx) -> bool:
+    """The context's device reports no float denormals (CL_FP_DENORM, bit 0, not in its
+    CL_DEVICE_SINGLE_FP_CONFIG): results may be checked against flushed references (check)."""
+    return not ctx.devices[0].single_fp_config & 1
 
 
 def same_mask(other: np.ndarray, expected) -> np.ndarray:
@@ -288,12 +312,13 @@ def run_and_check_mncl(test_id: str, env=None):
     cl, ctx, queue = env or mncl()
     result = run_with_timeout(run_case, cl, ctx, queue, case)
     expected = case.expected(case.initial_buffers())
+    flushed = case.expected(case.initial_buffers(), flush_float_denormals=True) if flushes_float_denormals(ctx) else {}
     for out, value in result.items():
-        check(case, out, value, expected[out], "numpy reference")
+        check(case, out, value, expected[out], "numpy reference", flushed.get(out))
     reference = None if case.xfail_pocl else pocl_result(name)
     if reference is not None:
         for out, value in result.items():
-            check(case, out, value, same_mask(reference[out], expected[out]), "PoCL output")
+            check(case, out, value, same_mask(reference[out], expected[out]), "PoCL output", flushed.get(out))
 
 
 def _mncl_param(test_id):

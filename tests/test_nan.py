@@ -237,3 +237,171 @@ def test_finite_math_only_skips_the_fix_ups(option):
         default, fast = asm(src, kernel), asm(src, kernel, [option])
         assert default.count(".if any") > fast.count(".if any")
         assert len(fast.splitlines()) < len(default.splitlines())
+
+
+ZEROS = r"""
+__kernel void zeros(__global const float *a, __global const float *b, __global const float *c,
+                    __global float *o) {
+  int i = get_global_id(0);
+  float x = a[i], y = b[i], z = c[i];
+  o[6 * i] = x * y;
+  o[6 * i + 1] = x + y;
+  o[6 * i + 2] = x - y;
+  o[6 * i + 3] = fma(x, y, z);
+  o[6 * i + 4] = -(x * y) + z;
+  o[6 * i + 5] = (x * y) * z;
+}
+
+__kernel void product(__global const float *a, __global const float *b, __global const float *s0,
+                      __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float p = 1.0f, s = s0[i];
+  for (int j = 0; j < n; j++) {
+    p *= a[j * m + i];
+    s += b[j * m + i] * -0.0f;
+  }
+  y[2 * i] = p;
+  y[2 * i + 1] = s;
+}
+
+__kernel void counted(__global const float *a, __global float *y, int m, int n) {
+  int i = get_global_id(0);
+  float p = 1.0f, s = 0.0f;
+  for (int j = 0; j < n; j++) {
+    p *= a[j * m + i];
+    s = fabs(s) + 1.0f;      /* a call: the loop is settled in every pass, not run again */
+  }
+  y[2 * i] = p;
+  y[2 * i + 1] = s;
+}
+
+__kernel void ext(__global const float *a, __global double *y) {
+  y[get_global_id(0)] = a[get_global_id(0)];
+}
+
+__kernel void tiny(__global const float *a, __global const float *b, __global float *o) {
+  int i = get_global_id(0);
+  float x = a[i], y = b[i];
+  o[3 * i] = sqrt(x);
+  o[3 * i + 1] = x / y;
+  o[3 * i + 2] = y / x;
+}
+"""
+
+ZERO_SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -3.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan], np.float32)
+
+
+@pytest.fixture(scope="module")
+def zenv():
+    from mncl.context import _emulator_for
+    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    ctx = cl.Context([dev])
+    return ctx, cl.CommandQueue(ctx), cl.Program(ctx, ZEROS).build()
+
+
+def flushed(x):
+    """x (float32) with subnormals made zeros of their sign: what a device without CL_FP_DENORM
+    may give for a subnormal result."""
+    x = np.array(x, np.float32)
+    tiny = np.abs(x) < np.finfo(np.float32).tiny
+    x[tiny] = np.copysign(np.float32(0), x[tiny])
+    return x
+
+
+def same_bits(got, want):
+    """Equal as IEEE values, with zeros of the same sign and NaN where want has NaN."""
+    want = flushed(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+    z = want == 0
+    np.testing.assert_array_equal(np.signbit(got[z]), np.signbit(want[z]))
+
+
+def test_signed_zeros_of_chained_arithmetic(zenv):
+    """-0 where IEEE gives it (the MAU makes every zero +0): x * y by the signs, -0 + -0, x - x
+    (+0), fma with a zero product, and products that underflow (1e-30 * -1e-30 is -0)."""
+    a, b, c = (g.ravel() for g in np.meshgrid(ZERO_SPECIALS, ZERO_SPECIALS, ZERO_SPECIALS[[0, 1, 2, 7]], indexing="ij"))
+    o, = run(zenv, "zeros", a.size, a, b, c, out=[np.zeros(6 * a.size, np.float32)])
+    o = o.reshape(-1, 6)
+    with np.errstate(all="ignore"):
+        d = a.astype(np.float64)
+        p = a * b
+        same_bits(o[:, 0], p)
+        same_bits(o[:, 1], a + b)
+        same_bits(o[:, 2], a - b)
+        same_bits(o[:, 3], (d * b + c).astype(np.float32))
+        same_bits(o[:, 4], -p + c)
+        same_bits(o[:, 5], p * c)
+    assert (o[:, 0] == 0).sum() > 50 and np.signbit(o[o[:, 0] == 0, 0]).sum() > 20
+
+
+def test_signed_zeros_from_a_lazy_loop():
+    """A product loop and a sum of zeros carry their values lazily; a lane whose result is +-0
+    makes the loop run again exactly, which gives the IEEE sign (-0 after an odd number of
+    negative factors, -0 + -0 ... stays -0), only for the lanes that ran it."""
+    from mncl.context import _emulator_for
+    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    ctx = cl.Context([dev])
+    env = ctx, cl.CommandQueue(ctx), cl.Program(ctx, ZEROS).build()
+    m, n = 48, 5
+    rng = np.random.default_rng(8)
+    a = rng.uniform(-2, 2, (n, m)).astype(np.float32)
+    a[2, :16] = 0.0                            # products of 0 with signs of the others
+    a[1, :8] = -a[1, :8]
+    a[:, 16:24] = 1e-20 * np.sign(a[:, 16:24])  # products underflow to signed zeros
+    s0 = np.where(np.arange(m) % 2, -0.0, 0.0).astype(np.float32)
+    b = rng.uniform(0.5, 2, (n, m)).astype(np.float32)
+    y, = run(env, "product", m, a.ravel(), b.ravel(), s0, out=[np.zeros(2 * m, np.float32)],
+             scalars=(np.int32(m), np.int32(n)))
+    p, s = np.ones(m, np.float32), s0.copy()
+    for j in range(n):
+        p = flushed(p * a[j])
+        s = s + b[j] * np.float32(-0.0)
+    same_bits(y[0::2], p)
+    same_bits(y[1::2], s)
+    assert np.signbit(y[0::2][p == 0]).any() and np.signbit(y[1::2]).sum() > 10
+
+
+def test_float_subnormals_are_flushed_to_signed_zeros(zenv):
+    """No CL_FP_DENORM: a float subnormal operand of sqrt or a division is the zero of its sign,
+    and a subnormal quotient is the zero of the quotient's sign."""
+    x = np.array([1e-40, -1e-40, 1e-40, 2.0, -3.0, 0.0, 1e-40, 1e-30], np.float32)
+    y = np.array([1.0, 1.0, -4.0, 1e-40, 1e-40, 1e-40, 1e-40, -1e10], np.float32)
+    o, = run(zenv, "tiny", x.size, x, y, out=[np.zeros(3 * x.size, np.float32)])
+    o = o.reshape(-1, 3)
+    fx, fy = flushed(x), flushed(y)
+    with np.errstate(all="ignore"):
+        same_bits(o[:, 0], np.sqrt(fx))
+        same_bits(o[:, 1], fx / fy)           # 0 / 1e-40 is 0 / 0; 1e-30 / -1e10 underflows to -0
+        same_bits(o[:, 2], fy / fx)
+
+
+def test_emulator_reports_no_float_denormals():
+    from mncl.context import _emulator_for
+    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    fp = dev.single_fp_config
+    assert not fp & cl.device_fp_config.DENORM
+    assert fp & cl.device_fp_config.INF_NAN and fp & cl.device_fp_config.ROUND_TO_NEAREST
+
+
+def test_widening_keeps_nan_and_the_sign_of_zero(zenv):
+    """float -> double goes through the MAU, which makes NaN inf and -0 +0: both are put back."""
+    a = np.array([np.nan, -np.nan, -0.0, 0.0, 1.5, -2.0, np.inf, -np.inf, 1e-40, -3e38], np.float32)
+    y, = run(zenv, "ext", a.size, a, out=[np.zeros(a.size, np.float64)])
+    np.testing.assert_array_equal(y, a.astype(np.float64))
+    np.testing.assert_array_equal(np.signbit(y[2:]), np.signbit(a[2:]))
+
+
+def test_counted_loop_settles_every_pass(zenv):
+    """A counted loop that settles in every pass (it calls fabs) used to settle the carried product
+    only in its last pass, where its exit is: 0 * inf in the first pass then gave -inf, not NaN."""
+    m, n = 8, 3
+    a = np.ones((n, m), np.float32)
+    a[0, :4] = 0.0
+    a[1, ::2] = np.inf
+    a[0, 4:] = -1.0
+    a[2, 1] = -1.0
+    y, = run(zenv, "counted", m, a.ravel(), out=[np.zeros(2 * m, np.float32)], scalars=(np.int32(m), np.int32(n)))
+    y = y[0::2]
+    with np.errstate(all="ignore"):
+        same_bits(y, a.prod(axis=0))
+    assert np.isnan(y[[0, 2]]).all() and np.signbit(y[1])

@@ -1113,8 +1113,9 @@ def _specials(rng, shift):
             In("b", np.float32, 144, gen=lambda rng: _specials(rng, 1)),
             Out("out", np.float32, 864), Out("cmp", np.int32, 144)])
 def nan_inf(a, b, out, cmp):
-    """A denormal operand (1e-40) may be flushed to zero, which the OpenCL full profile allows only
-    with -cl-denorms-are-zero; both PoCL and numpy keep it."""
+    """A denormal operand (1e-40) may be flushed to zero on a device without CL_FP_DENORM in
+    CL_DEVICE_SINGLE_FP_CONFIG (the emulator's; the checker then also accepts the reference of
+    flushed inputs, see test_kernel_corpus.check); both PoCL and numpy keep it."""
     with np.errstate(all="ignore"):
         x, y = a, b
         out = np.stack([np.fmin(x, y), np.fmax(x, y), x / y, np.sqrt(x), np.floor(x) * np.float32(0),

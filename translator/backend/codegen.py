@@ -974,9 +974,12 @@ class Codegen(NanFixups):
             ex = ctx["exits"][(src, dst)]
             self.alu("ior", ex, p, dst=ex)
             get = self.raw if ctx["lazy"] else self.val      # a lazy loop settles after it (nans.py)
+            settled = set(self.settled)
             for phi, cap in ctx["phicaps"].get((src, dst), []):
                 v = get(phi.ops[phi.phi_blocks.index(src)])
                 self.capture(cap, v, p)
+            if ctx["bottom"]:                # a counted loop's exit runs in its last pass only: what it
+                self.settled = settled       # settled is still unsettled in the other passes (nans.py)
             return
         self.acc[dst] = p if dst not in self.acc else self.b_or(self.acc[dst], p)
 
@@ -1223,7 +1226,7 @@ class Codegen(NanFixups):
             read_after = [reg for phi, reg in carried.items()
                           if any(u.block not in blocks for u in self.users.get(phi, []))]
             self.rerun_exactly(h, body, before, exports, list(esc.values()) + read_after +
-                               [cap for lst in phicaps.values() for _, cap in lst])
+                               [cap for lst in phicaps.values() for _, cap in lst], entry_pred)
         self.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap
@@ -1921,7 +1924,8 @@ class Codegen(NanFixups):
         return self.fmul64(res, r, add=q)
 
     def fsqrt32(self, x):
-        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0, sqrt(inf) = inf."""
+        """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0 (a subnormal x
+        too: flushed, no CL_FP_DENORM), sqrt(inf) = inf."""
         y = self.alu("frsqrt", x)
         half = self.c32(0x3F000000)
         three_half = self.c32(0x3FC00000)
@@ -1934,8 +1938,8 @@ class Codegen(NanFixups):
         res = self.mau("fvfma", s, s, x, neg=(0,))                    # x - s^2
         hy = self.mau("fvmul", y, half)
         s = self.mau("fvfma", res, hy, s)
-        zero = self.flags("ixor", self.alu("iand", x, self.c32(0x7FFFFFFF)), self.c32(0))
-        self.masked_copy(x, s, zero)
+        tiny = self.flags("uimax", self.c32(0x007FFFFF), self.alu("iand", x, self.c32(0x7FFFFFFF)))
+        self.masked_copy(self.alu("iand", x, self.c32(0x80000000)), s, tiny)     # +-0, a subnormal flushed
         self.masked_copy(x, s, self.flags("ixor", x, self.c32(0x7F800000)))     # sqrt(+inf)
         return s
 
@@ -2003,7 +2007,10 @@ class Codegen(NanFixups):
                 d = self.f32_to_f64(v.regs[0])
                 return Val("i64", tuple(self.alu("dftoi", r) for r in d))
         if op == "fpext" and st == "float" and dt == "double":
-            return Val("f64", self.f32_to_f64(v.regs[0]))
+            regs = self.f32_to_f64(v.regs[0])
+            if no_nans(i):
+                return Val("f64", regs)
+            return Val("f64", tuple(self.widened_specials(d, f) for d, f in zip(regs, self.f32_in_high(v.regs[0]))))
         if op == "fptrunc" and st == "double" and dt == "float":
             return self.f64_to_f32(v.regs)
         raise CodegenError(f"conversion '{op}' from {st} to {dt} is not supported on the emulator device yet",
@@ -2016,6 +2023,19 @@ class Codegen(NanFixups):
         lo = self.new()
         self.op("dvpassa {s0}e {d0}", "mau", (lo,), (t,))
         return hi, lo
+
+    def f32_in_high(self, x):
+        """The (odd, even) float lanes of x each in the high half of a long word (f32_to_f64's order)."""
+        return x, self.alu("llsl", x, self.c32(32))
+
+    def widened_specials(self, d, f):
+        """d, the MAU's widening of the float in the high half of f, with f's sign (the MAU makes
+        -0 +0) and a quiet NaN where f is a NaN (the MAU makes it inf)."""
+        sign = self.const64(1 << 63)
+        mag = self.alu("land", f, self.const64(0x7FFFFFFF << 32))
+        d = self.copy(d)
+        self.masked_copy(self.const64(0x7FF8 << 48), d, self.flags("ulmax", mag, self.const64(0x7F800001 << 32)))
+        return self.alu("lor", d, self.alu("land", f, sign))
 
     def f64_to_f32(self, regs) -> Val:
         th, tl = (self.mau("dvpassar", r) for r in regs)
@@ -3343,7 +3363,13 @@ class Codegen(NanFixups):
                 out.append(r)
             return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
-            return Val(args[0].kind, tuple(self.alu(("d" if wide else "f") + "floor", r) for r in args[0].regs))
+            out = []
+            for r in args[0].regs:       # the ALU's floor makes -0 +0: floor(+-0) is x
+                f = self.alu(("d" if wide else "f") + "floor", r)
+                mag = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
+                self.masked_copy(r, f, self.flags(("l" if wide else "i") + "and", r, mag))
+                out.append(f)
+            return Val(args[0].kind, tuple(out))
         if base in self.INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
             return self.int_call(base, ty, args)
         if base in ("bswap", "bitreverse") and ty in ("i1", "i8", "i16", "i32", "i64"):

@@ -1,7 +1,8 @@
-"""IEEE NaN results on a machine whose MAU never makes a NaN (docs/language.md, "NaN results").
+"""IEEE NaN results and signed zeros on a machine whose MAU never makes a NaN or a -0
+(docs/language.md, "NaN results and signed zeros").
 
 The MAU normalises its outputs: where IEEE arithmetic gives NaN (0 * inf, inf - inf, a NaN
-operand) it gives +-inf.  Fixing every MAU result would cost ALU work after every add and
+operand) it gives +-inf, and every zero (an underflow too) is +0.  Fixing every MAU result would cost ALU work after every add and
 multiply (an earlier attempt made matvec 4x slower).  Instead the backend uses a property of
 chains of add / sub / mul / fma / neg: where IEEE gives a finite value or an infinity the MAU
 gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
@@ -10,14 +11,17 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
   operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
   feed further chain operations unchanged.
 * Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
-  a select or phi, a division ...) it is *settled* in place: if any lane is +-inf
-  (two ALU ops and one any-reduction), the NaN lanes are recomputed from the chain (``nan_bool``:
-  a NaN operand, inf - inf, 0 * inf) and get a quiet NaN.
+  a select or phi, a division ...) it is *settled* in place: if any lane is +-0 or +-inf
+  (three ALU ops and one any-reduction, ``special``), the NaN lanes are recomputed from the
+  chain (``nan_bool``: a NaN operand, inf - inf, 0 * inf) and get a quiet NaN, and the zero
+  lanes get the IEEE sign (``true_sign``; a float underflow is the zero of the exact result's
+  sign: the device has no CL_FP_DENORM).
 * A pure loop whose float accumulators are only chained (matvec's ``s += a[j] * x[j]``) carries
-  them lazily; after it, if any lane of a float value leaving it is +-inf, the loop runs again
-  in exact mode (every operation settled at once, no any-reduction) and its results replace the
-  first run's.  An inf or NaN stays one in such a chain, so the common case pays one test after
-  the loop.
+  them lazily; after it, if any lane (of those that entered it) of a float value leaving it is
+  +-0 or +-inf, the loop runs again in exact mode (every operation settled at once, no
+  any-reduction) and its results replace the first run's.  An inf or NaN stays one in such a
+  chain, and a zero's sign depends on its whole history, so the common case pays one test
+  after the loop.
 * Division and sqrt are not chain operations (their Newton sequences give finite numbers for
   some special operands): their special values are fixed at once, by ALU selects.
 * Operations with LLVM's ``nnan`` (``-cl-finite-math-only``, ``-cl-fast-relaxed-math``) are exact
@@ -72,26 +76,89 @@ class NanFixups:
         return v
 
     def settle(self, v):
-        """v with IEEE NaNs (in place): a lazy value's NaN lanes, found when any lane is +-inf."""
+        """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
+        when any lane is +-0 or +-inf."""
         if v.lazy is None or id(v) in self.settled:
             return v
         self.fix_nans(v, guard=not self.exact_mode)
         self.settled.add(id(v))
         return v
 
+    def special(self, v, r, step=None):
+        """A mask entry set in the lanes of register r of float v that hold +-0 or +-inf (the MAU
+        makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
+        largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
+        pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
+        p, mag, inf, _, _ = self._w(v)
+        top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
+        a = self.alu(p + "and", r, mag)
+        d = self.alu(p + "dec", a) if step is None else self.alu("iadd", a, step)
+        return self.flags("u" + p + "max", d, top)
+
     def fix_nans(self, v, guard: bool):
-        """Put a quiet NaN in the lanes of lazy v whose IEEE result is NaN; guard: only when some
-        lane is +-inf (an any-reduction), else unconditionally."""
-        p, mag, inf, qnan, _ = self._w(v)
+        """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
+        IEEE gives NaN, and the IEEE sign where the result is zero (the MAU makes every zero +0,
+        and flushes an underflow to +0); guard: only when some lane is +-0 or +-inf (an
+        any-reduction), else unconditionally."""
+        p, mag, _, qnan, _ = self._w(v)
         for j, r in enumerate(v.regs):
             if guard:
-                k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+                k = self.special(v, r)
                 outer, self.items = self.items, []
+            if v.lazy[0] != "sqrt":      # (sqrt fixes its zeros itself)
+                sign = self.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
+                self.masked_copy(sign, r, self.flags(p + "and", r, mag))
             nan = self.nan_bool(v, j, {})
             self.masked_copy(qnan, r, self.flags(p + "not", nan))
             if guard:
                 then, self.items = self.items, outer
                 self.items.append(IfAnyLane(k, then))
+
+    def sign_bit(self, v):
+        return self.const64(1 << 63) if v.kind == "f64" else self.c32(0x80000000)
+
+    def true_sign(self, x, j: int, memo: dict):
+        """A register whose sign bit is the IEEE sign of register j of lazy-or-exact x (other bits
+        are junk; meaningless in NaN lanes): x's own where x is exact or its MAU result is not
+        zero, else worked out from the chain's operands."""
+        key = id(x)
+        if key in memo:
+            return memo[key]
+        r = x.regs[j]
+        if x.lazy is None:
+            return r
+        p, mag, _, _, _ = self._w(x)
+        c = self.const64 if p == "l" else self.c32
+        op, *a = x.lazy
+        s = [self.true_sign(y, j, memo) for y in a]
+        if op == "neg":
+            out = self.alu(p + "xor", s[0], self.sign_bit(x))
+        elif op == "mul":                # exact: the operands' signs
+            out = self.alu(p + "xor", s[0], s[1])
+        else:                            # the rounded sum is zero: from the operands' magnitudes
+            m = [self.alu(p + "and", y.regs[j], mag) for y in a]
+            if op == "sub":
+                s[1] = self.alu(p + "xor", s[1], self.sign_bit(x))
+            if op == "fma":              # a * b + c: the product's sign and (rounded) magnitude
+                pm = self.alu(p + "and", self.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
+                              else self.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
+                self.masked_copy(c(1), pm, self.flags(p + "and", pm, mag))   # a product that underflowed
+                for y in m[:2]:                                              # ... unless it is exactly 0
+                    self.masked_copy(c(0), pm, self.flags(p + "and", y, mag))
+                s, m = [self.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
+            out = self.copy(r)
+            self.masked_copy(self.zero_sum_sign(p, s, m), out, self.flags(p + "and", r, mag))
+        memo[key] = out
+        return out
+
+    def zero_sum_sign(self, p, s, m):
+        """The sign of a sum of two terms (signs s, magnitudes m) that rounds to zero or a
+        subnormal: the larger term's sign; for equal magnitudes the AND of the signs (x - x is
+        +0 rounding to nearest, -0 + -0 is -0)."""
+        out = self.copy(s[0])
+        self.masked_copy(s[1], out, self.flags("u" + p + "max", m[1], m[0]))
+        self.masked_copy(self.alu(p + "and", s[0], s[1]), out, self.flags(p + "xor", m[0], m[1]))
+        return out
 
     def nan_bool(self, x, j: int, memo: dict):
         """All ones in the lanes of register j of x whose IEEE value is NaN, from x's chain."""
@@ -139,8 +206,10 @@ class NanFixups:
                     d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
                     terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
                 out = any_of(*nans, *terms)
-            elif op == "sqrt":               # a negative number (not -0)
-                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(is_zero(a[0]))))
+            elif op == "sqrt":               # a negative number (not -0; for float, not a flushed subnormal)
+                tiny = is_zero(a[0]) if p == "l" else self.bool_from_mask(
+                    self.flags("uimax", c(0x007FFFFF), self.alu("iand", a[0].regs[j], mag)))
+                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(tiny)))
             else:
                 raise ValueError(f"internal: unknown lazy operation {op}")
         memo[key] = out
@@ -156,7 +225,9 @@ class NanFixups:
     def division_specials(self, q, x, y, wide: bool):
         """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
         infinite or NaN (the sequence gives +-inf of either sign or a finite number there):
-        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand."""
+        signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand.  A float
+        subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
+        the quotient's sign (no CL_FP_DENORM)."""
         p = "l" if wide else "i"
         c = self.const64 if wide else self.c32
         top = 1 << (63 if wide else 31)
@@ -165,11 +236,17 @@ class NanFixups:
         ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
         zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
         big = self.alu(p + "or", zero, inf)
-        x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+        if wide:
+            x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+            q0 = x0
+        else:                          # float subnormals count as zeros (flushed), as does an underflow
+            tiny = c(0x007FFFFF)
+            x0, y0 = self.flags("uimax", tiny, ax), self.flags("uimax", tiny, ay)
+            q0 = self.flags(p + "and", q, mag)
         xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
         q = self.copy(q)
         self.masked_copy(zero, q, yinf)                    # finite / inf
-        self.masked_copy(zero, q, x0)                      # 0 / y
+        self.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
         for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
             t = self.copy(big)
             self.masked_copy(qnan, t, other)
@@ -222,24 +299,27 @@ class NanFixups:
             setattr(self, a, dict(v) if isinstance(v, dict) else v)
         self.settled = set()
 
-    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list):
+    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
         of `exports`, the first run's escape, carried and exit-phi registers in the order emit_loop
-        gives them, read after the loop) is +-inf, run the loop again from the state `before` it in
-        exact mode and copy its results over the first run's."""
+        gives them, read after the loop) is +-inf or +-0 (where NaNs and zero signs may be
+        wrong), run the loop again from the state `before` it in exact mode and copy its results
+        over the first run's.  lanes: the bool of the lanes that entered the loop (only those are
+        tested, for float values)."""
         floats = [v for v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
         regs = [(v, r) for v in floats for r in v.regs]
+        # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
+        # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
+        step = self.alu("ior", lanes, self.c32(0x3F800000)) if lanes is not None else None
         if len(regs) == 1:
             v, r = regs[0]
-            p, mag, inf, _, _ = self._w(v)
-            k = self.flags(p + "xor", self.alu(p + "and", r, mag), inf)
+            k = self.special(v, r, step if v.kind == "f32" else None)
         else:
             bools = []
             for v, r in regs:
-                p, mag, inf, _, _ = self._w(v)
-                bools.append(self.bool_from_mask(self.flags(p + "xor", self.alu(p + "and", r, mag), inf)))
+                bools.append(self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)))
             b = bools[0]
             for x in bools[1:]:
                 b = self.b_or(b, x)
