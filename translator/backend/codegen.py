@@ -3288,7 +3288,6 @@ class Codegen(NanFixups):
         if ty in self.SMALL:
             a, b = self.norm_small(a, ty, signed), self.norm_small(b, ty, signed)
         w, u = ("l" if ty == "i64" else "i"), ("" if signed else "u")
-        ones = self.const64(-1)
         out = []
         for x, y in zip(a.regs, b.regs):
             if base == "abs":
@@ -3296,7 +3295,7 @@ class Codegen(NanFixups):
             elif base == "usub":
                 out.append(self.alu(w + "sub", self.alu(u + w + "max", x, y), y))
             elif base == "uadd":
-                out.append(self.alu(w + "add", self.alu(u + w + "min", x, self.alu(w + "xor", y, ones)), y))
+                out.append(self.alu(w + "add", self.alu(u + w + "min", x, self.alu(w + "xor", y, self.const64(-1))), y))
             else:
                 out.append(self.alu(u + w + base[1:], x, y))
         return Val(kind, tuple(out))
