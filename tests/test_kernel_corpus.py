@@ -210,9 +210,10 @@ def check(case: Case, name: str, actual: np.ndarray, expected: np.ndarray, again
 
 
 def flushes_float_denormals(ctx) -> bool:
-    """The context's device reports no float denormals (CL_FP_DENORM, bit 0, not in its
+    """The context's device reports no float denormals (CL_FP_DENORM not in its
     CL_DEVICE_SINGLE_FP_CONFIG): results may be checked against flushed references (check)."""
-    return not ctx.devices[0].single_fp_config & 1
+    import mncl
+    return not ctx.devices[0].single_fp_config & mncl.device_fp_config.DENORM
 
 
 def same_mask(other: np.ndarray, expected) -> np.ndarray:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
-from .nans import NanFixups, no_nans
+from .nans import NanFixups, callee_base, no_nans
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
@@ -1221,12 +1221,12 @@ class Codegen(NanFixups):
         self.items = outer
         self.items.append(loop)
         self.escapes = saved_esc
-        exports = list(esc.values()) + list(carried.values()) + [cap for lst in phicaps.values() for _, cap in lst]
+        caps = [cap for lst in phicaps.values() for _, cap in lst]
+        exports = list(esc.values()) + list(carried.values()) + caps
         if lazy:
-            read_after = [reg for phi, reg in carried.items()
-                          if any(u.block not in blocks for u in self.users.get(phi, []))]
-            self.rerun_exactly(h, body, before, exports, list(esc.values()) + read_after +
-                               [cap for lst in phicaps.values() for _, cap in lst], entry_pred)
+            carried_read_after = [reg for phi, reg in carried.items()
+                                  if any(u.block not in blocks for u in self.users.get(phi, []))]
+            self.rerun_exactly(h, body, before, exports, list(esc.values()) + carried_read_after + caps, entry_pred)
         self.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             self.vals[i] = cap
@@ -1380,8 +1380,8 @@ class Codegen(NanFixups):
         those bits (shifts right, division, compares, extensions, conversions)."""
         op = i.op
         signed = self.EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
-        if op == "call" and i.callee.startswith("llvm."):          # umax.i2 and the like
-            signed = self.INT_CALLS.get(i.callee.split(".")[1])
+        if op == "call":                                   # umax.i2 and the like
+            signed = self.INT_CALLS.get(callee_base(i))
         ops = []
         for o in i.ops:
             ty = getattr(o, "type", "")
@@ -3322,8 +3322,7 @@ class Codegen(NanFixups):
 
     # calls -------------------------------------------------------------------------------------------
     def call(self, i: Inst, p: VReg):
-        name = i.callee
-        base = name.split(".")[1] if name.startswith("llvm.") else name
+        name, base = i.callee, callee_base(i)
         get = self.raw if base in ("fmuladd", "fma") else self.val      # chain operations (nans.py)
         args = [get(o) for o in i.ops if not (isinstance(o, tuple) and o[0] in ("fn", "meta"))]
         if name == "__mncl_barrier":
@@ -3363,9 +3362,9 @@ class Codegen(NanFixups):
             return Val(args[0].kind, tuple(out))
         if base == "floor" and ty in ("float", "double"):
             out = []
+            mag = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
             for r in args[0].regs:       # the ALU's floor makes -0 +0: floor(+-0) is x
                 f = self.alu(("d" if wide else "f") + "floor", r)
-                mag = self.const64((1 << 63) - 1) if wide else self.c32(0x7FFFFFFF)
                 self.masked_copy(r, f, self.flags(("l" if wide else "i") + "and", r, mag))
                 out.append(f)
             return Val(args[0].kind, tuple(out))

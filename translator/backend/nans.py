@@ -29,6 +29,7 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from .irread import Inst
@@ -56,9 +57,9 @@ class NanFixups:
 
     exact_mode = False               # every result is settled at once (a loop's exact run)
 
-    def _w(self, v):
-        """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of v's lanes."""
-        if v.kind == "f64":
+    def _w(self, wide: bool):
+        """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
+        if wide:
             c = self.const64
             return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), self.c32(63)
         c = self.c32
@@ -89,7 +90,7 @@ class NanFixups:
         makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
         largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
         pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
-        p, mag, inf, _, _ = self._w(v)
+        p, mag, inf, _, _ = self._w(v.kind == "f64")
         top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
         a = self.alu(p + "and", r, mag)
         d = self.alu(p + "dec", a) if step is None else self.alu("iadd", a, step)
@@ -100,7 +101,7 @@ class NanFixups:
         IEEE gives NaN, and the IEEE sign where the result is zero (the MAU makes every zero +0,
         and flushes an underflow to +0); guard: only when some lane is +-0 or +-inf (an
         any-reduction), else unconditionally."""
-        p, mag, _, qnan, _ = self._w(v)
+        p, mag, _, qnan, _ = self._w(v.kind == "f64")
         for j, r in enumerate(v.regs):
             if guard:
                 k = self.special(v, r)
@@ -127,7 +128,7 @@ class NanFixups:
         r = x.regs[j]
         if x.lazy is None:
             return r
-        p, mag, _, _, _ = self._w(x)
+        p, mag, _, _, _ = self._w(x.kind == "f64")
         c = self.const64 if p == "l" else self.c32
         op, *a = x.lazy
         s = [self.true_sign(y, j, memo) for y in a]
@@ -165,7 +166,7 @@ class NanFixups:
         key = id(x)
         if key in memo:
             return memo[key]
-        p, mag, inf, _, sh = self._w(x)
+        p, mag, inf, _, sh = self._w(x.kind == "f64")
         c = self.c32
 
         def test(mn, a, b, invert=False):
@@ -181,10 +182,7 @@ class NanFixups:
             return self.alu(p + "lsr", r, sh)
 
         def any_of(*bs):
-            out = bs[0]
-            for b in bs[1:]:
-                out = self.b_or(out, b)
-            return out
+            return functools.reduce(self.b_or, bs)
 
         if x.const is not None:
             out = c(-1 if x.const != x.const else 0)
@@ -228,11 +226,9 @@ class NanFixups:
         signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand.  A float
         subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
         the quotient's sign (no CL_FP_DENORM)."""
-        p = "l" if wide else "i"
+        p, mag, inf, qnan, _ = self._w(wide)
         c = self.const64 if wide else self.c32
         top = 1 << (63 if wide else 31)
-        mag, inf = c(top - 1), c(0x7FF << 52 if wide else 0x7F800000)
-        qnan = c(0x7FF8 << 48 if wide else 0x7FC00000)
         ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
         zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
         big = self.alu(p + "or", zero, inf)
@@ -317,13 +313,8 @@ class NanFixups:
             v, r = regs[0]
             k = self.special(v, r, step if v.kind == "f32" else None)
         else:
-            bools = []
-            for v, r in regs:
-                bools.append(self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)))
-            b = bools[0]
-            for x in bools[1:]:
-                b = self.b_or(b, x)
-            k = self.mask_of(b)
+            k = self.mask_of(functools.reduce(self.b_or, (
+                self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
         after = self.snapshot()
         self.restore(before)
         outer, self.items = self.items, []
