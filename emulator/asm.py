@@ -88,7 +88,7 @@ def _hexnum(s: str, cx: _Ctx, what: str, tok: str, limit: int = MAX_NUMBER) -> i
     digits = s.lstrip("0") or "0"
     if len(digits) > 16 or int(digits, 16) > limit:
         shown = s if len(s) <= 24 else s[:20] + "..."
-        raise cx.error(f"{what} {shown} in '{tok}' is too large (at most 0x{limit:x})")
+        raise cx.error(f"hexadecimal {what} {shown} in '{tok}' is too large (at most {limit})")
     return int(digits, 16)
 
 
