@@ -35,7 +35,10 @@ MAX_MASK_ENTRY = 31
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")   # what open() counts as a line end (not \f, \x85, U+2028 ...)
 
 _PE_RE = re.compile(r"(?P<w>ll|l)?(?P<sp>[mnrs])(?:(?P<t>t)(?P<taddr>\d+)?|(?P<addr>\d+))?"
-                    r"(?P<v>v(?P<adri>\d+)?)?(?P<flat>\[[\d\s,]*\])?(?P<mod>[er])?")
+                    r"(?P<v>v(?P<adri>\d+)?)?(?P<flat>\[[\d\s,]*\])?(?:j(?P<j>\d+))?(?P<mod>[er])?")
+_FWD_RE = re.compile(r"(?P<f>mauf|aluf|lbf|mreadf)(?P<mod>e)?")   # $alufe: a forwarded MAU input, extended
+_BAR_RE = re.compile(r"l?(?P<sp>[mn])b")                          # $lmb, $lnb: LM0 / LM1 base-address registers
+_TYPED_IMM_RE = re.compile(r'(?P<u>u)?(?P<t>[dfhils])"(?P<v>[^"]*)"')
 _T_RE = re.compile(r"(?:ll|l)?t(?P<mod>[er])?")
 _OMR_RE = re.compile(r"omr(?P<n>\d+)")
 _LB_RE = re.compile(r"(?P<w>ll|l)?b(?:(?P<i>i)|(?P<addr>\d+))")
@@ -47,6 +50,7 @@ _MASKDIR_RE = re.compile(r"mask(?:ll|l)?(?P<sp>[rstmnk]*)")
 _DEBUG_LOC_RE = re.compile(
     r"\$(?P<mem>(?:ll|l)?[mnrs]\d+|(?:ll|l)?t|omr\d+|(?:ll|l)?b\d+|lc\d+|[dp]\d+|(?:ll|l)?[xy]\d*)"
     r"(?:n(?P<n>\d+))?(?:c(?P<c>\d+))?(?:b(?P<b>\d+))?(?:m(?P<m>\d+))?(?:p(?P<p>\d+))?$")
+_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 
 
 class _Ctx:
@@ -75,6 +79,17 @@ def _num(s: str, cx: _Ctx, what: str, tok: str, limit: int = MAX_NUMBER) -> int:
         shown = s if len(s) <= 24 else s[:20] + "..."
         raise cx.error(f"{what} {shown} in '{tok}' is too large (at most {limit})")
     return int(digits)
+
+
+def _hexnum(s: str, cx: _Ctx, what: str, tok: str, limit: int = MAX_NUMBER) -> int:
+    """A hexadecimal field (MV/wait tags, raw DRAM lines), at most `limit`."""
+    if not _HEX_RE.fullmatch(s):
+        raise cx.error(f"bad hexadecimal {what} '{s}' in '{tok}'")
+    digits = s.lstrip("0") or "0"
+    if len(digits) > 16 or int(digits, 16) > limit:
+        shown = s if len(s) <= 24 else s[:20] + "..."
+        raise cx.error(f"hexadecimal {what} {shown} in '{tok}' is too large (at most {limit})")
+    return int(digits, 16)
 
 
 def _pe_addrs(m: re.Match, width: str, cx: _Ctx, tok: str) -> tuple[np.ndarray, bool]:
@@ -124,8 +139,10 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
     op = None
     if body in FIXED:
         op = Operand("fixed", text, width="ll", fixed=body)
-    elif body in FORWARD:
-        op = Operand(body, text, width="ll")
+    elif (m := _FWD_RE.fullmatch(body)):
+        op = Operand(m["f"], text, width="ll", mod=m["mod"])
+    elif (m := _BAR_RE.fullmatch(body)):
+        op = Operand(m["sp"] + "b", text, width="l")
     elif body == "nowrite":
         op = Operand("nowrite", text, width="ll")
     elif (m := _OMR_RE.fullmatch(body)):
@@ -137,7 +154,12 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
         addrs, tind = _pe_addrs(m, width, cx, text)
         if tind and m["sp"] != "m":
             raise cx.error(f"operand '{text}': T-indirect addressing exists only on LM0 ($lmt...)")
-        op = Operand(m["sp"], text, width=width, addrs=addrs, tind=tind, mod=m["mod"])
+        madpe = None
+        if m["j"] is not None:
+            if m["sp"] not in "mn" or tind:
+                raise cx.error(f"operand '{text}': 'j<madpe>' modifies LM0/LM1 addresses, and not with T-indirect")
+            madpe = _num(m["j"], cx, "madpe", text, 3)
+        op = Operand(m["sp"], text, width=width, addrs=addrs, tind=tind, mod=m["mod"], madpe=madpe)
     elif (m := _LB_RE.fullmatch(body)):
         op = Operand("lbi" if m["i"] else "lb", text, width=m["w"] or "l",
                      base=_num(m["addr"] or "0", cx, "address", text))
@@ -160,7 +182,7 @@ def parse_operand(tok: str, cx: _Ctx) -> Operand:
 # -- expressions -----------------------------------------------------------------------------
 
 _READABLE = {"m", "n", "r", "s", "t", "mauf", "aluf", "lbf"}
-_WRITABLE = {"m", "n", "r", "s", "t", "omr", "nowrite"}
+_WRITABLE = {"m", "n", "r", "s", "t", "omr", "nowrite", "mb", "nb"}
 
 
 def _check_kind(op: Operand, kind: str, e_name: str, pos: str, cx: _Ctx) -> None:
@@ -176,7 +198,7 @@ def _check_kind(op: Operand, kind: str, e_name: str, pos: str, cx: _Ctx) -> None
     if not ok:
         want = {isa.SRC: "a PE operand ($m $n $r $s $t or a forwarding path)",
                 isa.SRC1: "a PE operand, fixed input or forwarding path",
-                isa.DST: "a PE destination ($m $n $r $s $t $omr or $nowrite)",
+                isa.DST: "a PE destination ($m $n $r $s $t $omr $lmb $lnb or $nowrite)",
                 isa.LB: "an L1BM operand ($lb<addr>)", isa.LC: "an L2BM operand ($lc<addr>)",
                 isa.MAT: "a matrix register ($lx/$ly)", isa.MVLOC: "$d, $p or $lc"}[kind]
         raise cx.error(f"'{e_name}': {pos} operand '{op.text}' must be {want}")
@@ -188,7 +210,49 @@ def _check_kind(op: Operand, kind: str, e_name: str, pos: str, cx: _Ctx) -> None
         raise cx.error(f"'{e_name}': write mask on '{op.text}', which is not written")
 
 
+# Typed immediates (i"2", ui"0x10", f"8.0", f"inf", h"1.5", s"-3"; limm also d"..", l"..", ul".."):
+# the value in its type's bits, repeated to fill the payload (32 bits for imm, 64 for limm), so every
+# lane of that type holds it.  (PFN's programs use them; the layout of h/s in the payload is our choice.)
+_TYPED_WIDTH = {"d": 64, "l": 64, "f": 32, "i": 32, "h": 16, "s": 16}
+
+
+def _typed_imm(m: re.Match, bits: int, tok: str, cx: _Ctx) -> int:
+    t, unsigned, text = m["t"], bool(m["u"]), m["v"].strip()
+    w = _TYPED_WIDTH[t]
+    if unsigned and t in "dfh":
+        raise cx.error(f"immediate {tok}: 'u' applies to integer types (ui, us, ul)")
+    if w > bits:
+        raise cx.error(f"immediate {tok}: a {w}-bit value does not fit imm's 32-bit payload (use limm)")
+    try:
+        if t in "dfh":
+            v = float(text)
+            with np.errstate(over="ignore"):
+                x = np.float64(v) if t == "d" else np.float32(v)
+            if np.isinf(x) and not np.isinf(v):
+                raise cx.error(f"immediate {tok} does not fit in {'fp64' if t == 'd' else 'fp32'}")
+            if t == "h":
+                from .numbers import f32_to_mnhalf
+                raw = int(f32_to_mnhalf(np.array([x], np.float32))[0])
+            else:
+                raw = int(x.view(np.uint64 if t == "d" else np.uint32))
+        else:
+            v = int(text, 0)
+            lo = 0 if unsigned else -(1 << (w - 1))
+            hi = (1 << w) - 1 if unsigned else (1 << (w - 1)) - 1
+            if not lo <= v <= hi:
+                raise cx.error(f"immediate {tok} does not fit in {'u' if unsigned else ''}{t} ({lo}..{hi})")
+            raw = v & ((1 << w) - 1)
+    except (ValueError, OverflowError):
+        raise cx.error(f"bad immediate '{tok}'") from None
+    out = 0
+    for _ in range(bits // w):
+        out = out << w | raw
+    return out
+
+
 def _imm_payload(tok: str, long: bool, cx: _Ctx) -> int:
+    if (m := _TYPED_IMM_RE.fullmatch(tok)):
+        return _typed_imm(m, 64 if long else 32, tok, cx)
     try:
         if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+|\d+\.\d*[eE][-+]?\d+)[fF]?", tok):
             v = float(tok.rstrip("fF"))
@@ -209,10 +273,11 @@ def _imm_payload(tok: str, long: bool, cx: _Ctx) -> int:
 def parse_expr(text: str, cx: _Ctx) -> Expr:
     toks = text.split()
     opcode, args = toks[0], toks[1:]
+    suffix = None          # a PE opcode's '/...': a zero-flush mask, or hbfn's mantissa length
+    if "/" in opcode and not opcode.startswith("mv"):
+        opcode, suffix = opcode.split("/", 1)
     defn, m = isa.match_opcode(opcode)
     if defn is None:
-        if "/" in opcode and not opcode.startswith("mv"):
-            raise cx.error(f"zero-flush masks on opcodes ('{opcode}') are not supported (docs/isa.md)")
         raise cx.error(f"unknown instruction '{opcode}' (docs/isa.md lists the supported set)")
     g = m.groupdict()
     prec = g.get("p") or defn.default_prec
@@ -227,7 +292,15 @@ def parse_expr(text: str, cx: _Ctx) -> Expr:
     if g.get("n") is not None:
         e.size = _num(g["n"], cx, "size", opcode)
     if g.get("tag") is not None:
-        e.tag = _num(g["tag"], cx, "tag", opcode)
+        e.tag = _hexnum(g["tag"], cx, "tag", opcode)
+        if e.tag == 0:
+            raise cx.error(f"'{opcode}': tag 0 is not a valid tag")
+    if g.get("shift"):
+        e.mab_shift = int(g["shift"])
+    if g.get("set") is not None:
+        e.l1bset = tuple(sorted({_num(x, cx, "L1B", opcode) for x in g["set"].split(",")}))
+    if suffix is not None:
+        _opcode_suffix(e, suffix, opcode, cx)
     if defn.name == "imm":
         if not args:
             raise cx.error(f"'{opcode}' needs a payload and a destination")
@@ -245,9 +318,9 @@ def parse_expr(text: str, cx: _Ctx) -> Expr:
     if e.rop and e.rop[0] in "dfgh" and e.rop[1:] in ("iadd", "and", "or"):
         raise cx.error(f"'{opcode}': integer reduce needs l/i/s precision")
     if defn.group == isa.WAIT:
-        if len(args) != 1 or not re.fullmatch(r"i\d+", args[0]):
-            raise cx.error("'wait' takes one tag: wait i<tag>")
-        e.tag = _num(args[0][1:], cx, "tag", args[0])
+        if len(args) != 1 or not re.fullmatch(r"i[0-9a-fA-F]+", args[0]):
+            raise cx.error("'wait' takes one tag: wait i<hexadecimal tag>")
+        e.tag = _hexnum(args[0][1:], cx, "tag", args[0])
         if e.tag == 0:
             raise cx.error("'wait i0': tag 0 is not a valid tag")
         return e
@@ -258,6 +331,32 @@ def parse_expr(text: str, cx: _Ctx) -> Expr:
     ops = [parse_operand(a, cx) for a in args]
     _bind_operands(e, ops, opcode, cx)
     return e
+
+
+_ZFLUSH_GROUPS = (isa.ALU, isa.MAU_CALC, isa.MAU_MREAD, isa.L1BM)
+
+
+def _opcode_suffix(e: Expr, suffix: str, opcode: str, cx: _Ctx) -> None:
+    """'hbfn/9' (half block float with 9 mantissa bits) or a zero-flush mask 'lpassa/$imr1'."""
+    if e.defn.name == "bfn" and suffix.isdigit():
+        if e.prec != "h":
+            raise cx.error(f"'{opcode}/{suffix}': the mantissa length applies to half block float (hbfn/6..9)")
+        e.bfn_bits = _num(suffix, cx, "mantissa length", opcode + "/" + suffix, 9)
+        if e.bfn_bits < 6:
+            raise cx.error(f"'{opcode}/{suffix}': hbfn keeps 6..9 mantissa bits")
+        return
+    if e.defn.group not in _ZFLUSH_GROUPS:
+        raise cx.error(f"'{opcode}/{suffix}': a zero-flush mask applies to ALU, MAU, mread and L1BM -> PE "
+                       f"instructions only")
+    mm = _MASK_RE.fullmatch(suffix)
+    if not mm:
+        raise cx.error(f"bad zero-flush mask '/{suffix}' on '{opcode}': use /<4 binary digits> or /$imr<1..15>")
+    if mm["bits"]:
+        e.zflush = 16 + int(mm["bits"], 2)
+    else:
+        e.zflush = _num(mm["n"], cx, "mask entry", opcode + "/" + suffix, MAX_MASK_ENTRY)
+        if not 1 <= e.zflush <= 15:
+            raise cx.error(f"zero-flush mask '$imr{e.zflush}': mask entries 1..15 hold flags")
 
 
 def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
@@ -272,6 +371,11 @@ def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
             srcs_kinds, dst_kind = [isa.SRC], isa.LB
     if defn.name == "l2bmd" and ops and ops[0].space == "lb":
         srcs_kinds, dst_kind = [isa.LB], isa.LC
+    down = defn.group != isa.L1BM or isa.LB in srcs_kinds
+    if e.mab_shift and not down:
+        raise cx.error(f"'{opcode}': l1bmd+1 / l1bmd-1 distribute only ($lb source first)")
+    if e.zflush is not None and not down:
+        raise cx.error(f"'{opcode}': a zero-flush mask applies to L1BM -> PE transfers only")
     ns = len(srcs_kinds)
     if len(ops) < ns + (1 if dst_kind else 0):
         raise cx.error(f"'{opcode}' needs {ns} source(s){' and a destination' if dst_kind else ''}, "
@@ -291,7 +395,8 @@ def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
     for i, op in enumerate(e.srcs):
         if (op.neg or op.mod) and not mau:
             raise cx.error(f"'{opcode}': input modifiers ('-', 'e', 'r') apply to MAU inputs only ('{op.text}')")
-        if op.mod == "e" and e.prec == "h" and i != 2:   # only the fp32 addend of a half FMA extends
+        addend = i == 2 or (i == 1 and defn.name == "vadd")     # hvadd's second input is the addend
+        if op.mod == "e" and e.prec == "h" and not addend:   # only the fp32 addend of a half FMA extends
             raise cx.error(f"'{opcode}': '{op.text}': there is no precision below half to extend from")
         if op.mod == "r" and e.prec != "h":
             raise cx.error(f"'{opcode}': '{op.text}': input reduction 'r' applies to half-precision inputs")
@@ -335,11 +440,11 @@ def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
             raise cx.error(f"'{opcode}': mvp stays inside a group (use mvb to cross groups)")
         if (lc is not None and (lc.group is None) != (other.group is None)):
             raise cx.error(f"'{opcode}': name the group on both operands, or on neither (every group)")
-    elif name in ("mvb", "mvb2"):
+    elif name in ("mvb", "mvb2", "mvb4"):
         if not down:
             raise cx.error(f"'{opcode}': {name} broadcasts from $d/$p to $lc")
-        if name == "mvb" and s.group is None:
-            raise cx.error(f"'{opcode}': mvb broadcasts one group's memory: write '$d<addr>@<group>'")
+        if name in ("mvb", "mvb4") and s.group is None:
+            raise cx.error(f"'{opcode}': {name} broadcasts one group's memory: write '$d<addr>@<group>'")
         if d.group is not None or d.l2b is not None:
             raise cx.error(f"'{opcode}': {name} writes every target L2BM: no '@' on $lc")
     elif name == "mvd":
@@ -353,8 +458,8 @@ def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
             raise cx.error(f"'{opcode}': {name} reduces $lc into $d/$p")
         if s.group is not None or s.l2b is not None:
             raise cx.error(f"'{opcode}': {name} reads every source L2BM: no '@' on $lc")
-        if name == "mvr" and d.group is None:
-            raise cx.error(f"'{opcode}': mvr writes one group's memory: write '$d<addr>@<group>'")
+        if name in ("mvr", "mvr4") and d.group is None:
+            raise cx.error(f"'{opcode}': {name} writes one group's memory: write '$d<addr>@<group>'")
 
 
 # -- steps ------------------------------------------------------------------------------------
@@ -382,8 +487,9 @@ def build_step(exprs: list, cx: _Ctx, masks: dict) -> Step:
     groups = []
     for e in exprs:
         g = e.defn.group
-        if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs + e.dsts):
-            g = isa.L1BM_TURN
+        if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
+            g = isa.L1BM_TURN      # the turnaround down-transfer; the up-transfer filling $lbi is 'l1bm'
+
         if g in groups:
             raise cx.error(f"two {g} expressions in one step ('{e.text}'): at most one per unit group")
         groups.append(g)
@@ -395,6 +501,8 @@ def build_step(exprs: list, cx: _Ctx, masks: dict) -> Step:
             st.wait = e.tag
         else:
             st.exprs.append(e)
+    if sum(e.zflush is not None for e in st.exprs) > 1:
+        raise cx.error("at most one zero-flush mask in a step")
     if st.nop and len([g for g in groups if g != isa.WAIT]) > 1:
         raise cx.error("'nop' can share a step only with 'wait'")
     mau = [e for e in st.exprs if e.defn.group in isa.MAU_GROUPS]
@@ -461,15 +569,9 @@ def parse_debug(line: str, cx: _Ctx) -> DebugStmt:
     target = parse_operand("$" + m["mem"], cx)
     if target.space in ("x", "y"):
         raise cx.error("'d get/set' on matrix registers is not supported (docs/isa.md)")
-    levels = [m[k] for k in "ncbmp"]
-    seen_gap = False
-    for v in levels:
-        if v is None:
-            seen_gap = True
-        elif seen_gap:
-            raise cx.error(f"debug location '{toks[2]}': give n<group>c<l2b>b<l1b>m<mab>p<pe> from the left")
+    levels = [m[k] for k in "ncbmp"]   # a level left out means every instance of it ($lm0m0p0, as PFN's tests)
     depth = {"lb": 3, "lc": 2, "d": 1, "p": 1}.get(target.space, 5)
-    if sum(v is not None for v in levels) > depth:
+    if any(v is not None for v in levels[depth:]):
         raise cx.error(f"debug location '{toks[2]}' goes deeper than the memory's level")
     loc = tuple(_num(v, cx, "index", toks[2]) if v is not None else None for v in levels[:depth])
     count = _int(toks[3], cx, "count")
@@ -485,6 +587,23 @@ def parse_debug(line: str, cx: _Ctx) -> DebugStmt:
             raise cx.error(f"'d set' count {count} does not match the payload's {len(parts)} long word(s)")
         payload = [int(x, 16) for x in parts]
     return DebugStmt(kind, dtype, target, loc, count, payload, cx.line, cx.text.strip())
+
+
+def parse_raw(line: str, cx: _Ctx) -> DebugStmt:
+    """'r <group> <addr> <n> <payload>': a raw DRAM input line of PFN's testcases, every field hexadecimal
+    (addr in long words, payload 16 hex digits per long word).  The same as 'd set $d<addr>n<group> <n> ...'."""
+    toks = line.split()
+    if len(toks) != 5:
+        raise cx.error("raw DRAM line: 'r <group> <addr> <n> <payload>', fields in hexadecimal")
+    group = _hexnum(toks[1], cx, "group", toks[1])
+    addr = _hexnum(toks[2], cx, "address", toks[2])
+    count = _hexnum(toks[3], cx, "count", toks[3])
+    p = toks[4]
+    if count == 0 or len(p) != 16 * count or not _HEX_RE.fullmatch(p):
+        raise cx.error(f"raw DRAM line: the payload must be 16 hex digits per long word ({count} long word(s))")
+    target = Operand("d", f"$d{addr}", base=addr)
+    return DebugStmt("set", "", target, (group,), count, [int(p[i:i + 16], 16) for i in range(0, len(p), 16)],
+                     cx.line, cx.text.strip())
 
 
 # -- the whole file ------------------------------------------------------------------------------------
@@ -528,6 +647,8 @@ def assemble(text: str, source: str = "<asm>") -> Program:
         toks = line.split()
         if toks[0] == "d":
             tb.stmts.append(parse_debug(line, cx))
+        elif toks[0] == "r":
+            tb.stmts.append(parse_raw(line, cx))
         elif (mm := _MASKDIR_RE.fullmatch(toks[0])):
             if len(toks) != 2:
                 raise cx.error("mask directive: mask[l|ll][r][s][t][m][n][k] <entry>")

@@ -4,8 +4,9 @@
   DEBUG-LM0(n0c0b0m0p0,0):(1) (0x3ff0000000000000) #d getd $lm0n0c0b0m0p0 1
   DEBUG-OMR(n0c0b0m0p0,1):Mask{15} #d get $omr1n0c0b0m0p0 1     (one line per cycle)
 
-The untyped form prints the long word as a double (subnormals as 0, as the
-public dumps do), as four 16-bit parts and as hex.
+The untyped form prints the long word as a double, as four 16-bit parts and as
+hex.  Every float shown prints a subnormal as the zero of its sign, as the public
+dumps do (``d getf`` of 0x0000004280000000 is ``(0, -0)``).
 """
 from __future__ import annotations
 
@@ -29,13 +30,23 @@ def _untyped(v: int) -> str:
     return f"(f:{_g(d)}, i:{{{{0x{h[0]:X},0x{h[1]:X}}},{{0x{h[2]:X},0x{h[3]:X}}}}}, v:0x{v:X})"
 
 
+_EXP = {64: 0x7FF0000000000000, 32: 0x7F800000}
+
+
+def _flushed(bits: np.ndarray, width: int, ftype) -> np.ndarray:
+    """Float lanes as PFN's dumps print them: a subnormal as the zero of its sign (0x00000042 is 0)."""
+    t = bits.dtype.type
+    keep = np.where(bits & t(_EXP[width]) == 0, bits & t(1 << (width - 1)), bits)
+    return np.ascontiguousarray(keep).view(ftype)
+
+
 def _typed(v: int, dtype: str) -> str:
     x = np.array([v], dtype=np.uint64)
     if dtype == "d":
-        return f"({_g(float(x.view(np.float64)[0]))}) (0x{v:016x})"
+        return f"({_g(float(_flushed(x, 64, np.float64)[0]))}) (0x{v:016x})"
     if dtype in "fg":
         bits = lanes(x, 32)[0]
-        vals = np.ascontiguousarray(bits).view(np.float32)
+        vals = _flushed(bits, 32, np.float32)
         return "(" + ", ".join(_g(float(f)) for f in vals) + ") (" + ", ".join(f"0x{int(b):08x}" for b in bits) + ")"
     bits = lanes(x, 16)[0]
     vals = mnhalf_to_f32(bits)

@@ -33,7 +33,7 @@ from .transfers import reduce
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
-MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k"}
+MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
 MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
             "d": "DRAM", "p": "PDM"}
@@ -145,8 +145,8 @@ def _cycle_uniform(e) -> bool:
     same thing, so the executor computes cycle 0 and gives its result to all four."""
     def plain(op):
         return op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()
-    return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING
-            and all(op.space == "fixed" or plain(op) for op in e.srcs)
+    return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
+            and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
             and all(op.space == "nowrite" or plain(op) for op in e.dsts))
 
 
@@ -209,6 +209,7 @@ class Emulator:
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
+        self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
 
     # -- host access to DRAM / PDM --------------------------------------------------------
     def _paged(self, space: str, group: int):
@@ -292,6 +293,10 @@ class Emulator:
             self.cm.stall_until(max(t.end for t in self.outstanding), "drain (transfers still in flight at the end)")
             self.outstanding.clear()
         return self.cm.profile()
+
+    def fault(self, msg: str) -> EmuFault:
+        """A fault at the statement being run (for transfers.py)."""
+        return self._fault(msg, self.cur.line, self.cur.text, None)
 
     def _fault(self, msg: str, line: int, text: str, pe: int | None = 0) -> EmuFault:
         loc = self.m.pe_location(int(pe)) if pe is not None else None
@@ -422,12 +427,12 @@ class Emulator:
     def _wait(self, st: Step):
         tag = st.wait
         if tag not in self.issued_tags:
-            raise self._fault(f"wait i{tag}: no transfer with tag i{tag} was issued", st.line, st.text, None)
+            raise self._fault(f"wait i{tag:x}: no transfer with tag i{tag:x} was issued", st.line, st.text, None)
         mine = [t for t in self.outstanding if t.tag == tag]
         if mine:
             end = max(t.end for t in mine)
             if end > self.cm.now:        # the cause is only named for a stall
-                self.cm.stall_until(end, f"wait i{tag} ({mine[0].kind} via "
+                self.cm.stall_until(end, f"wait i{tag:x} ({mine[0].kind} via "
                                     f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
             self.outstanding = [t for t in self.outstanding if t.tag != tag]
 
@@ -456,6 +461,17 @@ class Emulator:
         whose rows are a slice or _Same also keep what a read gives, (v0, v1) views of the
         memory (else None)."""
         off = self.off.get(op.space, 0)
+        bar = self.bar.get(op.space)
+        if op.madpe is not None or bar is not None:     # per-PE addresses: j<madpe>, a base-address register
+            n = WL[op.width]
+            a = op.addrs[:, None] + off
+            if op.madpe is not None:
+                a = a + np.where(self.state.ids["subpeid"] <= op.madpe, n, 0)[None, :]
+            if bar is not None:
+                a = a + bar[None, :]
+            if op.tind:
+                a = a + (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
+            return self._work_out(op, a & ~np.int64(n - 1), off)
         if not op.tind:
             if op.cache is None:
                 op.cache = {}
@@ -601,6 +617,14 @@ class Emulator:
             v0 = v0.copy()
         if v1 is not None and v1.base is not None and id(v1.base) in self._owners:
             v1 = v1.copy()
+        if e.zflush is not None:  # zero-flush: quarters whose mask bit is 0 become 0 (flags are not recomputed)
+            nib = self.state.omr[e.zflush]
+            if e.dsts and e.dsts[0].width == "ll":
+                v0 = v0 & LUT_LL0[nib]
+                v1 = v1 & LUT_LL1[nib] if v1 is not None else None
+            else:
+                v0 = v0 & LUT_L[nib]
+                v1 = v1 & LUT_L[nib] if v1 is not None else None
         if self._one:             # cycle 0's result is every cycle's
             v0 = np.broadcast_to(v0, (4,) + v0.shape[1:])
             v1 = np.broadcast_to(v1, (4,) + v1.shape[1:]) if v1 is not None else None
@@ -629,6 +653,14 @@ class Emulator:
             return
         if v1 is None:
             v1 = self._zeros
+        if sp in ("mb", "nb"):        # base address: the low 12 bits of the upper word, the last written cycle's
+            words = ((v0 >> U64(32)) & U64(0xFFF)).astype(np.int64)
+            on = np.ones((4, self.m.n_pe), bool) if nib is None else (nib & 0xC) != 0
+            cur = self.bar[sp[0]] if self.bar[sp[0]] is not None else np.zeros(self.m.n_pe, np.int64)
+            for c in range(4):
+                cur = np.where(on[c], words[c], cur)
+            self.bar[sp[0]] = cur if cur.any() else None
+            return
         if sp == "t":
             if nib is None:
                 state.t[:, :, 0], state.t[:, :, 1] = v0, v1
@@ -781,8 +813,8 @@ class Emulator:
                 if a < hi and lo < b:
                     what = "writes" if write else "reads"
                     raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
-                                      f"transfer tagged i{t.tag} (line {t.line}) that uses them is still in "
-                                      f"flight: 'wait i{t.tag}' first", self.cur.line, self.cur.text, None)
+                                      f"transfer tagged i{t.tag:x} (line {t.line}) that uses them is still in "
+                                      f"flight: 'wait i{t.tag:x}' first", self.cur.line, self.cur.text, None)
 
     def _race_mv(self, st, units, reads, writes):
         for t in self.outstanding:
@@ -794,7 +826,7 @@ class Emulator:
                         if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
                             raise self._fault(
                                 f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
-                                f"that the transfer tagged i{t.tag} (line {t.line}) is still using: wait for it first",
+                                f"that the transfer tagged i{t.tag:x} (line {t.line}) is still using: wait for it first",
                                 st.line, st.text, None)
 
     # -- MV transfers ----------------------------------------------------------------------------
@@ -888,6 +920,30 @@ class Emulator:
                         self._mv_write(dst, g2, l, b, data)
                 jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
                                    [(src.space, [g], 0, n)], [("lc", targets, 0, n)], move))
+        elif name in ("mvb4", "mvr4"):     # part q (n/G long words) of one group's memory <-> group q's L2BMs
+            if n % G:
+                raise self._fault(f"{name}/n{n}: the size must split evenly over {G} groups", st.line, st.text, None)
+            part = n // G
+            if name == "mvb4":
+                g = src.group
+                targets = [(q, l) for q in range(G) for l in range(L)]
+
+                def move(a, b, g=g):
+                    data = self._mv_read(src, g, 0, a, n)
+                    for q, l in targets:
+                        self._mv_write(dst, q, l, b, data[q * part:(q + 1) * part])
+                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "broadcast", [(src.space, [g], 0, n)],
+                                   [("lc", targets, 0, part)], move))
+            else:
+                g = dst.group
+                sources = [(q, l) for q in range(G) for l in range(L)]
+
+                def move(a, b, g=g):
+                    data = np.stack([self._mv_read(src, q, l, a, part) for q, l in sources])
+                    out = reduce(data.reshape(G, L, part), 1, e.rop).reshape(-1)
+                    self._mv_write(dst, g, 0, b, out)
+                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "reduce", [("lc", sources, 0, part)],
+                                   [(dst.space, [g], 0, n)], move))
         elif name == "mvd":
             if n % L:
                 raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)

@@ -26,7 +26,8 @@ L1BM, L1BM_TURN, L2BM, MV = "l1bm", "l1bm-turnaround", "l2bm", "mv"
 MAU_GROUPS = (MAU_CALC, MAU_MWRITE, MAU_MREAD)
 
 RROPS = ("dfadd", "ffadd", "hfadd", "dmax", "fmax", "hmax", "dmin", "fmin", "hmin",
-         "liadd", "iiadd", "siadd", "land", "iand", "sand", "lor", "ior", "sor")
+         "liadd", "iiadd", "siadd", "land", "iand", "sand", "lor", "ior", "sor",
+         "lband", "iband", "sband", "lbor", "ibor", "sbor")   # band/bor: the SDM's bitwise names
 _RROP_RE = "|".join(sorted(RROPS, key=len, reverse=True))
 
 # Operand kinds, as the table names them.
@@ -50,6 +51,7 @@ class Operand:
     neg: bool = False            # '-' prefix (MAU inputs)
     mod: str | None = None       # 'e' (extend) or 'r' (reduce) suffix
     mask: int | None = None      # write-mask entry (0..31) from '/1000' or '/$imr1'
+    madpe: int | None = None     # 'j<madpe>': PEs with subpeid <= madpe add one access width
     reg: int = 0                 # matrix register: 0 = x, 1 = y
     group: int | None = None     # MV selectors: '@g', '@g.l2b', '@.l2b'
     l2b: int | None = None
@@ -94,8 +96,12 @@ class Expr:
     sel: int | None = None       # @<mab> / @<l1b>
     imm: int = 0
     size: int = 0                # MV /n<size>
-    tag: int | None = None       # MV i<tag>, wait i<tag>
+    tag: int | None = None       # MV i<tag>, wait i<tag> (written in hexadecimal)
     text: str = ""
+    zflush: int | None = None    # zero-flush mask entry from the opcode's '/$imr<k>' or '/<bbbb>'
+    bfn_bits: int | None = None  # hbfn/<k>: mantissa bits after the conversion (6..9)
+    mab_shift: int = 0           # l1bmd+1 / l1bmd-1: MAB m takes MAB m-shift's share
+    l1bset: tuple | None = None  # l2bmb@<set> / l2bmi@<set>: the L1Bs named
 
 
 @dataclass
@@ -138,6 +144,8 @@ def _row(name, group, pattern, sem, srcs, dst, precs="", **kw):
 
 _P = r"(?P<p>[dfghlis])?"
 _U = r"(?P<u>u)?"
+_TAG = r"(?:i(?P<tag>[0-9a-fA-F]+))?"   # MV tags are hexadecimal (PFN's programs write i1e)
+_SET = r"(?P<set>\d+(?:,\d+)*)"        # an L1B set: 3 or 0,2
 
 TABLE: list[InstrDef] = [
     # ---- ALU -------------------------------------------------------------------------
@@ -163,6 +171,12 @@ TABLE: list[InstrDef] = [
          doc="x ^ y; flag: lane zero", example="lxor $lr0 $ls0 $lr2"),
     _row("not", ALU, r"(?P<p>[lis])?not", S.alu, [SRC1], DST, "lis", default_prec="l",
          doc="~x; flag: lane zero", example="lnot $lr0 $lr2"),
+    _row("lnot", ALU, r"(?P<p>[lis])lnot", S.alu, [SRC1], DST, "lis",
+         doc="logical not: 1 where x is 0, else 0; flag: lane zero", example="ilnot $lr0 $lr2"),
+    _row("bsl", ALU, r"(?P<p>[lis])?bsl", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x rotated left by (y mod width); flag: lane zero", example="ibsl $lr0 $ls0 $lr2"),
+    _row("bsr", ALU, r"(?P<p>[lis])?bsr", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
+         doc="x rotated right by (y mod width); flag: lane zero", example="sbsr $lr0 $ls0 $lr2"),
     _row("lsl", ALU, r"(?P<p>[lis])?lsl", S.alu, [SRC1, SRC], DST, "lis", default_prec="l",
          doc="x << (y mod width); flag: lane zero", example="llsl $lr0 $ls0 $lr2"),
     _row("lsr", ALU, _U + r"(?P<p>[lis])?lsr", S.alu, [SRC1, SRC], DST, "lis", default_prec="l", unsigned=True,
@@ -183,6 +197,13 @@ TABLE: list[InstrDef] = [
          doc="approximate 1/sqrt(|x|), 5 mantissa bits; flag: x >= 0", example="frsqrt $lr0 $lr2"),
     _row("relu", ALU, r"(?P<p>[dfh])relu0?", S.alu, [SRC1, SRC], DST, "dfh",
          doc="y where x's sign is 0, else -0; flag: x's sign is 0", example="drelu $lr0 $ls0 $lr2"),
+    _row("lrelud", ALU, r"(?P<p>[dfh])lrelud", S.alu, [SRC1, SRC], DST, "dfh",
+         doc="leaky relu: y where x's sign is 0, else y/2; flag: x's sign is 0", example="flrelud $lr0 $ls0 $lr2"),
+    _row("lreluo", ALU, r"(?P<p>[dfh])lreluo", S.alu, [SRC1, SRC], DST, "dfh",
+         doc="leaky relu: y where x's sign is 0, else y/8; flag: x's sign is 0", example="dlreluo $lr0 $ls0 $lr2"),
+    _row("ilrelud", ALU, r"(?P<p>[dfh])ilrelud", S.alu, [SRC1, SRC], DST, "dfh",
+         doc="inverse of lrelud: y where x's sign is 0, else y*2 (exponent + 1); flag: x's sign is 0",
+         example="hilrelud $lr0 $ls0 $lr2"),
     _row("packbit", ALU, r"(?P<p>[dfhlis])packbit", S.alu, [SRC1, SRC], DST, "dfhlis",
          doc="(x << 1) | msb(y); flag: msb(y) is 0", example="lpackbit $lr0 $ls0 $lr2"),
     _row("msl", ALU, "msl", S.alu, [SRC1], DST,
@@ -190,7 +211,7 @@ TABLE: list[InstrDef] = [
     _row("msr", ALU, "msr", S.alu, [SRC1], DST,
          doc="PE p takes PE p+1's long word; no flags", flags=False, example="msr $lr0 $lr2"),
     _row("bfn", ALU, r"(?P<p>[dfgh])bfn", S.bfn, [SRC1], DST, "dfgh",
-         doc="block-float conversion for the matrix unit (see docs/isa.md); no flags",
+         doc="block-float conversion for the matrix unit (see docs/isa.md); hbfn/<k>: k = 6..9 mantissa bits; no flags",
          flags=False, example="dbfn $lm0v $lr0v"),
     # ---- MAU vector mode -----------------------------------------------------------
     _row("vfma", MAU_CALC, r"(?P<p>[dfh])vfma(?P<half>[ud])?(?P<r>r)?", S.mau_vector, [SRC, SRC, SRC], DST,
@@ -221,8 +242,9 @@ TABLE: list[InstrDef] = [
          doc="16x1: PE p of every MAB gets $lb[a+4c+p]", flags=False, example="l1bmm $lb0 $lm4v/1000"),
     _row("l1bmm4", L1BM, "l1bmm4", X.l1bm_down, [LB], DST, cost="1 step; 64 (ll: 128) long words read",
          doc="4x4: PE p of MAB m gets $lb[a+16c+4(m>>2)+p]", flags=False, example="l1bmm4 $lb0 $lr0v"),
-    _row("l1bmd", L1BM, "l1bmd", X.l1bm_d, [SRC], None, cost="1 step; 4 long words per PE",
-         doc="distribute ($lb -> PE: PE i gets $lb[a+64c+i]) or gather (PE -> $lb), by operand order",
+    _row("l1bmd", L1BM, r"l1bmd(?P<shift>[+-]1)?", X.l1bm_d, [SRC], None, cost="1 step; 4 long words per PE",
+         doc="distribute ($lb -> PE: PE i gets $lb[a+64c+i]) or gather (PE -> $lb), by operand order; "
+             "l1bmd+1 / l1bmd-1 (distribute): MAB m gets MAB m-1's / m+1's share, wrapping in the L1B",
          flags=False, example="l1bmd $lb0 $lr0v"),
     _row("l1bmm@", L1BM, r"l1bmm@(?P<sel>\d+)", X.l1bm_up, [SRC], LB, cost="1 step; 16 long words written",
          doc="MAB sel's PEs write $lb[a+4c+p]", example="l1bmm@0 $lr0v $lb0"),
@@ -234,8 +256,9 @@ TABLE: list[InstrDef] = [
          cost="1 step; 64 long words written", doc="reduce over m & 3: $lb[a+16c+4(m>>2)+p]",
          example="l1bmr4liadd $lr0v $lb0"),
     # ---- L2BM <-> L1BM -----------------------------------------------------------------
-    _row("l2bmb", L2BM, "l2bmb", X.l2bm, [LC], LB, cost="1 step; 64 long words to every L1BM",
-         doc="broadcast $lc[a..a+63] to $lb[b..b+63] of every L1B of the L2B", example="l2bmb $lc0 $lb0"),
+    _row("l2bmb", L2BM, r"l2bmb(?:@" + _SET + ")?", X.l2bm, [LC], LB, cost="1 step; 64 long words to every L1BM",
+         doc="broadcast $lc[a..a+63] to $lb[b..b+63] of every L1B of the L2B (@<set>: of the L1Bs named, e.g. @3 or @0,2)",
+         example="l2bmb $lc0 $lb0"),
     _row("l2bmd", L2BM, "l2bmd", X.l2bm, [LC], LB, cost="1 step; 32 long words per L1BM",
          doc="distribute (L1B i gets $lc[a+64c+8i+j] at $lb[b+8c+j]) or gather, by operand order",
          example="l2bmd $lc0 $lb0"),
@@ -243,23 +266,34 @@ TABLE: list[InstrDef] = [
          doc="L1B sel's $lb[b..b+63] to $lc[a..a+63]", example="l2bm@0 $lb0 $lc0"),
     _row("l2bmr", L2BM, rf"l2bmr(?P<rop>{_RROP_RE})", X.l2bm, [LB], LC, cost="1 step; 64 long words",
          doc="reduce over the L2B's L1Bs: $lc[a+j] = op over i of $lb_i[b+j]", example="l2bmrliadd $lb0 $lc0"),
+    _row("l2bmr2", L2BM, rf"l2bmr2(?P<rop>{_RROP_RE})", X.l2bm, [LB], LC, cost="1 step; 64 long words per L1B pair",
+         doc="reduce pairs of L1Bs: $lc[a+64k+j] = op of $lb_2k[b+j] and $lb_2k+1[b+j]", example="l2bmr2liadd $lb0 $lc0"),
+    _row("l2bmi", L2BM, r"l2bmi@" + _SET, X.l2bm, [LB], LB, cost="1 step; 64 long words to each L1BM of the set",
+         doc="L1BM to L1BM: the set's lowest L1B's $lb[a..a+63] to $lb[b..b+63] of every L1B of the set",
+         example="l2bmi@0,1 $lb0 $lb64"),
     # ---- DRAM / PDM <-> L2BM (asynchronous, tagged) -------------------------------------------
-    _row("mvp", MV, r"mvp/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+    _row("mvp", MV, r"mvp/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC,
          cost="latency + bytes / bandwidth of each link crossed; concurrent with PE steps",
          doc="unicast n long words between DRAM/PDM and one L2BM (or PDM <-> DRAM); no group: every group",
          example="mvp/n64i1 $d0 $lc0@.0"),
-    _row("mvb", MV, r"mvb/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp, plus the group bus",
+    _row("mvb", MV, r"mvb/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvp, plus the group bus",
          doc="broadcast n long words from one group's DRAM/PDM to every L2BM", example="mvb/n64i1 $d0@0 $lc0"),
-    _row("mvb2", MV, r"mvb2/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
+    _row("mvb2", MV, r"mvb2/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvp",
          doc="broadcast within a group: its DRAM/PDM to both of its L2BMs", example="mvb2/n64i1 $d0 $lc0"),
-    _row("mvd", MV, r"mvd/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
+    _row("mvb4", MV, r"mvb4/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvb",
+         doc="distribute over the groups and broadcast: part q of one group's n long words (n/groups each) to "
+             "both L2BMs of group q", example="mvb4/n256i1 $d0@0 $lc0"),
+    _row("mvd", MV, r"mvd/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvp",
          doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back)",
          example="mvd/n128i1 $d0 $lc0"),
-    _row("mvr", MV, rf"mvr(?P<rop>{_RROP_RE})/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+    _row("mvr", MV, rf"mvr(?P<rop>{_RROP_RE})/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC,
          cost="as mvb", doc="reduce every L2BM's n long words into one group's DRAM/PDM",
          example="mvrliadd/n64i1 $lc0 $d0@0"),
-    _row("mvr2", MV, rf"mvr2(?P<rop>{_RROP_RE})/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
+    _row("mvr2", MV, rf"mvr2(?P<rop>{_RROP_RE})/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC,
          cost="as mvp", doc="reduce a group's two L2BMs into its DRAM/PDM", example="mvr2liadd/n64i1 $lc0 $d0"),
+    _row("mvr4", MV, rf"mvr4(?P<rop>{_RROP_RE})/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvb",
+         doc="reduce each group's two L2BMs (n/groups long words) into part q of one group's n long words",
+         example="mvr4liadd/n256i1 $lc0 $d0@0"),
     # ---- synchronisation ----------------------------------------------------------------------
     _row("nop", NOP, "nop", None, [], None, doc="4 idle cycles; forwarding paths keep their values",
          example="nop"),

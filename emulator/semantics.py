@@ -228,12 +228,21 @@ def _logic(e, prec, x0, x1, y0, ctx):
     xs = lanes_le(x0, w)
     if op == "not":
         r = ~xs
+    elif op == "lnot":       # logical not: 1 where the lane is 0
+        r = (xs == 0).astype(xs.dtype)
     elif op == "and":
         r = xs & lanes_le(y0, w)
     elif op == "or":
         r = xs | lanes_le(y0, w)
     elif op == "xor":
         r = xs ^ lanes_le(y0, w)
+    elif op in ("bsl", "bsr"):   # rotates by the count's low bits (a count of 0 gives x | x = x)
+        sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
+        back = np.bitwise_and(xs.dtype.type(w) - sh, xs.dtype.type(w - 1))
+        if op == "bsl":
+            r = np.left_shift(xs, sh) | np.right_shift(xs, back)
+        else:
+            r = np.right_shift(xs, sh) | np.left_shift(xs, back)
     else:   # shifts by the count's low bits; the result overwrites the counts (one buffer, no copy)
         sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
         if op == "lsl":
@@ -318,6 +327,19 @@ def _relu(e, prec, x0, x1, y0, ctx):
     return pack(r), x1, lambda: flags_nibble(keep)
 
 
+_LEAK = {"lrelud": 0.5, "lreluo": 0.125, "ilrelud": 2.0}   # factor applied to y where x is negative
+
+
+def _leaky_relu(e, prec, x0, x1, y0, ctx):
+    """lrelud / lreluo / ilrelud: y where x's sign is 0, else y scaled by a power of two."""
+    w = WIDTH[prec]
+    keep = sign_flags(lanes(x0, w), w)
+    y = to_float(y0, prec).astype(np.float64)
+    with np.errstate(over="ignore"):
+        r = np.where(keep, y, y * _LEAK[e.defn.name])
+    return from_float(r, prec), x1, lambda: flags_nibble(keep)
+
+
 def _packbit(e, prec, x0, x1, y0, ctx):
     w = WIDTH[prec]
     xb, yb = lanes(x0, w), lanes(y0, w)
@@ -336,6 +358,8 @@ _ALU = {
     "passa": _passa, "zero": _zero, "imm": _imm,
     "inc": _arith, "dec": _arith, "add": _arith, "sub": _arith,
     "and": _logic, "or": _logic, "xor": _logic, "not": _logic, "lsl": _logic, "lsr": _logic,
+    "lnot": _logic, "bsl": _logic, "bsr": _logic,
+    "lrelud": _leaky_relu, "lreluo": _leaky_relu, "ilrelud": _leaky_relu,
     "max": _maxmin, "min": _maxmin, "ftoi": _ftoi, "itof": _itof, "floor": _floor,
     "rsqrt": _rsqrt, "relu": _relu, "packbit": _packbit, "msl": _mshift, "msr": _mshift,
 }
@@ -418,7 +442,8 @@ def mau_vector(e, ctx):
         if op == "vpassa":
             r = x
         elif op == "vadd":
-            r = np.add(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0], dtype=dt)
+            y = mau_acc_in(ctx, e.srcs[1], e) if e.srcs[1].mod == "e" else mau_in(ctx, e.srcs[1], e, prec, raw)[0]
+            r = np.add(x, y, dtype=dt)
         elif native:
             r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0])
             # a zero times a negative number is -0, which the output rule makes +0: adding +0 does
@@ -527,7 +552,7 @@ def bfn(e, ctx):
     v0, v1 = ctx.read(e.srcs[0], e)
     x = to_float(v0, prec).astype(np.float64)        # cycle, P, n
     blk = to_mab(x)                                   # mab, cycle, pe, lane
-    mbits = {"d": 52, "f": 23, "g": 18, "h": 9}[prec]
+    mbits = {"d": 52, "f": 23, "g": 18, "h": e.bfn_bits or 9}[prec]
     axes = (2,) if prec in "df" else (2, 3)
     _, ex = np.frexp(blk)
     emax = np.max(np.where(blk == 0, -100000, ex), axis=axes, keepdims=True)

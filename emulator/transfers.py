@@ -37,6 +37,7 @@ def run_length(kind: str, k: int, mabs: int) -> int:
 def reduce(data: np.ndarray, axis: int, rop: str) -> np.ndarray:
     """Reduce uint64 long words along axis with an RRN op (dfadd, fmax, liadd, land, ...)."""
     prec, op = rop[0], rop[1:]
+    op = {"band": "and", "bor": "or"}.get(op, op)   # the SDM's bitwise names; and/or are bitwise here too
     w = WIDTH[prec]
     if op == "fadd":
         x = to_float(data, prec).astype(np.float64)
@@ -86,6 +87,8 @@ def l1bm_down(e, ctx):
         out.reshape(k, 4, nl, mabs // 4, 4, 4)[...] = r[:, :, :, :, None, :]
     else:                # (l1b, c, i, j) to PE i
         out.reshape(k, 4, nl, 4 * mabs)[...] = run.reshape(nl, 4, 4 * mabs, k).transpose(3, 1, 0, 2)
+        if e.mab_shift:  # l1bmd+1: MAB m takes MAB m-1's share (l1bmd-1: m+1's), wrapping in the L1B
+            out = np.roll(out, e.mab_shift, axis=3)
     ctx.count_bytes("l1bm_pe", "down", out.size * 8)
     out = out.reshape(k, 4, m.n_pe)                            # k, cycle, P
     ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
@@ -151,9 +154,14 @@ def l2bm(e, ctx):
     if name == "l2bmb":
         a, b = e.srcs[0], e.dsts[0]
         run = lc[:, ctx.lc_range(a, L2BM_STEP_LONGS, write=False)]
-        vals = np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS)).reshape(n2 * n1, -1)
-        ctx.count_bytes("l2bm_l1bm", "down", vals.nbytes)
-        ctx.lb_write(b, ctx.lb_range(b, L2BM_STEP_LONGS, write=True), vals)
+        vals = np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS))
+        _to_l1b_set(e, ctx, b, vals)
+        return
+    if name == "l2bmi":                                    # L1BM -> L1BMs of a set, through the L2B
+        src, b = e.srcs[0], e.dsts[0]
+        lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
+        run = lb3[:, _l1b_set(e, ctx)[0], ctx.lb_range(src, L2BM_STEP_LONGS, write=False)]
+        _to_l1b_set(e, ctx, b, np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS)))
         return
     b, a = e.srcs[0], e.dsts[0]                            # l2bm@ and l2bmr: L1BM up to L2BM
     lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
@@ -161,10 +169,37 @@ def l2bm(e, ctx):
     if name == "l2bm@":
         vals = src[:, e.sel]
         ctx.count_bytes("l2bm_l1bm", "up", vals.nbytes)
+    elif name == "l2bmr2":                                 # L1B pairs (2k, 2k+1) reduced, pair k at a + 64k
+        ctx.count_bytes("l2bm_l1bm", "up", src.nbytes)
+        vals = reduce(src.reshape(n2, n1 // 2, 2, L2BM_STEP_LONGS), 2, e.rop).reshape(n2, -1)
+        ctx.lc_write(ctx.lc_range(a, vals.shape[1], write=True), vals)
+        return
     else:
         ctx.count_bytes("l2bm_l1bm", "up", src.nbytes)
         vals = reduce(src, 1, e.rop)
     ctx.lc_write(ctx.lc_range(a, L2BM_STEP_LONGS, write=True), vals)
+
+
+def _l1b_set(e, ctx) -> list:
+    """The L1Bs (in each L2B) an '@<set>' names, all of them without one; a fault names a missing L1B."""
+    n1 = ctx.machine.l1b_per_l2b
+    if e.l1bset is None:
+        return list(range(n1))
+    if e.l1bset[-1] >= n1:
+        raise ctx.fault(f"'{e.text}': L1B {e.l1bset[-1]} does not exist ({ctx.machine.name} has {n1} per L2B)")
+    return list(e.l1bset)
+
+
+def _to_l1b_set(e, ctx, b, vals):
+    """Write (L2B, L1B, 64) long words to $lb[b..b+63] of the set's L1Bs; the others keep theirs."""
+    m = ctx.machine
+    where = ctx.lb_range(b, L2BM_STEP_LONGS, write=True)
+    keep = _l1b_set(e, ctx)
+    if len(keep) < m.l1b_per_l2b:
+        old = ctx.state.l1bm.reshape(m.n_l2b, m.l1b_per_l2b, -1)[:, :, where]
+        vals = np.where(np.isin(np.arange(m.l1b_per_l2b), keep)[None, :, None], vals, old)
+    ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * m.n_l2b)
+    ctx.lb_write(b, where, np.ascontiguousarray(vals).reshape(m.n_l2b * m.l1b_per_l2b, -1))
 
 
 # -- DRAM / PDM <-> L2BM ------------------------------------------------------------

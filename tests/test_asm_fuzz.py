@@ -52,6 +52,17 @@ CORPUS = [
     ".loop %i = 0, %n", ".loop %i = %n - 1, -1, -1", ".loop 4", ".while any $imr1", ".if any $imr15",
     ".if %n > 2 && %n != 5 || %n == 0", ".endloop", ".else", ".endif", ".endwhile",
     ".block other", ".endblock", "quit", "# a comment", "   ", "lpassa $lm0 $lr0   # trailing comment",
+    # the notation of PFN's public programs (issue 19)
+    'imm i"2" $lr0', 'imm ui"0xfffffff0" $lr0', 'imm f"8.0" $t', 'imm f"inf" $lr0', 'imm h"1.5" $ls0',
+    'imm s"-3" $lr0', 'limm d"2.5" $lr0', 'limm ul"0x10" $lr0', "d get $lm0m0p0 1", "d getf $lm0p0 1",
+    "d set $lm0n0c0b0p0 1 3FF0000000000000", "r 0 1a 2 3FF0000000000000C000000000000000",
+    "mvp/n64i1e $d0 $lc0@.0", "nop; wait i1e", "l2bmb@3 $lc0 $lb0", "l2bmb@0,2 $lc64 $lb0", "l1bmd+1 $lb0 $lr0v/1000",
+    "l1bmd-1 $lb256 $lr0v", "lpassa/$imr1 $lm0 $lr0", "fvadd/1010 $lr0 $ls0 $lr2", "hbfn/9 $lm0v $lr0v",
+    "llnot $lr0 $lr2", "ilnot $lr0 $lr2", "sbsl $lr0 $ls0 $lr2", "ibsl $lr0 $ls0 $lr2", "lbsl $lr0 $ls0 $lr2",
+    "hilrelud $lr0 $ls0 $lr2", "l2bmr2ffadd $lb0 $lc0", "l1bmrsbor $lr0v $lb0", "l2bmrsbor $lb0 $lc0",
+    "l2bmi@0,1 $lb0 $lb64", "mvb4/n256i2 $d0@0 $lc0", "mvr4ffadd/n256i3 $lc0 $d0@1", "fvfma $lr0 $ls0 $alufe $lr2",
+    "ipassa $subpeid $lnb", "lpassa $lm0 $lmb", "lpassa $lm0j1 $ln0j2", "hvadd $lr0 $ls0e $llr4",
+    "l1bmrdfadd $lr0v $lbi; l1bmm $lbi $lr8v", "d getf $lm0n0c0b0m0p0 1",
 ]
 
 # Valid, balanced lines placed before the line under test (so an error there is a bug of the
@@ -63,7 +74,7 @@ PREFIX_POOL = [
 ]
 BODY = ".block body\nlpassa $lm0 $lr0\n.endblock"
 
-SPECIAL = list("$/;@[],.%-#lvtnmrsxybcdpi=*+<>&|!~()_ 0123456789\t") + [
+SPECIAL = list("$/;@[],.%-#lvtnmrsxybcdpi=*+<>&|!~()_ 0123456789\t\"jufhe") + [
     "\x00", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\ufeff", "é", "ß", "İ", "ſ",
     "\u0661", "\U0001d7d9", "\u00a0", "\u3000", "日", "\U0001f600"]
 NUMBERS = ["0", "1", "-1", "7", "15", "16", "31", "32", "63", "64", "65", "255", "4096", "65536",
