@@ -35,6 +35,7 @@ U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k"}
 HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
+MVP_DEFAULT_L2B = 0       # the L2BM an mvp names by '$lc<addr>' with no '@' (docs/isa.md)
 MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
             "d": "DRAM", "p": "PDM"}
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
@@ -872,12 +873,34 @@ class Emulator:
         name = e.defn.name
         if name == "mvp":
             lc = dst if dst.space == "lc" else src if src.space == "lc" else None
-            owner = lc if lc is not None else src         # the assembler made both name a group, or neither
-            l = lc.l2b if lc is not None else 0
+            l = MVP_DEFAULT_L2B if lc is None or lc.l2b is None else lc.l2b
             kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
-            for g in ([owner.group] if owner.group is not None else range(G)):
-                jobs.append(_MVJob([(link, g)], kind, [(src.space, unit(src, g, l), 0, n)],
-                                   [(dst.space, unit(dst, g, l), 0, n)], copy(g, l, g, l)))
+            if src.space == dst.space:        # PDM -> PDM: the two spans may overlap, so copy the source
+                def copy(g, l, g2, l2):
+                    return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n).copy())
+            # the assembler made both operands name a group (one group to another), or neither
+            pairs = [(src.group, dst.group)] if src.group is not None else [(g, g) for g in range(G)]
+            for gs, gd in pairs:
+                links = [(link, gs)] + ([("group_bus", 0), (link, gd)] if gs != gd else [])
+                jobs.append(_MVJob(links, kind, [(src.space, unit(src, gs, l), 0, n)],
+                                   [(dst.space, unit(dst, gd, l), 0, n)], copy(gs, l, gd, l)))
+        elif name == "mvd" and "lc" not in (src.space, dst.space):   # one group's PDM <-> every group's DRAM
+            if n % G:
+                raise self._fault(f"mvd/n{n}: the size must split evenly over {G} groups' DRAMs", st.line,
+                                  st.text, None)
+            part = n // G
+            g = (src if src.space == "p" else dst).group
+            spread = src.space == "p"
+
+            def move(a, b, g=g):
+                for k in range(G):
+                    if spread:
+                        self._mv_write(dst, k, 0, b, self._mv_read(src, g, 0, a + k * part, part))
+                    else:
+                        self._mv_write(dst, g, 0, b + k * part, self._mv_read(src, k, 0, a, part))
+            mine, theirs = [("p", [g], 0, n)], [("d", list(range(G)), 0, part)]
+            jobs.append(_MVJob([(link, g), ("group_bus", 0)], "distribute" if spread else "gather",
+                               mine if spread else theirs, theirs if spread else mine, move))
         elif name in ("mvb", "mvb2"):
             for g in ([src.group] if src.group is not None else range(G)):
                 targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]

@@ -246,14 +246,16 @@ TABLE: list[InstrDef] = [
     # ---- DRAM / PDM <-> L2BM (asynchronous, tagged) -------------------------------------------
     _row("mvp", MV, r"mvp/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
          cost="latency + bytes / bandwidth of each link crossed; concurrent with PE steps",
-         doc="unicast n long words between DRAM/PDM and one L2BM (or PDM <-> DRAM); no group: every group",
+         doc="unicast n long words between DRAM/PDM and one L2BM, PDM <-> DRAM or PDM -> PDM; groups named on "
+             "both operands may differ (the group bus); no group: every group; $lc with no @: L2B 0",
          example="mvp/n64i1 $d0 $lc0@.0"),
     _row("mvb", MV, r"mvb/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp, plus the group bus",
          doc="broadcast n long words from one group's DRAM/PDM to every L2BM", example="mvb/n64i1 $d0@0 $lc0"),
     _row("mvb2", MV, r"mvb2/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
          doc="broadcast within a group: its DRAM/PDM to both of its L2BMs", example="mvb2/n64i1 $d0 $lc0"),
     _row("mvd", MV, r"mvd/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC, cost="as mvp",
-         doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back)",
+         doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back); "
+             "$p@g -> $d: over the groups' DRAMs, n/groups each in group order (or gather back)",
          example="mvd/n128i1 $d0 $lc0"),
     _row("mvr", MV, rf"mvr(?P<rop>{_RROP_RE})/n(?P<n>\d+)(?:i(?P<tag>\d+))?", X.mv, [MVLOC], MVLOC,
          cost="as mvb", doc="reduce every L2BM's n long words into one group's DRAM/PDM",

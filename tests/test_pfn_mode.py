@@ -48,3 +48,70 @@ def test_l1bmd_ll_round_trip():
     assert emu.state.l1bm[0, 1024:1024 + 2 * n].tolist() == list(range(2 * n))
     P = emu.m.pe_per_l1b
     assert emu.read_pe("r", 0, 2)[1].tolist() == [1, P + 1]       # PE 1, cycle 0: parts 0 and 1
+
+
+# -- item 11: cross-group mvp, mvp with a bare $lc, mvd between PDM and DRAM --------------------
+
+@pytest.fixture(scope="module")
+def board():
+    return Emulator("mncore2")
+
+
+def _fill(emu, space, g, addr, value, n=64):
+    emu.write_dram(g, addr, np.full(n, value, np.uint64), space=space)
+
+
+def test_mvp_dram_of_one_group_to_pdm_of_another(board):
+    for g in range(4):
+        _fill(board, "d", g, 0, 10 + g)
+        _fill(board, "p", g, 64, 0)
+    board.run(assemble("mvp/n64i1 $d0@1 $p64@0\nnop; wait i1\n", "t.vsm"))
+    assert board.read_dram(0, 64, 64, space="p").tolist() == [11] * 64
+    assert board.read_dram(1, 64, 64, space="p").tolist() == [0] * 64     # not the source group's PDM
+
+
+def test_mvp_l2bm_of_group_1_to_dram_of_group_0(board):
+    board.state.l2bm[1 * 2 + 0, 0:64] = 77
+    _fill(board, "d", 0, 1024, 0)
+    _fill(board, "d", 1, 1024, 0)
+    board.run(assemble("mvp/n64i2 $lc0@1.0 $d1024@0\nnop; wait i2\n", "t.vsm"))
+    assert board.read_dram(0, 1024, 64).tolist() == [77] * 64
+    assert board.read_dram(1, 1024, 64).tolist() == [0] * 64
+
+
+def test_mvp_pdm_to_pdm_across_and_within_groups(board):
+    _fill(board, "p", 2, 0, 5)
+    board.run(assemble("mvp/n64i1 $p0@2 $p128@3\nnop; wait i1\nmvp/n64i2 $p128@3 $p192@3\nnop; wait i2\n",
+                       "t.vsm"))
+    assert board.read_dram(3, 192, 64, space="p").tolist() == [5] * 64
+
+
+def test_mvp_with_a_bare_lc_names_l2b_0_of_every_group(board):
+    for g in range(4):
+        board.state.l2bm[2 * g, 256:320] = 20 + g
+        board.state.l2bm[2 * g + 1, 256:320] = 99
+    board.run(assemble("mvp/n64i1 $lc256 $d4096\nnop; wait i1\n", "t.vsm"))
+    assert [int(board.read_dram(g, 4096, 1)[0]) for g in range(4)] == [20, 21, 22, 23]
+
+
+def test_mvd_spreads_one_pdm_over_the_groups_drams_and_gathers_back(board):
+    x = np.arange(256, dtype=np.uint64) + 1000
+    board.write_dram(0, 0, x, space="p")
+    board.run(assemble("mvd/n256i1 $p0@0 $d8192\nnop; wait i1\nmvd/n256i2 $d8192 $p512@1\nnop; wait i2\n",
+                       "t.vsm"))
+    assert [board.read_dram(g, 8192, 64).tolist() for g in range(4)] == [x[64 * g:64 * g + 64].tolist()
+                                                                       for g in range(4)]
+    assert board.read_dram(1, 512, 256, space="p").tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("src, why", [
+    ("mvp/n64 $d0@1 $p64", "name the group on both operands"),
+    ("mvp/n64 $p0 $p64", "PDM -> PDM mvp names both groups"),
+    ("mvp/n64 $d0 $d64", "mvp moves between"),
+    ("mvp/n64 $lc0@1 $d0@1", "mvp reaches one L2BM"),
+    ("mvd/n64 $p0 $d0", "names the PDM's group only"),
+    ("mvd/n64 $p0@0 $d0@1", "names the PDM's group only"),
+])
+def test_mv_forms_without_a_meaning_are_rejected_by_name(src, why):
+    with pytest.raises(AsmError, match=why):
+        assemble(src + "\n", "t.vsm")
