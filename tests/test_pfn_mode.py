@@ -115,3 +115,49 @@ def test_mvd_spreads_one_pdm_over_the_groups_drams_and_gathers_back(board):
 def test_mv_forms_without_a_meaning_are_rejected_by_name(src, why):
     with pytest.raises(AsmError, match=why):
         assemble(src + "\n", "t.vsm")
+
+
+# -- the GRF write-read rule: a write is complete 6 cycles after its cycle -----------------------
+
+def test_grf_write_in_cycle_0_is_readable_in_cycle_3_of_the_next_step():
+    emu = run("imm 0x4 $ls8/1000\niadd $aluf $ls2v $ls10v\n")      # reads word 8 in cycle 3 only
+    assert emu.read_words("s", 8, 1)[0].tolist() == [4]
+
+
+@pytest.mark.parametrize("src", [
+    "imm 0x4 $ls8/1000\niadd $aluf $ls8 $ls10v\n",          # cycle 0 of the next step: 4 cycles later
+    "imm 0x4 $ls8\niadd $aluf $ls2v $ls10v\n",              # written in cycle 3, read in cycle 3
+    "linc $lr0v $lr8v\nlinc $lr8v $lr16v\n",                 # the usual same-cycle case
+])
+def test_grf_reads_before_the_write_completes_still_fault(src):
+    with pytest.raises(EmuFault, match="readable 6 cycles after"):
+        run(src)
+
+
+# -- PFN-compatible mode ------------------------------------------------------------------------
+
+RACY = """mvp/n64i1 $d0 $lc0@.0
+l2bmb $lc0 $lb0
+linc $lr0 $lr2
+linc $lr2 $lm0
+lpassa $lm0 $ln2
+"""
+
+
+def test_strict_mode_faults_where_pfn_mode_counts_and_runs_on():
+    with pytest.raises(EmuFault, match="race"):
+        run(RACY)
+    emu = Emulator("tiny", pfn=True)
+    emu.write_dram(0, 0, np.full(64, 9, np.uint64))
+    emu.run(assemble(RACY, "t.vsm"))
+    assert emu.state.l1bm[0, 0] == 9                      # the transfer completed at once
+    assert emu.read_pe("n", 2, 1)[0, 0] == 2               # the LM 2-step rule was not enforced
+    assert emu.breaches == 3                               # the race, the GRF and the LM hazards
+    assert emu.pfn_report().startswith("pfn mode: strict mode would have faulted 3 time(s); the first: "
+                                       "t.vsm:2: fault: race")
+
+
+def test_pfn_mode_reports_a_clean_program_as_clean():
+    emu = Emulator("tiny", pfn=True)
+    emu.run(assemble("linc $lr0 $lr2\nnop\nlinc $lr2 $lr4\n", "t.vsm"))
+    assert emu.breaches == 0 and "would have run this program too" in emu.pfn_report()
