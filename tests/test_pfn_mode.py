@@ -161,3 +161,46 @@ def test_pfn_mode_reports_a_clean_program_as_clean():
     emu = Emulator("tiny", pfn=True)
     emu.run(assemble("linc $lr0 $lr2\nnop\nlinc $lr2 $lr4\n", "t.vsm"))
     assert emu.breaches == 0 and "would have run this program too" in emu.pfn_report()
+
+
+# -- the judge ---------------------------------------------------------------------------------
+
+from emulator.judge import JudgeError, decode, judge  # noqa: E402
+
+CASE = """# ======= YOUR VSM WILL BE INSERTED HERE =======
+# ======= Output =======
+d getd $lm0n0c0b0m0p0 1 # expect=[1.0, 2.0] / Float @[0],[1] atol=0.01 rtol=0
+"""
+
+
+@pytest.mark.parametrize("payload, ok", [("3F8000004000A3D7", True),      # 2.01: inside atol
+                                         ("3F80000040028F5C", False)])    # 2.04: outside
+def test_judge_tolerance_is_the_first_expect_lines(payload, ok):
+    answer = f"d set $lm0n0c0b0m0p0 1 {payload}\n"      # debug statements are dropped from answers...
+    assert not judge(CASE, answer, "tiny").accepted          # ...so this leaves zeros
+    case = CASE.replace("# ======= YOUR", f"d set $lm0n0c0b0m0p0 1 {payload}\n# ======= YOUR")
+    v = judge(case, "nop\n", "tiny")
+    assert v.accepted == ok, v.message
+
+
+def test_judge_reads_dtypes_as_the_judge_does():
+    assert decode(0x48656C6C6F2C2077, "String") == list("Hello, w")
+    assert decode(0x0000000180000000, "Int") == [1, -2**31]
+    assert decode(0x7FF8000000000001, "Double") == [float("inf")]      # an all-ones exponent: infinity
+    assert decode(0x0000000100000000, "Float") == [0.0, 0.0]           # exponent 0: zero
+    assert decode(0x3E00428000000000, "Half") == [1.0, 5.0, 0.0, 0.0]
+
+
+def test_judge_names_a_file_that_is_not_a_testcase():
+    with pytest.raises(JudgeError, match="not a contest testcase"):
+        judge("d getd $d0n0 1\n", "nop\n", "tiny", "t.vsm")
+
+
+def test_judge_runs_raw_dram_input_lines_when_the_assembler_reads_them():
+    case = ("r 0 000000000 001 3E8000003FE00000\n" + CASE.replace("[1.0, 2.0]", "[0.25, 1.75]")
+            .replace("$lm0n0c0b0m0p0", "$d0n0"))
+    try:
+        assemble("r 0 000000000 001 3E8000003FE00000\n", "t.vsm")
+    except AsmError:
+        pytest.skip("this assembler does not read raw DRAM lines ('r ...') yet")
+    assert judge(case, "nop\n", "mncore2").accepted
