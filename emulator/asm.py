@@ -430,16 +430,16 @@ def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
     down = s.space in ("d", "p") and d.space == "lc"
     up = s.space == "lc" and d.space in ("d", "p")
     if name == "mvp":
-        if not (down or up or kinds in (("d", "p"), ("p", "d"))):
-            raise cx.error(f"'{opcode}': mvp moves between $d/$p and $lc, or between $p and $d")
+        if not (down or up or kinds in (("d", "p"), ("p", "d"), ("p", "p"))):
+            raise cx.error(f"'{opcode}': mvp moves between $d/$p and $lc, between $p and $d, or from $p to $p")
         lc = d if down else s if up else None
-        if lc is not None and lc.l2b is None:
-            raise cx.error(f"'{opcode}': mvp reaches one L2BM: write '$lc<addr>@.<l2b>' or '@<group>.<l2b>'")
-        other = s if down else d
-        if lc is not None and lc.group is not None and other.group is not None and lc.group != other.group:
-            raise cx.error(f"'{opcode}': mvp stays inside a group (use mvb to cross groups)")
-        if (lc is not None and (lc.group is None) != (other.group is None)):
-            raise cx.error(f"'{opcode}': name the group on both operands, or on neither (every group)")
+        if lc is not None and lc.group is not None and lc.l2b is None:
+            raise cx.error(f"'{opcode}': mvp reaches one L2BM: write '$lc<addr>@<group>.<l2b>'")
+        if (s.group is None) != (d.group is None):
+            raise cx.error(f"'{opcode}': name the group on both operands (one group to another), or on "
+                           f"neither (every group in parallel)")
+        if kinds == ("p", "p") and s.group is None:
+            raise cx.error(f"'{opcode}': a PDM -> PDM mvp names both groups: '$p<addr>@<g> $p<addr>@<g>'")
     elif name in ("mvb", "mvb2", "mvb4"):
         if not down:
             raise cx.error(f"'{opcode}': {name} broadcasts from $d/$p to $lc")
@@ -448,8 +448,14 @@ def _check_mv(e: Expr, opcode: str, cx: _Ctx) -> None:
         if d.group is not None or d.l2b is not None:
             raise cx.error(f"'{opcode}': {name} writes every target L2BM: no '@' on $lc")
     elif name == "mvd":
+        if kinds in (("p", "d"), ("d", "p")):     # spread one group's PDM over the groups' DRAMs, or back
+            pdm = s if kinds == ("p", "d") else d
+            if pdm.group is None or (d if pdm is s else s).group is not None:
+                raise cx.error(f"'{opcode}': mvd between PDM and DRAM names the PDM's group only: "
+                               f"'mvd $p<addr>@<g> $d<addr>' or 'mvd $d<addr> $p<addr>@<g>'")
+            return
         if not (down or up):
-            raise cx.error(f"'{opcode}': mvd moves between $d/$p and $lc")
+            raise cx.error(f"'{opcode}': mvd moves between $d/$p and $lc, or between $p@<g> and $d")
         lc = d if down else s
         if lc.group is not None or lc.l2b is not None:
             raise cx.error(f"'{opcode}': mvd spreads over a group's L2BMs: no '@' on $lc")

@@ -35,6 +35,8 @@ U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
+MVP_DEFAULT_L2B = 0       # the L2BM an mvp names by '$lc<addr>' with no '@' (docs/isa.md)
+GRF_WRITE_CYCLES = 6      # a GRF write is readable this many cycles after its cycle (the public manual)
 MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
             "d": "DRAM", "p": "PDM"}
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
@@ -116,6 +118,35 @@ class _Footprint:
         return int(np.argmax(((self._raw <= addr) & (addr < self._raw + self._n)).any(axis=0)))
 
 
+# the cycles a fixed write-mask pattern (entries 16..31) lets write; flag entries may write any cycle
+_FIXED_CYCLES = {16 + b: tuple(bool(b >> (3 - c) & 1) for c in range(4)) for b in range(16)}
+
+
+def _cycle_words(fp, c):
+    """The words an access touches in cycle c (every PE's, for a T-indirect one)."""
+    raw = fp._raw[c] if fp._raw is not None else None
+    if raw is None:
+        return set(range(fp.lo, fp.hi + 1))
+    return {int(a) + k for a in np.unique(raw) for k in range(fp._n)}
+
+
+def _grf_overlap(rfp, wfp, cycles, age):
+    """The lowest GRF word a read (rfp) takes before a write (wfp, in `cycles`, `age` steps earlier) is
+    complete: read cycle cr of a word written in cycle cw needs 4 age + cr - cw >= GRF_WRITE_CYCLES.
+    Only the step right after a write can fall short (the model's rule for reads later than that: legal)."""
+    if age > 1:
+        return None
+    hits = []
+    for cw in range(4):
+        if cycles is not None and not cycles[cw]:
+            continue
+        written = _cycle_words(wfp, cw)
+        for cr in range(4):
+            if 4 * age + cr - cw < GRF_WRITE_CYCLES:
+                hits.extend(written & _cycle_words(rfp, cr))
+    return min(hits) if hits else None
+
+
 class _MVJob:
     """One transfer of an MV statement, or the same transfer made by every group at once (lanes:
     one independent link per group, as an MV naming no group makes).  What it reads and writes is
@@ -188,13 +219,19 @@ class Emulator:
 
     strict (default) faults on out-of-range addresses, hazards, races with
     in-flight transfers and waits on unknown tags; ``wrap=True`` makes
-    addresses wrap as the hardware does instead of faulting.
+    addresses wrap as the hardware does instead of faulting.  ``pfn=True`` runs
+    programs written for PFN's emulator, which completes MV transfers at once
+    and enforces no hazard: the hazards, races and unknown waits strict mode
+    faults on are counted instead (``breaches``, ``pfn_report()``).
     """
 
     def __init__(self, machine: "str | Machine" = "mncore2", strict: bool = True, wrap: bool = False,
-                 dump=None, max_steps: int | None = None):
+                 dump=None, max_steps: int | None = None, pfn: bool = False):
         self.m = load_machine(machine)
-        self.strict, self.wrap, self.max_steps = strict, wrap, max_steps
+        self.strict, self.wrap, self.max_steps = strict or pfn, wrap, max_steps
+        self.pfn = pfn
+        self.breaches = 0                 # PFN mode: what strict mode would have faulted on
+        self.first_breach: EmuFault | None = None
         self.time_limit = None            # seconds of wall time per run (None: no limit)
         self.deadline = None
         self.state = State(self.m)
@@ -286,7 +323,8 @@ class Emulator:
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
         self.issued_tags: set = set()
-        self.recent = {sp: [] for sp in HAZARD_STEPS}   # writes of the last steps: (step, footprint, line)
+        self.recent = {sp: [] for sp in HAZARD_STEPS}   # writes of the last steps: (step, footprint, line, cycles)
+        self.breaches, self.first_breach = 0, None
         regs = {k: int(v) for k, v in args.items()}
         self._nodes(program.main, regs)
         if self.outstanding:
@@ -297,6 +335,20 @@ class Emulator:
     def fault(self, msg: str) -> EmuFault:
         """A fault at the statement being run (for transfers.py)."""
         return self._fault(msg, self.cur.line, self.cur.text, None)
+    def _breach(self, fault: EmuFault) -> None:
+        """A rule of the real machine broken: strict mode raises it, PFN mode counts it and runs on."""
+        if not self.pfn:
+            raise fault
+        self.breaches += 1
+        if self.first_breach is None:
+            self.first_breach = fault
+
+    def pfn_report(self) -> str:
+        """One line: what strict mode would have faulted on in the last run (PFN mode)."""
+        if not self.breaches:
+            return "pfn mode: strict mode would have run this program too"
+        first = str(self.first_breach).splitlines()[0]
+        return f"pfn mode: strict mode would have faulted {self.breaches} time(s); the first: {first}"
 
     def _fault(self, msg: str, line: int, text: str, pe: int | None = 0) -> EmuFault:
         loc = self.m.pe_location(int(pe)) if pe is not None else None
@@ -427,7 +479,8 @@ class Emulator:
     def _wait(self, st: Step):
         tag = st.wait
         if tag not in self.issued_tags:
-            raise self._fault(f"wait i{tag:x}: no transfer with tag i{tag:x} was issued", st.line, st.text, None)
+            return self._breach(self._fault(f"wait i{tag:x}: no transfer with tag i{tag:x} was issued", st.line,
+                                            st.text, None))
         mine = [t for t in self.outstanding if t.tag == tag]
         if mine:
             end = max(t.end for t in mine)
@@ -547,27 +600,31 @@ class Emulator:
         rec = self.recent[sp]
         if not rec or now - rec[-1][0] > gap:      # the usual case: no write recent enough
             return
-        for step, wfp, line in reversed(rec):
+        for step, wfp, line, cycles in reversed(rec):
             age = now - step
             if age > gap:
                 break
             if fp.lo <= wfp.hi and wfp.lo <= fp.hi:
                 addr = fp.overlap(wfp)
+                if addr is not None and sp in ("r", "s"):       # the words overlap: do the cycles?
+                    addr = _grf_overlap(fp, wfp, cycles, age)
                 if addr is not None:
                     unit = "word" if sp in "mnrs" else "long word"
-                    raise self._fault(
+                    rule = (f"{MEM_NAME[sp]} needs {gap} step(s) between a write and a read of it" if sp not in "rs"
+                            else f"a GRF word is readable {GRF_WRITE_CYCLES} cycles after the cycle that writes it")
+                    return self._breach(self._fault(
                         f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) earlier "
-                        f"(line {line}); {MEM_NAME[sp]} needs {gap} step(s) between a write and a read of it: "
-                        f"insert nop or use a forwarding path", self.cur.line, self.cur.text,
-                        fp.first_pe(addr) if sp in "mnrs" else None)
+                        f"(line {line}); {rule}: insert nop or use a forwarding path", self.cur.line, self.cur.text,
+                        fp.first_pe(addr) if sp in "mnrs" else None))
 
-    def _note_write(self, sp: str, fp):
+    def _note_write(self, sp: str, fp, cycles=None):
+        """Keep a write for hazard checks; cycles: the cycles a fixed mask pattern lets write (None: all)."""
         if self.strict and sp in HAZARD_STEPS:
             rec = self.recent[sp]
             now = self.cm.steps
             if len(rec) > 24:
                 rec[:] = [r for r in rec if now - r[0] <= 2]
-            rec.append((now, fp, self.cur.line))
+            rec.append((now, fp, self.cur.line, cycles))
 
     def read(self, op, e):
         sp = op.space
@@ -670,7 +727,7 @@ class Emulator:
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
         a, words, r0, r1, _ = self._access(op)
-        self._note_write(sp, words)
+        self._note_write(sp, words, _FIXED_CYCLES.get(entry))
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -812,9 +869,10 @@ class Emulator:
             for a, b in (t.lc_uses if write else t.lc_writes):
                 if a < hi and lo < b:
                     what = "writes" if write else "reads"
-                    raise self._fault(f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the "
-                                      f"transfer tagged i{t.tag:x} (line {t.line}) that uses them is still in "
-                                      f"flight: 'wait i{t.tag:x}' first", self.cur.line, self.cur.text, None)
+                    return self._breach(self._fault(
+                        f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the transfer tagged "
+                        f"i{t.tag:x} (line {t.line}) that uses them is still in flight: 'wait i{t.tag:x}' first",
+                        self.cur.line, self.cur.text, None))
 
     def _race_mv(self, st, units, reads, writes):
         for t in self.outstanding:
@@ -824,10 +882,10 @@ class Emulator:
                 for (sp, u, a, b) in mine:
                     for (sp2, u2, a2, b2) in theirs:
                         if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
-                            raise self._fault(
+                            return self._breach(self._fault(
                                 f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
                                 f"that the transfer tagged i{t.tag:x} (line {t.line}) is still using: wait for it first",
-                                st.line, st.text, None)
+                                st.line, st.text, None))
 
     # -- MV transfers ----------------------------------------------------------------------------
     def _mv_range(self, op, n, st):
@@ -904,12 +962,34 @@ class Emulator:
         name = e.defn.name
         if name == "mvp":
             lc = dst if dst.space == "lc" else src if src.space == "lc" else None
-            owner = lc if lc is not None else src         # the assembler made both name a group, or neither
-            l = lc.l2b if lc is not None else 0
+            l = MVP_DEFAULT_L2B if lc is None or lc.l2b is None else lc.l2b
             kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
-            for g in ([owner.group] if owner.group is not None else range(G)):
-                jobs.append(_MVJob([(link, g)], kind, [(src.space, unit(src, g, l), 0, n)],
-                                   [(dst.space, unit(dst, g, l), 0, n)], copy(g, l, g, l)))
+            if src.space == dst.space:        # PDM -> PDM: the two spans may overlap, so copy the source
+                def copy(g, l, g2, l2):
+                    return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n).copy())
+            # the assembler made both operands name a group (one group to another), or neither
+            pairs = [(src.group, dst.group)] if src.group is not None else [(g, g) for g in range(G)]
+            for gs, gd in pairs:
+                links = [(link, gs)] + ([("group_bus", 0), (link, gd)] if gs != gd else [])
+                jobs.append(_MVJob(links, kind, [(src.space, unit(src, gs, l), 0, n)],
+                                   [(dst.space, unit(dst, gd, l), 0, n)], copy(gs, l, gd, l)))
+        elif name == "mvd" and "lc" not in (src.space, dst.space):   # one group's PDM <-> every group's DRAM
+            if n % G:
+                raise self._fault(f"mvd/n{n}: the size must split evenly over {G} groups' DRAMs", st.line,
+                                  st.text, None)
+            part = n // G
+            g = (src if src.space == "p" else dst).group
+            spread = src.space == "p"
+
+            def move(a, b, g=g):
+                for k in range(G):
+                    if spread:
+                        self._mv_write(dst, k, 0, b, self._mv_read(src, g, 0, a + k * part, part))
+                    else:
+                        self._mv_write(dst, g, 0, b + k * part, self._mv_read(src, k, 0, a, part))
+            mine, theirs = [("p", [g], 0, n)], [("d", list(range(G)), 0, part)]
+            jobs.append(_MVJob([(link, g), ("group_bus", 0)], "distribute" if spread else "gather",
+                               mine if spread else theirs, theirs if spread else mine, move))
         elif name in ("mvb", "mvb2"):
             for g in ([src.group] if src.group is not None else range(G)):
                 targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]

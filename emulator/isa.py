@@ -274,7 +274,8 @@ TABLE: list[InstrDef] = [
     # ---- DRAM / PDM <-> L2BM (asynchronous, tagged) -------------------------------------------
     _row("mvp", MV, r"mvp/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC,
          cost="latency + bytes / bandwidth of each link crossed; concurrent with PE steps",
-         doc="unicast n long words between DRAM/PDM and one L2BM (or PDM <-> DRAM); no group: every group",
+         doc="unicast n long words between DRAM/PDM and one L2BM, PDM <-> DRAM or PDM -> PDM; groups named on "
+             "both operands may differ (the group bus); no group: every group; $lc with no @: L2B 0",
          example="mvp/n64i1 $d0 $lc0@.0"),
     _row("mvb", MV, r"mvb/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvp, plus the group bus",
          doc="broadcast n long words from one group's DRAM/PDM to every L2BM", example="mvb/n64i1 $d0@0 $lc0"),
@@ -284,7 +285,8 @@ TABLE: list[InstrDef] = [
          doc="distribute over the groups and broadcast: part q of one group's n long words (n/groups each) to "
              "both L2BMs of group q", example="mvb4/n256i1 $d0@0 $lc0"),
     _row("mvd", MV, r"mvd/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC, cost="as mvp",
-         doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back)",
+         doc="distribute a group's n long words over its L2BMs, n/L2B each in L2B order (or gather back); "
+             "$p@g -> $d: over the groups' DRAMs, n/groups each in group order (or gather back)",
          example="mvd/n128i1 $d0 $lc0"),
     _row("mvr", MV, rf"mvr(?P<rop>{_RROP_RE})/n(?P<n>\d+)" + _TAG, X.mv, [MVLOC], MVLOC,
          cost="as mvb", doc="reduce every L2BM's n long words into one group's DRAM/PDM",

@@ -6,11 +6,13 @@ contiguous run of addresses, so a transfer is a slice of the L1BM/L2BM
 arrays reshaped into the PEs' (cycle, PE) order: no gather, no scatter.
 Reductions go through ``reduce``, the model of the result reduce network (RRN).
 
-L1BM <-> PE, per L1B of M MABs x 4 PEs, k long words per PE cycle (ll: k=2):
+L1BM <-> PE, per L1B of M MABs x 4 PEs, k long words per PE cycle (ll: k=2).
+A cycle's k*w long words (w: what the l form moves per cycle) are one block, part j
+of every PE before part j+1 (PFN's DL programs and hello world need lb[a+8c+4j+p]):
   p   (l1bmp)   every PE:            a + k*c + j                            run 4k
-  m   (l1bmm)   PE p of every MAB:   a + 4k*c + k*p + j                     run 16k
-  m4  (l1bmm4)  PE p of MAB m:       a + 4k*(M/4)*c + 4k*(m>>2) + k*p + j   run 4kM
-  d   (l1bmd)   PE i of the L1B:     a + k*4M*c + k*i + j                   run 16kM
+  m   (l1bmm)   PE p of every MAB:   a + 4k*c + 4*j + p                     run 16k
+  m4  (l1bmm4)  PE p of MAB m:       a + k*M*c + M*j + 4*(m>>2) + p         run 4kM
+  d   (l1bmd)   PE i of the L1B:     a + k*4M*c + 4M*j + i                  run 16kM
 L2BM <-> L1BM, per L2B of N L1Bs, one step moves:
   l2bmb/l2bm@/l2bmr  64 long words:  a + j
   l2bmd              L1B i: $lb[b + 8c + j] <-> $lc[a + 8N*c + 8i + j], j < 8
@@ -80,13 +82,13 @@ def l1bm_down(e, ctx):
     out = np.empty((k, 4, nl, mabs, 4), dtype=np.uint64)      # j, cycle, l1b, mab, PE in MAB
     if kind == "p":      # (l1b, c, j) to every PE
         out[...] = run.reshape(nl, 4, k).transpose(2, 1, 0)[:, :, :, None, None]
-    elif kind == "m":    # (l1b, c, p, j) to PE p of every MAB
-        out[...] = run.reshape(nl, 4, 4, k).transpose(3, 1, 0, 2)[:, :, :, None, :]
-    elif kind == "m4":   # (l1b, c, q, p, j) to PE p of the 4 MABs 4q..4q+3
-        r = run.reshape(nl, 4, mabs // 4, 4, k).transpose(4, 1, 0, 2, 3)        # j, c, l1b, q, p
+    elif kind == "m":    # (l1b, c, j, p) to PE p of every MAB
+        out[...] = run.reshape(nl, 4, k, 4).transpose(2, 1, 0, 3)[:, :, :, None, :]
+    elif kind == "m4":   # (l1b, c, j, q, p) to PE p of the 4 MABs 4q..4q+3
+        r = run.reshape(nl, 4, k, mabs // 4, 4).transpose(2, 1, 0, 3, 4)        # j, c, l1b, q, p
         out.reshape(k, 4, nl, mabs // 4, 4, 4)[...] = r[:, :, :, :, None, :]
-    else:                # (l1b, c, i, j) to PE i
-        out.reshape(k, 4, nl, 4 * mabs)[...] = run.reshape(nl, 4, 4 * mabs, k).transpose(3, 1, 0, 2)
+    else:                # (l1b, c, j, i) to PE i
+        out.reshape(k, 4, nl, 4 * mabs)[...] = run.reshape(nl, 4, k, 4 * mabs).transpose(2, 1, 0, 3)
         if e.mab_shift:  # l1bmd+1: MAB m takes MAB m-1's share (l1bmd-1: m+1's), wrapping in the L1B
             out = np.roll(out, e.mab_shift, axis=3)
     ctx.count_bytes("l1bm_pe", "down", out.size * 8)
@@ -112,16 +114,16 @@ def l1bm_up(e, ctx):
     data = np.stack(parts, -1).reshape(4, nl, mabs, 4, k)      # cycle, l1b, mab, p, j
     name = e.defn.name
     if name == "l1bmd":
-        vals = data.transpose(1, 0, 2, 3, 4)                    # l1b, c, i, j
+        vals = data.transpose(1, 0, 4, 2, 3)                    # l1b, c, j, i
     elif name == "l1bmm@":
-        vals = data[:, :, e.sel].transpose(1, 0, 2, 3)          # l1b, c, p, j
+        vals = data[:, :, e.sel].transpose(1, 0, 3, 2)          # l1b, c, j, p
     elif name == "l1bmr":
-        vals = reduce(data, 2, e.rop).transpose(1, 0, 2, 3)
+        vals = reduce(data, 2, e.rop).transpose(1, 0, 3, 2)
     elif name == "l1bmm4@":
-        vals = data[:, :, e.sel::4].transpose(1, 0, 2, 3, 4)    # l1b, c, q, p, j
+        vals = data[:, :, e.sel::4].transpose(1, 0, 4, 2, 3)    # l1b, c, j, q, p
     else:  # l1bmr4
         q = data.reshape(4, nl, mabs // 4, 4, 4, k)             # cycle, l1b, q, r, p, j
-        vals = reduce(q, 3, e.rop).transpose(1, 0, 2, 3, 4)
+        vals = reduce(q, 3, e.rop).transpose(1, 0, 4, 2, 3)
     vals = vals.reshape(nl, -1)
     where = ctx.lb_range(dst, run_length(_UP[name], k, mabs), write=True)
     ctx.count_bytes("l1bm_pe", "up", vals.nbytes)

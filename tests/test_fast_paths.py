@@ -232,9 +232,9 @@ def test_l1bm_down_layouts_match_the_documented_addresses(name, k):
     mab, p = i // 4, i % 4
     c, j = np.arange(4)[None, :, None], np.arange(k)[None, None, :]
     addr = {"l1bmp": a + k * c + j + 0 * i[:, None, None],
-            "l1bmm": a + 4 * k * c + (k * p)[:, None, None] + j,
-            "l1bmm4": a + 4 * k * (M // 4) * c + (4 * k * (mab >> 2) + k * p)[:, None, None] + j,
-            "l1bmd": a + k * 4 * M * c + (k * i)[:, None, None] + j}[name]
+            "l1bmm": a + 4 * k * c + 4 * j + p[:, None, None],
+            "l1bmm4": a + k * M * c + M * j + (4 * (mab >> 2) + p)[:, None, None],
+            "l1bmd": a + k * 4 * M * c + 4 * M * j + i[:, None, None]}[name]
     want = emu.state.l1bm[l1b[:, None, None], addr]
     assert np.array_equal(got, want)
 
