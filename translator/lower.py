@@ -65,6 +65,7 @@ SPACE_QUALS = {"__global": "global", "global": "global", "__local": "local", "lo
                "private": "private"}
 IGNORED_QUALS = {"restrict", "volatile", "__read_only", "__write_only", "read_only",
                  "write_only", "__read_write", "read_write", "_Atomic", "__restrict", "__restrict__"}
+BOOL_LITERALS = {"false": 0, "true": 1}   # keywords of type bool in OpenCL C 1.2 (s6.1.1), not macros
 BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # work-group synchronisation points
 UNSUPPORTED_TYPES = {"image1d_t": "images are not supported",
                      "image2d_t": "images are not supported", "image3d_t": "images are not supported",
@@ -427,6 +428,8 @@ class Lowering:
                 return parse_float(n.value)[0]
             return None
         if isinstance(n, c_ast.ID):
+            if n.name in BOOL_LITERALS:
+                return BOOL_LITERALS[n.name]
             s = self.lookup(n.name)
             if s is not None and s.kind == "enum":
                 return s.value
@@ -476,6 +479,9 @@ class Lowering:
 
     # ------------------------------------------------------------------ top level
     def run(self):
+        for n in _nodes(self.ast):
+            if isinstance(n, (c_ast.Decl, c_ast.Typedef, c_ast.Enumerator)) and n.name in BOOL_LITERALS:
+                self.error(n, f"'{n.name}' is a keyword of OpenCL C and cannot be declared")
         for ext in self.ast.ext:
             self.top(ext)
         # helper functions are lowered lazily (when called); lower the rest for diagnostics
@@ -1776,6 +1782,8 @@ class Lowering:
 
     def undeclared(self, n):
         name = n.name
+        if name in BOOL_LITERALS:
+            self.error(n, "expression is not assignable")
         if name in ("printf",):
             self.error(n, "printf is not supported")
         self.error(n, f"use of undeclared identifier '{name}'")
@@ -1888,6 +1896,8 @@ class Lowering:
         self.store(lv.ptr, lv.type, v.v, align=align)
 
     def e_ID(self, n):
+        if n.name in BOOL_LITERALS:
+            return RV(BOOL, ir.Constant(I8, BOOL_LITERALS[n.name]))
         s = self.lookup(n.name)
         if s is None:
             bi = self.builtins.constant(self, n.name)
