@@ -22,9 +22,10 @@ How the pieces fit:
   local-id loop (a "region"), a barrier is the boundary between two regions,
   and an ``if``/``for``/``while``/``do`` that contains a barrier is lowered once
   for the group, its conditions evaluated with work-item 0's values (OpenCL
-  requires them uniform).  Private variables declared at group level live in
-  arrays indexed by the linear local id (allocated in the entry block with the
-  group's size), so their values survive across regions; ``break``,
+  requires them uniform).  Private variables declared at group level, and the
+  parameters the body changes, live in arrays indexed by the linear local id
+  (allocated in the entry block with the group's size), so their values
+  survive across regions and stay each work-item's own; ``break``,
   ``continue`` and ``return`` inside a region set group flags (and a per-item
   "returned" flag) that the group-level code tests after the region.
 - Source lines: every instruction carries a ``!dbg`` location (line-tables-only
@@ -83,6 +84,38 @@ def _nodes(node):
             continue
         yield n
         stack.extend(c for _, c in n.children())
+
+
+def _changed_names(node, lookup) -> set:
+    """Names an assignment, ++/--, or & (its address taken) may change under ``node``: the root
+    variable of the target, except through a pointer (``p[i] = x`` and ``p->f = x`` leave p)."""
+    out = set()
+
+    def root(e):
+        while True:
+            if isinstance(e, c_ast.ID):
+                return e.name
+            if isinstance(e, c_ast.StructRef) and e.type == ".":
+                e = e.name
+            elif isinstance(e, c_ast.ArrayRef):       # v[i] of a vector variable changes v
+                s = isinstance(e.name, c_ast.ID) and lookup(e.name.name)
+                if not (s and s.type is not None and s.type.is_vector):
+                    return None
+                e = e.name
+            else:
+                return None
+
+    for n in _nodes(node):
+        if isinstance(n, c_ast.Assignment):
+            target = n.lvalue
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+            target = n.expr
+        else:
+            continue
+        name = root(target)
+        if name is not None:
+            out.add(name)
+    return out
 
 
 def contains_barrier(node) -> bool:
@@ -881,6 +914,7 @@ class Lowering:
                 params.append(self.kernel_param(i, pt, pname, pd, fn.args[0]))
             ctx.uses_barrier = self.has_barrier(fdef.body)
             if ctx.uses_barrier:
+                self.replicate_params(fdef.body)
                 if has_return(fdef.body):
                     ctx.done = self.b.alloca(I8, size=ctx.nitems, name="done")
                     self.b.call(self._memset(), [ctx.done, ir.Constant(I8, 0), ctx.nitems, ir.Constant(I1, 0)])
@@ -1028,6 +1062,23 @@ class Lowering:
                 dtype = pt.np_dtype()
             return ParamInfo(pname, "scalar", _spell(pt), dtype, pt.size(), False)
         self.error(pd, f"kernel parameter '{pname}' has unsupported type '{pt}'")
+
+    def replicate_params(self, body):
+        """A parameter is private to each work-item like any variable: in group mode, one the
+        body may change gets a copy per work-item (filled in one region), as group-level
+        variables do; the others stay one slot the whole group reads."""
+        ctx, b = self.ctx, self.b
+        copies = []
+        for name in sorted(_changed_names(body, self.lookup)):
+            s = self.scopes[-1].get(name)
+            if s is None or s.kind != "var" or s.replicated:
+                continue
+            a = self._entry_alloca(storage_type(s.type), f"{name}.wi", size=ctx.nitems)
+            a.align = max(s.type.align(), 4)
+            copies.append((s, a))
+            self.scopes[-1][name] = Sym("var", s.type, ptr=a, replicated=True, const=s.const, space=s.space)
+        if copies:
+            self.item_region(lambda: [b.store(b.load(s.ptr), b.gep(a, [b.load(ctx.lin)])) for s, a in copies])
 
     def _memset(self):
         name = "llvm.memset.p0i8.i64"
