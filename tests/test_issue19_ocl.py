@@ -146,3 +146,33 @@ def test_blocked_matmul_on_the_emulator():
     c = run((ctx, cl.CommandQueue(ctx)), BLOCKED_MATMUL, "blocked", (n, n), (8, 8), a, b,
             np.zeros_like(a), np.int32(n), out=2)
     np.testing.assert_array_equal(c, a @ b)
+
+
+# ------------------------------------------------------------------ several stores to one element
+SAME_ELEMENT = r"""
+__kernel void store_seven(__global const int *idx, __global int *out) {
+    int i = get_global_id(0);
+    out[idx[i]] = 7;
+}
+__kernel void store_own(__global const int *idx, __global int *out) {
+    int i = get_global_id(0);
+    out[idx[i]] = 1000 + i;
+}
+"""
+
+SCATTER_SUMS = pytest.mark.xfail(
+    reason="issue 19 item 4, not fixed yet: the emulator device's scatter sums the changes of "
+           "different PEs to one word (translator/backend/codegen.py scatter_pass)", strict=True)
+
+
+@pytest.mark.parametrize("kind", ["cpu", pytest.param("emulator", marks=SCATTER_SUMS)])
+def test_many_stores_to_one_element_leave_one_stored_value(kind):
+    ctx = cl.Context([device(kind)])
+    env = (ctx, cl.CommandQueue(ctx))
+    n, writers = 1024, 32
+    idx = (np.random.default_rng(7).permutation(n) % (n // writers)).astype(np.int32)
+    out = run(env, SAME_ELEMENT, "store_seven", (n,), None, idx, np.zeros(n, np.int32), out=1)
+    np.testing.assert_array_equal(out, np.where(np.arange(n) < n // writers, 7, 0))
+    out = run(env, SAME_ELEMENT, "store_own", (n,), None, idx, np.zeros(n, np.int32), out=1)
+    for e in range(n // writers):                # one of the values stored to it, whichever
+        assert out[e] in 1000 + np.flatnonzero(idx == e), f"element {e} holds {out[e]}"
