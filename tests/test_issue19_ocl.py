@@ -176,3 +176,34 @@ def test_many_stores_to_one_element_leave_one_stored_value(kind):
     out = run(env, SAME_ELEMENT, "store_own", (n,), None, idx, np.zeros(n, np.int32), out=1)
     for e in range(n // writers):                # one of the values stored to it, whichever
         assert out[e] in 1000 + np.flatnonzero(idx == e), f"element {e} holds {out[e]}"
+
+
+# ------------------------------------------------------------------ private memory beyond the stack
+@pytest.mark.parametrize("src, lsize, says", [
+    ("__kernel void k(__global float *o) { float t[4 << 20]; int i = get_global_id(0);"
+     " for (int j = 0; j < (4 << 20); j += 4096) t[j + i] = j; o[i] = t[i + 4096]; }",
+     (4,), "bytes of private memory per work-group"),
+    ("__kernel void k(__global float *o) { float t[65536]; int l = get_local_id(0);"
+     " for (int j = 0; j < 65536; j++) t[j] = j + l; barrier(CLK_LOCAL_MEM_FENCE);"
+     " o[get_global_id(0)] = t[65535 - l]; }",
+     (256,), "for each of its 256 work-items"),
+])
+def test_private_memory_beyond_the_thread_stack_is_an_error_not_a_crash(src, lsize, says):
+    """A work-group's private storage lives on the thread's stack on the CPU device: more than fits
+    overflowed it (SIGSEGV); it is an OUT_OF_RESOURCES error naming the numbers, in a child process
+    so that a crash fails the test instead of the suite."""
+    code = textwrap.dedent(f"""
+        import mncl as cl
+        dev = next(d for d in cl.get_platforms()[0].get_devices() if d.kind == "cpu")
+        ctx = cl.Context([dev]); q = cl.CommandQueue(ctx)
+        ob = cl.Buffer(ctx, 0, 4 * 1024)
+        try:
+            cl.Program(ctx, {src!r}).build().k(q, (1024,), {lsize!r}, ob)
+            q.finish()
+        except cl.Error as e:
+            print(e)
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    assert "OUT_OF_RESOURCES" in r.stdout and says in r.stdout, r.stdout

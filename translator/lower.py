@@ -159,6 +159,8 @@ class FuncCtx:
         self.in_region = False
         self.uses_barrier = False
         self.local_bytes = 0
+        self.frame_bytes = 0        # private storage of the function (allocas of a fixed size)
+        self.item_bytes = 0         # ... and per work-item of the group (copies kept across barriers)
         self.name = ""
 
 
@@ -990,7 +992,8 @@ class Lowering:
         b.branch(start)
         self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=symbol,
                                         uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
-                                        reqd_work_group_size=reqd)
+                                        reqd_work_group_size=reqd, private_bytes=ctx.frame_bytes,
+                                        item_private_bytes=ctx.item_bytes)
 
     def spmd_intrinsic(self, name, ret, args):
         """Declare (once) one of the SIMD backend's intrinsics."""
@@ -1346,9 +1349,15 @@ class Lowering:
 
     # ------------------------------------------------------------------ storage
     def _entry_alloca(self, lty, name="", size=None):
+        """An alloca in the entry block; ``size`` (the group's work-items) makes one per work-item."""
         b = self.b
         with b.goto_entry_block():            # the entry block stays open until the function is done
             a = b.alloca(lty, size=size, name=name)
+        nbytes = lty.get_abi_size(T.target_data())
+        if size is None:
+            self.ctx.frame_bytes += nbytes
+        else:
+            self.ctx.item_bytes += nbytes
         return a
 
     def alloca(self, t, name=""):
