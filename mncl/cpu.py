@@ -37,6 +37,7 @@ from .constants import device_type
 from .errors import raise_error, status_code
 
 GUARD = 1024
+STACK_MARGIN = 2 << 20    # of a thread's stack, kept for everything but a work-group's private storage
 SPLIT_ITEMS = 4096        # NDRanges with fewer work-items run on one thread ...
 SLOW_SINGLE_S = 0.5e-3    # ... unless one run took longer than this; then they are split too
 _clock = time.perf_counter
@@ -324,6 +325,7 @@ class CpuDevice:
             dispatch(rec)
             single = True
         else:
+            _check_stack(kernel_info, launch)
             single = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
         if single and _clock() - t0 > SLOW_SINGLE_S and launch.num_groups != (1, 1, 1):
             if len(loaded.slow) > 256:
@@ -426,3 +428,29 @@ def _cpu_mhz() -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _stack_bytes() -> int:
+    """The stack a thread running work-groups has: threading.stack_size(), else the process's
+    RLIMIT_STACK (what glibc gives new threads), else 8 MiB."""
+    import resource
+    size = threading.stack_size()
+    if not size:
+        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        size = soft if 0 < soft != resource.RLIM_INFINITY else 8 << 20
+    return size
+
+
+def _check_stack(kernel_info, launch):
+    """A work-group whose private storage does not fit the thread's stack would overflow it and kill
+    the process (SIGSEGV): the launch fails with OUT_OF_RESOURCES instead, naming the numbers."""
+    items = launch.local_size[0] * launch.local_size[1] * launch.local_size[2]
+    need = kernel_info.private_bytes + kernel_info.item_private_bytes * items
+    room = _stack_bytes() - STACK_MARGIN
+    if need > room:
+        per = (f" + {kernel_info.item_private_bytes} bytes for each of its {items} work-items (values "
+               f"kept across barriers)" if kernel_info.item_private_bytes else "")
+        raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
+                    f"kernel '{kernel_info.name}' needs {need} bytes of private memory per work-group "
+                    f"({kernel_info.private_bytes} bytes{per}); the CPU device runs a work-group on a thread "
+                    f"stack with room for {room}: use smaller private arrays or a smaller local size")

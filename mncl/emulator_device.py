@@ -292,7 +292,9 @@ class EmulatorDevice:
         local_args = [a.nbytes for a in args if isinstance(a, LocalScratch)]
         grouped = kernel_info.uses_barrier or kernel_info.local_mem_bytes or local_args
         wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
-        mode = "1d" if gs[1] == gs[2] == 1 and wx == W else "nd"
+        # the 1-D form's contiguous fast paths address the wave by position (gid - offset): a
+        # launch with a global offset takes the general form, which addresses by global id
+        mode = "1d" if gs[1] == gs[2] == 1 and wx == W and not off[0] else "nd"
         narrow = lay.narrowest(gs[0]) if mode == "1d" and not grouped else 1
         if narrow > 1 and (kernel_info.name, narrow) not in loaded.no_narrow:
             from translator import CompileError

@@ -529,6 +529,33 @@ def test_global_offset():
     np.testing.assert_array_equal(o, np.arange(100, 116))
 
 
+def test_true_and_false_are_bool_keywords():
+    """OpenCL C 1.2 (s6.1.1) has bool, true and false: Rodinia's bfs/hotspot/pathfinder write
+    `mask[tid] = false;` and `bool done = true;`."""
+    src = """
+    enum { ONE = true };
+    __kernel void k(__global char *mask, __global int *o) {
+        int i = get_global_id(0);
+        bool stop = false;
+        int a[true + 1];
+        a[0] = 5; a[1] = 6;
+        while (!stop) { if (a[0] > 2) stop = true; a[0]--; }
+        switch (i & 1) { case true: o[i] = 100; break; case false: o[i] = 200; break; }
+        o[i] += (int)sizeof(true) * 10 + ONE + a[0] + (true == 1) + (false == 0);
+        mask[i] = (i % 3 == 0) ? true : false;
+    }"""
+    p = build(src)
+    mask, o = np.full(8, 9, np.int8), np.zeros(8, np.int32)
+    p.run("k", 8, 4, mask, o)
+    i = np.arange(8)
+    np.testing.assert_array_equal(mask, i % 3 == 0)
+    np.testing.assert_array_equal(o, np.where(i & 1, 100, 200) + 10 + 1 + 4 + 2)
+    for bad, msg in [("__kernel void k(__global int *o) { int false = 0; o[0] = false; }", "'false' is a keyword"),
+                     ("__kernel void k(__global int *o) { true = 0; }", "not assignable")]:
+        with pytest.raises(CompileError, match=msg):
+            compile_opencl(bad)
+
+
 # ---------------------------------------------------------------------------- a tiled matmul
 def test_tiled_matmul_compiles_and_runs():
     """(How long compiling takes is benchmarks/compiled_kernels.py's to measure, not a test's.)"""

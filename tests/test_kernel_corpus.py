@@ -294,12 +294,50 @@ def test_pocl(name):
 
 
 # mncl also runs every case unoptimised and at -O3: the lowering, the barrier splitting and
-# the optimiser meet different IR at each level.  A test id is the case name plus "@<variant>".
-MNCL_VARIANTS = {"": "", "O0": "-cl-opt-disable", "O3": "-O3"}
+# the optimiser meet different IR at each level; and with a global work offset ("off",
+# with_global_offset).  A test id is the case name plus "@<variant>".
+MNCL_VARIANTS = {"": "", "O0": "-cl-opt-disable", "O3": "-O3", "off": ""}
+
+# An offset launch: ids start at OFFSET, and a prelude makes the kernel index from 0 again
+# (get_global_id(d) - get_global_offset(d)), so the case's reference still holds while the
+# device computes ids, groups and bounds under an offset.
+OFFSET = (7, 3, 2)
+OFFSET_PRELUDE = "#define get_global_id(d) (get_global_id(d) - get_global_offset(d))\n#line 1\n"
+
+
+def with_global_offset(case: Case) -> Case:
+    return dataclasses.replace(case, global_offset=OFFSET[:len(case.global_size)],
+                               text=OFFSET_PRELUDE + case.source)
 
 
 def mncl_ids():
-    return [f"{n}@{v}" if v else n for n in sorted(CASES) for v in MNCL_VARIANTS]
+    return [f"{n}@{v}" if v else n for n in sorted(CASES) for v in MNCL_VARIANTS
+            if not (v == "off" and CASES[n].global_offset)]         # (global_offset has its own)
+
+
+def offset_family(case: Case) -> tuple:
+    """What an offset changes depends on the launch's shape: its dimensions, whether it gives a
+    local size, whether its work-groups share __local memory or barriers, and whether it is a
+    single work-item (a task)."""
+    src = case.source
+    return (len(case.global_size), case.local_size is not None, "barrier" in src or "__local" in src,
+            int(np.prod(case.global_size)) == 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_offset_cases() -> frozenset:
+    """The smallest launch of each offset family (offset_family)."""
+    first = {}
+    for n, c in sorted(CASES.items(), key=lambda nc: (int(np.prod(nc[1].global_size)), nc[0])):
+        if not c.global_offset:
+            first.setdefault(offset_family(c), n)
+    return frozenset(first.values())
+
+
+def offset_is_slow(test_id: str) -> bool:
+    """The fast suite launches one case of each offset family with an offset; the rest are slow."""
+    name, _, variant = test_id.partition("@")
+    return variant == "off" and name not in _fast_offset_cases()
 
 
 def run_and_check_mncl(test_id: str, env=None):
@@ -310,6 +348,8 @@ def run_and_check_mncl(test_id: str, env=None):
     extra = MNCL_VARIANTS[variant]
     if extra:
         case = dataclasses.replace(case, options=f"{case.options} {extra}".strip())
+    if variant == "off":
+        case = with_global_offset(case)
     cl, ctx, queue = env or mncl()
     result = run_with_timeout(run_case, cl, ctx, queue, case)
     expected = case.expected(case.initial_buffers())
@@ -325,6 +365,8 @@ def run_and_check_mncl(test_id: str, env=None):
 def _mncl_param(test_id):
     reason = MNCL_XFAIL.get(test_id)
     marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    if offset_is_slow(test_id):
+        marks.append(pytest.mark.slow)
     return pytest.param(test_id, marks=marks, id=test_id)
 
 

@@ -2,7 +2,8 @@
 
 Same cases, host code and checks as tests/test_kernel_corpus.py (numpy references,
 and PoCL's output where PoCL is installed).  The fast suite runs every case at the
-default options but SLOW_ON_EMULATOR's; -cl-opt-disable, -O3 and the random differential kernels are
+default options but SLOW_ON_EMULATOR's, and one case of each launch shape with a global
+offset (corpus.offset_family); -cl-opt-disable, -O3 and the random differential kernels are
 marked ``slow``.  Cases the emulator device fails today are strict xfails with their
 error in kernels/xfail-mncl-emulator.txt; refresh it with
 ``MNCL_CORPUS_DEVICE=emulator MNCL_MACHINE=tiny python tests/kernels/refresh_xfail.py``.
@@ -50,7 +51,8 @@ def test_xfail_table_names_cases():
     assert not set(XFAIL) - known, "xfail-mncl-emulator.txt names tests that do not exist"
 
 
-@pytest.mark.parametrize("test_id", [_param(t, "@" in t) for t in corpus.mncl_ids()])
+@pytest.mark.parametrize("test_id", [_param(t, "@" in t and not t.endswith("@off") or corpus.offset_is_slow(t))
+                                     for t in corpus.mncl_ids()])
 def test_corpus_on_emulator(test_id):
     corpus.run_and_check_mncl(test_id, emulator())
 

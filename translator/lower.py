@@ -22,9 +22,10 @@ How the pieces fit:
   local-id loop (a "region"), a barrier is the boundary between two regions,
   and an ``if``/``for``/``while``/``do`` that contains a barrier is lowered once
   for the group, its conditions evaluated with work-item 0's values (OpenCL
-  requires them uniform).  Private variables declared at group level live in
-  arrays indexed by the linear local id (allocated in the entry block with the
-  group's size), so their values survive across regions; ``break``,
+  requires them uniform).  Private variables declared at group level, and the
+  parameters the body changes, live in arrays indexed by the linear local id
+  (allocated in the entry block with the group's size), so their values
+  survive across regions and stay each work-item's own; ``break``,
   ``continue`` and ``return`` inside a region set group flags (and a per-item
   "returned" flag) that the group-level code tests after the region.
 - Source lines: every instruction carries a ``!dbg`` location (line-tables-only
@@ -65,6 +66,7 @@ SPACE_QUALS = {"__global": "global", "global": "global", "__local": "local", "lo
                "private": "private"}
 IGNORED_QUALS = {"restrict", "volatile", "__read_only", "__write_only", "read_only",
                  "write_only", "__read_write", "read_write", "_Atomic", "__restrict", "__restrict__"}
+BOOL_LITERALS = {"false": 0, "true": 1}   # keywords of type bool in OpenCL C 1.2 (s6.1.1), not macros
 BARRIERS = ("barrier", "work_group_barrier", "wait_group_events")   # work-group synchronisation points
 UNSUPPORTED_TYPES = {"image1d_t": "images are not supported",
                      "image2d_t": "images are not supported", "image3d_t": "images are not supported",
@@ -82,6 +84,38 @@ def _nodes(node):
             continue
         yield n
         stack.extend(c for _, c in n.children())
+
+
+def _changed_names(node, lookup) -> set:
+    """Names an assignment, ++/--, or & (its address taken) may change under ``node``: the root
+    variable of the target, except through a pointer (``p[i] = x`` and ``p->f = x`` leave p)."""
+    out = set()
+
+    def root(e):
+        while True:
+            if isinstance(e, c_ast.ID):
+                return e.name
+            if isinstance(e, c_ast.StructRef) and e.type == ".":
+                e = e.name
+            elif isinstance(e, c_ast.ArrayRef):       # v[i] of a vector variable changes v
+                s = isinstance(e.name, c_ast.ID) and lookup(e.name.name)
+                if not (s and s.type is not None and s.type.is_vector):
+                    return None
+                e = e.name
+            else:
+                return None
+
+    for n in _nodes(node):
+        if isinstance(n, c_ast.Assignment):
+            target = n.lvalue
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+            target = n.expr
+        else:
+            continue
+        name = root(target)
+        if name is not None:
+            out.add(name)
+    return out
 
 
 def contains_barrier(node) -> bool:
@@ -125,6 +159,8 @@ class FuncCtx:
         self.in_region = False
         self.uses_barrier = False
         self.local_bytes = 0
+        self.frame_bytes = 0        # private storage of the function (allocas of a fixed size)
+        self.item_bytes = 0         # ... and per work-item of the group (copies kept across barriers)
         self.name = ""
 
 
@@ -427,6 +463,8 @@ class Lowering:
                 return parse_float(n.value)[0]
             return None
         if isinstance(n, c_ast.ID):
+            if n.name in BOOL_LITERALS:
+                return BOOL_LITERALS[n.name]
             s = self.lookup(n.name)
             if s is not None and s.kind == "enum":
                 return s.value
@@ -476,6 +514,9 @@ class Lowering:
 
     # ------------------------------------------------------------------ top level
     def run(self):
+        for n in _nodes(self.ast):
+            if isinstance(n, (c_ast.Decl, c_ast.Typedef, c_ast.Enumerator)) and n.name in BOOL_LITERALS:
+                self.error(n, f"'{n.name}' is a keyword of OpenCL C and cannot be declared")
         for ext in self.ast.ext:
             self.top(ext)
         # helper functions are lowered lazily (when called); lower the rest for diagnostics
@@ -875,6 +916,7 @@ class Lowering:
                 params.append(self.kernel_param(i, pt, pname, pd, fn.args[0]))
             ctx.uses_barrier = self.has_barrier(fdef.body)
             if ctx.uses_barrier:
+                self.replicate_params(fdef.body)
                 if has_return(fdef.body):
                     ctx.done = self.b.alloca(I8, size=ctx.nitems, name="done")
                     self.b.call(self._memset(), [ctx.done, ir.Constant(I8, 0), ctx.nitems, ir.Constant(I1, 0)])
@@ -950,7 +992,8 @@ class Lowering:
         b.branch(start)
         self.kernels[name] = KernelInfo(name=name, params=tuple(params), wg_function=symbol,
                                         uses_barrier=ctx.uses_barrier, local_mem_bytes=ctx.local_bytes,
-                                        reqd_work_group_size=reqd)
+                                        reqd_work_group_size=reqd, private_bytes=ctx.frame_bytes,
+                                        item_private_bytes=ctx.item_bytes)
 
     def spmd_intrinsic(self, name, ret, args):
         """Declare (once) one of the SIMD backend's intrinsics."""
@@ -1022,6 +1065,23 @@ class Lowering:
                 dtype = pt.np_dtype()
             return ParamInfo(pname, "scalar", _spell(pt), dtype, pt.size(), False)
         self.error(pd, f"kernel parameter '{pname}' has unsupported type '{pt}'")
+
+    def replicate_params(self, body):
+        """A parameter is private to each work-item like any variable: in group mode, one the
+        body may change gets a copy per work-item (filled in one region), as group-level
+        variables do; the others stay one slot the whole group reads."""
+        ctx, b = self.ctx, self.b
+        copies = []
+        for name in sorted(_changed_names(body, self.lookup)):
+            s = self.scopes[-1].get(name)
+            if s is None or s.kind != "var" or s.replicated:
+                continue
+            a = self._entry_alloca(storage_type(s.type), f"{name}.wi", size=ctx.nitems)
+            a.align = max(s.type.align(), 4)
+            copies.append((s, a))
+            self.scopes[-1][name] = Sym("var", s.type, ptr=a, replicated=True, const=s.const, space=s.space)
+        if copies:
+            self.item_region(lambda: [b.store(b.load(s.ptr), b.gep(a, [b.load(ctx.lin)])) for s, a in copies])
 
     def _memset(self):
         name = "llvm.memset.p0i8.i64"
@@ -1289,9 +1349,15 @@ class Lowering:
 
     # ------------------------------------------------------------------ storage
     def _entry_alloca(self, lty, name="", size=None):
+        """An alloca in the entry block; ``size`` (the group's work-items) makes one per work-item."""
         b = self.b
         with b.goto_entry_block():            # the entry block stays open until the function is done
             a = b.alloca(lty, size=size, name=name)
+        nbytes = lty.get_abi_size(T.target_data())
+        if size is None:
+            self.ctx.frame_bytes += nbytes
+        else:
+            self.ctx.item_bytes += nbytes
         return a
 
     def alloca(self, t, name=""):
@@ -1776,6 +1842,8 @@ class Lowering:
 
     def undeclared(self, n):
         name = n.name
+        if name in BOOL_LITERALS:
+            self.error(n, "expression is not assignable")
         if name in ("printf",):
             self.error(n, "printf is not supported")
         self.error(n, f"use of undeclared identifier '{name}'")
@@ -1888,6 +1956,8 @@ class Lowering:
         self.store(lv.ptr, lv.type, v.v, align=align)
 
     def e_ID(self, n):
+        if n.name in BOOL_LITERALS:
+            return RV(BOOL, ir.Constant(I8, BOOL_LITERALS[n.name]))
         s = self.lookup(n.name)
         if s is None:
             bi = self.builtins.constant(self, n.name)

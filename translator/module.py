@@ -82,6 +82,10 @@ class KernelInfo:
     local_mem_bytes: int = 0           # static __local arrays in the body
     reqd_work_group_size: tuple | None = None
     task: bool = False                 # a task kernel (translator/task.py): runs once on the whole machine
+    # the work-group function's stack (K__wg; its own allocas, not those of inlined helpers): a fixed
+    # part, and a part per work-item of the group (barrier kernels keep private values across regions)
+    private_bytes: int = 0
+    item_private_bytes: int = 0
 
 
 @dataclass

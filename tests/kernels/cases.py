@@ -910,6 +910,39 @@ def global_offset(out, offs):
     return {"out": out, "offs": np.array([10, 4, 0], np.int32)}
 
 
+def _offset_1d(a, o, ids, local):
+    i = np.arange(100, 1100)
+    o = o.copy()
+    o[i] = a[i] + 1000 * i + 100000 * ids * ((i - 100) % local)
+    return {"o": o}
+
+
+for _local in (None, 8):
+    case("global_offset.cl", "global_offset_1d", name=f"global_offset_1d{'_local' if _local else ''}",
+         global_size=1000, local_size=_local, global_offset=(100,),
+         args=[In("a", np.int32, 1100, -1000, 1000), Out("o", np.int32, 1100, fill=-1),
+               Scalar("ids", np.int32, int(bool(_local)))])(
+        lambda a, o, ids, _local=_local: _offset_1d(a, o, ids, _local or 1))
+
+
+def _offset_3d(a, o, w, h, ids, local):
+    off, size = (1, 2, 3), (16, 6, 4)
+    z, y, x = np.meshgrid(*[np.arange(off[d], off[d] + size[d]) for d in (2, 1, 0)], indexing="ij")
+    groups = sum((v - off[d]) // local[d] for d, v in enumerate((x, y, z)))
+    o = o.copy()
+    at = (z * h + y) * w + x
+    o[at] = a[at] + 1000 * x + 100 * y + 10 * z + 100000 * ids * groups
+    return {"o": o}
+
+
+for _local in (None, (4, 2, 2)):
+    case("global_offset.cl", "global_offset_3d", name=f"global_offset_3d{'_local' if _local else ''}",
+         global_size=(16, 6, 4), local_size=_local, global_offset=(1, 2, 3),
+         args=[In("a", np.int32, 17 * 8 * 7, -1000, 1000), Out("o", np.int32, 17 * 8 * 7, fill=-1),
+               Scalar("w", np.int32, 17), Scalar("h", np.int32, 8), Scalar("ids", np.int32, int(bool(_local)))])(
+        lambda a, o, w, h, ids, _local=_local: _offset_3d(a, o, w, h, ids, _local or (1, 1, 1)))
+
+
 @case("saxpy_tail.cl", global_size=1024, local_size=256, **F32,
       args=[In("x", np.float32, 1001, -10, 10), InOut("y", np.float32, 1001, -10, 10),
             Scalar("a", np.float32, 2.5), Scalar("n", np.uint32, 1001)])

@@ -34,7 +34,7 @@ class KernelBinary:
     """One kernel compiled for one machine shape: what a .mnb file holds per kernel."""
     name: str
     machine: str
-    mode: str                       # "1d" (contiguous fast paths) or "nd"; "-norep": no replicated buffers;
+    mode: str                       # "1d" (contiguous fast paths; no global offset) or "nd"; "-norep": no replicated buffers;
                                     # "-res": buffers gathered in loops resident in LM0 (Codegen.resident_copies);
                                     # "-n<f>": a 1-D wave narrowed f times (layout.py);
                                     # "task": a task kernel (runs once on the whole machine)
