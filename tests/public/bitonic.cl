@@ -1,7 +1,7 @@
 /* Bitonic sort in __local memory (the AMD APP SDK / NVIDIA sample shape): each work-group of
    CHUNK/2 work-items sorts its CHUNK keys ascending, every work-item doing one compare-exchange
    per stage, barriers between stages. */
-#define CHUNK 128
+#define CHUNK 64
 
 __kernel void bitonic_local(__global uint *keys)
 {

@@ -105,6 +105,26 @@ ITEM6 = "issue 19 item 6: llvm.fshl (rotate) unsupported on the emulator device"
 ITEM7 = "issue 19 item 7: register pressure (needs more live values than registers)"
 ITEM8 = "issue 19 item 8: pointer `p = cond ? a : b` into two buffers"
 
+# What each item's failure says (a regular expression over the error): an xfail counts only when
+# the case fails this way, so a different failure of an xfailed case is still reported.
+SYMPTOM = {
+    1: r"differ from the numpy reference|died",
+    2: r"differ from the numpy reference",
+    3: r"race: this transfer reads DRAM .* still using",
+    4: r"differ from the numpy reference",
+    5: r"undeclared identifier '(true|false)'",
+    6: r"llvm\.fsh[lr]",
+    7: r"live values",
+    8: r"select|differ from the numpy reference",
+}
+
+
+def symptom(reason: str) -> str:
+    """The pattern of the first item a reason names ("issue 19 item N: ..."); a new bug's: any."""
+    if not reason.startswith("issue 19 item"):
+        return ""
+    return SYMPTOM[int(reason.split("item", 1)[1].split(":")[0].split(",")[0])]
+
 
 # --------------------------------------------------------------------------------------------
 # Dense linear algebra (PolyBench/GPU)
@@ -155,6 +175,7 @@ N_GV = 32
 
 
 @public("gemver.cl", follows="PolyBench/GPU gemver (gemver_kernel1..3)", xfail={"emulator": ITEM3},
+       slow=frozenset({"emulator"}),
        args=[InOut("A", F32, N_GV * N_GV, gen=dyadic(N_GV * N_GV, -2, 2, 4))]
        + [In(v, F32, N_GV, gen=dyadic(N_GV, -1, 1, 4)) for v in ("u1", "v1", "u2", "v2", "y", "z")]
        + [InOut("x", F32, N_GV, gen=zeros(N_GV)), InOut("w", F32, N_GV, gen=zeros(N_GV)),
@@ -186,7 +207,7 @@ def gemm(a, b, c, alpha, beta, ni, nj, nk):
 N_SY, M_SY = 24, 16
 
 
-@public("syrk.cl", follows="PolyBench/GPU syrk (syrk_kernel)",
+@public("syrk.cl", follows="PolyBench/GPU syrk (syrk_kernel)", slow=frozenset({"emulator"}),
        args=[In("a", F32, N_SY * M_SY, gen=dyadic(N_SY * M_SY, -2, 2, 4)),
              InOut("c", F32, N_SY * N_SY, gen=dyadic(N_SY * N_SY, -4, 4, 2)),
              Scalar("alpha", F32, 0.5), Scalar("beta", F32, 1.5), Scalar("n", I32, N_SY), Scalar("m", I32, M_SY)],
@@ -217,13 +238,15 @@ def sgemm_blocked(A, lda, B, ldb, C, ldc, k, alpha, beta):
 # Stencils
 # --------------------------------------------------------------------------------------------
 
-N_JAC, STEPS_JAC = 20, 4
+N_JAC, STEPS_JAC = 20, 2
 
 
-# Tolerance: each step forms a left-to-right float32 sum of five values in [0, 1] and one product
-# with 0.2f: relative error <= 6 * 2^-24 per step on values <= 1, so <= 4 * 6 * 2^-24 = 1.4e-6
-# after four steps (an averaging step does not amplify earlier errors): atol 2e-6.
-@public("jacobi2d.cl", follows="PolyBench/GPU jacobi-2d (runJacobi2D_kernel1/2)", atol=2e-6,
+# Tolerance: a step sums five float32 values in [0, 1] (4 roundings of at most 2^-24 * 5 each),
+# scales by 0.2f (its own error and one more rounding: 2 * 2^-24): at most 0.2 * 4 * 5 * 2^-24 +
+# 2 * 2^-24 = 3.6e-7 per step; averaging does not amplify earlier errors, so two steps stay
+# within 7.2e-7: atol 1e-6.
+@public("jacobi2d.cl", follows="PolyBench/GPU jacobi-2d (runJacobi2D_kernel1/2)", atol=1e-6,
+       slow=frozenset({"emulator"}),
        args=[InOut("A", F32, N_JAC * N_JAC, 0, 1), InOut("B", F32, N_JAC * N_JAC, gen=zeros(N_JAC * N_JAC)),
              Scalar("n", I32, N_JAC)],
        launches=[Launch(k, (24, 24), (8, 8), ("A", "B", "n"))
@@ -250,7 +273,7 @@ def hotspot_reference_step(power, t, cap_inv, rx_inv, ry_inv, rz_inv, ambient):
 # Tolerance: about a dozen float32 operations per step on temperatures near 330 (one ulp 3e-5),
 # and 0.1f / 0.01f / 0.5f are not the decimal values: two steps stay within 12 * 2 * 3e-5 = 7e-4
 # of the float64 result: atol 1e-3.
-@public("hotspot.cl", follows="Rodinia hotspot (calculate_temp)", atol=1e-3,
+@public("hotspot.cl", follows="Rodinia hotspot (calculate_temp)", atol=1e-3, slow=frozenset({"emulator"}),
        xfail={"cpu": ITEM5, "emulator": ITEM5},
        args=[In("power", F32, ROWS_HS * COLS_HS, 0, 1),
              InOut("t0", F32, ROWS_HS * COLS_HS, 320, 340), InOut("t1", F32, ROWS_HS * COLS_HS, gen=zeros(ROWS_HS * COLS_HS)),
@@ -265,7 +288,7 @@ def hotspot(power, t0, t1, rows, cols, **coef):
     return {"t1": first, "t0": hotspot_reference_step(p, first, **c)}
 
 
-ROWS_PF, COLS_PF = 10, 56
+ROWS_PF, COLS_PF = 6, 56
 
 
 @public("pathfinder.cl", follows="Rodinia pathfinder (dynproc_kernel)",
@@ -328,7 +351,7 @@ N_SCAN, BLOCK_SCAN = 300, 64
 GROUPS_SCAN = -(-N_SCAN // BLOCK_SCAN)
 
 
-@public("scan.cl", follows="SHOC scan (reduce, top_scan, bottom_scan)",
+@public("scan.cl", follows="SHOC scan (reduce, top_scan, bottom_scan)", slow=frozenset({"emulator"}),
        args=[In("data", I32, N_SCAN, -1000, 1000), InOut("isums", I32, GROUPS_SCAN, gen=Given(np.zeros(GROUPS_SCAN, I32))),
              Out("out", I32, N_SCAN)],
        launches=[Launch("block_sums", (GROUPS_SCAN * 32,), (32,), ("data", "isums", I32(N_SCAN), I32(BLOCK_SCAN))),
@@ -344,7 +367,7 @@ def scan(data, isums, out):
 # Sorts
 # --------------------------------------------------------------------------------------------
 
-CHUNK_BIT, GROUPS_BIT = 128, 4
+CHUNK_BIT, GROUPS_BIT = 64, 2
 
 
 @public("bitonic.cl", follows="AMD APP SDK / NVIDIA OpenCL samples bitonic sort (local-memory stage)",
@@ -357,7 +380,7 @@ def bitonic(keys):
 N_RADIX = 128
 
 
-@public("radix.cl", follows="SHOC sort / SDK radix sorts (one launch per 4-bit digit)",
+@public("radix.cl", follows="SHOC sort / SDK radix sorts (one launch per 4-bit digit)", slow=frozenset({"emulator"}),
        args=[InOut("keys_a", U32, N_RADIX, 0, 2**16 - 1), InOut("vals_a", U32, N_RADIX, gen=Given(np.arange(N_RADIX, dtype=U32))),
              InOut("keys_b", U32, N_RADIX, gen=Given(np.zeros(N_RADIX, U32))),
              InOut("vals_b", U32, N_RADIX, gen=Given(np.zeros(N_RADIX, U32)))],
@@ -406,7 +429,7 @@ def spmv(val, cols, row_start, vec, out, rows):
 # Graph traversal (Rodinia bfs): many frontier nodes store the same value to one neighbour
 # --------------------------------------------------------------------------------------------
 
-N_BFS = 96
+N_BFS = 48
 
 
 def random_graph(rng):
@@ -468,7 +491,7 @@ _NODES = np.zeros(N_BFS, NODE_T)
 _NODES["first"], _NODES["count"] = _GRAPH[0], _GRAPH[1]
 
 
-@public("bfs.cl", follows="Rodinia bfs, OpenCL version (BFS_1, BFS_2; char masks, true/false)",
+@public("bfs.cl", follows="Rodinia bfs, OpenCL version (BFS_1, BFS_2; char masks, true/false)", slow=frozenset({"emulator"}),
        xfail={"cpu": ITEM5, "emulator": f"{ITEM5}; then {ITEM4}"},
        args=[In("nodes", NODE_T, N_BFS, gen=Given(_NODES)), In("edges", I32, _GRAPH[2].size, gen=Given(_GRAPH[2])),
              InOut("frontier", np.int8, N_BFS, gen=Given(one_hot(N_BFS, 0, np.int8))),
@@ -519,7 +542,7 @@ def bodies(rng):
 # Tolerance: r2 >= soft2 = 0.05 bounds each term by m / soft2 = 1 / 0.05^1.5 ~ 90; 32 terms with a
 # few float32 roundings each plus rsqrt's 2 ulp leave |acc| errors below 32 * 90 * 8 * 2^-24 ~ 1.4e-3,
 # times dt = 0.01 in the velocity (1.4e-5), and again in the position: atol 1e-4.
-@public("nbody.cl", follows="SHOC / AMD APP SDK nbody (float4, local tile, rsqrt)", atol=1e-4,
+@public("nbody.cl", follows="SHOC / AMD APP SDK nbody (float4, local tile, rsqrt)", atol=1e-4, slow=frozenset({"emulator"}),
        args=[In("pos", F32, (N_BODY, 4), gen=bodies), In("vel", F32, (N_BODY, 4), -0.1, 0.1),
              Out("new_pos", F32, (N_BODY, 4)), Out("new_vel", F32, (N_BODY, 4)), Local("tile", 16 * WG_BODY),
              Scalar("n", I32, N_BODY), Scalar("dt", F32, DT), Scalar("soft2", F32, SOFT2)],
@@ -539,7 +562,7 @@ def nbody(pos, vel, new_pos, new_vel, n, dt, soft2):
 # Dynamic programming on anti-diagonals (Rodinia nw)
 # --------------------------------------------------------------------------------------------
 
-N_NW, PENALTY = 12, 3
+N_NW, PENALTY = 8, 3
 
 
 def nw_score0():

@@ -7,14 +7,19 @@ item of issue 19 that breaks it (cases.py), so a fix shows up as XPASS.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from .cases import DEVICES, PUBLIC
+from .cases import DEVICES, PUBLIC, symptom
 from .host import check_case, environment
 
-# The mncore2 subset: one of each kind of data movement and control flow at the real sizes.
-MNCORE2_FAST = ["stencil3d"]
-MNCORE2_SLOW = ["bicg", "reduce", "scan", "spmv", "nw", "bitonic", "nbody", "bfs_int", "triad"]
+# The mncore2 subset, at the real wave and stripe sizes: global offsets (the one fast case),
+# transposed and gathered reads, a 3-D range, a read-modify-write loop and rotates.  Each
+# passing case takes 10-20 s at 4096 PEs; gemm, jacobi2d, bitonic and bfs_int take 50 s or more
+# (beyond the corpus driver's emulation time limit) and stay on tiny.
+MNCORE2_FAST = ["triad"]
+MNCORE2_SLOW = ["bicg", "spmv", "stencil3d", "atax", "md5"]
 
 
 def _param(name, device, slow=False):
@@ -22,8 +27,22 @@ def _param(name, device, slow=False):
     marks = [pytest.mark.slow] if slow or device in case.slow else []
     reason = case.xfail_on(device)
     if reason:
-        marks.append(pytest.mark.xfail(reason=reason, strict=True))
+        marks.append(pytest.mark.xfail(reason=reason, strict=True, raises=KnownFailure))
     return pytest.param(name, marks=marks, id=name)
+
+
+class KnownFailure(Exception):
+    """The case failed the way its xfail reason says (cases.SYMPTOM); any other failure stays one."""
+
+
+def run(device: str, name: str):
+    reason = PUBLIC[name].xfail_on(device)
+    try:
+        check_case(device, name)
+    except Exception as e:
+        if reason and re.search(symptom(reason), str(e), re.DOTALL):
+            raise KnownFailure(f"{type(e).__name__}: {e}") from e
+        raise
 
 
 def test_enough_public_kernels():
@@ -36,6 +55,8 @@ def test_xfails_name_an_item():
         assert set(case.xfail) <= set(DEVICES), case.name
         for reason in case.xfail.values():
             assert reason.startswith(("issue 19 item", "new:")), f"{case.name}: {reason}"
+            if reason.startswith("issue"):
+                symptom(reason)
 
 
 def test_mncore2_subset_names_cases():
@@ -46,20 +67,20 @@ def test_mncore2_subset_names_cases():
 def test_pocl(name):
     if isinstance(environment("pocl"), str):
         pytest.skip(environment("pocl"))
-    check_case("pocl", name)
+    run("pocl", name)
 
 
 @pytest.mark.parametrize("name", [_param(n, "cpu") for n in sorted(PUBLIC)])
 def test_cpu(name):
-    check_case("cpu", name)
+    run("cpu", name)
 
 
 @pytest.mark.parametrize("name", [_param(n, "emulator") for n in sorted(PUBLIC)])
 def test_emulator(name):
-    check_case("emulator", name)
+    run("emulator", name)
 
 
 @pytest.mark.parametrize("name", [_param(n, "mncore2") for n in MNCORE2_FAST]
                          + [_param(n, "mncore2", slow=True) for n in MNCORE2_SLOW])
 def test_mncore2(name):
-    check_case("mncore2", name)
+    run("mncore2", name)
