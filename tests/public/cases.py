@@ -218,7 +218,7 @@ def syrk(a, c, alpha, beta, n, m):
 
 
 # SHOC sgemm: 64 x 16 tiles of C per 16 x 4 work-group
-M_SG, N_SG, K_SG = 64, 32, 32
+M_SG, N_SG, K_SG = 64, 16, 32
 
 
 @public("sgemm_blocked.cl", follows="SHOC sgemm (sgemmNN: register-blocked, pointer parameters advanced)",
