@@ -93,8 +93,7 @@ def f64(x):
     return np.asarray(x, np.float64)
 
 
-# Items of issue 19 (what breaks each case today, found by running them)
-ITEM1 = "issue 19 item 1: CPU device shares a parameter changed before a barrier across the work-group"
+# Items of issue 19 that break a case today (found by running them; items 7-9 break none of these)
 ITEM1_CRASH = ("issue 19 item 1: CPU device, pointer parameter advanced before a barrier "
                "(crashes or writes out of bounds)")
 ITEM2 = "issue 19 item 2: emulator applies global_work_offset twice"
@@ -102,8 +101,6 @@ ITEM3 = "issue 19 item 3: emulator read-modify-write loop races with its own tra
 ITEM4 = "issue 19 item 4: emulator same-value scatter from many work-items leaves their sum"
 ITEM5 = "issue 19 item 5: `true` / `false` undeclared"
 ITEM6 = "issue 19 item 6: llvm.fshl (rotate) unsupported on the emulator device"
-ITEM7 = "issue 19 item 7: register pressure (needs more live values than registers)"
-ITEM8 = "issue 19 item 8: pointer `p = cond ? a : b` into two buffers"
 
 # What each item's failure says (a regular expression over the error): an xfail counts only when
 # the case fails this way, so a different failure of an xfailed case is still reported.
