@@ -43,10 +43,19 @@ TIMEOUT_S = float(os.environ.get("MNCL_CORPUS_TIMEOUT", "60"))   # a miscompiled
 
 def run_case(cl, ctx, queue, case: Case) -> dict:
     """Build, launch and read back one case; returns {output name: host array}."""
-    mf = cl.mem_flags
     initial = case.initial_buffers()
     program = cl.Program(ctx, case.source).build(options=case.options)
     kernel = getattr(program, case.kernel)
+    args, _, outputs = make_args(cl, ctx, case, initial)
+    extra = {"global_offset": case.global_offset} if case.global_offset else {}
+    kernel(queue, case.global_size, case.local_size, *args, **extra)
+    return read_back(cl, queue, outputs, initial)
+
+
+def make_args(cl, ctx, case: Case, initial: dict):
+    """The case's kernel arguments, in order, with its buffers made from ``initial``:
+    (args, {name: buffer}, {name: buffer of each checked output})."""
+    mf = cl.mem_flags
     args, buffers, outputs = [], {}, {}
     for a in case.args:
         if isinstance(a, Scalar):
@@ -65,8 +74,11 @@ def run_case(cl, ctx, queue, case: Case) -> dict:
             buffers[a.name] = buf
             if a.checked:
                 outputs[a.name] = buf
-    extra = {"global_offset": case.global_offset} if case.global_offset else {}
-    kernel(queue, case.global_size, case.local_size, *args, **extra)
+    return args, buffers, outputs
+
+
+def read_back(cl, queue, outputs: dict, initial: dict) -> dict:
+    """{name: host array} of each output buffer, after the queue's work."""
     results = {}
     for name, buf in outputs.items():
         results[name] = np.empty_like(initial[name])
