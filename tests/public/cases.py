@@ -93,23 +93,16 @@ def f64(x):
     return np.asarray(x, np.float64)
 
 
-# Items of issue 19 that break a case today (found by running them; items 7-9 break none of these)
-ITEM1_CRASH = ("issue 19 item 1: CPU device, pointer parameter advanced before a barrier "
-               "(crashes or writes out of bounds)")
-ITEM2 = "issue 19 item 2: emulator applies global_work_offset twice"
+# Items of issue 19 that break a case today (found by running them)
 ITEM3 = "issue 19 item 3: emulator read-modify-write loop races with its own transfer (strict fault)"
 ITEM4 = "issue 19 item 4: emulator same-value scatter from many work-items leaves their sum"
-ITEM5 = "issue 19 item 5: `true` / `false` undeclared"
 ITEM6 = "issue 19 item 6: llvm.fshl (rotate) unsupported on the emulator device"
 
 # What each item's failure says (a regular expression over the error): an xfail counts only when
 # the case fails this way, so a different failure of an xfailed case is still reported.
 SYMPTOM = {
-    1: r"differ from the numpy reference|died",
-    2: r"differ from the numpy reference",
     3: r"race: this transfer reads DRAM .* still using",
     4: r"differ from the numpy reference",
-    5: r"undeclared identifier '(true|false)'",
     6: r"llvm\.fsh[lr]",
     7: r"live values",
     8: r"select|differ from the numpy reference",
@@ -219,7 +212,7 @@ M_SG, N_SG, K_SG = 64, 16, 32
 
 
 @public("sgemm_blocked.cl", follows="SHOC sgemm (sgemmNN: register-blocked, pointer parameters advanced)",
-       isolate=frozenset({"cpu"}), xfail={"cpu": ITEM1_CRASH}, slow=frozenset({"emulator"}),
+       isolate=frozenset({"cpu"}), slow=frozenset({"emulator"}),
        args=[In("A", F32, M_SG * K_SG, gen=dyadic(M_SG * K_SG, -2, 2, 4)), Scalar("lda", I32, K_SG),
              In("B", F32, K_SG * N_SG, gen=dyadic(K_SG * N_SG, -2, 2, 4)), Scalar("ldb", I32, N_SG),
              InOut("C", F32, M_SG * N_SG, gen=dyadic(M_SG * N_SG, -4, 4, 2)), Scalar("ldc", I32, N_SG),
@@ -271,7 +264,6 @@ def hotspot_reference_step(power, t, cap_inv, rx_inv, ry_inv, rz_inv, ambient):
 # and 0.1f / 0.01f / 0.5f are not the decimal values: two steps stay within 12 * 2 * 3e-5 = 7e-4
 # of the float64 result: atol 1e-3.
 @public("hotspot.cl", follows="Rodinia hotspot (calculate_temp)", atol=1e-3, slow=frozenset({"emulator"}),
-       xfail={"cpu": ITEM5, "emulator": ITEM5},
        args=[In("power", F32, ROWS_HS * COLS_HS, 0, 1),
              InOut("t0", F32, ROWS_HS * COLS_HS, 320, 340), InOut("t1", F32, ROWS_HS * COLS_HS, gen=zeros(ROWS_HS * COLS_HS)),
              Scalar("rows", I32, ROWS_HS), Scalar("cols", I32, COLS_HS)]
@@ -289,7 +281,6 @@ ROWS_PF, COLS_PF = 6, 56
 
 
 @public("pathfinder.cl", follows="Rodinia pathfinder (dynproc_kernel)",
-       xfail={"cpu": ITEM5, "emulator": ITEM5},
        args=[In("wall", I32, ROWS_PF * COLS_PF, 0, 9), InOut("ping", I32, COLS_PF, gen=Given(np.zeros(COLS_PF, I32))),
              InOut("pong", I32, COLS_PF, gen=Given(np.zeros(COLS_PF, I32))), Scalar("cols", I32, COLS_PF)],
        launches=[Launch("pathfinder_row", (64,), (16,),
@@ -489,7 +480,7 @@ _NODES["first"], _NODES["count"] = _GRAPH[0], _GRAPH[1]
 
 
 @public("bfs.cl", follows="Rodinia bfs, OpenCL version (BFS_1, BFS_2; char masks, true/false)", slow=frozenset({"emulator"}),
-       xfail={"cpu": ITEM5, "emulator": f"{ITEM5}; then {ITEM4}"},
+       xfail={"emulator": ITEM4},
        args=[In("nodes", NODE_T, N_BFS, gen=Given(_NODES)), In("edges", I32, _GRAPH[2].size, gen=Given(_GRAPH[2])),
              InOut("frontier", np.int8, N_BFS, gen=Given(one_hot(N_BFS, 0, np.int8))),
              InOut("next", np.int8, N_BFS, gen=Given(np.zeros(N_BFS, np.int8))),
@@ -610,7 +601,6 @@ N_TRIAD, CHUNK_TRIAD = 1000, 256
 
 
 @public("triad.cl", follows="SHOC triad, launched in chunks with global_work_offset",
-       xfail={"emulator": ITEM2},
        args=[In("a", F32, N_TRIAD, gen=dyadic(N_TRIAD, -8, 8, 4)), In("b", F32, N_TRIAD, gen=dyadic(N_TRIAD, -8, 8, 4)),
              Out("c", F32, N_TRIAD, fill=-1), Scalar("s", F32, 2.5), Scalar("n", I32, N_TRIAD)],
        launches=[Launch("triad", (CHUNK_TRIAD,), (64,), ("a", "b", "c", "s", "n"), global_offset=(off,))
