@@ -34,7 +34,7 @@ from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from .nans import NanFixups, callee_base, no_nans
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, drop_ops
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -126,6 +126,7 @@ class Codegen(NanFixups):
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
+        self.unsure_waits = []            # settle_stores' waits for a loop's later store (drop_unissued_waits)
         self._invariant = {}              # Inst -> bool (wave_invariant)
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
         self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
@@ -203,9 +204,29 @@ class Codegen(NanFixups):
         return self.tags
 
     def settle_stores(self):
-        """Wait for a contiguous store still in flight (before anything that may read its data)."""
+        """Wait for a contiguous store still in flight (before anything that may read its data).
+
+        In a loop that stores to a buffer, the previous pass's store may be in flight even where
+        no store precedes this point in the body (`y[i] += ...` in a loop over j, the first pass
+        emitted before any store): such a wait is kept only if the kernel has a contiguous store
+        (fast_store) by the end (drop_unissued_waits)."""
         if "store" in self.__dict__.get("_areas", {}):
             self.op(f"wait i{self.STORE_TAG}", "wait")
+        elif any(ctx["stores"] for ctx in self.loop_stack):
+            self.op(f"wait i{self.STORE_TAG}", "wait")
+            self.unsure_waits.append(self.items[-1])
+
+    def drop_unissued_waits(self):
+        """Remove settle_stores' loop waits when the kernel made no contiguous store: their tag is
+        never issued (the emulator faults on such a wait)."""
+        if self.unsure_waits and "store" not in self.__dict__.get("_areas", {}):
+            drop_ops(self.items, {id(o) for o in self.unsure_waits})
+        self.unsure_waits = []
+
+    def stores_to_buffers(self, blocks) -> bool:
+        """Whether any of these IR blocks may store through a pointer into a buffer parameter."""
+        return any(self.store_dst(i) is not None and not isinstance(self.param_root(self.store_dst(i)), str)
+                   for n in blocks for i in self.bmap[n].insts)
 
     # basic lane operations ---------------------------------------------------------------
     def alu(self, mn, *srcs, dst=None, hint=""):
@@ -823,6 +844,7 @@ class Codegen(NanFixups):
         self.resident_copies()
         self.emit_region([n for n in self.rpo], None)
         self.write_back()
+        self.drop_unissued_waits()
         if self.oob is not None:          # after the last wave
             saved, self.items = self.items, []
             self.report_bounds()
@@ -1171,7 +1193,8 @@ class Codegen(NanFixups):
         k = MaskReg()
         self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         outer, self.items = self.items, []
-        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy}
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
+               "stores": self.stores_to_buffers(blocks)}     # (settle_stores)
         self.loop_stack.append(ctx)
         for phi, reg in carried.items():
             self.vals[phi] = reg
@@ -2671,8 +2694,8 @@ class Codegen(NanFixups):
         if not for_store and not self.loop_stack and k in self.fast_cache:
             return self.fast_cache[k]
         lc, lb, own = self.staging_area("fast", hoist)
-        if self.stored:           # it may read what a store still in flight writes
-            self.settle_stores()
+        if self.stored or any(ctx["stores"] for ctx in self.loop_stack):
+            self.settle_stores()  # it may read what a store still in flight writes
         t = self.tag()
         rep = self.is_replicated(k)
         src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
@@ -2725,28 +2748,40 @@ class Codegen(NanFixups):
                 pass
         return (*self.shared_area(shared, lay.stripe // lay.l2b, 4 * lay.pe_l1b), False)
 
+    @staticmethod
+    def param_root(x):
+        """The buffer parameter a pointer IR value points into (its index), "private or local", or
+        None when that is not clear."""
+        while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
+            x = x.ops[0]
+        if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
+            return "private or local"          # not a buffer parameter
+        if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
+            a = x.ops[0]
+            if isinstance(a, Arg) and a.name == "args":
+                return 0
+            if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
+                    and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
+                return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
+        return None
+
+    @staticmethod
+    def store_dst(i: Inst):
+        """The pointer an IR instruction stores through (a store, memset, memcpy), or None."""
+        if i.op == "store":
+            return i.ops[1]
+        if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
+            return i.ops[0]
+        return None
+
     def written_params(self) -> set:
         """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
         if not hasattr(self, "_written"):
-            def root(x):
-                while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
-                    x = x.ops[0]
-                if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
-                    return "private or local"          # not a buffer parameter
-                if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
-                    a = x.ops[0]
-                    if isinstance(a, Arg) and a.name == "args":
-                        return 0
-                    if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
-                            and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
-                        return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
-                return None
+            root = self.param_root
             out = set()
             for b in self.f.blocks:
                 for i in b.insts:
-                    dst = i.ops[1] if i.op == "store" else (
-                        i.ops[0] if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy",
-                                                                              "llvm.memmove")) else None)
+                    dst = self.store_dst(i)
                     if dst is None:
                         continue
                     k = root(dst)
