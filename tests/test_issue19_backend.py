@@ -6,6 +6,9 @@ checked against numpy or Python references.
   earlier store to y[i] — the previous pass's store is in flight when the next pass loads y;
 * rotates (`rotate()`, the shift-or idiom -> llvm.fshl / llvm.fshr; SHOC md5hash);
 * a pointer into one of two buffers (`p = c ? a : b`; SHOC scan's bottom_scan)."""
+import dataclasses
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
@@ -176,3 +179,139 @@ def test_random_rmw_loops_run_strict(env, case):
 @given(rmw_cases())
 def test_random_rmw_loops_run_strict_more(env, case):
     check_rmw(env, case)
+
+
+# ---------------------------------------------------------------- 6: rotates (llvm.fshl / llvm.fshr)
+
+def funnel_reference(left, a, b, c, bits):
+    """LLVM's fshl / fshr on Python integers: a:b shifted by c mod bits, the high / low half."""
+    z, m = int(c) % bits, (1 << bits) - 1
+    cat = (int(a) & m) << bits | (int(b) & m)
+    return (cat << z >> bits) & m if left else (cat >> z) & m
+
+
+FUNNEL = r"""
+__kernel void f(__global const T *a, __global const T *b, __global const T *c, __global T *o) {
+  int i = get_global_id(0);
+  T y = b[i], x = a[i], s = c[i];          /* y first: the rewritten call reads it */
+  o[i] = rotate(x, s) ^ y;
+}
+"""
+
+
+@pytest.mark.parametrize("op", ["fshl", "fshr"])
+@pytest.mark.parametrize("ty,dt", [("uchar", np.uint8), ("ushort", np.uint16), ("uint", np.uint32),
+                                   ("ulong", np.uint64)])
+def test_funnel_shifts_by_every_amount(env, monkeypatch, op, ty, dt):
+    """fshl / fshr with two different operands and per-lane amounts over every value mod the width
+    and beyond it: rotate()'s llvm.fshl(x, x, s) rewritten in the IR to op(x, y, s), where y is the
+    value the kernel xors in (no OpenCL C form asks for a general funnel shift)."""
+    import translator
+    bits = np.dtype(dt).itemsize * 8
+    compile_opencl = translator.compile_opencl
+
+    def rewritten(*args, **kw):
+        m = compile_opencl(*args, **kw)
+        t = f"i{bits}"
+        call = re.search(rf"(%[\w.]+) = tail call {t} @llvm\.fshl\.{t}\({t} (%[\w.]+), {t} \2, {t} (%[\w.]+)\)", m.llvm_ir)
+        r, x, s = call.groups()
+        xor = re.search(rf"= xor {t} (?:{re.escape(r)}, (%[\w.]+)|(%[\w.]+), {re.escape(r)}(?![\w.]))", m.llvm_ir)
+        y = xor.group(1) or xor.group(2)
+        assert m.llvm_ir.index(f"{y} = ") < call.start()
+        ir = m.llvm_ir.replace(call.group(0), f"{r} = tail call {t} @llvm.{op}.{t}({t} {x}, {t} {y}, {t} {s})")
+        return dataclasses.replace(m, llvm_ir=ir.replace(f"@llvm.fshl.{t}(", f"@llvm.{op}.{t}("))
+    monkeypatch.setattr(translator, "compile_opencl", rewritten)
+    n = 600
+    rng = np.random.default_rng(bits)
+    a = rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True)
+    b = rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True)
+    c = (np.arange(n) % (3 * bits)).astype(dt)            # every amount, up to twice the width and over
+    c[-50:] = rng.integers(0, np.iinfo(dt).max, 50, dtype=dt, endpoint=True)
+    ctx, q = env
+    prg = cl.Program(ctx, FUNNEL).build(options=f"-D T={ty} -D OP_{op}")    # its own build: not cached
+    bufs = [buf(ctx, v) for v in (a, b, c, np.zeros_like(a))]
+    prg.f(q, (n,), None, *bufs)
+    got = np.empty_like(a)
+    cl.enqueue_copy(q, got, bufs[-1])
+    want = np.array([funnel_reference(op == "fshl", x, y, s, bits) ^ int(y) for x, y, s in zip(a, b, c)], dt)
+    np.testing.assert_array_equal(got, want)
+
+
+def md5_source():
+    """MD5 of one 64-byte block per work-item (the SHOC md5hash shape: a key from the id, hashed,
+    the digest compared); the shift table in rotate() for the first half of the rounds and as
+    the shift-or idiom for the second, so both become llvm.fshl."""
+    import math
+    k = ", ".join(f"0x{int(abs(math.sin(j + 1)) * 2 ** 32) & 0xFFFFFFFF:08x}u" for j in range(64))
+    s = ", ".join(str(v) for v in [7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4
+                  + [6, 10, 15, 21] * 4)
+    return f"""
+__constant uint K[64] = {{{k}}};
+__constant uint S[64] = {{{s}}};
+
+__kernel void md5(__global const uint *keys, __global uint *digest) {{
+  int i = get_global_id(0);
+  uint m[16];
+  for (int w = 0; w < 16; w++) m[w] = 0;
+  m[0] = keys[i];                    /* a 4-byte message, little-endian */
+  m[1] = 0x80;                       /* the padding bit */
+  m[14] = 32;                        /* the message length in bits */
+  uint a = 0x67452301u, b = 0xefcdab89u, c = 0x98badcfeu, d = 0x10325476u;
+  for (int j = 0; j < 64; j++) {{
+    uint f; int g;
+    if (j < 16)      {{ f = (b & c) | (~b & d); g = j; }}
+    else if (j < 32) {{ f = (d & b) | (~d & c); g = (5 * j + 1) & 15; }}
+    else if (j < 48) {{ f = b ^ c ^ d;          g = (3 * j + 5) & 15; }}
+    else             {{ f = c ^ (b | ~d);       g = (7 * j) & 15; }}
+    f += a + K[j] + m[g];
+    uint r = S[j];
+    a = d; d = c; c = b;
+    b += j < 32 ? rotate(f, r) : (f << r) | (f >> (32 - r));
+  }}
+  digest[4 * i] = a + 0x67452301u;     digest[4 * i + 1] = b + 0xefcdab89u;
+  digest[4 * i + 2] = c + 0x98badcfeu; digest[4 * i + 3] = d + 0x10325476u;
+}}
+
+__kernel void md5_unrolled_round(__global const uint *x, __global const uint *y, __global uint *o) {{
+  int i = get_global_id(0);             /* constant rotates, as an unrolled md5 writes them */
+  uint v = x[i], w = y[i];              /* and a constant funnel of two values: fshl(v, w, 5) */
+  o[i] = rotate(v, 7u) + ((v << 12) | (v >> 20)) + rotate(v, 39u) + (rotate(v, 0u) ^ rotate(v, 32u))
+         + ((v << 5) | (w >> 27));
+}}
+"""
+
+
+def test_md5_like_hash_matches_hashlib(env):
+    import hashlib
+    n = 100
+    keys = (np.arange(n, dtype=np.uint32) * 2654435761).astype(np.uint32)
+    _, got = run(env, md5_source(), "md5", (n,), keys, np.zeros(4 * n, np.uint32))
+    want = np.frombuffer(b"".join(hashlib.md5(int(k).to_bytes(4, "little")).digest() for k in keys), "<u4")
+    np.testing.assert_array_equal(got, want)
+
+
+def test_constant_rotates(env):
+    x, y = np.random.default_rng(5).integers(0, 2 ** 32, (2, 300), dtype=np.uint32)
+    _, _, got = run(env, md5_source(), "md5_unrolled_round", (300,), x, y, np.zeros_like(x))
+    rot = lambda v, r: (v << np.uint32(r % 32)) | (v >> np.uint32((32 - r % 32) % 32)) if r % 32 else v
+    np.testing.assert_array_equal(got, rot(x, 7) + rot(x, 12) + rot(x, 39) + (x ^ x) + ((x << 5) | (y >> 27)))
+
+
+VECTOR_ROTATE = r"""
+__kernel void v(__global const uint4 *a, __global const uint4 *s, __global uint4 *o,
+                __global const ushort2 *h, __global ushort2 *oh) {
+  int i = get_global_id(0);
+  o[i] = rotate(a[i], s[i]);
+  oh[i] = rotate(h[i], (ushort2)(3, 17));
+}
+"""
+
+
+def test_vector_rotates(env):
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 2 ** 32, 4 * 200, dtype=np.uint32)
+    s = rng.integers(0, 100, 4 * 200, dtype=np.uint32)
+    h = rng.integers(0, 2 ** 16, 2 * 200, dtype=np.uint16)
+    _, _, got, _, goth = run(env, VECTOR_ROTATE, "v", (200,), a, s, np.zeros_like(a), h, np.zeros_like(h))
+    np.testing.assert_array_equal(got, [funnel_reference(True, x, x, r, 32) for x, r in zip(a, s)])
+    np.testing.assert_array_equal(goth, [funnel_reference(True, x, x, r, 16) for x, r in zip(h, [3, 17] * 200)])

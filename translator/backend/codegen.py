@@ -3335,6 +3335,39 @@ class Codegen(NanFixups):
                 out.append(self.alu(u + w + base[1:], x, y))
         return Val(kind, tuple(out))
 
+    def funnel(self, left: bool, ty: str, a: Val, b: Val, c: Val) -> Val:
+        """llvm.fshl / llvm.fshr (rotate(), `(x << r) | (x >> (32 - r))`): a:b shifted by c mod the
+        width W, the high (fshl) or low (fshr) half kept.  The ALU's shifts take their amount mod
+        the lane width, so a 32/64-bit funnel by z never shifts by W: fshl is (a << z) | ((b >> 1)
+        >> ~z), fshr ((a << 1) << ~z) | (b >> z); by a constant, one shift each way (z = 0 is an
+        operand).  An i8/i16 (upper lane bits don't-care) is a:b in one 32-bit lane, shifted."""
+        W = int(ty[1:])
+        wide = W == 64
+        shl, shr, not_, and_, or_ = ("llsl", "ulsr", "lnot", "land", "lor") if wide else \
+            ("ilsl", "uilsr", "inot", "iand", "ior")
+        mask = self.const64 if wide else self.c32
+        if c.const is not None:
+            z = c.const % W
+            if z == 0:
+                return a if left else b
+            up = z if left else W - z                      # a moves up by this much, b down by W - up
+            if W < 32:
+                b = Val(b.kind, (self.alu(and_, b.regs[0], mask((1 << W) - 1)),))
+            return Val(a.kind, tuple(self.alu(or_, self.alu(shl, x, self.c32(up)), self.alu(shr, y, self.c32(W - up)))
+                                     for x, y in zip(a.regs, b.regs)))
+        if W < 32:
+            t = self.alu(or_, self.alu(shl, a.regs[0], self.c32(W)), self.alu(and_, b.regs[0], mask((1 << W) - 1)))
+            z = self.alu(and_, c.regs[0], mask(W - 1))
+            return Val(a.kind, (self.alu(shr, self.alu(shl, t, z), self.c32(W)) if left else self.alu(shr, t, z),))
+        one = self.c32(1)
+        out = []
+        for x, y, n in zip(a.regs, b.regs, self.wide(c, signed=False) if wide else c.regs):
+            if left:
+                out.append(self.alu(or_, self.alu(shl, x, n), self.alu(shr, self.alu(shr, y, one), self.alu(not_, n))))
+            else:
+                out.append(self.alu(or_, self.alu(shl, self.alu(shl, x, one), self.alu(not_, n)), self.alu(shr, y, n)))
+        return Val(a.kind, tuple(out))
+
     def reverse(self, v: Val, ty: str, unit: int) -> Val:
         """Reverse the order of v's `unit`-bit fields (8: llvm.bswap, 1: llvm.bitreverse): swap
         neighbouring fields, then pairs of them and so on up to the lane's halves (a shift and a mask
@@ -3405,6 +3438,8 @@ class Codegen(NanFixups):
             return Val(args[0].kind, tuple(out))
         if base in self.INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
             return self.int_call(base, ty, args)
+        if base in ("fshl", "fshr") and ty in ("i8", "i16", "i32", "i64"):
+            return self.funnel(base == "fshl", ty, *args)
         if base in ("bswap", "bitreverse") and ty in ("i1", "i8", "i16", "i32", "i64"):
             return args[0] if ty == "i1" else self.reverse(args[0], ty, 8 if base == "bswap" else 1)
         if name == "__mncl_local":
