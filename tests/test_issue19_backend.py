@@ -315,3 +315,230 @@ def test_vector_rotates(env):
     _, _, got, _, goth = run(env, VECTOR_ROTATE, "v", (200,), a, s, np.zeros_like(a), h, np.zeros_like(h))
     np.testing.assert_array_equal(got, [funnel_reference(True, x, x, r, 32) for x, r in zip(a, s)])
     np.testing.assert_array_equal(goth, [funnel_reference(True, x, x, r, 16) for x, r in zip(h, [3, 17] * 200)])
+
+
+# ---------------------------------------------------------------- 8: a pointer into one of two buffers
+
+BLOCK_SCAN = r"""
+float group_exscan(float v, __local float *tmp)     /* Kogge-Stone over the work-group */
+{
+  int l = get_local_id(0), m = get_local_size(0);
+  tmp[l] = 0.0f;
+  tmp[l + m] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int d = 1; d < m; d <<= 1) {
+    float t = tmp[l + m - d]; barrier(CLK_LOCAL_MEM_FENCE);
+    tmp[l + m] += t;          barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return tmp[l + m - 1];
+}
+
+/* Each group scans its region of `in` in windows of one float4 per work-item, seeded with the
+   group's sum from an earlier pass; the seed of the next window comes through __local memory.
+   LLVM turns `base = sums[g]` ... `base = carry` into one load of a phi of the two pointers. */
+__kernel void block_scan(__global const float *in, __global const float *sums, __global float *out,
+                         int n, __local float *tmp)
+{
+  __local float carry;
+  carry = 0.0f;
+  __global const float4 *in4 = (__global const float4 *) in;
+  __global float4 *out4 = (__global float4 *) out;
+  int chunk = (n / 4) / get_num_groups(0);
+  int first = get_group_id(0) * chunk;
+  int last = get_group_id(0) == get_num_groups(0) - 1 ? n / 4 : first + chunk;
+  int k = first + get_local_id(0);
+  float base = sums[get_group_id(0)];
+  for (int w = first; w < last; w += get_local_size(0), k += get_local_size(0)) {
+    float4 v = (float4)(0.0f);
+    if (k < last) v = in4[k];
+    v.y += v.x; v.z += v.y; v.w += v.z;
+    v += group_exscan(v.w, tmp) + base;
+    if (k < last) out4[k] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == get_local_size(0) - 1) carry = v.w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    base = carry;
+  }
+}
+"""
+
+
+def test_block_scan_seed_through_a_pointer_phi(env):
+    """SHOC scan's bottom_scan shape: the seed's load is of a pointer into `sums` or into __local
+    memory, carried around the window loop."""
+    ctx, q = env
+    L, G, W = 32, 4, 3
+    n = 4 * L * W * G
+    rng = np.random.default_rng(3)
+    x = rng.integers(-5, 6, n).astype(np.float32)
+    sums = rng.integers(-50, 50, G).astype(np.float32)
+    prg = cl.Program(ctx, BLOCK_SCAN).build()
+    bx, bs, bo = buf(ctx, x), buf(ctx, sums), buf(ctx, np.zeros_like(x))
+    prg.block_scan(q, (L * G,), (L,), bx, bs, bo, np.int32(n), cl.LocalMemory(8 * L))
+    got = np.empty_like(x)
+    cl.enqueue_copy(q, got, bo)
+    np.testing.assert_array_equal(got, np.concatenate([np.cumsum(r) + s for r, s in zip(x.reshape(G, -1), sums)]))
+
+
+EITHER = r"""
+__kernel void uniform_sel(__global float *a, __global float *b, __global const float *x, int flag) {
+  int i = get_global_id(0);
+  __global float *p = flag ? a : b;
+  p[i] = x[i] * 2 + p[i];
+}
+__kernel void divergent_sel(__global float *a, __global float *b, __global float *x, int flag) {
+  int i = get_global_id(0), n = get_global_size(0);
+  __global const float *p = (i & 1) ? a : b;
+  x[i] = p[i] + p[n - 1 - i];
+}
+__kernel void if_else(__global float *a, __global float *b, __global const float *x, int flag) {
+  int i = get_global_id(0);
+  __global float *p;
+  if (x[i] > 0) p = a; else p = b;
+  p[i] = 7;
+}
+__kernel void in_loop(__global float *a, __global float *b, __global float *x, int flag) {
+  int i = get_global_id(0), n = get_global_size(0);
+  float acc = 0;
+  for (int k = 0; k < flag; k++) {
+    __global const float *s = (k & 1) ? a : b;              /* uniform */
+    __global const float *t = (x[i] + k > 1) ? a : b;       /* divergent */
+    acc += s[(i + k) % n] + 10 * t[i];
+  }
+  x[i] = acc;
+}
+__kernel void carried(__global float *a, __global float *b, __global float *x, int flag) {
+  int i = get_global_id(0);
+  __global float *src = a, *dst = b;
+  for (int k = 0; k < flag; k++) {
+    dst[i] = src[i] + k;
+    __global float *t = src;
+    if (x[i] > k - 2) { src = dst; dst = t; }                /* a divergent swap */
+  }
+  x[i] = src[i];
+}
+__kernel void escapes(__global float *a, __global float *b, __global float *x, int flag) {
+  int i = get_global_id(0);
+  __global const float *best = b;
+  int k = 0;
+  while (k < flag && x[i] + k < 3) {                        /* each lane leaves in its own pass */
+    best = (k & 1) ? a + k : b + k;
+    k++;
+  }
+  x[i] = best[i];
+}
+__kernel void three(__global float *a, __global float *b, __global float *x, int flag) {
+  int i = get_global_id(0);
+  __global float *p = a;
+  for (int k = 0; k < flag; k++) {
+    p[i] += 1;
+    int m = ((int)x[i] + k) % 3;                             /* x itself may be p's buffer */
+    p = m == 0 ? a : m == 1 ? b : x;
+  }
+  p[i] += 100;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def either(env):
+    return cl.Program(env[0], EITHER).build()
+
+
+def either_inputs(n=300):
+    a = np.arange(n + 8, dtype=np.float32)
+    b = -np.arange(n + 8, dtype=np.float32) - 1000
+    x = (np.arange(n + 8) % 5 - 2).astype(np.float32)
+    return a, b, x
+
+
+def run_either(env, prg, name, flag, n=300):
+    ctx, q = env
+    arrays = either_inputs(n)
+    bufs = [buf(ctx, v) for v in arrays]
+    getattr(prg, name)(q, (n,), None, *bufs, np.int32(flag))
+    out = []
+    for v, bb in zip(arrays, bufs):
+        r = np.empty_like(v)
+        cl.enqueue_copy(q, r, bb)
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_pointer_select_uniform_divergent_and_if_else(env, either, flag):
+    n = 300
+    a, b, x = either_inputs(n)
+    i = np.arange(n)
+    ga, gb, _ = run_either(env, either, "uniform_sel", flag)
+    want_a, want_b = a.copy(), b.copy()
+    (want_a if flag else want_b)[:n] += 2 * x[:n]
+    np.testing.assert_array_equal(ga, want_a)
+    np.testing.assert_array_equal(gb, want_b)
+    _, _, gx = run_either(env, either, "divergent_sel", flag)
+    p = lambda j: np.where(i & 1, a[j], b[j])
+    np.testing.assert_array_equal(gx[:n], p(i) + p(n - 1 - i))
+    ga, gb, _ = run_either(env, either, "if_else", flag)
+    want_a, want_b = a.copy(), b.copy()
+    want_a[:n][x[:n] > 0] = 7
+    want_b[:n][x[:n] <= 0] = 7
+    np.testing.assert_array_equal(ga, want_a)
+    np.testing.assert_array_equal(gb, want_b)
+
+
+@pytest.mark.parametrize("trips", [0, 1, 4])
+def test_pointer_select_in_loops(env, either, trips):
+    """Selects in a loop (uniform and divergent condition), a pointer carried around a loop that
+    swaps between two buffers in some lanes only, and one that leaves a `.while any` loop per lane."""
+    n = 300
+    a, b, x = either_inputs(n)
+    i = np.arange(n)
+    _, _, gx = run_either(env, either, "in_loop", trips)
+    acc = np.zeros(n, np.float32)
+    for k in range(trips):
+        s = a if k & 1 else b
+        acc += s[(i + k) % n] + 10 * np.where(x[:n] + k > 1, a[:n], b[:n])
+    np.testing.assert_array_equal(gx[:n], acc)
+
+    ga, gb, gx = run_either(env, either, "carried", trips)
+    wa, wb = a.copy(), b.copy()
+    on_a = np.ones(n, bool)                   # src is a
+    for k in range(trips):
+        src = np.where(on_a, wa[:n], wb[:n])
+        np.copyto(wb[:n], src + k, where=on_a)
+        np.copyto(wa[:n], src + k, where=~on_a)
+        on_a ^= x[:n] > k - 2
+    np.testing.assert_array_equal(ga, wa)
+    np.testing.assert_array_equal(gb, wb)
+    np.testing.assert_array_equal(gx[:n], np.where(on_a, wa[:n], wb[:n]))
+
+    _, _, gx = run_either(env, either, "escapes", trips)
+    want = b[:n].copy()
+    done = np.zeros(n, bool)
+    for k in range(trips):
+        done |= x[:n] + k >= 3
+        want = np.where(done, want, (a if k & 1 else b)[i + k])
+    np.testing.assert_array_equal(gx[:n], want)
+
+    ga, gb, gx = run_either(env, either, "three", trips)
+    bufs = [v.copy() for v in (a, b, x)]
+    for j in range(n):                      # lane by lane, as C does
+        p = 0
+        for k in range(trips):
+            bufs[p][j] += 1
+            m = int(np.fmod(int(bufs[2][j]) + k, 3))
+            p = 0 if m == 0 else 1 if m == 1 else 2
+        bufs[p][j] += 100
+    for g, w in zip((ga, gb, gx), bufs):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_pointer_compare_across_buffers_is_a_clear_build_error(env):
+    src = """__kernel void k(__global float *a, __global float *b, __global float *x) {
+  int i = get_global_id(0);
+  __global float *p = (x[i] > 0) ? a : b;
+  x[i] = (p + i == a + i) ? 1.0f : 2.0f;
+}"""
+    with pytest.raises(cl.RuntimeError, match=r"kernel\.cl:\d+:\d+: error: kernel 'k': comparing pointers into "
+                                             r"different buffers"):
+        cl.Program(env[0], src).build()

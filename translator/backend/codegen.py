@@ -83,6 +83,7 @@ class Val:
     const: object = None
     parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
     lazy: tuple | None = None       # floats: (op, operand Vals) when +-inf may stand for NaN (nans.py)
+    home: str | None = None         # ptr: the IR value a register living across a loop stands for (persistent)
 
 
 class CodegenError(Exception):
@@ -91,14 +92,34 @@ class CodegenError(Exception):
         self.line = line
 
 
+class MixedPointer(Exception):
+    """A pointer register living across a loop (a header phi, a capture) is given a pointer into
+    another buffer than it was made for (`p = c ? a : b` carried around a loop, LLVM's load of a
+    phi of `&sums[g]` and `&local_carry`): codegen starts again with the buffers of the IR value
+    `name` known, so its register is one offset per buffer and the bools choosing among them
+    (Codegen.persistent, set_multi_ptr)."""
+    def __init__(self, name: str, bases: list, line=0):
+        super().__init__(name)
+        self.name, self.bases, self.line = name, bases, line
+
+    def learn(self, known: dict) -> dict:
+        """known (IR value name -> bases) with these bases added; a CodegenError if nothing is new."""
+        old = known.get(self.name, [])
+        new = list(dict.fromkeys(old + self.bases))
+        if new == old:
+            raise CodegenError("a pointer into one of several buffers is not supported here", self.line)
+        return {**known, self.name: new}
+
+
 def _is_pow2(n):
     return n > 0 and n & (n - 1) == 0
 
 
 class Codegen(NanFixups):
     def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
-                 resident=()):
+                 resident=(), ptr_bases=None):
         self.f = func
+        self.ptr_bases = ptr_bases or {}  # IR value name -> the buffers its pointer register holds (MixedPointer)
         self.lay = layout
         self.params = params              # ParamInfo tuple
         self.one_d = one_d
@@ -283,7 +304,7 @@ class Codegen(NanFixups):
         if a.kind == "vec":
             return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
-            if a.base != b.base:           # see on_either
+            if a.base != b.base or a.base[0] == "either":           # see on_either
                 return Val("ptr", base=("either", c, a, b))
             ao, bo = self.ptr_off(a), self.ptr_off(b)
             return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
@@ -600,6 +621,9 @@ class Codegen(NanFixups):
 
     def ptr_off(self, p: Val) -> VReg:
         """A pointer's byte offset as i32 lanes (coff folded in)."""
+        if p.base and p.base[0] == "either":
+            raise CodegenError("a pointer into one of two buffers can be loaded from, stored to and indexed, "
+                               "not compared or converted to an integer", self.line)
         if p.off is None:
             return self.c32(p.coff)
         r = p.off.regs[0]
@@ -1011,10 +1035,9 @@ class Codegen(NanFixups):
                 self.capture(c, e, p)
             return
         if v.kind == "ptr":
-            if cap.base is None:
-                cap.base = v.base
-            if cap.base != v.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if self.is_multi_ptr(cap):
+                return self.set_multi_ptr(cap, v, p)
+            self.check_same_buffer(cap, v)
             src = [self.ptr_off(v)]
             dst = cap.off.regs
         else:
@@ -1026,8 +1049,11 @@ class Codegen(NanFixups):
             for cc, s, d in ((hi, src[0], dst[0]), (lo, src[1], dst[1])):
                 self.masked_copy(s, d, self.flags("lnot", cc))
 
-    def persistent(self, ty) -> Val:
-        """A register set that lives across a loop (phis, captures)."""
+    def persistent(self, ty, name: str = None) -> Val:
+        """A register set that lives across a loop (phis, captures) for IR value `name`.  A pointer
+        takes its buffer from the first value assigned to it, or, when an earlier attempt found it
+        holds pointers into several (MixedPointer), is one offset register per buffer under bools
+        choosing among them: a nested ("either", c, A, B) as a select of two pointers makes."""
         k = self.kind_of(ty)
         if k == "vec" and irtypes.is_aggregate(ty):
             return self.make_vec([self.persistent(lt) for lt, _ in self.leaves(ty)])
@@ -1035,9 +1061,70 @@ class Codegen(NanFixups):
             m = _VEC.fullmatch(ty)
             return self.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
         if k == "ptr":
-            return Val("ptr", off=Val("i32", (self.copy(self.c32(0)),)))
+            bases = self.ptr_bases.get(name, [None])
+            reg = Val("ptr", base=bases[-1], off=Val("i32", (self.copy(self.c32(0)),)))
+            for b in reversed(bases[:-1]):
+                reg = Val("ptr", base=("either", self.copy(self.c32(0)), Val("ptr", base=b, off=Val(
+                    "i32", (self.copy(self.c32(0)),))), reg))
+            reg.home = name
+            return reg
         regs = tuple(self.copy(self.c32(0)) for _ in range(KINDS[k]))
         return Val(k, regs)
+
+    # pointer registers into several buffers (MixedPointer) ---------------------------------------
+    @staticmethod
+    def leaf_bases(v: Val) -> list:
+        """The buffers pointer v may point into."""
+        if v.base and v.base[0] == "either":
+            return Codegen.leaf_bases(v.base[2]) + Codegen.leaf_bases(v.base[3])
+        return [v.base] if v.base is not None else []
+
+    def is_multi_ptr(self, reg: Val) -> bool:
+        return reg.base is not None and reg.base[0] == "either" and reg.home is not None
+
+    def check_same_buffer(self, reg: Val, v: Val):
+        """reg (a one-buffer pointer register) may take v: it is into reg's buffer (which the first
+        assignment sets); else MixedPointer, so the next attempt gives reg a register per buffer."""
+        if reg.base is None and not (v.base and v.base[0] == "either"):
+            reg.base = v.base
+        if reg.base != v.base or reg.base[0] == "either":
+            if reg.home is None:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            raise MixedPointer(reg.home, self.leaf_bases(reg) + self.leaf_bases(v), self.line)
+
+    def ptr_leaves(self, v: Val, cond=None) -> list:
+        """[(bool register or None for every lane, one-buffer pointer)]: where pointer v points
+        into which buffer, within the lanes of cond."""
+        if not (v.base and v.base[0] == "either"):
+            return [(cond, v)]
+        _, c, a, b = v.base
+        nc = self.b_not(c)
+        return self.ptr_leaves(a, c if cond is None else self.b_and(cond, c)) + \
+            self.ptr_leaves(b, nc if cond is None else self.b_and(cond, nc))
+
+    def set_multi_ptr(self, reg: Val, v: Val, p=None):
+        """reg = v (in the lanes of p) for a register with an offset per buffer (persistent): in the
+        lanes where v points into buffer B, B's offset and the bools that lead to it.  Conditions and
+        offsets are read first: v may be made of reg's own registers (`p = c ? p : q`)."""
+        moves = []                        # (mask or None, [(destination, source register)])
+        for cond, leaf in self.ptr_leaves(v, p):
+            sets, node = [], reg          # down reg's (either, c, A, rest) chain to leaf's buffer
+            while node.base[0] == "either" and node.base[2].base != leaf.base:
+                sets.append((node.base[1], self.c32(0)))
+                node = node.base[3]
+            if node.base[0] == "either":
+                sets.append((node.base[1], self.c32(-1)))
+                node = node.base[2]
+            if node.base != leaf.base:
+                raise MixedPointer(reg.home, self.leaf_bases(reg) + [leaf.base], self.line)
+            sets.append((node.off.regs[0], self.ptr_off(leaf)))
+            moves.append((None if cond is None else self.mask_of(cond), sets))
+        for k, sets in moves:
+            for dst, src in sets:
+                if k is None:
+                    self.copy(src, dst)
+                else:
+                    self.masked_copy(src, dst, k)
 
     def phi_value(self, phi, edges):
         """Select among a phi's incoming values by the predicates of the given incoming edges."""
@@ -1169,7 +1256,7 @@ class Codegen(NanFixups):
         carried = {}
         for phi in phis:
             v0 = self.phi_value(phi, entry_edges)
-            reg = self.persistent(phi.type)
+            reg = self.persistent(phi.type, phi.name)
             self.assign(reg, v0)
             carried[phi] = reg
         exits = {}
@@ -1180,14 +1267,14 @@ class Codegen(NanFixups):
                     exits[(n, s)] = self.copy(self.c32(0))
                     for phi in (i for i in self.bmap[s].insts if i.op == "phi"):
                         if n in phi.phi_blocks:
-                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type)))
+                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type, phi.name)))
         esc = {}
         for n in blocks:
             for i in self.bmap[n].insts:
                 if i.type in ("void", "label") or i in carried:
                     continue        # a header phi needs no capture: lanes that left keep their carried value
                 if any(self.read_after(u, i, blocks) for u in self.users.get(i, [])):
-                    esc[i] = self.persistent(i.type)
+                    esc[i] = self.persistent(i.type, i.name)
         saved_esc = getattr(self, "escapes", {})
         self.escapes = {**saved_esc, **esc}
         k = MaskReg()
@@ -1212,11 +1299,18 @@ class Codegen(NanFixups):
                     if not bottom:
                         cur = self.select(self.edge[(blk, h)], get(v), cur)
                     elif v in carried:            # another phi's register: copy before it changes
-                        cur = self.persistent(phi.type)
+                        cur = self.persistent(phi.type, phi.name)
                         self.assign(cur, get(v))
                     else:
                         cur = get(v)
             news[phi] = cur
+        for phi, reg in carried.items():
+            if self.is_multi_ptr(reg) and news[phi] is not reg:
+                # a pointer into several buffers is a tree of the registers it selects among, maybe
+                # other carried ones: copied before any of them changes
+                tmp = self.persistent(phi.type, phi.name)
+                self.set_multi_ptr(tmp, news[phi])
+                news[phi] = tmp
         late = []                 # a counted loop's phis read after it keep the last pass's value
         for phi, reg in carried.items():
             if news[phi] is reg:
@@ -1269,10 +1363,9 @@ class Codegen(NanFixups):
         """reg = v; carry: the update of a loop-carried register at the end of a pass, a copy
         emit.coalesce_carried may remove."""
         if reg.kind == "ptr":
-            if reg.base is None:
-                reg.base = v.base
-            if reg.base != v.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if self.is_multi_ptr(reg):
+                return self.set_multi_ptr(reg, v)
+            self.check_same_buffer(reg, v)
             self.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (self.ptr_off(v),)).carry = carry
             return
         for s, d in zip(v.regs, reg.regs):
@@ -1808,6 +1901,13 @@ class Codegen(NanFixups):
 
     def icmp(self, pred, a: Val, b: Val) -> VReg:
         if a.kind == "ptr":
+            if a.base != b.base or a.base[0] == "either":
+                # a pointer into a buffer is never null; whether two buffer arguments are one buffer
+                # the kernel cannot tell (a pointer's value is its offset in its buffer)
+                if pred in ("eq", "ne") and "null" in (a.base[0], b.base[0]) and "either" not in (a.base[0], b.base[0]):
+                    return self.c32(-1 if pred == "ne" else 0)
+                raise CodegenError("comparing pointers into different buffers (or a pointer that may point into "
+                                   "either of two) is not supported on the emulator device", self.line)
             a, b = Val("i32", (self.ptr_off(a),)), Val("i32", (self.ptr_off(b),))
         wide = a.kind == "i64" and not (a.narrow is not None and b.narrow is not None and
                                         a.gid_affine is not None and b.gid_affine is not None)
