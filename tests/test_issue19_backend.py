@@ -90,6 +90,23 @@ def test_rmw_loops_without_an_earlier_store(env, n):
     np.testing.assert_array_equal(got, x + 2 * (M.T @ y) + z)
 
 
+def test_gather_before_a_contiguous_store_waits_for_the_previous_wave(env):
+    """A gather streams the whole buffer, also the share the previous wave's store is still
+    writing (a wave's own contiguous loads never meet it): it waits for that store first.  Which
+    value a work-item reads of an element another one writes is unspecified; it is one of the two."""
+    src = """__kernel void k(__global float *y, __global float *o, int n) {
+  int i = get_global_id(0);
+  o[i] = y[(i * 7) % n];
+  y[i] = -1.0f;
+}"""
+    n = 1500                                  # three waves of tiny
+    y = np.arange(n, dtype=np.float32)
+    gy, got, = run(env, src, "k", (n,), y, np.zeros_like(y), np.int32(n))
+    np.testing.assert_array_equal(gy, -1)
+    old = y[np.arange(n) * 7 % n]
+    assert np.all((got == old) | (got == -1)), got
+
+
 def rmw_kernel(ty, target, read, lo, hi, step, store_before, second):
     """A read-modify-write loop kernel: y[target] op= <read> in a loop over j."""
     init = f"  y[{target}] = x[i] + ({ty})1;\n" if store_before else ""

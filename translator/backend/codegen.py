@@ -224,16 +224,17 @@ class Codegen(NanFixups):
             self.tags = 1
         return self.tags
 
-    def settle_stores(self):
+    def settle_stores(self, whole_buffer=False):
         """Wait for a contiguous store still in flight (before anything that may read its data).
 
-        In a loop that stores to a buffer, the previous pass's store may be in flight even where
-        no store precedes this point in the body (`y[i] += ...` in a loop over j, the first pass
-        emitted before any store): such a wait is kept only if the kernel has a contiguous store
-        (fast_store) by the end (drop_unissued_waits)."""
+        A store is in flight after one earlier in the body, but also where none precedes this
+        point: in a loop that stores, the previous pass's (`y[i] += ...` in a loop over j), and,
+        for a transfer of a whole buffer (whole_buffer: a gather or scatter), the previous wave's,
+        which a wave's own share (fast_load) never meets.  Those waits are kept only if the
+        kernel has a contiguous store (fast_store) by the end (drop_unissued_waits)."""
         if "store" in self.__dict__.get("_areas", {}):
             self.op(f"wait i{self.STORE_TAG}", "wait")
-        elif any(ctx["stores"] for ctx in self.loop_stack):
+        elif whole_buffer or any(ctx["stores"] for ctx in self.loop_stack):
             self.op(f"wait i{self.STORE_TAG}", "wait")
             self.unsure_waits.append(self.items[-1])
 
@@ -2449,7 +2450,7 @@ class Codegen(NanFixups):
         buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
         batch."""
         self.note_access(k, "gather")
-        self.settle_stores()
+        self.settle_stores(whole_buffer=True)
         if k not in self.resident:
             self.remark(k, "scattered")
             self.scatters |= isinstance(k, int)        # (not __local scratch)
@@ -3194,7 +3195,7 @@ class Codegen(NanFixups):
         if k in self.resident:
             return self.resident_read(k, ptr, ty)
         self.remark(k, "gathered")
-        self.settle_stores()
+        self.settle_stores(whole_buffer=True)
         lay = self.lay
         S, G, CH = lay.stripe, lay.groups, self.CH
         glc, _ = self.gather_area()
