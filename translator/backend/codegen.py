@@ -234,6 +234,8 @@ class Codegen(NanFixups):
         kernel has a contiguous store (fast_store) by the end (drop_unissued_waits)."""
         if "store" in self.__dict__.get("_areas", {}):
             self.op(f"wait i{self.STORE_TAG}", "wait")
+        elif whole_buffer and self.loop_stack and not any(ctx["stores"] for ctx in self.loop_stack):
+            self.loop_stack[0]["settle_before"] = True        # once, before the outermost loop
         elif whole_buffer or any(ctx["stores"] for ctx in self.loop_stack):
             self.op(f"wait i{self.STORE_TAG}", "wait")
             self.unsure_waits.append(self.items[-1])
@@ -1337,6 +1339,8 @@ class Codegen(NanFixups):
         # a uniform trip count runs on the sequencer; any other loop until no lane is left
         loop = SeqLoop(seq_reg, "0", counted[0], self.items) if counted else WhileAny(k, self.items, self.line)
         self.items = outer
+        if ctx.get("settle_before"):
+            self.settle_stores(whole_buffer=True)
         self.items.append(loop)
         self.escapes = saved_esc
         caps = [cap for lst in phicaps.values() for _, cap in lst]
