@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
-from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, wide_arg_slots
+from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, MixedPointer, \
+    wide_arg_slots
 from .emit import AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, remove_dead, sink_into_branches
 from .irread import Unsupported, read_function
 from .layout import Layout
@@ -65,11 +66,17 @@ def _lower(module, info, lay, mode, batch, box, resident=()):
     allocation).  The Codegen goes into box as soon as it exists, for the line of an error."""
     func = read_function(module.llvm_ir, info.wg_function)
     merge_arm_stores(func)
-    cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
-                 replicate="-norep" not in mode, resident=resident)
-    cg.SCATTER_BATCH = batch
-    box.append(cg)
-    cg.translate()
+    ptr_bases = {}
+    while True:                      # again when a pointer register turns out to span buffers
+        cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
+                     replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases)
+        cg.SCATTER_BATCH = batch
+        box.append(cg)
+        try:
+            cg.translate()
+            break
+        except MixedPointer as e:
+            ptr_bases = e.learn(ptr_bases)
     body = cg.items
     inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
     resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]

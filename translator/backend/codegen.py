@@ -34,7 +34,7 @@ from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from .nans import NanFixups, callee_base, no_nans
-from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, drop_ops
 
 # LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
 ARG_LONGS = 64
@@ -83,6 +83,7 @@ class Val:
     const: object = None
     parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
     lazy: tuple | None = None       # floats: (op, operand Vals) when +-inf may stand for NaN (nans.py)
+    home: str | None = None         # ptr: the IR value a register living across a loop stands for (persistent)
 
 
 class CodegenError(Exception):
@@ -91,14 +92,34 @@ class CodegenError(Exception):
         self.line = line
 
 
+class MixedPointer(Exception):
+    """A pointer register living across a loop (a header phi, a capture) is given a pointer into
+    another buffer than it was made for (`p = c ? a : b` carried around a loop, LLVM's load of a
+    phi of `&sums[g]` and `&local_carry`): codegen starts again with the buffers of the IR value
+    `name` known, so its register is one offset per buffer and the bools choosing among them
+    (Codegen.persistent, set_multi_ptr)."""
+    def __init__(self, name: str, bases: list, line=0):
+        super().__init__(name)
+        self.name, self.bases, self.line = name, bases, line
+
+    def learn(self, known: dict) -> dict:
+        """known (IR value name -> bases) with these bases added; a CodegenError if nothing is new."""
+        old = known.get(self.name, [])
+        new = list(dict.fromkeys(old + self.bases))
+        if new == old:
+            raise CodegenError("a pointer into one of several buffers is not supported here", self.line)
+        return {**known, self.name: new}
+
+
 def _is_pow2(n):
     return n > 0 and n & (n - 1) == 0
 
 
 class Codegen(NanFixups):
     def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
-                 resident=()):
+                 resident=(), ptr_bases=None):
         self.f = func
+        self.ptr_bases = ptr_bases or {}  # IR value name -> the buffers its pointer register holds (MixedPointer)
         self.lay = layout
         self.params = params              # ParamInfo tuple
         self.one_d = one_d
@@ -126,6 +147,7 @@ class Codegen(NanFixups):
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
+        self.unsure_waits = []            # settle_stores' waits for a loop's later store (drop_unissued_waits)
         self._invariant = {}              # Inst -> bool (wave_invariant)
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
         self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
@@ -202,10 +224,33 @@ class Codegen(NanFixups):
             self.tags = 1
         return self.tags
 
-    def settle_stores(self):
-        """Wait for a contiguous store still in flight (before anything that may read its data)."""
+    def settle_stores(self, whole_buffer=False):
+        """Wait for a contiguous store still in flight (before anything that may read its data).
+
+        A store is in flight after one earlier in the body, but also where none precedes this
+        point: in a loop that stores, the previous pass's (`y[i] += ...` in a loop over j), and,
+        for a transfer of a whole buffer (whole_buffer: a gather or scatter), the previous wave's,
+        which a wave's own share (fast_load) never meets.  Those waits are kept only if the
+        kernel has a contiguous store (fast_store) by the end (drop_unissued_waits)."""
         if "store" in self.__dict__.get("_areas", {}):
             self.op(f"wait i{self.STORE_TAG}", "wait")
+        elif whole_buffer and self.loop_stack and not any(ctx["stores"] for ctx in self.loop_stack):
+            self.loop_stack[0]["settle_before"] = True        # once, before the outermost loop
+        elif whole_buffer or any(ctx["stores"] for ctx in self.loop_stack):
+            self.op(f"wait i{self.STORE_TAG}", "wait")
+            self.unsure_waits.append(self.items[-1])
+
+    def drop_unissued_waits(self):
+        """Remove settle_stores' loop waits when the kernel made no contiguous store: their tag is
+        never issued (the emulator faults on such a wait)."""
+        if self.unsure_waits and "store" not in self.__dict__.get("_areas", {}):
+            drop_ops(self.items, {id(o) for o in self.unsure_waits})
+        self.unsure_waits = []
+
+    def stores_to_buffers(self, blocks) -> bool:
+        """Whether any of these IR blocks may store through a pointer into a buffer parameter."""
+        return any(self.store_dst(i) is not None and not isinstance(self.param_root(self.store_dst(i)), str)
+                   for n in blocks for i in self.bmap[n].insts)
 
     # basic lane operations ---------------------------------------------------------------
     def alu(self, mn, *srcs, dst=None, hint=""):
@@ -262,7 +307,7 @@ class Codegen(NanFixups):
         if a.kind == "vec":
             return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
-            if a.base != b.base:           # see on_either
+            if a.base != b.base or a.base[0] == "either":           # see on_either
                 return Val("ptr", base=("either", c, a, b))
             ao, bo = self.ptr_off(a), self.ptr_off(b)
             return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
@@ -579,6 +624,9 @@ class Codegen(NanFixups):
 
     def ptr_off(self, p: Val) -> VReg:
         """A pointer's byte offset as i32 lanes (coff folded in)."""
+        if p.base and p.base[0] == "either":
+            raise CodegenError("a pointer into one of two buffers can be loaded from, stored to and indexed, "
+                               "not compared or converted to an integer", self.line)
         if p.off is None:
             return self.c32(p.coff)
         r = p.off.regs[0]
@@ -823,6 +871,7 @@ class Codegen(NanFixups):
         self.resident_copies()
         self.emit_region([n for n in self.rpo], None)
         self.write_back()
+        self.drop_unissued_waits()
         if self.oob is not None:          # after the last wave
             saved, self.items = self.items, []
             self.report_bounds()
@@ -989,10 +1038,9 @@ class Codegen(NanFixups):
                 self.capture(c, e, p)
             return
         if v.kind == "ptr":
-            if cap.base is None:
-                cap.base = v.base
-            if cap.base != v.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if self.is_multi_ptr(cap):
+                return self.set_multi_ptr(cap, v, p)
+            self.check_same_buffer(cap, v)
             src = [self.ptr_off(v)]
             dst = cap.off.regs
         else:
@@ -1004,8 +1052,11 @@ class Codegen(NanFixups):
             for cc, s, d in ((hi, src[0], dst[0]), (lo, src[1], dst[1])):
                 self.masked_copy(s, d, self.flags("lnot", cc))
 
-    def persistent(self, ty) -> Val:
-        """A register set that lives across a loop (phis, captures)."""
+    def persistent(self, ty, name: str = None) -> Val:
+        """A register set that lives across a loop (phis, captures) for IR value `name`.  A pointer
+        takes its buffer from the first value assigned to it, or, when an earlier attempt found it
+        holds pointers into several (MixedPointer), is one offset register per buffer under bools
+        choosing among them: a nested ("either", c, A, B) as a select of two pointers makes."""
         k = self.kind_of(ty)
         if k == "vec" and irtypes.is_aggregate(ty):
             return self.make_vec([self.persistent(lt) for lt, _ in self.leaves(ty)])
@@ -1013,9 +1064,70 @@ class Codegen(NanFixups):
             m = _VEC.fullmatch(ty)
             return self.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
         if k == "ptr":
-            return Val("ptr", off=Val("i32", (self.copy(self.c32(0)),)))
+            bases = self.ptr_bases.get(name, [None])
+            reg = Val("ptr", base=bases[-1], off=Val("i32", (self.copy(self.c32(0)),)))
+            for b in reversed(bases[:-1]):
+                reg = Val("ptr", base=("either", self.copy(self.c32(0)), Val("ptr", base=b, off=Val(
+                    "i32", (self.copy(self.c32(0)),))), reg))
+            reg.home = name
+            return reg
         regs = tuple(self.copy(self.c32(0)) for _ in range(KINDS[k]))
         return Val(k, regs)
+
+    # pointer registers into several buffers (MixedPointer) ---------------------------------------
+    @staticmethod
+    def leaf_bases(v: Val) -> list:
+        """The buffers pointer v may point into."""
+        if v.base and v.base[0] == "either":
+            return Codegen.leaf_bases(v.base[2]) + Codegen.leaf_bases(v.base[3])
+        return [v.base] if v.base is not None else []
+
+    def is_multi_ptr(self, reg: Val) -> bool:
+        return reg.base is not None and reg.base[0] == "either" and reg.home is not None
+
+    def check_same_buffer(self, reg: Val, v: Val):
+        """reg (a one-buffer pointer register) may take v: it is into reg's buffer (which the first
+        assignment sets); else MixedPointer, so the next attempt gives reg a register per buffer."""
+        if reg.base is None and not (v.base and v.base[0] == "either"):
+            reg.base = v.base
+        if reg.base != v.base or reg.base[0] == "either":
+            if reg.home is None:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            raise MixedPointer(reg.home, self.leaf_bases(reg) + self.leaf_bases(v), self.line)
+
+    def ptr_leaves(self, v: Val, cond=None) -> list:
+        """[(bool register or None for every lane, one-buffer pointer)]: where pointer v points
+        into which buffer, within the lanes of cond."""
+        if not (v.base and v.base[0] == "either"):
+            return [(cond, v)]
+        _, c, a, b = v.base
+        nc = self.b_not(c)
+        return self.ptr_leaves(a, c if cond is None else self.b_and(cond, c)) + \
+            self.ptr_leaves(b, nc if cond is None else self.b_and(cond, nc))
+
+    def set_multi_ptr(self, reg: Val, v: Val, p=None):
+        """reg = v (in the lanes of p) for a register with an offset per buffer (persistent): in the
+        lanes where v points into buffer B, B's offset and the bools that lead to it.  Conditions and
+        offsets are read first: v may be made of reg's own registers (`p = c ? p : q`)."""
+        moves = []                        # (mask or None, [(destination, source register)])
+        for cond, leaf in self.ptr_leaves(v, p):
+            sets, node = [], reg          # down reg's (either, c, A, rest) chain to leaf's buffer
+            while node.base[0] == "either" and node.base[2].base != leaf.base:
+                sets.append((node.base[1], self.c32(0)))
+                node = node.base[3]
+            if node.base[0] == "either":
+                sets.append((node.base[1], self.c32(-1)))
+                node = node.base[2]
+            if node.base != leaf.base:
+                raise MixedPointer(reg.home, self.leaf_bases(reg) + [leaf.base], self.line)
+            sets.append((node.off.regs[0], self.ptr_off(leaf)))
+            moves.append((None if cond is None else self.mask_of(cond), sets))
+        for k, sets in moves:
+            for dst, src in sets:
+                if k is None:
+                    self.copy(src, dst)
+                else:
+                    self.masked_copy(src, dst, k)
 
     def phi_value(self, phi, edges):
         """Select among a phi's incoming values by the predicates of the given incoming edges."""
@@ -1147,7 +1259,7 @@ class Codegen(NanFixups):
         carried = {}
         for phi in phis:
             v0 = self.phi_value(phi, entry_edges)
-            reg = self.persistent(phi.type)
+            reg = self.persistent(phi.type, phi.name)
             self.assign(reg, v0)
             carried[phi] = reg
         exits = {}
@@ -1158,20 +1270,21 @@ class Codegen(NanFixups):
                     exits[(n, s)] = self.copy(self.c32(0))
                     for phi in (i for i in self.bmap[s].insts if i.op == "phi"):
                         if n in phi.phi_blocks:
-                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type)))
+                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type, phi.name)))
         esc = {}
         for n in blocks:
             for i in self.bmap[n].insts:
                 if i.type in ("void", "label") or i in carried:
                     continue        # a header phi needs no capture: lanes that left keep their carried value
                 if any(self.read_after(u, i, blocks) for u in self.users.get(i, [])):
-                    esc[i] = self.persistent(i.type)
+                    esc[i] = self.persistent(i.type, i.name)
         saved_esc = getattr(self, "escapes", {})
         self.escapes = {**saved_esc, **esc}
         k = MaskReg()
         self.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         outer, self.items = self.items, []
-        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy}
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
+               "stores": self.stores_to_buffers(blocks)}     # (settle_stores)
         self.loop_stack.append(ctx)
         for phi, reg in carried.items():
             self.vals[phi] = reg
@@ -1189,11 +1302,18 @@ class Codegen(NanFixups):
                     if not bottom:
                         cur = self.select(self.edge[(blk, h)], get(v), cur)
                     elif v in carried:            # another phi's register: copy before it changes
-                        cur = self.persistent(phi.type)
+                        cur = self.persistent(phi.type, phi.name)
                         self.assign(cur, get(v))
                     else:
                         cur = get(v)
             news[phi] = cur
+        for phi, reg in carried.items():
+            if self.is_multi_ptr(reg) and news[phi] is not reg:
+                # a pointer into several buffers is a tree of the registers it selects among, maybe
+                # other carried ones: copied before any of them changes
+                tmp = self.persistent(phi.type, phi.name)
+                self.set_multi_ptr(tmp, news[phi])
+                news[phi] = tmp
         late = []                 # a counted loop's phis read after it keep the last pass's value
         for phi, reg in carried.items():
             if news[phi] is reg:
@@ -1219,6 +1339,8 @@ class Codegen(NanFixups):
         # a uniform trip count runs on the sequencer; any other loop until no lane is left
         loop = SeqLoop(seq_reg, "0", counted[0], self.items) if counted else WhileAny(k, self.items, self.line)
         self.items = outer
+        if ctx.get("settle_before"):
+            self.settle_stores(whole_buffer=True)
         self.items.append(loop)
         self.escapes = saved_esc
         caps = [cap for lst in phicaps.values() for _, cap in lst]
@@ -1246,10 +1368,9 @@ class Codegen(NanFixups):
         """reg = v; carry: the update of a loop-carried register at the end of a pass, a copy
         emit.coalesce_carried may remove."""
         if reg.kind == "ptr":
-            if reg.base is None:
-                reg.base = v.base
-            if reg.base != v.base:
-                raise CodegenError("a pointer that may point into two different buffers is not supported", self.line)
+            if self.is_multi_ptr(reg):
+                return self.set_multi_ptr(reg, v)
+            self.check_same_buffer(reg, v)
             self.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (self.ptr_off(v),)).carry = carry
             return
         for s, d in zip(v.regs, reg.regs):
@@ -1785,6 +1906,13 @@ class Codegen(NanFixups):
 
     def icmp(self, pred, a: Val, b: Val) -> VReg:
         if a.kind == "ptr":
+            if a.base != b.base or a.base[0] == "either":
+                # a pointer into a buffer is never null; whether two buffer arguments are one buffer
+                # the kernel cannot tell (a pointer's value is its offset in its buffer)
+                if pred in ("eq", "ne") and "null" in (a.base[0], b.base[0]) and "either" not in (a.base[0], b.base[0]):
+                    return self.c32(-1 if pred == "ne" else 0)
+                raise CodegenError("comparing pointers into different buffers (or a pointer that may point into "
+                                   "either of two) is not supported on the emulator device", self.line)
             a, b = Val("i32", (self.ptr_off(a),)), Val("i32", (self.ptr_off(b),))
         wide = a.kind == "i64" and not (a.narrow is not None and b.narrow is not None and
                                         a.gid_affine is not None and b.gid_affine is not None)
@@ -2326,7 +2454,7 @@ class Codegen(NanFixups):
         buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
         batch."""
         self.note_access(k, "gather")
-        self.settle_stores()
+        self.settle_stores(whole_buffer=True)
         if k not in self.resident:
             self.remark(k, "scattered")
             self.scatters |= isinstance(k, int)        # (not __local scratch)
@@ -2671,8 +2799,8 @@ class Codegen(NanFixups):
         if not for_store and not self.loop_stack and k in self.fast_cache:
             return self.fast_cache[k]
         lc, lb, own = self.staging_area("fast", hoist)
-        if self.stored:           # it may read what a store still in flight writes
-            self.settle_stores()
+        if self.stored or any(ctx["stores"] for ctx in self.loop_stack):
+            self.settle_stores()  # it may read what a store still in flight writes
         t = self.tag()
         rep = self.is_replicated(k)
         src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
@@ -2725,28 +2853,40 @@ class Codegen(NanFixups):
                 pass
         return (*self.shared_area(shared, lay.stripe // lay.l2b, 4 * lay.pe_l1b), False)
 
+    @staticmethod
+    def param_root(x):
+        """The buffer parameter a pointer IR value points into (its index), "private or local", or
+        None when that is not clear."""
+        while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
+            x = x.ops[0]
+        if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
+            return "private or local"          # not a buffer parameter
+        if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
+            a = x.ops[0]
+            if isinstance(a, Arg) and a.name == "args":
+                return 0
+            if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
+                    and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
+                return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
+        return None
+
+    @staticmethod
+    def store_dst(i: Inst):
+        """The pointer an IR instruction stores through (a store, memset, memcpy), or None."""
+        if i.op == "store":
+            return i.ops[1]
+        if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
+            return i.ops[0]
+        return None
+
     def written_params(self) -> set:
         """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
         if not hasattr(self, "_written"):
-            def root(x):
-                while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
-                    x = x.ops[0]
-                if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
-                    return "private or local"          # not a buffer parameter
-                if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
-                    a = x.ops[0]
-                    if isinstance(a, Arg) and a.name == "args":
-                        return 0
-                    if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
-                            and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
-                        return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
-                return None
+            root = self.param_root
             out = set()
             for b in self.f.blocks:
                 for i in b.insts:
-                    dst = i.ops[1] if i.op == "store" else (
-                        i.ops[0] if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy",
-                                                                              "llvm.memmove")) else None)
+                    dst = self.store_dst(i)
                     if dst is None:
                         continue
                     k = root(dst)
@@ -3059,7 +3199,7 @@ class Codegen(NanFixups):
         if k in self.resident:
             return self.resident_read(k, ptr, ty)
         self.remark(k, "gathered")
-        self.settle_stores()
+        self.settle_stores(whole_buffer=True)
         lay = self.lay
         S, G, CH = lay.stripe, lay.groups, self.CH
         glc, _ = self.gather_area()
@@ -3300,6 +3440,39 @@ class Codegen(NanFixups):
                 out.append(self.alu(u + w + base[1:], x, y))
         return Val(kind, tuple(out))
 
+    def funnel(self, left: bool, ty: str, a: Val, b: Val, c: Val) -> Val:
+        """llvm.fshl / llvm.fshr (rotate(), `(x << r) | (x >> (32 - r))`): a:b shifted by c mod the
+        width W, the high (fshl) or low (fshr) half kept.  The ALU's shifts take their amount mod
+        the lane width, so a 32/64-bit funnel by z never shifts by W: fshl is (a << z) | ((b >> 1)
+        >> ~z), fshr ((a << 1) << ~z) | (b >> z); by a constant, one shift each way (z = 0 is an
+        operand).  An i8/i16 (upper lane bits don't-care) is a:b in one 32-bit lane, shifted."""
+        W = int(ty[1:])
+        wide = W == 64
+        shl, shr, not_, and_, or_ = ("llsl", "ulsr", "lnot", "land", "lor") if wide else \
+            ("ilsl", "uilsr", "inot", "iand", "ior")
+        mask = self.const64 if wide else self.c32
+        if c.const is not None:
+            z = c.const % W
+            if z == 0:
+                return a if left else b
+            up = z if left else W - z                      # a moves up by this much, b down by W - up
+            if W < 32:
+                b = Val(b.kind, (self.alu(and_, b.regs[0], mask((1 << W) - 1)),))
+            return Val(a.kind, tuple(self.alu(or_, self.alu(shl, x, self.c32(up)), self.alu(shr, y, self.c32(W - up)))
+                                     for x, y in zip(a.regs, b.regs)))
+        if W < 32:
+            t = self.alu(or_, self.alu(shl, a.regs[0], self.c32(W)), self.alu(and_, b.regs[0], mask((1 << W) - 1)))
+            z = self.alu(and_, c.regs[0], mask(W - 1))
+            return Val(a.kind, (self.alu(shr, self.alu(shl, t, z), self.c32(W)) if left else self.alu(shr, t, z),))
+        one = self.c32(1)
+        out = []
+        for x, y, n in zip(a.regs, b.regs, self.wide(c, signed=False) if wide else c.regs):
+            if left:
+                out.append(self.alu(or_, self.alu(shl, x, n), self.alu(shr, self.alu(shr, y, one), self.alu(not_, n))))
+            else:
+                out.append(self.alu(or_, self.alu(shl, self.alu(shl, x, one), self.alu(not_, n)), self.alu(shr, y, n)))
+        return Val(a.kind, tuple(out))
+
     def reverse(self, v: Val, ty: str, unit: int) -> Val:
         """Reverse the order of v's `unit`-bit fields (8: llvm.bswap, 1: llvm.bitreverse): swap
         neighbouring fields, then pairs of them and so on up to the lane's halves (a shift and a mask
@@ -3370,6 +3543,8 @@ class Codegen(NanFixups):
             return Val(args[0].kind, tuple(out))
         if base in self.INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
             return self.int_call(base, ty, args)
+        if base in ("fshl", "fshr") and ty in ("i8", "i16", "i32", "i64"):
+            return self.funnel(base == "fshl", ty, *args)
         if base in ("bswap", "bitreverse") and ty in ("i1", "i8", "i16", "i32", "i64"):
             return args[0] if ty == "i1" else self.reverse(args[0], ty, 8 if base == "bswap" else 1)
         if name == "__mncl_local":

@@ -124,3 +124,11 @@ def flat_ops(items):
             continue
         for attr in ("body", "then", "orelse"):
             yield from flat_ops(getattr(it, attr, ()))
+
+
+def drop_ops(items, ids: set):
+    """Remove the Ops whose id() is in ids from an ops tree, in place."""
+    items[:] = [it for it in items if not (isinstance(it, Op) and id(it) in ids)]
+    for it in items:
+        for attr in ("body", "then", "orelse"):
+            drop_ops(getattr(it, attr, []), ids)
