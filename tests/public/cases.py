@@ -94,16 +94,12 @@ def f64(x):
 
 
 # Items of issue 19 that break a case today (found by running them)
-ITEM3 = "issue 19 item 3: emulator read-modify-write loop races with its own transfer (strict fault)"
 ITEM4 = "issue 19 item 4: emulator same-value scatter from many work-items leaves their sum"
-ITEM6 = "issue 19 item 6: llvm.fshl (rotate) unsupported on the emulator device"
 
 # What each item's failure says (a regular expression over the error): an xfail counts only when
 # the case fails this way, so a different failure of an xfailed case is still reported.
 SYMPTOM = {
-    3: r"race: this transfer reads DRAM .* still using",
     4: r"differ from the numpy reference",
-    6: r"llvm\.fsh[lr]",
     7: r"live values",
     8: r"select|differ from the numpy reference",
 }
@@ -123,7 +119,7 @@ def symptom(reason: str) -> str:
 NX, NY = 40, 48
 
 
-@public("atax.cl", follows="PolyBench/GPU atax (atax_kernel1, atax_kernel2)", xfail={"emulator": ITEM3},
+@public("atax.cl", follows="PolyBench/GPU atax (atax_kernel1, atax_kernel2)",
        args=[In("A", F32, NX * NY, gen=dyadic(NX * NY, -2, 2, 4)), In("x", F32, NY, gen=dyadic(NY, -2, 2, 4)),
              InOut("tmp", F32, NX, gen=zeros(NX)), InOut("y", F32, NY, gen=zeros(NY)),
              Scalar("nx", I32, NX), Scalar("ny", I32, NY)],
@@ -149,7 +145,7 @@ def bicg(A, p, r, q, s, nx, ny):
 N_MVT = 40
 
 
-@public("mvt.cl", follows="PolyBench/GPU mvt (mvt_kernel1, mvt_kernel2)", xfail={"emulator": ITEM3},
+@public("mvt.cl", follows="PolyBench/GPU mvt (mvt_kernel1, mvt_kernel2)",
        args=[In("a", F32, N_MVT * N_MVT, gen=dyadic(N_MVT * N_MVT, -2, 2, 4)),
              InOut("x1", F32, N_MVT, gen=dyadic(N_MVT, -8, 8, 2)), InOut("x2", F32, N_MVT, gen=dyadic(N_MVT, -8, 8, 2)),
              In("y1", F32, N_MVT, gen=dyadic(N_MVT, -2, 2, 4)), In("y2", F32, N_MVT, gen=dyadic(N_MVT, -2, 2, 4)),
@@ -164,7 +160,7 @@ def mvt(a, x1, x2, y1, y2, n):
 N_GV = 32
 
 
-@public("gemver.cl", follows="PolyBench/GPU gemver (gemver_kernel1..3)", xfail={"emulator": ITEM3},
+@public("gemver.cl", follows="PolyBench/GPU gemver (gemver_kernel1..3)",
        slow=frozenset({"emulator"}),
        args=[InOut("A", F32, N_GV * N_GV, gen=dyadic(N_GV * N_GV, -2, 2, 4))]
        + [In(v, F32, N_GV, gen=dyadic(N_GV, -1, 1, 4)) for v in ("u1", "v1", "u2", "v2", "y", "z")]
@@ -582,7 +578,6 @@ N_MD5, SALT = 64, 0xC0FFEE11
 
 
 @public("md5.cl", follows="SHOC md5hash (FindKeyWithDigest_Kernel's MD5 rounds)",
-       xfail={"emulator": ITEM6},
        args=[Out("digest", U32, 4 * N_MD5), Scalar("salt", U32, SALT), Scalar("n", I32, N_MD5)],
        launches=[Launch("md5_of_index", (N_MD5,), (32,), ("digest", "salt", "n"))])
 def md5(digest, salt, n):
