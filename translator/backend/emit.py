@@ -340,13 +340,16 @@ def live_intervals(tree: list) -> dict:
     # loop visits its own references (by bisection in the position-sorted list), not every value
     events = sorted(((p, d, r) for r, lst in refs.items() for p, d in lst), key=lambda x: (x[0], x[1]))
     at = [x[0] for x in events]
+    firsts = []
+    for s, e in sorted(loops):
+        first = {}
+        for p, d, r in events[bisect.bisect_left(at, s):bisect.bisect_right(at, e)]:
+            first.setdefault(r, d)               # whether its first reference inside writes it
+        firsts.append((s, e, first))
     changed = True
     while changed:
         changed = False
-        for s, e in sorted(loops):
-            first = {}
-            for p, d, r in events[bisect.bisect_left(at, s):bisect.bisect_right(at, e)]:
-                first.setdefault(r, d)           # whether its first reference inside writes it
+        for s, e, first in firsts:
             for r, first_inside in first.items():
                 a, b = iv[r]
                 if a < s or not first_inside:
@@ -467,6 +470,9 @@ def fix_spills(tree: list, alloc: dict) -> None:
                     if hasattr(it, attr):
                         setattr(it, attr, fix(getattr(it, attr)))
                 out.append(it)
+                continue
+            if not any(spilled(r, "n") or spilled(r, "m") for r in it.srcs + it.dsts):
+                out.append(it)            # nothing of it in LM: nothing to fix
                 continue
             text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)(?:c\d)?\}", it.text)})
             dst = it.dsts[0] if it.dsts and "{d0" in it.text else None
