@@ -25,7 +25,7 @@ from .layout import Layout
 from .packing import pack_loops
 from .prefetch import prefetch_waves
 from .versioning import version_loops
-from .ops import Op, SeqLoop
+from .ops import Op, SeqLoop, flat_ops
 
 FORMAT = "mnb-1"
 
@@ -60,7 +60,10 @@ class KernelBinary:
         return cls(**d)
 
 
-def _lower(module, info, lay, mode, batch, box, resident=()):
+LAZY_CAP = 12       # lazy values in a float chain before it is settled, when registers run out
+
+
+def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     """Codegen and the passes after it, with batches of at most `batch` scattered stores and the
     `resident` buffers: (the Codegen, the control tree, the sequencer arguments, the register
     allocation).  The Codegen goes into box as soon as it exists, for the line of an error."""
@@ -71,6 +74,7 @@ def _lower(module, info, lay, mode, batch, box, resident=()):
         cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
                      replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases)
         cg.SCATTER_BATCH = batch
+        cg.lazy_cap = lazy_cap
         box.append(cg)
         try:
             cg.translate()
@@ -86,7 +90,7 @@ def _lower(module, info, lay, mode, batch, box, resident=()):
     tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
     tree = pack_loops(tree, lay, cg.alloc_lc)
     tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-    alloc = allocate(merge_recomputed(tree), lay.lm_words)
+    alloc = allocate(merge_recomputed(tree), lay.lm_words, _lm0_free(cg, tree))
     bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     rows = sorted(cg.uses.get("rows", ()), key=str)
     params = sorted(cg.uses.get("params", ()))
@@ -97,6 +101,16 @@ def _lower(module, info, lay, mode, batch, box, resident=()):
         + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else []) \
         + (["items"] if "items" in cg.uses else [])
     return cg, tree, args, alloc
+
+
+def _lm0_free(cg, tree) -> tuple:
+    """[lo, hi): the LM0 words no code of the kernel touches, which the allocator may spill to:
+    above the gather/scatter areas, the private arrays and every access codegen made, below
+    the uniform-load tables and resident copies at the top (Codegen.lm_top)."""
+    lo = 4 * cg.CH + 8 * cg.private_layout()[2]
+    for op in flat_ops(tree):
+        lo = max([lo] + [m[3] for m in op.mem if m[1] == "m" and m[2] < cg.lm_top])
+    return lo, cg.lm_top
 
 
 def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
@@ -140,13 +154,17 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
 
 
 def _build(module, info, lay, mode, box, resident=()):
-    """_lower, again with smaller batches of stores when registers run out."""
-    for batch in (Codegen.SCATTER_BATCH, 4, 1):
-        try:
-            return _lower(module, info, lay, mode, batch, box, resident)
-        except AllocError:
-            if batch == 1 or not box[-1].batched:
-                raise
+    """_lower, again with smaller batches of stores when registers run out, and then with lazy
+    float chains settled every LAZY_CAP values (nans.py: a long chain keeps all its operands live)."""
+    for cap in (None, LAZY_CAP):
+        for batch in (Codegen.SCATTER_BATCH, 4, 1):
+            try:
+                return _lower(module, info, lay, mode, batch, box, resident, cap)
+            except AllocError:
+                if batch == 1 or not box[-1].batched:
+                    if cap is not None:
+                        raise
+                    break
 
 
 def _error(module, msg, line=0):

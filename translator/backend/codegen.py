@@ -893,26 +893,42 @@ class Codegen(NanFixups):
     def seq_expr(self, x):
         """A sequencer expression equal to IR value x in every lane, or None: constants, integer
         scalar arguments (the runtime passes them as %p<k>), counters of sequencer loops, and sums,
-        differences and products of these."""
+        differences and products of these.  Memoised while the sequencer loops' counters stay the
+        same: a chain of n adds asked about at each link is otherwise walked n^2 / 2 times."""
+        key = tuple((id(k), v) for k, v in self.seq_ivs.items())
+        if key != self.__dict__.get("_seq_key"):
+            self._seq_key, self._seq_memo = key, {}
+        return self._seq_expr(x)[0]
+
+    def _seq_expr(self, x):
+        """(seq_expr(x), whether that answer holds for good: not when it read a pointer not yet
+        translated)."""
         if isinstance(x, Const):
-            return str(x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None
+            return (str(x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None), True
         if not isinstance(x, Inst):
-            return None
+            return None, True
         if x in self.seq_ivs:
-            return self.seq_ivs[x]
+            return self.seq_ivs[x], True
+        if x in self._seq_memo:
+            return self._seq_memo[x], True
+        out, stable = None, True
         if x.op == "load" and x.type in ("i32", "i64", "i16", "i8"):
             ptr = self.vals.get(x.ops[0])
+            stable = ptr is not None
             if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None \
                     and not ptr.coff and ptr.base[1] not in self.wide_args:
                 self.uses.setdefault("params", set()).add(ptr.base[1])
-                return f"%p{ptr.base[1]}"
-        if x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
-            return self.seq_expr(x.ops[0])
-        if x.op in ("add", "sub", "mul"):
-            a, b = self.seq_expr(x.ops[0]), self.seq_expr(x.ops[1])
+                out = f"%p{ptr.base[1]}"
+        elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
+            out, stable = self._seq_expr(x.ops[0])
+        elif x.op in ("add", "sub", "mul"):
+            (a, sa), (b, sb) = self._seq_expr(x.ops[0]), self._seq_expr(x.ops[1])
+            stable = sa and sb
             if a is not None and b is not None:
-                return f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
-        return None
+                out = f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
+        if stable:
+            self._seq_memo[x] = out
+        return out, stable
 
     def uniform_register(self, x):
         """seq_expr(x) where x's register holds that value in every lane, else None.  A pass

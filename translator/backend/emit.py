@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import bisect
+import heapq
 import re
 from collections import deque
 from dataclasses import replace
@@ -271,18 +272,22 @@ def merge_recomputed(tree: list) -> list:
 
 SCRATCH = [("s", GRF_SLOTS - 1 - i) for i in range(4)]     # reloads of spilled operands (see fix_spills)
 ARG_BLOCK_SLOTS = 16          # LM1 words 0..127 hold the argument block; spill slots start above it
+_IMM = re.compile(r"l?immu?\b")     # the 'imm' row (emulator/isa.py): it cannot issue in a step touching LM0
 
 
-def allocate(tree: list, lm_words: int = 4096) -> dict:
-    """VReg/MaskReg -> ('r'|'s', GRF slot), ('n', LM1 slot) for a spilled value, or mask entry.
+def allocate(tree: list, lm_words: int = 4096, lm0=(0, 0)) -> dict:
+    """VReg/MaskReg -> ('r'|'s', GRF slot), ('n', LM1 slot) or ('m', LM0 slot) for a spilled
+    value, or mask entry.
 
     When the GRFs run out, the live value whose interval ends last lives in LM1 instead (its
-    operands read and write LM1 directly: the hazard distance is 3 steps, not 2); four GRF1
-    slots are then kept back for fix_spills' reloads."""
+    operands read and write LM1 directly: the hazard distance is 3 steps, not 2), and when LM1
+    is full too, in LM0's words lm0 = [lo, hi) (what codegen leaves free: see
+    translator/backend/__init__.py); four GRF1 slots are then kept back for fix_spills' reloads."""
+    iv = live_intervals(tree)
     try:
-        return _allocate(tree, lm_words, spill=False)
+        return _allocate(iv, lm_words, spill=False)
     except AllocError:
-        out = _allocate(tree, lm_words, spill=True)
+        out = _allocate(iv, lm_words, spill=True, lm0=lm0)
         fix_spills(tree, out)
         return out
 
@@ -335,13 +340,16 @@ def live_intervals(tree: list) -> dict:
     # loop visits its own references (by bisection in the position-sorted list), not every value
     events = sorted(((p, d, r) for r, lst in refs.items() for p, d in lst), key=lambda x: (x[0], x[1]))
     at = [x[0] for x in events]
+    firsts = []
+    for s, e in sorted(loops):
+        first = {}
+        for p, d, r in events[bisect.bisect_left(at, s):bisect.bisect_right(at, e)]:
+            first.setdefault(r, d)               # whether its first reference inside writes it
+        firsts.append((s, e, first))
     changed = True
     while changed:
         changed = False
-        for s, e in sorted(loops):
-            first = {}
-            for p, d, r in events[bisect.bisect_left(at, s):bisect.bisect_right(at, e)]:
-                first.setdefault(r, d)           # whether its first reference inside writes it
+        for s, e, first in firsts:
             for r, first_inside in first.items():
                 a, b = iv[r]
                 if a < s or not first_inside:
@@ -352,73 +360,107 @@ def live_intervals(tree: list) -> dict:
     return iv
 
 
-def _allocate(tree: list, lm_words: int, spill: bool) -> dict:
-    iv = live_intervals(tree)
+def _allocate(iv: dict, lm_words: int, spill: bool, lm0=(0, 0)) -> dict:
     out = {}
     # free registers and mask entries are taken in the order they were freed (FIFO): the one freed
     # longest ago has its last reader furthest back, so the scheduler's dependencies on locations
     # (a write waits for the previous value's readers) hold a new value back the least
     vfree = deque(x for x in [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
                   if not (spill and x in SCRATCH))
-    sfree = [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)]
-    freed_at = {}                        # LM1 slot -> where its last value's interval ended
+    lo, hi = -(-lm0[0] // 8), lm0[1] // 8          # LM0 slots (8 words each) the kernel leaves free
+    spill_free = {"n": [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)],
+                  "m": [("m", k) for k in range(hi - 1, lo - 1, -1)]}
+    room = {sp: len(x) for sp, x in spill_free.items()}
+    freed_at = {}                        # spill slot -> where its last value's interval ended
     mfree = deque(MASK_ENTRIES)
-    active = []
+    # the values live at the current position, in the order they became live (dict order; a value
+    # is freed in that order when its interval ends), with heaps to find the ones ending before a
+    # position and the GRF value ending last: a scan of all of them per value is quadratic
+    active, seq = {}, iter(range(1 << 62))
+    ends = []                            # (end, order, value) of the active values
+    grf_by_end = []                      # (-end, order, value): the active VRegs in a GRF (stale ones skipped)
+    vregs = 0                            # VRegs among the active values
     peak = 0
 
-    def lm1_slot(since):
-        """An LM1 slot free from position `since` on: a victim moves to LM1 for its whole
-        interval, which began before the values that freed the latest slots ended."""
-        for k in range(len(sfree) - 1, -1, -1):
-            if freed_at.get(sfree[k], -1) < since:
-                return sfree.pop(k)
+    def spill_slot(since):
+        """A spill slot free from position `since` on, LM1 before LM0: a victim moves there for
+        its whole interval, which began before the values that freed the latest slots ended."""
+        for sfree in (spill_free["n"], spill_free["m"]):
+            for k in range(len(sfree) - 1, -1, -1):
+                if freed_at.get(sfree[k], -1) < since:
+                    return sfree.pop(k)
+        return None
+
+    def activate(r):
+        nonlocal vregs
+        k = active[r] = next(seq)
+        heapq.heappush(ends, (iv[r][1], k, r))
+        if isinstance(r, VReg):
+            vregs += 1
+            if out[r][0] not in spill_free:
+                heapq.heappush(grf_by_end, (-iv[r][1], k, r))
+
+    def grf_last():
+        """The active VReg in a GRF whose interval ends last (the first such in active order)."""
+        while grf_by_end:
+            _, k, x = grf_by_end[0]
+            if active.get(x) == k and out[x][0] not in spill_free:
+                return x
+            heapq.heappop(grf_by_end)
         return None
 
     for r in sorted(iv, key=lambda r: (iv[r][0], iv[r][1])):
         a, b = iv[r]
-        for x in [x for x in active if iv[x][1] < a]:
-            active.remove(x)
-            if not isinstance(x, MaskReg) and out[x][0] == "n":
+        expired = []
+        while ends and ends[0][0] < a:
+            expired.append(heapq.heappop(ends)[1:])
+        for _, x in sorted(expired, key=lambda e: e[0]):
+            del active[x]
+            if isinstance(x, VReg):
+                vregs -= 1
+            if not isinstance(x, MaskReg) and out[x][0] in spill_free:
                 freed_at[out[x]] = iv[x][1]
-            (mfree if isinstance(x, MaskReg) else sfree if out[x][0] == "n" else vfree).append(out[x])
+            (mfree if isinstance(x, MaskReg) else spill_free[out[x][0]] if out[x][0] in spill_free
+             else vfree).append(out[x])
         pool = mfree if isinstance(r, MaskReg) else vfree
-        if not pool and spill and isinstance(r, VReg) and sfree:
-            in_grf = [x for x in active if isinstance(x, VReg) and out[x][0] != "n"]
-            victim = max(in_grf + [r], key=lambda x: iv[x][1])
-            slot = lm1_slot(iv[victim][0])
+        if not pool and spill and isinstance(r, VReg):
+            last = grf_last()
+            victim = last if last is not None and iv[last][1] >= b else r
+            slot = spill_slot(iv[victim][0])
             if slot is not None:
-                if victim is not r:       # r takes the victim's register, the victim moves to LM1
+                if victim is not r:       # r takes the victim's register, the victim moves to LM
                     out[r] = out[victim]
                     out[victim] = slot
                 else:
                     out[r] = slot
-                active.append(r)
+                activate(r)
                 continue
             pool = ()
         if not pool:
-            kind = "mask entries" if isinstance(r, MaskReg) else "4-long-word registers (GRF0 + GRF1)"
             n = sum(1 for x in active if isinstance(x, MaskReg) == isinstance(r, MaskReg)) + 1
             if isinstance(r, MaskReg):
                 raise AllocError(f"the kernel needs more than {n - 1} live mask entries at once; the machine "
                                  f"has {len(MASK_ENTRIES)}: split it or reduce the conditions live at one time")
+            lm0_room = f" and {room['m']} in LM0 (its words {lm0[0]}..{lm0[1] - 1}, which the kernel's own " \
+                       f"data leaves free)" if room["m"] else " (LM0 has none left)"
             raise AllocError(f"the kernel needs more than {n - 1} live values at once; the machine has "
                              f"{2 * GRF_SLOTS} 4-long-word registers (GRF0 + GRF1) and room for "
-                             f"{lm_words // 8 - ARG_BLOCK_SLOTS} more in LM1: split it or reduce the values "
+                             f"{room['n']} more in LM1{lm0_room}: split it or reduce the values "
                              f"live at one time")
         out[r] = pool.popleft()
-        active.append(r)
-        peak = max(peak, sum(1 for x in active if isinstance(x, VReg)))
+        activate(r)
+        peak = max(peak, vregs)
     out["_peak"] = peak
     return out
 
 
 def fix_spills(tree: list, alloc: dict) -> None:
-    """Make every op with spilled operands legal: one instruction may read LM1 at one place only,
-    and write it only where it reads it (the unit-group rule).  Offending spilled sources are
-    reloaded into the scratch GRF slots first; a spilled destination that still clashes is
-    written through a scratch slot and stored after."""
-    def lm1(r):
-        return isinstance(r, VReg) and alloc[r][0] == "n"
+    """Make every op with spilled operands legal (the unit-group rule): one instruction may read
+    LM0 and LM1 at one place each, write one only where it reads it, and no 'imm' may touch LM0.
+    Offending spilled sources are reloaded into the scratch GRF slots first; a spilled
+    destination that still clashes is written through a scratch slot and stored after."""
+    def spilled(r, sp):
+        return isinstance(r, VReg) and alloc[r][0] == sp
 
     def fix(items):
         out = []
@@ -429,12 +471,26 @@ def fix_spills(tree: list, alloc: dict) -> None:
                         setattr(it, attr, fix(getattr(it, attr)))
                 out.append(it)
                 continue
+            if not any(spilled(r, "n") or spilled(r, "m") for r in it.srcs + it.dsts):
+                out.append(it)            # nothing of it in LM: nothing to fix
+                continue
             text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)(?:c\d)?\}", it.text)})
-            dst = it.dsts[0] if it.dsts and "{d0}" in it.text else None
-            reads = {it.srcs[k] for k in text_srcs if lm1(it.srcs[k])}
-            mem_read = any(m[0] == "r" and m[1] == "n" for m in it.mem)
-            writes = dst is not None and lm1(dst)
-            if len(reads) + mem_read <= 1 and not (writes and (mem_read or reads - {dst})):
+            dst = it.dsts[0] if it.dsts and "{d0" in it.text else None
+            imm = bool(_IMM.match(it.text))
+            reads, via_scratch = set(), False
+            for sp in ("n", "m"):
+                sp_reads = {it.srcs[k] for k in text_srcs if spilled(it.srcs[k], sp)}
+                mem_read = any(m[0] == "r" and m[1] == sp for m in it.mem)
+                mem_write = any(m[0] == "w" and m[1] == sp for m in it.mem)
+                writes = dst is not None and spilled(dst, sp)
+                if sp == "m" and imm:
+                    reads |= sp_reads
+                    via_scratch |= writes
+                elif len(sp_reads) + mem_read > 1 or (writes and (mem_read or sp_reads - {dst})) \
+                        or (sp_reads and mem_write):
+                    reads |= sp_reads
+                    via_scratch |= writes and mem_read
+            if not reads and not via_scratch:
                 out.append(it)
                 continue
             scratch = iter(SCRATCH)
@@ -446,7 +502,7 @@ def fix_spills(tree: list, alloc: dict) -> None:
                 srcs = [t if (x is r and k in text_srcs) else x for k, x in enumerate(srcs)]
             dsts = list(it.dsts)
             store = None
-            if writes and mem_read:
+            if via_scratch:
                 t = VReg("restore")
                 alloc[t] = next(scratch)
                 if it.partial:            # a masked write keeps the other lanes: start from them
@@ -492,11 +548,16 @@ GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3, "t": 1}
 
 
 def schedule(ops: list, alloc) -> list:
-    """Straight-line ops -> steps (lists of ops); [] entries are nops."""
+    """Straight-line ops -> steps (lists of ops); [] entries are nops.
+
+    List scheduling by priority (the longest path to the end), with the candidates of each unit
+    in a heap of their own; dependencies that others imply are left out where that cannot change
+    the schedule (a wait's on the ops before the previous wait, a memory access's on one an
+    overwrite of the same words follows), so a block of n ops takes about n log n, not n^2."""
     n = len(ops)
     deps = [dict() for _ in range(n)]        # j -> minimum distance in steps
     last_w, readers = {}, {}
-    mem_hist = {}                            # space -> [(op index, footprint)]
+    mem_w, mem_r = {}, {}                    # space -> [(op index, first, end)] of writes / reads
     fence = None                             # the last wait/nop: everything after it waits for it
 
     def key(r):                              # dependencies are on allocated locations: reuse orders users
@@ -504,7 +565,8 @@ def schedule(ops: list, alloc) -> list:
     for i, op in enumerate(ops):
         d = deps[i]
         if op.unit in ("wait", "nop"):
-            d.update({j: 1 for j in range(i)})
+            # the ops before the previous fence are before it: ordering after that fence suffices
+            d.update({j: 1 for j in range(fence or 0, i)})
             fence = i
         elif fence is not None:
             d[fence] = 1
@@ -518,18 +580,26 @@ def schedule(ops: list, alloc) -> list:
                     d[j] = max(d.get(j, 0), 1)
             if key(r) in last_w:
                 d[last_w[key(r)]] = max(d.get(last_w[key(r)], 0), 1)
-        for m in op.mem:
-            for (j, m2) in mem_hist.get(m[1], ()):
-                if _overlap(m, m2) and (m[0] == "w" or m2[0] == "w"):
-                    gap = GAP[m[1]] if (m2[0] == "w" and m[0] == "r") else 1
+        for kind, sp, lo, hi in op.mem:
+            gap = GAP[sp] if kind == "r" else 1
+            for j, a, b in mem_w.get(sp, ()):
+                if a < hi and lo < b:
                     d[j] = max(d.get(j, 0), gap)
+            if kind == "w":
+                for j, a, b in mem_r.get(sp, ()):
+                    if a < hi and lo < b:
+                        d[j] = max(d.get(j, 0), 1)
         for r in op.srcs + op.msrc:
             readers.setdefault(key(r), []).append(i)
         for r in op.dsts + op.mdst:
             last_w[key(r)] = i
             readers[key(r)] = []
-        for m in op.mem:
-            mem_hist.setdefault(m[1], []).append((i, m))
+        for kind, sp, lo, hi in op.mem:
+            if kind == "w":                  # what it covers, later ops reach through it
+                for hist in (mem_w, mem_r):
+                    if sp in hist:
+                        hist[sp] = [e for e in hist[sp] if not (lo <= e[1] and e[2] <= hi)]
+            (mem_w if kind == "w" else mem_r).setdefault(sp, []).append((i, lo, hi))
     # priorities: longest path to the end
     prio = [0] * n
     succs = [[] for _ in range(n)]
@@ -540,41 +610,57 @@ def schedule(ops: list, alloc) -> list:
         prio[i] = max([prio[k] + g for k, g in succs[i]] or [0])
     npred = [len(d) for d in deps]
     earliest = [0] * n
-    ready = [i for i in range(n) if not npred[i]]
+    # what a step may take: one op of each unit, LM0 and LM1 touched by one op each, no imm with LM0
+    touches = [frozenset({m[1] for m in op.mem if m[1] in ("m", "n")} |
+                         {alloc[r][0] for r in op.srcs + op.dsts if isinstance(r, VReg) and alloc[r][0] in ("m", "n")})
+               for op in ops]
+    imm = ["imm" in op.text for op in ops]
+    fences = ("wait", "nop")
+    unit_of = ["fence" if op.unit in fences else op.unit for op in ops]
+    waiting = []                             # (earliest, i): ready ops not yet issuable
+    heads = {}                               # unit -> heap of (-prio, i) of the issuable ops
+    for i in range(n):
+        if not npred[i]:
+            heapq.heappush(waiting, (0, i))
     steps = []
     remaining = n
     t = 0
     while remaining:
-        cand = sorted((i for i in ready if earliest[i] <= t), key=lambda i: (-prio[i], i))
-        step, units, lm, taken = [], set(), set(), []
-        for i in cand:
-            op = ops[i]
-            if op.unit in ("wait", "nop"):
+        while waiting and waiting[0][0] <= t:
+            i = heapq.heappop(waiting)[1]
+            heapq.heappush(heads.setdefault(unit_of[i], []), (-prio[i], i))
+        # the candidates in (-prio, i) order, as one list would give them: a unit's later ones
+        # are skipped once it has an op, so only each open unit's best one is looked at
+        step, lm, taken, passed = [], set(), [], []
+        open_units = {u for u, h in heads.items() if h}
+        while open_units:
+            u = min(open_units, key=lambda u: heads[u][0])
+            i = heads[u][0][1]
+            if u == "fence":
                 if not step:
-                    step = [op]
-                    taken.append(i)
+                    step = [ops[i]]
+                    taken.append(heapq.heappop(heads[u])[1])
                 break
-            if op.unit in units:
+            heapq.heappop(heads[u])
+            tc = touches[i]
+            if tc & lm or (imm[i] and "m" in lm) or (tc and "m" in tc and any(imm[k] for k in taken)):
+                passed.append((u, i))
+                if not heads[u]:
+                    open_units.discard(u)
                 continue
-            touches = {m[1] for m in op.mem if m[1] in ("m", "n")} | \
-                {"n" for r in op.srcs + op.dsts if isinstance(r, VReg) and alloc[r][0] == "n"}
-            if touches & lm or ("imm" in op.text and ("m" in lm)) or (touches and "m" in touches and
-                                                                    any("imm" in o.text for o in step)):
-                continue
-            if any(o.unit in ("wait", "nop") for o in step):
-                break
-            step.append(op)
-            units.add(op.unit)
-            lm |= touches
+            step.append(ops[i])
+            lm |= tc
             taken.append(i)
+            open_units.discard(u)
+        for u, i in passed:
+            heapq.heappush(heads[u], (-prio[i], i))
         for i in taken:
-            ready.remove(i)
             remaining -= 1
             for k, g in succs[i]:
                 earliest[k] = max(earliest[k], t + g)
                 npred[k] -= 1
                 if not npred[k]:
-                    ready.append(k)
+                    heapq.heappush(waiting, (earliest[k], k))
         steps.append(step)
         t += 1
     # let the last writes settle before whatever runs next

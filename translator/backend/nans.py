@@ -56,6 +56,7 @@ class NanFixups:
     """Mixed into Codegen: lazy NaN results, their settling, and loops run again exactly."""
 
     exact_mode = False               # every result is settled at once (a loop's exact run)
+    lazy_cap = None                  # a chain of more lazy values is settled where it grows (chain_longer)
 
     def _w(self, wide: bool):
         """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
@@ -74,7 +75,25 @@ class NanFixups:
         if self.exact_mode:
             self.fix_nans(v, guard=False)
             v.lazy = None
+        elif self.lazy_cap is not None and self.chain_longer(v, self.lazy_cap):
+            self.fix_nans(v, guard=True)
+            v.lazy = None
         return v
+
+    def chain_longer(self, v, cap: int) -> bool:
+        """Whether lazy v's chain has more than `cap` lazy values: each keeps its operands live
+        until the chain is settled (16 accumulators of 16 fmas each keep 768), so a kernel that
+        runs out of registers is built again with its chains settled at that length (lazy_cap)."""
+        seen, work = set(), [v]
+        while work:
+            x = work.pop()
+            if x.lazy is None or id(x) in seen:
+                continue
+            seen.add(id(x))
+            if len(seen) > cap:
+                return True
+            work += [y for y in x.lazy[1:] if hasattr(y, "lazy")]
+        return False
 
     def settle(self, v):
         """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
