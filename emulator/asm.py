@@ -115,8 +115,28 @@ def _pe_addrs(m: re.Match, width: str, cx: _Ctx, tok: str) -> tuple[np.ndarray, 
     return addrs, tind
 
 
+_OPERANDS: dict[str, Operand] = {}     # token -> its decoded form (generated programs repeat a few hundred)
+_OPERANDS_MAX = 1 << 16
+
+
 def parse_operand(tok: str, cx: _Ctx) -> Operand:
-    """One operand token, including its '-' prefix and '/mask' suffix."""
+    """One operand token, including its '-' prefix and '/mask' suffix.  A token decodes the same
+    wherever it stands, so decoded ones are kept: each use gets its own copy (the executor hangs
+    its per-use cache on it), sharing the read-only address array."""
+    op = _OPERANDS.get(tok)
+    if op is None:
+        op = _parse_operand(tok, cx)
+        if op.addrs is not None:
+            op.addrs.flags.writeable = False
+        if len(_OPERANDS) >= _OPERANDS_MAX:
+            _OPERANDS.clear()
+        _OPERANDS[tok] = op
+    copy = object.__new__(Operand)           # (dataclasses.replace re-runs __init__: 4x slower)
+    copy.__dict__.update(op.__dict__)
+    return copy
+
+
+def _parse_operand(tok: str, cx: _Ctx) -> Operand:
     text = tok
     mask = None
     if "/" in tok:

@@ -233,3 +233,15 @@ def test_two_turnaround_expressions_in_one_step():
 def test_getf_prints_an_fp32_subnormal_as_zero():
     emu = run("d set $lm0n0c0b0m0p0 1 0000004280000000\nd getf $lm0n0c0b0m0p0 1")
     assert emu.dump == ["DEBUG-LM0(n0c0b0m0p0,0):(0, -0) (0x00000042, 0x80000000) #d getf $lm0n0c0b0m0p0 1"]
+
+
+def test_a_repeated_operand_decodes_to_its_own_copy():
+    """parse_operand keeps decoded tokens: each use still gets its own Operand (the executor
+    hangs a per-use cache on it) and the shared address array cannot be changed in place."""
+    from emulator.asm import _Ctx, parse_operand
+    a, b = parse_operand("$lr8v", _Ctx("t")), parse_operand("$lr8v", _Ctx("t"))
+    assert a is not b and list(a.addrs) == [8, 10, 12, 14]
+    a.cache = {0: "mine"}
+    assert b.cache is None
+    with pytest.raises(ValueError):
+        a.addrs[0] = 0
