@@ -10,6 +10,7 @@ working example.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -309,8 +310,9 @@ TABLE: list[InstrDef] = [
 BY_NAME = {d.name: d for d in TABLE}
 
 
+@functools.lru_cache(maxsize=4096)
 def match_opcode(op: str):
-    """(InstrDef, match) for an opcode, or (None, None)."""
+    """(InstrDef, match) for an opcode, or (None, None); kept, as programs repeat a few opcodes."""
     for d in TABLE:
         m = d.regex.match(op)
         if m:
