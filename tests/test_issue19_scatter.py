@@ -188,3 +188,26 @@ def test_narrow_stores_at_the_global_id_skip_the_claims_and_all_land(env, ctype,
     }}"""
     out = run(env, src, "k", (n,), vals, np.zeros(n, dt), out=1)
     np.testing.assert_array_equal(out, (vals + 1).astype(dt))
+
+
+def test_stores_at_the_first_global_id_of_a_2d_launch_leave_one_value(env):
+    """o[x] from a 2-D launch: the index is affine in get_global_id(0), but the rows collide."""
+    nx, ny = 64, 8
+    src = """__kernel void k(__global int *o) {
+        o[get_global_id(0)] = 1000 * get_global_id(1) + get_global_id(0);
+    }"""
+    out = run(env, src, "k", (nx, ny), np.zeros(nx, np.int32), out=0)
+    assert ((out % 1000 == np.arange(nx)) & (out // 1000 < ny)).all(), out
+
+
+def test_stores_at_the_global_id_with_an_offset_land(env):
+    """A 1-D launch with a global offset (the general form): every work-item its own element."""
+    ctx, q = env
+    n, off = 300, 20
+    prg = cl.Program(ctx, """__kernel void k(__global int *o) {
+        int i = get_global_id(0); o[i] = 3 * i; }""").build()
+    ob = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.zeros(n + off, np.int32))
+    prg.k(q, (n,), None, ob, global_offset=(off,))
+    out = np.empty(n + off, np.int32)
+    cl.enqueue_copy(q, out, ob)
+    np.testing.assert_array_equal(out, np.where(np.arange(n + off) >= off, 3 * np.arange(n + off), 0))

@@ -2340,8 +2340,9 @@ class Codegen(NanFixups):
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
         entry = (size, self.select32(p, rel, self.c32(-1)))
         claim = None
-        if self.may_collide(k, aff, size):      # its byte in the word: claims are per (word, byte)
-            claim = self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0)
+        when = self.may_collide(k, aff, size)
+        if when:                 # (its byte in the word: claims are per (word, byte), when)
+            claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0), when)
             self.colliding.add(k)
         if size in (4, 8):
             entry += tuple(regs)
@@ -2479,16 +2480,17 @@ class Codegen(NanFixups):
         self.items = outer
         self.items.append(loop)
 
-    def may_collide(self, k, aff, size: int) -> bool:
-        """Whether two lanes of a wave may store to one element (then the scatter claims): not when
-        the index is affine in the global id of a 1-D launch with a coefficient of at least the
-        element's size (every work-item its own element), nor when it is uniform and elect picked
-        one lane (not for __local scratch)."""
-        if aff is None:
-            return True
-        if aff[0] == 0:
-            return k == "L"
-        return not (self.one_d and abs(aff[0]) >= size)
+    def may_collide(self, k, aff, size: int):
+        """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
+        condition, or None for never.  Never when the index is affine in the global id with a
+        coefficient of at least the element's size (every work-item its own element; in the
+        general form, for a 1-D launch: %items == %gx), nor when it is uniform and elect picked one
+        lane (not for __local scratch); else when the launch has more than one work-item."""
+        if aff is not None and aff[0] == 0 and k != "L":
+            return None
+        if aff is not None and aff[0] != 0 and abs(aff[0]) >= size:
+            return None if self.one_d else "%items > %gx"
+        return "%items > 1"
 
     def slot1(self) -> VReg:
         """slot + 1 (made once): a lane's id across the machine, never 0."""
@@ -2519,7 +2521,8 @@ class Codegen(NanFixups):
         the word, so stores to different bytes of one word all land, and each round's winners are
         an entry of their own: apply_batch's lanes of one PE must not change one word in one step
         (each would add its change to the Z word all of them read).  A launch of one work-item
-        (%items, the sequencer knows) skips the claims."""
+        (%items, the sequencer knows) skips the claims, and so does a 1-D launch of stores that
+        collide only in more dimensions (may_collide)."""
         n_words = 2 * self.CH
         lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
         self.uses["items"] = True
@@ -2539,7 +2542,7 @@ class Codegen(NanFixups):
                 continue
             for e, (_, wa, inr) in here.items():
                 cond = inr if entries[e][0] >= 4 else \
-                    self.b_and(inr, self.bool_from_mask(self.flags("ixor", claims[e], self.c32(b))))
+                    self.b_and(inr, self.bool_from_mask(self.flags("ixor", claims[e][0], self.c32(b))))
                 for ta, up in self.lanes(wa):
                     self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
                     self.op(f"ipassa {{s0}} $mt{n_words}/{{k0}}", "alu", (), (up(keys[e]),),
@@ -2555,7 +2558,10 @@ class Codegen(NanFixups):
                                 self.alu("ulsr", got[1], self.c32(32)))
                 self.masked_copy(entries[e][1], won[(e, b)], self.flags("ixor", best, keys[e]))
             self.zero_z()
-        outer.append(SeqIf("%items > 1", self.items, []))      # (one work-item: nothing to claim)
+        when = {c[1] for c in claims if c is not None}         # (one work-item: nothing to claim)
+        if "%items > 1" not in when:
+            self.uses["launch"] = True                        # (%gx)
+        outer.append(SeqIf("%items > 1" if "%items > 1" in when else when.pop(), self.items, []))
         self.items = outer
         out = []
         for e, entry in enumerate(entries):
