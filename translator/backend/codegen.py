@@ -2504,10 +2504,11 @@ class Codegen(NanFixups):
     def claim_keys(self, claims) -> list:
         """Each claiming store's key in each lane: slot + 1 above the store's place in the batch, so a
         later store of a work-item outranks its earlier ones (the element ends with a value some
-        order of the stores leaves).  Keys stay below 2^23: fmax orders them as integers."""
-        shift = self.lay.wave.bit_length() + 1
-        if (self.SCATTER_BATCH << shift) >= 1 << 23:
-            raise CodegenError(f"a wave of {self.lay.wave} work-items is too many for the scatter's claims", self.line)
+        order of the stores leaves).  Keys are positive and below 2^30: fmax (sign-magnitude) orders
+        them as integers."""
+        shift = (8 * self.lay.n_pe).bit_length()         # slots: below the machine's 32-bit lanes
+        if (self.SCATTER_BATCH << shift) > 1 << 30:
+            raise CodegenError(f"a machine of {8 * self.lay.n_pe} lanes is too big for the scatter's claims", self.line)
         return [None if c is None else self.alu("iadd", self.slot1(), self.c32(e << shift))
                 for e, c in enumerate(claims)]
 
