@@ -211,3 +211,32 @@ def test_stores_at_the_global_id_with_an_offset_land(env):
     out = np.empty(n + off, np.int32)
     cl.enqueue_copy(q, out, ob)
     np.testing.assert_array_equal(out, np.where(np.arange(n + off) >= off, 3 * np.arange(n + off), 0))
+
+
+def test_two_stores_whose_elements_meet_across_work_items_leave_one_value(env):
+    """o[i] = 1 and o[i + 1] = 2 in one batch: work-item i's second store meets work-item i + 1's
+    first (each store alone is every work-item its own element)."""
+    n = 256
+    src = """__kernel void k(__global int *o) {
+        int i = get_global_id(0);
+        o[i] = 1;
+        o[i + 1] = 2;
+    }"""
+    out = run(env, src, "k", (n,), np.zeros(n + 1, np.int32), out=0)
+    assert out[0] == 1 and out[n] == 2 and np.isin(out[1:n], (1, 2)).all(), out
+
+
+def test_vector_stores_at_the_global_id_land(env):
+    """vstore4 at 4 i + 1 and 4 i + 3 (short4: the elements of neighbouring work-items interleave,
+    never meet): no claims needed, every element lands."""
+    n = 128
+    src = """__kernel void k(__global short *o) {
+        int i = get_global_id(0);
+        short4 v = (short4)(i, i + 1, i + 2, i + 3);
+        vstore4(v, 2 * i, o);
+        vstore4(v * (short)2, 2 * i + 1, o);
+    }"""
+    out = run(env, src, "k", (n,), np.zeros(8 * n, np.int16), out=0)
+    i = np.arange(n)[:, None] + np.arange(4)
+    want = np.concatenate([i, 2 * i], axis=1).ravel().astype(np.int16)
+    np.testing.assert_array_equal(out, want)

@@ -502,7 +502,9 @@ class Codegen(NanFixups):
                 elif op in ("load", "store") and getattr(o, "type", "") == "ptr":
                     ptr = self.val(o)
                     size = type_size(ety)
-                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size)))
+                    aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + j * size, ptr.gid_affine[2])
+                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size,
+                                                     gid_affine=aff)))
                 else:
                     ops.append(o)
             rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
@@ -1444,6 +1446,8 @@ class Codegen(NanFixups):
                 aff = aff_scale(ca, cb[1])
             elif op == "shl" and cb[0] == 0 and cb[2] is None and 0 <= cb[1] < (64 if i.type == "i64" else 32):
                 aff = aff_scale(ca, 1 << cb[1])
+            elif op == "or" and " disjoint " in f" {i.text} ":      # (no common bits: an add)
+                aff = aff_add(ca, cb, 1)
         if op in self.INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
                     and aff is not None and not (op == "shl" and cb[1] >= 32):
@@ -2339,11 +2343,9 @@ class Codegen(NanFixups):
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
         entry = (size, self.select32(p, rel, self.c32(-1)))
-        claim = None
-        when = self.may_collide(k, aff, size)
-        if when:                 # (its byte in the word: claims are per (word, byte), when)
-            claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0), when)
-            self.colliding.add(k)
+        # (its byte in the word: claims are per (word, byte); when it may collide, its index's form)
+        claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0),
+                 self.may_collide(k, aff, size), aff, size)
         if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
@@ -2409,10 +2411,16 @@ class Codegen(NanFixups):
     def flush_scatters(self):
         """Emit the batched stores (before anything that may read or reorder what they write)."""
         if self.batch:
-            k, entries, items, claims = self.batch
+            k, entries, items, infos = self.batch
             self.batch = None
             self.batched |= len(entries) > 1
             assert items is self.items, "a batch of stores must end where it began"
+            whens = [w for _, w, _, _ in infos]
+            if len(infos) > 1 and (any(whens) or self.stores_overlap(infos)):
+                whens = ["%items > 1"] * len(infos)      # (one store's lanes may meet another's)
+            claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
+            if any(whens):
+                self.colliding.add(k)
             self.scatter_pass(k, entries, claims)
 
     def scatter_pass(self, k, entries, claims=None):
@@ -2491,6 +2499,25 @@ class Codegen(NanFixups):
         if aff is not None and aff[0] != 0 and abs(aff[0]) >= size:
             return None if self.one_d else "%items > %gx"
         return "%items > 1"
+
+    @staticmethod
+    def stores_overlap(infos) -> bool:
+        """Whether a work-item's store of a batch may meet another work-item's other store: unless
+        the two indices are affine in the global id with one coefficient c and offsets that keep
+        their elements apart for every other work-item (o[6 i + 1] and o[6 i + 2] never meet;
+        o[i] and o[i + 1] do), or both uniform (elected together)."""
+        for x, (_, _, a1, s1) in enumerate(infos):
+            for _, _, a2, s2 in infos[x + 1:]:
+                if a1 is None or a2 is None:
+                    return True
+                if a1[0] == a2[0] == 0:
+                    continue
+                c, delta = a1[0], a2[1] - a1[1]
+                if a2[0] != c or a2[2] != a1[2] or c == 0:
+                    return True
+                if any(-s2 < delta - c * d < s1 for d in range(delta // c - 2, delta // c + 3) if d != 0):
+                    return True
+        return False
 
     def slot1(self) -> VReg:
         """slot + 1 (made once): a lane's id across the machine, never 0."""
