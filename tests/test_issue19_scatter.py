@@ -240,3 +240,26 @@ def test_vector_stores_at_the_global_id_land(env):
     i = np.arange(n)[:, None] + np.arange(4)
     want = np.concatenate([i, 2 * i], axis=1).ravel().astype(np.int16)
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(env):
+    """A small buffer a loop gathers may stay resident in LM0 for the wave, where each PE's changes
+    are summed at its end: one that several work-items store to stays in DRAM (claims) unless the
+    launch has one work-item."""
+    n, m = 300, 4
+    keys = np.random.default_rng(4).integers(0, 1000, n).astype(np.int32)
+    src = """__kernel void k(__global const int *keys, __global int *o, __global int *s, const int m) {
+        int i = get_global_id(0), t = 0;
+        for (int k = 0; k < m; k++)
+            t += o[(keys[i] + k) & 15] & 1;
+        s[i] = t;
+        o[keys[i] & 15] = 1000 + i;
+    }"""
+    ctx, q = env
+    old = np.full(16, 3, np.int32)
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+            for a in (keys, old, np.zeros(n, np.int32))]
+    cl.Program(ctx, src).build().k(q, (n,), None, *bufs, np.int32(m))
+    out = np.empty_like(old)
+    cl.enqueue_copy(q, out, bufs[1])
+    assert_one_stored_value(out, old, keys & 15, 1000 + np.arange(n, dtype=np.int32))

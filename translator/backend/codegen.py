@@ -3301,14 +3301,17 @@ class Codegen(NanFixups):
             r[how].add(self.cur)
             r["loop"] |= how == "gather" and bool(self.loop_stack)
 
-    def resident_candidates(self) -> list:
+    def resident_candidates(self, one_item: bool = False) -> list:
         """Buffers a launch may keep *resident* (mode "-res"): every access of them gathers or
         scatters, one of those in a loop, and the kernel has no barrier (each PE's copy only meets
-        the others' changes at the end of the wave, which a barrier's global fence would need sooner)."""
+        the others' changes at the end of the wave, which a barrier's global fence would need sooner).
+        A buffer two work-items may store one element of (a scatter that claims) only for a launch
+        of one work-item (one_item: mode "-res1"): write_back would sum their changes."""
         if self.has_barrier:
             return []
-        return sorted(k for k, r in self.reached.items()      # (write_back would sum colliding stores)
-                      if r["loop"] and (r["load"] | r["store"]) <= r["gather"] and k not in self.colliding)
+        return sorted(k for k, r in self.reached.items()      # (write_back sums what PEs change: a
+                      if r["loop"] and (r["load"] | r["store"]) <= r["gather"]    # buffer two work-items may
+                      and (one_item or k not in self.colliding))                  # store to, for one only)
 
     def resident_copies(self):
         """At the top of the wave, each resident buffer (at most one chunk: the runtime checks) into
