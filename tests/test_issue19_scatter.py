@@ -263,3 +263,25 @@ def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(env):
     out = np.empty_like(old)
     cl.enqueue_copy(q, out, bufs[1])
     assert_one_stored_value(out, old, keys & 15, 1000 + np.arange(n, dtype=np.int32))
+
+
+@pytest.mark.slow
+def test_racing_stores_on_mncore2_leave_one_value():
+    """The claims across MN-Core 2's four groups (mvr into group 0's PDM, mvb back): int and char."""
+    ctx = cl.Context([_emulator_for("mncore2", cl.get_platforms()[0].get_devices())])
+    env2 = (ctx, cl.CommandQueue(ctx))
+    n, m = 4096, 100
+    idx = np.random.default_rng(1).integers(0, m, n).astype(np.int32)
+    vals = (np.arange(n) + 1000).astype(np.int32)
+    src = """__kernel void k(__global const int *idx, __global const int *v, __global int *o) {
+        int i = get_global_id(0);
+        o[idx[i]] = v[i];
+    }"""
+    out = run(env2, src, "k", (n,), idx, vals, np.zeros(m, np.int32), out=2)
+    assert_one_stored_value(out, np.zeros(m, np.int32), idx, vals)
+    src = """__kernel void k(__global const int *idx, __global char *o) {
+        int i = get_global_id(0);
+        o[idx[i]] = (char)(i & 127);
+    }"""
+    out = run(env2, src, "k", (n,), idx, np.zeros(m, np.int8), out=1)
+    assert_one_stored_value(out, np.zeros(m, np.int8), idx, (np.arange(n) & 127).astype(np.int8))
