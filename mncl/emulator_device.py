@@ -57,7 +57,7 @@ class LoadedProgram:
         self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
         self.no_narrow = set()    # (kernel, f): its wave narrowed f times did not compile
-        self.no_resident = set()  # (kernel, mode): its "-res" build did not compile
+        self.no_resident = set()  # (kernel, mode): its "-res" / "-res1" build did not compile
 
     @property
     def object_code(self) -> bytes:
@@ -310,13 +310,15 @@ class EmulatorDevice:
             if any(ids.count(id(args[k])) > 1 for k in kb.replicated):
                 mode += "-norep"
                 kb, prog, tables = loaded.binary(kernel_info.name, mode)
-        if kb.resident and (kernel_info.name, mode) not in loaded.no_resident and all(
-                args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in kb.resident):
+        one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one     # (more may stay for one work-item)
+        res, rmode = (kb.resident_one, mode + "-res1") if one else (kb.resident, mode + "-res")
+        if res and (kernel_info.name, rmode) not in loaded.no_resident and all(
+                args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
             from translator import CompileError
             try:                   # small buffers a loop gathers stay in every PE's LM0 for the wave
-                kb, prog, tables = loaded.binary(kernel_info.name, mode + "-res")
+                kb, prog, tables = loaded.binary(kernel_info.name, rmode)
             except CompileError:   # (no room in LM0)
-                loaded.no_resident.add((kernel_info.name, mode))
+                loaded.no_resident.add((kernel_info.name, rmode))
         blk = np.zeros(ARG_LONGS, np.uint64)
         wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
         blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)

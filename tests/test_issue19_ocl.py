@@ -160,12 +160,7 @@ __kernel void store_own(__global const int *idx, __global int *out) {
 }
 """
 
-SCATTER_SUMS = pytest.mark.xfail(
-    reason="issue 19 item 4, not fixed yet: the emulator device's scatter sums the changes of "
-           "different PEs to one word (translator/backend/codegen.py scatter_pass)", strict=True)
-
-
-@pytest.mark.parametrize("kind", ["cpu", pytest.param("emulator", marks=SCATTER_SUMS)])
+@pytest.mark.parametrize("kind", ["cpu", "emulator"])
 def test_many_stores_to_one_element_leave_one_stored_value(kind):
     ctx = cl.Context([device(kind)])
     env = (ctx, cl.CommandQueue(ctx))

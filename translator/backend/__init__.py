@@ -12,6 +12,7 @@ text plus everything the runtime needs to launch it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
@@ -37,6 +38,7 @@ class KernelBinary:
     machine: str
     mode: str                       # "1d" (contiguous fast paths; no global offset) or "nd"; "-norep": no replicated buffers;
                                     # "-res": buffers gathered in loops resident in LM0 (Codegen.resident_copies);
+                                    # "-res1": the same for a launch of one work-item (KernelBinary.resident_one);
                                     # "-n<f>": a 1-D wave narrowed f times (layout.py);
                                     # "task": a task kernel (runs once on the whole machine)
     asm: str
@@ -51,6 +53,8 @@ class KernelBinary:
     remarks: list = field(default_factory=list)     # [C line, text]: accesses that move a whole buffer
     resident: list = field(default_factory=list)    # parameters a "-res" build keeps resident (in one: does)
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
+    resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
+                                                    # (buffers two work-items may store to: Codegen.resident_candidates)
 
     def to_dict(self):
         return asdict(self)
@@ -131,7 +135,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     try:
         resident = ()
         if "-res" in mode:           # the buffers a build without them would gather in loops
-            resident = _build(module, info, lay, mode.replace("-res", ""), box)[0].resident_candidates()
+            resident = _build(module, info, lay, re.sub(r"-res1?", "", mode), box)[0].resident_candidates(
+                "-res1" in mode)
         cg, tree, args, alloc = _build(module, info, lay, mode, box, resident)
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
@@ -150,7 +155,9 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
                         [list(x) for x in cg.oob_sites], sorted(cg.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(cg.remarks.items())],
-                        list(cg.resident) if resident else cg.resident_candidates(), 8 * cg.CH)
+                        list(cg.resident) if resident else cg.resident_candidates(), 8 * cg.CH,
+                        [] if resident or cg.resident_candidates(True) == cg.resident_candidates()
+                        else cg.resident_candidates(True))
 
 
 def _build(module, info, lay, mode, box, resident=()):

@@ -139,7 +139,8 @@ class Codegen(NanFixups):
         self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
         self.oob = None                   # (site code, byte offset) registers of bounds checks
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
-        self.batch = None                 # (buffer, stores, items) scattered stores not yet emitted (scatter)
+        self.batch = None                 # (buffer, stores, items, claims) scattered stores not yet emitted (scatter)
+        self.colliding = set()            # buffers with a store two lanes may make to one element (may_collide)
         self.batched = False              # a batch of more than one store was emitted
         self.elected = {}                 # predicate -> its elected lane, in the block being emitted (elect)
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
@@ -546,7 +547,9 @@ class Codegen(NanFixups):
                 elif op in ("load", "store") and getattr(o, "type", "") == "ptr":
                     ptr = self.val(o)
                     size = type_size(ety)
-                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size)))
+                    aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + j * size, ptr.gid_affine[2])
+                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size,
+                                                     gid_affine=aff)))
                 else:
                     ops.append(o)
             rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
@@ -1580,6 +1583,8 @@ class Codegen(NanFixups):
                 aff = aff_scale(ca, cb[1])
             elif op == "shl" and cb[0] == 0 and cb[2] is None and 0 <= cb[1] < (64 if i.type == "i64" else 32):
                 aff = aff_scale(ca, 1 << cb[1])
+            elif op == "or" and " disjoint " in f" {i.text} ":      # (no common bits: an add)
+                aff = aff_add(ca, cb, 1)
         if op in self.INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
                     and aff is not None and not (op == "shl" and cb[1] >= 32):
@@ -2482,6 +2487,9 @@ class Codegen(NanFixups):
         off = self.ptr_off(ptr)
         rel = self.alu("uilsr", off, self.c32(2), hint="widx")
         entry = (size, self.select32(p, rel, self.c32(-1)))
+        # (its byte in the word: claims are per (word, byte); when it may collide, its index's form)
+        claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0),
+                 self.may_collide(k, aff, size), aff, size)
         if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
@@ -2491,8 +2499,9 @@ class Codegen(NanFixups):
         if k in self.resident:
             return self.resident_write(k, entry)
         if not self.batch:
-            self.batch = (k, [], self.items)
+            self.batch = (k, [], self.items, [])
         self.batch[1].append(entry)
+        self.batch[3].append(claim)
         if len(self.batch[1]) == self.SCATTER_BATCH:
             self.flush_scatters()
 
@@ -2509,13 +2518,8 @@ class Codegen(NanFixups):
             return self.elected[p]
         self.uses["items"] = True
         outer, self.items = self.items, []
-        if not hasattr(self, "_slot1"):
-            saved, self.items = self.items, []
-            self._slot1 = self.alu("iadd", self.slot, self.c32(1), hint="slot1")
-            self.prologue += self.items
-            self.items = saved
         lc, lb = self.shared_area("elect", 64, 64)
-        offer = self.select32(p, self._slot1, self.c32(0))
+        offer = self.select32(p, self.slot1(), self.c32(0))
         self.op(f"l1bmrfmax {{s0}} $lb{lb}", "l1bm", (), (offer,), mem=(("w", "lb", lb, lb + 16),))
         self.op(f"l2bmrfmax $lb{lb} $lc{lc}", "l2bm", mem=(("r", "lb", lb, lb + 64), ("w", "lc", lc, lc + 64)))
         self.op("nop", "nop")
@@ -2551,13 +2555,19 @@ class Codegen(NanFixups):
     def flush_scatters(self):
         """Emit the batched stores (before anything that may read or reorder what they write)."""
         if self.batch:
-            k, entries, items = self.batch
+            k, entries, items, infos = self.batch
             self.batch = None
             self.batched |= len(entries) > 1
             assert items is self.items, "a batch of stores must end where it began"
-            self.scatter_pass(k, entries)
+            whens = [w for _, w, _, _ in infos]
+            if len(infos) > 1 and (any(whens) or self.stores_overlap(infos)):
+                whens = ["%items > 1"] * len(infos)      # (one store's lanes may meet another's)
+            claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
+            if any(whens):
+                self.colliding.add(k)
+            self.scatter_pass(k, entries, claims)
 
-    def scatter_pass(self, k, entries):
+    def scatter_pass(self, k, entries, claims=None):
         """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
         -1 where the lane does not store, the value in place in its word[, the bits it replaces])
         or (8, index of the low word, odd and even work-items' values).
@@ -2574,14 +2584,19 @@ class Codegen(NanFixups):
         four rounds, each PE taking its L1B neighbour i + r's (apply_rotated);
         a batch of them is applied by each PE to its own lanes, and the Z
         quarters then rotate within the MAB with msl/msr (apply_batch), which
-        costs once per chunk instead of once per store.  Two stores to one
-        element from different PEs add their changes (a race in OpenCL)."""
+        costs once per chunk instead of once per store.  Where two lanes may store
+        to one element (claims: may_collide), a claim pass per chunk (claim_winners)
+        first picks one of them per element (per byte for narrow stores), so the
+        element ends up holding one of the stored values, not their changes' sum."""
         lay = self.lay
         S, G, CH = lay.stripe, lay.groups, self.CH
         n_words = 2 * CH
         self.uses.setdefault("bases", set()).add(k)
         self.uses.setdefault("rows", set()).add(k)
-        rotated = len(entries) == 1 and entries[0][0] != 8
+        claims = claims or [None] * len(entries)
+        claimed = any(c is not None for c in claims)
+        rotated = len(entries) == 1 and entries[0][0] != 8 and not claimed
+        keys = self.claim_keys(claims) if claimed else None
         if rotated:
             areas = self.rotate_areas(entries[0])
         glc, _ = self.gather_area()
@@ -2604,7 +2619,8 @@ class Codegen(NanFixups):
                     self.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
                             mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
             else:
-                for s_, acc in enumerate(self.apply_batch(entries, cb)):
+                here = self.claim_winners(entries, claims, keys, cb) if claimed else entries
+                for s_, acc in enumerate(self.apply_batch(here, cb)):
                     self.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
                             mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
             self.sum_into_dram(g, daddr)
@@ -2615,6 +2631,151 @@ class Codegen(NanFixups):
         loop = SeqLoop(r, "0", f"%rows{k}", self.items)
         self.items = outer
         self.items.append(loop)
+
+    def may_collide(self, k, aff, size: int):
+        """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
+        condition, or None for never.  Never when the index is affine in the global id with a
+        coefficient of at least the element's size (every work-item its own element; in the
+        general form, for a 1-D launch: %items == %gx), nor when it is uniform and elect picked one
+        lane (not for __local scratch); else when the launch has more than one work-item."""
+        if aff is not None and aff[0] == 0 and k != "L":
+            return None
+        if aff is not None and aff[0] != 0 and abs(aff[0]) >= size:
+            return None if self.one_d else "%items > %gx"
+        return "%items > 1"
+
+    @staticmethod
+    def stores_overlap(infos) -> bool:
+        """Whether a work-item's store of a batch may meet another work-item's other store: unless
+        the two indices are affine in the global id with one coefficient c and offsets that keep
+        their elements apart for every other work-item (o[6 i + 1] and o[6 i + 2] never meet;
+        o[i] and o[i + 1] do), or both uniform (elected together)."""
+        for x, (_, _, a1, s1) in enumerate(infos):
+            for _, _, a2, s2 in infos[x + 1:]:
+                if a1 is None or a2 is None:
+                    return True
+                if a1[0] == a2[0] == 0:
+                    continue
+                c, delta = a1[0], a2[1] - a1[1]
+                if a2[0] != c or a2[2] != a1[2] or c == 0:
+                    return True
+                if any(-s2 < delta - c * d < s1 for d in range(delta // c - 2, delta // c + 3) if d != 0):
+                    return True
+        return False
+
+    def slot1(self) -> VReg:
+        """slot + 1 (made once): a lane's id across the machine, never 0."""
+        if not hasattr(self, "_slot1"):
+            saved, self.items = self.items, []
+            self._slot1 = self.alu("iadd", self.slot, self.c32(1), hint="slot1")
+            self.prologue += self.items
+            self.items = saved
+        return self._slot1
+
+    def claim_keys(self, claims) -> list:
+        """Each claiming store's key in each lane: slot + 1 above the store's place in the batch, so a
+        later store of a work-item outranks its earlier ones (the element ends with a value some
+        order of the stores leaves).  Keys are positive and below 2^30: fmax (sign-magnitude) orders
+        them as integers."""
+        shift = (8 * self.lay.n_pe).bit_length()         # slots: below the machine's 32-bit lanes
+        if (self.SCATTER_BATCH << shift) > 1 << 30:
+            raise CodegenError(f"a machine of {8 * self.lay.n_pe} lanes is too big for the scatter's claims", self.line)
+        return [None if c is None else self.alu("iadd", self.slot1(), self.c32(e << shift))
+                for e, c in enumerate(claims)]
+
+    def claim_winners(self, entries, claims, keys, cb):
+        """The entries as apply_batch is to apply them in this chunk: a claiming lane's word index
+        is -1 where it lost its element.
+
+        Each claiming lane writes its key to its word in a zeroed claim copy (the Z area; lanes of a
+        PE overwrite one another), the copies' maximum goes up the tree (claim_max) and comes back to
+        every PE, and a lane whose key is there won.  Narrow stores claim in one round per byte of
+        the word, so stores to different bytes of one word all land, and each round's winners are
+        an entry of their own: apply_batch's lanes of one PE must not change one word in one step
+        (each would add its change to the Z word all of them read).  A launch of one work-item
+        (%items, the sequencer knows) skips the claims, and so does a 1-D launch of stores that
+        collide only in more dimensions (may_collide)."""
+        n_words = 2 * self.CH
+        lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
+        self.uses["items"] = True
+        rounds = {e: range(0, 4, size) if size < 4 else range(1)
+                  for e, ((size, *_), c) in enumerate(zip(entries, claims)) if c is not None}
+        won = {(e, b): self.copy(entries[e][1] if b == 0 else self.c32(-1), self.new("claimed"))
+               for e, bs in rounds.items() for b in bs}
+        outer, self.items = self.items, []
+        words = {}
+        for e in rounds:
+            size, idx = entries[e][:2]
+            words[e] = self.chunk_word(self.alu("iand", idx, self.c32(-2)) if size == 8 else idx, cb)
+            self.copy(self.c32(-1), won[(e, 0)])
+        for b in range(0, 4, min(entries[e][0] for e in rounds)):
+            here = {e: x for e, x in words.items() if b in rounds[e]}
+            if not here:
+                continue
+            for e, (_, wa, inr) in here.items():
+                cond = inr if entries[e][0] >= 4 else \
+                    self.b_and(inr, self.bool_from_mask(self.flags("ixor", claims[e][0], self.c32(b))))
+                for ta, up in self.lanes(wa):
+                    self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+                    self.op(f"ipassa {{s0}} $mt{n_words}/{{k0}}", "alu", (), (up(keys[e]),),
+                            msrc=(self.mask_of(up(cond)),), mem=lm_all + TR)
+            self.claim_max()
+            for e, (_, wa, _) in here.items():
+                got = []
+                for ta, _ in self.lanes(wa):
+                    self.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+                    got.append(self.new("winner"))
+                    self.op(f"ipassa $mt{n_words} {{d0}}", "alu", (got[-1],), (), mem=lm_all[:1] + TR)
+                best = self.alu("lor", self.alu("land", got[0], self.const64(0xFFFFFFFF00000000)),
+                                self.alu("ulsr", got[1], self.c32(32)))
+                self.masked_copy(entries[e][1], won[(e, b)], self.flags("ixor", best, keys[e]))
+            self.zero_z()
+        when = {c[1] for c in claims if c is not None}         # (one work-item: nothing to claim)
+        if "%items > 1" not in when:
+            self.uses["launch"] = True                        # (%gx)
+        outer.append(SeqIf("%items > 1" if "%items > 1" in when else when.pop(), self.items, []))
+        self.items = outer
+        out = []
+        for e, entry in enumerate(entries):
+            out += [(entry[0], won[(e, b)]) + tuple(entry[2:]) for b in rounds[e]] if e in rounds else [entry]
+        return out
+
+    def claim_max(self):
+        """The maximum of every PE's claim copy (its Z area) into every PE's Z area: within the MAB
+        (quarter_sums with imax), over the MABs (l1bmr), the L1Bs (l2bmr) and the L2Bs and groups
+        (mvr) into group 0's PDM, and back (mvb, l2bmb, l1bmp), all with fmax (the keys are
+        positive: sign-magnitude order is their integer order)."""
+        CH, n_words = self.CH, 2 * self.CH
+        red_lc, red_lb = self.shared_area("reduce", CH, CH)
+        glc, _ = self.gather_area()
+        for s_, acc in enumerate(self.quarter_sums(self.claim_bases(), "imax")):
+            self.op(f"l1bmrfmax {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                    mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+        for t in range(CH // 64):
+            self.op(f"l2bmrfmax $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
+                    mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
+                         ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
+        self.op("nop", "nop")
+        self.op("nop", "nop")
+        for mv in (f"mvrfmax/n{CH}i{{t}} $lc{red_lc} $p0@0", f"mvb/n{CH}i{{t}} $p0@0 $lc{glc}"):
+            t = self.tag()
+            self.items.append(MV(mv.format(t=t), "0", self.line))
+            self.op(f"wait i{t}", "wait")
+        self.chunk_to_lm0(n_words)
+
+    def claim_bases(self):
+        """T-indirect bases (words) of the Z quarters each PE sends in the four rounds of claim_max:
+        digit (subpeid + r) & 3 (made once)."""
+        if not hasattr(self, "_claim_bases"):
+            sub, _, _ = self.scatter_setup()
+            saved, self.items = self.items, []
+            n_words = 2 * self.CH
+            self._claim_bases = [self.alu("iadd", self.alu("ilsl", self.alu("iand", self.alu("iadd", sub, self.c32(r)),
+                                                                            self.c32(3)), self.c32(1)), self.c32(n_words))
+                                 for r in range(4)]
+            self.prologue += self.items
+            self.items = saved
+        return self._claim_bases
 
     def sum_into_dram(self, g: int, daddr: str):
         """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
@@ -2727,13 +2888,13 @@ class Codegen(NanFixups):
                 self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
         return self.quarter_sums()
 
-    def quarter_sums(self):
+    def quarter_sums(self, bases=None, combine="iadd"):
         """The Z quarters (the chunk on designated PEs in round 0) rotated within the MAB so PE p sums
         digit p over its MAB: one register per 16 long words of the chunk (cycle c of register s:
-        long word 16 s + 4 c + p)."""
+        long word 16 s + 4 c + p).  (claim_max: other bases, and the maximum instead of the sum.)"""
         n_words = 2 * self.CH
         sums = []
-        for rd, t in enumerate(self.digit_bases()):
+        for rd, t in enumerate(bases or self.digit_bases()):
             self.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
             for s_ in range(self.CH // 16):
                 x = self.new("q")
@@ -2743,7 +2904,7 @@ class Codegen(NanFixups):
                 if rd == 0:
                     sums.append(x)
                 else:
-                    self.alu("iadd", sums[s_], x, dst=sums[s_])
+                    self.alu(combine, sums[s_], x, dst=sums[s_])
         return sums
 
     def digit_bases(self):
@@ -3296,14 +3457,17 @@ class Codegen(NanFixups):
             r[how].add(self.cur)
             r["loop"] |= how == "gather" and bool(self.loop_stack)
 
-    def resident_candidates(self) -> list:
+    def resident_candidates(self, one_item: bool = False) -> list:
         """Buffers a launch may keep *resident* (mode "-res"): every access of them gathers or
         scatters, one of those in a loop, and the kernel has no barrier (each PE's copy only meets
-        the others' changes at the end of the wave, which a barrier's global fence would need sooner)."""
+        the others' changes at the end of the wave, which a barrier's global fence would need sooner).
+        A buffer two work-items may store one element of (a scatter that claims) only for a launch
+        of one work-item (one_item: mode "-res1"): write_back would sum their changes."""
         if self.has_barrier:
             return []
-        return sorted(k for k, r in self.reached.items()
-                      if r["loop"] and (r["load"] | r["store"]) <= r["gather"])
+        return sorted(k for k, r in self.reached.items()      # (write_back sums what PEs change: a
+                      if r["loop"] and (r["load"] | r["store"]) <= r["gather"]    # buffer two work-items may
+                      and (one_item or k not in self.colliding))                  # store to, for one only)
 
     def resident_copies(self):
         """At the top of the wave, each resident buffer (at most one chunk: the runtime checks) into
