@@ -93,9 +93,6 @@ def f64(x):
     return np.asarray(x, np.float64)
 
 
-# Items of issue 19 that break a case today (found by running them)
-ITEM4 = "issue 19 item 4: emulator same-value scatter from many work-items leaves their sum"
-
 # What each item's failure says (a regular expression over the error): an xfail counts only when
 # the case fails this way, so a different failure of an xfailed case is still reported.
 SYMPTOM = {
@@ -476,7 +473,6 @@ _NODES["first"], _NODES["count"] = _GRAPH[0], _GRAPH[1]
 
 
 @public("bfs.cl", follows="Rodinia bfs, OpenCL version (BFS_1, BFS_2; char masks, true/false)", slow=frozenset({"emulator"}),
-       xfail={"emulator": ITEM4},
        args=[In("nodes", NODE_T, N_BFS, gen=Given(_NODES)), In("edges", I32, _GRAPH[2].size, gen=Given(_GRAPH[2])),
              InOut("frontier", np.int8, N_BFS, gen=Given(one_hot(N_BFS, 0, np.int8))),
              InOut("next", np.int8, N_BFS, gen=Given(np.zeros(N_BFS, np.int8))),
@@ -493,7 +489,6 @@ def bfs(nodes, edges, frontier, next, visited, cost, again, n):
 
 
 @public("bfs_int.cl", follows="OpenDwarfs / Rodinia bfs (kernel1, kernel2; int masks)",
-       xfail={"emulator": ITEM4},
        args=[In("start", I32, N_BFS, gen=Given(_GRAPH[0])), In("degree", I32, N_BFS, gen=Given(_GRAPH[1])),
              In("edges", I32, _GRAPH[2].size, gen=Given(_GRAPH[2])),
              InOut("frontier", I32, N_BFS, gen=Given(one_hot(N_BFS, 0, I32))),
