@@ -2545,7 +2545,7 @@ class Codegen(NanFixups):
         swapped = self.alu("lor", self.alu("ulsr", m, self.c32(32)), self.alu("llsl", m, self.c32(32)))
         best = self.alu("imax", m, swapped)
         win = self.elected[p] = self.copy(self.c32(0), self.new("win"))
-        self.masked_copy(self.c32(-1), win, self.flags("ixor", best, self._slot1))
+        self.masked_copy(self.c32(-1), win, self.flags("ixor", best, self.slot1()))
         elect, self.items = self.items, []
         self.copy(p, win)
         outer.append(SeqIf("%items > 1", elect, self.items))
@@ -2746,17 +2746,12 @@ class Codegen(NanFixups):
         (mvr) into group 0's PDM, and back (mvb, l2bmb, l1bmp), all with fmax (the keys are
         positive: sign-magnitude order is their integer order)."""
         CH, n_words = self.CH, 2 * self.CH
-        red_lc, red_lb = self.shared_area("reduce", CH, CH)
+        _, red_lb = self.shared_area("reduce", CH, CH)
         glc, _ = self.gather_area()
         for s_, acc in enumerate(self.quarter_sums(self.claim_bases(), "imax")):
             self.op(f"l1bmrfmax {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
                     mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
-        for t in range(CH // 64):
-            self.op(f"l2bmrfmax $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
-                    mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
-                         ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
-        self.op("nop", "nop")
-        self.op("nop", "nop")
+        red_lc = self.reduce_l1bs("fmax")
         for mv in (f"mvrfmax/n{CH}i{{t}} $lc{red_lc} $p0@0", f"mvb/n{CH}i{{t}} $p0@0 $lc{glc}"):
             t = self.tag()
             self.items.append(MV(mv.format(t=t), "0", self.line))
@@ -2766,30 +2761,39 @@ class Codegen(NanFixups):
     def claim_bases(self):
         """T-indirect bases (words) of the Z quarters each PE sends in the four rounds of claim_max:
         digit (subpeid + r) & 3 (made once)."""
-        if not hasattr(self, "_claim_bases"):
+        return [self.z_digit_base(r) for r in range(4)]
+
+    def z_digit_base(self, r: int) -> VReg:
+        """The T-indirect base (words) of digit (subpeid + r) & 3 of a PE's Z copy (made once)."""
+        bases = self.__dict__.setdefault("_z_digit_bases", {})
+        if r not in bases:
             sub, _, _ = self.scatter_setup()
             saved, self.items = self.items, []
-            n_words = 2 * self.CH
-            self._claim_bases = [self.alu("iadd", self.alu("ilsl", self.alu("iand", self.alu("iadd", sub, self.c32(r)),
-                                                                            self.c32(3)), self.c32(1)), self.c32(n_words))
-                                 for r in range(4)]
+            digit = self.alu("iand", self.alu("iadd", sub, self.c32(r)), self.c32(3))
+            bases[r] = self.alu("iadd", self.alu("ilsl", digit, self.c32(1)), self.c32(2 * self.CH))
             self.prologue += self.items
             self.items = saved
-        return self._claim_bases
+        return bases[r]
 
-    def sum_into_dram(self, g: int, daddr: str):
-        """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
-        into group g's DRAM at daddr; Z is zeroed again."""
+    def reduce_l1bs(self, rop: str) -> int:
+        """The reduce area's L1BM over the L2B's L1Bs (l2bmr<rop>) into its L2BM, settled for an
+        mvr (two steps); returns the L2BM address."""
         CH = self.CH
         red_lc, red_lb = self.shared_area("reduce", CH, CH)
         for t in range(CH // 64):
-            self.op(f"l2bmriiadd $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
+            self.op(f"l2bmr{rop} $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
                     mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
                          ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
         self.op("nop", "nop")
         self.op("nop", "nop")
+        return red_lc
+
+    def sum_into_dram(self, g: int, daddr: str):
+        """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
+        into group g's DRAM at daddr; Z is zeroed again."""
+        red_lc = self.reduce_l1bs("iiadd")
         tg = self.tag()
-        self.items.append(MV(f"mvriiadd/n{CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.line))
+        self.items.append(MV(f"mvriiadd/n{self.CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.line))
         self.op(f"wait i{tg}", "wait")
         self.zero_z()
 
@@ -2910,16 +2914,7 @@ class Codegen(NanFixups):
     def digit_bases(self):
         """T-indirect bases (words) of the quarters each PE sends in the four rounds of apply_batch:
         round 0 its own digit's (tz), round r digit (subpeid + r) & 3 of its Z (made once)."""
-        if not hasattr(self, "_digit_bases"):
-            sub, _, tz = self.scatter_setup()
-            saved, self.items = self.items, []
-            n_words = 2 * self.CH
-            rest = [self.alu("iadd", self.alu("ilsl", self.alu("iand", self.alu("iadd", sub, self.c32(r)), self.c32(3)),
-                                              self.c32(1)), self.c32(n_words)) for r in (1, 2, 3)]
-            self.prologue += self.items
-            self.items = saved
-            self._digit_bases = [tz] + rest
-        return self._digit_bases
+        return [self.scatter_setup()[2]] + [self.z_digit_base(r) for r in (1, 2, 3)]
 
     def mem_intrinsic(self, base, args, p):
         """memset / memcpy of a constant length (initialisers, struct copies): word by word."""
