@@ -3,3 +3,15 @@
 import os
 
 os.environ.setdefault("MNCL_DEVICE", "cpu")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_env():
+    """(context, queue) on the emulator device for the `tiny` machine."""
+    import mncl as cl
+    from mncl.context import _emulator_for
+    ctx = cl.Context([_emulator_for("tiny", cl.get_platforms()[0].get_devices())])
+    return ctx, cl.CommandQueue(ctx)

@@ -16,22 +16,14 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 import mncl as cl
 
 
-@pytest.fixture(scope="module")
-def env():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
-    ctx = cl.Context([dev])
-    return ctx, cl.CommandQueue(ctx)
-
-
 def buf(ctx, a):
     return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
 
 
-def run(env, src, name, gsize, *args, lsize=None):
+def run(tiny_env, src, name, gsize, *args, lsize=None):
     """Build `src`, launch kernel `name` over gsize with args (numpy arrays become buffers, read
     back after the launch), and give the arrays' new contents in order."""
-    ctx, q = env
+    ctx, q = tiny_env
     prg = cl.Program(ctx, src).build()
     bufs = [(a, buf(ctx, a)) if isinstance(a, np.ndarray) and a.ndim else (a, None) for a in args]
     getattr(prg, name)(q, gsize, lsize, *[b if b is not None else a for a, b in bufs])
@@ -73,7 +65,7 @@ __kernel void gemver(__global const float *A, __global float *x, __global const 
 
 
 @pytest.mark.parametrize("n", [37, pytest.param(600, marks=pytest.mark.slow)])
-def test_rmw_loops_without_an_earlier_store(env, n):
+def test_rmw_loops_without_an_earlier_store(tiny_env, n):
     """PolyBench's shapes: the loop's first load of y[i] precedes every store in the body, so only
     the previous pass's store can be in flight; strict mode faults unless the load waits for it.
     (atax's row-major A is gathered whole in every pass: only the small size.)"""
@@ -82,15 +74,15 @@ def test_rmw_loops_without_an_earlier_store(env, n):
     x, y, z = (rng.integers(-4, 5, n).astype(np.float32) for _ in range(3))
     M = A.reshape(n, n)
     if n < 100:
-        _, _, got = run(env, ATAX, "atax", (n,), A, x, y, np.int32(n))
+        _, _, got = run(tiny_env, ATAX, "atax", (n,), A, x, y, np.int32(n))
         np.testing.assert_array_equal(got, y + M @ x)
-    _, _, got = run(env, ATAX, "mvt", (n,), A, x, y, np.int32(n))
+    _, _, got = run(tiny_env, ATAX, "mvt", (n,), A, x, y, np.int32(n))
     np.testing.assert_array_equal(got, y + M.T @ x)
-    _, got, _, _ = run(env, ATAX, "gemver", (n,), A, x, y, z, np.float32(2), np.int32(n))
+    _, got, _, _ = run(tiny_env, ATAX, "gemver", (n,), A, x, y, z, np.float32(2), np.int32(n))
     np.testing.assert_array_equal(got, x + 2 * (M.T @ y) + z)
 
 
-def test_gather_before_a_contiguous_store_waits_for_the_previous_wave(env):
+def test_gather_before_a_contiguous_store_waits_for_the_previous_wave(tiny_env):
     """A gather streams the whole buffer, also the share the previous wave's store is still
     writing (a wave's own contiguous loads never meet it): it waits for that store first.  Which
     value a work-item reads of an element another one writes is unspecified; it is one of the two."""
@@ -101,7 +93,7 @@ def test_gather_before_a_contiguous_store_waits_for_the_previous_wave(env):
 }"""
     n = 1500                                  # three waves of tiny
     y = np.arange(n, dtype=np.float32)
-    gy, got, = run(env, src, "k", (n,), y, np.zeros_like(y), np.int32(n))
+    gy, got, = run(tiny_env, src, "k", (n,), y, np.zeros_like(y), np.int32(n))
     np.testing.assert_array_equal(gy, -1)
     old = y[np.arange(n) * 7 % n]
     assert np.all((got == old) | (got == -1)), got
@@ -160,7 +152,7 @@ def rmw_cases(draw):
                 n=draw(st.integers(1, 70)), m=draw(st.integers(1, 6)), seed=draw(st.integers(0, 2 ** 16)))
 
 
-def check_rmw(env, case):
+def check_rmw(tiny_env, case):
     case = dict(case)
     n, m, seed = case.pop("n"), case.pop("m"), case.pop("seed")
     dt = np.float32 if case["ty"] == "float" else np.int32
@@ -170,7 +162,7 @@ def check_rmw(env, case):
     y = rng.integers(-3, 4, 2 * n + 1).astype(dt)
     z = rng.integers(-3, 4, n).astype(dt)
     src = rmw_kernel(**case)
-    _, _, gy, gz = run(env, src, "k", (n,), A, x, y, z, np.int32(n), np.int32(m))
+    _, _, gy, gz = run(tiny_env, src, "k", (n,), A, x, y, z, np.int32(n), np.int32(m))
     ry, rz = rmw_reference(**case, A=A, x=x, y=y, z=z, n=n, m=m)
     np.testing.assert_array_equal(gy, ry, err_msg=src)
     np.testing.assert_array_equal(gz, rz, err_msg=src)
@@ -187,15 +179,15 @@ ATAX_LIKE = dict(ty="float", target="i", read="A[i * m + j] * x[j]", lo=0, hi="m
 @given(rmw_cases())
 @example(ATAX_LIKE)
 @example(dict(ATAX_LIKE, ty="int", read="A[j * n + i]", step=2, second=True))
-def test_random_rmw_loops_run_strict(env, case):
-    check_rmw(env, case)
+def test_random_rmw_loops_run_strict(tiny_env, case):
+    check_rmw(tiny_env, case)
 
 
 @pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(rmw_cases())
-def test_random_rmw_loops_run_strict_more(env, case):
-    check_rmw(env, case)
+def test_random_rmw_loops_run_strict_more(tiny_env, case):
+    check_rmw(tiny_env, case)
 
 
 # ---------------------------------------------------------------- 6: rotates (llvm.fshl / llvm.fshr)
@@ -219,7 +211,7 @@ __kernel void f(__global const T *a, __global const T *b, __global const T *c, _
 @pytest.mark.parametrize("op", ["fshl", "fshr"])
 @pytest.mark.parametrize("ty,dt", [("uchar", np.uint8), ("ushort", np.uint16), ("uint", np.uint32),
                                    ("ulong", np.uint64)])
-def test_funnel_shifts_by_every_amount(env, monkeypatch, op, ty, dt):
+def test_funnel_shifts_by_every_amount(tiny_env, monkeypatch, op, ty, dt):
     """fshl / fshr with two different operands and per-lane amounts over every value mod the width
     and beyond it: rotate()'s llvm.fshl(x, x, s) rewritten in the IR to op(x, y, s), where y is the
     value the kernel xors in (no OpenCL C form asks for a general funnel shift)."""
@@ -244,7 +236,7 @@ def test_funnel_shifts_by_every_amount(env, monkeypatch, op, ty, dt):
     b = rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True)
     c = (np.arange(n) % (3 * bits)).astype(dt)            # every amount, up to twice the width and over
     c[-50:] = rng.integers(0, np.iinfo(dt).max, 50, dtype=dt, endpoint=True)
-    ctx, q = env
+    ctx, q = tiny_env
     prg = cl.Program(ctx, FUNNEL).build(options=f"-D T={ty} -D OP_{op}")    # its own build: not cached
     bufs = [buf(ctx, v) for v in (a, b, c, np.zeros_like(a))]
     prg.f(q, (n,), None, *bufs)
@@ -298,18 +290,18 @@ __kernel void md5_unrolled_round(__global const uint *x, __global const uint *y,
 """
 
 
-def test_md5_like_hash_matches_hashlib(env):
+def test_md5_like_hash_matches_hashlib(tiny_env):
     import hashlib
     n = 100
     keys = (np.arange(n, dtype=np.uint32) * 2654435761).astype(np.uint32)
-    _, got = run(env, md5_source(), "md5", (n,), keys, np.zeros(4 * n, np.uint32))
+    _, got = run(tiny_env, md5_source(), "md5", (n,), keys, np.zeros(4 * n, np.uint32))
     want = np.frombuffer(b"".join(hashlib.md5(int(k).to_bytes(4, "little")).digest() for k in keys), "<u4")
     np.testing.assert_array_equal(got, want)
 
 
-def test_constant_rotates(env):
+def test_constant_rotates(tiny_env):
     x, y = np.random.default_rng(5).integers(0, 2 ** 32, (2, 300), dtype=np.uint32)
-    _, _, got = run(env, md5_source(), "md5_unrolled_round", (300,), x, y, np.zeros_like(x))
+    _, _, got = run(tiny_env, md5_source(), "md5_unrolled_round", (300,), x, y, np.zeros_like(x))
     rot = lambda v, r: (v << np.uint32(r % 32)) | (v >> np.uint32((32 - r % 32) % 32)) if r % 32 else v
     np.testing.assert_array_equal(got, rot(x, 7) + rot(x, 12) + rot(x, 39) + (x ^ x) + ((x << 5) | (y >> 27)))
 
@@ -324,12 +316,12 @@ __kernel void v(__global const uint4 *a, __global const uint4 *s, __global uint4
 """
 
 
-def test_vector_rotates(env):
+def test_vector_rotates(tiny_env):
     rng = np.random.default_rng(6)
     a = rng.integers(0, 2 ** 32, 4 * 200, dtype=np.uint32)
     s = rng.integers(0, 100, 4 * 200, dtype=np.uint32)
     h = rng.integers(0, 2 ** 16, 2 * 200, dtype=np.uint16)
-    _, _, got, _, goth = run(env, VECTOR_ROTATE, "v", (200,), a, s, np.zeros_like(a), h, np.zeros_like(h))
+    _, _, got, _, goth = run(tiny_env, VECTOR_ROTATE, "v", (200,), a, s, np.zeros_like(a), h, np.zeros_like(h))
     np.testing.assert_array_equal(got, [funnel_reference(True, x, x, r, 32) for x, r in zip(a, s)])
     np.testing.assert_array_equal(goth, [funnel_reference(True, x, x, r, 16) for x, r in zip(h, [3, 17] * 200)])
 
@@ -380,10 +372,10 @@ __kernel void block_scan(__global const float *in, __global const float *sums, _
 """
 
 
-def test_block_scan_seed_through_a_pointer_phi(env):
+def test_block_scan_seed_through_a_pointer_phi(tiny_env):
     """SHOC scan's bottom_scan shape: the seed's load is of a pointer into `sums` or into __local
     memory, carried around the window loop."""
-    ctx, q = env
+    ctx, q = tiny_env
     L, G, W = 32, 4, 3
     n = 4 * L * W * G
     rng = np.random.default_rng(3)
@@ -458,8 +450,8 @@ __kernel void three(__global float *a, __global float *b, __global float *x, int
 
 
 @pytest.fixture(scope="module")
-def either(env):
-    return cl.Program(env[0], EITHER).build()
+def either(tiny_env):
+    return cl.Program(tiny_env[0], EITHER).build()
 
 
 def either_inputs(n=300):
@@ -469,8 +461,8 @@ def either_inputs(n=300):
     return a, b, x
 
 
-def run_either(env, prg, name, flag, n=300):
-    ctx, q = env
+def run_either(tiny_env, prg, name, flag, n=300):
+    ctx, q = tiny_env
     arrays = either_inputs(n)
     bufs = [buf(ctx, v) for v in arrays]
     getattr(prg, name)(q, (n,), None, *bufs, np.int32(flag))
@@ -483,19 +475,19 @@ def run_either(env, prg, name, flag, n=300):
 
 
 @pytest.mark.parametrize("flag", [0, 1])
-def test_pointer_select_uniform_divergent_and_if_else(env, either, flag):
+def test_pointer_select_uniform_divergent_and_if_else(tiny_env, either, flag):
     n = 300
     a, b, x = either_inputs(n)
     i = np.arange(n)
-    ga, gb, _ = run_either(env, either, "uniform_sel", flag)
+    ga, gb, _ = run_either(tiny_env, either, "uniform_sel", flag)
     want_a, want_b = a.copy(), b.copy()
     (want_a if flag else want_b)[:n] += 2 * x[:n]
     np.testing.assert_array_equal(ga, want_a)
     np.testing.assert_array_equal(gb, want_b)
-    _, _, gx = run_either(env, either, "divergent_sel", flag)
+    _, _, gx = run_either(tiny_env, either, "divergent_sel", flag)
     p = lambda j: np.where(i & 1, a[j], b[j])
     np.testing.assert_array_equal(gx[:n], p(i) + p(n - 1 - i))
-    ga, gb, _ = run_either(env, either, "if_else", flag)
+    ga, gb, _ = run_either(tiny_env, either, "if_else", flag)
     want_a, want_b = a.copy(), b.copy()
     want_a[:n][x[:n] > 0] = 7
     want_b[:n][x[:n] <= 0] = 7
@@ -504,20 +496,20 @@ def test_pointer_select_uniform_divergent_and_if_else(env, either, flag):
 
 
 @pytest.mark.parametrize("trips", [0, 1, 4])
-def test_pointer_select_in_loops(env, either, trips):
+def test_pointer_select_in_loops(tiny_env, either, trips):
     """Selects in a loop (uniform and divergent condition), a pointer carried around a loop that
     swaps between two buffers in some lanes only, and one that leaves a `.while any` loop per lane."""
     n = 300
     a, b, x = either_inputs(n)
     i = np.arange(n)
-    _, _, gx = run_either(env, either, "in_loop", trips)
+    _, _, gx = run_either(tiny_env, either, "in_loop", trips)
     acc = np.zeros(n, np.float32)
     for k in range(trips):
         s = a if k & 1 else b
         acc += s[(i + k) % n] + 10 * np.where(x[:n] + k > 1, a[:n], b[:n])
     np.testing.assert_array_equal(gx[:n], acc)
 
-    ga, gb, gx = run_either(env, either, "carried", trips)
+    ga, gb, gx = run_either(tiny_env, either, "carried", trips)
     wa, wb = a.copy(), b.copy()
     on_a = np.ones(n, bool)                   # src is a
     for k in range(trips):
@@ -529,7 +521,7 @@ def test_pointer_select_in_loops(env, either, trips):
     np.testing.assert_array_equal(gb, wb)
     np.testing.assert_array_equal(gx[:n], np.where(on_a, wa[:n], wb[:n]))
 
-    _, _, gx = run_either(env, either, "escapes", trips)
+    _, _, gx = run_either(tiny_env, either, "escapes", trips)
     want = b[:n].copy()
     done = np.zeros(n, bool)
     for k in range(trips):
@@ -537,7 +529,7 @@ def test_pointer_select_in_loops(env, either, trips):
         want = np.where(done, want, (a if k & 1 else b)[i + k])
     np.testing.assert_array_equal(gx[:n], want)
 
-    ga, gb, gx = run_either(env, either, "three", trips)
+    ga, gb, gx = run_either(tiny_env, either, "three", trips)
     bufs = [v.copy() for v in (a, b, x)]
     for j in range(n):                      # lane by lane, as C does
         p = 0
@@ -550,7 +542,7 @@ def test_pointer_select_in_loops(env, either, trips):
         np.testing.assert_array_equal(g, w)
 
 
-def test_pointer_compare_across_buffers_is_a_clear_build_error(env):
+def test_pointer_compare_across_buffers_is_a_clear_build_error(tiny_env):
     src = """__kernel void k(__global float *a, __global float *b, __global float *x) {
   int i = get_global_id(0);
   __global float *p = (x[i] > 0) ? a : b;
@@ -558,4 +550,4 @@ def test_pointer_compare_across_buffers_is_a_clear_build_error(env):
 }"""
     with pytest.raises(cl.RuntimeError, match=r"kernel\.cl:\d+:\d+: error: kernel 'k': comparing pointers into "
                                              r"different buffers"):
-        cl.Program(env[0], src).build()
+        cl.Program(tiny_env[0], src).build()

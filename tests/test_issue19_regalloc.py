@@ -79,14 +79,6 @@ __kernel void sgemm_nn(__global const float *A, int lda, __global const float *B
 """
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
-    ctx = cl.Context([dev])
-    return ctx, cl.CommandQueue(ctx)
-
-
 def _buf(ctx, a):
     return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
 
@@ -98,8 +90,8 @@ def _read(q, b, like):
 
 
 @pytest.mark.slow
-def test_register_blocked_sgemm_builds_and_matches_numpy(tiny):
-    ctx, q = tiny
+def test_register_blocked_sgemm_builds_and_matches_numpy(tiny_env):
+    ctx, q = tiny_env
     m, n, k = 128, 32, 32
     rng = np.random.default_rng(19)
     a = rng.standard_normal((k, m), np.float32)        # column-major m x k: a[kk, i] = A(i, kk)
@@ -124,10 +116,10 @@ def many_live_values(name, n_vals):
 
 @pytest.mark.parametrize("n_vals", [40, 44, pytest.param(310, marks=pytest.mark.slow),
                                     pytest.param(330, marks=pytest.mark.slow)])
-def test_n_live_values_run_exactly(tiny, n_vals):
+def test_n_live_values_run_exactly(tiny_env, n_vals):
     """About 3 n_vals values live at once (the values and their two constants): around the 128 GRF
     registers (40, 44), and past the 496 slots of LM1 into LM0 (310, 330)."""
-    ctx, q = tiny
+    ctx, q = tiny_env
     prg = cl.Program(ctx, many_live_values("many", n_vals)).build()
     a = np.random.default_rng(n_vals).integers(0, 2 ** 32, 300, dtype=np.uint32)
     ob = _buf(ctx, np.zeros(300, np.uint32))
@@ -138,8 +130,8 @@ def test_n_live_values_run_exactly(tiny, n_vals):
     np.testing.assert_array_equal(_read(q, ob, s), s)
 
 
-def test_more_values_than_registers_lm1_and_lm0_hold_is_an_error_with_the_numbers(tiny):
-    ctx, _ = tiny
+def test_more_values_than_registers_lm1_and_lm0_hold_is_an_error_with_the_numbers(tiny_env):
+    ctx, _ = tiny_env
     with pytest.raises(cl.RuntimeError, match=r"kernel 'huge'.*needs more than \d+ live values.*128 4-long-word "
                                               r"registers.*room for 496 more in LM1 and \d+ in LM0"):
         cl.Program(ctx, many_live_values("huge", 600)).build()
@@ -201,8 +193,8 @@ __kernel void fft_inverse(__global float2 *work) FFT512(work, -1.0f)
 
 
 @pytest.mark.slow
-def test_fft_matches_numpy(tiny):
-    ctx, q = tiny
+def test_fft_matches_numpy(tiny_env):
+    ctx, q = tiny_env
     rng = np.random.default_rng(9)
     x = (rng.standard_normal((2, 512)) + 1j * rng.standard_normal((2, 512))).astype(np.complex64)
     prg = cl.Program(ctx, FFT).build()

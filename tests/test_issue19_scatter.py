@@ -16,15 +16,9 @@ import mncl as cl
 from mncl.context import _emulator_for
 
 
-@pytest.fixture(scope="module")
-def env():
-    ctx = cl.Context([_emulator_for("tiny", cl.get_platforms()[0].get_devices())])
-    return ctx, cl.CommandQueue(ctx)
-
-
-def run(env, src, kernel, gsize, *arrays, out):
+def run(tiny_env, src, kernel, gsize, *arrays, out):
     """Launch ``kernel`` over arrays as buffers; returns the array at position ``out``, read back."""
-    ctx, q = env
+    ctx, q = tiny_env
     mf = cl.mem_flags
     bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
     getattr(cl.Program(ctx, src).build(), kernel)(q, gsize, None, *bufs)
@@ -48,7 +42,7 @@ TYPES = [("int", np.int32), ("float", np.float32), ("char", np.int8), ("short", 
 
 
 @pytest.mark.parametrize("ctype, dt", TYPES, ids=[t for t, _ in TYPES])
-def test_writers_with_different_values_leave_one_of_them(env, ctype, dt):
+def test_writers_with_different_values_leave_one_of_them(tiny_env, ctype, dt):
     n, m = 512, 40                   # about 13 writers per element, some elements untouched
     rng = np.random.default_rng(19)
     idx = rng.integers(0, m, n).astype(np.int32)
@@ -59,12 +53,12 @@ def test_writers_with_different_values_leave_one_of_them(env, ctype, dt):
         int i = get_global_id(0);
         o[idx[i]] = v[i];
     }}"""
-    out = run(env, src, "k", (n,), idx, vals, old, out=2)
+    out = run(tiny_env, src, "k", (n,), idx, vals, old, out=2)
     assert_one_stored_value(out, old, idx, vals)
 
 
 @pytest.mark.parametrize("ctype, dt", [("char", np.int8), ("short", np.int16)])
-def test_narrow_stores_to_neighbouring_bytes_all_land(env, ctype, dt):
+def test_narrow_stores_to_neighbouring_bytes_all_land(tiny_env, ctype, dt):
     """Different work-items (different PEs) store to different bytes of one word: all of them land."""
     n = 512
     perm = np.random.default_rng(3).permutation(n).astype(np.int32)
@@ -73,13 +67,13 @@ def test_narrow_stores_to_neighbouring_bytes_all_land(env, ctype, dt):
         int i = get_global_id(0);
         o[p[i]] = v[i];
     }}"""
-    out = run(env, src, "k", (n,), perm, vals, np.zeros(n, dt), out=2)
+    out = run(tiny_env, src, "k", (n,), perm, vals, np.zeros(n, dt), out=2)
     want = np.zeros(n, dt)
     want[perm] = vals
     np.testing.assert_array_equal(out, want)
 
 
-def test_bytes_of_one_word_with_several_writers_each(env):
+def test_bytes_of_one_word_with_several_writers_each(tiny_env):
     """Many writers to each byte of a few words: each byte one of its values, every byte written."""
     n, m = 512, 16
     idx = np.random.default_rng(5).integers(0, m, n).astype(np.int32)
@@ -88,11 +82,11 @@ def test_bytes_of_one_word_with_several_writers_each(env):
         int i = get_global_id(0);
         o[idx[i]] = v[i];
     }"""
-    out = run(env, src, "k", (n,), idx, vals, np.zeros(m, np.int8), out=2)
+    out = run(tiny_env, src, "k", (n,), idx, vals, np.zeros(m, np.int8), out=2)
     assert_one_stored_value(out, np.zeros(m, np.int8), idx, vals)
 
 
-def test_two_stores_of_a_work_item_keep_program_order(env):
+def test_two_stores_of_a_work_item_keep_program_order(tiny_env):
     """A work-item's later store to an element outranks its earlier one (a batch of two stores)."""
     n, m = 512, 32
     idx = np.random.default_rng(11).integers(0, m, n).astype(np.int32)
@@ -101,7 +95,7 @@ def test_two_stores_of_a_work_item_keep_program_order(env):
         o[idx[i]] = -1 - i;
         o[idx[i]] = 1000 + i;
     }"""
-    out = run(env, src, "k", (n,), idx, np.zeros(m, np.int32), out=1)
+    out = run(tiny_env, src, "k", (n,), idx, np.zeros(m, np.int32), out=1)
     assert_one_stored_value(out, np.zeros(m, np.int32), idx, 1000 + np.arange(n, dtype=np.int32))
 
 
@@ -137,10 +131,10 @@ __kernel void settle(__global char *frontier, __global char *updating, __global 
 """
 
 
-def test_bfs_with_same_value_races_gives_numpy_levels(env):
+def test_bfs_with_same_value_races_gives_numpy_levels(tiny_env):
     """A breadth-first search in the shape of Rodinia's: a level's frontier nodes all store
     cost + 1 to their shared neighbours, and set their byte flags."""
-    ctx, q = env
+    ctx, q = tiny_env
     n, deg = 300, 6
     rng = np.random.default_rng(8)
     edges = rng.integers(0, n, (n, deg)).astype(np.int32)
@@ -178,7 +172,7 @@ def test_bfs_with_same_value_races_gives_numpy_levels(env):
 
 
 @pytest.mark.parametrize("ctype, dt", [("char", np.int8), ("short", np.int16)])
-def test_narrow_stores_at_the_global_id_skip_the_claims_and_all_land(env, ctype, dt):
+def test_narrow_stores_at_the_global_id_skip_the_claims_and_all_land(tiny_env, ctype, dt):
     """Every work-item its own element (affine index): no claims (may_collide), every byte lands."""
     n = 512
     vals = (np.arange(n) * 5 + 3).astype(dt)
@@ -186,23 +180,23 @@ def test_narrow_stores_at_the_global_id_skip_the_claims_and_all_land(env, ctype,
         int i = get_global_id(0);
         o[i] = v[i] + 1;
     }}"""
-    out = run(env, src, "k", (n,), vals, np.zeros(n, dt), out=1)
+    out = run(tiny_env, src, "k", (n,), vals, np.zeros(n, dt), out=1)
     np.testing.assert_array_equal(out, (vals + 1).astype(dt))
 
 
-def test_stores_at_the_first_global_id_of_a_2d_launch_leave_one_value(env):
+def test_stores_at_the_first_global_id_of_a_2d_launch_leave_one_value(tiny_env):
     """o[x] from a 2-D launch: the index is affine in get_global_id(0), but the rows collide."""
     nx, ny = 64, 8
     src = """__kernel void k(__global int *o) {
         o[get_global_id(0)] = 1000 * get_global_id(1) + get_global_id(0);
     }"""
-    out = run(env, src, "k", (nx, ny), np.zeros(nx, np.int32), out=0)
+    out = run(tiny_env, src, "k", (nx, ny), np.zeros(nx, np.int32), out=0)
     assert ((out % 1000 == np.arange(nx)) & (out // 1000 < ny)).all(), out
 
 
-def test_stores_at_the_global_id_with_an_offset_land(env):
+def test_stores_at_the_global_id_with_an_offset_land(tiny_env):
     """A 1-D launch with a global offset (the general form): every work-item its own element."""
-    ctx, q = env
+    ctx, q = tiny_env
     n, off = 300, 20
     prg = cl.Program(ctx, """__kernel void k(__global int *o) {
         int i = get_global_id(0); o[i] = 3 * i; }""").build()
@@ -213,7 +207,7 @@ def test_stores_at_the_global_id_with_an_offset_land(env):
     np.testing.assert_array_equal(out, np.where(np.arange(n + off) >= off, 3 * np.arange(n + off), 0))
 
 
-def test_two_stores_whose_elements_meet_across_work_items_leave_one_value(env):
+def test_two_stores_whose_elements_meet_across_work_items_leave_one_value(tiny_env):
     """o[i] = 1 and o[i + 1] = 2 in one batch: work-item i's second store meets work-item i + 1's
     first (each store alone is every work-item its own element)."""
     n = 256
@@ -222,11 +216,11 @@ def test_two_stores_whose_elements_meet_across_work_items_leave_one_value(env):
         o[i] = 1;
         o[i + 1] = 2;
     }"""
-    out = run(env, src, "k", (n,), np.zeros(n + 1, np.int32), out=0)
+    out = run(tiny_env, src, "k", (n,), np.zeros(n + 1, np.int32), out=0)
     assert out[0] == 1 and out[n] == 2 and np.isin(out[1:n], (1, 2)).all(), out
 
 
-def test_vector_stores_at_the_global_id_land(env):
+def test_vector_stores_at_the_global_id_land(tiny_env):
     """vstore4 at 4 i + 1 and 4 i + 3 (short4: the elements of neighbouring work-items interleave,
     never meet): no claims needed, every element lands."""
     n = 128
@@ -236,13 +230,13 @@ def test_vector_stores_at_the_global_id_land(env):
         vstore4(v, 2 * i, o);
         vstore4(v * (short)2, 2 * i + 1, o);
     }"""
-    out = run(env, src, "k", (n,), np.zeros(8 * n, np.int16), out=0)
+    out = run(tiny_env, src, "k", (n,), np.zeros(8 * n, np.int16), out=0)
     i = np.arange(n)[:, None] + np.arange(4)
     want = np.concatenate([i, 2 * i], axis=1).ravel().astype(np.int16)
     np.testing.assert_array_equal(out, want)
 
 
-def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(env):
+def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(tiny_env):
     """A small buffer a loop gathers may stay resident in LM0 for the wave, where each PE's changes
     are summed at its end: one that several work-items store to stays in DRAM (claims) unless the
     launch has one work-item."""
@@ -255,7 +249,7 @@ def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(env):
         s[i] = t;
         o[keys[i] & 15] = 1000 + i;
     }"""
-    ctx, q = env
+    ctx, q = tiny_env
     old = np.full(16, 3, np.int32)
     bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
             for a in (keys, old, np.zeros(n, np.int32))]
