@@ -139,13 +139,15 @@ class NanFixups:
 
     def true_sign(self, x, j: int, memo: dict):
         """A register whose sign bit is the IEEE sign of register j of lazy-or-exact x (other bits
-        are junk; meaningless in NaN lanes): x's own where x is exact or its MAU result is not
-        zero, else worked out from the chain's operands."""
+        are junk; meaningless in NaN lanes): x's own where x is exact, settled or its MAU result
+        is not zero, else worked out from the chain's operands.  A settled operand ends the walk,
+        so settling each value of a long chain (a store after each `y += ...`) costs the same
+        for each, not the chain's length."""
         key = id(x)
         if key in memo:
             return memo[key]
         r = x.regs[j]
-        if x.lazy is None:
+        if x.lazy is None or id(x) in self.settled:
             return r
         p, mag, _, _, _ = self._w(x.kind == "f64")
         c = self.const64 if p == "l" else self.c32
@@ -205,7 +207,7 @@ class NanFixups:
 
         if x.const is not None:
             out = c(-1 if x.const != x.const else 0)
-        elif x.lazy is None:
+        elif x.lazy is None or id(x) in self.settled:      # exact (settled in place): its own register
             out = test("max", inf, self.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
         else:
             op, *a = x.lazy
