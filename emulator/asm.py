@@ -16,6 +16,7 @@ two writes to one operand, LM read/write conflicts.  Every error is an
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -643,6 +644,7 @@ def assemble(text: str, source: str = "<asm>") -> Program:
     anon = None                              # the anonymous block collecting top-level statements
     masks = {}
     n_anon = 0
+    decoded = {}                             # (step text, masks) -> its Step: compiled code repeats lines
 
     def flush():
         nonlocal anon
@@ -701,16 +703,10 @@ def assemble(text: str, source: str = "<asm>") -> Program:
                 raise cx.error(f"unknown MV instruction '{toks[0]}'")
             tb.stmts.append(MVStmt(e, lineno, raw.strip()))
         else:
-            parts = [p.strip() for p in line.split(";")]
-            if any(not p for p in parts[:-1]) or not parts[0]:
-                raise cx.error("empty expression in a step")
-            exprs = [parse_expr(p, cx) for p in parts if p]
-            if any(e.defn.group == isa.MV for e in exprs):
-                raise cx.error("an MV statement stands alone on its line")
-            st = build_step(exprs, cx, masks)
-            if st.wait is not None and not st.exprs and not st.nop:
-                st.nop = True          # 'wait i1' alone: a nop step that waits (extension)
-            tb.stmts.append(st)
+            key = (line, tuple(masks.items()))
+            if (st := decoded.get(key)) is None:
+                st = decoded[key] = _decode_step(line, cx, masks)
+            tb.stmts.append(replace(st, line=lineno, text=raw.strip(), masks=dict(masks), src=_src_line(raw)))
     if block is not None:
         cx.line, cx.text = block.line, ""
         raise cx.error(f"'.block {block.name}' has no '.endblock'")
@@ -720,6 +716,20 @@ def assemble(text: str, source: str = "<asm>") -> Program:
         raise cx.error(f"'.{kind}' has no matching '.end{kind}'")
     _check_calls(prog.main, prog, cx)
     return prog
+
+
+def _decode_step(line: str, cx: _Ctx, masks: dict) -> Step:
+    """The Step of one line of expressions (the line's comment already removed)."""
+    parts = [p.strip() for p in line.split(";")]
+    if any(not p for p in parts[:-1]) or not parts[0]:
+        raise cx.error("empty expression in a step")
+    exprs = [parse_expr(p, cx) for p in parts if p]
+    if any(e.defn.group == isa.MV for e in exprs):
+        raise cx.error("an MV statement stands alone on its line")
+    st = build_step(exprs, cx, masks)
+    if st.wait is not None and not st.exprs and not st.nop:
+        st.nop = True          # 'wait i1' alone: a nop step that waits (extension)
+    return st
 
 
 _DIRECTIVE_RE = re.compile(r"\.(?P<d>\w+)\s*(?P<rest>.*)")
