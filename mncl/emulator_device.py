@@ -336,7 +336,8 @@ class EmulatorDevice:
             else:
                 blk[SHAPE_SLOT + j] = dup(shape[k])
         seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
-               "gx": gs[0], "offx": off[0], "items": gs[0] * gs[1] * gs[2], **tables}
+               "gx": gs[0], "offx": off[0], "items": gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
+               "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), **tables}
         buffers = []
         for i, a in enumerate(args):
             if isinstance(a, EmuAllocation):

@@ -103,7 +103,8 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
         + [f"rows{k}" for k in rows] \
         + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else []) \
-        + (["items"] if "items" in cg.uses else [])
+        + (["items"] if "items" in cg.uses else []) \
+        + sorted(cg.uses.get("extents", ()))
     return cg, tree, args, alloc
 
 

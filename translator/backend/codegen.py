@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
+from . import idforms
 from .nans import NanFixups, callee_base, no_nans
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, drop_ops
 
@@ -140,6 +141,7 @@ class Codegen(NanFixups):
         self.oob = None                   # (site code, byte offset) registers of bounds checks
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.batch = None                 # (buffer, stores, items, claims) scattered stores not yet emitted (scatter)
+        self.elem_of = {}                 # a vector access's element pointer -> (its IR pointer, byte offset)
         self.colliding = set()            # buffers with a store two lanes may make to one element (may_collide)
         self.batched = False              # a batch of more than one store was emitted
         self.elected = {}                 # predicate -> its elected lane, in the block being emitted (elect)
@@ -550,6 +552,7 @@ class Codegen(NanFixups):
                     aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + j * size, ptr.gid_affine[2])
                     ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size,
                                                      gid_affine=aff)))
+                    self.elem_of[ops[-1]] = (o, j * size)
                 else:
                     ops.append(o)
             rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
@@ -2355,7 +2358,7 @@ class Codegen(NanFixups):
             full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
-            return self.scatter(k, ptr, v.regs, p, size)
+            return self.scatter(k, ptr, v.regs, p, size, self.id_form(i.ops[1], k == "L"))
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
 
@@ -2464,7 +2467,7 @@ class Codegen(NanFixups):
 
     SCATTER_BATCH = 32                    # stores one pass over a buffer's chunks applies at most
 
-    def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4):
+    def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4, form=None):
         """Masked store of lane values at any offsets of buffer k: 32-bit ones, the low bytes of
         them (size 1, 2), or 64-bit ones (regs: odd and even work-items'; an 8-byte element is
         aligned to 8 bytes, as OpenCL C requires, and a misaligned one is stored at the aligned
@@ -2489,7 +2492,7 @@ class Codegen(NanFixups):
         entry = (size, self.select32(p, rel, self.c32(-1)))
         # (its byte in the word: claims are per (word, byte); when it may collide, its index's form)
         claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0),
-                 self.may_collide(k, aff, size), aff, size)
+                 self.may_collide(k, aff, size, form), aff, size, form)
         if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
@@ -2559,9 +2562,9 @@ class Codegen(NanFixups):
             self.batch = None
             self.batched |= len(entries) > 1
             assert items is self.items, "a batch of stores must end where it began"
-            whens = [w for _, w, _, _ in infos]
+            whens = [w for _, w, *_ in infos]
             if len(infos) > 1 and (any(whens) or self.stores_overlap(infos)):
-                whens = ["%items > 1"] * len(infos)      # (one store's lanes may meet another's)
+                whens = [self.batch_meets(k, infos)] * len(infos)   # (one store's lanes may meet another's)
             claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
             if any(whens):
                 self.colliding.add(k)
@@ -2632,17 +2635,82 @@ class Codegen(NanFixups):
         self.items = outer
         self.items.append(loop)
 
-    def may_collide(self, k, aff, size: int):
+    def may_collide(self, k, aff, size: int, form=None):
         """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
         condition, or None for never.  Never when the index is affine in the global id with a
         coefficient of at least the element's size (every work-item its own element; in the
         general form, for a 1-D launch: %items == %gx), nor when it is uniform and elect picked one
-        lane (not for __local scratch); else when the launch has more than one work-item."""
+        lane (not for __local scratch); else, where the store's form in the work-item ids
+        (idforms.py) is one-to-one under conditions on the launch's sizes, when they fail; else
+        when the launch has more than one work-item."""
         if aff is not None and aff[0] == 0 and k != "L":
             return None
-        if aff is not None and aff[0] != 0 and abs(aff[0]) >= size:
-            return None if self.one_d else "%items > %gx"
-        return "%items > 1"
+        if aff is not None and aff[0] != 0 and abs(aff[0]) >= size and self.one_d:
+            return None
+        conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L"))
+        if conds is None:
+            return "%items > %gx" if aff is not None and aff[0] != 0 and abs(aff[0]) >= size else "%items > 1"
+        return f"not ({' and '.join(conds)})" if conds else None
+
+    def id_form(self, x, local: bool):
+        """The form of pointer x in the work-item ids (idforms.py) over the lanes a store's claim is
+        among: a work-group's for __local memory (a global id is its local id plus a part uniform
+        there), the wave's for __global (a local or group id is not a form there)."""
+        def leaf(y):
+            if isinstance(y, Inst) and y.op == "call" and y.callee == "__mncl_local":
+                return {("u", "local"): 1}
+            if isinstance(y, Inst) and y.op == "load":
+                ptr = self.vals.get(y.ops[0])
+                if ptr is not None and ptr.kind == "ptr" and ptr.off is None and ptr.base in (("ids",), ("wg",), ("args",)):
+                    k = ptr.coff // 8
+                    if ptr.base == ("ids",):
+                        field = ("id", k % 3, 0, None, None)
+                        if k < 3:
+                            return {field: 1} if local else None
+                        return {field: 1, ("u", ("group base", k)): 1} if local else {field: 1}
+                    if ptr.base == ("wg",) and 7 <= k <= 9 and not local:
+                        return None      # a group id varies over a wave
+                    return {("u", (ptr.base, ptr.coff)): 1}
+            if isinstance(y, (Inst, Arg)) and (e := self.seq_expr(y)) is not None:
+                return {("u", id(y), e): 1}
+            return None
+        if x in self.elem_of:             # element j of a vector access: its pointer's form + j's offset
+            x, off = self.elem_of[x]
+            f = idforms.form_of(x, leaf)
+            return None if f is None else idforms.add(f, {idforms.ONE: off} if off else {})
+        return idforms.form_of(x, leaf)
+
+    def extent_of(self, local: bool):
+        """extent(d): how far the ids of the lanes that may meet span in dimension d, as the
+        sequencer names it (the local size; for __global, the wave's extent within the global
+        size: %ex = min(wave, global size)), or 1 (a 1-D launch's y and z)."""
+        def extent(d):
+            if self.one_d and d:
+                return 1
+            name = ("lsx", "lsy", "lsz")[d] if local else ("ex", "ey", "ez")[d]
+            self.uses.setdefault("extents", set()).add(name)
+            return f"%{name}"
+        return extent
+
+    def batch_meets(self, k, infos):
+        """When a store of a batch may meet another work-item's other store (claims for all of
+        them): any store's own condition, or a pair's that stores_overlap cannot rule out and their
+        forms cannot either (idforms.meet); "%items > 1" where nothing is known."""
+        conds, nearest = {w for _, w, *_ in infos if w}, {}
+        for x, a in enumerate(infos):
+            for b in infos[x + 1:]:
+                if not self.stores_overlap([a, b]):
+                    continue
+                m = None if a[4] is None or b[4] is None else \
+                    idforms.meet(a[4], b[4], a[3], b[3], self.extent_of(k == "L"))
+                if m is None:
+                    return "%items > 1"
+                for d, span in m:            # (of two distances within one span, the nearer decides)
+                    nearest[span] = min(d, nearest.get(span, d))
+        conds |= {f"{d} <= {span}" for span, d in nearest.items()}
+        if "%items > 1" in conds or not conds:
+            return "%items > 1" if conds else None
+        return " or ".join(f"({c})" for c in sorted(conds))
 
     @staticmethod
     def stores_overlap(infos) -> bool:
@@ -2650,8 +2718,8 @@ class Codegen(NanFixups):
         the two indices are affine in the global id with one coefficient c and offsets that keep
         their elements apart for every other work-item (o[6 i + 1] and o[6 i + 2] never meet;
         o[i] and o[i + 1] do), or both uniform (elected together)."""
-        for x, (_, _, a1, s1) in enumerate(infos):
-            for _, _, a2, s2 in infos[x + 1:]:
+        for x, (_, _, a1, s1, *_) in enumerate(infos):
+            for _, _, a2, s2, *_ in infos[x + 1:]:
                 if a1 is None or a2 is None:
                     return True
                 if a1[0] == a2[0] == 0:
@@ -2731,9 +2799,10 @@ class Codegen(NanFixups):
                 self.masked_copy(entries[e][1], won[(e, b)], self.flags("ixor", best, keys[e]))
             self.zero_z()
         when = {c[1] for c in claims if c is not None}         # (one work-item: nothing to claim)
-        if "%items > 1" not in when:
-            self.uses["launch"] = True                        # (%gx)
-        outer.append(SeqIf("%items > 1" if "%items > 1" in when else when.pop(), self.items, []))
+        if "%gx" in " ".join(when):
+            self.uses["launch"] = True
+        outer.append(SeqIf("%items > 1" if "%items > 1" in when else " or ".join(f"({w})" for w in sorted(when)),
+                           self.items, []))
         self.items = outer
         out = []
         for e, entry in enumerate(entries):

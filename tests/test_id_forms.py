@@ -1,0 +1,136 @@
+"""Stores whose lanes provably never meet skip the scatter's claims (translator/backend/idforms.py).
+
+The claims (issue 19 item 4) made `__local` stores by local id and 2-D `out[y * W + x]` stores
+several times slower; an index affine in the work-item ids whose lanes cannot meet, under a
+condition on the launch the sequencer tests, now skips them.  Checked three ways: the forms and
+conditions themselves; cycles (a launch whose stores cannot meet costs no more than the same
+kernel's 1-D, gid-affine store); and results where lanes do meet (a 2-D work-group storing by
+local id 0 only, rows of a 2-D store that overlap), which must still leave one stored value.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mncl as cl
+from translator.backend import idforms
+
+X = ("id", 0, 0, None, None)
+Y = ("id", 1, 0, None, None)
+
+
+def ext(*sizes):
+    return lambda d: sizes[d] if isinstance(sizes[d], int) else f"%{sizes[d]}"
+
+
+def test_a_unit_stride_index_is_one_to_one_when_the_other_dimensions_are_one_wide():
+    assert idforms.injective({X: 4}, 4, ext("lsx", 1, 1)) == []
+    assert idforms.injective({X: 4}, 4, ext("lsx", "lsy", 1)) == ["%lsy == 1"]
+    assert idforms.injective({X: 2}, 4, ext("lsx", 1, 1)) is None           # overlapping elements
+
+
+def test_rows_are_apart_when_the_pitch_covers_a_row():
+    f = {X: 4, ("id", 1, 0, None, "%p2"): 4, 1: 8}
+    assert idforms.injective(f, 4, ext("gx", "gy", 1)) == ["4 * (%p2) >= 4 * %gx"]
+
+
+def test_bit_fields_of_one_id_must_cover_all_its_bits():
+    hi, lo = ("id", 0, 3, None, None), ("id", 0, 0, 3, None)
+    assert idforms.injective({hi: 512, lo: 8}, 8, ext("lsx", 1, 1)) == []
+    assert idforms.injective({lo: 8}, 8, ext("lsx", 1, 1)) is None           # t & 7 alone repeats
+    assert idforms.injective({hi: 32, lo: 8}, 8, ext("lsx", 1, 1)) is None   # digits overlap
+
+
+def test_two_stores_of_a_batch_meet_only_within_the_span():
+    assert idforms.meet({X: 24, 1: 4}, {X: 24, 1: 8}, 4, 4, ext("gx", 1, 1)) == []   # o[6i+1], o[6i+2]
+    assert idforms.meet({X: 8}, {X: 8, 1: 512}, 8, 8, ext("lsx", 1, 1)) == [(512, "8 * (%lsx - 1)")]
+    assert idforms.meet({X: 8}, {Y: 8}, 8, 8, ext("lsx", "lsy", 1)) is None
+
+
+def run(ctx, q, src, gsize, lsize, *arrays, out=0):
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) if isinstance(a, np.ndarray) else a
+            for a in arrays]
+    ev = cl.Program(ctx, src).build().k(q, gsize, lsize, *bufs)
+    ev.wait()
+    res = np.empty_like(arrays[out])
+    cl.enqueue_copy(q, res, bufs[out])
+    return res, ev
+
+
+LOCAL_BY_X = """__kernel void k(__global int *o) {
+    __local int t[64];
+    int x = get_local_id(0), y = get_local_id(1);
+    t[x] = 100 * y + x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] = t[x];
+}"""
+
+
+def test_local_stores_that_meet_in_a_2d_group_still_leave_one_value(tiny_env):
+    ctx, q = tiny_env
+    out, _ = run(ctx, q, LOCAL_BY_X, (16, 4), (16, 4), np.zeros(64, np.int32))
+    out = out.reshape(4, 16)
+    x = np.arange(16)
+    assert ((out - x) % 100 == 0).all() and ((out - x) // 100 < 4).all(), out   # some row's value
+    assert (out == out[0]).all()                                               # the same in every row
+
+
+def test_local_stores_by_local_id_in_a_1d_group_skip_the_claims(tiny_env):
+    """The same kernel in 1-D groups: no two lanes meet, and it costs what it costs without the
+    claim code at all (a 2-D group of the same size, where they must claim, costs more)."""
+    ctx, q = tiny_env
+    flat, ev1 = run(ctx, q, LOCAL_BY_X, (64,), (16,), np.zeros(64, np.int32))
+    np.testing.assert_array_equal(flat, np.tile(np.arange(16), 4))
+    _, ev2 = run(ctx, q, LOCAL_BY_X, (16, 4), (16, 4), np.zeros(64, np.int32))
+    assert ev1.stats.cycles < 0.8 * ev2.stats.cycles, (ev1.stats.cycles, ev2.stats.cycles)
+
+
+ROWS = """__kernel void k(__global int *o, int pitch) {
+    int x = get_global_id(0), y = get_global_id(1);
+    o[y * pitch + x] = 1000 * y + x;
+}"""
+
+
+@pytest.mark.parametrize("pitch", [16, 20, 8, 4])
+def test_rows_stored_with_a_pitch_are_right_whether_or_not_they_overlap(tiny_env, pitch):
+    """pitch >= the row's 16 work-items: no lanes meet, no claims; below it rows overlap and the
+    claims run (an element holds one writer's value, not the sum of their changes)."""
+    ctx, q = tiny_env
+    n = 3 * pitch + 16
+    out, _ = run(ctx, q, ROWS, (16, 4), None, np.full(n, -1, np.int32), np.int32(pitch))
+    writers = {}
+    for y in range(4):
+        for x in range(16):
+            writers.setdefault(y * pitch + x, []).append(1000 * y + x)
+    for e in range(n):
+        assert out[e] in writers.get(e, [-1]), (e, out[e], writers.get(e))
+
+
+def test_an_fft_style_transpose_through_local_memory(tiny_env):
+    """lds[(t >> 3) * 64 + (t & 7) + 8 r]: bit fields of the local id, one-to-one."""
+    src = """__kernel void k(__global float *o, __global const float *a) {
+        __local float lds[512];
+        int t = get_local_id(0), hi = t >> 3, lo = t & 7;
+        for (int r = 0; r < 8; r++) lds[hi * 64 + lo + 8 * r] = a[get_group_id(0) * 512 + 8 * t + r];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int r = 0; r < 8; r++) o[get_group_id(0) * 512 + t + 64 * r] = lds[t + 64 * r];
+    }"""
+    ctx, q = tiny_env
+    a = np.arange(1024, dtype=np.float32)
+    out, _ = run(ctx, q, src, (128,), (64,), np.zeros(1024, np.float32), a)
+    want = np.empty_like(a)
+    for g in range(2):
+        for t in range(64):
+            for r in range(8):
+                want[g * 512 + (t >> 3) * 64 + (t & 7) + 8 * r] = a[g * 512 + 8 * t + r]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_rows_that_cannot_overlap_skip_the_claims(tiny_env):
+    ctx, q = tiny_env
+    cycles = {}
+    for pitch in (16, 4):
+        _, ev = run(ctx, q, ROWS, (16, 4), None, np.full(3 * pitch + 16, -1, np.int32), np.int32(pitch))
+        cycles[pitch] = ev.stats.cycles
+    assert cycles[16] < 0.85 * cycles[4], cycles

@@ -1,0 +1,241 @@
+"""Index forms in the work-item ids, and when the lanes of a wave can store to one element.
+
+A scatter whose lanes may meet claims its elements (codegen.scatter_pass), which costs a
+max-reduction over the machine per store.  Where a store's byte offset is an affine
+function of the work-item ids whose lanes can never meet, the claim is skipped; where that
+depends on the launch (the local or global size), a sequencer condition decides per launch.
+
+A form maps terms to integer coefficients:
+
+* ``1``: the constant part (bytes);
+* ``("u", key)``: a value uniform over the lanes that may meet (a kernel argument, a group id
+  for ``__local`` memory, a sequencer loop's counter, ...), opaque;
+* ``("id", d, lo, hi, s)``: bits ``lo``..``hi`` (``hi`` None: all above ``lo``) of the id in
+  dimension d (the local id for ``__local`` memory, where a global id is the local id plus a
+  uniform part; the global id for ``__global``), times the sequencer expression s (a uniform
+  integer the sequencer knows, such as a row pitch argument; None for 1).
+
+Bit fields come from ``t >> k`` and ``t & (2^k - 1)``, so the transposes of an FFT
+(``lds[(t >> 3) * 64 + (t & 7)]``) are forms too.  The lanes of one store never meet when the
+form is a mixed-radix number: the fields of each dimension cover all of its bits, a dimension
+without fields has extent 1, and with the digits ordered by coefficient each coefficient is at
+least the one below times that digit's range (the lowest at least the element's size).  Then
+two different lanes' offsets differ by at least the lowest coefficient.
+"""
+from __future__ import annotations
+
+from math import gcd
+
+from . import irtypes
+from .irread import Const, Inst, Unsupported
+
+ONE = 1
+
+
+def add(a: dict, b: dict, sign: int = 1) -> dict:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+        if not out[k]:
+            del out[k]
+    return out
+
+
+def _scale(a: dict, k: int) -> dict:
+    return {t: c * k for t, c in a.items()} if k else {}
+
+
+def _ids(f: dict) -> list:
+    return [t for t in f if isinstance(t, tuple) and t[0] == "id"]
+
+
+def form_of(x, leaf, memo: dict | None = None):
+    """The form of integer or pointer IR value x, or None.  leaf(x) gives the form of a value the
+    walk does not take apart (a load of an id, an argument, ...) or None; pointers: a GEP adds
+    its scaled indices to its base's form."""
+    memo = {} if memo is None else memo
+    if id(x) in memo:
+        return memo[id(x)]
+    out = _form(x, leaf, memo)
+    memo[id(x)] = out
+    return out
+
+
+def _form(x, leaf, memo):
+    if isinstance(x, Const):
+        return {ONE: x.value} if isinstance(x.value, int) and not isinstance(x.value, bool) and x.value else \
+            ({} if x.value == 0 else None)
+    got = leaf(x)
+    if got is not None or not isinstance(x, Inst):
+        return got
+    op, ops = x.op, x.ops
+    if op in ("sext", "zext", "trunc", "freeze"):      # ids and offsets are far below 2^31
+        return form_of(ops[0], leaf, memo)
+    if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
+        a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
+        return None if a is None or b is None else add(a, b, -1 if op == "sub" else 1)
+    if op in ("mul", "shl"):
+        a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
+        if a is None or b is None:
+            return None
+        if op == "shl":
+            return _scale(a, 1 << b[ONE]) if set(b) == {ONE} and 0 <= b[ONE] < 32 else None
+        for p, q in ((a, b), (b, a)):
+            if set(q) <= {ONE}:
+                return _scale(p, q.get(ONE, 0))
+        return _times_uniform(a, b) or _times_uniform(b, a)
+    if op in ("lshr", "ashr", "and"):                   # a bit field of one id
+        a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
+        if a is None or b is None or set(b) != {ONE} or len(a) != 1 or next(iter(a.values())) != 1:
+            return None
+        (t,) = a
+        if not isinstance(t, tuple) or t[0] != "id" or t[4] is not None:
+            return None
+        _, d, lo, hi, _ = t
+        k = b[ONE]
+        if op == "and":
+            if k <= 0 or k & (k + 1):
+                return None
+            top = lo + k.bit_length() if hi is None else min(hi, lo + k.bit_length())
+            return {("id", d, lo, None if top >= 32 else top, None): 1}     # (ids are below 2^32)
+        if not 0 <= k < 32:
+            return None
+        return {("id", d, lo + k, None if hi is None else max(hi, lo + k), None): 1} \
+            if hi is None or lo + k < hi else {}
+    if op == "getelementptr":
+        return _gep(x, leaf, memo)
+    return None
+
+
+def _gep(x: Inst, leaf, memo):
+    """A GEP's form: its base's plus each index's times the size it steps (as codegen.gep)."""
+    out, ty = form_of(x.ops[0], leaf, memo), x.elem
+    for k, idx in enumerate(x.ops[1:]):
+        if out is None:
+            return None
+        if k:
+            try:
+                sub = irtypes.element(ty) if ty.strip()[:1] in "[<" else \
+                    irtypes.fields(ty)[idx.value] if isinstance(idx, Const) else None
+            except (Unsupported, IndexError, TypeError):
+                return None
+            if sub is None:
+                return None
+            if isinstance(sub, tuple):         # a struct field: (type, offset)
+                ty, fo = sub
+                out = add(out, {ONE: fo} if fo else {})
+                continue
+            ty = sub
+        try:
+            size = irtypes.size(ty)
+        except Unsupported:
+            return None
+        f = form_of(idx, leaf, memo)
+        out = None if f is None else add(out, _scale(f, size))
+    return out
+
+
+def _times_uniform(a: dict, b: dict):
+    """a * b where b is one uniform term the sequencer knows, ("u", key, expr), and a has no
+    term with a factor already: ids take the factor, uniform terms stay uniform."""
+    if len(b) != 1:
+        return None
+    (t, c), = b.items()
+    if not (isinstance(t, tuple) and t[0] == "u" and len(t) == 3 and t[2] is not None):
+        return None
+    out = {}
+    for term, k in a.items():
+        if term == ONE:
+            out[t] = out.get(t, 0) + k * c
+        elif term[0] == "id" and term[4] is None:
+            out[term[:4] + (t[2],)] = k * c
+        elif term[0] == "u":
+            out[("u", (term, t))] = k * c
+        else:
+            return None
+    return out
+
+
+def _digits(f: dict, extent):
+    """[(coefficient, factor expr or None, range)] of form f's id fields, or None where a
+    dimension's fields do not cover its bits; with the conditions (sequencer text) that the
+    dimensions without fields have extent 1.  extent(d): a sequencer expression or 1."""
+    digits, conds = [], []
+    for d in range(3):
+        fields = sorted((t[2], t[3], t[4], f[t]) for t in _ids(f) if t[1] == d)
+        e = extent(d)
+        if not fields:
+            if e != 1:
+                conds.append(f"{e} == 1")
+            continue
+        at = 0
+        for lo, hi, s, c in fields:
+            if lo != at:
+                return None, None
+            at = hi
+            if hi is not None:
+                r = 1 << (hi - lo)
+            elif e == 1:
+                r = 1
+            else:
+                r = e if lo == 0 else f"(({e} + {(1 << lo) - 1}) >> {lo})"
+            if r != 1:
+                digits.append((c, s, r))
+        if at is not None:
+            return None, None
+    return digits, conds
+
+
+def _ordered(digits):
+    """The digits lowest first: plain ones by magnitude, then at most one with a factor (a row
+    pitch: checked at run time to lie above the others), else None."""
+    plain = sorted((d for d in digits if d[1] is None), key=lambda d: abs(d[0]))
+    scaled = [d for d in digits if d[1] is not None]
+    return None if len(scaled) > 1 else plain + scaled
+
+
+def _mag(c, s):
+    return str(abs(c)) if s is None else f"{c} * ({s})"
+
+
+def injective(f: dict, size: int, extent):
+    """Conditions (sequencer text; [] for always) under which no two lanes of form f store to
+    overlapping `size`-byte elements, or None when that cannot be shown."""
+    digits, conds = _digits(f, extent)
+    if digits is None or not digits:
+        return None
+    digits = _ordered(digits)
+    if digits is None:
+        return None
+    below = size
+    for c, s, r in digits:
+        if s is None and isinstance(below, int):
+            if abs(c) < below:
+                return None
+        else:
+            conds.append(f"{_mag(c, s)} >= {below}")
+        below = abs(c) * r if s is None and isinstance(r, int) else f"{_mag(c, s)} * {r}"
+    return conds
+
+
+def meet(f1: dict, f2: dict, s1: int, s2: int, extent):
+    """When the `s1`-byte element one lane stores at form f1 may overlap the `s2`-byte element
+    another lane stores at f2 (both forms one-to-one, see injective): [] for never, None for
+    always (or unknown), else [(m, span)]: when m <= span (sequencer text), the furthest apart
+    two lanes' offsets can be."""
+    if {t: c for t, c in f1.items() if t != ONE} != {t: c for t, c in f2.items() if t != ONE}:
+        return None
+    digits, _ = _digits(f1, extent)
+    if not digits:
+        return None
+    delta = f2.get(ONE, 0) - f1.get(ONE, 0)
+    g = 0
+    for c, _, _ in digits:
+        g = gcd(g, c)
+    # offsets differ by D, a non-zero multiple of g with |D| <= the digits' span; they overlap
+    # when -s2 < D - delta < s1
+    ms = [m for m in range((delta - s2) // g * g, delta + s1 + g, g) if m and -s2 < m - delta < s1]
+    if not ms:
+        return []
+    span = " + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits)
+    return [(min(abs(m) for m in ms), span)]
