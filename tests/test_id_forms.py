@@ -134,3 +134,32 @@ def test_rows_that_cannot_overlap_skip_the_claims(tiny_env):
         _, ev = run(ctx, q, ROWS, (16, 4), None, np.full(3 * pitch + 16, -1, np.int32), np.int32(pitch))
         cycles[pitch] = ev.stats.cycles
     assert cycles[16] < 0.85 * cycles[4], cycles
+
+
+GUARDED = """__kernel void k(__global int *o, int nj, __global const int *lim) {
+    int j = get_global_id(0), i = get_global_id(1);
+    if (j < BOUND)
+        o[i * nj + j] = 1000 * i + j;
+}"""
+
+
+def test_a_guard_on_the_id_bounds_the_rows_it_stores(tiny_env):
+    """`if (j < nj)` on a launch wider than nj: the rows of o[i * nj + j] are apart among the
+    lanes that store, so no claims; the same bound read from a buffer is not known, and claims.
+    A guard that lets rows overlap (j < nj + 4) still leaves one writer's value."""
+    ctx, q = tiny_env
+    nj, lim = 20, np.array([20], np.int32)
+    cycles = {}
+    for bound in ("nj", "lim[0]", "nj + 4"):
+        src = GUARDED.replace("BOUND", bound)
+        out, ev = run(ctx, q, src, (24, 8), (8, 8), np.full(8 * nj + 4, -1, np.int32), np.int32(nj),
+                      cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=lim))
+        cycles[bound] = ev.stats.cycles
+        width = nj + 4 if bound == "nj + 4" else nj
+        writers = {}
+        for i in range(8):
+            for j in range(width):
+                writers.setdefault(i * nj + j, []).append(1000 * i + j)
+        for e in range(len(out)):
+            assert out[e] in writers.get(e, [-1]), (bound, e, out[e], writers.get(e))
+    assert cycles["nj"] < 0.85 * cycles["lim[0]"], cycles

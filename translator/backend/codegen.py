@@ -2358,7 +2358,7 @@ class Codegen(NanFixups):
             full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
-            return self.scatter(k, ptr, v.regs, p, size, self.id_form(i.ops[1], k == "L"))
+            return self.scatter(k, ptr, v.regs, p, size, self.id_form(i.ops[1], k == "L"), i.block)
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", self.line)
 
@@ -2467,7 +2467,7 @@ class Codegen(NanFixups):
 
     SCATTER_BATCH = 32                    # stores one pass over a buffer's chunks applies at most
 
-    def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4, form=None):
+    def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4, form=None, block=None):
         """Masked store of lane values at any offsets of buffer k: 32-bit ones, the low bytes of
         them (size 1, 2), or 64-bit ones (regs: odd and even work-items'; an 8-byte element is
         aligned to 8 bytes, as OpenCL C requires, and a misaligned one is stored at the aligned
@@ -2492,7 +2492,7 @@ class Codegen(NanFixups):
         entry = (size, self.select32(p, rel, self.c32(-1)))
         # (its byte in the word: claims are per (word, byte); when it may collide, its index's form)
         claim = (self.alu("iand", off, self.c32(4 - size)) if size < 4 else self.c32(0),
-                 self.may_collide(k, aff, size, form), aff, size, form)
+                 self.may_collide(k, aff, size, form, block), aff, size, form)
         if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
@@ -2635,19 +2635,20 @@ class Codegen(NanFixups):
         self.items = outer
         self.items.append(loop)
 
-    def may_collide(self, k, aff, size: int, form=None):
+    def may_collide(self, k, aff, size: int, form=None, block=None):
         """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
         condition, or None for never.  Never when the index is affine in the global id with a
         coefficient of at least the element's size (every work-item its own element; in the
         general form, for a 1-D launch: %items == %gx), nor when it is uniform and elect picked one
         lane (not for __local scratch); else, where the store's form in the work-item ids
-        (idforms.py) is one-to-one under conditions on the launch's sizes, when they fail; else
-        when the launch has more than one work-item."""
+        (idforms.py) is one-to-one under conditions on the launch's sizes (and on the ids, by the
+        branches its block is under), when they fail; else when the launch has more than one
+        work-item."""
         if aff is not None and aff[0] == 0 and k != "L":
             return None
         if aff is not None and aff[0] != 0 and abs(aff[0]) >= size and self.one_d:
             return None
-        conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L"))
+        conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block))
         if conds is None:
             return "%items > %gx" if aff is not None and aff[0] != 0 and abs(aff[0]) >= size else "%items > 1"
         return f"not ({' and '.join(conds)})" if conds else None
@@ -2680,17 +2681,36 @@ class Codegen(NanFixups):
             return None if f is None else idforms.add(f, {idforms.ONE: off} if off else {})
         return idforms.form_of(x, leaf)
 
-    def extent_of(self, local: bool):
+    def extent_of(self, local: bool, block=None):
         """extent(d): how far the ids of the lanes that may meet span in dimension d, as the
         sequencer names it (the local size; for __global, the wave's extent within the global
-        size: %ex = min(wave, global size)), or 1 (a 1-D launch's y and z)."""
+        size: %ex = min(wave, global size)), or 1 (a 1-D launch's y and z); no further than U
+        where the block runs only in lanes whose id is below U (`if (j < nj)`: ids start at 0)."""
+        below = self.ids_below(block, local) if block is not None else {}
+
         def extent(d):
             if self.one_d and d:
                 return 1
             name = ("lsx", "lsy", "lsz")[d] if local else ("ex", "ey", "ez")[d]
             self.uses.setdefault("extents", set()).add(name)
-            return f"%{name}"
+            return f"(%{name} if %{name} < {below[d]} else {below[d]})" if d in below else f"%{name}"
         return extent
+
+    def ids_below(self, block, local: bool) -> dict:
+        """{d: U}: block runs only where the id in dimension d (the local id for __local) is below
+        the uniform U, by the conditional branches into the blocks that dominate it."""
+        if not hasattr(self, "_dom"):
+            self._dom = idforms.dominators(self.rpo, self.preds)
+        out = {}
+        for d in self._dom.get(block, ()):
+            ps = self.preds.get(d, [])
+            if len(ps) != 1 or self.bmap[ps[0]].insts[-1].op != "br" or len(self.succ[ps[0]]) != 2:
+                continue
+            br = self.bmap[ps[0]].insts[-1]
+            t, f = self.succ[ps[0]]
+            if t != f:
+                out.update(idforms.id_below(br.ops[0], d == t, lambda x: self.id_form(x, local), self.seq_expr))
+        return out
 
     def batch_meets(self, k, infos):
         """When a store of a batch may meet another work-item's other store (claims for all of

@@ -24,6 +24,7 @@ two different lanes' offsets differ by at least the lowest coefficient.
 """
 from __future__ import annotations
 
+import re
 from math import gcd
 
 from . import irtypes
@@ -239,3 +240,55 @@ def meet(f1: dict, f2: dict, s1: int, s2: int, extent):
         return []
     span = " + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits)
     return [(min(abs(m) for m in ms), span)]
+
+
+def dominators(rpo: list, preds: dict) -> dict:
+    """block -> the set of blocks that dominate it (itself included), by the iterative data-flow
+    over the blocks in reverse postorder."""
+    dom = {n: set(rpo) for n in rpo}
+    dom[rpo[0]] = {rpo[0]}
+    changed = True
+    while changed:
+        changed = False
+        for n in rpo[1:]:
+            ps = [dom[p] for p in preds[n] if p in dom]
+            new = set.intersection(*ps) | {n} if ps else {n}
+            if new != dom[n]:
+                dom[n], changed = new, True
+    return dom
+
+
+_BELOW = {"slt": (0, 0), "ult": (0, 0), "sle": (0, 1), "ule": (0, 1),      # a < b (+1): (id side, slack)
+          "sgt": (1, 0), "ugt": (1, 0), "sge": (1, 1), "uge": (1, 1)}
+_NEGATE = {"slt": "sge", "ult": "uge", "sle": "sgt", "ule": "ugt", "sgt": "sle", "ugt": "ule", "sge": "slt",
+           "uge": "ult"}
+
+
+def id_below(cond, truth: bool, form, expr) -> dict:
+    """{d: U}: what `cond` being `truth` says of the ids, an id (form exactly that id's) below the
+    uniform U (sequencer text, from expr(x)); through `and` (true) and `or` (false), LLVM's
+    `select c1, c2, false` included.  form(x) and expr(x): as idforms.form_of and seq_expr."""
+    if not isinstance(cond, Inst):
+        return {}
+    parts = None
+    if cond.op == "and" and truth or cond.op == "or" and not truth:
+        parts = cond.ops[:2]
+    elif cond.op == "select" and isinstance(cond.ops[2], Const) and cond.ops[2].value in (0, False) and truth:
+        parts = cond.ops[:2]
+    if parts is not None:
+        out = {}
+        for c in parts:
+            out.update(id_below(c, truth, form, expr))
+        return out
+    if cond.op != "icmp" or cond.pred not in _BELOW:
+        return {}
+    pred = cond.pred if truth else _NEGATE[cond.pred]
+    side, slack = _BELOW[pred]
+    x, u = cond.ops[side], cond.ops[1 - side]
+    f, e = form(x), expr(u)
+    if e is None or re.search(r"%(?!p\d)", e) or f is None or len(f) != 1:
+        return {}                 # (a loop counter may have moved on since the branch)
+    (t, c), = f.items()
+    if not (isinstance(t, tuple) and t[0] == "id" and t[2:] == (0, None, None) and c == 1):
+        return {}
+    return {t[1]: f"({e}) + 1" if slack else e}
