@@ -64,3 +64,56 @@ def test_a_chain_stored_at_every_step_keeps_ieee_nans_and_zero_signs(tiny_env):
     np.testing.assert_array_equal(got, want)
     real = ~np.isnan(want)           # (a NaN's sign is not specified)
     np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
+
+
+def test_sinking_into_branches_is_linear_in_the_branches():
+    """emit.sink_into_branches scanned every op before each branch again: a kernel of n stores
+    (each with a bounds-check branch) took n^2 steps there (1000 lines: most of 5 minutes)."""
+    import time
+
+    from translator.backend.emit import sink_into_branches
+    from translator.backend.ops import Op, SeqIf, VReg
+    items = []
+    for k in range(4000):
+        r = VReg("x")
+        items += [Op("iadd {s0} {s0} {d0}", "alu", (r,), (VReg("a"),)),
+                  SeqIf("%p0 > 1", [Op("ipassa {s0} $t", "alu", (), (r,))])]
+    t = time.process_time()
+    tree = sink_into_branches(items)
+    assert time.process_time() - t < 3.0
+    assert len(tree) == 4000 and all(len(b.then) == 2 for b in tree)     # every add moved into its branch
+
+
+def test_constants_past_the_hoisted_ones_are_made_where_read():
+    from translator.backend.emit import rematerialise_constants
+    from translator.backend.ops import Op, SeqLoop, VReg, flat_ops
+    consts = [VReg(f"c{k}") for k in range(4)]
+    prologue = [Op(f"limm {k} {{d0}}", "alu", (c,), ()) for k, c in enumerate(consts)]
+    body = [Op("iadd {s0} {s1} {d0}", "alu", (VReg("y"),), (consts[k], consts[3])) for k in range(3)]
+    tree = rematerialise_constants(prologue + [SeqLoop("%i", "0", "4", body)], keep=2)
+    kept = [o for o in tree if isinstance(o, Op)]
+    assert [o.dsts[0] for o in kept] == consts[2:]            # the most read (c3) and one more stay
+    loop = tree[-1].body
+    for k in range(2):                                        # c0, c1: a limm right before each reader
+        assert loop[2 * k].text == f"limm {k} {{d0}}" and loop[2 * k + 1].srcs[0] is loop[2 * k].dsts[0]
+    assert all(c not in o.srcs for c in consts[:2] for o in flat_ops(tree))
+
+
+@pytest.mark.slow
+def test_a_kernel_of_1000_lines_builds_and_runs(tiny_env):
+    """1000 `y[i] += x[i] * j;` lines: over 5 minutes and 8.6 GB before (quadratic passes), then
+    more live constants than registers; now about 20 s, and right."""
+    ctx, q = tiny_env
+    n = 64
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    y = np.ones(n, np.float32)
+    mf = cl.mem_flags
+    yb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)
+    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    cl.Program(ctx, accumulate(1000)).build().k(q, (n,), None, yb, xb)
+    got = np.empty_like(y)
+    cl.enqueue_copy(q, got, yb)
+    want = y.copy()
+    for j in range(1000):
+        want = want + x * np.float32(j)
+    np.testing.assert_allclose(got, want, rtol=1e-5)

@@ -20,7 +20,8 @@ from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, MixedPointer, \
     wide_arg_slots
-from .emit import AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, remove_dead, sink_into_branches
+from .emit import (AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, rematerialise_constants,
+                   remove_dead, sink_into_branches)
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
@@ -94,7 +95,7 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
     tree = pack_loops(tree, lay, cg.alloc_lc)
     tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-    alloc = allocate(merge_recomputed(tree), lay.lm_words, _lm0_free(cg, tree))
+    alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(cg, tree))
     bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     rows = sorted(cg.uses.get("rows", ()), key=str)
     params = sorted(cg.uses.get("params", ()))

@@ -102,47 +102,53 @@ def sink_into_branches(tree: list) -> list:
                     readers.setdefault(it.mask, []).append(it)
     scan(tree)
 
-    def ops_in(items, out):
-        for it in items:
-            if isinstance(it, Op):
-                out.add(it)
-            else:
-                for attr in ("body", "then", "orelse"):
-                    ops_in(getattr(it, attr, ()), out)
-        return out
+    def nodes_in(it):
+        yield it
+        for attr in ("body", "then", "orelse"):
+            for x in getattr(it, attr, ()):
+                yield from nodes_in(x)
 
     def visit(items):
+        """One pass over a list, last op first: an op whose every reader lies in one later
+        SeqIf (without orelse) of the list moves to the front of its then, unless a source it
+        reads is written again on the way; a moved op counts as inside for the ops before it."""
+        if not items:
+            return
         for it in items:
             if not isinstance(it, Op):
                 for attr in ("body", "then", "orelse"):
                     visit(getattr(it, attr, ()))
-        j = len(items)
-        while j > 0:
-            j -= 1
-            br = items[j]
-            if not (isinstance(br, SeqIf) and not br.orelse):
+        at, rewritten = {}, {}        # node -> index of the item of `items` holding it; register -> such indices
+        for k, it in enumerate(items):
+            for x in nodes_in(it):
+                at[id(x)] = k
+                if isinstance(x, Op):
+                    for r in x.dsts + x.mdst:
+                        if writes.get(r, 0) > 1:
+                            rewritten.setdefault(r, []).append(k)
+        sunk = {}
+        for i in range(len(items) - 1, -1, -1):
+            o = items[i]
+            if not isinstance(o, Op):
                 continue
-            inside = ops_in(br.then, set())
-            sunk = []
-            for i in range(j - 1, -1, -1):
-                o = items[i]
-                if not isinstance(o, Op):
-                    continue            # its readers are all in the branch, so nothing between reads it
-                outs = o.dsts + o.mdst
-                if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
-                        or any(writes.get(r) != 1 for r in outs) \
-                        or not all(u in inside for r in outs for u in readers.get(r, ())):
-                    continue
-                later = {r for x in ops_in(items[i + 1:j], set()) for r in x.dsts + x.mdst}
-                if any(writes.get(r, 0) > 1 and r in later for r in o.srcs + o.msrc):
-                    continue            # a source rewritten on the way: it must read it here
-                sunk.append(i)
-                inside.add(o)
-            if sunk:
-                br.then[:0] = [items[i] for i in sorted(sunk)]
-                for i in sunk:          # descending: earlier indices stay valid
-                    del items[i]
-                j -= len(sunk)
+            outs = o.dsts + o.mdst
+            if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
+                    or any(writes.get(r) != 1 for r in outs):
+                continue
+            where = {at.get(id(u)) for r in outs for u in readers.get(r, ())}
+            if len(where) != 1:
+                continue
+            j = where.pop()
+            if j is None or j <= i or not (isinstance(items[j], SeqIf) and not items[j].orelse):
+                continue
+            if any(i < k < j for r in o.srcs + o.msrc for k in rewritten.get(r, ())):
+                continue            # a source rewritten on the way: it must read it here
+            sunk.setdefault(j, []).append(i)
+            at[id(o)] = j
+        for j, idx in sunk.items():
+            items[j].then[:0] = [items[i] for i in sorted(idx)]
+        gone = {i for idx in sunk.values() for i in idx}
+        items[:] = [it for k, it in enumerate(items) if k not in gone]
     visit(tree)
     return tree
 
@@ -273,6 +279,53 @@ def merge_recomputed(tree: list) -> list:
 SCRATCH = [("s", GRF_SLOTS - 1 - i) for i in range(4)]     # reloads of spilled operands (see fix_spills)
 ARG_BLOCK_SLOTS = 16          # LM1 words 0..127 hold the argument block; spill slots start above it
 _IMM = re.compile(r"l?immu?\b")     # the 'imm' row (emulator/isa.py): it cannot issue in a step touching LM0
+
+
+HOISTED_CONSTANTS = 256     # constants kept in registers for the whole kernel; the rest made where read
+
+
+def rematerialise_constants(tree: list, keep: int = HOISTED_CONSTANTS) -> list:
+    """Codegen makes every constant once, in the prologue, so each is live through the whole
+    kernel; past `keep` of them (a generated kernel of 1000 `y[i] += x[i] * k;` lines has 1000)
+    that alone runs out of registers.  The least-read constants beyond `keep` are made again by
+    their `limm` right before each op that reads them, in that op's own list (so the copy is set
+    wherever it is read), and their prologue op goes."""
+    defs = {o.dsts[0]: o for o in tree if isinstance(o, Op) and o.text.startswith("limm ")
+            and len(o.dsts) == 1 and not o.srcs and not o.partial}
+    if len(defs) <= keep:
+        return tree
+    reads, writes = {}, {}
+    for o in flat_ops(tree):
+        for r in o.srcs:
+            reads[r] = reads.get(r, 0) + 1
+        for r in o.dsts:
+            writes[r] = writes.get(r, 0) + 1
+    ranked = sorted((r for r in defs if writes[r] == 1), key=lambda r: reads.get(r, 0))
+    again = set(ranked[:max(0, len(defs) - keep)])
+    if not again:
+        return tree
+
+    def walk(items):
+        out = []
+        for it in items:
+            if isinstance(it, Op):
+                if it.dsts and it.dsts[0] in again and it is defs[it.dsts[0]]:
+                    continue
+                copies = {}
+                for r in it.srcs:
+                    if r in again and r not in copies:
+                        copies[r] = VReg(r.hint)
+                        out.append(replace(defs[r], dsts=(copies[r],), line=it.line))
+                out.append(replace(it, srcs=tuple(copies.get(r, r) for r in it.srcs)) if copies else it)
+                continue
+            for attr in ("body", "then", "orelse"):
+                kids = getattr(it, attr, None)
+                if isinstance(kids, list):
+                    kids[:] = walk(kids)
+            out.append(it)
+        return out
+    tree[:] = walk(tree)
+    return tree
 
 
 def allocate(tree: list, lm_words: int = 4096, lm0=(0, 0)) -> dict:
