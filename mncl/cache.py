@@ -27,7 +27,7 @@ can, and is out of scope.  Hence:
 - every file is opened relative to the checked directory's descriptor with
   O_NOFOLLOW, and must be a regular file owned by the user, not writable by
   group or others, of bounded size;
-- every file carries an HMAC-SHA256 over its kind, its key and its bytes,
+- every file carries an HMAC-SHA-256 of its kind, its key and its bytes,
   keyed by ``secret`` (32 random bytes, 0600, made on first use in the
   directory).  An entry planted or copied from another cache, swapped
   between keys, truncated or damaged fails it, is deleted and rebuilt;
@@ -345,7 +345,11 @@ def _open(directory: str | None, create: bool) -> _Dir | None:
 
 # -- entries ----------------------------------------------------------------------------------
 def _mac(secret: bytes, kind: str, k: str, payload: bytes) -> bytes:
-    return hmac.new(secret, f"{kind}\0{k}\0".encode() + payload, hashlib.sha256).digest()
+    """HMAC-SHA-256 (OpenSSL's SHA-256 uses the CPU's SHA instructions: about as fast as the
+    unkeyed checksum it replaces)."""
+    h = hmac.new(secret, f"{kind}\0{k}\0".encode(), hashlib.sha256)
+    h.update(payload)
+    return h.digest()
 
 
 def _seal(secret: bytes, kind: str, k: str, payload: bytes) -> bytes:

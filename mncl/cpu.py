@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import itertools
 import os
 import re
@@ -275,7 +276,10 @@ class CpuDevice:
         if self._cache_key is None:
             st = _llvm()
             llvm = st["llvm"]
-            self._cache_key = f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{llvm.llvm_version_info}"
+            # the features too: object code made where AVX-512 was on must not run where a VM hides it
+            features = hashlib.sha256(st["features"].encode()).hexdigest()[:16]
+            self._cache_key = (f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{features}:"
+                               f"{llvm.llvm_version_info}")
         return self._cache_key
 
     # -- allocator ------------------------------------------------------------

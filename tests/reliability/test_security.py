@@ -33,7 +33,7 @@ def test_planted_cpu_entry_never_runs(tmp_path, how):
         if {how!r} == "binary":
             Path(path).write_bytes(planted)
         elif {how!r} == "forged-header":
-            Path(path).write_bytes(b"MNCL-CACHE 2\n" + os.urandom(32) + planted)
+            Path(path).write_bytes(b"MNCL-CACHE 2\\n" + os.urandom(32) + planted)
         else:
             Path({str(tmp_path / "elsewhere")!r}).write_bytes(planted)
             os.symlink({str(tmp_path / "elsewhere")!r}, path)
