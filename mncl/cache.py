@@ -72,7 +72,8 @@ SECRET = "secret"
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_TMP = re.compile(r"^.*\.(\d+)(?:\.[0-9a-f]+)?\.tmp$")   # ours, and those of cache format 1
+# temporary files: ours (.<name>.<pid>.<16 hex>.tmp), and format 1's (<key>.mnclbin.<pid>.tmp)
+_TMP = re.compile(r"^(?:\..+\.(\d+)\.[0-9a-f]{16}|[0-9a-f]{64}\.(?:mnclbin|o)\.(\d+))\.tmp$")
 
 
 class CacheWarning(UserWarning):
@@ -300,7 +301,14 @@ class _Dir:
                 os.write(fd, data)
             finally:
                 os.close(fd)
-            os.link(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+            try:
+                os.link(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+            except FileExistsError:
+                raise
+            except OSError:           # a file system without hard links: rename (a lost race there
+                if os.path.lexists(os.path.join(self.path, name)):  # only costs the loser's entries)
+                    raise FileExistsError(name) from None
+                os.rename(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
         finally:
             self.unlink(tmp)
 
@@ -315,7 +323,8 @@ class _Dir:
                 st = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
             except OSError:
                 continue
-            if st.st_uid == os.geteuid() and (now - st.st_mtime > STALE_TMP_S or not _alive(int(m.group(1)))):
+            pid = int(m.group(1) or m.group(2))
+            if st.st_uid == os.geteuid() and (now - st.st_mtime > STALE_TMP_S or not _alive(pid)):
                 self.unlink(name)
 
 

@@ -125,10 +125,11 @@ def test_stale_temporary_files_are_cleaned(tmp_path):
     from mncl import cache
     d = tmp_path / "cache"
     check_build(run_child(BUILD, timeout=60, MNCL_CACHE_DIR=d), compiled=1, within=5)
-    dead = f".x.mnclbin.{2 ** 22 + 12345}.00ff.tmp"           # above pid_max: no such process
-    old = f".y.mnclbin.{os.getpid()}.00ff.tmp"
-    live = f".z.mnclbin.{os.getpid()}.0aff.tmp"
-    for name in (dead, old, live):
+    dead = f".x.mnclbin.{2 ** 22 + 12345}.00ff00ff00ff00ff.tmp"          # above pid_max: no such process
+    old = f".y.mnclbin.{os.getpid()}.00ff00ff00ff00ff.tmp"
+    live = f".z.mnclbin.{os.getpid()}.1234567890123456.tmp"
+    format1 = f"{'e' * 64}.mnclbin.{2 ** 22 + 12345}.tmp"                 # the unfixed code's name
+    for name in (dead, old, live, format1):
         (d / name).write_bytes(b"partial")
     past = time.time() - cache.STALE_TMP_S - 60
     os.utime(d / old, (past, past))
