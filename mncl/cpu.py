@@ -150,13 +150,16 @@ _INLINE_ASM = re.compile(r'(?:^|[\s(,=])asm\s+(?:sideeffect\s+|alignstack\s+|int
 
 def check_external_calls(mod, ir_text: str):
     """ValueError naming the first function the module declares outside the runtime's set (LLVM
-    intrinsics, the C math library), or its inline assembly."""
+    intrinsics, the C math library), an external variable, or its inline assembly."""
     for f in mod.functions:
         name = f.name
         if f.is_declaration and not ((name.startswith("llvm.") and not name.startswith("llvm.experimental."))
                                      or name in _LIBM):
             raise ValueError(f"the module declares the external function '{name}', which kernels may "
                              f"not call (only LLVM intrinsics and the C math library)")
+    for g in mod.global_variables:
+        if g.is_declaration:
+            raise ValueError(f"the module refers to the external variable '{g.name}', which kernels may not use")
     if "asm" in ir_text and _INLINE_ASM.search(ir_text):     # the substring test first: 100x faster
         raise ValueError("the module holds inline assembly, which kernels may not contain")
 

@@ -164,7 +164,7 @@ def test_temporary_names_are_unpredictable_and_never_followed(tmp_path):
     assert victim.read_text() == "precious\n"
 
 
-@pytest.mark.parametrize("what", ["extern", "asm"])
+@pytest.mark.parametrize("what", ["extern", "asm", "global"])
 def test_cpu_device_refuses_ir_calling_outside_the_runtime(tmp_path, what):
     """A program binary (no cache involved) whose IR declares system() or holds inline assembly is
     refused at build time with a message naming it."""
@@ -174,6 +174,10 @@ def test_cpu_device_refuses_ir_calling_outside_the_runtime(tmp_path, what):
         if {what!r} == "asm":
             m = compiled(ONE)
             m.llvm_ir = m.llvm_ir.replace("entry:\\n", 'entry:\\n  call void asm sideeffect "nop", ""()\\n', 1)
+        if {what!r} == "global":
+            m = compiled(ONE)
+            m.llvm_ir = (m.llvm_ir.replace("entry:\\n", "entry:\\n  %e = load ptr, ptr @environ\\n", 1)
+                         + "@environ = external global ptr\\n")
         try:
             prg = cl.Program(ctx, [device], [dump_module(m)]).build()
             y = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64)
@@ -185,7 +189,8 @@ def test_cpu_device_refuses_ir_calling_outside_the_runtime(tmp_path, what):
     """, MNCL_CACHE="0")
     assert not marker.exists()
     assert_clean_exit(r, "refused")
-    assert ("'system'" if what == "extern" else "inline assembly") in r.stdout
+    assert {"extern": "external function 'system'", "asm": "inline assembly",
+            "global": "external variable 'environ'"}[what] in r.stdout
 
 
 # -- item 2: #include --------------------------------------------------------------------------
