@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import hashlib
 import itertools
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -132,6 +134,34 @@ def _llvm():
                                cpu=llvm.get_host_cpu_name(),
                                features=llvm.get_host_cpu_features().flatten())
         return _llvm_state
+
+
+# What IR from outside this process (a cache entry, a program binary) may call: LLVM intrinsics and the
+# C math library (the front end lowers some builtins to libm, which _llvm() loads).  A defence in depth
+# only: the cache's integrity check (mncl/cache.py) is what keeps planted IR out.
+_LIBM = frozenset(n + s for n in (
+    "acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 exp10 expm1 frexp "
+    "ilogb ldexp log log10 log1p log2 logb modf scalbn scalbln cbrt fabs hypot pow sqrt erf erfc lgamma "
+    "tgamma ceil floor nearbyint rint lrint llrint round lround llround trunc fmod remainder remquo "
+    "copysign nan nextafter nexttoward fdim fmax fmin fma sincos").split() for s in ("", "f"))
+_INLINE_ASM = re.compile(r'(?:^|[\s(,=])asm\s+(?:sideeffect\s+|alignstack\s+|inteldialect\s+|unwind\s+)*"'
+                         r'|^\s*module\s+asm\b', re.M)
+
+
+def check_external_calls(mod, ir_text: str):
+    """ValueError naming the first function the module declares outside the runtime's set (LLVM
+    intrinsics, the C math library), an external variable, or its inline assembly."""
+    for f in mod.functions:
+        name = f.name
+        if f.is_declaration and not ((name.startswith("llvm.") and not name.startswith("llvm.experimental."))
+                                     or name in _LIBM):
+            raise ValueError(f"the module declares the external function '{name}', which kernels may "
+                             f"not call (only LLVM intrinsics and the C math library)")
+    for g in mod.global_variables:
+        if g.is_declaration:
+            raise ValueError(f"the module refers to the external variable '{g.name}', which kernels may not use")
+    if "asm" in ir_text and _INLINE_ASM.search(ir_text):     # the substring test first: 100x faster
+        raise ValueError("the module holds inline assembly, which kernels may not contain")
 
 
 def _target_machine(st):
@@ -249,7 +279,10 @@ class CpuDevice:
         if self._cache_key is None:
             st = _llvm()
             llvm = st["llvm"]
-            self._cache_key = f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{llvm.llvm_version_info}"
+            # the features too: object code made where AVX-512 was on must not run where a VM hides it
+            features = hashlib.sha256(st["features"].encode()).hexdigest()[:16]
+            self._cache_key = (f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{features}:"
+                               f"{llvm.llvm_version_info}")
         return self._cache_key
 
     # -- allocator ------------------------------------------------------------
@@ -271,6 +304,7 @@ class CpuDevice:
             if not mod.triple:
                 mod.triple = st["triple"]
             mod.verify()
+            check_external_calls(mod, module.llvm_ir)
             engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
             engine.set_object_cache(lambda _m, buf: produced.append(bytes(buf)),
                                     lambda _m: object_code)

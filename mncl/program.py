@@ -12,7 +12,6 @@ returns the same log.  ``Program(ctx, devices, binaries)`` takes the bytes of
 """
 from __future__ import annotations
 
-import hashlib
 import shlex
 import threading
 
@@ -40,17 +39,6 @@ def _split_options(options) -> tuple:
                         f"build options must be strings, got {o!r}")
         out.extend(shlex.split(o))
     return tuple(out)
-
-
-def _pack_object(obj: bytes | None) -> bytes | None:
-    return None if obj is None else hashlib.sha256(obj).digest() + obj
-
-
-def _unpack_object(data: bytes | None) -> bytes | None:
-    if not data or len(data) < 32:
-        return None
-    digest, obj = data[:32], data[32:]
-    return obj if hashlib.sha256(obj).digest() == digest else None
 
 
 class Program:
@@ -118,7 +106,7 @@ class Program:
                 try:
                     module = load_module(entry[0])
                     module.source = self._source      # for profile reports (not in the cache entry)
-                    loaded = backend.load(module, _unpack_object(entry[1]))
+                    loaded = backend.load(module, entry[1] or None)   # the cache checked its integrity
                 except Exception:  # a corrupt or stale entry: drop it and rebuild
                     cache.discard(k, cache_dir)
                 else:
@@ -131,7 +119,7 @@ class Program:
         module = self._compile(dev, opts)
         loaded = self._load(dev, module, None)
         if k is not None:
-            cache.store(k, dump_module(module), _pack_object(getattr(loaded, "object_code", None)),
+            cache.store(k, dump_module(module), getattr(loaded, "object_code", None),
                         cache_dir)
             self._remember(k, module, loaded)
         self._install(dev, module, loaded)

@@ -46,11 +46,30 @@ class Diagnostic:
 
     def format(self) -> str:
         """``kernel.cl:12:17: error: use of undeclared identifier 'nn'`` plus the line and a caret."""
-        head = f"{self.filename}:{self.line}:{self.column}: {self.severity}: {self.message}"
+        head = f"{self.filename}:{self.line}:{self.column}: {self.severity}: {_clip(self.message, 0, 400)[0]}"
         if not self.source_line:
             return head
-        caret = " " * max(self.column - 1, 0) + "^"
-        return f"{head}\n{self.source_line.rstrip()}\n{caret}"
+        line, col = _clip(self.source_line.rstrip(), max(self.column - 1, 0), QUOTE_COLUMNS)
+        return f"{head}\n{line}\n{' ' * col}^"
+
+
+QUOTE_COLUMNS = 160     # of a source line quoted under a diagnostic (a line may be a whole file)
+
+
+def _clip(text: str, col: int, width: int):
+    """At most ``width`` characters of ``text`` around column ``col`` (elided ends marked ``...``),
+    control characters shown as '?', and the column's place in the result."""
+    text = "".join(c if c.isprintable() or c == "\t" else "?" for c in text[max(col - width, 0):col + width])
+    col = min(col, width)
+    if len(text) <= width:
+        return text, col
+    start = min(max(col - width // 2, 0), len(text) - width)
+    out = text[start:start + width]
+    if start > 0:
+        out = "..." + out[3:]
+    if start + width < len(text):
+        out = out[:-3] + "..."
+    return out, col - start
 
 
 class CompileError(Exception):

@@ -7,7 +7,10 @@ follows, so parser coordinates are the user's file, line and column) and the
 text of every file read, for caret diagnostics.  ``mncl.h`` (the device
 header, translator/include/) is processed first, as if included, and its
 directory is on the include path.  ``#include "x.h"`` is searched in the
-including file's directory, then in the ``-I`` directories.
+including file's directory, then in the ``-I`` directories; ``#include <x.h>``
+in the ``-I`` directories only (as gcc's ``-I``).  Files are read by
+translator/sourcefile.py: regular text files of bounded size only, confined
+to ``MNCL_INCLUDE_ROOTS`` when that is set.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import os
 import pcpp
 
 from .module import Diagnostic
+from .sourcefile import IncludeRefused, check_name, read_include
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 DEVICE_HEADER = os.path.join(INCLUDE_DIR, "mncl.h")
@@ -58,11 +62,25 @@ class _Preprocessor(pcpp.Preprocessor):
         return True
 
     def on_file_open(self, is_system_include, includepath):
-        f = super().on_file_open(is_system_include, includepath)
-        text = f.read()
-        f.close()
+        """A refused file is an error at the #include (naming why, never quoting the file) and
+        includes as empty; a missing one raises OSError so pcpp searches on."""
+        try:
+            text = read_include(includepath, trusted_dirs=(INCLUDE_DIR,))
+        except IncludeRefused as e:
+            d = self.lastdirective
+            self.on_error(d.source, d.lineno, f"cannot include {e}")
+            text = ""
         self.sources[includepath] = text.splitlines()
         return io.StringIO(text)
+
+    def include(self, tokens, original_line):
+        name = "".join(t.value for t in tokens).strip()
+        try:
+            check_name(name[1:-1] if name[:1] in "<\"" and len(name) > 1 else name)
+        except IncludeRefused as e:
+            self.on_error(self.lastdirective.source, self.lastdirective.lineno, f"cannot include {e}")
+            return
+        yield from super().include(tokens, original_line)
 
 
 def preprocess(source: str, filename: str, defines, include_dirs, sources: dict):
