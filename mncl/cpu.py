@@ -238,8 +238,9 @@ class CpuDevice:
         self._workers = ncpu
         self._pool = None
         self._pool_lock = threading.Lock()
-        self._dispatch = None
+        self._dispatch = None          # the JitProgram owning mncl_dispatch's code: kept for the device's life
         self._dispatch_fn = None
+        self._dispatch_lock = threading.Lock()
         self._cache_key = None
         self._wg_arrays = {}
 
@@ -289,11 +290,15 @@ class CpuDevice:
         return prog
 
     def _dispatcher(self):
-        if self._dispatch_fn is None:
-            loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
-            self._dispatch = loaded
-            self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
-        return self._dispatch_fn
+        """mncl_dispatch, JIT-compiled once.  Under a lock: queues launching their first kernels at once
+        must not each build one, or the second assignment frees the first engine's code while another
+        thread runs it (a segfault)."""
+        with self._dispatch_lock:
+            if self._dispatch_fn is None:
+                loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
+                self._dispatch = loaded
+                self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
+            return self._dispatch_fn
 
     def _load_ir(self, ir: str, symbol: str) -> JitProgram:
         st = _llvm()
@@ -381,8 +386,8 @@ class CpuDevice:
                 if nchunks == 1 and small:
                     if len(records) > 64:
                         records.clear()
-                    records[launch] = rec          # keeps ptrs and wg alive with it
-                    rec._keep = (ptrs, wg)
+                    rec._keep = (ptrs, wg)         # keeps ptrs and wg alive with it, before another
+                    records[launch] = rec          # thread can find it (and _wg_arrays be cleared)
                 dispatch(rec)
 
         if nchunks <= 1:
