@@ -70,3 +70,58 @@ def test_first_launches_from_many_threads_at_once(several):
     freed the first's code while it ran (SIGSEGV, every run with a kernel that runs a while)."""
     for _ in range(2 if several else 1):     # on 940024f the several-queue child died every time
         assert run_child(f"SEVERAL = {several}\n" + SPIN).strip().endswith("ok")
+
+
+# -- item 9: kernels and launches that killed the process ---------------------------------------------
+LAUNCH = """
+q = cl.CommandQueue(ctx)
+y = np.zeros(64, np.float32)
+buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)
+prg = cl.Program(ctx, SRC).build()
+try:
+    prg.k(q, GLOBAL, LOCAL, buf)
+    q.finish()
+    cl.enqueue_copy(q, y, buf)
+    print("no error", y[:4])
+except cl.Error as e:
+    print(type(e).__name__, e)
+"""
+
+
+def launch_in_child(src: str, global_size, local_size) -> str:
+    """Build ``src`` (one kernel 'k(__global float *y)') and launch it in a child process; its report."""
+    return run_child(f"SRC = {src!r}\nGLOBAL = {global_size!r}\nLOCAL = {local_size!r}\n" + LAUNCH).strip()
+
+
+TRIVIAL = "__kernel void k(__global float *y) { y[0] = 1.0f; }"
+
+
+@pytest.mark.parametrize("global_size,local_size,code,text", [
+    ((1 << 64,), (1,), "INVALID_GLOBAL_WORK_SIZE", "does not fit size_t"),
+    ((1 << 64,), None, "INVALID_GLOBAL_WORK_SIZE", "does not fit size_t"),
+    ((1 << 32, 1 << 32), (1, 1), "INVALID_GLOBAL_WORK_SIZE", "at most 2^63-1 are supported"),
+])
+def test_global_size_beyond_size_t_is_refused(global_size, local_size, code, text):
+    """2^64 work-items wrapped to 0 groups: SIGFPE in the dispatcher's division (or an endless run)."""
+    out = launch_in_child(TRIVIAL, global_size, local_size)
+    assert out.startswith("LogicError") and code in out and text in out, out
+
+
+def test_global_offset_beyond_size_t_is_refused():
+    import mncl as cl
+    ctx = cl.create_some_context()
+    q = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64)
+    prg = cl.Program(ctx, TRIVIAL).build()
+    with pytest.raises(cl.LogicError, match="INVALID_GLOBAL_OFFSET.*offset 18446744073709551614 plus"):
+        prg.k(q, (4,), None, buf, global_offset=((1 << 64) - 2,))
+
+
+def test_static_local_array_beyond_the_device_limit():
+    """A 2 MiB static __local array on a device with 1 MiB of local memory ran (on the thread's stack);
+    a 16 MiB one overflowed it."""
+    src = """__kernel void k(__global float *y) { __local float t[512 << 10]; int i = get_local_id(0);
+             t[i] = 1.0f; barrier(CLK_LOCAL_MEM_FENCE); y[get_global_id(0)] = t[0]; }"""
+    out = launch_in_child(src, (64,), (16,))
+    assert out.startswith("MemoryError") and "OUT_OF_RESOURCES" in out and "kernel 'k' needs 2097152 bytes of " \
+        "__local memory; the device has 1048576" in out, out
