@@ -49,7 +49,8 @@ _DISPATCH_IR = r"""
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
-; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes}
+; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes,
+;       status: signal, fault address, out-of-bounds message, out-of-bounds index}
 define void @mncl_dispatch(ptr %rec) {
 entry:
   %fn = load ptr, ptr %rec
@@ -67,8 +68,12 @@ entry:
   %lptrs = load ptr, ptr %r6
   %r7 = getelementptr ptr, ptr %rec, i64 7
   %lsizes = load ptr, ptr %r7
-  %wg = alloca [16 x i64], align 8
+  %wg = alloca [17 x i64], align 8
   call void @llvm.memcpy.p0.p0.i64(ptr %wg, ptr %tmpl, i64 128, i1 false)
+  %oob = getelementptr i64, ptr %rec, i64 10
+  %oobi = ptrtoint ptr %oob to i64
+  %g16 = getelementptr i64, ptr %wg, i64 16
+  store i64 %oobi, ptr %g16
   %ng0p = getelementptr i64, ptr %tmpl, i64 13
   %ng0 = load i64, ptr %ng0p
   %ng1p = getelementptr i64, ptr %tmpl, i64 14
@@ -111,7 +116,8 @@ done:
 """
 
 _DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
-_Record = ctypes.c_int64 * 8
+_Record = ctypes.c_int64 * 12
+OOB_MESSAGE, OOB_INDEX = 10, 11           # status words of a _Record (see _DISPATCH_IR)
 
 _llvm_lock = llvm_lock          # shared with the front end: LLVM's global context is not thread-safe
 _llvm_state = {}
@@ -328,10 +334,11 @@ class CpuDevice:
         t0 = _clock()
         if rec is not None:                        # the common case: same arguments, same NDRange
             dispatch(rec)
+            fault = _fault_text(rec) if rec[OOB_MESSAGE] else None
             single = True
         else:
             _check_stack(kernel_info, launch)
-            single = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
+            single, fault = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
         if single and _clock() - t0 > SLOW_SINGLE_S and launch.num_groups != (1, 1, 1):
             if len(loaded.slow) > 256:
                 loaded.slow.clear()
@@ -348,6 +355,8 @@ class CpuDevice:
                             f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
                             f"was overwritten (the guard has been restored; the buffer's contents "
                             f"and any neighbouring memory may be wrong)")
+        if fault is not None:
+            raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES, f"kernel '{name}' {fault}")
 
     def _run_new(self, loaded, name, ptrs, local_slots, launch, records, dispatch):
         fn = loaded.addresses[name]
@@ -379,8 +388,9 @@ class CpuDevice:
                     scratch.append(s)
                     my_ptrs[i] = lp[j] = addr
                     ls[j] = nbytes
-                dispatch(_Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
-                                 len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls)))
+                rec = _Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
+                              len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls))
+                dispatch(rec)
             else:
                 rec = _Record(fn, ctypes.addressof(ptrs), ctypes.addressof(wg), start, end, 0, 0, 0)
                 if nchunks == 1 and small:
@@ -389,24 +399,23 @@ class CpuDevice:
                     rec._keep = (ptrs, wg)         # keeps ptrs and wg alive with it, before another
                     records[launch] = rec          # thread can find it (and _wg_arrays be cleared)
                 dispatch(rec)
+            return _fault_text(rec)
 
         if nchunks <= 1:
-            run_chunk(0, total)
-            return small
+            return small, run_chunk(0, total)
         pool = self._thread_pool()
         bounds = [total * k // nchunks for k in range(nchunks + 1)]
         claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
 
         def participate():
+            fault = None
             for k in iter(claim.__next__, None):
                 if k >= nchunks:
-                    return
-                run_chunk(bounds[k], bounds[k + 1])
+                    return fault
+                fault = run_chunk(bounds[k], bounds[k + 1]) or fault
         futures = [pool.submit(participate) for _ in range(min(self._workers - 1, nchunks - 1))]
-        participate()
-        for f in futures:
-            f.result()
-        return False
+        faults = [participate()] + [f.result() for f in futures]
+        return False, next((f for f in faults if f is not None), None)
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -414,6 +423,18 @@ class CpuDevice:
                 self._pool = ThreadPoolExecutor(max_workers=max(self._workers - 1, 1),
                                                 thread_name_prefix="mncl-cpu")
             return self._pool
+
+
+def _fault_text(rec) -> str | None:
+    """What went wrong in the work-groups a record ran (None: nothing), for 'kernel 'k' ...'; clears it."""
+    if rec[OOB_MESSAGE]:
+        place = ctypes.string_at(rec[OOB_MESSAGE]).decode(errors="replace")
+        index = rec[OOB_INDEX]
+        rec[OOB_MESSAGE] = 0
+        file_line, _, what = place.partition(": ")
+        return (f"indexed {what} out of bounds at {file_line}: index {index} (the access went to element 0 "
+                f"instead and the launch ran to its end; its results are not to be trusted)")
+    return None
 
 
 def _cpu_model_name() -> str:

@@ -74,13 +74,17 @@ class Program:
                 keep.append(s)
                 ptrs[i] = s.ctypes.data
         fn = self.fns[name]
-        wg = (ctypes.c_int64 * 16)()
+        status = (ctypes.c_int64 * 2)()     # an index out of a private or __local array stores here
+        wg = (ctypes.c_int64 * 17)()
         wg[0] = dim
+        wg[16] = ctypes.addressof(status)
         for d in range(3):
             wg[1 + d], wg[4 + d], wg[10 + d], wg[13 + d] = g[d], l[d], off[d], ng[d]
         for gz, gy, gx in itertools.product(range(ng[2]), range(ng[1]), range(ng[0])):
             wg[7], wg[8], wg[9] = gx, gy, gz
             fn(ptrs, wg)
+        if status[0]:
+            raise IndexError(f"{ctypes.string_at(status[0]).decode()}: index {status[1]}")
 
 
 def build(src, **kw):

@@ -125,3 +125,32 @@ def test_static_local_array_beyond_the_device_limit():
     out = launch_in_child(src, (64,), (16,))
     assert out.startswith("MemoryError") and "OUT_OF_RESOURCES" in out and "kernel 'k' needs 2097152 bytes of " \
         "__local memory; the device has 1048576" in out, out
+
+
+@pytest.mark.parametrize("src,text", [
+    # 16 bytes past a __local array: overwrote the K__wg frame's return address (SIGSEGV)
+    ("""__kernel void k(__global float *y) {
+    __local float t[16];
+    int i = get_local_id(0);
+    t[i + 16] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    y[get_global_id(0)] = t[0]; }""",
+     "kernel 'k' indexed the __local array 't' (16 elements) out of bounds at kernel.cl:4:5: index 16"),
+    # far past a __local array: into unmapped memory (SIGSEGV)
+    ("""__kernel void k(__global float *y) {
+    __local float t[16];
+    t[get_global_id(0) * 100000] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    y[get_global_id(0)] = t[0]; }""",
+     "kernel 'k' indexed the __local array 't' (16 elements) out of bounds at kernel.cl:3:5: index 100000"),
+    # a private array in a helper, below its start, in the second dimension
+    ("""float h(int i) {
+    float p[4][8];
+    for (int a = 0; a < 4; a++) for (int b = 0; b < 8; b++) p[a][b] = a + b;
+    return p[i & 3][i - 40]; }
+__kernel void k(__global float *y) { y[get_global_id(0)] = h(get_global_id(0)); }""",
+     "kernel 'k' indexed the private array 'p[i & 3]' (8 elements) out of bounds at kernel.cl:4:12: index -40"),
+])
+def test_array_index_out_of_bounds_names_kernel_and_line(src, text):
+    out = launch_in_child(src, (64,), (16,))
+    assert out.startswith("MemoryError") and "OUT_OF_RESOURCES" in out and text in out, out
