@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from translator import llvm_lock
 
+from . import cpu_faults
 from .backend import DeviceDescription, LocalScratch
 from .constants import device_type
 from .errors import raise_error, status_code
@@ -45,7 +46,7 @@ ALIGN = 128
 _CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])
 CANARY = _CANARY_UNIT * (GUARD // len(_CANARY_UNIT))
 
-_DISPATCH_IR = r"""
+_DISPATCH_TEMPLATE = r"""
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
@@ -53,6 +54,9 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ;       status: signal, fault address, out-of-bounds message, out-of-bounds index}
 define void @mncl_dispatch(ptr %rec) {
 entry:
+{guard_entry}
+  br label %body
+body:
   %fn = load ptr, ptr %rec
   %r1 = getelementptr ptr, ptr %rec, i64 1
   %args = load ptr, ptr %r1
@@ -84,7 +88,7 @@ entry:
   %empty = icmp sge i64 %start, %end
   br i1 %empty, label %done, label %loop
 loop:
-  %g = phi i64 [ %start, %entry ], [ %gnext, %call ]
+  %g = phi i64 [ %start, %body ], [ %gnext, %call ]
   %x = urem i64 %g, %ng0
   %q = udiv i64 %g, %ng0
   %y = urem i64 %q, %ng1
@@ -111,13 +115,19 @@ call:
   %fin = icmp sge i64 %gnext, %end
   br i1 %fin, label %done, label %loop
 done:
+{guard_exit}
   ret void
 }
 """
 
+if cpu_faults.ENABLED:       # with the fault guard around the loop (mncl/cpu_faults.py)
+    _DISPATCH_IR = cpu_faults.FAULT_IR + _DISPATCH_TEMPLATE.replace(
+        "{guard_entry}", cpu_faults.GUARD_ENTRY).replace("{guard_exit}", cpu_faults.GUARD_EXIT)
+else:
+    _DISPATCH_IR = _DISPATCH_TEMPLATE.replace("{guard_entry}", "").replace("{guard_exit}", "")
 _DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
 _Record = ctypes.c_int64 * 12
-OOB_MESSAGE, OOB_INDEX = 10, 11           # status words of a _Record (see _DISPATCH_IR)
+FAULT_SIGNAL, FAULT_ADDRESS, OOB_MESSAGE, OOB_INDEX = 8, 9, 10, 11    # status words of a _Record
 
 _llvm_lock = llvm_lock          # shared with the front end: LLVM's global context is not thread-safe
 _llvm_state = {}
@@ -256,7 +266,8 @@ class CpuDevice:
         if self._cache_key is None:
             st = _llvm()
             llvm = st["llvm"]
-            self._cache_key = f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{llvm.llvm_version_info}"
+            self._cache_key = (f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{llvm.llvm_version_info}"
+                               f":probed")      # object code with stack probes (cpu_faults.with_stack_probes)
         return self._cache_key
 
     # -- allocator ------------------------------------------------------------
@@ -274,7 +285,7 @@ class CpuDevice:
         llvm = st["llvm"]
         produced = []
         with _llvm_lock:
-            mod = llvm.parse_assembly(module.llvm_ir)
+            mod = llvm.parse_assembly(cpu_faults.with_stack_probes(module.llvm_ir))
             if not mod.triple:
                 mod.triple = st["triple"]
             mod.verify()
@@ -302,6 +313,7 @@ class CpuDevice:
         with self._dispatch_lock:
             if self._dispatch_fn is None:
                 loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
+                cpu_faults.install(loaded.engine)
                 self._dispatch = loaded
                 self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
             return self._dispatch_fn
@@ -324,6 +336,7 @@ class CpuDevice:
                         f"kernel '{kernel_info.name}' is a task kernel (__task): it moves data through the "
                         f"MN-Core memory hierarchy and runs on the emulator device only")
         dispatch = self._dispatch_fn or self._dispatcher()
+        cpu_faults.prepare_thread()
         name = kernel_info.name
         key = tuple(args)
         prepared = loaded.last_args.get(name)
@@ -334,7 +347,7 @@ class CpuDevice:
         t0 = _clock()
         if rec is not None:                        # the common case: same arguments, same NDRange
             dispatch(rec)
-            fault = _fault_text(rec) if rec[OOB_MESSAGE] else None
+            fault = _fault_text(rec) if rec[OOB_MESSAGE] or rec[FAULT_SIGNAL] else None
             single = True
         else:
             _check_stack(kernel_info, launch)
@@ -408,6 +421,7 @@ class CpuDevice:
         claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
 
         def participate():
+            cpu_faults.prepare_thread()
             fault = None
             for k in iter(claim.__next__, None):
                 if k >= nchunks:
@@ -427,6 +441,11 @@ class CpuDevice:
 
 def _fault_text(rec) -> str | None:
     """What went wrong in the work-groups a record ran (None: nothing), for 'kernel 'k' ...'; clears it."""
+    if rec[FAULT_SIGNAL]:
+        text = cpu_faults.describe(rec[FAULT_SIGNAL], rec[FAULT_ADDRESS])
+        rec[FAULT_SIGNAL] = rec[OOB_MESSAGE] = 0
+        return (f"faulted: {text}; the work-groups left on that thread were abandoned, so buffers it writes "
+                f"may hold partial results (the process is unharmed)")
     if rec[OOB_MESSAGE]:
         place = ctypes.string_at(rec[OOB_MESSAGE]).decode(errors="replace")
         index = rec[OOB_INDEX]

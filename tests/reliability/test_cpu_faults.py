@@ -154,3 +154,51 @@ __kernel void k(__global float *y) { y[get_global_id(0)] = h(get_global_id(0)); 
 def test_array_index_out_of_bounds_names_kernel_and_line(src, text):
     out = launch_in_child(src, (64,), (16,))
     assert out.startswith("MemoryError") and "OUT_OF_RESOURCES" in out and text in out, out
+
+
+def test_sixteen_mib_private_array_in_the_kernel_is_refused():
+    """Counted at the launch (the work-group's frame against the thread's stack)."""
+    src = """__kernel void k(__global float *y) { float p[4 << 20]; int i = get_global_id(0);
+             for (int j = 0; j < (4 << 20); j++) p[j] = j * y[i]; y[i] = p[i * 7]; }"""
+    out = launch_in_child(src, (64,), (16,))
+    assert out.startswith("MemoryError") and "kernel 'k' needs 16777256 bytes of private memory" in out, out
+
+
+FAULTS = """
+prg = cl.Program(ctx, '''
+float deep(__global float *y, int i) {        // 16 MiB of private array, in a helper the launch check misses
+    float p[4 << 20];
+    for (int j = 0; j < (4 << 20); j++) p[j] = j * y[i];
+    return p[i * 7]; }
+__kernel void overflow(__global float *y) { int i = get_global_id(0); y[i] = deep(y, i); }
+__kernel void wild_write(__global float *y, long stride) { y[(long)get_global_id(0) * stride] = 1.0f; }
+__kernel void wild_read(__global float *y) { int i = get_global_id(0); y[i] = y[i - (1L << 40)]; }
+__kernel void fill(__global float *y) { int i = get_global_id(0); y[i] = i; }
+''').build()
+q = cl.CommandQueue(ctx)
+n = 1 << 16
+buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * n)
+for attempt in range(2):                       # a thread that faulted can fault again
+    for name, size, extra in [("overflow", (64,), ()), ("wild_write", (64,), (np.int64(4 << 30),)),
+                              ("wild_read", (n,), ())]:     # n work-items: split over the pool's threads
+        try:
+            getattr(prg, name)(q, size, None, buf, *extra)
+            q.finish()
+            print(name, "no error")
+        except cl.Error as e:
+            print(type(e).__name__, e)
+prg.fill(q, (n,), None, buf)
+y = np.empty(n, np.float32)
+cl.enqueue_copy(q, y, buf)
+print("after the faults:", bool((y == np.arange(n)).all()))
+"""
+
+
+def test_kernel_faults_fail_the_launch_not_the_process():
+    """The fault guard (mncl/cpu_faults.py): a stack overflow, a wild write and a wild read each end
+    their launch with an error naming the kernel; the device keeps working."""
+    lines = run_child(FAULTS).strip().splitlines()
+    assert len(lines) == 7, lines
+    for line, name in zip(lines, ["overflow", "wild_write", "wild_read"] * 2):
+        assert line.startswith("MemoryError") and f"OUT_OF_RESOURCES - kernel '{name}' faulted: SIGSEGV" in line, line
+    assert lines[-1] == "after the faults: True"
