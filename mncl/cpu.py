@@ -52,7 +52,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 ; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes,
 ;       status: signal, fault address, out-of-bounds message, out-of-bounds index}
-define void @mncl_dispatch(ptr %rec) {
+define i64 @mncl_dispatch(ptr %rec) {   ; nonzero: a status word is set
 entry:
 {guard_entry}
   br label %body
@@ -116,7 +116,8 @@ call:
   br i1 %fin, label %done, label %loop
 done:
 {guard_exit}
-  ret void
+  %oobw = load i64, ptr %oob
+  ret i64 %oobw
 }
 """
 
@@ -124,11 +125,13 @@ if cpu_faults.ENABLED:       # with the fault guard around the loop (mncl/cpu_fa
     _DISPATCH_IR = cpu_faults.FAULT_IR + _DISPATCH_TEMPLATE.replace(
         "{guard_entry}", cpu_faults.GUARD_ENTRY).replace("{guard_exit}", cpu_faults.GUARD_EXIT)
 else:
-    _DISPATCH_IR = _DISPATCH_TEMPLATE.replace("{guard_entry}", "").replace("{guard_exit}", "")
-_DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
+    _DISPATCH_IR = cpu_faults.OOB_ABORT_UNGUARDED + _DISPATCH_TEMPLATE.replace(
+        "{guard_entry}", "").replace("{guard_exit}", "")
+_DISPATCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)   # one pointer: ctypes converts one argument
 _Record = ctypes.c_int64 * 12
 FAULT_SIGNAL, FAULT_ADDRESS, OOB_MESSAGE, OOB_INDEX = 8, 9, 10, 11    # status words of a _Record
 
+_thread_state = cpu_faults.thread_state
 _llvm_lock = llvm_lock          # shared with the front end: LLVM's global context is not thread-safe
 _llvm_state = {}
 
@@ -223,6 +226,32 @@ class JitProgram:
         self.slow = set()            # (kernel name, Launch) too slow for one thread
 
 
+_dispatch_lock = threading.Lock()
+_dispatch = {}
+
+
+def dispatcher():
+    """mncl_dispatch, JIT-compiled once per process, with the fault guard installed (cpu_faults).  Under
+    a lock: queues launching their first kernels at once each built one, and the second assignment
+    freed the first engine's code while another thread ran it (a segfault).  The engine is kept for
+    the process's life; ``mncl_oob_abort`` is registered for the kernels' bounds checks to call."""
+    with _dispatch_lock:
+        if not _dispatch:
+            st = _llvm()
+            llvm = st["llvm"]
+            with _llvm_lock:
+                mod = llvm.parse_assembly(_DISPATCH_IR)
+                mod.triple = st["triple"]
+                mod.verify()
+                engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
+                engine.finalize_object()
+                llvm.add_symbol("mncl_oob_abort", engine.get_function_address("mncl_oob_abort"))
+            cpu_faults.install(engine)
+            _dispatch.update(engine=engine,
+                             fn=_DISPATCH_TYPE(engine.get_function_address("mncl_dispatch")))
+        return _dispatch["fn"]
+
+
 def _host_memory_bytes() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -254,9 +283,7 @@ class CpuDevice:
         self._workers = ncpu
         self._pool = None
         self._pool_lock = threading.Lock()
-        self._dispatch = None          # the JitProgram owning mncl_dispatch's code: kept for the device's life
         self._dispatch_fn = None
-        self._dispatch_lock = threading.Lock()
         self._cache_key = None
         self._wg_arrays = {}
 
@@ -283,6 +310,7 @@ class CpuDevice:
         """JIT the module; with ``object_code`` (from an earlier load) LLVM's code generation is skipped."""
         st = _llvm()
         llvm = st["llvm"]
+        self._dispatch_fn or self._dispatcher()       # defines mncl_oob_abort, which the kernels call
         produced = []
         with _llvm_lock:
             mod = llvm.parse_assembly(cpu_faults.with_stack_probes(module.llvm_ir))
@@ -307,27 +335,8 @@ class CpuDevice:
         return prog
 
     def _dispatcher(self):
-        """mncl_dispatch, JIT-compiled once.  Under a lock: queues launching their first kernels at once
-        must not each build one, or the second assignment frees the first engine's code while another
-        thread runs it (a segfault)."""
-        with self._dispatch_lock:
-            if self._dispatch_fn is None:
-                loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
-                cpu_faults.install(loaded.engine)
-                self._dispatch = loaded
-                self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
-            return self._dispatch_fn
-
-    def _load_ir(self, ir: str, symbol: str) -> JitProgram:
-        st = _llvm()
-        llvm = st["llvm"]
-        with _llvm_lock:
-            mod = llvm.parse_assembly(ir)
-            mod.triple = st["triple"]
-            mod.verify()
-            engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
-            engine.finalize_object()
-            return JitProgram(engine, {symbol: engine.get_function_address(symbol)})
+        self._dispatch_fn = dispatcher()
+        return self._dispatch_fn
 
     # -- runner ---------------------------------------------------------------
     def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
@@ -336,7 +345,10 @@ class CpuDevice:
                         f"kernel '{kernel_info.name}' is a task kernel (__task): it moves data through the "
                         f"MN-Core memory hierarchy and runs on the emulator device only")
         dispatch = self._dispatch_fn or self._dispatcher()
-        cpu_faults.prepare_thread()
+        try:
+            _thread_state.ready                    # this thread has its alternate signal stack
+        except AttributeError:
+            cpu_faults.prepare_thread()
         name = kernel_info.name
         key = tuple(args)
         prepared = loaded.last_args.get(name)
@@ -346,8 +358,7 @@ class CpuDevice:
         rec = records.get(launch)
         t0 = _clock()
         if rec is not None:                        # the common case: same arguments, same NDRange
-            dispatch(rec)
-            fault = _fault_text(rec) if rec[OOB_MESSAGE] or rec[FAULT_SIGNAL] else None
+            fault = _fault_text(rec) if dispatch(rec) else None
             single = True
         else:
             _check_stack(kernel_info, launch)
@@ -403,7 +414,6 @@ class CpuDevice:
                     ls[j] = nbytes
                 rec = _Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
                               len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls))
-                dispatch(rec)
             else:
                 rec = _Record(fn, ctypes.addressof(ptrs), ctypes.addressof(wg), start, end, 0, 0, 0)
                 if nchunks == 1 and small:
@@ -411,8 +421,7 @@ class CpuDevice:
                         records.clear()
                     rec._keep = (ptrs, wg)         # keeps ptrs and wg alive with it, before another
                     records[launch] = rec          # thread can find it (and _wg_arrays be cleared)
-                dispatch(rec)
-            return _fault_text(rec)
+            return _fault_text(rec) if dispatch(rec) else None
 
         if nchunks <= 1:
             return small, run_chunk(0, total)
@@ -421,7 +430,6 @@ class CpuDevice:
         claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
 
         def participate():
-            cpu_faults.prepare_thread()
             fault = None
             for k in iter(claim.__next__, None):
                 if k >= nchunks:
@@ -435,7 +443,8 @@ class CpuDevice:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=max(self._workers - 1, 1),
-                                                thread_name_prefix="mncl-cpu")
+                                                thread_name_prefix="mncl-cpu",
+                                                initializer=cpu_faults.prepare_thread)
             return self._pool
 
 
@@ -451,8 +460,9 @@ def _fault_text(rec) -> str | None:
         index = rec[OOB_INDEX]
         rec[OOB_MESSAGE] = 0
         file_line, _, what = place.partition(": ")
-        return (f"indexed {what} out of bounds at {file_line}: index {index} (the access went to element 0 "
-                f"instead and the launch ran to its end; its results are not to be trusted)")
+        return (f"indexed {what} out of bounds at {file_line}: index {index} (the work-group stopped there and "
+                f"the work-groups left on that thread were abandoned: buffers the kernel writes may hold partial "
+                f"results)")
     return None
 
 

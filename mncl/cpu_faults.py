@@ -54,11 +54,31 @@ declare i32 @__sigsetjmp(ptr, i32) #9
 declare void @siglongjmp(ptr, i32) noreturn
 declare ptr @signal(i32, ptr)
 declare i32 @raise(i32)
+declare void @abort() noreturn
 attributes #9 = { returns_twice }
 
 @mncl_fault_key = global i32 0                         ; the pthread key of the jump buffer
 @mncl_old_handler = global [65 x i64] zeroinitializer  ; per signal: the handler installed before ours
 @mncl_old_flags = global [65 x i64] zeroinitializer    ; ... and its sa_flags
+
+; a kernel's bounds check failed (translator/lower.py checked_index): record the place and the index
+; in the launch's status words and leave the work-groups, as a fault does
+define void @mncl_oob_abort(ptr %status, i64 %message, i64 %index) noreturn {
+entry:
+  store i64 %message, ptr %status
+  %ip = getelementptr i64, ptr %status, i64 1
+  store i64 %index, ptr %ip
+  %key = load i32, ptr @mncl_fault_key
+  %jb = call ptr @pthread_getspecific(i32 %key)
+  %outside = icmp eq ptr %jb, null
+  br i1 %outside, label %die, label %jump
+jump:
+  call void @siglongjmp(ptr %jb, i32 2)
+  unreachable
+die:                                                   ; not under mncl_dispatch: cannot happen
+  call void @abort()
+  unreachable
+}
 
 define void @mncl_on_fault(i32 %sig, ptr %info, ptr %uc) {
 entry:
@@ -102,9 +122,21 @@ call1:
 }
 """
 
+# Where there is no guard: the bounds checks' target still records, then ends the process as before.
+OOB_ABORT_UNGUARDED = r"""
+declare void @abort() noreturn
+define void @mncl_oob_abort(ptr %status, i64 %message, i64 %index) noreturn {
+  store i64 %message, ptr %status
+  call void @abort()
+  unreachable
+}
+"""
+
 # The dispatcher's prologue and epilogue (cpu.py splices them around its loop).
 GUARD_ENTRY = f"""
   %jb = alloca [{JMP_WORDS + 2} x i64], align 16
+  %js0 = getelementptr i64, ptr %jb, i64 {FAULT_SIGNAL}
+  store i64 0, ptr %js0                                 ; stays 0 when mncl_oob_abort jumps
   %key = load i32, ptr @mncl_fault_key
   %outer = call ptr @pthread_getspecific(i32 %key)
   %set = call i32 @pthread_setspecific(i32 %key, ptr %jb)
@@ -121,7 +153,7 @@ fault:
   %r9 = getelementptr i64, ptr %rec, i64 9
   store i64 %addr, ptr %r9
   %unset1 = call i32 @pthread_setspecific(i32 %key, ptr %outer)
-  ret void
+  ret i64 1
 """
 GUARD_EXIT = """
   %unset2 = call i32 @pthread_setspecific(i32 %key, ptr %outer)
@@ -147,7 +179,7 @@ class _StackT(ctypes.Structure):
 
 
 _libc = ctypes.CDLL(None, use_errno=True) if ENABLED else None
-_thread = threading.local()
+thread_state = threading.local()   # .ready: the thread has its alternate signal stack
 _handler_address = None
 
 
@@ -189,7 +221,10 @@ def _install_handler():
 def prepare_thread() -> None:
     """Give the calling thread an alternate signal stack, unless it has one: the handler must run even
     when a kernel overflowed the thread's own stack.  Cheap after the first call on a thread."""
-    if not ENABLED or getattr(_thread, "ready", False):
+    if getattr(thread_state, "ready", False):
+        return
+    thread_state.ready = True
+    if not ENABLED:
         return
     old = _StackT()
     _libc.sigaltstack(None, ctypes.byref(old))
@@ -197,8 +232,7 @@ def prepare_thread() -> None:
         buf = ctypes.create_string_buffer(ALT_STACK_BYTES)
         new = _StackT(ctypes.addressof(buf), 0, ALT_STACK_BYTES)
         if _libc.sigaltstack(ctypes.byref(new), None) == 0:
-            _thread.stack = buf                 # lives as long as the thread
-    _thread.ready = True
+            thread_state.stack = buf            # lives as long as the thread
 
 
 _SIGNAL_TEXT = {

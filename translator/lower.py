@@ -1847,12 +1847,13 @@ class Lowering:
 
     def checked_index(self, n, i, length, space, array):
         """The work-group form's index into a private or ``__local`` array: both live on the stack of
-        the CPU device's thread, where a write past the end overwrites return addresses (the process
-        dies, or runs what the kernel wrote).  An index outside ``[0, length)`` stores the place (the
-        address of a message string) and the index, the first time in the launch's status words, whose address is
-        ``wg[16]`` (translator/module.py), and the access goes to element 0 instead: the launch then
-        fails naming the kernel and the line.  A compare and a not-taken branch per access, which
-        LLVM removes where it can prove the index in range (loops up to the array's length)."""
+        the CPU device's thread, where a write past the end overwrote return addresses (the process
+        died, or ran what the kernel wrote).  An index outside ``[0, length)`` calls
+        ``mncl_oob_abort(status, message, index)`` (mncl/cpu_faults.py), which never returns: it
+        stores the place (a "file:line:col: the private array 'p' (8 elements)" string) and the
+        index in the launch's status words, whose address is ``wg[16]`` (translator/module.py), and
+        leaves the work-groups; the launch fails naming the kernel.  In range, a compare and a branch
+        not taken; LLVM removes both where it proves the index in range (loops to the length)."""
         if isinstance(i, ir.Constant) and isinstance(i.constant, int) and 0 <= i.constant < length:
             return i
         b = self.b
@@ -1865,13 +1866,19 @@ class Lowering:
         msg.global_constant = True
         msg.linkage = "private"
         msg.initializer = ir.Constant(ir.ArrayType(I8, len(text)), bytearray(text))
+        abort = self.module.globals.get("mncl_oob_abort")
+        if abort is None:
+            abort = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64.as_pointer(), I64, I64]),
+                                name="mncl_oob_abort")
+            abort.attributes.add("noreturn")
+            abort.attributes.add("cold")
+            abort.attributes.add("nounwind")
         ok = b.icmp_unsigned("<", i, ir.Constant(I64, length))
         with b.if_then(b.not_(ok), likely=False):
             status = b.inttoptr(b.load(b.gep(self.ctx.wg, [ir.Constant(I64, 16)])), I64.as_pointer())
-            with b.if_then(b.icmp_unsigned("==", b.load(status), ir.Constant(I64, 0))):   # the first one
-                b.store(b.ptrtoint(msg, I64), status)
-                b.store(i, b.gep(status, [ir.Constant(I64, 1)]))
-        return b.select(ok, i, ir.Constant(I64, 0))
+            b.call(abort, [status, b.ptrtoint(msg, I64), i])
+            b.unreachable()
+        return i
 
     def undeclared(self, n):
         name = n.name

@@ -24,9 +24,10 @@ parameter.  ``wg`` points to 17 int64 values:
     wg[10..12] global offset per dimension   (unused dimensions: 0)
     wg[13..15] number of groups per dimension
     wg[16]     the address of two int64 status words, zero on entry: an index outside a private
-               or __local array stores there (the first time) the address of a NUL-terminated
-               "file:line:col: the private array 'p' (8 elements)" and the index, and the
-               access goes to element 0 instead (the device reports it after the launch)
+               or __local array calls ``mncl_oob_abort(status, message, index)``, which stores
+               the address of a NUL-terminated "file:line:col: the private array 'p' (8
+               elements)" and the index there and does not return (the device defines it and
+               leaves the launch's work-groups: mncl/cpu_faults.py)
 
 The kernel's ``__local`` arrays declared in its body are allocated inside
 ``K__wg`` (one copy per call, i.e. per work-group).  The device may call
