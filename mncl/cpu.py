@@ -15,9 +15,16 @@ kernel the guards of every buffer argument are compared with the pattern; an
 overwritten guard raises ``mncl.MemoryError`` (OUT_OF_RESOURCES, what GPUs
 report for a bad address) naming the
 kernel and the buffer, and the guard is restored.  What is not caught: reads
-out of bounds, writes that skip over the guard into other memory (those may
-corrupt the process or crash it), writes of the canary's own bytes.
+out of bounds, writes that skip over the guard into other mapped memory (those
+may corrupt the process), writes of the canary's own bytes.
 USE_HOST_PTR buffers are the caller's array itself and have no guards.
+
+Faults: indices into private and ``__local`` arrays are checked by the kernel
+code itself (translator/lower.py ``checked_index``), and every dispatcher call
+runs under the fault guard of mncl/cpu_faults.py, so a kernel that faults
+(SIGSEGV, SIGBUS, SIGFPE, SIGILL) fails its launch instead of killing the
+process.  docs/runtime.md, "A kernel cannot take the process down", says why
+this design and not a subprocess worker.
 """
 from __future__ import annotations
 

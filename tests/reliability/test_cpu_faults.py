@@ -202,3 +202,30 @@ def test_kernel_faults_fail_the_launch_not_the_process():
     for line, name in zip(lines, ["overflow", "wild_write", "wild_read"] * 2):
         assert line.startswith("MemoryError") and f"OUT_OF_RESOURCES - kernel '{name}' faulted: SIGSEGV" in line, line
     assert lines[-1] == "after the faults: True"
+
+
+def test_kernel_faults_are_caught_under_faulthandler():
+    """pytest and `python -X faulthandler` install faulthandler first; the guard runs in front of it."""
+    lines = run_child("import faulthandler; faulthandler.enable()\n" + FAULTS).strip().splitlines()
+    assert len(lines) == 7 and all("faulted: SIGSEGV" in x for x in lines[:6]), lines
+    assert lines[-1] == "after the faults: True"
+
+
+def test_faults_outside_kernels_still_end_the_process():
+    """The guard only catches faults of kernel code: a segfault of the host program after a launch
+    must not be swallowed (it goes to the handler before the guard, here the default action)."""
+    body = """
+q = cl.CommandQueue(ctx)
+buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+cl.Program(ctx, "__kernel void k(__global float *y) { y[0] = 1.0f; }").build().k(q, (1,), None, buf)
+q.finish()
+print("launched", flush=True)
+import ctypes
+ctypes.string_at(0)
+print("the segfault was swallowed")
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MNCL_DEVICE="cpu")
+    env.pop("PYTHONFAULTHANDLER", None)
+    p = subprocess.run([sys.executable, "-c", PRELUDE + body], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.stdout.strip() == "launched" and p.returncode == -11, (p.returncode, p.stdout, p.stderr[-500:])
