@@ -15,9 +15,16 @@ kernel the guards of every buffer argument are compared with the pattern; an
 overwritten guard raises ``mncl.MemoryError`` (OUT_OF_RESOURCES, what GPUs
 report for a bad address) naming the
 kernel and the buffer, and the guard is restored.  What is not caught: reads
-out of bounds, writes that skip over the guard into other memory (those may
-corrupt the process or crash it), writes of the canary's own bytes.
+out of bounds, writes that skip over the guard into other mapped memory (those
+may corrupt the process), writes of the canary's own bytes.
 USE_HOST_PTR buffers are the caller's array itself and have no guards.
+
+Faults: indices into private and ``__local`` arrays are checked by the kernel
+code itself (translator/lower.py ``checked_index``), and every dispatcher call
+runs under the fault guard of mncl/cpu_faults.py, so a kernel that faults
+(SIGSEGV, SIGBUS, SIGFPE, SIGILL) fails its launch instead of killing the
+process.  docs/runtime.md, "A kernel cannot take the process down", says why
+this design and not a subprocess worker.
 """
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from translator import llvm_lock
 
+from . import cpu_faults
 from .backend import DeviceDescription, LocalScratch
 from .constants import device_type
 from .errors import raise_error, status_code
@@ -47,13 +55,17 @@ ALIGN = 128
 _CANARY_UNIT = bytes([0xDE, 0xAD, 0xBE, 0xEF, 0x5A, 0xA5, 0xC3, 0x3C])
 CANARY = _CANARY_UNIT * (GUARD // len(_CANARY_UNIT))
 
-_DISPATCH_IR = r"""
+_DISPATCH_TEMPLATE = r"""
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
-; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes}
-define void @mncl_dispatch(ptr %rec) {
+; rec: {fn, args, wg template, first group, end group, n local args, local ptrs, local sizes,
+;       status: signal, fault address, out-of-bounds message, out-of-bounds index}
+define i64 @mncl_dispatch(ptr %rec) {   ; nonzero: a status word is set
 entry:
+{guard_entry}
+  br label %body
+body:
   %fn = load ptr, ptr %rec
   %r1 = getelementptr ptr, ptr %rec, i64 1
   %args = load ptr, ptr %r1
@@ -69,8 +81,12 @@ entry:
   %lptrs = load ptr, ptr %r6
   %r7 = getelementptr ptr, ptr %rec, i64 7
   %lsizes = load ptr, ptr %r7
-  %wg = alloca [16 x i64], align 8
+  %wg = alloca [17 x i64], align 8
   call void @llvm.memcpy.p0.p0.i64(ptr %wg, ptr %tmpl, i64 128, i1 false)
+  %oob = getelementptr i64, ptr %rec, i64 10
+  %oobi = ptrtoint ptr %oob to i64
+  %g16 = getelementptr i64, ptr %wg, i64 16
+  store i64 %oobi, ptr %g16
   %ng0p = getelementptr i64, ptr %tmpl, i64 13
   %ng0 = load i64, ptr %ng0p
   %ng1p = getelementptr i64, ptr %tmpl, i64 14
@@ -81,7 +97,7 @@ entry:
   %empty = icmp sge i64 %start, %end
   br i1 %empty, label %done, label %loop
 loop:
-  %g = phi i64 [ %start, %entry ], [ %gnext, %call ]
+  %g = phi i64 [ %start, %body ], [ %gnext, %call ]
   %x = urem i64 %g, %ng0
   %q = udiv i64 %g, %ng0
   %y = urem i64 %q, %ng1
@@ -108,13 +124,23 @@ call:
   %fin = icmp sge i64 %gnext, %end
   br i1 %fin, label %done, label %loop
 done:
-  ret void
+{guard_exit}
+  %oobw = load i64, ptr %oob
+  ret i64 %oobw
 }
 """
 
-_DISPATCH_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)   # one pointer: ctypes converts one argument
-_Record = ctypes.c_int64 * 8
+if cpu_faults.ENABLED:       # with the fault guard around the loop (mncl/cpu_faults.py)
+    _DISPATCH_IR = cpu_faults.FAULT_IR + _DISPATCH_TEMPLATE.replace(
+        "{guard_entry}", cpu_faults.GUARD_ENTRY).replace("{guard_exit}", cpu_faults.GUARD_EXIT)
+else:
+    _DISPATCH_IR = cpu_faults.OOB_ABORT_UNGUARDED + _DISPATCH_TEMPLATE.replace(
+        "{guard_entry}", "").replace("{guard_exit}", "")
+_DISPATCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)   # one pointer: ctypes converts one argument
+_Record = ctypes.c_int64 * 12
+FAULT_SIGNAL, FAULT_ADDRESS, OOB_MESSAGE, OOB_INDEX = 8, 9, 10, 11    # status words of a _Record
 
+_thread_state = cpu_faults.thread_state
 _llvm_lock = llvm_lock          # shared with the front end: LLVM's global context is not thread-safe
 _llvm_state = {}
 
@@ -237,6 +263,32 @@ class JitProgram:
         self.slow = set()            # (kernel name, Launch) too slow for one thread
 
 
+_dispatch_lock = threading.Lock()
+_dispatch = {}
+
+
+def dispatcher():
+    """mncl_dispatch, JIT-compiled once per process, with the fault guard installed (cpu_faults).  Under
+    a lock: queues launching their first kernels at once each built one, and the second assignment
+    freed the first engine's code while another thread ran it (a segfault).  The engine is kept for
+    the process's life; ``mncl_oob_abort`` is registered for the kernels' bounds checks to call."""
+    with _dispatch_lock:
+        if not _dispatch:
+            st = _llvm()
+            llvm = st["llvm"]
+            with _llvm_lock:
+                mod = llvm.parse_assembly(_DISPATCH_IR)
+                mod.triple = st["triple"]
+                mod.verify()
+                engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
+                engine.finalize_object()
+                llvm.add_symbol("mncl_oob_abort", engine.get_function_address("mncl_oob_abort"))
+            cpu_faults.install(engine)
+            _dispatch.update(engine=engine,
+                             fn=_DISPATCH_TYPE(engine.get_function_address("mncl_dispatch")))
+        return _dispatch["fn"]
+
+
 def _host_memory_bytes() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -268,7 +320,6 @@ class CpuDevice:
         self._workers = ncpu
         self._pool = None
         self._pool_lock = threading.Lock()
-        self._dispatch = None
         self._dispatch_fn = None
         self._cache_key = None
         self._wg_arrays = {}
@@ -279,10 +330,11 @@ class CpuDevice:
         if self._cache_key is None:
             st = _llvm()
             llvm = st["llvm"]
-            # the features too: object code made where AVX-512 was on must not run where a VM hides it
+            # the features too: object code made where AVX-512 was on must not run where a VM hides
+            # it; ':probed': object code with stack probes (cpu_faults.with_stack_probes)
             features = hashlib.sha256(st["features"].encode()).hexdigest()[:16]
             self._cache_key = (f"cpu:{st['triple']}:{llvm.get_host_cpu_name()}:{features}:"
-                               f"{llvm.llvm_version_info}")
+                               f"{llvm.llvm_version_info}:probed")
         return self._cache_key
 
     # -- allocator ------------------------------------------------------------
@@ -298,9 +350,10 @@ class CpuDevice:
         """JIT the module; with ``object_code`` (from an earlier load) LLVM's code generation is skipped."""
         st = _llvm()
         llvm = st["llvm"]
+        self._dispatch_fn or self._dispatcher()       # defines mncl_oob_abort, which the kernels call
         produced = []
         with _llvm_lock:
-            mod = llvm.parse_assembly(module.llvm_ir)
+            mod = llvm.parse_assembly(cpu_faults.with_stack_probes(module.llvm_ir))
             if not mod.triple:
                 mod.triple = st["triple"]
             mod.verify()
@@ -323,22 +376,8 @@ class CpuDevice:
         return prog
 
     def _dispatcher(self):
-        if self._dispatch_fn is None:
-            loaded = self._load_ir(_DISPATCH_IR, "mncl_dispatch")
-            self._dispatch = loaded
-            self._dispatch_fn = _DISPATCH_TYPE(loaded.addresses["mncl_dispatch"])
+        self._dispatch_fn = dispatcher()
         return self._dispatch_fn
-
-    def _load_ir(self, ir: str, symbol: str) -> JitProgram:
-        st = _llvm()
-        llvm = st["llvm"]
-        with _llvm_lock:
-            mod = llvm.parse_assembly(ir)
-            mod.triple = st["triple"]
-            mod.verify()
-            engine = llvm.create_mcjit_compiler(mod, _target_machine(st))
-            engine.finalize_object()
-            return JitProgram(engine, {symbol: engine.get_function_address(symbol)})
 
     # -- runner ---------------------------------------------------------------
     def run(self, loaded: JitProgram, kernel_info, args: list, launch) -> None:
@@ -347,6 +386,10 @@ class CpuDevice:
                         f"kernel '{kernel_info.name}' is a task kernel (__task): it moves data through the "
                         f"MN-Core memory hierarchy and runs on the emulator device only")
         dispatch = self._dispatch_fn or self._dispatcher()
+        try:
+            _thread_state.ready                    # this thread has its alternate signal stack
+        except AttributeError:
+            cpu_faults.prepare_thread()
         name = kernel_info.name
         key = tuple(args)
         prepared = loaded.last_args.get(name)
@@ -356,11 +399,11 @@ class CpuDevice:
         rec = records.get(launch)
         t0 = _clock()
         if rec is not None:                        # the common case: same arguments, same NDRange
-            dispatch(rec)
+            fault = _fault_text(rec) if dispatch(rec) else None
             single = True
         else:
             _check_stack(kernel_info, launch)
-            single = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
+            single, fault = self._run_new(loaded, name, ptrs, local_slots, launch, records, dispatch)
         if single and _clock() - t0 > SLOW_SINGLE_S and launch.num_groups != (1, 1, 1):
             if len(loaded.slow) > 256:
                 loaded.slow.clear()
@@ -377,6 +420,8 @@ class CpuDevice:
                             f"argument {i} ('{pname}', {a.nbytes} bytes): the guard zone {where} "
                             f"was overwritten (the guard has been restored; the buffer's contents "
                             f"and any neighbouring memory may be wrong)")
+        if fault is not None:
+            raise_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES, f"kernel '{name}' {fault}")
 
     def _run_new(self, loaded, name, ptrs, local_slots, launch, records, dispatch):
         fn = loaded.addresses[name]
@@ -408,41 +453,58 @@ class CpuDevice:
                     scratch.append(s)
                     my_ptrs[i] = lp[j] = addr
                     ls[j] = nbytes
-                dispatch(_Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
-                                 len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls)))
+                rec = _Record(fn, ctypes.addressof(my_ptrs), ctypes.addressof(wg), start, end,
+                              len(local_slots), ctypes.addressof(lp), ctypes.addressof(ls))
             else:
                 rec = _Record(fn, ctypes.addressof(ptrs), ctypes.addressof(wg), start, end, 0, 0, 0)
                 if nchunks == 1 and small:
                     if len(records) > 64:
                         records.clear()
-                    records[launch] = rec          # keeps ptrs and wg alive with it
-                    rec._keep = (ptrs, wg)
-                dispatch(rec)
+                    rec._keep = (ptrs, wg)         # keeps ptrs and wg alive with it, before another
+                    records[launch] = rec          # thread can find it (and _wg_arrays be cleared)
+            return _fault_text(rec) if dispatch(rec) else None
 
         if nchunks <= 1:
-            run_chunk(0, total)
-            return small
+            return small, run_chunk(0, total)
         pool = self._thread_pool()
         bounds = [total * k // nchunks for k in range(nchunks + 1)]
         claim = itertools.count()      # next() on it is atomic: chunks go to whoever is free
 
         def participate():
+            fault = None
             for k in iter(claim.__next__, None):
                 if k >= nchunks:
-                    return
-                run_chunk(bounds[k], bounds[k + 1])
+                    return fault
+                fault = run_chunk(bounds[k], bounds[k + 1]) or fault
         futures = [pool.submit(participate) for _ in range(min(self._workers - 1, nchunks - 1))]
-        participate()
-        for f in futures:
-            f.result()
-        return False
+        faults = [participate()] + [f.result() for f in futures]
+        return False, next((f for f in faults if f is not None), None)
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=max(self._workers - 1, 1),
-                                                thread_name_prefix="mncl-cpu")
+                                                thread_name_prefix="mncl-cpu",
+                                                initializer=cpu_faults.prepare_thread)
             return self._pool
+
+
+def _fault_text(rec) -> str | None:
+    """What went wrong in the work-groups a record ran (None: nothing), for 'kernel 'k' ...'; clears it."""
+    if rec[FAULT_SIGNAL]:
+        text = cpu_faults.describe(rec[FAULT_SIGNAL], rec[FAULT_ADDRESS])
+        rec[FAULT_SIGNAL] = rec[OOB_MESSAGE] = 0
+        return (f"faulted: {text}; the work-groups left on that thread were abandoned, so buffers it writes "
+                f"may hold partial results (the process is unharmed)")
+    if rec[OOB_MESSAGE]:
+        place = ctypes.string_at(rec[OOB_MESSAGE]).decode(errors="replace")
+        index = rec[OOB_INDEX]
+        rec[OOB_MESSAGE] = 0
+        file_line, _, what = place.partition(": ")
+        return (f"indexed {what} out of bounds at {file_line}: index {index} (the work-group stopped there and "
+                f"the work-groups left on that thread were abandoned: buffers the kernel writes may hold partial "
+                f"results)")
+    return None
 
 
 def _cpu_model_name() -> str:

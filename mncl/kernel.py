@@ -83,7 +83,7 @@ class Kernel:
         self._pdtypes = [_param_dtype(p) if p.kind == "scalar" else None for p in info.params]
         self._dev_args = [None] * n
         self._scalar_dtypes = [None] * n
-        self._has_local = any(k == "local" for k in self._kinds)
+        self._has_local = any(k == "local" for k in self._kinds) or info.local_mem_bytes > 0
         self._placeholders = False       # an mncl.Arg was set at some time (recordings)
         self._launches = {}
 
@@ -347,6 +347,7 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
                     f"every global size must be > 0 (got {gs})")
     if any(g == 0 for g in gs):
         return None
+    _check_size_t(gs, (0,) * dim)
     reqd = info.reqd_work_group_size
     if ls is None:
         if reqd:
@@ -386,8 +387,31 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         if len(off) != dim or any(o < 0 for o in off):
             raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
                         f"the global offset {off} must have {dim} non-negative entries")
+    _check_size_t(gs, off)
     pad = 3 - dim
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
+
+
+SIZE_MAX = (1 << 64) - 1          # size_t on both devices
+
+
+def _check_size_t(gs, off):
+    """Sizes a device's 64-bit ids cannot hold are refused (OpenCL's rule for size_t), and so is an
+    NDRange of 2^63 or more work-items (the devices count them in int64): such sizes used to wrap
+    (a global size of 2^64 became 0 and the CPU device divided by it: SIGFPE)."""
+    routine = "enqueue_nd_range_kernel"
+    for i, (g, o) in enumerate(zip(gs, off)):
+        if g > SIZE_MAX:
+            raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
+                        f"the global size {g} in dimension {i} does not fit size_t (at most 2^64-1)")
+        if g + o > SIZE_MAX:
+            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
+                        f"the global offset {o} plus the global size {g} in dimension {i} does not fit "
+                        f"size_t (at most 2^64-1)")
+    total = gs[0] * (gs[1] if len(gs) > 1 else 1) * (gs[2] if len(gs) > 2 else 1)
+    if total >= 1 << 63:
+        raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
+                    f"the global size {gs} has {total} work-items; at most 2^63-1 are supported")
 
 
 def _remember_launch(kernel, lkey, launch):

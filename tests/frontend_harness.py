@@ -1,7 +1,8 @@
 """Test-only harness: JIT a CompiledModule with llvmlite and run an NDRange on numpy buffers.
 
 run(mod, "name", global_size, local_size, *args) calls ``name__wg`` once per
-work-group with the ABI of translator/module.py.  Arguments: numpy arrays
+work-group with the ABI of translator/module.py, through mncl's dispatcher (no
+thread pool, no guard zones).  Arguments: numpy arrays
 (``__global``/``__constant`` buffers, passed by pointer), ``Local(nbytes)`` for
 ``__local`` pointer parameters, and numpy scalars for by-value parameters.
 """
@@ -9,11 +10,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import itertools
 
 import numpy as np
 import llvmlite.binding as llvm
 
+from mncl.cpu import _Record, _fault_text, dispatcher
 from translator import compile_opencl
 
 _engines = []
@@ -37,6 +38,7 @@ class Local:
 class Program:
     def __init__(self, cm):
         _setup()
+        dispatcher()          # defines mncl_oob_abort, which the bounds checks call
         self.cm = cm
         mod = llvm.parse_assembly(cm.llvm_ir)
         mod.verify()
@@ -44,10 +46,7 @@ class Program:
         self.engine = llvm.create_mcjit_compiler(mod, tm)
         self.engine.finalize_object()
         _engines.append(self.engine)
-        self.fns = {}
-        proto = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64))
-        for name, k in cm.kernels.items():
-            self.fns[name] = proto(self.engine.get_function_address(k.wg_function))
+        self.fns = {name: self.engine.get_function_address(k.wg_function) for name, k in cm.kernels.items()}
 
     def run(self, name, gsize, lsize, *args, offset=None):
         gsize = tuple(gsize) if isinstance(gsize, (tuple, list)) else (gsize,)
@@ -73,14 +72,12 @@ class Program:
                 s = np.array(a)
                 keep.append(s)
                 ptrs[i] = s.ctypes.data
-        fn = self.fns[name]
-        wg = (ctypes.c_int64 * 16)()
-        wg[0] = dim
-        for d in range(3):
-            wg[1 + d], wg[4 + d], wg[10 + d], wg[13 + d] = g[d], l[d], off[d], ng[d]
-        for gz, gy, gx in itertools.product(range(ng[2]), range(ng[1]), range(ng[0])):
-            wg[7], wg[8], wg[9] = gx, gy, gz
-            fn(ptrs, wg)
+        wg = (ctypes.c_int64 * 16)(dim, *g, *l, 0, 0, 0, *off, *ng)
+        # mncl's dispatcher: the groups in the order z, y, x; a failed bounds check or a fault ends it
+        rec = _Record(self.fns[name], ctypes.addressof(ptrs), ctypes.addressof(wg), 0, ng[0] * ng[1] * ng[2],
+                      0, 0, 0)
+        if dispatcher()(rec):
+            raise IndexError(_fault_text(rec))
 
 
 def build(src, **kw):

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from llvmlite import ir
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from . import cltypes as T
 from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, VOID, Array, Pointer,
@@ -1798,6 +1798,7 @@ class Lowering:
                 self.error(n, f"expression is not assignable")
             return LV(s.type, self.var_addr(s), s.const, s.space)
         if isinstance(n, c_ast.ArrayRef):
+            bound = None
             if isinstance(n.name, (c_ast.ID, c_ast.ArrayRef, c_ast.StructRef)) or \
                     (isinstance(n.name, c_ast.UnaryOp) and n.name.op == "*"):
                 blv = self.lvalue(n.name)
@@ -1811,6 +1812,8 @@ class Lowering:
                     i = self.convert(idx, LONG, n.subscript).v
                     return LV(blv.type.elem, self.b.gep(ep, [i]), blv.const, blv.space, blv.via_pointer)
                 base = self.rvalue(blv, n.name)
+                if blv.type.is_array and blv.space in ("private", "local") and not self.spmd:
+                    bound = (blv.type.n, blv.space, n.name)
             else:
                 base = self.expr(n.name)
             idx = self.expr(n.subscript)
@@ -1826,6 +1829,8 @@ class Lowering:
             if pt.pointee.is_void:
                 self.error(n, "subscript of pointer to void")
             i = self.convert(idx, LONG, n.subscript).v
+            if bound is not None:
+                i = self.checked_index(n, i, *bound)
             return LV(pt.pointee, self.b.gep(base.v, [i]), pt.const_pointee or pt.space == "constant", pt.space, True)
         if isinstance(n, c_ast.UnaryOp) and n.op == "*":
             p = self.expr(n.expr)
@@ -1839,6 +1844,41 @@ class Lowering:
         if isinstance(n, c_ast.Cast):
             self.error(n, "expression is not assignable")
         self.error(n, "expression is not assignable")
+
+    def checked_index(self, n, i, length, space, array):
+        """The work-group form's index into a private or ``__local`` array: both live on the stack of
+        the CPU device's thread, where a write past the end overwrote return addresses (the process
+        died, or ran what the kernel wrote).  An index outside ``[0, length)`` calls
+        ``mncl_oob_abort(status, message, index)`` (mncl/cpu_faults.py), which never returns: it
+        stores the place (a "file:line:col: the private array 'p' (8 elements)" string) and the
+        index in the launch's status words, whose address is ``wg[16]`` (translator/module.py), and
+        leaves the work-groups; the launch fails naming the kernel.  In range, a compare and a branch
+        not taken; LLVM removes both where it proves the index in range (loops to the length)."""
+        if isinstance(i, ir.Constant) and isinstance(i.constant, int) and 0 <= i.constant < length:
+            return i
+        b = self.b
+        d = self.diag(n, "")
+        what = f"'{c_generator.CGenerator().visit(array)}'"
+        space = "__local" if space == "local" else "private"
+        text = f"{d.filename}:{d.line}:{d.column}: the {space} array {what} ({length} elements)".encode() + b"\0"
+        msg = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(text)),
+                                name=self.module.get_unique_name("mncl.oob"))
+        msg.global_constant = True
+        msg.linkage = "private"
+        msg.initializer = ir.Constant(ir.ArrayType(I8, len(text)), bytearray(text))
+        abort = self.module.globals.get("mncl_oob_abort")
+        if abort is None:
+            abort = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [I64.as_pointer(), I64, I64]),
+                                name="mncl_oob_abort")
+            abort.attributes.add("noreturn")
+            abort.attributes.add("cold")
+            abort.attributes.add("nounwind")
+        ok = b.icmp_unsigned("<", i, ir.Constant(I64, length))
+        with b.if_then(b.not_(ok), likely=False):
+            status = b.inttoptr(b.load(b.gep(self.ctx.wg, [ir.Constant(I64, 16)])), I64.as_pointer())
+            b.call(abort, [status, b.ptrtoint(msg, I64), i])
+            b.unreachable()
+        return i
 
     def undeclared(self, n):
         name = n.name

@@ -15,7 +15,7 @@ which executes every work-item of one work-group, barriers included.
 ``__constant`` pointer parameter; a zeroed scratch area of the requested
 size for a ``__local`` pointer parameter (``LocalMemory``); the scalar's
 bytes (host byte order, the C type's size and alignment) for a by-value
-parameter.  ``wg`` points to 16 int64 values:
+parameter.  ``wg`` points to 17 int64 values:
 
     wg[0]      work_dim (1..3)
     wg[1..3]   global size per dimension     (unused dimensions: 1)
@@ -23,6 +23,11 @@ parameter.  ``wg`` points to 16 int64 values:
     wg[7..9]   this group's id per dimension (unused dimensions: 0)
     wg[10..12] global offset per dimension   (unused dimensions: 0)
     wg[13..15] number of groups per dimension
+    wg[16]     the address of two int64 status words, zero on entry: an index outside a private
+               or __local array calls ``mncl_oob_abort(status, message, index)``, which stores
+               the address of a NUL-terminated "file:line:col: the private array 'p' (8
+               elements)" and the index there and does not return (the device defines it and
+               leaves the launch's work-groups: mncl/cpu_faults.py)
 
 The kernel's ``__local`` arrays declared in its body are allocated inside
 ``K__wg`` (one copy per call, i.e. per work-group).  The device may call
