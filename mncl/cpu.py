@@ -162,14 +162,15 @@ def _llvm():
         return _llvm_state
 
 
-# What IR from outside this process (a cache entry, a program binary) may call: LLVM intrinsics and the
-# C math library (the front end lowers some builtins to libm, which _llvm() loads).  A defence in depth
+# What IR from outside this process (a cache entry, a program binary) may call: LLVM intrinsics, the
+# C math library (the front end lowers some builtins to libm, which _llvm() loads) and the runtime's
+# own mncl_oob_abort (the bounds checks' exit, cpu_faults.py).  A defence in depth
 # only: the cache's integrity check (mncl/cache.py) is what keeps planted IR out.
 _LIBM = frozenset(n + s for n in (
     "acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 exp10 expm1 frexp "
     "ilogb ldexp log log10 log1p log2 logb modf scalbn scalbln cbrt fabs hypot pow sqrt erf erfc lgamma "
     "tgamma ceil floor nearbyint rint lrint llrint round lround llround trunc fmod remainder remquo "
-    "copysign nan nextafter nexttoward fdim fmax fmin fma sincos").split() for s in ("", "f"))
+    "copysign nan nextafter nexttoward fdim fmax fmin fma sincos").split() for s in ("", "f")) | {"mncl_oob_abort"}
 _INLINE_ASM = re.compile(r'(?:^|[\s(,=])asm\s+(?:sideeffect\s+|alignstack\s+|inteldialect\s+|unwind\s+)*"'
                          r'|^\s*module\s+asm\b', re.M)
 
@@ -182,7 +183,7 @@ def check_external_calls(mod, ir_text: str):
         if f.is_declaration and not ((name.startswith("llvm.") and not name.startswith("llvm.experimental."))
                                      or name in _LIBM):
             raise ValueError(f"the module declares the external function '{name}', which kernels may "
-                             f"not call (only LLVM intrinsics and the C math library)")
+                             f"not call (only LLVM intrinsics, the C math library and the runtime's mncl_oob_abort)")
     for g in mod.global_variables:
         if g.is_declaration:
             raise ValueError(f"the module refers to the external variable '{g.name}', which kernels may not use")
