@@ -115,5 +115,7 @@ class CompletedEvent(Event):
 
 def wait_for_events(events):
     """Block until every event completed; raise the first failure."""
+    from .checks import check_wait_for
+    events = check_wait_for("wait_for_events", events, None)
     for ev in events:
         ev.wait()

@@ -17,29 +17,19 @@ import operator
 
 import numpy as np
 
-from .backend import Launch, LocalScratch
+from . import memory
+from .backend import NULL, Launch, LocalScratch
+from .checks import check_queue, check_wait_for
 from .constants import (command_type, kernel_arg_address_qualifier, kernel_arg_info, kernel_info,
                         kernel_work_group_info)
 from .errors import raise_error, status_code
 from .events import CompletedEvent
 from .memory import Buffer, LocalMemory
+from .queue import CommandQueue
 from .recording import Arg
 
 
-class _Null:
-    """A NULL pointer argument (``set_arg(i, None)`` for a pointer parameter)."""
-
-    nbytes = 0
-    address = 0
-    guarded = False
-    view = np.zeros(0, np.uint8)
-
-    @staticmethod
-    def guards_intact():
-        return None
-
-
-_NULL = _Null()
+_NULL = NULL
 
 
 def _param_dtype(p) -> np.dtype | None:
@@ -82,6 +72,7 @@ class Kernel:
         self._kinds = [p.kind for p in info.params]
         self._pdtypes = [_param_dtype(p) if p.kind == "scalar" else None for p in info.params]
         self._dev_args = [None] * n
+        self._buffers = [None] * n       # the Buffer set for each pointer argument (for release checks)
         self._scalar_dtypes = [None] * n
         self._has_local = any(k == "local" for k in self._kinds)
         self._placeholders = False       # an mncl.Arg was set at some time (recordings)
@@ -94,6 +85,7 @@ class Kernel:
 
     def set_arg(self, index, value):
         v = self._dev_args[index] = self._dev_value(index, value)
+        self._buffers[index] = value if isinstance(value, Buffer) else None
         if type(v) is Arg:
             self._placeholders = True
 
@@ -130,7 +122,13 @@ class Kernel:
                             f"local_mem_size ({limit} bytes)")
             return LocalScratch(value.size)
         if type(value) is Buffer or isinstance(value, Buffer):
-            return value._alloc
+            a = value._alloc
+            if a is None or value.context is not self.context:
+                raise_error("Kernel.set_arg", status_code.INVALID_MEM_OBJECT,
+                            f"{self._where(index)}: the buffer "
+                            + ("was released (Buffer.release())" if a is None else
+                               "belongs to another context than the kernel's program"))
+            return a
         if value is None:
             return _NULL
         raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
@@ -198,6 +196,13 @@ class Kernel:
                 if np.isinf(out) and not (isinstance(value, float) and np.isinf(value)):
                     raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                                 f"{self._where(index)}: {value!r} overflows {dt}")
+                if isinstance(value, (int, np.integer)) and int(out) != int(value):
+                    # an integer is exact or refused; a float value rounds to the parameter's precision
+                    # as C and numpy round it (1.1 has no exact float either)
+                    raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
+                                f"{self._where(index)}: the integer {int(value)} has no exact {dt} "
+                                f"(it would round to {int(out)}); pass {dt}({int(value)}) or a float "
+                                f"to accept the rounding")
                 return out
             raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                         f"{self._where(index)} is a {dt}; got {_describe(value)} {value!r}")
@@ -354,10 +359,10 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         else:
             total = int(np.prod(gs))
             budget = 256 if info.uses_barrier else 1024
-            budget = max(1, min(budget, total // (8 * d.max_compute_units) or 1))
+            budget = max(1, min(budget, d.max_work_group_size, total // (8 * d.max_compute_units) or 1))
             ls = []
-            for g in gs:
-                l = _largest_divisor(g, budget)
+            for i, g in enumerate(gs):
+                l = _largest_divisor(g, min(budget, d.max_work_item_sizes[i]))
                 ls.append(l)
                 budget = max(1, budget // l)
             ls = tuple(ls)
@@ -407,6 +412,14 @@ def _hashable(x) -> bool:
 def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, global_work_offset=None,
                             wait_for=None, g_times_l=False, allow_empty_ndrange=False):
     """Queue one NDRange of ``kernel`` (PyOpenCL's ``enqueue_nd_range_kernel``)."""
+    if type(queue) is not CommandQueue:
+        check_queue("enqueue_nd_range_kernel", queue)
+    if not isinstance(kernel, Kernel):
+        raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL,
+                    f"the kernel must be an mncl.Kernel, not {type(kernel).__name__}")
+    if kernel.context is not queue.context:
+        raise_error("enqueue_nd_range_kernel", status_code.INVALID_CONTEXT,
+                    f"kernel '{kernel.function_name}' belongs to another context than the queue")
     device = queue.device
     try:
         lkey = (global_work_size, local_work_size, global_work_offset, g_times_l, allow_empty_ndrange, device)
@@ -430,6 +443,8 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
         i = args.index(None)
         raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
                     f"{kernel._where(i)} has not been set")
+    if memory.released_any or len(queue.context.devices) > 1:
+        _check_buffers(kernel, device)
     recorder = queue._recorder
     loaded = kernel.program._loaded.get(device)
     if loaded is None:
@@ -455,6 +470,20 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
     run = device.backend.run
     info = kernel._info
     return queue._submit(lambda: run(loaded, info, args, launch), command_type.NDRANGE_KERNEL, wait_for)
+
+
+def _check_buffers(kernel, device):
+    """Every buffer argument still allocated and on the queue's device (INVALID_MEM_OBJECT)."""
+    for i, b in enumerate(kernel._buffers):
+        if b is None:
+            continue
+        if b._alloc is None:
+            raise_error("enqueue_nd_range_kernel", status_code.INVALID_MEM_OBJECT,
+                        f"{kernel._where(i)}: the buffer was released (Buffer.release()) after it was set")
+        if b._device is not device:
+            raise_error("enqueue_nd_range_kernel", status_code.INVALID_MEM_OBJECT,
+                        f"{kernel._where(i)}: the buffer lives on device '{b._device.name}', the queue "
+                        f"runs on '{device.name}' (mncl devices share no memory)")
 
 
 def enqueue_task(queue, kernel, wait_for=None):

@@ -131,9 +131,25 @@ def get_platforms() -> list:
     """The installed platforms: one, MNCL (created on first use)."""
     with _lock:
         if not _platforms:
-            import os
             from .cpu import CpuDevice
-            from .emulator_device import EmulatorDevice
-            emu = EmulatorDevice(os.environ.get("MNCL_MACHINE") or "mncore2")
-            _platforms.append(Platform([emu, CpuDevice()]))
+            emu = _default_emulator()
+            _platforms.append(Platform(([emu] if emu else []) + [CpuDevice()]))
         return list(_platforms)
+
+
+machine_error = None      # why the emulator device of MNCL_MACHINE could not be made (it is left out)
+
+
+def _default_emulator():
+    """The emulator device for MNCL_MACHINE (default mncore2), or None if that names no machine:
+    the CPU device still works, and asking for the emulator device raises an error naming
+    MNCL_MACHINE (mncl/context.py)."""
+    global machine_error
+    import os
+    from .emulator_device import EmulatorDevice
+    machine = os.environ.get("MNCL_MACHINE") or "mncore2"
+    try:
+        return EmulatorDevice(machine)
+    except Exception as e:      # an unknown preset, a missing or malformed TOML file
+        machine_error = f"MNCL_MACHINE={machine!r}: {e}"
+        return None
