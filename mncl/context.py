@@ -23,6 +23,11 @@ class Context:
         if devices is None:
             platform = get_platforms()[0]
             devices = platform.get_devices(dev_type if dev_type is not None else device_type.ALL)[:1]
+        if isinstance(devices, Device):
+            devices = [devices]
+        if not isinstance(devices, (list, tuple)):
+            raise_error("Context", status_code.INVALID_VALUE,
+                        f"devices must be a list of mncl.Device, not {type(devices).__name__}")
         devices = list(devices)
         if not devices:
             raise_error("Context", status_code.INVALID_VALUE, "no devices given")

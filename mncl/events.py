@@ -62,7 +62,7 @@ class Event:
 
     def get_profiling_info(self, param):
         idx = {profiling_info.QUEUED: 0, profiling_info.SUBMIT: 1,
-               profiling_info.START: 2, profiling_info.END: 3}.get(param)
+               profiling_info.START: 2, profiling_info.END: 3}.get(param) if isinstance(param, int) else None
         if idx is None:
             raise_error("Event.get_profiling_info", status_code.INVALID_VALUE,
                         f"unknown profiling_info {param!r}")

@@ -231,7 +231,11 @@ class Kernel:
             if p.kind != "scalar":
                 raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_ARG_VALUE,
                             f"{self._where(i)} is not a by-value scalar; its dtype must be None")
-            d = np.dtype(d)
+            try:
+                d = np.dtype(d)
+            except (TypeError, ValueError) as e:
+                raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_VALUE,
+                            f"{self._where(i)}: {d!r:.40} is not a numpy dtype ({e})")
             if d.itemsize != p.size:
                 raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_ARG_SIZE,
                             f"{self._where(i)} is {p.size} bytes; dtype {d} is {d.itemsize}")
@@ -271,6 +275,9 @@ class Kernel:
         raise_error("Kernel.get_info", status_code.INVALID_VALUE, f"unknown kernel_info {param!r}")
 
     def get_work_group_info(self, param, device):
+        if not any(device is d for d in self.context.devices):
+            raise_error("Kernel.get_work_group_info", status_code.INVALID_DEVICE,
+                        f"{device!r:.60} is not a device of the kernel's context")
         d = device.backend.description
         if param == kernel_work_group_info.WORK_GROUP_SIZE:
             r = self._info.reqd_work_group_size
@@ -287,9 +294,9 @@ class Kernel:
                     f"unknown kernel_work_group_info {param!r}")
 
     def get_arg_info(self, index, param):
-        if not 0 <= index < self.num_args:
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_args:
             raise_error("Kernel.get_arg_info", status_code.INVALID_ARG_INDEX,
-                        f"kernel '{self.function_name}' has no argument {index}")
+                        f"kernel '{self.function_name}' has no argument {index!r:.40}")
         p = self._params[index]
         if param == kernel_arg_info.NAME:
             return p.name

@@ -101,6 +101,9 @@ class Platform:
         self._devices = [Device(self, b) for b in backends]
 
     def get_devices(self, device_type=device_type.ALL):
+        if isinstance(device_type, bool) or not isinstance(device_type, int):
+            raise_error("Platform.get_devices", status_code.INVALID_DEVICE_TYPE,
+                        f"device_type must be device_type bits (an int), not {type(device_type).__name__}")
         found = [d for d in self._devices if d.type & device_type]
         if not found:
             raise_error("Platform.get_devices", status_code.DEVICE_NOT_FOUND,
@@ -112,7 +115,7 @@ class Platform:
         table = {platform_info.NAME: self.name, platform_info.VENDOR: self.vendor,
                  platform_info.VERSION: self.version, platform_info.PROFILE: self.profile,
                  platform_info.EXTENSIONS: self.extensions}
-        if param not in table:
+        if not isinstance(param, int) or param not in table:
             raise_error("Platform.get_info", status_code.INVALID_VALUE,
                         f"unknown platform_info parameter {param!r}")
         return table[param]

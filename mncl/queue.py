@@ -101,9 +101,9 @@ class CommandQueue:
         check_context("CommandQueue", context)
         if device is None:
             device = context.devices[0]
-        elif device not in context.devices:
+        elif not any(device is d for d in context.devices):
             raise_error("CommandQueue", status_code.INVALID_DEVICE,
-                        f"device {device.name!r} is not in the context")
+                        f"device {getattr(device, 'name', device)!r:.60} is not in the context")
         props = as_int("CommandQueue", "properties (command_queue_properties bits)", properties or 0)
         known = (command_queue_properties.PROFILING_ENABLE
                  | command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
