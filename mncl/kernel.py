@@ -217,6 +217,10 @@ class Kernel:
             self.set_arg(i, a)
 
     def set_scalar_arg_dtypes(self, arg_dtypes):
+        if not isinstance(arg_dtypes, (list, tuple)):
+            raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_VALUE,
+                        f"kernel '{self.function_name}': the dtypes must be a list (one per argument), "
+                        f"not {type(arg_dtypes).__name__}")
         arg_dtypes = list(arg_dtypes)
         if len(arg_dtypes) != self.num_args:
             raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_KERNEL_ARGS,
