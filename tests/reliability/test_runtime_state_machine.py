@@ -299,13 +299,14 @@ class Runtime(RuleBasedStateMachine):
         return self.ok("Kernel", lambda: cl.Kernel(again, name))
 
     @rule(k=kernels, dtypes=st.sampled_from([[None, None, np.float32], [None, None, "bogus"], [None, None, np.int64],
-                                              [np.float32, None, None], [None], 5]))
+                                              [np.float32, None, None], [None, np.float32, None], [None], 5]))
     def scalar_dtypes(self, k, dtypes):
-        """set_scalar_arg_dtypes: good for 'scale' with [None, None, float32]; anything else refused."""
+        """set_scalar_arg_dtypes: good with one entry per argument, float32 or None for the float
+        parameter and None for the pointers; anything else refused."""
         call = lambda: k.set_scalar_arg_dtypes(dtypes)
-        if k.function_name == "scale" and dtypes == [None, None, np.float32]:
-            self.ok("Kernel.set_scalar_arg_dtypes", call)
-        elif k.function_name == "setv" and dtypes == [None, np.float32, None]:
+        scalar = {"scale": 2, "setv": 1, "add1": None}[k.function_name]
+        if isinstance(dtypes, list) and len(dtypes) == k.num_args and all(
+                d is None or (i == scalar and d is np.float32) for i, d in enumerate(dtypes)):
             self.ok("Kernel.set_scalar_arg_dtypes", call)
         else:
             self.refused("Kernel.set_scalar_arg_dtypes", call)
@@ -435,7 +436,7 @@ def _run(kind, examples, steps, shrink=True):
 
 @pytest.mark.parametrize("kind", ["cpu", "tiny"])
 def test_runtime_state_machine(kind):
-    _run(kind, examples=10, steps=40)
+    _run(kind, examples=10, steps=40, shrink=False)     # a failure prints its (unshrunk) steps at once
 
 
 @pytest.mark.slow
