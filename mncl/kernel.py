@@ -56,6 +56,10 @@ class Kernel:
     """PyOpenCL's ``Kernel``: ``prg.name`` or ``Kernel(prg, name)``."""
 
     def __init__(self, program, name):
+        from .program import Program
+        if not isinstance(program, Program):
+            raise_error("Kernel", status_code.INVALID_PROGRAM,
+                        f"the program must be an mncl.Program, not {type(program).__name__}")
         module = program._module()
         info = module.kernels.get(name)
         if info is None:
@@ -331,6 +335,9 @@ def _ints(routine, what, seq, code):
         raise_error(routine, code, f"{what} must be a tuple of integers, got {seq!r}")
 
 
+INDEX_MAX = (1 << 63) - 1      # the largest global id + 1: ids are 64-bit signed on both devices
+
+
 def _largest_divisor(n: int, limit: int) -> int:
     for d in range(min(n, limit), 0, -1):
         if n % d == 0:
@@ -363,6 +370,9 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
                     f"every global size must be > 0 (got {gs})")
     if any(g == 0 for g in gs):
         return None
+    if int(np.prod(gs, dtype=object)) > INDEX_MAX:
+        raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
+                    f"the global size {gs} has more than 2^63 - 1 work-items (global ids are 64-bit signed)")
     reqd = info.reqd_work_group_size
     if ls is None:
         if reqd:
@@ -402,6 +412,10 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         if len(off) != dim or any(o < 0 for o in off):
             raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
                         f"the global offset {off} must have {dim} non-negative entries")
+        if any(o + g > INDEX_MAX for o, g in zip(off, gs)):
+            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
+                        f"the global offset {off} plus the global size {gs} passes 2^63 - 1 "
+                        f"(global ids are 64-bit signed)")
     pad = 3 - dim
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 

@@ -173,7 +173,9 @@ class MemoryMap:
         self._view = view
 
     def release(self, queue=None, wait_for=None):
+        from .checks import check_queue
         from .constants import command_type
-        q = queue or self._queue
+        q = self._queue if queue is None else queue
+        check_queue("MemoryMap.release", q)
         self._released = True
         return q._submit(lambda: None, command_type.UNMAP_MEM_OBJECT, wait_for)

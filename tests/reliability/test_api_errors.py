@@ -480,6 +480,16 @@ def _call_table(ctx, q, prg, b):
         (lambda: cl.get_platforms()[0].get_info([]), "Platform.get_info", "INVALID_VALUE"),
         (lambda: ctx.devices[0].get_info([]), "Device.get_info", "INVALID_VALUE"),
         (lambda: cl.Arg(3), "Arg", "INVALID_VALUE"),
+        (lambda: cl.Kernel(3, "axpy"), "Kernel", "INVALID_PROGRAM"),
+        (lambda: cl.enqueue_map_buffer(q, b, cl.map_flags.READ, 0, (1,), np.float32)[0].base.release(queue=3),
+         "MemoryMap.release", "INVALID_COMMAND_QUEUE"),
+        (lambda: cl.cltypes.make_float4("x", 1, 2, 3), "cltypes.make_float4", "INVALID_VALUE"),
+        (lambda: cl.cltypes.make_int2(1, 2, 3), "cltypes.make_int2", "INVALID_VALUE"),
+        (lambda: k(q, (1 << 64,), None, b, b, 1.0), "enqueue_nd_range_kernel", "INVALID_GLOBAL_WORK_SIZE"),
+        (lambda: k(q, (1 << 32, 1 << 32), None, b, b, 1.0), "enqueue_nd_range_kernel",
+         "INVALID_GLOBAL_WORK_SIZE"),
+        (lambda: k(q, (4,), None, b, b, 1.0, global_offset=(1 << 63,)), "enqueue_nd_range_kernel",
+         "INVALID_GLOBAL_OFFSET"),
     ]
 
 
