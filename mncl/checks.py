@@ -23,16 +23,28 @@ def as_int(routine: str, what: str, value, code: int = status_code.INVALID_VALUE
         raise_error(routine, code, f"{what} must be an integer, not {type(value).__name__} ({value!r:.60})")
 
 
+def _cls(name):
+    """A runtime class, imported on first use (mncl's modules import this one)."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        from . import context, events, memory, queue
+        _CLASSES.update(Context=context.Context, CommandQueue=queue.CommandQueue, Buffer=memory.Buffer,
+                        Event=events.Event)
+        cls = _CLASSES[name]
+    return cls
+
+
+_CLASSES: dict = {}
+
+
 def check_context(routine: str, context):
-    from .context import Context
-    if not isinstance(context, Context):
+    if not isinstance(context, _cls("Context")):
         raise_error(routine, status_code.INVALID_CONTEXT,
                     f"the context must be an mncl.Context, not {type(context).__name__}")
 
 
 def check_queue(routine: str, queue):
-    from .queue import CommandQueue
-    if not isinstance(queue, CommandQueue):
+    if not isinstance(queue, _cls("CommandQueue")):
         raise_error(routine, status_code.INVALID_COMMAND_QUEUE,
                     f"the queue must be an mncl.CommandQueue, not {type(queue).__name__}")
 
@@ -40,8 +52,7 @@ def check_queue(routine: str, queue):
 def buffer_alloc(routine: str, what: str, buf, queue):
     """The device allocation of ``buf`` for a command of ``queue``: a live buffer of its context
     (and, in a context of several devices, of the queue's device)."""
-    from .memory import Buffer
-    if not isinstance(buf, Buffer):
+    if not isinstance(buf, _cls("Buffer")):
         raise_error(routine, status_code.INVALID_MEM_OBJECT,
                     f"{what} must be an mncl.Buffer, not {type(buf).__name__}")
     alloc = buf._alloc
@@ -60,7 +71,7 @@ def buffer_alloc(routine: str, what: str, buf, queue):
 def check_wait_for(routine: str, wait_for, context) -> list:
     """``wait_for`` as a list of events of ``context`` (None: of any context); INVALID_EVENT_WAIT_LIST
     for what is not an event, INVALID_CONTEXT for an event of another context."""
-    from .events import Event
+    Event = _cls("Event")
     try:
         events = list(wait_for)
     except TypeError:
