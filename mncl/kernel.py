@@ -19,7 +19,7 @@ import numpy as np
 
 from . import memory
 from .backend import NULL, Launch, LocalScratch
-from .checks import check_queue, check_wait_for
+from .checks import check_queue
 from .constants import (command_type, kernel_arg_address_qualifier, kernel_arg_info, kernel_info,
                         kernel_work_group_info)
 from .errors import raise_error, status_code
@@ -27,9 +27,6 @@ from .events import CompletedEvent
 from .memory import Buffer, LocalMemory
 from .queue import CommandQueue
 from .recording import Arg
-
-
-_NULL = NULL
 
 
 def _param_dtype(p) -> np.dtype | None:
@@ -134,7 +131,7 @@ class Kernel:
                                "belongs to another context than the kernel's program"))
             return a
         if value is None:
-            return _NULL
+            return NULL
         raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                     f"{self._where(index)} is a pointer and needs an mncl.Buffer, not {_describe(value)}"
                     + (" (a pyopencl Buffer cannot be passed to mncl)"
