@@ -82,6 +82,23 @@ class LocalScratch:
     nbytes: int
 
 
+class NullPointer:
+    """A NULL pointer argument (``set_arg(i, None)`` for a ``__global``/``__constant`` parameter):
+    an allocation of no bytes at address 0, so any access through it is out of bounds."""
+
+    nbytes = 0
+    address = 0
+    guarded = False
+    view = np.zeros(0, np.uint8)
+
+    @staticmethod
+    def guards_intact():
+        return None
+
+
+NULL = NullPointer()
+
+
 class Allocation(Protocol):
     nbytes: int
     address: int           # of the first byte, as the kernel sees it

@@ -9,7 +9,7 @@ loads it without the front end; the disk cache stores the same bytes.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 
 from translator.module import CompiledModule, KernelInfo, ParamInfo
 
@@ -52,19 +52,68 @@ def load_module(data: bytes) -> CompiledModule:
         raise BinaryError("not an MNCL program binary (missing the 'MNCL-BINARY 1' header)")
     try:
         doc = json.loads(data[len(MAGIC):].decode())
+        _expect(doc, dict, "the binary's body")
         if doc.get("format_version") != FORMAT_VERSION:
             raise BinaryError(f"binary format version {doc.get('format_version')!r}; "
                               f"this runtime reads version {FORMAT_VERSION}")
+        _expect(doc["kernels"], dict, "'kernels'")
         kernels = {}
         for name, k in doc["kernels"].items():
-            params = tuple(ParamInfo(**p) for p in k["params"])
+            _expect(k, dict, f"kernel '{name}'")
+            _expect(k.get("params"), list, f"kernel '{name}': 'params'")
+            params = tuple(ParamInfo(**_fields(ParamInfo, p, f"kernel '{name}': a parameter"))
+                           for p in k["params"])
+            for p in params:
+                if p.kind not in PARAM_KINDS or p.size <= 0:
+                    raise BinaryError(f"corrupt MNCL program binary: kernel '{name}': parameter '{p.name}' has kind {p.kind!r} and "
+                                      f"size {p.size}")
+            k = _fields(KernelInfo, {**k, "params": []}, f"kernel '{name}'")
             rwg = k.get("reqd_work_group_size")
+            if rwg is not None and not (1 <= len(rwg) <= 3 and all(type(x) is int and x > 0 for x in rwg)):
+                raise BinaryError(f"corrupt MNCL program binary: kernel '{name}': reqd_work_group_size {rwg!r:.40}")
+            if k["name"] != name:
+                raise BinaryError(f"corrupt MNCL program binary: kernel '{name}' is named {k['name']!r:.40} inside")
             kernels[name] = KernelInfo(**{**k, "params": params,
                                           "reqd_work_group_size": tuple(rwg) if rwg else None})
+        for key, kind in (("llvm_ir", str), ("filename", str), ("options", list), ("log", str),
+                          ("task_text", str)):
+            _expect(doc.get(key, ""), kind, f"'{key}'")
+        if not all(isinstance(o, str) for o in doc["options"]):
+            raise BinaryError("corrupt MNCL program binary: 'options' must be a list of strings")
         return CompiledModule(llvm_ir=doc["llvm_ir"], kernels=kernels, filename=doc["filename"],
                               options=tuple(doc["options"]), log=doc.get("log", ""),
                               task_text=doc.get("task_text", ""))
     except BinaryError:
         raise
+    except RecursionError:
+        raise BinaryError("corrupt MNCL program binary: its JSON is nested too deeply") from None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         raise BinaryError(f"corrupt MNCL program binary: {type(e).__name__}: {e}") from None
+
+
+PARAM_KINDS = ("global", "constant", "local", "scalar")
+_TYPES = {"str": (str,), "int": (int,), "bool": (bool,), "tuple": (list,), "tuple | None": (list, type(None))}
+
+
+def _expect(value, kind, what):
+    if not isinstance(value, kind):
+        raise BinaryError(f"corrupt MNCL program binary: {what} is a {type(value).__name__}, "
+                          f"not a {kind.__name__}")
+
+
+def _fields(cls, d, what) -> dict:
+    """``d`` checked against the dataclass ``cls``: known fields only, each of its declared type
+    (a wrong type would fail much later, inside a launch)."""
+    _expect(d, dict, what)
+    declared = {f.name: f for f in fields(cls)}
+    for key, value in d.items():
+        f = declared.get(key)
+        if f is None:
+            raise BinaryError(f"corrupt MNCL program binary: {what} has an unknown field {key!r}")
+        ok = _TYPES.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""), (object,))
+        if not isinstance(value, ok) or (ok == (int,) and isinstance(value, bool)):
+            raise BinaryError(f"corrupt MNCL program binary: {what}: field {key!r} is "
+                              f"{type(value).__name__} {value!r:.40}")
+        if ok == (int,) and value < 0:
+            raise BinaryError(f"corrupt MNCL program binary: {what}: field {key!r} is negative ({value})")
+    return d

@@ -81,6 +81,9 @@ def info(short):
         platforms = get_platforms()
     except Error as e:
         raise click.ClickException(str(e)) from None
+    from . import platform
+    if platform.machine_error:
+        click.echo(f"warning: no emulator device: {platform.machine_error}", err=True)
     if short:
         for i, p in enumerate(platforms):
             click.echo(f"Platform #{i}: {p.name}")
@@ -339,7 +342,11 @@ def profile(kernel_file, kernel_name, global_size, local_size, arg_specs, machin
     except Error as e:
         raise _Fail(f"--machine {machine}: {e.what.partition(': ')[2] or e.what}") from None
     options = [f"-D{d}" for d in defines] + [f"-I{d}" for d in include_dirs]
-    options += [f"-I{os.path.dirname(os.path.abspath(kernel_file))}"] + shlex.split(extra_options)
+    try:
+        extra = shlex.split(extra_options)
+    except ValueError as e:            # an unbalanced quote
+        raise _Fail(f"build options {extra_options!r}: {e}") from None
+    options += [f"-I{os.path.dirname(os.path.abspath(kernel_file))}"] + extra
     ctx = Context([dev])
     prg = Program(ctx, source)
     try:

@@ -31,13 +31,19 @@ def _vector_dtype(base, n: int) -> np.dtype:
                      "titles": titles, "itemsize": stored * size})
 
 
-def _maker(dtype, n):
+def _maker(dtype, n, name):
     def make(*values):
+        from .errors import raise_error, status_code
         if len(values) == 1 and n > 1:
             values = values * n
         if len(values) != n:
-            raise ValueError(f"a {n}-component vector needs {n} values, got {len(values)}")
-        return np.array(tuple(values), dtype=dtype)[()]
+            raise_error(f"cltypes.make_{name}", status_code.INVALID_VALUE,
+                        f"a {n}-component vector needs {n} values, got {len(values)}")
+        try:
+            return np.array(tuple(values), dtype=dtype)[()]
+        except (TypeError, ValueError, OverflowError) as e:
+            raise_error(f"cltypes.make_{name}", status_code.INVALID_VALUE,
+                        f"the components must be numbers: {e}")
     return make
 
 
@@ -45,5 +51,5 @@ for _name, _base in _BASES.items():
     for _n in (2, 3, 4, 8, 16):
         _dt = _vector_dtype(_base, _n)
         globals()[f"{_name}{_n}"] = _dt
-        globals()[f"make_{_name}{_n}"] = _maker(_dt, _n)
+        globals()[f"make_{_name}{_n}"] = _maker(_dt, _n, f"{_name}{_n}")
         vec_types[(np.dtype(_base), _n)] = _dt

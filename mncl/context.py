@@ -23,6 +23,11 @@ class Context:
         if devices is None:
             platform = get_platforms()[0]
             devices = platform.get_devices(dev_type if dev_type is not None else device_type.ALL)[:1]
+        if isinstance(devices, Device):
+            devices = [devices]
+        if not isinstance(devices, (list, tuple)):
+            raise_error("Context", status_code.INVALID_VALUE,
+                        f"devices must be a list of mncl.Device, not {type(devices).__name__}")
         devices = list(devices)
         if not devices:
             raise_error("Context", status_code.INVALID_VALUE, "no devices given")
@@ -63,9 +68,11 @@ def select_device(spec: str | None = None, machine: str | None = None) -> Device
         return _emulator_for(machine, devices)
     matches = [d for d in devices if d.kind == want] or [d for d in devices if want in d.name.lower()]
     if not matches:
+        from . import platform
         raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
                     f"MNCL_DEVICE={spec!r} matches no device; available: "
-                    + ", ".join(f"'{d.name}' ({d.kind})" for d in devices))
+                    + ", ".join(f"'{d.name}' ({d.kind})" for d in devices)
+                    + (f" (no emulator device: {platform.machine_error})" if platform.machine_error else ""))
     return matches[0]
 
 
@@ -73,6 +80,8 @@ def create_some_context(interactive=None, answers=None) -> Context:
     """A context on the device ``MNCL_DEVICE`` / ``MNCL_MACHINE`` select (never prompts)."""
     spec = os.environ.get("MNCL_DEVICE")
     machine = os.environ.get("MNCL_MACHINE")
+    if spec is not None and not spec.strip():
+        spec = None
     return Context([select_device(spec, machine)])
 
 

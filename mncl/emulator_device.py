@@ -11,14 +11,17 @@ emulator's profile in ``ev.stats``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
+import weakref
 
 import numpy as np
 
-from .backend import DeviceDescription, LocalScratch
+from .backend import NULL, DeviceDescription, LocalScratch
 from .constants import device_fp_config, device_type
-from .errors import make_error, status_code
+from .dram_heap import DramHeap
+from .errors import make_error, raise_error, status_code
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
@@ -35,8 +38,26 @@ def _longs(view: np.ndarray) -> np.ndarray:
     return out.view(np.uint64)
 
 
+def time_limit(routine: str) -> float | None:
+    """MNCL_EMU_TIME_LIMIT in seconds (None: unset or empty); anything but a positive number is an
+    error naming the variable (``nan`` would silently mean no limit)."""
+    text = os.environ.get("MNCL_EMU_TIME_LIMIT", "").strip()
+    if not text:
+        return None
+    try:
+        limit = float(text)
+    except ValueError:
+        limit = math.nan
+    if not (0 < limit < math.inf):
+        raise_error(routine, status_code.INVALID_VALUE,
+                    f"MNCL_EMU_TIME_LIMIT={text!r:.40} is not a positive number of seconds")
+    return limit
+
+
 class EmuAllocation:
-    __slots__ = ("nbytes", "address", "view", "dram", "rows")
+    """A buffer's host mirror and its place in every group's DRAM (freed when the object goes)."""
+
+    __slots__ = ("nbytes", "address", "view", "dram", "rows", "__weakref__")
 
     def __init__(self, nbytes, dram, rows, host_array=None):
         self.nbytes = nbytes
@@ -56,6 +77,7 @@ class LoadedProgram:
         self.device = device
         self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
+        self.constants = []       # the DRAM allocations of the constant tables (kept while loaded)
         self.no_narrow = set()    # (kernel, f): its wave narrowed f times did not compile
         self.no_resident = set()  # (kernel, mode): its "-res" / "-res1" build did not compile
 
@@ -82,6 +104,7 @@ class LoadedProgram:
             for k, (cname, data) in enumerate(kb.constants):
                 raw = np.frombuffer(bytes.fromhex(data), np.uint8).copy()
                 a = self.device.allocate(raw.size, raw)
+                self.constants.append(a)
                 self.device.write_buffer(a, lay)
                 tables[f"bG{k}"], tables[f"rowsG{k}"] = a.dram, lay.rows(a.nbytes)
             self.binaries[key] = (kb, assemble(kb.asm, f"{name}.vsm"), tables)
@@ -113,8 +136,8 @@ class EmulatorDevice:
             single_fp_config=device_fp_config.ROUND_TO_NEAREST | device_fp_config.INF_NAN)
         self.cache_key = f"emulator:{m.name}:{sorted(vars(m).items())!r}"
         self._emu = None
-        self._next = HEAP_START
-        self._lock = threading.Lock()
+        self._heap = DramHeap(HEAP_START, m.dram_longs)
+        self._null = None          # the zero-byte allocation a NULL pointer argument gets
         self._run_lock = threading.Lock()   # one emulated machine: launches from all queues take turns
 
     @property
@@ -125,16 +148,18 @@ class EmulatorDevice:
         return self._emu
 
     def allocate(self, nbytes, host_array=None):
-        with self._lock:
-            rows = self.layout.rows(nbytes)
-            need = self.layout.group_longs(nbytes)
-            if self._next + need > self.machine.dram_longs:
-                raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
-                                 f"{nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
-                                 f"bytes per group, {self._next * 8} in use)")
-            a = EmuAllocation(nbytes, self._next + self.layout.pad, rows, host_array)
-            self._next += -(-need // 64) * 64
-            return a
+        """DRAM for ``nbytes`` in every group, given back to the heap when the allocation is collected."""
+        need = self.layout.group_longs(nbytes)
+        heap = self._heap
+        at = heap.alloc(need)
+        if at is None:
+            raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
+                             f"{nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
+                             f"bytes per group, {heap.in_use * 8} in use, the largest free block "
+                             f"{heap.largest_free() * 8})")
+        a = EmuAllocation(nbytes, at + self.layout.pad, self.layout.rows(nbytes), host_array)
+        weakref.finalize(a, heap.free, at, need).atexit = False
+        return a
 
     def write_buffer(self, a: EmuAllocation, lay):
         """The host mirror of a buffer -> its stripes (of the launch's layout) in every group's DRAM."""
@@ -230,6 +255,10 @@ class EmulatorDevice:
         return self._local.dram, self._local.rows
 
     def run(self, loaded, kernel_info, args, launch):
+        if any(a is NULL for a in args):      # a NULL pointer: a buffer of no bytes, every access out of bounds
+            if self._null is None:
+                self._null = self.allocate(0)
+            args = [self._null if a is NULL else a for a in args]
         with self._run_lock:
             return self._run(loaded, kernel_info, args, launch)
 
@@ -265,8 +294,7 @@ class EmulatorDevice:
         """One run on the emulated machine, within MNCL_EMU_TIME_LIMIT seconds (a runaway kernel
         faults); a fault is the launch's error."""
         from emulator.errors import EmuFault
-        limit = os.environ.get("MNCL_EMU_TIME_LIMIT")
-        self.emu.time_limit = float(limit) if limit else None
+        self.emu.time_limit = time_limit(routine)
         try:
             return self.emu.run(prog, regs)
         except EmuFault as e:
@@ -277,9 +305,15 @@ class EmulatorDevice:
     def _profile(prof, kernel_info, loaded):
         """The launch's profile with its emulated time; MNCL_PROFILE writes the trace and report."""
         prof.emulated_ns = prof.time_s * 1e9
-        if os.environ.get("MNCL_PROFILE"):
+        where = os.environ.get("MNCL_PROFILE")
+        if where:
             from .profile_report import write_reports
-            write_reports(os.environ["MNCL_PROFILE"], kernel_info.name, prof, getattr(loaded.module, "source", None))
+            try:
+                write_reports(where, kernel_info.name, prof, getattr(loaded.module, "source", None))
+            except OSError as e:       # not a directory, not writable, disk full ...
+                raise make_error("enqueue_nd_range_kernel", status_code.INVALID_VALUE,
+                                 f"kernel '{kernel_info.name}' ran, but MNCL_PROFILE={where!r} could not "
+                                 f"take its profile: {e.strerror or e}") from None
         return prof
 
     def _run(self, loaded, kernel_info, args, launch):

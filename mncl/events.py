@@ -62,7 +62,7 @@ class Event:
 
     def get_profiling_info(self, param):
         idx = {profiling_info.QUEUED: 0, profiling_info.SUBMIT: 1,
-               profiling_info.START: 2, profiling_info.END: 3}.get(param)
+               profiling_info.START: 2, profiling_info.END: 3}.get(param) if isinstance(param, int) else None
         if idx is None:
             raise_error("Event.get_profiling_info", status_code.INVALID_VALUE,
                         f"unknown profiling_info {param!r}")
@@ -115,5 +115,7 @@ class CompletedEvent(Event):
 
 def wait_for_events(events):
     """Block until every event completed; raise the first failure."""
+    from .checks import check_wait_for
+    events = check_wait_for("wait_for_events", events, None)
     for ev in events:
         ev.wait()

@@ -17,29 +17,16 @@ import operator
 
 import numpy as np
 
-from .backend import Launch, LocalScratch
+from . import memory
+from .backend import NULL, Launch, LocalScratch
+from .checks import check_queue
 from .constants import (command_type, kernel_arg_address_qualifier, kernel_arg_info, kernel_info,
                         kernel_work_group_info)
 from .errors import raise_error, status_code
 from .events import CompletedEvent
 from .memory import Buffer, LocalMemory
+from .queue import CommandQueue
 from .recording import Arg
-
-
-class _Null:
-    """A NULL pointer argument (``set_arg(i, None)`` for a pointer parameter)."""
-
-    nbytes = 0
-    address = 0
-    guarded = False
-    view = np.zeros(0, np.uint8)
-
-    @staticmethod
-    def guards_intact():
-        return None
-
-
-_NULL = _Null()
 
 
 def _param_dtype(p) -> np.dtype | None:
@@ -66,6 +53,10 @@ class Kernel:
     """PyOpenCL's ``Kernel``: ``prg.name`` or ``Kernel(prg, name)``."""
 
     def __init__(self, program, name):
+        from .program import Program
+        if not isinstance(program, Program):
+            raise_error("Kernel", status_code.INVALID_PROGRAM,
+                        f"the program must be an mncl.Program, not {type(program).__name__}")
         module = program._module()
         info = module.kernels.get(name)
         if info is None:
@@ -82,6 +73,7 @@ class Kernel:
         self._kinds = [p.kind for p in info.params]
         self._pdtypes = [_param_dtype(p) if p.kind == "scalar" else None for p in info.params]
         self._dev_args = [None] * n
+        self._buffers = [None] * n       # the Buffer set for each pointer argument (for release checks)
         self._scalar_dtypes = [None] * n
         self._has_local = any(k == "local" for k in self._kinds) or info.local_mem_bytes > 0
         self._placeholders = False       # an mncl.Arg was set at some time (recordings)
@@ -94,6 +86,7 @@ class Kernel:
 
     def set_arg(self, index, value):
         v = self._dev_args[index] = self._dev_value(index, value)
+        self._buffers[index] = value if isinstance(value, Buffer) else None
         if type(v) is Arg:
             self._placeholders = True
 
@@ -130,9 +123,15 @@ class Kernel:
                             f"local_mem_size ({limit} bytes)")
             return LocalScratch(value.size)
         if type(value) is Buffer or isinstance(value, Buffer):
-            return value._alloc
+            a = value._alloc
+            if a is None or value.context is not self.context:
+                raise_error("Kernel.set_arg", status_code.INVALID_MEM_OBJECT,
+                            f"{self._where(index)}: the buffer "
+                            + ("was released (Buffer.release())" if a is None else
+                               "belongs to another context than the kernel's program"))
+            return a
         if value is None:
-            return _NULL
+            return NULL
         raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                     f"{self._where(index)} is a pointer and needs an mncl.Buffer, not {_describe(value)}"
                     + (" (a pyopencl Buffer cannot be passed to mncl)"
@@ -198,6 +197,13 @@ class Kernel:
                 if np.isinf(out) and not (isinstance(value, float) and np.isinf(value)):
                     raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                                 f"{self._where(index)}: {value!r} overflows {dt}")
+                if isinstance(value, (int, np.integer)) and int(out) != int(value):
+                    # an integer is exact or refused; a float value rounds to the parameter's precision
+                    # as C and numpy round it (1.1 has no exact float either)
+                    raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
+                                f"{self._where(index)}: the integer {int(value)} has no exact {dt} "
+                                f"(it would round to {int(out)}); pass {dt}({int(value)}) or a float "
+                                f"to accept the rounding")
                 return out
             raise_error("Kernel.set_arg", status_code.INVALID_ARG_VALUE,
                         f"{self._where(index)} is a {dt}; got {_describe(value)} {value!r}")
@@ -212,6 +218,10 @@ class Kernel:
             self.set_arg(i, a)
 
     def set_scalar_arg_dtypes(self, arg_dtypes):
+        if not isinstance(arg_dtypes, (list, tuple)):
+            raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_VALUE,
+                        f"kernel '{self.function_name}': the dtypes must be a list (one per argument), "
+                        f"not {type(arg_dtypes).__name__}")
         arg_dtypes = list(arg_dtypes)
         if len(arg_dtypes) != self.num_args:
             raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_KERNEL_ARGS,
@@ -226,7 +236,11 @@ class Kernel:
             if p.kind != "scalar":
                 raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_ARG_VALUE,
                             f"{self._where(i)} is not a by-value scalar; its dtype must be None")
-            d = np.dtype(d)
+            try:
+                d = np.dtype(d)
+            except (TypeError, ValueError) as e:
+                raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_VALUE,
+                            f"{self._where(i)}: {d!r:.40} is not a numpy dtype ({e})")
             if d.itemsize != p.size:
                 raise_error("Kernel.set_scalar_arg_dtypes", status_code.INVALID_ARG_SIZE,
                             f"{self._where(i)} is {p.size} bytes; dtype {d} is {d.itemsize}")
@@ -266,6 +280,9 @@ class Kernel:
         raise_error("Kernel.get_info", status_code.INVALID_VALUE, f"unknown kernel_info {param!r}")
 
     def get_work_group_info(self, param, device):
+        if not any(device is d for d in self.context.devices):
+            raise_error("Kernel.get_work_group_info", status_code.INVALID_DEVICE,
+                        f"{device!r:.60} is not a device of the kernel's context")
         d = device.backend.description
         if param == kernel_work_group_info.WORK_GROUP_SIZE:
             r = self._info.reqd_work_group_size
@@ -282,9 +299,9 @@ class Kernel:
                     f"unknown kernel_work_group_info {param!r}")
 
     def get_arg_info(self, index, param):
-        if not 0 <= index < self.num_args:
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_args:
             raise_error("Kernel.get_arg_info", status_code.INVALID_ARG_INDEX,
-                        f"kernel '{self.function_name}' has no argument {index}")
+                        f"kernel '{self.function_name}' has no argument {index!r:.40}")
         p = self._params[index]
         if param == kernel_arg_info.NAME:
             return p.name
@@ -313,6 +330,9 @@ def _ints(routine, what, seq, code):
         return tuple(operator.index(x) for x in seq)
     except TypeError:
         raise_error(routine, code, f"{what} must be a tuple of integers, got {seq!r}")
+
+
+INDEX_MAX = (1 << 63) - 1      # the largest global id + 1: ids are 64-bit signed on both devices
 
 
 def _largest_divisor(n: int, limit: int) -> int:
@@ -347,7 +367,9 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
                     f"every global size must be > 0 (got {gs})")
     if any(g == 0 for g in gs):
         return None
-    _check_size_t(gs, (0,) * dim)
+    if int(np.prod(gs, dtype=object)) > INDEX_MAX:
+        raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
+                    f"the global size {gs} has more than 2^63 - 1 work-items (global ids are 64-bit signed)")
     reqd = info.reqd_work_group_size
     if ls is None:
         if reqd:
@@ -355,10 +377,10 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         else:
             total = int(np.prod(gs))
             budget = 256 if info.uses_barrier else 1024
-            budget = max(1, min(budget, total // (8 * d.max_compute_units) or 1))
+            budget = max(1, min(budget, d.max_work_group_size, total // (8 * d.max_compute_units) or 1))
             ls = []
-            for g in gs:
-                l = _largest_divisor(g, budget)
+            for i, g in enumerate(gs):
+                l = _largest_divisor(g, min(budget, d.max_work_item_sizes[i]))
                 ls.append(l)
                 budget = max(1, budget // l)
             ls = tuple(ls)
@@ -387,31 +409,15 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         if len(off) != dim or any(o < 0 for o in off):
             raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
                         f"the global offset {off} must have {dim} non-negative entries")
-    _check_size_t(gs, off)
+        if any(o + g > INDEX_MAX for o, g in zip(off, gs)):
+            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
+                        f"the global offset {off} plus the global size {gs} passes 2^63 - 1 "
+                        f"(global ids are 64-bit signed)")
     pad = 3 - dim
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 
 
 SIZE_MAX = (1 << 64) - 1          # size_t on both devices
-
-
-def _check_size_t(gs, off):
-    """Sizes a device's 64-bit ids cannot hold are refused (OpenCL's rule for size_t), and so is an
-    NDRange of 2^63 or more work-items (the devices count them in int64): such sizes used to wrap
-    (a global size of 2^64 became 0 and the CPU device divided by it: SIGFPE)."""
-    routine = "enqueue_nd_range_kernel"
-    for i, (g, o) in enumerate(zip(gs, off)):
-        if g > SIZE_MAX:
-            raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
-                        f"the global size {g} in dimension {i} does not fit size_t (at most 2^64-1)")
-        if g + o > SIZE_MAX:
-            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
-                        f"the global offset {o} plus the global size {g} in dimension {i} does not fit "
-                        f"size_t (at most 2^64-1)")
-    total = gs[0] * (gs[1] if len(gs) > 1 else 1) * (gs[2] if len(gs) > 2 else 1)
-    if total >= 1 << 63:
-        raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
-                    f"the global size {gs} has {total} work-items; at most 2^63-1 are supported")
 
 
 def _remember_launch(kernel, lkey, launch):
@@ -431,6 +437,14 @@ def _hashable(x) -> bool:
 def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, global_work_offset=None,
                             wait_for=None, g_times_l=False, allow_empty_ndrange=False):
     """Queue one NDRange of ``kernel`` (PyOpenCL's ``enqueue_nd_range_kernel``)."""
+    if type(queue) is not CommandQueue:
+        check_queue("enqueue_nd_range_kernel", queue)
+    if not isinstance(kernel, Kernel):
+        raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL,
+                    f"the kernel must be an mncl.Kernel, not {type(kernel).__name__}")
+    if kernel.context is not queue.context:
+        raise_error("enqueue_nd_range_kernel", status_code.INVALID_CONTEXT,
+                    f"kernel '{kernel.function_name}' belongs to another context than the queue")
     device = queue.device
     try:
         lkey = (global_work_size, local_work_size, global_work_offset, g_times_l, allow_empty_ndrange, device)
@@ -454,6 +468,8 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
         i = args.index(None)
         raise_error("enqueue_nd_range_kernel", status_code.INVALID_KERNEL_ARGS,
                     f"{kernel._where(i)} has not been set")
+    if memory.released_any or len(queue.context.devices) > 1:
+        _check_buffers(kernel, device)
     recorder = queue._recorder
     loaded = kernel.program._loaded.get(device)
     if loaded is None:
@@ -479,6 +495,20 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
     run = device.backend.run
     info = kernel._info
     return queue._submit(lambda: run(loaded, info, args, launch), command_type.NDRANGE_KERNEL, wait_for)
+
+
+def _check_buffers(kernel, device):
+    """Every buffer argument still allocated and on the queue's device (INVALID_MEM_OBJECT)."""
+    for i, b in enumerate(kernel._buffers):
+        if b is None:
+            continue
+        if b._alloc is None:
+            raise_error("enqueue_nd_range_kernel", status_code.INVALID_MEM_OBJECT,
+                        f"{kernel._where(i)}: the buffer was released (Buffer.release()) after it was set")
+        if b._device is not device:
+            raise_error("enqueue_nd_range_kernel", status_code.INVALID_MEM_OBJECT,
+                        f"{kernel._where(i)}: the buffer lives on device '{b._device.name}', the queue "
+                        f"runs on '{device.name}' (mncl devices share no memory)")
 
 
 def enqueue_task(queue, kernel, wait_for=None):

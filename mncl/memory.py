@@ -14,10 +14,12 @@ import warnings
 
 import numpy as np
 
+from .checks import as_int, check_context
 from .constants import mem_flags, mem_info
 from .errors import make_error, raise_error, status_code
 
 _ACCESS = mem_flags.READ_WRITE | mem_flags.READ_ONLY | mem_flags.WRITE_ONLY
+released_any = False     # a Buffer was released: launches check their buffer arguments
 _KNOWN = (_ACCESS | mem_flags.USE_HOST_PTR | mem_flags.ALLOC_HOST_PTR | mem_flags.COPY_HOST_PTR
           | mem_flags.HOST_WRITE_ONLY | mem_flags.HOST_READ_ONLY | mem_flags.HOST_NO_ACCESS)
 
@@ -30,6 +32,10 @@ def host_bytes(obj, routine: str, what: str, writable: bool = False) -> np.ndarr
         raise make_error(routine, status_code.INVALID_VALUE,
                     f"{what} must be a numpy array or another object with the buffer protocol, "
                     f"not {type(obj).__name__}") from None
+    if arr.dtype.hasobject:
+        raise_error(routine, status_code.INVALID_VALUE,
+                    f"{what} holds Python objects (dtype {arr.dtype}); only plain numeric data can be "
+                    f"copied to or from a device")
     if not arr.flags.c_contiguous:
         raise_error(routine, status_code.INVALID_VALUE,
                     f"{what} must be C-contiguous (got an array with strides {arr.strides}); "
@@ -43,7 +49,9 @@ class Buffer:
     """Device memory of ``size`` bytes (PyOpenCL's ``Buffer``)."""
 
     def __init__(self, context, flags, size=0, hostbuf=None):
-        flags = int(flags)
+        check_context("Buffer", context)
+        flags = as_int("Buffer", "flags (mem_flags bits)", flags)
+        size = as_int("Buffer", "size (bytes)", size, status_code.INVALID_BUFFER_SIZE)
         if flags & ~_KNOWN:
             raise_error("Buffer", status_code.INVALID_VALUE, f"unknown mem_flags bits 0x{flags & ~_KNOWN:x}")
         if bin(flags & _ACCESS).count("1") > 1:
@@ -69,7 +77,6 @@ class Buffer:
                 elif size > host.nbytes:
                     raise_error("Buffer", status_code.INVALID_BUFFER_SIZE,
                                 f"size {size} is larger than the hostbuf ({host.nbytes} bytes)")
-        size = int(size)
         device = context.devices[0]
         if size <= 0:
             raise_error("Buffer", status_code.INVALID_BUFFER_SIZE,
@@ -89,32 +96,47 @@ class Buffer:
         if copy:
             self._alloc.view[:] = host[:size]
         self.context = context
+        self._device = device
         self.flags = flags
         self.size = size
         self.hostbuf = hostbuf if use else None
         self.offset = 0
 
+    def _live(self, routine):
+        """The allocation; INVALID_MEM_OBJECT once the buffer was released."""
+        if self._alloc is None:
+            raise_error(routine, status_code.INVALID_MEM_OBJECT, "the buffer was released (Buffer.release())")
+        return self._alloc
+
     @property
     def int_ptr(self) -> int:
-        return self._alloc.address
+        return self._live("Buffer.int_ptr").address
 
     @property
     def nbytes(self) -> int:
         return self.size
 
     def get_info(self, param):
+        self._live("Buffer.get_info")
         table = {mem_info.SIZE: self.size, mem_info.FLAGS: self.flags, mem_info.CONTEXT: self.context,
                  mem_info.HOST_PTR: self.hostbuf, mem_info.OFFSET: 0, mem_info.MAP_COUNT: 0,
                  mem_info.REFERENCE_COUNT: 1, mem_info.TYPE: 0x10F0}
-        if param not in table:
+        if not isinstance(param, int) or param not in table:
             raise_error("Buffer.get_info", status_code.INVALID_VALUE, f"unknown mem_info {param!r}")
         return table[param]
 
     def release(self):
-        """Nothing to free eagerly: the memory goes with the last reference."""
+        """Drop the device memory now: any later use of the buffer is INVALID_MEM_OBJECT.  Commands
+        already enqueued, and kernels whose argument it still is, keep the memory until they let
+        go of it (the emulator device frees its DRAM when the last reference goes)."""
+        global released_any
+        if self._alloc is not None:
+            self._alloc = None
+            self.hostbuf = None
+            released_any = True
 
     def __repr__(self):
-        return f"<mncl.Buffer {self.size} bytes>"
+        return f"<mncl.Buffer {self.size} bytes{'' if self._alloc is not None else ', released'}>"
 
 
 class LocalMemory:
@@ -123,7 +145,7 @@ class LocalMemory:
     __slots__ = ("size",)
 
     def __init__(self, size):
-        size = int(size)
+        size = as_int("LocalMemory", "size (bytes)", size, status_code.INVALID_ARG_SIZE)
         if size <= 0:
             raise_error("LocalMemory", status_code.INVALID_ARG_SIZE,
                         f"local memory size must be > 0 bytes (got {size})")
@@ -151,7 +173,9 @@ class MemoryMap:
         self._view = view
 
     def release(self, queue=None, wait_for=None):
+        from .checks import check_queue
         from .constants import command_type
-        q = queue or self._queue
+        q = self._queue if queue is None else queue
+        check_queue("MemoryMap.release", q)
         self._released = True
         return q._submit(lambda: None, command_type.UNMAP_MEM_OBJECT, wait_for)

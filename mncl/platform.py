@@ -101,6 +101,9 @@ class Platform:
         self._devices = [Device(self, b) for b in backends]
 
     def get_devices(self, device_type=device_type.ALL):
+        if isinstance(device_type, bool) or not isinstance(device_type, int):
+            raise_error("Platform.get_devices", status_code.INVALID_DEVICE_TYPE,
+                        f"device_type must be device_type bits (an int), not {type(device_type).__name__}")
         found = [d for d in self._devices if d.type & device_type]
         if not found:
             raise_error("Platform.get_devices", status_code.DEVICE_NOT_FOUND,
@@ -112,7 +115,7 @@ class Platform:
         table = {platform_info.NAME: self.name, platform_info.VENDOR: self.vendor,
                  platform_info.VERSION: self.version, platform_info.PROFILE: self.profile,
                  platform_info.EXTENSIONS: self.extensions}
-        if param not in table:
+        if not isinstance(param, int) or param not in table:
             raise_error("Platform.get_info", status_code.INVALID_VALUE,
                         f"unknown platform_info parameter {param!r}")
         return table[param]
@@ -131,9 +134,25 @@ def get_platforms() -> list:
     """The installed platforms: one, MNCL (created on first use)."""
     with _lock:
         if not _platforms:
-            import os
             from .cpu import CpuDevice
-            from .emulator_device import EmulatorDevice
-            emu = EmulatorDevice(os.environ.get("MNCL_MACHINE") or "mncore2")
-            _platforms.append(Platform([emu, CpuDevice()]))
+            emu = _default_emulator()
+            _platforms.append(Platform(([emu] if emu else []) + [CpuDevice()]))
         return list(_platforms)
+
+
+machine_error = None      # why the emulator device of MNCL_MACHINE could not be made (it is left out)
+
+
+def _default_emulator():
+    """The emulator device for MNCL_MACHINE (default mncore2), or None if that names no machine:
+    the CPU device still works, and asking for the emulator device raises an error naming
+    MNCL_MACHINE (mncl/context.py)."""
+    global machine_error
+    import os
+    from .emulator_device import EmulatorDevice
+    machine = os.environ.get("MNCL_MACHINE") or "mncore2"
+    try:
+        return EmulatorDevice(machine)
+    except Exception as e:      # an unknown preset, a missing or malformed TOML file
+        machine_error = f"MNCL_MACHINE={machine!r}: {e}"
+        return None

@@ -12,13 +12,16 @@ returns the same log.  ``Program(ctx, devices, binaries)`` takes the bytes of
 """
 from __future__ import annotations
 
+import os
 import shlex
 import threading
 
 from . import cache
 from .binary import BinaryError, dump_module, load_module
+from .checks import check_context
 from .constants import build_status, program_build_info, program_info
 from .errors import make_error, raise_error, status_code
+from .platform import Device
 
 SOURCE_FILENAME = "kernel.cl"
 
@@ -28,23 +31,36 @@ _MEMO_MAX = 256
 
 
 def _split_options(options) -> tuple:
+    """The build options as words (a string is split as a shell would: quotes group words)."""
     if options is None:
         return ()
     if isinstance(options, str):
-        return tuple(shlex.split(options))
+        return _shell_words(options)
+    if not isinstance(options, (list, tuple)):
+        raise_error("Program.build", status_code.INVALID_BUILD_OPTIONS,
+                    f"build options must be a string or a list of strings, not {type(options).__name__}")
     out = []
     for o in options:
         if not isinstance(o, str):
             raise_error("Program.build", status_code.INVALID_BUILD_OPTIONS,
-                        f"build options must be strings, got {o!r}")
-        out.extend(shlex.split(o))
+                        f"build options must be strings, got {o!r:.60}")
+        out.extend(_shell_words(o))
     return tuple(out)
+
+
+def _shell_words(text: str) -> tuple:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as e:          # an unbalanced quote or a trailing backslash
+        raise_error("Program.build", status_code.INVALID_BUILD_OPTIONS,
+                    f"build options {text!r:.80}: {e} (quotes must be balanced)")
 
 
 class Program:
     """PyOpenCL's ``Program``: ``Program(ctx, source)`` or ``Program(ctx, devices, binaries)``."""
 
     def __init__(self, context, arg1, arg2=None):
+        check_context("Program", context)
         self.context = context
         self._modules = {}       # Device -> CompiledModule
         self._loaded = {}        # Device -> what the device's backend loaded
@@ -60,6 +76,10 @@ class Program:
             self._source = arg1
             self._binaries = None
         else:
+            if not isinstance(arg1, (list, tuple)) or not isinstance(arg2, (list, tuple)):
+                raise_error("Program", status_code.INVALID_VALUE,
+                            "Program(context, devices, binaries) takes a list of devices and a list of "
+                            f"binaries (got {type(arg1).__name__} and {type(arg2).__name__})")
             devices, binaries = list(arg1), list(arg2)
             if len(devices) != len(binaries):
                 raise_error("Program", status_code.INVALID_VALUE,
@@ -67,7 +87,7 @@ class Program:
             self._source = None
             self._binaries = {}
             for i, (dev, data) in enumerate(zip(devices, binaries)):
-                if dev not in context.devices:
+                if not isinstance(dev, Device) or dev not in context.devices:
                     raise_error("Program", status_code.INVALID_DEVICE,
                                 f"device {dev!r} is not in the context")
                 try:
@@ -79,8 +99,14 @@ class Program:
     def build(self, options=None, devices=None, cache_dir=None):
         opts = _split_options(options)
         self._options = opts
+        if devices is not None and not isinstance(devices, (list, tuple)):
+            raise_error("Program.build", status_code.INVALID_DEVICE,
+                        f"devices must be a list of mncl.Device, not {type(devices).__name__}")
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise_error("Program.build", status_code.INVALID_VALUE,
+                        f"cache_dir must be a path, not {type(cache_dir).__name__}")
         for dev in devices or self.context.devices:
-            if dev not in self._status:
+            if not isinstance(dev, Device) or dev not in self._status:
                 raise_error("Program.build", status_code.INVALID_DEVICE,
                             f"device {dev!r} is not in the program's context")
             self._build_for(dev, opts, cache_dir)
@@ -176,7 +202,7 @@ class Program:
                     "the program has not been built; call build() first")
 
     def get_build_info(self, device, param):
-        if device not in self._status:
+        if not isinstance(device, Device) or device not in self._status:
             raise_error("Program.get_build_info", status_code.INVALID_DEVICE,
                         f"device {device!r} is not in the program's context")
         if param == program_build_info.LOG:

@@ -17,6 +17,7 @@ import threading
 import weakref
 from queue import SimpleQueue
 
+from .checks import as_int, check_context, check_wait_for
 from .constants import command_execution_status as ces
 from .constants import command_queue_info, command_queue_properties
 from .errors import Error, make_error, raise_error, status_code
@@ -97,12 +98,13 @@ class CommandQueue:
     """An in-order command queue on one device of a context (PyOpenCL's ``CommandQueue``)."""
 
     def __init__(self, context, device=None, properties=None):
+        check_context("CommandQueue", context)
         if device is None:
             device = context.devices[0]
-        elif device not in context.devices:
+        elif not any(device is d for d in context.devices):
             raise_error("CommandQueue", status_code.INVALID_DEVICE,
-                        f"device {device.name!r} is not in the context")
-        props = int(properties or 0)
+                        f"device {getattr(device, 'name', device)!r:.60} is not in the context")
+        props = as_int("CommandQueue", "properties (command_queue_properties bits)", properties or 0)
         known = (command_queue_properties.PROFILING_ENABLE
                  | command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
         if props & ~known:
@@ -126,12 +128,8 @@ class CommandQueue:
             self._refuse_while_recording()
         ev = Event(self, command_type)
         deps = None
-        if wait_for:
-            deps = [d for d in wait_for if d.queue is not self]
-            for d in wait_for:
-                if not isinstance(d, Event):
-                    raise_error("enqueue", status_code.INVALID_EVENT_WAIT_LIST,
-                                f"wait_for holds {d!r}, which is not an mncl.Event")
+        if wait_for is not None:
+            deps = [d for d in check_wait_for("enqueue", wait_for, self.context) if d.queue is not self]
         shared = self._shared
         shared.submitted = next(shared.counter)
         shared.inbox.put((work, ev, deps))
@@ -142,6 +140,8 @@ class CommandQueue:
         if self._recorder is not None:
             self._refuse_while_recording()
         shared = self._shared
+        if wait_for is not None:
+            wait_for = check_wait_for("enqueue", wait_for, self.context)
         if wait_for or shared.done != shared.submitted:
             ev = self._submit(work, command_type, wait_for)
             ev.wait()
@@ -218,7 +218,7 @@ class CommandQueue:
         table = {command_queue_info.CONTEXT: self.context, command_queue_info.DEVICE: self.device,
                  command_queue_info.PROPERTIES: self.properties,
                  command_queue_info.REFERENCE_COUNT: 1}
-        if param not in table:
+        if not isinstance(param, int) or param not in table:
             raise_error("CommandQueue.get_info", status_code.INVALID_VALUE,
                         f"unknown command_queue_info {param!r}")
         return table[param]

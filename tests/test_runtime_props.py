@@ -56,6 +56,8 @@ def expected_value(value, dt):
             return dt.type(0) if value == 0 else None
         with np.errstate(over="ignore"):
             v = dt.type(value)
+        if isinstance(value, int) and np.isfinite(v) and int(v) != value:
+            return None          # an integer the float type cannot hold exactly is refused, not rounded
         return None if np.isinf(v) and not np.isinf(value) else v
     return None
 

@@ -155,6 +155,7 @@ def _compile(source, filename, options, opt_level, spmd=False):
     lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
                   single_const=bo.single_precision_constant, spmd=spmd)
     try:
+        _check_identifiers(ast, lw)
         module, kernels = lw.run()
     except LowerError as e:
         raise CompileError([e.diag]) from None
@@ -175,6 +176,23 @@ def _compile(source, filename, options, opt_level, spmd=False):
         out.kernels.update(task_infos)
         out.task_text = text
     return out
+
+
+MAX_IDENTIFIER = 1000     # characters: LLVM's names stop at 1024, and the lowering adds suffixes
+
+
+def _check_identifiers(ast, lw):
+    """An identifier longer than MAX_IDENTIFIER is an error at its place (C99 lets an
+    implementation set the limit; LLVM would reject the IR)."""
+    stack = [ast]
+    while stack:
+        node = stack.pop()
+        for attr in ("name", "declname"):
+            v = getattr(node, attr, None)
+            if isinstance(v, str) and len(v) > MAX_IDENTIFIER:
+                lw.error(node, f"identifier '{v[:24]}...' is {len(v)} characters long; the limit is "
+                               f"{MAX_IDENTIFIER}")
+        stack.extend(child for _, child in node.children())
 
 
 def _finish(ir_text, kernels, filename, bo, warnings, spmd=False):

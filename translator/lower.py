@@ -2027,7 +2027,8 @@ class Lowering:
         if v is None:
             self.error(n, f"invalid integer constant '{n.value}'")
         if t is None:
-            self.error(n, f"integer literal '{n.value}' is too large")
+            lit = n.value if len(n.value) <= 40 else f"{n.value[:20]}... ({len(n.value)} characters)"
+            self.error(n, f"integer literal '{lit}' is too large for any integer type (ulong is 64 bits)")
         return RV(t, ir.Constant(t.llvm_type(), v))
 
     def e_ArrayRef(self, n):
@@ -2678,6 +2679,8 @@ def parse_int(text):
     if not m:
         return None, None
     body, suf = m.group(1), m.group(2)
+    if len(body.lstrip("0xb")) > 70:      # more digits than any 64-bit value has (in binary: 64)
+        return 1 << 64, None             # too large, without converting (Python caps int() at 4300 digits)
     if body.startswith("0x"):
         v = int(body, 16)
     elif body.startswith("0b"):
