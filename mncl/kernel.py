@@ -417,7 +417,6 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 
 
-SIZE_MAX = (1 << 64) - 1          # size_t on both devices
 
 
 def _remember_launch(kernel, lkey, launch):
