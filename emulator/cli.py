@@ -36,7 +36,7 @@ from .machine import load_machine
 @click.option("--judge", "testcase", type=click.Path(dir_okay=False), metavar="TESTCASE.vsm",
               help="run PROGRAM as an answer to this contest testcase and print ACCEPTED or the first mismatch")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="a sequencer argument (.arg %NAME)")
-@click.option("--max-steps", type=int, default=None, help="fault after this many PE steps")
+@click.option("--max-steps", type=int, default=None, help="fault after this many PE steps and sequencer loop iterations")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the cycle summary")
 def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, pfn, testcase, args, max_steps,
          quiet):
