@@ -19,6 +19,7 @@ import numpy as np
 from .backend import DeviceDescription, LocalScratch
 from .constants import device_fp_config, device_type
 from .errors import make_error, status_code
+from .queue import current_stop_check
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
@@ -267,6 +268,7 @@ class EmulatorDevice:
         from emulator.errors import EmuFault
         limit = os.environ.get("MNCL_EMU_TIME_LIMIT")
         self.emu.time_limit = float(limit) if limit else None
+        self.emu.stop_check = current_stop_check()      # a Ctrl-C cancels the launch (mncl/queue.py)
         try:
             return self.emu.run(prog, regs)
         except EmuFault as e:

@@ -17,6 +17,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -143,3 +144,96 @@ def test_an_argument_beyond_64_bits_is_refused():
     from emulator.executor import Emulator
     with pytest.raises(EmulatorError, match="argument n=18446744073709551616 does not fit a sequencer register"):
         Emulator("tiny").run(assemble(".arg %n\n.set %a = %n\n", "a.vsm"), {"n": 1 << 64})
+
+
+# -- item 12: Ctrl-C during a long launch -----------------------------------------------------------
+
+_LONG_LAUNCH = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)    # a shell may start us with SIGINT ignored
+import numpy as np, mncl as cl
+ctx = cl.create_some_context(); q = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, "__kernel void spin(__global float *y, int n) { int i = get_global_id(0); "
+                      "float a = y[i]; for (int k = 0; k < n; k++) a = a * 0.999f + 1.0f; y[i] = a; }").build()
+y = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+events = [prg.spin(q, (64,), None, y, np.int32(10**8)) for _ in range(3)]     # minutes each
+print("started", flush=True)
+"""
+
+
+def _interrupt(code: str, wait_s: float = 1.0):
+    """Start ``code``, send one SIGINT once it prints 'started', return (exit code, seconds to exit,
+    stdout after 'started', stderr)."""
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=_env(MNCL_DEVICE="emulator"), cwd=ROOT)
+    try:
+        line = p.stdout.readline()
+        assert line.strip() == "started", p.communicate(timeout=60)
+        time.sleep(wait_s)
+        t = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGINT)                     # what a user would have had to do
+            out, err = p.communicate(timeout=20)
+            pytest.fail(f"one Ctrl-C did not end the program (a second one did); stderr:\n{err}")
+        return p.returncode, time.monotonic() - t, out, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_ctrl_c_while_waiting_for_a_launch_exits_at_once():
+    rc, took, _, err = _interrupt(_LONG_LAUNCH + "q.finish()\n")
+    assert rc in (-signal.SIGINT, 130, 1), err
+    assert took < 10, err
+    assert err.count("Traceback") == 1 and err.rstrip().endswith("KeyboardInterrupt"), err
+    assert "atexit" not in err
+
+
+def test_ctrl_c_outside_mncl_does_not_wait_for_the_launch_at_exit():
+    """The interrupt lands in the user's own code; the exit-time finish must not run the launch out."""
+    rc, took, _, err = _interrupt(_LONG_LAUNCH + "time.sleep(600)\n")
+    assert rc in (-signal.SIGINT, 130, 1), err
+    assert took < 10, err
+    assert err.count("Traceback") == 1 and "atexit" not in err, err
+
+
+def test_a_caught_ctrl_c_cancels_the_launch_and_the_queued_ones_and_the_queue_runs_on():
+    """As in a notebook: the interrupt is caught; the running and queued launches are cancelled (their
+    events say so), finish() does not raise for them, and later commands run."""
+    code = _LONG_LAUNCH + """
+t = time.monotonic()
+try:
+    q.finish()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+for ev in events:
+    try:
+        ev.wait()
+        print("event ran")
+    except cl.Error as e:
+        print("event:", e)
+q.finish()
+h = np.zeros(64, np.float32)
+cl.enqueue_copy(q, y, np.arange(64, dtype=np.float32))
+prg.spin(q, (64,), None, y, np.int32(2))
+cl.enqueue_copy(q, h, y)
+q.finish()
+print("after:", h[:3].tolist(), f"{time.monotonic() - t:.1f}", flush=True)
+"""
+    rc, took, out, err = _interrupt(code)
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "interrupted"
+    assert lines[1:4] == ["event: enqueue failed: OUT_OF_RESOURCES - cancelled: a KeyboardInterrupt (Ctrl-C) "
+                          "interrupted the program before this command finished"] * 3
+    ref = np.arange(3, dtype=np.float32)
+    for _ in range(2):
+        ref = ref * np.float32(0.999) + np.float32(1)
+    after = lines[4].split(" ", 1)[1].rsplit(" ", 1)
+    assert np.allclose(eval(after[0]), ref)
+    assert float(after[1]) < 15
+
