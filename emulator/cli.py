@@ -17,6 +17,7 @@ import click
 from .asm import assemble
 from .errors import AsmError, EmuFault, EmulatorError, MachineError
 from .executor import Emulator
+from .inputs import MAX_ASM_BYTES, InputError, read_input
 from .judge import judge as run_judge
 from .machine import load_machine
 
@@ -91,10 +92,9 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
 
 def _read(path) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise click.UsageError(f"cannot read {path}: {e.strerror}") from None
+        return read_input(path, MAX_ASM_BYTES, "an assembly file").decode("utf-8")
+    except InputError as e:
+        raise click.UsageError(f"cannot read {e}") from None
     except UnicodeDecodeError as e:
         raise click.UsageError(f"{path} is not UTF-8 text (byte {e.start}): an assembly file is text") from None
 

@@ -237,3 +237,131 @@ print("after:", h[:3].tolist(), f"{time.monotonic() - t:.1f}", flush=True)
     assert np.allclose(eval(after[0]), ref)
     assert float(after[1]) < 15
 
+
+# -- item 10: the translator's limits and the CLIs' inputs -------------------------------------------
+
+def _limit_memory(gib: int = 4):
+    """For a child that reads /dev/zero on an unfixed tree: MemoryError, not the host's memory gone."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+
+_BOMB = "#define A0 x\n" + "".join(f"#define A{k} A{k - 1} A{k - 1}\n" for k in range(1, 21)) + \
+        "__kernel void k(__global int *y) {\n    y[0] = A20;\n}\n"
+
+
+def test_a_macro_bomb_stops_at_the_expansion_limit():
+    r = run_py(f"""
+        import time
+        from translator import CompileError, compile_opencl
+        t = time.monotonic()
+        try:
+            compile_opencl({_BOMB!r}, filename="bomb.cl")
+        except CompileError as e:
+            print(f"{{time.monotonic() - t:.1f}}")
+            print(e)
+    """, timeout=90)
+    assert r.returncode == 0, r.stderr
+    took, msg = r.stdout.split("\n", 1)
+    assert msg.startswith("bomb.cl:23:12: error: the expansion of macro 'A20' makes macro replacement produce more "
+                          "than 262144 tokens in this translation unit, the translator's limit"), msg
+    assert "    y[0] = A20;\n           ^" in msg
+    assert float(took) < 30
+
+
+def test_function_like_macro_bomb_stops_too():
+    from translator import CompileError, compile_opencl
+    src = "#define F(x) x x x x\n__kernel void k(__global int *y) { y[0] = F(F(F(F(F(F(F(F(F(F(1)))))))))); }\n"
+    with pytest.raises(CompileError, match=r"f.cl:2:\d+: error: the expansion of macro 'F' makes macro replacement"):
+        compile_opencl(src, filename="f.cl")
+
+
+def test_macros_within_the_limit_still_work():
+    from translator import compile_opencl
+    src = "#define A0 1\n" + "".join(f"#define A{k} (A{k - 1} + A{k - 1})\n" for k in range(1, 11)) + \
+          "__kernel void k(__global int *y) { y[0] = A10; }\n"
+    assert "k" in compile_opencl(src, filename="ok.cl").kernels
+
+
+def test_a_source_over_the_size_limit_is_an_error():
+    import mncl as cl
+    from translator import CompileError, compile_opencl
+    from translator.limits import MAX_SOURCE_CHARS
+    src = "__kernel void k(__global int *y) { y[0] = 1; }\n//" + "x" * MAX_SOURCE_CHARS + "\n"
+    with pytest.raises(CompileError, match=r"big.cl:0:0: error: the source is 1048626 characters \(2 lines\), "
+                                           r"over the translator's limit of 1048576"):
+        compile_opencl(src, filename="big.cl")
+    ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+    prg = cl.Program(ctx, src)
+    with pytest.raises(cl.Error, match="over the translator's limit of 1048576"):
+        prg.build()
+
+
+def test_running_out_of_memory_is_a_compile_error(monkeypatch):
+    import translator.preprocess
+    from translator import CompileError, compile_opencl
+
+    def exhausted(*a, **k):
+        raise MemoryError
+    monkeypatch.setattr(translator.preprocess, "preprocess", exhausted)
+    with pytest.raises(CompileError, match=r"m.cl:0:0: error: the translator ran out of memory compiling this "
+                                           r"source \(10 characters\)"):
+        compile_opencl("int x = 1;", filename="m.cl")
+
+
+def _cli(args, timeout=60, stdin=None):
+    try:
+        return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout,
+                              env=_env(), cwd=ROOT, input=stdin, preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(args)} ran past {timeout} s")
+
+
+@pytest.mark.parametrize("cli, rc, text", [
+    (["translator.cli"], 1, "mncl-cc: error: /dev/zero: a character device, not a regular file: "
+                            "a kernel source must be a file"),
+    (["mncl.cli", "profile", "-k", "k", "--global", "1"], 2,
+     "cannot read /dev/zero: a character device, not a regular file: a kernel source must be a file"),
+    (["emulator.cli", "--machine", "tiny"], 2,
+     "cannot read /dev/zero: a character device, not a regular file: an assembly file must be a file"),
+])
+def test_clis_refuse_dev_zero(cli, rc, text):
+    r = _cli([*cli[:1], *cli[1:2], "/dev/zero", *cli[2:]] if cli[0] == "mncl.cli" else [*cli, "/dev/zero"])
+    assert r.returncode == rc and text in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("cli", [["translator.cli"], ["emulator.cli", "--machine", "tiny"]])
+def test_clis_refuse_a_fifo_without_waiting_for_a_writer(cli, tmp_path):
+    fifo = tmp_path / "k.fifo"
+    os.mkfifo(fifo)
+    r = _cli([*cli, str(fifo)], timeout=30)
+    assert r.returncode in (1, 2) and f"{fifo}: a FIFO, not a regular file" in r.stderr, r.stderr
+
+
+def test_clis_refuse_a_file_over_the_cap(tmp_path):
+    big = tmp_path / "big.cl"
+    with open(big, "wb") as f:
+        f.truncate(5 << 20)                      # sparse: 5 MiB of zeros, no disk used
+    r = _cli(["translator.cli", str(big)])
+    assert r.returncode == 1 and f"{big}: 5242880 bytes is over the 4194304-byte limit for a kernel source" \
+        in r.stderr, r.stderr
+    r = _cli(["translator.cli", "-"], stdin="x" * (5 << 20))
+    assert r.returncode == 1 and "<stdin>: more than 4194304 bytes is over the 4194304-byte limit" in r.stderr, \
+        r.stderr
+    asm = tmp_path / "big.vsm"
+    with open(asm, "wb") as f:
+        f.truncate(65 << 20)
+    r = _cli(["emulator.cli", "--machine", "tiny", str(asm)])
+    assert r.returncode == 2 and "68157440 bytes is over the 67108864-byte limit for an assembly file" in r.stderr
+
+
+def test_read_mnb_refuses_what_is_not_a_file():
+    try:
+        r = subprocess.run([sys.executable, "-c", "from translator.container import MnbError, read_mnb\n"
+                            "try:\n    read_mnb('/dev/zero')\nexcept MnbError as e:\n    print(e)"],
+                           capture_output=True, text=True, timeout=60, env=_env(), cwd=ROOT, preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        pytest.fail("read_mnb('/dev/zero') ran past 60 s")
+    assert r.stdout.strip() == "/dev/zero: a character device, not a regular file: an .mnb program must be a file", \
+        r.stderr
