@@ -236,9 +236,8 @@ class Emulator:
         self.time_limit = None            # seconds of wall time per run (None: no limit)
         self.deadline = None
         self.stop_check = None            # a callable: True stops the run (a cancelled launch)
-        self._work = 0                    # PE steps + sequencer loop iterations up to the last check,
-        self._grant = 0                   # ... how many were granted after it,
-        self._budget = 0                  # ... and how many of those are left (< 0: check again)
+        self.seq_iters = 0                # sequencer loop iterations of this run (they count as steps)
+        self._step_limit = 0              # check again when cm.steps reaches this (see _check_limits)
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
@@ -328,7 +327,7 @@ class Emulator:
                 raise EmulatorError(f"{program.source}: argument {k}={int(v)} does not fit a sequencer "
                                     f"register (64-bit signed)")
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
-        self._work, self._grant, self._budget = 0, 0, 0
+        self.seq_iters = self._step_limit = 0
         self._plans = {}
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
@@ -395,9 +394,10 @@ class Emulator:
                         break
                     if not any_set:
                         break
-                    self._budget -= 1
-                    if self._budget < 0:
+                    if self.cm.steps + 1 > self._step_limit:
                         self._check_limits(n, 1)
+                    self.seq_iters += 1
+                    self._step_limit -= 1
                     self._nodes(n.body, regs)
 
     def _loop(self, n: Loop, iterations: range, regs) -> None:
@@ -407,20 +407,23 @@ class Emulator:
         chunk = 1 if self.max_steps is not None else CHECK_EVERY
         for lo in range(0, len(iterations), chunk):
             part = iterations[lo:lo + chunk]
-            self._budget -= len(part)
-            if self._budget < 0:
-                self._check_limits(n, len(part))
+            k = len(part)
+            if self.cm.steps + k > self._step_limit:
+                self._check_limits(n, k)
+            self.seq_iters += k
+            self._step_limit -= k
             for v in part:
                 regs[reg] = v
                 nodes(body, regs)
 
     def _check_limits(self, node, units: int) -> None:
         """The step limit, the time limit and cancellation, checked before ``units`` PE steps or
-        sequencer loop iterations (they have been taken off ``_budget``) when the budget granted at the
-        last check is spent: every CHECK_EVERY units, and exactly at the step limit.  Loops without PE
-        steps (``.set``-only, empty bodies) count too, so no program runs past a limit."""
-        before = self._work + self._grant - (self._budget + units)     # units begun before these
-        where = (f"after {self.cm.steps} PE steps and {before - self.cm.steps} sequencer loop iterations "
+        sequencer loop iterations every CHECK_EVERY of them and exactly at the step limit: loops
+        without PE steps (``.set``-only, empty bodies) count too, so no program runs past a limit.
+        The next check is due when PE steps + loop iterations reach a mark; ``_step_limit`` is that
+        mark less the loop iterations, so a PE step asks only ``cm.steps >= _step_limit``."""
+        before = self.cm.steps + self.seq_iters                 # units begun before these
+        where = (f"after {self.cm.steps} PE steps and {self.seq_iters} sequencer loop iterations "
                  f"({self.cm.now:.0f} emulated cycles)")
         if self.max_steps is not None and before + units > self.max_steps:
             raise self._fault(f"step limit of {self.max_steps} reached {where}", node.line, node.text, None)
@@ -429,9 +432,8 @@ class Emulator:
                               node.line, node.text, None)
         if self.stop_check is not None and self.stop_check():
             raise self._fault(f"run cancelled {where}", node.line, node.text, None)
-        self._work = before + units
-        self._grant = self._budget = (CHECK_EVERY if self.max_steps is None
-                                      else min(CHECK_EVERY, self.max_steps - self._work))
+        grant = CHECK_EVERY if self.max_steps is None else min(CHECK_EVERY, self.max_steps - before)
+        self._step_limit = before + max(grant, units) - self.seq_iters
 
     def _any_flag(self, entry: int) -> bool:
         """The sequencer asks the device: an OR-reduction up the tree, costed as tree_reduce latency."""
@@ -461,8 +463,7 @@ class Emulator:
 
     # -- one step ----------------------------------------------------------------------------
     def _step(self, st: Step):
-        self._budget -= 1
-        if self._budget < 0:
+        if self.cm.steps >= self._step_limit:
             self._check_limits(st, 1)
         if st.wait is not None:
             self._wait(st)
