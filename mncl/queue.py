@@ -279,7 +279,9 @@ def cancel_all():
 @atexit.register
 def _finish_all():
     """At exit, finish every queue, unless a KeyboardInterrupt ends the program: then cancel."""
-    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+    # sys.last_value: the exception that ended the program (in the interactive interpreter, ps1 is
+    # set and last_value is only the last statement's, which ended nothing)
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt) and not hasattr(sys, "ps1"):
         cancel_all()
         return
     for q in list(_live_queues):
