@@ -17,6 +17,7 @@ import click
 from .asm import assemble
 from .errors import AsmError, EmuFault, EmulatorError, MachineError
 from .executor import Emulator
+from .inputs import MAX_ASM_BYTES, InputError, read_input
 from .judge import judge as run_judge
 from .machine import load_machine
 
@@ -36,7 +37,7 @@ from .machine import load_machine
 @click.option("--judge", "testcase", type=click.Path(dir_okay=False), metavar="TESTCASE.vsm",
               help="run PROGRAM as an answer to this contest testcase and print ACCEPTED or the first mismatch")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="a sequencer argument (.arg %NAME)")
-@click.option("--max-steps", type=int, default=None, help="fault after this many PE steps")
+@click.option("--max-steps", type=int, default=None, help="fault after this many PE steps and sequencer loop iterations")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the cycle summary")
 def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, pfn, testcase, args, max_steps,
          quiet):
@@ -91,10 +92,9 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
 
 def _read(path) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise click.UsageError(f"cannot read {path}: {e.strerror}") from None
+        return read_input(path, MAX_ASM_BYTES, "an assembly file").decode("utf-8")
+    except InputError as e:
+        raise click.UsageError(f"cannot read {e}") from None
     except UnicodeDecodeError as e:
         raise click.UsageError(f"{path} is not UTF-8 text (byte {e.start}): an assembly file is text") from None
 

@@ -27,13 +27,14 @@ from .errors import EmuFault, EmulatorError
 from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, pack
-from .program import AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
+from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import State
 from .transfers import reduce
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
+CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
 HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
 MVP_DEFAULT_L2B = 0       # the L2BM an mvp names by '$lc<addr>' with no '@' (docs/isa.md)
 GRF_WRITE_CYCLES = 6      # a GRF write is readable this many cycles after its cycle (the public manual)
@@ -234,6 +235,9 @@ class Emulator:
         self.first_breach: EmuFault | None = None
         self.time_limit = None            # seconds of wall time per run (None: no limit)
         self.deadline = None
+        self.stop_check = None            # a callable: True stops the run (a cancelled launch)
+        self.seq_iters = 0                # sequencer loop iterations of this run (they count as steps)
+        self._step_limit = 0              # check again when cm.steps reaches this (see _check_limits)
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
@@ -318,7 +322,12 @@ class Emulator:
             if not isinstance(v, (int, np.integer)):
                 raise EmulatorError(f"{program.source}: argument {k} must be an integer, got {type(v).__name__}")
         self.prog = program
+        for k, v in args.items():
+            if not SEQ_MIN <= int(v) <= SEQ_MAX:
+                raise EmulatorError(f"{program.source}: argument {k}={int(v)} does not fit a sequencer "
+                                    f"register (64-bit signed)")
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
+        self.seq_iters = self._step_limit = 0
         self._plans = {}
         self.cm = CycleModel(self.m)
         self.outstanding: list[Transfer] = []
@@ -372,9 +381,7 @@ class Emulator:
                 start, stop, step = (self._eval(x, regs, n) for x in (n.start, n.stop, n.step))
                 if step == 0:
                     raise self._fault("loop step is 0", n.line, n.text, None)
-                for v in range(start, stop, step):
-                    regs[n.reg] = v
-                    self._nodes(n.body, regs)
+                self._loop(n, range(start, stop, step), regs)
             elif isinstance(n, If):
                 self._nodes(n.then if self._eval(n.cond, regs, n) else n.orelse, regs)
             elif isinstance(n, Fault):
@@ -387,7 +394,46 @@ class Emulator:
                         break
                     if not any_set:
                         break
+                    if self.cm.steps + 1 > self._step_limit:
+                        self._check_limits(n, 1)
+                    self.seq_iters += 1
+                    self._step_limit -= 1
                     self._nodes(n.body, regs)
+
+    def _loop(self, n: Loop, iterations: range, regs) -> None:
+        """A ``.loop``: each iteration counts toward the limits like a PE step, charged CHECK_EVERY
+        iterations at a time (one at a time under a step limit, so that it is exact)."""
+        reg, body, nodes = n.reg, n.body, self._nodes
+        chunk = 1 if self.max_steps is not None else CHECK_EVERY
+        for lo in range(0, len(iterations), chunk):
+            part = iterations[lo:lo + chunk]
+            k = len(part)
+            if self.cm.steps + k > self._step_limit:
+                self._check_limits(n, k)
+            self.seq_iters += k
+            self._step_limit -= k
+            for v in part:
+                regs[reg] = v
+                nodes(body, regs)
+
+    def _check_limits(self, node, units: int) -> None:
+        """The step limit, the time limit and cancellation, checked before ``units`` PE steps or
+        sequencer loop iterations every CHECK_EVERY of them and exactly at the step limit: loops
+        without PE steps (``.set``-only, empty bodies) count too, so no program runs past a limit.
+        The next check is due when PE steps + loop iterations reach a mark; ``_step_limit`` is that
+        mark less the loop iterations, so a PE step asks only ``cm.steps >= _step_limit``."""
+        before = self.cm.steps + self.seq_iters                 # units begun before these
+        where = (f"after {self.cm.steps} PE steps and {self.seq_iters} sequencer loop iterations "
+                 f"({self.cm.now:.0f} emulated cycles)")
+        if self.max_steps is not None and before + units > self.max_steps:
+            raise self._fault(f"step limit of {self.max_steps} reached {where}", node.line, node.text, None)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self._fault(f"time limit of {self.time_limit:g} s of emulation reached {where}",
+                              node.line, node.text, None)
+        if self.stop_check is not None and self.stop_check():
+            raise self._fault(f"run cancelled {where}", node.line, node.text, None)
+        grant = CHECK_EVERY if self.max_steps is None else min(CHECK_EVERY, self.max_steps - before)
+        self._step_limit = before + max(grant, units) - self.seq_iters
 
     def _any_flag(self, entry: int) -> bool:
         """The sequencer asks the device: an OR-reduction up the tree, costed as tree_reduce latency."""
@@ -417,11 +463,8 @@ class Emulator:
 
     # -- one step ----------------------------------------------------------------------------
     def _step(self, st: Step):
-        if self.max_steps is not None and self.cm.steps >= self.max_steps:
-            raise self._fault(f"step limit of {self.max_steps} reached", st.line, st.text, None)
-        if self.deadline is not None and self.cm.steps % 256 == 0 and time.monotonic() > self.deadline:
-            raise self._fault(f"time limit of {self.time_limit:g} s of emulation reached after {self.cm.steps} steps "
-                              f"({self.cm.now:.0f} emulated cycles)", st.line, st.text, None)
+        if self.cm.steps >= self._step_limit:
+            self._check_limits(st, 1)
         if st.wait is not None:
             self._wait(st)
         self.cur = st

@@ -20,6 +20,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from .errors import MachineError
+from .inputs import InputError, read_input
 
 PRESETS = ("mncore2", "tiny", "inference")
 
@@ -169,7 +170,10 @@ def load_machine(spec: "str | Path | Machine" = "mncore2") -> Machine:
         path = Path(spec)
         if not path.is_file():
             raise MachineError(f"unknown machine {spec!r}: not a preset ({', '.join(PRESETS)}) nor a TOML file")
-        text, where = path.read_text(), str(path)
+        try:
+            text, where = read_input(path, 1 << 20, "a machine description").decode("utf-8"), str(path)
+        except (InputError, UnicodeDecodeError) as e:
+            raise MachineError(f"{spec}: {e}" if isinstance(e, UnicodeDecodeError) else str(e)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

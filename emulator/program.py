@@ -137,7 +137,8 @@ def _cmod(a: int, b: int) -> int:
     return a - _cdiv(a, b) * b
 
 
-SHIFT_MAX = 63   # registers are 64-bit in spirit: a shift count outside 0..63 is an error, as in C
+SHIFT_MAX = 63   # registers are 64-bit: a shift count outside 0..63 is an error, as in C
+SEQ_MIN, SEQ_MAX = -(1 << 63), (1 << 63) - 1   # a sequencer register is a 64-bit signed integer
 
 
 class _ShiftCount(ArithmeticError):
@@ -149,6 +150,11 @@ def _shc(b: int) -> int:
     if not 0 <= b <= SHIFT_MAX:
         raise _ShiftCount(b)
     return b
+
+
+def _short(v: int) -> str:
+    """A huge value as its sign and bit length (printing a million-digit integer is no help)."""
+    return str(v) if v.bit_length() <= 128 else f"{'-' if v < 0 else ''}(a {v.bit_length()}-bit integer)"
 
 
 def _const(node):
@@ -211,7 +217,7 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
                 node.value = node.value[3:]
         lam = ast.Expression(ast.Lambda(
             ast.arguments(posonlyargs=[], args=[ast.arg("R")], kwonlyargs=[], kw_defaults=[], defaults=[]),
-            tree.body))
+            ast.UnaryOp(ast.UAdd(), tree.body)))      # unary plus: a comparison's bool becomes an int
         fn = eval(compile(ast.fix_missing_locations(lam), "<scalar>", "eval"),
                   {"_cdiv": _cdiv, "_cmod": _cmod, "_shc": _shc, "__builtins__": {}})
     except (RecursionError, MemoryError):   # the rewrite and Python's compiler recurse too
@@ -219,8 +225,14 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
 
     def run(regs, fn=fn):
         try:
-            return int(fn(regs))
+            v = fn(regs)
         except _ShiftCount as e:
             raise EmuFault(f"shift count {e.args[0]} in '{text.strip()}' is outside 0..{SHIFT_MAX}",
                            line, raw, None, source) from None
+        if -0x8000000000000000 <= v <= 0x7fffffffffffffff:     # SEQ_MIN..SEQ_MAX, as constants
+            return v
+        # evaluated exactly, then checked: a register never grows past 64 bits (no Python bigint
+        # squaring itself without end, no silent wrap)
+        raise EmuFault(f"'{text.strip()}' = {_short(v)} overflows a sequencer register "
+                       f"(64-bit signed: {SEQ_MIN}..{SEQ_MAX})", line, raw, None, source)
     return ScalarExpr(text.strip(), run, tuple(dict.fromkeys(names)))

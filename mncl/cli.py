@@ -331,11 +331,14 @@ def profile(kernel_file, kernel_name, global_size, local_size, arg_specs, machin
     from . import CommandQueue, Context, Error, Program, command_queue_properties, enqueue_task
     from .constants import program_build_info
     from .context import select_device
+    from emulator.inputs import InputError, read_input
+    from translator.limits import MAX_SOURCE_BYTES
     try:
-        with open(kernel_file, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise _Fail(f"cannot read {kernel_file}: {e}") from None
+        source = read_input(kernel_file, MAX_SOURCE_BYTES, "a kernel source").decode("utf-8")
+    except InputError as e:
+        raise _Fail(f"cannot read {e}") from None
+    except UnicodeDecodeError as e:
+        raise _Fail(f"cannot read {kernel_file}: not UTF-8 text (byte {e.start}): a kernel source is text") from None
     machine = machine or os.environ.get("MNCL_MACHINE") or "mncore2"
     try:
         dev = select_device("emulator", machine)

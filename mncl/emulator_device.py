@@ -22,6 +22,7 @@ from .backend import NULL, DeviceDescription, LocalScratch
 from .constants import device_fp_config, device_type
 from .dram_heap import DramHeap
 from .errors import make_error, raise_error, status_code
+from .queue import current_stop_check
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
@@ -295,6 +296,7 @@ class EmulatorDevice:
         faults); a fault is the launch's error."""
         from emulator.errors import EmuFault
         self.emu.time_limit = time_limit(routine)
+        self.emu.stop_check = current_stop_check()      # a Ctrl-C cancels the launch (mncl/queue.py)
         try:
             return self.emu.run(prog, regs)
         except EmuFault as e:

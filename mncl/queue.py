@@ -8,11 +8,19 @@ records a failure in the event; ``Event.wait()`` and ``finish()`` raise it.
 ``flush()`` has nothing to do (commands are submitted as they are enqueued).
 A blocking command finding the queue idle runs on the caller's thread
 instead: the order is the same and it saves two thread hand-offs.
+
+A ``KeyboardInterrupt`` (Ctrl-C) that reaches the program while it waits for
+a queue, or that ends the program, cancels every command submitted so far on
+every queue (``cancel_all``): the running launch stops at its next check (the
+emulator asks ``current_stop_check()``), queued ones do not run, their events
+fail, and the exit-time ``finish`` does not wait for them.  The interrupt is
+raised once; a cancelled command's error is not raised again by ``finish``.
 """
 from __future__ import annotations
 
 import atexit
 import itertools
+import sys
 import threading
 import weakref
 from queue import SimpleQueue
@@ -24,6 +32,8 @@ from .errors import Error, make_error, raise_error, status_code
 from .events import Event, _now
 
 _live_queues: "weakref.WeakSet" = weakref.WeakSet()
+_worker_state = threading.local()    # .shared on a queue's worker thread: what current_stop_check asks
+CANCELLED = "cancelled: a KeyboardInterrupt (Ctrl-C) interrupted the program before this command finished"
 
 
 class _Shared:
@@ -34,7 +44,7 @@ class _Shared:
     when someone waits, so an enqueue or a completion takes no lock.
     """
 
-    __slots__ = ("cond", "counter", "submitted", "done", "waiting", "errors", "inbox")
+    __slots__ = ("cond", "counter", "submitted", "done", "waiting", "errors", "inbox", "cancelled")
 
     def __init__(self):
         self.cond = threading.Condition(threading.Lock())
@@ -44,12 +54,23 @@ class _Shared:
         self.waiting = 0
         self.errors = []          # failures not yet raised to the user
         self.inbox = SimpleQueue()
+        self.cancelled = 0        # commands numbered up to this one are cancelled (cancel_all)
+
+
+def current_stop_check():
+    """For a device: a callable that turns true when the command running on this thread is cancelled
+    (None outside a queue's worker: there a KeyboardInterrupt reaches the running code itself)."""
+    shared = getattr(_worker_state, "shared", None)
+    if shared is None:
+        return None
+    return lambda: shared.cancelled > shared.done      # the running command is number done + 1
 
 
 def _worker(shared: _Shared):
     get = shared.inbox.get
     cond = shared.cond
     SUBMITTED, RUNNING, COMPLETE = ces.SUBMITTED, ces.RUNNING, ces.COMPLETE
+    _worker_state.shared = shared
     while True:
         work, ev, deps = get()
         if ev is None:
@@ -69,6 +90,8 @@ def _worker(shared: _Shared):
         else:
             times[1] = times[2] = _now()
         ev._status = RUNNING
+        if shared.cancelled > shared.done:
+            err = make_error("enqueue", status_code.OUT_OF_RESOURCES, CANCELLED)
         if err is None:
             try:
                 res = work()
@@ -82,12 +105,15 @@ def _worker(shared: _Shared):
                                  f"internal error while executing the command: {type(e).__name__}: {e}")
         if getattr(ev, "stats", None) is None or err is not None:
             times[3] = _now()
+        if err is not None and shared.cancelled > shared.done and err.what != CANCELLED:
+            err = make_error("enqueue", status_code.OUT_OF_RESOURCES, CANCELLED)   # stopped while running
         if err is None:
             ev._status = COMPLETE
         else:
             with cond:
                 ev._fail(err)
-                shared.errors.append(err)
+                if err.what != CANCELLED:       # the user has had the KeyboardInterrupt already
+                    shared.errors.append(err)
         shared.done += 1
         if shared.waiting:
             with cond:
@@ -157,6 +183,10 @@ class CommandQueue:
         except Error as e:
             ev._fail(e)
             raise
+        except KeyboardInterrupt:
+            ev._fail(make_error("enqueue", status_code.OUT_OF_RESOURCES, CANCELLED))
+            cancel_all()
+            raise
         finally:
             times[3] = _now()
         ev._status = ces.COMPLETE
@@ -166,13 +196,17 @@ class CommandQueue:
         shared = self._shared
         if done():
             return
-        with shared.cond:
-            shared.waiting += 1
-            try:
-                while not done():
-                    shared.cond.wait()
-            finally:
-                shared.waiting -= 1
+        try:
+            with shared.cond:
+                shared.waiting += 1
+                try:
+                    while not done():
+                        shared.cond.wait()
+                finally:
+                    shared.waiting -= 1
+        except KeyboardInterrupt:
+            cancel_all()
+            raise
 
     def _wait_event(self, ev: Event):
         self._wait_until(lambda: ev._status <= ces.COMPLETE)
@@ -233,10 +267,28 @@ class CommandQueue:
         return f"<mncl.CommandQueue on '{self.device.name}'>"
 
 
+def cancel_all():
+    """Cancel every command submitted so far on every queue (a KeyboardInterrupt: see the module
+    docstring).  Queues stay usable: commands submitted later run."""
+    for q in list(_live_queues):
+        shared = q._shared
+        with shared.cond:
+            shared.cancelled = shared.submitted
+
+
 @atexit.register
 def _finish_all():
+    """At exit, finish every queue, unless a KeyboardInterrupt ends the program: then cancel."""
+    # sys.last_value: the exception that ended the program (in the interactive interpreter, ps1 is
+    # set and last_value is only the last statement's, which ended nothing)
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt) and not hasattr(sys, "ps1"):
+        cancel_all()
+        return
     for q in list(_live_queues):
         try:
             q.finish()
         except Error:
             pass
+        except KeyboardInterrupt:           # Ctrl-C while the exit waits: cancelled, exit now
+            print("mncl: interrupted at exit: the queued commands were cancelled", file=sys.stderr)
+            return

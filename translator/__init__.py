@@ -106,11 +106,15 @@ def compile_opencl(source: str, *, filename: str = "<kernel>", options: "str | S
         raise
     except RecursionError:
         raise CompileError([Diagnostic("error", "expression or statement nesting is too deep", filename, 0, 0)]) from None
+    except MemoryError:
+        raise CompileError([Diagnostic("error", f"the translator ran out of memory compiling this source "
+                                       f"({len(source)} characters)", filename, 0, 0)]) from None
     except Exception as e:  # a compiler bug: never leak a traceback type to the caller
         raise CompileError([Diagnostic("error", f"internal compiler error: {type(e).__name__}: {e}", filename, 0, 0)]) from None
 
 
 def _compile(source, filename, options, opt_level, spmd=False):
+    from .limits import MAX_SOURCE_CHARS
     from .options import parse_options
     from .preprocess import preprocess
     from .parse import parse
@@ -120,6 +124,11 @@ def _compile(source, filename, options, opt_level, spmd=False):
         raise CompileError([Diagnostic("error", "kernel source must be a string", filename, 0, 0)])
     if not isinstance(filename, str) or not filename:
         filename = "<kernel>"
+    if len(source) > MAX_SOURCE_CHARS:
+        lines = source.count("\n") + (not source.endswith("\n"))
+        raise CompileError([Diagnostic("error", f"the source is {len(source)} characters ({lines} lines), over the "
+                                       f"translator's limit of {MAX_SOURCE_CHARS} (docs/language.md, \"Limits\")",
+                                       filename, 0, 0)])
     bo = parse_options(options)
     if opt_level is not None:
         if opt_level not in (0, 1, 2, 3):

@@ -132,20 +132,17 @@ def _write_text(path: str, text: str) -> None:
 
 
 def _read_source(path: str) -> "tuple[str, str]":
-    if path == "-":
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise _Fail(f"{path}: No such file or directory") from None
-        except IsADirectoryError:
-            raise _Fail(f"{path}: Is a directory") from None
-        except OSError as e:
-            raise _Fail(f"{path}: {e.strerror or e}") from None
-        name = path
+    from emulator.inputs import InputError, read_input, read_stream
+
+    from .limits import MAX_SOURCE_BYTES
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = read_stream(sys.stdin.buffer, MAX_SOURCE_BYTES, name, "a kernel source")
+        else:
+            data = read_input(path, MAX_SOURCE_BYTES, "a kernel source")
+    except InputError as e:
+        raise _Fail(str(e)) from None
     try:
         return data.decode("utf-8"), name
     except UnicodeDecodeError as e:

@@ -158,12 +158,12 @@ def loads_mnb(data: bytes, name: str = "<mnb>"):
 
 def read_mnb(path):
     """Read an .mnb file: (meta, {kernel name: KernelBinary}); raises MnbError naming the file."""
+    from emulator.inputs import MAX_ASM_BYTES, InputError, read_input
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise MnbError(f"{path}: {e.strerror or e}") from None
+        data = read_input(path, MAX_ASM_BYTES, "an .mnb program")
+    except InputError as e:
+        raise MnbError(str(e)) from None
     return loads_mnb(data, path)
 
 

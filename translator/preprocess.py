@@ -19,6 +19,7 @@ import os
 
 import pcpp
 
+from .limits import MAX_EXPANDED_TOKENS
 from .module import Diagnostic
 from .sourcefile import IncludeRefused, check_name, read_include
 
@@ -26,11 +27,17 @@ INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include"
 DEVICE_HEADER = os.path.join(INCLUDE_DIR, "mncl.h")
 
 
+class _ExpansionLimit(Exception):
+    """Macro replacement produced more than MAX_EXPANDED_TOKENS tokens: args (file, line, macro)."""
+
+
 class _Preprocessor(pcpp.Preprocessor):
     def __init__(self, sources):
         super().__init__()
         self.sources = sources
         self.diags = []
+        self.expanded = 0           # tokens produced by macro replacement so far (MAX_EXPANDED_TOKENS)
+        self._top = None            # the token list of the source text being expanded
         self.line_directive = "#line"
         self.passthru_includes = None
 
@@ -60,6 +67,30 @@ class _Preprocessor(pcpp.Preprocessor):
             return None
         self.on_error(directive.source, directive.lineno, f"invalid preprocessing directive '#{directive.value}'")
         return True
+
+    def expand_macros(self, tokens, expanding_from=[]):  # noqa: B006 - pcpp's signature
+        """pcpp's expansion, counted: pcpp calls this for every replacement list it rescans (the
+        macros being expanded in ``expanding_from``) and splices and rescans each result into the
+        enclosing list, so the sum of the results' lengths is the work done.  A macro bomb stops
+        at the limit within seconds instead of running for minutes."""
+        if not expanding_from and self._top is None:      # source text: the macro uses are in here
+            self._top = tokens
+            try:
+                return super().expand_macros(tokens, expanding_from)
+            finally:
+                self._top = None
+        out = super().expand_macros(tokens, expanding_from)
+        if expanding_from:
+            self.expanded += len(out)
+            if self.expanded > MAX_EXPANDED_TOKENS:
+                raise _ExpansionLimit(*self._use_of(expanding_from[0]))
+        return out
+
+    def _use_of(self, macro):
+        """(file, line, macro) of the use being expanded: pcpp replaces uses left to right, in place,
+        so it is the first token of that name still in the source text's list."""
+        use = next((t for t in self._top or () if t.type == self.t_ID and t.value == macro), None)
+        return (use.source, use.lineno, macro) if use is not None else (None, 0, macro)
 
     def on_file_open(self, is_system_include, includepath):
         """A refused file is an error at the #include (naming why, never quoting the file) and
@@ -99,9 +130,18 @@ def preprocess(source: str, filename: str, defines, include_dirs, sources: dict)
         p.parse(f.read(), source=DEVICE_HEADER)
         p.write(io.StringIO())
     out = io.StringIO()
+    p.expanded = 0                          # the device header's own macros are not the user's
     try:
         p.parse(source, source=filename)
         p.write(out)
+    except _ExpansionLimit as e:
+        file, line, macro = e.args
+        file = _canon(file or filename, sources)
+        text = sources.get(file, [])[line - 1] if 0 < line <= len(sources.get(file, [])) else ""
+        p.diags.append(("error", file, line,
+                        f"the expansion of macro '{macro}' makes macro replacement produce more than "
+                        f"{MAX_EXPANDED_TOKENS} tokens in this translation unit, the translator's limit "
+                        f"(docs/language.md, \"Limits\")", text.find(macro) + 1 or 1))
     except Exception:                       # pcpp itself fails on some malformed directives
         d = getattr(p, "lastdirective", None)
         file = getattr(d, "source", None) or filename
@@ -110,10 +150,11 @@ def preprocess(source: str, filename: str, defines, include_dirs, sources: dict)
         p.diags.append(("error", file, line, f"malformed preprocessing directive '#{name}'" if name else "malformed preprocessing directive"))
     text = _canonical_names(out.getvalue(), sources)
     diags = []
-    for sev, file, line, msg in p.diags:
+    for sev, file, line, msg, *column in p.diags:
         file = _canon(file, sources)
         lines = sources.get(file, [])
-        diags.append(Diagnostic(sev, msg, file, line, 1, lines[line - 1] if 0 < line <= len(lines) else ""))
+        diags.append(Diagnostic(sev, msg, file, line, column[0] if column else 1,
+                                lines[line - 1] if 0 < line <= len(lines) else ""))
     return text, diags
 
 
