@@ -386,6 +386,12 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
         if len(off) != dim or any(o < 0 for o in off):
             raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
                         f"the global offset {off} must have {dim} non-negative entries")
+    limit = d.global_id_limit
+    for i, (g, o) in enumerate(zip(gs, off)):
+        if g + o > limit:
+            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET if o else status_code.INVALID_GLOBAL_WORK_SIZE,
+                        f"global size {g}{f' + offset {o}' if o else ''} in dimension {i} exceeds {limit}, the "
+                        f"most global ids the device '{d.name}' numbers")
     pad = 3 - dim
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 
