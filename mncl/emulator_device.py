@@ -229,16 +229,21 @@ class EmulatorDevice:
         else:
             at = int(np.int32(np.uint32(low)))
         index, elem = (at, unit) if unit else (at // size, size)
-        p = kernel_info.params[k]
         where = f"line {line}" if line else "an unknown line"
         what, then = {"load": ("a read", "what they read there is unspecified"),
                       "store": ("a write", "their writes there were dropped")}.get(
             access, ("an access", "stores out of bounds are dropped"))
         raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
                          f"kernel '{kernel_info.name}' accessed out of bounds at {where}: index {index} "
-                         f"of the buffer passed as argument {k} ('{p.name}', {args[k].nbytes} bytes, "
-                         f"elements of {elem} bytes) in {what}; {bad.size} work-item(s) did; {then}, other "
-                         f"buffers are untouched")
+                         f"of {self._oob_target(kernel_info, k, args)}, elements of {elem} bytes) in {what}; "
+                         f"{bad.size} work-item(s) did; {then}, other buffers are untouched")
+
+    @staticmethod
+    def _oob_target(kernel_info, k, args) -> str:
+        """What an out-of-bounds site accessed, for its report (up to its closing parenthesis)."""
+        if isinstance(k, (list, tuple)):         # ("priv", bytes)
+            return f"a private array ({k[1]} bytes"
+        return f"the buffer passed as argument {k} ('{kernel_info.params[k].name}', {args[k].nbytes} bytes"
 
     def local_scratch(self, nbytes, kernel):
         """DRAM for the __local blocks of one wave, kept between launches and grown as needed."""

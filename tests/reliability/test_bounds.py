@@ -122,6 +122,23 @@ def test_struct_of_12_bytes_indexed_out_of_bounds(tiny_env):
     assert isinstance(err, cl.MemoryError) and "index 536870912 " in str(err) and "elements of 12 bytes" in str(err)
 
 
+def test_private_array_index_out_of_bounds_is_reported(tiny_env):
+    """a[k] = 9 with k = 5 on a float a[4] wrote a[1] (the index wrapped in the work-item's block)."""
+    src = ("__kernel void pv(__global float *out, int k) {\n"
+           "  int i = get_global_id(0); float a[4];\n"
+           "  for (int j = 0; j < 4; j++) a[j] = j;\n"
+           "  a[k] = 9.0f;\n"
+           "  out[i] = a[0] + 10 * a[1] + 100 * a[2] + 1000 * a[3];\n"
+           "}\n")
+    err, (out,) = run(tiny_env, src, "pv", [np.zeros(16, np.float32)], (16,), np.int32(2))
+    assert err is None and np.all(out == 3910)
+    err, (out,) = run(tiny_env, src, "pv", [np.zeros(16, np.float32)], (16,), np.int32(5))
+    assert isinstance(err, cl.MemoryError)
+    assert "kernel 'pv' accessed out of bounds at line 4: index 5 of a private array (16 bytes, elements of 4 " \
+           "bytes) in a write; 16 work-item(s) did" in str(err)
+    assert np.all(out == 3210)                     # the store was dropped
+
+
 # 64-bit integer arithmetic in index expressions: the high word is kept --------------------------
 EXPRS = {
     "add7f": ("(long)i + 0x7fffffffL", lambda i: i + 0x7FFFFFFF),

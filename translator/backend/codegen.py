@@ -2532,6 +2532,8 @@ class Codegen(NanFixups):
         if b[0] == "param":
             self.note_access(b[1], "load")
             self.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
+        if b == ("priv",) and ptr.off is not None and p is not None:
+            self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
         if b[0] == "global":
@@ -2595,6 +2597,8 @@ class Codegen(NanFixups):
         b = ptr.base
         if b == ("priv",):
             size = type_size(i.ops[0].type)
+            if ptr.off is not None:
+                p = self.check_private(ptr, size, p, store=True)
             if size < 4:
                 wp = self.word_ptr(ptr)
                 old = self.private_access(wp, "i32").regs[0]
@@ -2661,6 +2665,19 @@ class Codegen(NanFixups):
             self.items = saved
             self._priv = (offs, words, lanes)
         return self._priv[0][i]
+
+    def check_private(self, ptr: Val, size: int, p: VReg, store: bool) -> VReg:
+        """p and the lanes whose access of a private array at a run-time index lies in the array
+        (the array is the one the pointer's constant offset falls in): an index out of it is reported
+        as out of a buffer is (check_bounds), and a store there is dropped; it wrapped into the
+        work-item's other private words before."""
+        offs, _, _ = self.private_layout()
+        at = [(o, a) for a, o in offs.items() if o <= ptr.coff] or [(0, next(iter(offs)))]
+        o, a = max(at, key=lambda t: t[0])
+        n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+        nbytes = type_size(a.elem) * n
+        ok = self.check_bounds(("priv", nbytes), replace(ptr, coff=ptr.coff - o), size, p, store=store)
+        return self.b_and(p, ok)
 
     def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
         """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
@@ -3432,6 +3449,8 @@ class Codegen(NanFixups):
     def bound_count(self, k, add: int, n: int) -> VReg:
         """max(0, floor((nb + add) / n)) for buffer k's size nb (the runtime writes it in the argument
         block): at how many positions an access may start; made once, in the prologue."""
+        if isinstance(k, tuple):            # ("priv", bytes): a private array's size is known
+            return self.c32(max(0, (k[1] + add) // n))
         counts = self.__dict__.setdefault("_counts", {})
         if (k, add, n) not in counts:
             outer, self.items = self.items, []
