@@ -2676,8 +2676,12 @@ class Codegen(NanFixups):
         o, a = max(at, key=lambda t: t[0])
         n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
         nbytes = type_size(a.elem) * n
-        ok = self.check_bounds(("priv", nbytes), replace(ptr, coff=ptr.coff - o), size, p, store=store)
-        return self.b_and(p, ok)
+        rel = replace(ptr, coff=ptr.coff - o)
+        if rel.idx is not None and rel.coff % rel.idx[1] == 0 and rel.coff + size <= rel.idx[1]:
+            q, r = rel.coff // rel.idx[1], rel.idx[2]           # (the index's range is inside: no check)
+            if r is not None and 0 <= r[0] + q and r[1] + q < nbytes // rel.idx[1]:
+                return p
+        return self.b_and(p, self.check_bounds(("priv", nbytes), rel, size, p, store=store))
 
     def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
         """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
