@@ -3463,7 +3463,8 @@ class Codegen(NanFixups):
                 r = self.alu("iadd", r, self.c32(add))
             if _is_pow2(n) and n > 1:
                 r = self.alu("ilsr", r, self.c32(n.bit_length() - 1))
-            r = self.alu("imax", r, self.c32(0), hint=f"count{k}")
+            if add < 0:                        # (nb >= 0: only a negative add can go below 0)
+                r = self.alu("imax", r, self.c32(0), hint=f"count{k}")
             if not _is_pow2(n):                # (exact: div_exact)
                 bits = lambda v: struct.unpack("<Q", struct.pack("<d", v))[0]
                 r = self.div_exact(r, self.const64(bits(1 / n)), self.const64(bits(1 / (2 * n))))
