@@ -1770,7 +1770,7 @@ class Codegen(NanFixups):
         if sa[1] != sb[1] or not sa[1]:
             return None
         r = rng_add(sa[2], sb[2], 1 if op == "add" else -1)
-        if not within(r, EXACT):
+        if not (within(r, I32) or within(r, U32)):      # (idx_wide rebuilds u from its low 32 bits)
             return None
         return self.alu(self.INT_BIN32[op], sa[0], sb[0]), sa[1], r
 
