@@ -3375,7 +3375,11 @@ class Codegen(NanFixups):
         if whole:              # the per-lane check runs only in waves the sequencer cannot clear
             ok = self.copy(self.c32(-1))
             outer, self.items = self.items, []
+        # a count only the waves the sequencer cannot clear need, outside loops, is made where it
+        # is used (as the byte check's nb - size was); else once, in the prologue
+        self._count_here = bool(whole) and not self.loop_stack
         lanes_ok, at, high, site = self.lanes_in_bounds(k, ptr, size)
+        self._count_here = False
         if ptr.good is not None:
             lanes_ok = self.b_and(lanes_ok, ptr.good)
         if self.oob is None:
@@ -3456,7 +3460,8 @@ class Codegen(NanFixups):
         if isinstance(k, tuple):            # ("priv", bytes): a private array's size is known
             return self.c32(max(0, (k[1] + add) // n))
         counts = self.__dict__.setdefault("_counts", {})
-        if (k, add, n) not in counts:
+        here = getattr(self, "_count_here", False)
+        if here or (k, add, n) not in counts:
             outer, self.items = self.items, []
             r = self.argval(PARAM_SLOT + k, f"bytes{k}")
             if add:
@@ -3468,6 +3473,9 @@ class Codegen(NanFixups):
             if not _is_pow2(n):                # (exact: div_exact)
                 bits = lambda v: struct.unpack("<Q", struct.pack("<d", v))[0]
                 r = self.div_exact(r, self.const64(bits(1 / n)), self.const64(bits(1 / (2 * n))))
+            if here:
+                self.items = outer + self.items
+                return r
             counts[(k, add, n)] = r
             self.prologue += self.items
             self.items = outer
