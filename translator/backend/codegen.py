@@ -3460,7 +3460,7 @@ class Codegen(NanFixups):
         if isinstance(k, tuple):            # ("priv", bytes): a private array's size is known
             return self.c32(max(0, (k[1] + add) // n))
         counts = self.__dict__.setdefault("_counts", {})
-        here = getattr(self, "_count_here", False)
+        here = getattr(self, "_count_here", False) and _is_pow2(n)     # (a division: once)
         if here or (k, add, n) not in counts:
             outer, self.items = self.items, []
             r = self.argval(PARAM_SLOT + k, f"bytes{k}")
