@@ -3375,9 +3375,9 @@ class Codegen(NanFixups):
         if whole:              # the per-lane check runs only in waves the sequencer cannot clear
             ok = self.copy(self.c32(-1))
             outer, self.items = self.items, []
-        # a count only the waves the sequencer cannot clear need, outside loops, is made where it
-        # is used (as the byte check's nb - size was); else once, in the prologue
-        self._count_here = bool(whole) and not self.loop_stack
+        # a count only the waves the sequencer cannot clear need is made where it is used (as the
+        # byte check's nb - size was: the full waves pay nothing); else once, in the prologue
+        self._count_here = bool(whole)
         lanes_ok, at, high, site = self.lanes_in_bounds(k, ptr, size)
         self._count_here = False
         if ptr.good is not None:
