@@ -3,7 +3,8 @@ out-of-bounds reports say what happened.
 
 The backend's pointer offsets are 32-bit lanes (docs/isa.md); a 64-bit index, or an int index times
 the element size, used to wrap: `y[(long)i + (1L << 32)] = 5.0f` wrote y[i] and a load at
--2^32 elements read the launch's argument block, silently.  Each test here failed on 940024f.
+-2^32 elements read the launch's argument block, silently.  Each test here failed on 940024f but
+the in-bounds guard (test_in_bounds_accesses_...) and the Oclgrind reference.
 References: numpy / Python integers for values, the CPU device (where it does not crash) and
 Oclgrind for which accesses are out of bounds.
 """
