@@ -56,6 +56,7 @@ class DeviceDescription:
     extensions: str = ""
     profile: str = "FULL_PROFILE"
     single_fp_config: int = 0x3F    # CL_FP_DENORM | INF_NAN | ROUND_TO_NEAREST/ZERO/INF | FMA
+    global_id_limit: int = 1 << 64  # global offset + global size, per dimension, at most this
 
 
 @dataclass(frozen=True, eq=False)

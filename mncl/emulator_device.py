@@ -118,6 +118,7 @@ class EmulatorDevice:
     def __init__(self, machine="mncore2"):
         from emulator.machine import load_machine
         from translator.backend import Layout
+        from translator.backend.codegen import MAX_BUFFER, MAX_GLOBAL_ID
         self.spec = str(machine)
         self.machine = load_machine(machine)
         self.layout = Layout.of(self.machine)
@@ -128,7 +129,10 @@ class EmulatorDevice:
             vendor="MNCL", version="OpenCL 1.2 MNCL emulator", driver_version="mncl 0.1",
             opencl_c_version="OpenCL C 1.2", max_compute_units=m.n_pe,
             max_work_group_size=self.layout.wave, max_work_item_sizes=(self.layout.wave,) * 3,
-            global_mem_size=dram_bytes, max_mem_alloc_size=dram_bytes // 4,
+            # offsets into a buffer and global ids are 32-bit lanes on this device; the backend's
+            # bounds checks are exact up to these limits (translator/backend/codegen.py, MAX_BUFFER)
+            global_mem_size=dram_bytes, max_mem_alloc_size=min(dram_bytes // 4, MAX_BUFFER),
+            global_id_limit=MAX_GLOBAL_ID,
             local_mem_size=m.l2bm_longs * 8, max_constant_buffer_size=1 << 20,
             max_parameter_size=8 * 24, max_clock_frequency=int(m.clock_hz / 1e6),
             extensions="cl_khr_fp64",
@@ -234,15 +238,38 @@ class EmulatorDevice:
         bad = np.flatnonzero(codes)
         if not bad.size:
             return
-        off = int(self.read_buffer(report[1], lay).view(np.int32)[bad[0]])
-        line, k, size = kb.bounds[int(codes[bad[0]]) - 1]
-        p = kernel_info.params[k]
+        lane = bad[0]
+        low = int(self.read_buffer(report[1], lay).view(np.uint32)[lane])
+        site = kb.bounds[int(codes[lane]) - 1]
+        line, k, size = site[:3]
+        # (translator/backend/codegen.py, lanes_in_bounds): an element index in units of `unit`
+        # bytes, or (unit 0) a byte offset
+        unit, const, kind, access = site[3:] if len(site) == 7 else (0, 0, "i", "access")
+        if kind == "const":          # a constant offset: the site holds it
+            at = const
+        elif kind == "w":            # a 64-bit index: its high word too
+            high = int(self.read_buffer(report[2], lay).view(np.uint32)[lane])
+            at = int(np.int64(np.uint64(high << 32 | low)))
+        elif kind == "u":            # an unsigned index
+            at = low
+        else:
+            at = int(np.int32(np.uint32(low)))
+        index, elem = (at, unit) if unit else (at // size, size)
         where = f"line {line}" if line else "an unknown line"
+        what, then = {"load": ("a read", "what they read there is unspecified"),
+                      "store": ("a write", "their writes there were dropped")}.get(
+            access, ("an access", "stores out of bounds are dropped"))
         raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
-                         f"kernel '{kernel_info.name}' accessed out of bounds at {where}: index {off // size} "
-                         f"of the buffer passed as argument {k} ('{p.name}', {args[k].nbytes} bytes, "
-                         f"elements of {size} bytes); {bad.size} work-item(s) did; their stores were dropped, "
-                         f"other buffers are untouched")
+                         f"kernel '{kernel_info.name}' accessed out of bounds at {where}: index {index} "
+                         f"of {self._oob_target(kernel_info, k, args)}, elements of {elem} bytes) in {what}; "
+                         f"{bad.size} work-item(s) did; {then}, other buffers are untouched")
+
+    @staticmethod
+    def _oob_target(kernel_info, k, args) -> str:
+        """What an out-of-bounds site accessed, for its report (up to its closing parenthesis)."""
+        if isinstance(k, (list, tuple)):         # ("priv", bytes)
+            return f"a private array ({k[1]} bytes"
+        return f"the buffer passed as argument {k} ('{kernel_info.params[k].name}', {args[k].nbytes} bytes"
 
     def local_scratch(self, nbytes, kernel):
         """DRAM for the __local blocks of one wave, kept between launches and grown as needed."""
@@ -397,8 +424,9 @@ class EmulatorDevice:
                     blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
         report = None
         if "bE" in kb.args:            # where lanes record their first out-of-bounds access
-            report = [self.scratch(f"bounds{j}", W * 4) for j in range(2)]
-            seq["bE"], seq["bF"] = report[0].dram, report[1].dram
+            report = [self.scratch(f"bounds{j}", W * 4) for j in range(3 if "bG" in kb.args else 2)]
+            for j, name in enumerate(("bE", "bF", "bG")[:len(report)]):
+                seq[name] = report[j].dram
         if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
             seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
         emu = self.emu

@@ -370,6 +370,7 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
     if int(np.prod(gs, dtype=object)) > INDEX_MAX:
         raise_error(routine, status_code.INVALID_GLOBAL_WORK_SIZE,
                     f"the global size {gs} has more than 2^63 - 1 work-items (global ids are 64-bit signed)")
+    _check_global_ids(routine, d, gs, (0,) * dim)
     reqd = info.reqd_work_group_size
     if ls is None:
         if reqd:
@@ -413,10 +414,19 @@ def _make_launch(kernel, device, gsize, lsize, offset, g_times_l, allow_empty):
             raise_error(routine, status_code.INVALID_GLOBAL_OFFSET,
                         f"the global offset {off} plus the global size {gs} passes 2^63 - 1 "
                         f"(global ids are 64-bit signed)")
+    _check_global_ids(routine, d, gs, off)
     pad = 3 - dim
     return Launch(dim, gs + (1,) * pad, tuple(ls) + (1,) * pad, off + (0,) * pad)
 
 
+def _check_global_ids(routine, d, gs, off):
+    """Global ids (offset included) within what the device numbers (the emulator's are 32-bit)."""
+    limit = d.global_id_limit
+    for i, (g, o) in enumerate(zip(gs, off)):
+        if g + o > limit:
+            raise_error(routine, status_code.INVALID_GLOBAL_OFFSET if o else status_code.INVALID_GLOBAL_WORK_SIZE,
+                        f"global size {g}{f' + offset {o}' if o else ''} in dimension {i} exceeds {limit}, the "
+                        f"most global ids the device '{d.name}' numbers")
 
 
 def _remember_launch(kernel, lkey, launch):

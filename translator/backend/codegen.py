@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import irtypes
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
@@ -85,6 +85,13 @@ class Val:
     parts: tuple = ()               # vec: the kind of each element; regs are the elements' regs in order
     lazy: tuple | None = None       # floats: (op, operand Vals) when +-inf may stand for NaN (nans.py)
     home: str | None = None         # ptr: the IR value a register living across a loop stands for (persistent)
+    rng: tuple | None = None        # ints: (lo, hi), an interval holding the true (unwrapped) value, or None
+    scaled: tuple | None = None     # i64: (u, k, rng of u): the value is u << k exactly, u's low 32 bits in VReg u
+    idx: tuple | None = None        # ptr: (x, n, rng of x, 64-bit Val of x or None): off == x * n exactly
+                                    # (one variable term), x's low 32 bits in VReg x (check_bounds)
+    orng: tuple | None = None       # ptr without idx: interval of the offset register's signed value
+    o64: tuple | None = None        # ptr without idx: the offset's 64-bit value (odd, even) where orng is not 32-bit
+    good: object = None             # ptr: bool VReg, false in lanes already known out of bounds, or None
 
 
 class CodegenError(Exception):
@@ -116,6 +123,33 @@ def _is_pow2(n):
     return n > 0 and n & (n - 1) == 0
 
 
+# Integer ranges.  An i64 value keeps its low 32 bits in a cheap "narrow" VReg where it can; an
+# interval of its true value (Val.rng) says when those bits are the whole value (within I32), and
+# pointer offsets, 32-bit on this device, carry what the bounds checks need to see a 64-bit index
+# that a 32-bit offset would wrap (check_bounds).
+I32 = (-(1 << 31), (1 << 31) - 1)
+U32 = (0, (1 << 32) - 1)
+MAX_BUFFER = 1 << 30       # the emulator device's largest buffer, in bytes (mncl: max_mem_alloc_size)
+MAX_GLOBAL_ID = 1 << 30    # global ids (offset included) stay below this (mncl checks the launch)
+# where an index's low 32 bits compared unsigned with a count of at most MAX_BUFFER elements
+# decide the same as its true value: no value in the range is the count's range plus or minus 2^32
+EXACT = (-(1 << 32) + MAX_BUFFER, (1 << 32) - 1)
+
+
+def within(r, box) -> bool:
+    return r is not None and box[0] <= r[0] and r[1] <= box[1]
+
+
+def rng_add(a, b, sign=1):
+    if a is None or b is None:
+        return None
+    return (a[0] + b[0], a[1] + b[1]) if sign > 0 else (a[0] - b[1], a[1] - b[0])
+
+
+def rng_scale(a, c: int):
+    return None if a is None else (min(a[0] * c, a[1] * c), max(a[0] * c, a[1] * c))
+
+
 class Codegen(NanFixups):
     def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
                  resident=(), ptr_bases=None):
@@ -139,6 +173,7 @@ class Codegen(NanFixups):
         self.flops = 0
         self.fast_cache = {}              # buffer -> (register, staging) of its contiguous load this wave
         self.oob = None                   # (site code, byte offset) registers of bounds checks
+        self.oob_high = None              # the high word of a 64-bit index or offset out of bounds
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.batch = None                 # (buffer, stores, items, claims) scattered stores not yet emitted (scatter)
         self.elem_of = {}                 # a vector access's element pointer -> (its IR pointer, byte offset)
@@ -312,7 +347,14 @@ class Codegen(NanFixups):
         if a.kind == "ptr":
             if a.base != b.base or a.base[0] == "either":           # see on_either
                 return Val("ptr", base=("either", c, a, b))
-            ao, bo = self.ptr_off(a), self.ptr_off(b)
+            ia, ib = self.index_form(a), self.index_form(b)
+            if ia and ib and ia[1] == ib[1]:       # p[x] or p[y]: p[c ? x : y], still an index
+                x, n = self.select32(c, ia[0], ib[0]), ia[1]
+                r = (min(ia[2][0], ib[2][0]), max(ia[2][1], ib[2][1]))
+                wide = self.select(c, Val("i64", self.idx_wide(ia)), Val("i64", self.idx_wide(ib)))
+                off = self.mul_const(Val("i32", (x,)), n, False, None).regs[0]
+                return Val("ptr", base=a.base, off=Val("i32", (off,)), idx=(x, n, r, wide, self.near_start(x, r)))
+            ao, bo = self.carried_off(a), self.carried_off(b)
             return Val("ptr", base=a.base, off=Val("i32", (self.select32(c, ao, bo),)))
         if len(a.regs) == 1:
             return Val(a.kind, (self.select32(c, a.regs[0], b.regs[0]),))
@@ -416,11 +458,10 @@ class Codegen(NanFixups):
             r = self.c32(-1 if v else 0)
             return Val("b", (r,), const=v)
         if ty in ("i8", "i16", "i32"):
-            return Val("i32", (self.c32(v),), const=v, gid_affine=(0, v, None))
+            return Val("i32", (self.c32(v),), const=v, gid_affine=(0, v, None), rng=(v, v))
         if ty == "i64":
             r = self.const64(v)
-            return Val("i64", (r, r), narrow=self.c32(v) if -(1 << 31) <= v < (1 << 32) else None,
-                       const=v, gid_affine=(0, v, None))
+            return Val("i64", (r, r), narrow=self.c32(v), const=v, gid_affine=(0, v, None), rng=(v, v))
         if ty == "float":
             bits = struct.unpack("<I", struct.pack("<f", v))[0]
             return Val("f32", (self.c32(bits),), const=v)
@@ -470,7 +511,7 @@ class Codegen(NanFixups):
             out = []
             for k, (lt, off) in enumerate(self.leaves(ty)):
                 aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + off, ptr.gid_affine[2])
-                at = self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + off, gid_affine=aff))
+                at = self.proxy("ptr", replace(ptr, coff=ptr.coff + off, gid_affine=aff))
                 if src is None:
                     ld = Inst("load", f"{i.name}.{k}", lt, [at], elem=lt, line=i.line)
                     self.inst(ld, p)
@@ -550,8 +591,7 @@ class Codegen(NanFixups):
                     ptr = self.val(o)
                     size = type_size(ety)
                     aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + j * size, ptr.gid_affine[2])
-                    ops.append(self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + j * size,
-                                                     gid_affine=aff)))
+                    ops.append(self.proxy("ptr", replace(ptr, coff=ptr.coff + j * size, gid_affine=aff)))
                     self.elem_of[ops[-1]] = (o, j * size)
                 else:
                     ops.append(o)
@@ -635,6 +675,10 @@ class Codegen(NanFixups):
                                "not compared or converted to an integer", self.line)
         if p.off is None:
             return self.c32(p.coff)
+        if p.idx is not None and p.coff and p.coff % p.idx[1] == 0:
+            x, n = p.idx[:2]           # (x + c / n) * n: x + c / n is what check_bounds compares
+            r = self.alu("iadd", x, self.c32(p.coff // n))
+            return self.mul_const(Val("i32", (r,)), n, False, None).regs[0]
         r = p.off.regs[0]
         if p.coff:
             r = self.alu("iadd", r, self.c32(p.coff))
@@ -746,7 +790,7 @@ class Codegen(NanFixups):
             n = self.alu("isub", self.pos[d], self.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
             aff = None
         hi, lo = self.split64(n, signed=False)
-        v = Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+        v = Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=(0, MAX_GLOBAL_ID - 1))
         self._ids_cache[k] = v
         return v
 
@@ -807,7 +851,7 @@ class Codegen(NanFixups):
     def group_id(self, d: int) -> Val:
         n = self.group_index(d)
         hi, lo = self.split64(n, signed=False)
-        return Val("i64", (hi, lo), narrow=n)
+        return Val("i64", (hi, lo), narrow=n, rng=(0, MAX_GLOBAL_ID - 1))
 
     # ------------------------------------------------------------------ control flow
     def successors(self, b):
@@ -944,7 +988,8 @@ class Codegen(NanFixups):
         return None if e is None or any(t in re.findall(r"%\w+", e) for t in self.pass_counters) else e
 
     def counted_loop(self, h, blocks, phis):
-        """(trip count expression, counter phi, its start) for a loop the sequencer can run, or None.
+        """(trip count expression, counter phi, its start, the IR value of its bound) for a loop the
+        sequencer can run, or None.
 
         The loop must leave only where its counter, stepped by 1 from a start the sequencer
         knows, meets a bound the sequencer knows: then every lane runs the same iterations."""
@@ -989,7 +1034,7 @@ class Codegen(NanFixups):
                     n = f"({n}) + 1"
                 if x is iv:        # the test precedes the step: one more pass that only leaves
                     n = f"({n}) + 1"
-                return f"({n} if {n} > 1 else 1)", iv, start
+                return f"({n} if {n} > 1 else 1)", iv, start, bound
         return None
 
     def pass_ivs(self, h, blocks, phis):
@@ -1063,7 +1108,7 @@ class Codegen(NanFixups):
             if self.is_multi_ptr(cap):
                 return self.set_multi_ptr(cap, v, p)
             self.check_same_buffer(cap, v)
-            src = [self.ptr_off(v)]
+            src = [self.carried_off(v)]
             dst = cap.off.regs
         else:
             src, dst = v.regs, cap.regs
@@ -1142,7 +1187,7 @@ class Codegen(NanFixups):
                 node = node.base[2]
             if node.base != leaf.base:
                 raise MixedPointer(reg.home, self.leaf_bases(reg) + [leaf.base], self.line)
-            sets.append((node.off.regs[0], self.ptr_off(leaf)))
+            sets.append((node.off.regs[0], self.carried_off(leaf)))
             moves.append((None if cond is None else self.mask_of(cond), sets))
         for k, sets in moves:
             for dst, src in sets:
@@ -1310,6 +1355,12 @@ class Codegen(NanFixups):
         self.loop_stack.append(ctx)
         for phi, reg in carried.items():
             self.vals[phi] = reg
+        if counted and counted[1] in carried and carried[counted[1]].kind in ("i32", "i64"):
+            # the counter runs from its start up to its bound (one past, inclusive): its range
+            lo = self.int_rng(self.phi_value(counted[1], entry_edges))
+            hi = self.ir_rng(counted[3])
+            if lo is not None and hi is not None:
+                carried[counted[1]].rng = (lo[0], max(lo[1], hi[1] + 1))
         self.emit_block(h, pred=M)
         self.emit_region([n for n in body if n != h], h)
         # next iteration: header phis from the back edges (parallel copy), then the lane mask
@@ -1393,7 +1444,7 @@ class Codegen(NanFixups):
             if self.is_multi_ptr(reg):
                 return self.set_multi_ptr(reg, v)
             self.check_same_buffer(reg, v)
-            self.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (self.ptr_off(v),)).carry = carry
+            self.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (self.carried_off(v),)).carry = carry
             return
         for s, d in zip(v.regs, reg.regs):
             self.op("lpassa {s0} {d0}", "alu", (d,), (s,)).carry = carry
@@ -1588,15 +1639,23 @@ class Codegen(NanFixups):
                 aff = aff_scale(ca, 1 << cb[1])
             elif op == "or" and " disjoint " in f" {i.text} ":      # (no common bits: an add)
                 aff = aff_add(ca, cb, 1)
+        rng = self.binop_rng(op, a, b) if wide else None
         if op in self.INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
-                    and aff is not None and not (op == "shl" and cb[1] >= 32):
-                # an exact 32-bit computation (ids, offsets): keep the narrow facet in step
+                    and not (op == "shl" and not (b.const is not None and 0 <= b.const < 32)):
+                # the low 32 bits in step (ids, offsets); the whole value from them where its range
+                # shows it is a 32-bit one, else by the 64-bit operation
                 n = self.alu(self.INT_BIN32[op], a.narrow, b.narrow)
-                hi, lo = self.split64(n)
-                return Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+                sc = self.scaled_binop(op, a, b)
+                if aff is not None and within(rng, I32):
+                    hi, lo = self.split64(n)
+                    return Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=rng, scaled=sc)
+                regs = tuple(self.alu(self.INT_BIN64[op], x, y) for x, y in zip(self.wide(a), self.wide(b)))
+                return Val("i64", regs, narrow=n, gid_affine=aff, rng=rng, scaled=sc)
             if not wide:
-                return Val("i32", (self.alu(self.INT_BIN32[op], a.regs[0], b.regs[0]),), gid_affine=aff)
+                r = self.binop_rng(op, replace(a, rng=self.int_rng(a)), replace(b, rng=self.int_rng(b)))
+                return Val("i32", (self.alu(self.INT_BIN32[op], a.regs[0], b.regs[0]),), gid_affine=aff,
+                           rng=r if within(r, I32) else None)      # (a range past 32 bits: it wraps)
             ra, rb = self.wide(a), self.wide(b)
             regs = tuple(self.alu(self.INT_BIN64[op], x, y) for x, y in zip(ra, rb))
             nar = None
@@ -1607,7 +1666,12 @@ class Codegen(NanFixups):
                 sh = 32 - b.const
                 y = self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in self.wide(a)))
                 nar = y if sh == 0 else self.alu("ilsl", y, self.c32(sh))
-                return Val("i64", regs, narrow=nar, gid_affine=(xa[0] >> b.const, xa[1] >> b.const, None))
+                yr = I32                 # y: the low half of x in (x << 32) >> k
+                if isinstance(i.ops[0], Inst) and i.ops[0].op == "shl" and self.val(i.ops[0].ops[1]).const == 32 \
+                        and within(self.val(i.ops[0].ops[0]).rng, I32):
+                    yr = self.val(i.ops[0].ops[0]).rng
+                return Val("i64", regs, narrow=nar, gid_affine=(xa[0] >> b.const, xa[1] >> b.const, None),
+                           rng=rng_scale(yr, 1 << sh), scaled=(y, sh, yr) if sh else None)
             if op == "ashr" and b.const is not None and 0 < b.const <= 32 and isinstance(i.ops[0], Inst) \
                     and i.ops[0].op == "shl" and self.val(i.ops[0].ops[1]).const == 32:
                 # sext(trunc(x)) << (32 - k) as LLVM writes it (k = 32: a plain sign extension; k = 30: an
@@ -1616,7 +1680,10 @@ class Codegen(NanFixups):
                 sh = 32 - b.const
                 nar = self.narrow(src) if sh == 0 else self.alu("ilsl", self.narrow(src), self.c32(sh))
                 aff = src.gid_affine and aff_scale(src.gid_affine, 1 << sh)
-            return Val("i64", regs, narrow=nar, gid_affine=aff)
+                r = src.rng if within(src.rng, I32) else I32
+                return Val("i64", regs, narrow=nar, gid_affine=aff, rng=rng_scale(r, 1 << sh),
+                           scaled=(self.narrow(src), sh, r) if sh else None)
+            return Val("i64", regs, narrow=nar, gid_affine=aff, rng=rng)
         if op == "mul":
             const = b.const if b.const is not None else a.const
             other = a if b.const is not None else b
@@ -1658,6 +1725,58 @@ class Codegen(NanFixups):
         finally:
             self._uniform_divisor = False
 
+    @staticmethod
+    def binop_rng(op, a: Val, b: Val):
+        """An interval holding the true value of i64 `a op b`, from the operands' (Val.rng), or None."""
+        ra, rb = a.rng, b.rng
+        if op in ("add", "sub"):
+            return rng_add(ra, rb, 1 if op == "add" else -1)
+        if op == "shl" and b.const is not None and 0 <= b.const < 63:
+            r = rng_scale(ra, 1 << b.const)
+            return r if within(r, (-(1 << 63), (1 << 63) - 1)) else None
+        if op == "and" and (within(ra, (0, 1 << 63)) or within(rb, (0, 1 << 63))):
+            return (0, min(r[1] for r in (ra, rb) if within(r, (0, 1 << 63))))
+        if op in ("and", "or", "xor") and within(ra, I32) and within(rb, I32):
+            return I32                        # (two's complement: 32-bit values stay 32-bit)
+        if op in ("lshr", "ashr") and b.const is not None and 0 <= b.const < 64:
+            if within(ra, (0, 1 << 63)) or (op == "ashr" and ra is not None):
+                return ra[0] >> b.const, ra[1] >> b.const
+            return (0, (1 << (64 - b.const)) - 1) if op == "lshr" else None
+        return None
+
+    def scaled_of(self, v: Val):
+        """(u, k, rng of u) with v == u << k exactly and u's low 32 bits in VReg u (Val.scaled), or None."""
+        if v.scaled is not None:
+            return v.scaled
+        if v.narrow is not None and within(v.rng, EXACT):
+            return v.narrow, 0, v.rng
+        return None
+
+    def scaled_binop(self, op, a: Val, b: Val):
+        """Val.scaled of i64 `a op b`: a sum or difference of two scaled by the same power of two (a
+        constant too), or a shift of a 32-bit value; only with k > 0 (k = 0 is the narrow facet)."""
+        sa = self.scaled_of(a)
+        if op == "shl" and b.const is not None and sa is not None and within(sa[2], I32) and sa[1] + b.const < 63:
+            return sa[0], sa[1] + b.const, sa[2]
+        if op not in ("add", "sub"):
+            return None
+        sb = self.scaled_of(b)
+        if sa is None or sb is None:
+            return None
+        for x, y in ((a, sb), (b, sa)):        # a constant takes the other side's scale
+            if x.const is not None and y[1] and x.const % (1 << y[1]) == 0:
+                c = x.const >> y[1]
+                if x is a:
+                    sa = (self.c32(c), y[1], (c, c))
+                else:
+                    sb = (self.c32(c), y[1], (c, c))
+        if sa[1] != sb[1] or not sa[1]:
+            return None
+        r = rng_add(sa[2], sb[2], 1 if op == "add" else -1)
+        if not (within(r, I32) or within(r, U32)):      # (idx_wide rebuilds u from its low 32 bits)
+            return None
+        return self.alu(self.INT_BIN32[op], sa[0], sb[0]), sa[1], r
+
     def mul_const(self, x: Val, c: int, wide: bool, aff) -> Val:
         bits = 64 if wide else 32
         c &= (1 << bits) - 1
@@ -1679,13 +1798,23 @@ class Codegen(NanFixups):
                 acc = self.alu(mn_sub, self.const64(0), acc)
             return acc
         if not wide:
-            return Val("i32", (build(x.regs[0], "ilsl", "iadd", "isub", self.c32),), gid_affine=aff)
-        if x.narrow is not None and aff is not None and max(terms) < 31:     # the product still fits 32 bits
-            n = build(x.narrow, "ilsl", "iadd", "isub", self.c32)
+            r = rng_scale(self.int_rng(x), -c if neg else c)
+            return Val("i32", (build(x.regs[0], "ilsl", "iadd", "isub", self.c32),), gid_affine=aff,
+                       rng=r if within(r, I32) else None)
+        cs = -c if neg else c
+        rng = rng_scale(x.rng, cs)
+        if not within(rng, (-(1 << 63), (1 << 63) - 1)):
+            rng = None
+        if x.narrow is not None and aff is not None and max(terms) < 31 and within(rng, I32):
+            n = build(x.narrow, "ilsl", "iadd", "isub", self.c32)     # the product fits 32 bits
             hi, lo = self.split64(n)
-            return Val("i64", (hi, lo), narrow=n, gid_affine=aff)
+            return Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=rng)
         regs = tuple(build(r, "llsl", "ladd", "lsub", self.c32) for r in x.regs)
-        return Val("i64", regs, gid_affine=aff)
+        sx = self.scaled_of(x)
+        sc = (sx[0], sx[1] + len(bin(c)) - 3, sx[2]) if not neg and _is_pow2(c) and sx and within(sx[2], I32) \
+            and sx[1] + c.bit_length() < 64 else None
+        nar = build(x.narrow, "ilsl", "iadd", "isub", self.c32) if x.narrow is not None else None
+        return Val("i64", regs, gid_affine=aff, rng=rng, narrow=nar, scaled=sc if sc and sc[1] else None)
 
     def mul_general(self, a: Val, b: Val, wide: bool) -> Val:
         """Integer product modulo 2^32 (2^64) of two lane values, through exact fp64 products.
@@ -1938,7 +2067,11 @@ class Codegen(NanFixups):
                 raise CodegenError("comparing pointers into different buffers (or a pointer that may point into "
                                    "either of two) is not supported on the emulator device", self.line)
             a, b = Val("i32", (self.ptr_off(a),)), Val("i32", (self.ptr_off(b),))
-        wide = a.kind == "i64" and not (a.narrow is not None and b.narrow is not None and
+        # 64-bit values compare by their low 32 bits where both lie in one 2^32 window (signed
+        # compares: both 32-bit signed values; unsigned ones: either window)
+        same_window = within(a.rng, I32) and within(b.rng, I32) or \
+            (pred[0] == "u" or pred in ("eq", "ne")) and within(a.rng, U32) and within(b.rng, U32)
+        wide = a.kind == "i64" and not (a.narrow is not None and b.narrow is not None and same_window and
                                         a.gid_affine is not None and b.gid_affine is not None)
         if pred in ("eq", "ne"):
             if wide:
@@ -2105,7 +2238,7 @@ class Codegen(NanFixups):
             # of pointers into one buffer are right, absolute addresses are not the host's
             off = self.ptr_off(v)
             if dt == "i64":
-                return Val("i64", self.split64(off, signed=False), narrow=off)
+                return Val("i64", self.split64(off, signed=False), narrow=off, rng=U32)
             return Val("i32", (off,))
         if op in ("bitcast",) or (op in ("ptrtoint", "inttoptr")):
             if st == dt or (op == "bitcast" and st in ("ptr",)):
@@ -2115,23 +2248,28 @@ class Codegen(NanFixups):
             raise CodegenError(f"'{op}' from {st} to {dt} is not supported on the emulator device", self.line)
         if op == "zext" or op == "sext":
             signed = op == "sext"
+            r = I32 if signed else U32
+            if within(self.int_rng(v), (0, I32[1])) or (not signed and " nneg " in f" {i.text} "):
+                r = self.int_rng(v) if within(self.int_rng(v), (0, I32[1])) else (0, I32[1])   # (nneg: LLVM's word)
             if st == "i1":
                 x = v.regs[0] if signed else self.alu("iand", v.regs[0], self.c32(1))
-                v = Val("i32", (x,))
+                v, r = Val("i32", (x,)), ((-1, 0) if signed else (0, 1))
             elif st in self.SMALL:
                 v = self.norm_small(v, st, signed)
+                r = (-(1 << self.SMALL[st] - 1), (1 << self.SMALL[st] - 1) - 1) if signed else (0, (1 << self.SMALL[st]) - 1)
             if dt in ("i32", "i16", "i8"):
                 return Val("i32", v.regs, gid_affine=v.gid_affine)
             if dt == "i64":
                 hi, lo = self.split64(v.regs[0], signed)
-                return Val("i64", (hi, lo), narrow=v.regs[0], gid_affine=v.gid_affine)
+                return Val("i64", (hi, lo), narrow=v.regs[0], gid_affine=v.gid_affine, rng=r)
         if op == "trunc":
             if dt == "i1":
                 n = self.narrow(v)
                 return Val("b", (self.bool_from_mask(self.flags("ixor", self.alu("iand", n, self.c32(1)), self.c32(0)),
                                                      invert=True),))
             if dt in ("i32", "i16", "i8"):     # i8/i16 keep don't-care upper bits
-                return Val("i32", (self.narrow(v),), gid_affine=v.gid_affine if dt == "i32" else None)
+                return Val("i32", (self.narrow(v),), gid_affine=v.gid_affine if dt == "i32" else None,
+                           rng=v.rng if dt == "i32" and within(v.rng, I32) else None)
             raise CodegenError(f"truncation to {dt} is not supported on the emulator device yet", self.line)
         if op in ("sitofp", "uitofp"):
             u = "u" if op == "uitofp" else ""
@@ -2197,17 +2335,21 @@ class Codegen(NanFixups):
 
     # memory ----------------------------------------------------------------------------------------
     def gep(self, i: Inst) -> Val:
+        """A pointer plus indices.  The offset register is 32-bit; what the bounds check needs to see
+        an offset that wrapped comes along: one variable term, its index (Val.idx); more, the
+        offset's range (Val.orng) and, where that is not 32-bit, its 64-bit value (Val.o64)."""
         base = self.val(i.ops[0])
         if base.kind != "ptr":
             raise CodegenError("pointer arithmetic on a non-pointer", self.line)
         ty = i.elem
         off, coff = base.off, base.coff
         aff = base.gid_affine if base.gid_affine is not None else None
-        for k, idx in enumerate(i.ops[1:]):
+        idx, orng, o64, good = base.idx, base.orng, base.o64, base.good
+        for k, idx_op in enumerate(i.ops[1:]):
             if k == 0:
                 scale = type_size(ty)
             else:
-                sub = element_type(ty, idx.value if isinstance(idx, Const) else None)
+                sub = element_type(ty, idx_op.value if isinstance(idx_op, Const) else None)
                 if sub is None:
                     raise CodegenError(f"indexing into '{ty}' at run time is not supported", self.line)
                 ty, fo = sub
@@ -2215,17 +2357,142 @@ class Codegen(NanFixups):
                     coff += fo
                     continue
                 scale = type_size(ty)
-            iv = self.val(idx)
+            iv = self.val(idx_op)
             if iv.const is not None:
                 coff += iv.const * scale
                 if aff is not None:
                     aff = (aff[0], aff[1] + iv.const * scale, aff[2])
                 continue
             term = self.mul_const(Val("i32", (self.narrow(iv),)), scale, False, None).regs[0]
+            x, sh, xr = self.index_parts(iv)
+            if off is None:                              # the first variable term: checked as an index
+                idx = (x, scale << sh, xr, iv if not sh else None, self.near_start(x, xr))
+            elif idx is not None and idx[1] == scale << sh:     # another index in the same elements
+                idx, good = self.add_index(idx, (x, scale << sh, xr, iv if not sh else None), good)
+            else:
+                if idx is not None:                      # an index no longer alone: as bytes
+                    orng, o64 = self.idx_bytes(idx)
+                    idx = None
+                trng = rng_scale(self.int_rng(iv), scale)
+                total = rng_add(I32 if orng is None else orng, trng)
+                if o64 is not None or not within(total, I32):
+                    prev = o64 if o64 is not None else (self.split64(off.regs[0]) if off is not None else None)
+                    t64 = self.mul_const(Val("i64", self.wide(iv), rng=self.int_rng(iv)), scale, True, None).regs
+                    o64 = t64 if prev is None else tuple(self.alu("ladd", a, b) for a, b in zip(prev, t64))
+                orng = total
             off = Val("i32", (term if off is None else self.alu("iadd", off.regs[0], term),))
-            ia = self.affine(iv, idx)
+            ia = self.affine(iv, idx_op)
             aff = aff_add(aff, aff_scale(ia, scale)) if aff is not None and ia is not None else None
-        return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff)
+        return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff, idx=idx, orng=orng, o64=o64,
+                   good=good)
+
+    def index_form(self, p: Val):
+        """p's Val.idx with its constant offset folded in (x + c / n), where p is such a pointer and
+        its range is known, else None."""
+        if p.idx is None or p.good is not None or p.coff % p.idx[1] or p.idx[2] is None:
+            return None
+        x, n, r = p.idx[:3]
+        q = p.coff // n
+        if not q:
+            return p.idx
+        wide = Val("i64", tuple(self.alu("ladd", y, self.const64(q)) for y in self.idx_wide(p.idx)))
+        return self.alu("iadd", x, self.c32(q)), n, (r[0] + q, r[1] + q), wide, None
+
+    def near_start(self, x: VReg, xr):
+        """For an index x (range xr) to which another may be added: a bool, x >= -2^30, or None when
+        xr says so; made where x is (the pointer p + x before a loop indexing it), dropped unused."""
+        if not within(xr, I32) or xr[0] >= -(1 << 30):
+            return None
+        return self.bool_from_mask(self.flags("imax", x, self.c32(-(1 << 30))))
+
+    def add_index(self, a, b, good):
+        """(Val.idx, Val.good) of (p + x)[y], p + x having Val.idx a, y given as b, in the same
+        elements.  Two 32-bit indices may sum past 32 bits; lanes whose x lies 2^30 or more elements
+        before p fail (near_start), so the sum's low 32 bits compare exactly: forming such a pointer
+        is undefined behaviour in C (C99 6.5.6), and any access through it is out of bounds but for
+        an index y of 2^30 or more."""
+        x0, n, r0, _, near = a
+        x1, _, r1, _ = b
+        wide = tuple(self.alu("ladd", u, v) for u, v in zip(self.idx_wide(a), self.idx_wide(b)))
+        r = rng_add(r0, r1)
+        if not within(r, EXACT) and near is not None and within(r1, I32):
+            good = near if good is None else self.b_and(good, near)
+            r = (-(1 << 30) + r1[0], r[1])
+        x = self.alu("iadd", x0, x1)
+        return (x, n, r, Val("i64", wide, rng=r), self.near_start(x, r)), good
+
+    def int_rng(self, v: Val):
+        """An interval holding integer v's true value (an i32 index counts as signed), or None."""
+        if v.kind == "i64":
+            return v.rng
+        return v.rng if within(v.rng, I32) else I32
+
+    def ir_rng(self, x):
+        """An interval holding IR integer value x (see int_rng), from its Val or its IR, or None."""
+        if isinstance(x, Const):
+            return (x.value, x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None
+        v = self.vals.get(x)
+        if v is not None and v.kind in ("i32", "i64"):
+            return self.int_rng(v)
+        if getattr(x, "type", None) in ("i32", "i16", "i8"):
+            return I32
+        if not isinstance(x, Inst) or x.op not in ("sext", "zext", "add", "sub"):
+            return None
+        if x.op in ("sext", "zext"):
+            return (I32 if x.op == "sext" else U32) if x.ops[0].type in ("i32", "i16", "i8") else None
+        return rng_add(self.ir_rng(x.ops[0]), self.ir_rng(x.ops[1]), 1 if x.op == "add" else -1)
+
+    def index_parts(self, iv: Val):
+        """(VReg of x's low 32 bits, k, x's range) for an index iv == x << k (Val.scaled)."""
+        if iv.kind == "i64" and iv.scaled is not None:
+            return iv.scaled
+        return self.narrow(iv), 0, self.int_rng(iv)
+
+    def idx_wide(self, idx) -> tuple:
+        """The (odd, even) 64-bit values of a Val.idx's x."""
+        x, n, xr, xv = idx[:4]
+        if xv is not None:
+            return self.wide(xv)
+        return self.split64(x, signed=not within(xr, (0, U32[1])) or within(xr, I32))
+
+    def idx_bytes(self, idx):
+        """(Val.orng, Val.o64) of a pointer whose one variable term is Val.idx idx."""
+        x, n, xr = idx[:3]
+        r = rng_scale(xr, n)
+        if within(r, I32):
+            return r, None
+        return r, self.mul_const(Val("i64", self.idx_wide(idx), rng=xr), n, True, None).regs
+
+    def fits32(self, regs) -> VReg:
+        """A bool per 32-bit lane: the (odd, even) 64-bit values lie in [-2^31, 2^31)."""
+        c = self.const64(1 << 31)
+        return self.bool_from_mask(self.flags("ior", self.high_words(tuple(self.alu("ladd", r, c) for r in regs)),
+                                              self.c32(0)))
+
+    def high_words(self, regs) -> VReg:
+        """The high 32 bits of (odd, even) 64-bit values, as 32-bit lanes."""
+        return self.join32(*(self.alu("ulsr", r, self.c32(32)) for r in regs))
+
+    def carried_off(self, v: Val) -> VReg:
+        """v's offset for a register that carries it on (a loop's pointer, a select): lanes whose offset
+        left the 32-bit range get -2^31, which every bounds check finds out of bounds."""
+        off = self.ptr_off(v)
+        if v.off is None:
+            return off
+        if v.good is not None:
+            off = self.select32(v.good, off, self.c32(-(1 << 31)))
+        if v.idx is not None:
+            orng, o64 = self.idx_bytes(v.idx)
+        else:
+            orng, o64 = v.orng, v.o64
+        full = rng_add(orng, (v.coff, v.coff))
+        if o64 is None and (orng is None or within(full, EXACT)):
+            return off
+        if o64 is None:
+            o64 = self.split64(v.off.regs[0])
+        if v.coff:
+            o64 = tuple(self.alu("ladd", r, self.const64(v.coff)) for r in o64)
+        return self.select32(self.fits32(o64), off, self.c32(-(1 << 31)))
 
     def param(self, k):
         if not 0 <= k < len(self.params):
@@ -2268,6 +2535,8 @@ class Codegen(NanFixups):
         if b[0] == "param":
             self.note_access(b[1], "load")
             self.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
+        if b == ("priv",) and ptr.off is not None and p is not None:
+            self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
         if b[0] == "global":
@@ -2331,6 +2600,8 @@ class Codegen(NanFixups):
         b = ptr.base
         if b == ("priv",):
             size = type_size(i.ops[0].type)
+            if ptr.off is not None:
+                p = self.check_private(ptr, size, p, store=True)
             if size < 4:
                 wp = self.word_ptr(ptr)
                 old = self.private_access(wp, "i32").regs[0]
@@ -2352,7 +2623,7 @@ class Codegen(NanFixups):
         if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
             p = self.elect(p)     # every lane stores to one element: one of them, not their sum
         if k != "L":              # a store out of bounds is dropped (and reported)
-            p = self.b_and(p, self.check_bounds(k, ptr, size, p))
+            p = self.b_and(p, self.check_bounds(k, ptr, size, p, store=True))
         if self.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
             full = f"(%wx + 1) * {self.lay.wave} <= %gx and {self.wave_in_bounds(k, ptr.gid_affine, size)}"
@@ -2397,6 +2668,23 @@ class Codegen(NanFixups):
             self.items = saved
             self._priv = (offs, words, lanes)
         return self._priv[0][i]
+
+    def check_private(self, ptr: Val, size: int, p: VReg, store: bool) -> VReg:
+        """p and the lanes whose access of a private array at a run-time index lies in the array
+        (the array is the one the pointer's constant offset falls in): an index out of it is reported
+        as out of a buffer is (check_bounds), and a store there is dropped; it wrapped into the
+        work-item's other private words before."""
+        offs, _, _ = self.private_layout()
+        at = [(o, a) for a, o in offs.items() if o <= ptr.coff] or [(0, next(iter(offs)))]
+        o, a = max(at, key=lambda t: t[0])
+        n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+        nbytes = type_size(a.elem) * n
+        rel = replace(ptr, coff=ptr.coff - o)
+        if rel.idx is not None and rel.coff % rel.idx[1] == 0 and rel.coff + size <= rel.idx[1]:
+            q, r = rel.coff // rel.idx[1], rel.idx[2]           # (the index's range is inside: no check)
+            if r is not None and 0 <= r[0] + q and r[1] + q < nbytes // rel.idx[1]:
+                return p
+        return self.b_and(p, self.check_bounds(("priv", nbytes), rel, size, p, store=store))
 
     def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
         """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
@@ -3014,7 +3302,7 @@ class Codegen(NanFixups):
         step = 4 if n % 4 == 0 else 1
         ty = "i32" if step == 4 else "i8"
         for k in range(0, n, step):
-            at = lambda ptr: self.proxy("ptr", Val("ptr", base=ptr.base, off=ptr.off, coff=ptr.coff + k))
+            at = lambda ptr: self.proxy("ptr", replace(ptr, coff=ptr.coff + k, gid_affine=None))
             if base == "memset":
                 b = args[1].const
                 if b is None:
@@ -3159,10 +3447,10 @@ class Codegen(NanFixups):
         return self._written
 
     # out-of-bounds accesses ------------------------------------------------------------------------
-    def check_bounds(self, k, ptr: Val, size: int, p: VReg, defer=False) -> VReg:
+    def check_bounds(self, k, ptr: Val, size: int, p: VReg, defer=False, store=False) -> VReg:
         """Lanes (of p) whose access of buffer parameter k lies inside it, as a bool; a lane's
-        latest access out of bounds is recorded (C line, buffer, byte offset) for the runtime,
-        which reports it (see report_bounds).
+        latest access out of bounds is recorded (site, index or byte offset, its high word where it
+        may not be 32-bit) for the runtime, which reports it (see report_bounds).
 
         Where the sequencer can clear the whole wave (wave_in_bounds), the per-lane check runs
         only in the waves it cannot; with defer (a load, which does not use the result) the
@@ -3176,17 +3464,26 @@ class Codegen(NanFixups):
         if whole:              # the per-lane check runs only in waves the sequencer cannot clear
             ok = self.copy(self.c32(-1))
             outer, self.items = self.items, []
-        nb = self.argval(PARAM_SLOT + k, f"bytes{k}")           # the runtime writes the buffer's size
-        off = self.ptr_off(ptr)
-        lanes_ok = self.bool_from_mask(self.flags("uimin", off, self.alu("isub", nb, self.c32(size))))
+        # a count only the waves the sequencer cannot clear need is made where it is used (as the
+        # byte check's nb - size was: the full waves pay nothing); else once, in the prologue
+        self._count_here = bool(whole)
+        lanes_ok, at, high, site = self.lanes_in_bounds(k, ptr, size)
+        self._count_here = False
+        if ptr.good is not None:
+            lanes_ok = self.b_and(lanes_ok, ptr.good)
         if self.oob is None:
             self.oob = (self.new("oob_code"), self.new("oob_off"))
             self.prologue += [Op("zero {d0}", "alu", (r,)) for r in self.oob]
         code, where = self.oob
         m = self.flags("ior", lanes_ok, self.b_not(p))    # flag where ok | !p is zero: p and out of bounds
-        self.oob_sites.append((self.site_line or self.line, k, size))
+        self.oob_sites.append((self.site_line or self.line, k, size, *site, "store" if store else "load"))
         self.masked_copy(self.c32(len(self.oob_sites)), code, m)
-        self.masked_copy(off, where, m)
+        self.masked_copy(at, where, m)
+        if high is not None:
+            if self.oob_high is None:
+                self.oob_high = self.new("oob_high")
+                self.prologue.append(Op("zero {d0}", "alu", (self.oob_high,)))
+            self.masked_copy(high, self.oob_high, m)
         if whole:
             self.copy(lanes_ok, ok)
             slow, self.items = self.items, outer
@@ -3198,6 +3495,80 @@ class Codegen(NanFixups):
         if key and not self.loop_stack:
             self.checked[key] = ok
         return ok
+
+    def lanes_in_bounds(self, k, ptr: Val, size: int):
+        """(bool: the lanes whose access of size bytes at ptr lies in buffer k, the 32-bit value the
+        report records, its high word or None, what the report needs to read it: (the bytes of an
+        element the value counts, 0 for a byte offset; a constant offset; "const", or how the value
+        reads: "i" signed, "u" unsigned, "w" with the high word)).
+
+        One variable term x * n (Val.idx; p[x] for n-byte elements, c bytes on): compared as an
+        element index, x + q <u floor((nb - size - c + n (1 + q)) / n) with q = floor(c / n), so an
+        int or uint x times the element size cannot wrap (floor(nb / n) when the access lies
+        within element x + q: that element must be whole in the buffer); exact for every x whose range keeps its
+        low 32 bits apart from the count's range plus or minus 2^32 (EXACT), and for the others the
+        lanes whose x is not a 32-bit value fail on its 64-bit value.  Otherwise the byte offset,
+        which is 32-bit (Val.orng) or has its 64-bit value along (Val.o64)."""
+        c = ptr.coff
+        if ptr.off is None:                                   # a constant offset
+            at = self.c32(c if 0 <= c < MAX_BUFFER else -1)
+            return self.below(at, self.bound_count(k, 1 - size, 1)), at, None, (0, c, "const")
+        if ptr.idx is not None:
+            x, n, xr = ptr.idx[:3]
+            q = c // n                                        # x + q is the element index
+            at = self.alu("iadd", x, self.c32(q)) if q else x
+            r = rng_add(xr, (q, q))
+            # a part of an element (a vector's component, a struct's member): the whole element must
+            # lie in the buffer, as C asks of the object accessed; one count serves them all
+            within_one = 0 <= c - q * n and c - q * n + size <= n
+            ok = self.below(at, self.bound_count(k, 0 if within_one else n * (1 + q) - size - c, n))
+            if within(r, EXACT):
+                return ok, at, None, (n, 0, "u" if within(r, U32) and not within(r, I32) else "i")
+            x64 = self.idx_wide(ptr.idx)
+            if q:
+                x64 = tuple(self.alu("ladd", y, self.const64(q)) for y in x64)
+            return self.b_and(ok, self.fits32(x64)), at, self.high_words(x64), (n, 0, "w")
+        at = self.ptr_off(ptr)
+        ok = self.below(at, self.bound_count(k, 1 - size, 1))
+        o64 = ptr.o64
+        if o64 is None and not within(rng_add(I32 if ptr.orng is None else ptr.orng, (c, c)), EXACT):
+            o64 = self.split64(ptr.off.regs[0])
+        if o64 is None:
+            return ok, at, None, (0, 0, "i")
+        if c:
+            o64 = tuple(self.alu("ladd", y, self.const64(c)) for y in o64)
+        return self.b_and(ok, self.fits32(o64)), at, self.high_words(o64), (0, 0, "w")
+
+    def below(self, x: VReg, n: VReg) -> VReg:
+        """A bool per lane: x < n, unsigned."""
+        return self.bool_from_mask(self.flags("uimax", x, n), invert=True)
+
+    def bound_count(self, k, add: int, n: int) -> VReg:
+        """max(0, floor((nb + add) / n)) for buffer k's size nb (the runtime writes it in the argument
+        block): at how many positions an access may start; made once, in the prologue."""
+        if isinstance(k, tuple):            # ("priv", bytes): a private array's size is known
+            return self.c32(max(0, (k[1] + add) // n))
+        counts = self.__dict__.setdefault("_counts", {})
+        here = getattr(self, "_count_here", False) and _is_pow2(n)     # (a division: once)
+        if here or (k, add, n) not in counts:
+            outer, self.items = self.items, []
+            r = self.argval(PARAM_SLOT + k, f"bytes{k}")
+            if add:
+                r = self.alu("iadd", r, self.c32(add))
+            if _is_pow2(n) and n > 1:
+                r = self.alu("ilsr", r, self.c32(n.bit_length() - 1))
+            if add < 0:                        # (nb >= 0: only a negative add can go below 0)
+                r = self.alu("imax", r, self.c32(0), hint=f"count{k}")
+            if not _is_pow2(n):                # (exact: div_exact)
+                bits = lambda v: struct.unpack("<Q", struct.pack("<d", v))[0]
+                r = self.div_exact(r, self.const64(bits(1 / n)), self.const64(bits(1 / (2 * n))))
+            if here:
+                self.items = outer + self.items
+                return r
+            counts[(k, add, n)] = r
+            self.prologue += self.items
+            self.items = outer
+        return counts[(k, add, n)]
 
     def flush_checks(self):
         """Emit the deferred per-lane bounds checks, under one sequencer branch."""
@@ -3236,6 +3607,8 @@ class Codegen(NanFixups):
         outer, self.items = self.items, []
         self.fast_store("E", code, self.c32(-1), per_wave=False)
         self.fast_store("F", where, self.c32(-1), per_wave=False)
+        if self.oob_high is not None:
+            self.fast_store("G", self.oob_high, self.c32(-1), per_wave=False)
         body, self.items = self.items, outer
         self.items.append(IfAnyLane(any_bad, body))
 
