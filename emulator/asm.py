@@ -32,6 +32,7 @@ FORWARD = ("mauf", "aluf", "lbf", "mreadf")
 MASK_SPACES = "rstmnk"   # mask directive letters: GRF0 GRF1 T LM0 LM1 mask registers
 MAX_NUMBER = (1 << 32) - 1   # largest address / size / selector / tag / count: far above any memory
 MAX_NOP_REPEAT = 1 << 16     # nop/<k> expands to k steps
+MAX_NESTING = 64             # .loop / .if / .while nested deeper is an error (the tools walk them recursively)
 MAX_MASK_ENTRY = 31
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")   # what open() counts as a line end (not \f, \x85, U+2028 ...)
 
@@ -732,6 +733,12 @@ def _decode_step(line: str, cx: _Ctx, masks: dict) -> Step:
     return st
 
 
+def _push(stack: list, frame: tuple, cx: _Ctx):
+    if len(stack) > MAX_NESTING:
+        raise cx.error(f"'.{frame[0]}' nested more than {MAX_NESTING} deep")
+    stack.append(frame)
+
+
 _DIRECTIVE_RE = re.compile(r"\.(?P<d>\w+)\s*(?P<rest>.*)")
 
 
@@ -797,7 +804,7 @@ def _directive(line, cx, prog, stack, block, flush, masks):
         else:
             raise cx.error("'.loop %i = <start>, <stop>[, <step>]' or '.loop <count>'")
         nodes.append(node)
-        stack.append(("loop", node.body, node))
+        _push(stack, ("loop", node.body, node), cx)
     elif d == "endloop":
         _pop(stack, "loop", cx)
     elif d in ("if", "while"):
@@ -812,7 +819,7 @@ def _directive(line, cx, prog, stack, block, flush, masks):
         else:
             raise cx.error(f"'.{d} any $imr<k>'" + (" or '.if <expr>'" if d == "if" else ""))
         nodes.append(node)
-        stack.append((d, node.then if d == "if" else node.body, node))
+        _push(stack, (d, node.then if d == "if" else node.body, node), cx)
     elif d == "else":
         kind, _, node = stack[-1]
         if kind != "if" or getattr(node, "_else", False):

@@ -365,3 +365,18 @@ def test_read_mnb_refuses_what_is_not_a_file():
         pytest.fail("read_mnb('/dev/zero') ran past 60 s")
     assert r.stdout.strip() == "/dev/zero: a character device, not a regular file: an .mnb program must be a file", \
         r.stderr
+
+
+@pytest.mark.parametrize("open_, close", [(".loop %i{k} = 0, 1", ".endloop"), (".if 1", ".endif"),
+                                          (".while any $imr1", ".endwhile")])
+def test_directives_nested_1000_deep_are_an_error_not_a_recursion_error(open_, close):
+    """`.if` / `.loop` nested 1000 deep ended mncl-emu in a RecursionError traceback."""
+    from emulator import assemble
+    from emulator.asm import MAX_NESTING
+    from emulator.errors import AsmError
+
+    def nest(n):
+        return "".join(open_.format(k=k) + "\n" for k in range(n)) + "nop\n" + (close + "\n") * n
+    assemble(nest(MAX_NESTING))
+    with pytest.raises(AsmError, match=f"nested more than {MAX_NESTING} deep"):
+        assemble(nest(1000))
