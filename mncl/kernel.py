@@ -458,6 +458,9 @@ def enqueue_nd_range_kernel(queue, kernel, global_work_size, local_work_size, gl
     try:
         lkey = (global_work_size, local_work_size, global_work_offset, g_times_l, allow_empty_ndrange, device)
         launch = kernel._launches[lkey]
+        if not all(x is None or all(type(v) is int for v in x)
+                   for x in (global_work_size, local_work_size, global_work_offset)):
+            raise KeyError              # (16.0,) equals (16,): sizes that are not ints are checked anew
     except TypeError:                   # lists: look up their tuples
         lkey = tuple(tuple(x) if isinstance(x, list) else x
                      for x in (global_work_size, local_work_size, global_work_offset)) \

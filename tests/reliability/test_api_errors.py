@@ -509,3 +509,13 @@ def test_every_public_call_names_itself_when_misused(env):
         except Exception as e:  # noqa: BLE001 - what this test looks for
             escapes.append(f"{i}: {type(e).__name__}: {e} (expected {routine} {code})")
     assert not escapes, "\n".join(escapes)
+
+
+def test_a_float_size_equal_to_a_cached_launch_is_still_refused(env):
+    """(16.0,) equals (16,): the launch cache answered it as if it were the integer size."""
+    ctx, q, prg = env
+    k = prg.lookup
+    k.set_args(_buf(ctx))
+    cl.enqueue_nd_range_kernel(q, k, (16,), None).wait()
+    _raises(lambda: cl.enqueue_nd_range_kernel(q, k, (16.0,), None), "enqueue_nd_range_kernel",
+            "INVALID_GLOBAL_WORK_SIZE", "integers")
