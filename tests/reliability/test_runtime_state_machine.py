@@ -337,6 +337,11 @@ class Runtime(RuleBasedStateMachine):
             self.refused(("Kernel.set_arg", "enqueue_nd_range_kernel"), call)
             return cl.enqueue_marker(q)
         ev = self.ok(f"kernel {name}", lambda: (call(), q.finish())[0])
+        return self.launched(name, g, a, y, x, ev)
+
+    @staticmethod
+    def launched(name, g, a, y, x, ev):
+        """The model after a good launch of kernel `name` over g work-items."""
         if name == "scale":
             y.model[:g] = np.float32(a) * x.model[:g]
         elif name == "add1":
@@ -358,14 +363,7 @@ class Runtime(RuleBasedStateMachine):
         a = data.draw(st.sampled_from([2, -1.5, 0.5, np.float32(3), 0, 1, 2 ** 24]), label="a")
         args = {"scale": (y.buf, x.buf, a), "add1": (y.buf,), "setv": (y.buf, a, None)}[name]
         ev = self.ok(f"kernel {name}", lambda: k(q, (g,), lsize, *args))
-        if name == "scale":
-            y.model[:g] = np.float32(a) * x.model[:g]
-        elif name == "add1":
-            y.model[:g] += 1
-        else:
-            y.model[:g] = np.float32(a)
-        STATS["launches"] += 1
-        return ev
+        return self.launched(name, g, a, y, x, ev)
 
     @rule(q=queues, b=buffers, data=st.data())
     def read_good(self, q, b, data):
