@@ -24,19 +24,27 @@ def ext(*sizes):
 
 
 def test_a_unit_stride_index_is_one_to_one_when_the_other_dimensions_are_one_wide():
-    assert idforms.injective({X: 4}, 4, ext("lsx", 1, 1)) == []
-    assert idforms.injective({X: 4}, 4, ext("lsx", "lsy", 1)) == ["%lsy == 1"]
+    assert idforms.injective({X: 4}, 4, ext(64, 1, 1)) == []
+    assert idforms.injective({X: 4}, 4, ext("lsx", 1, 1)) == ["4 * (%lsx - 1) < 2147483648"]
+    assert idforms.injective({X: 4}, 4, ext(64, "lsy", 1)) == ["%lsy == 1"]
     assert idforms.injective({X: 2}, 4, ext("lsx", 1, 1)) is None           # overlapping elements
 
 
 def test_rows_are_apart_when_the_pitch_covers_a_row():
     f = {X: 4, ("id", 1, 0, None, "%p2"): 4, 1: 8}
-    assert idforms.injective(f, 4, ext("gx", "gy", 1)) == ["4 * (%p2) >= 4 * %gx"]
+    assert idforms.injective(f, 4, ext("gx", "gy", 1)) == ["4 * (%gx - 1) + 4 * (%p2) * (%gy - 1) < 2147483648",
+                                                           "4 * (%p2) >= 4 * %gx"]
+
+
+def test_a_multiple_of_an_id_that_wraps_32_bits_is_not_one_to_one():
+    """gid * 0x80000000u in 32-bit arithmetic is 0 or 2^31: lanes meet though the form's coefficients
+    are apart."""
+    assert idforms.injective({X: 1 << 31}, 4, ext(64, 1, 1)) is None
 
 
 def test_bit_fields_of_one_id_must_cover_all_its_bits():
     hi, lo = ("id", 0, 3, None, None), ("id", 0, 0, 3, None)
-    assert idforms.injective({hi: 512, lo: 8}, 8, ext("lsx", 1, 1)) == []
+    assert idforms.injective({hi: 512, lo: 8}, 8, ext(512, 1, 1)) == []
     assert idforms.injective({lo: 8}, 8, ext("lsx", 1, 1)) is None           # t & 7 alone repeats
     assert idforms.injective({hi: 32, lo: 8}, 8, ext("lsx", 1, 1)) is None   # digits overlap
 
@@ -163,3 +171,14 @@ def test_a_guard_on_the_id_bounds_the_rows_it_stores(tiny_env):
         for e in range(len(out)):
             assert out[e] in writers.get(e, [-1]), (bound, e, out[e], writers.get(e))
     assert cycles["nj"] < 0.85 * cycles["lim[0]"], cycles
+
+
+def test_stores_whose_index_wraps_still_claim(tiny_env):
+    """idx = gid * 0x80000000u wraps to 0 and 2^31 (then masked to 0): every lane stores to o[0]."""
+    src = """__kernel void k(__global int *o) {
+        uint idx = (uint)get_global_id(0) * 0x80000000u;
+        o[idx & 1u] = (int)get_global_id(0) + 1;
+    }"""
+    ctx, q = tiny_env
+    out, _ = run(ctx, q, src, (16,), None, np.zeros(2, np.int32))
+    assert 1 <= out[0] <= 16 and out[1] == 0, out

@@ -70,7 +70,7 @@ def _form(x, leaf, memo):
     if got is not None or not isinstance(x, Inst):
         return got
     op, ops = x.op, x.ops
-    if op in ("sext", "zext", "trunc", "freeze"):      # ids and offsets are far below 2^31
+    if op in ("sext", "zext", "trunc", "freeze"):     # (wraps: see injective)
         return form_of(ops[0], leaf, memo)
     if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
         a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
@@ -179,7 +179,8 @@ def _digits(f: dict, extent):
             elif e == 1:
                 r = 1
             else:
-                r = e if lo == 0 else f"(({e} + {(1 << lo) - 1}) >> {lo})"
+                r = e if lo == 0 else (e + (1 << lo) - 1) >> lo if isinstance(e, int) else \
+                    f"(({e} + {(1 << lo) - 1}) >> {lo})"
             if r != 1:
                 digits.append((c, s, r))
         if at is not None:
@@ -208,6 +209,16 @@ def injective(f: dict, size: int, extent):
     digits = _ordered(digits)
     if digits is None:
         return None
+    # 32-bit arithmetic wraps (unsigned C arithmetic, truncation): add, multiply and truncate
+    # agree with the form modulo 2^32, so lanes stay apart while the ids' part spans less than
+    # 2^31 (a multiple of an id that wraps, `gid * 0x80000000u`, fails this)
+    span = [(abs(c) * (r - 1), None) if s is None and isinstance(r, int) else (None, f"{_mag(c, s)} * ({r} - 1)")
+            for c, s, r in digits]
+    if all(e is None for _, e in span):
+        if sum(v for v, _ in span) >= 1 << 31:
+            return None
+    else:
+        conds.append(" + ".join(e or str(v) for v, e in span) + f" < {1 << 31}")
     below = size
     for c, s, r in digits:
         if s is None and isinstance(below, int):
