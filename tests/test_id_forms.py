@@ -28,6 +28,7 @@ def test_a_unit_stride_index_is_one_to_one_when_the_other_dimensions_are_one_wid
     assert idforms.injective({X: 4}, 4, ext("lsx", 1, 1)) == ["4 * (%lsx - 1) < 2147483648"]
     assert idforms.injective({X: 4}, 4, ext(64, "lsy", 1)) == ["%lsy == 1"]
     assert idforms.injective({X: 2}, 4, ext("lsx", 1, 1)) is None           # overlapping elements
+    assert idforms.injective({X: 4}, 4, ext("lsx", 1, 1), most=1024) == []  # a wave cannot wrap 32 bits
 
 
 def test_rows_are_apart_when_the_pitch_covers_a_row():

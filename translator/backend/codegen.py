@@ -2936,7 +2936,8 @@ class Codegen(NanFixups):
             return None
         if aff is not None and aff[0] != 0 and abs(aff[0]) >= size and self.one_d:
             return None
-        conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block))
+        conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block),
+                                                             self.lay.wave)
         if conds is None:
             return "%items > %gx" if aff is not None and aff[0] != 0 and abs(aff[0]) >= size else "%items > 1"
         return f"not ({' and '.join(conds)})" if conds else None

@@ -200,9 +200,10 @@ def _mag(c, s):
     return str(abs(c)) if s is None else f"{c} * ({s})"
 
 
-def injective(f: dict, size: int, extent):
+def injective(f: dict, size: int, extent, most: int = 1 << 30):
     """Conditions (sequencer text; [] for always) under which no two lanes of form f store to
-    overlapping `size`-byte elements, or None when that cannot be shown."""
+    overlapping `size`-byte elements, or None when that cannot be shown.  most: an upper bound of
+    every extent (the lanes that may meet are at most a wave)."""
     digits, conds = _digits(f, extent)
     if digits is None or not digits:
         return None
@@ -212,13 +213,11 @@ def injective(f: dict, size: int, extent):
     # 32-bit arithmetic wraps (unsigned C arithmetic, truncation): add, multiply and truncate
     # agree with the form modulo 2^32, so lanes stay apart while the ids' part spans less than
     # 2^31 (a multiple of an id that wraps, `gid * 0x80000000u`, fails this)
-    span = [(abs(c) * (r - 1), None) if s is None and isinstance(r, int) else (None, f"{_mag(c, s)} * ({r} - 1)")
-            for c, s, r in digits]
-    if all(e is None for _, e in span):
-        if sum(v for v, _ in span) >= 1 << 31:
+    if any(s is not None for _, s, _ in digits) or \
+            sum(abs(c) * ((r if isinstance(r, int) else most) - 1) for c, _, r in digits) >= 1 << 31:
+        if all(s is None and isinstance(r, int) for _, s, r in digits):
             return None
-    else:
-        conds.append(" + ".join(e or str(v) for v, e in span) + f" < {1 << 31}")
+        conds.append(" + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits) + f" < {1 << 31}")
     below = size
     for c, s, r in digits:
         if s is None and isinstance(below, int):
