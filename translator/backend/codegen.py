@@ -2349,7 +2349,7 @@ class Codegen(NanFixups):
             if k == 0:
                 scale = type_size(ty)
             else:
-                sub = element_type(ty, idx_op.value if isinstance(idx_op, Const) else None)
+                sub = irtypes.element_type(ty, idx_op.value if isinstance(idx_op, Const) else None)
                 if sub is None:
                     raise CodegenError(f"indexing into '{ty}' at run time is not supported", self.line)
                 ty, fo = sub
@@ -2934,12 +2934,13 @@ class Codegen(NanFixups):
         work-item."""
         if aff is not None and aff[0] == 0 and k != "L":
             return None
-        if aff is not None and aff[0] != 0 and abs(aff[0]) >= size and self.one_d:
+        apart = aff is not None and aff[0] != 0 and abs(aff[0]) >= size     # in get_global_id(0)
+        if apart and self.one_d:
             return None
         conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block),
                                                              self.lay.wave)
         if conds is None:
-            return "%items > %gx" if aff is not None and aff[0] != 0 and abs(aff[0]) >= size else "%items > 1"
+            return "%items > %gx" if apart else "%items > 1"
         return f"not ({' and '.join(conds)})" if conds else None
 
     def id_form(self, x, local: bool):
@@ -4229,12 +4230,3 @@ def type_size(ty: str) -> int:
     except Unsupported as e:
         raise CodegenError(str(e)) from None
 
-
-def element_type(ty, idx):
-    """(element type, field offset or None) of indexing aggregate `ty` with `idx`."""
-    ty = ty.strip()
-    if ty.startswith("[") or ty.startswith("<"):
-        return irtypes.element(ty), None
-    if ty.startswith("{") and idx is not None:
-        return irtypes.fields(ty)[idx]
-    return None

@@ -116,17 +116,15 @@ def _gep(x: Inst, leaf, memo):
             return None
         if k:
             try:
-                sub = irtypes.element(ty) if ty.strip()[:1] in "[<" else \
-                    irtypes.fields(ty)[idx.value] if isinstance(idx, Const) else None
+                sub = irtypes.element_type(ty, idx.value if isinstance(idx, Const) else None)
             except (Unsupported, IndexError, TypeError):
                 return None
             if sub is None:
                 return None
-            if isinstance(sub, tuple):         # a struct field: (type, offset)
-                ty, fo = sub
+            ty, fo = sub
+            if fo is not None:                 # a struct field
                 out = add(out, {ONE: fo} if fo else {})
                 continue
-            ty = sub
         try:
             size = irtypes.size(ty)
         except Unsupported:
@@ -200,6 +198,12 @@ def _mag(c, s):
     return str(abs(c)) if s is None else f"{c} * ({s})"
 
 
+def _span(digits) -> str:
+    """The furthest apart two lanes' offsets can be (sequencer text): each digit's coefficient
+    times its range less one."""
+    return " + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits)
+
+
 def injective(f: dict, size: int, extent, most: int = 1 << 30):
     """Conditions (sequencer text; [] for always) under which no two lanes of form f store to
     overlapping `size`-byte elements, or None when that cannot be shown.  most: an upper bound of
@@ -217,7 +221,7 @@ def injective(f: dict, size: int, extent, most: int = 1 << 30):
             sum(abs(c) * ((r if isinstance(r, int) else most) - 1) for c, _, r in digits) >= 1 << 31:
         if all(s is None and isinstance(r, int) for _, s, r in digits):
             return None
-        conds.append(" + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits) + f" < {1 << 31}")
+        conds.append(f"{_span(digits)} < {1 << 31}")
     below = size
     for c, s, r in digits:
         if s is None and isinstance(below, int):
@@ -248,8 +252,7 @@ def meet(f1: dict, f2: dict, s1: int, s2: int, extent):
     ms = [m for m in range((delta - s2) // g * g, delta + s1 + g, g) if m and -s2 < m - delta < s1]
     if not ms:
         return []
-    span = " + ".join(f"{_mag(c, s)} * ({r} - 1)" for c, s, r in digits)
-    return [(min(abs(m) for m in ms), span)]
+    return [(min(abs(m) for m in ms), _span(digits))]
 
 
 def dominators(rpo: list, preds: dict) -> dict:

@@ -53,6 +53,17 @@ def element(ty: str) -> str:
     return str(next(iter(_ref(ty.strip())[1].elements)))
 
 
+def element_type(ty: str, idx):
+    """(element type, field offset or None) of indexing aggregate `ty` with `idx` (a struct field
+    needs a constant index), or None."""
+    ty = ty.strip()
+    if ty.startswith("[") or ty.startswith("<"):
+        return element(ty), None
+    if ty.startswith("{") and idx is not None:
+        return fields(ty)[idx]
+    return None
+
+
 @lru_cache(maxsize=None)
 def fields(ty: str) -> tuple:
     """((field type, byte offset), ...) of a struct, array or vector type."""
