@@ -276,11 +276,32 @@ def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
         for kb, t in zip(binaries, times):
             click.echo(f"{kb.name:<24} {count_steps(kb.asm):>7} {kb.registers:>9} {kb.flops_per_item:>10} "
                        f"{t * 1e3:>10.1f}", err=True)
+        _print_accesses(module, binaries, name)
         for kb in binaries:             # what will be slow, and why (as clang's remarks)
             for line, msg in kb.remarks:
                 click.echo(format_diagnostic(Diagnostic("remark", f"kernel '{kb.name}': {msg}", name, line, 0)),
                            err=True)
     return 0
+
+
+def _print_accesses(module, binaries, name):
+    """Each memory access of each kernel, beside its C line: its class (translator/backend/access.py),
+    the loop it moves in, and how the kernel moves its data (a gather where the backend said so)."""
+    from .backend.access import analyse
+    from .backend.irread import read_function
+    for kb in binaries:
+        info = module.kernels[kb.name]
+        if info.task:
+            continue
+        gathered = {(line, msg) for line, msg in kb.remarks}
+        click.echo(f"kernel '{kb.name}': memory accesses", err=True)
+        for a in analyse(read_function(module.llvm_ir, info.wg_function), info.params):
+            where = f" in the loop at line {a.loop_line}" if a.loop else ""
+            how = "whole-buffer gather (see the remark)" \
+                if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) else ""
+            extra = f" ({a.why})" if a.why else ""
+            click.echo(f"  {name}:{a.line}: {a.kind} {a.buffer} ({a.space}, {a.elem} B): {a.cls}{where}{extra}"
+                       + (f"; {how}" if how else ""), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
