@@ -47,8 +47,9 @@ from pycparser import c_ast, c_generator
 from . import cltypes as T
 from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, VOID, Array, Pointer,
                       Scalar, Struct, Vector, storage_type)
-from .module import Diagnostic, KernelInfo, ParamInfo
+from .module import KernelInfo, ParamInfo
 from .parse import RESERVED_SPACES
+from .srcloc import SourceMap
 from .values import LV, RV, SwizzleLV
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -166,7 +167,8 @@ class FuncCtx:
 
 class Lowering:
     def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False):
-        self.ast, self.filename, self.sources, self.colmap = ast, filename, sources, colmap
+        self.ast, self.filename = ast, filename
+        self.where = SourceMap(filename, sources, colmap)    # node -> located Diagnostic
         self.spmd = spmd            # per-work-item kernels (K__wi) for the SIMD backend
         self.fast_math = fast_math
         self.single_const = single_const
@@ -192,15 +194,7 @@ class Lowering:
 
     # ------------------------------------------------------------------ diagnostics
     def diag(self, node, msg, sev="error"):
-        coord = getattr(node, "coord", None) if node is not None else None
-        if coord is None or not getattr(coord, "line", 0):
-            file, line, col = self.filename, 0, 0
-        else:
-            file, line, col = coord.file or self.filename, coord.line, coord.column or 1
-        line, col = self.colmap(file, line, col)
-        lines = self.sources.get(file, [])
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return Diagnostic(sev, msg, file, line, col, text)
+        return self.where.diag(node, msg, sev)
 
     def error(self, node, msg):
         raise LowerError(self.diag(node, msg))

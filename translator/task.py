@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from .module import CompileError, Diagnostic, KernelInfo, ParamInfo
+from .module import CompileError, KernelInfo, ParamInfo
+from .srcloc import SourceMap
 
 # scalar element types of pointers: name -> (bytes, numpy dtype, reduce-op prefix)
 ELEMS = {"mnhalf": (2, "uint16", "h"), "float": (4, "float32", "f"), "double": (8, "float64", "d"),
@@ -87,42 +88,38 @@ def _quals(tnode):
     return q
 
 
-def signature(fdef, filename, sources=None) -> KernelInfo:
-    """The parameters of a task kernel, as the runtime checks them."""
+def signature(fdef, filename, sources=None, colmap=None) -> KernelInfo:
+    """The parameters of a task kernel, as the runtime checks them; a bad one is a CompileError
+    at its place (``sources`` and ``colmap`` as the lowering has them: srcloc.SourceMap)."""
     name = fdef.decl.name
+    where = SourceMap(filename, sources or {}, colmap)
+
+    def error(pd, msg):
+        return CompileError([where.diag(pd, msg)])
+
     params = []
     plist = fdef.decl.type.args.params if fdef.decl.type.args else []
     for pd in plist:
         if isinstance(pd, c_ast.EllipsisParam) or pd.name is None:
             if _type_name(pd.type) == "void" and not isinstance(pd.type, c_ast.PtrDecl):
                 continue
-            raise CompileError([_diag(filename, pd, sources, f"task kernel '{name}': every parameter needs a name")])
+            raise error(pd, f"task kernel '{name}': every parameter needs a name")
         tn = _type_name(pd.type)
         if isinstance(pd.type, c_ast.PtrDecl):
             q = _quals(pd.type) | set(pd.quals or ())
             if "DRAM" not in q:
-                raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}' must point to DRAM "
-                                                        f"(write 'DRAM {tn} *{pd.name}')")])
+                raise error(pd, f"task kernel parameter '{pd.name}' must point to DRAM "
+                                f"(write 'DRAM {tn} *{pd.name}')")
             if tn not in ELEMS:
-                raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}': DRAM pointers to "
-                                                        f"'{tn}' are not supported (element types: "
-                                                        f"{', '.join(ELEMS)})")])
+                raise error(pd, f"task kernel parameter '{pd.name}': DRAM pointers to '{tn}' are not "
+                                f"supported (element types: {', '.join(ELEMS)})")
             size, dt, _ = ELEMS[tn]
             params.append(ParamInfo(pd.name, "global", tn, dt, size, "const" in q))
         elif tn in SCALARS:
             dt = SCALARS[tn]
             params.append(ParamInfo(pd.name, "scalar", tn, dt, 8 if "64" in dt else 4))
         else:
-            raise CompileError([_diag(filename, pd, sources, f"task kernel parameter '{pd.name}' has type '{tn}': task "
-                                                    f"kernels take DRAM pointers and integer scalars")])
+            raise error(pd, f"task kernel parameter '{pd.name}' has type '{tn}': task kernels take "
+                            f"DRAM pointers and integer scalars")
     return KernelInfo(name, tuple(params), "", task=True)
-
-
-def _diag(filename, node, sources, msg):
-    c = getattr(node, "coord", None)
-    file, line = getattr(c, "file", None) or filename, getattr(c, "line", 0) or 0
-    lines = (sources or {}).get(file, [])
-    return Diagnostic("error", msg, file, line, getattr(c, "column", 0) or 0,
-                      lines[line - 1] if 0 < line <= len(lines) else "")
-
 

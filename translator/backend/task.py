@@ -33,7 +33,8 @@ from pycparser import c_ast
 
 from emulator.numbers import f32_to_mnhalf
 
-from ..module import CompileError, Diagnostic, KernelInfo
+from ..module import CompileError, KernelInfo
+from ..srcloc import SourceMap, preprocessed_lines
 from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, _quals, _type_name, task_functions
 from .emit import emit_program
 from .ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
@@ -148,6 +149,7 @@ class TaskCompiler:
         self.next_tag = 1
         self.nregs = 0
         self.line = 0
+        self.statement = None
         self.args = []
         self._consts = {}
         self.touched = {}                # id(Call) -> {space: the block's offset there ("0": none)}
@@ -356,6 +358,7 @@ class TaskCompiler:
 
     def stmt(self, s):
         self.line = getattr(s.coord, "line", self.line) if s.coord else self.line
+        self.statement = s               # where an error without a node of its own is reported
         self.tmp_next = 0                # temporaries (and the constants made for them) live one statement
         self._consts = {}
         if isinstance(s, c_ast.Compound):
@@ -1315,21 +1318,21 @@ _SPACE_NAME = {"d": "DRAM", "lc": "L2BM", "lb": "L1BM"}
 
 
 def compile_task(module, kernel: str, machine):
-    """A task kernel of a CompiledModule -> (assembly, sequencer argument names)."""
+    """A task kernel of a CompiledModule -> (assembly, sequencer argument names).  Its source is
+    parsed again by the front end's parser; an error is a CompileError at file:line:col with the
+    line quoted, as the lowering gives (srcloc.SourceMap)."""
+    from .. import _column_mapper
     from ..parse import parse
-    info = module.kernels[kernel]
-    ast, diag = parse(module.task_text, module.filename, {})
+    text = module.task_text
+    sources = module.task_sources or preprocessed_lines(text)    # a module loaded from a binary: no sources
+    where = SourceMap(module.filename, sources, _column_mapper(text, sources))
+    ast, diag = parse(text, module.filename, sources)
     if diag is not None:
         raise CompileError([diag])
     fdef = next(f for f in task_functions(ast) if f.decl.name == kernel)
-    tc = TaskCompiler(fdef, machine, info)
+    tc = TaskCompiler(fdef, machine, module.kernels[kernel])
     try:
         return tc.compile()
     except TaskError as e:
-        node = e.node if e.node is not None else fdef
-        c = getattr(node, "coord", None)
-        line = getattr(c, "line", 0) or tc.line
-        src = getattr(module, "source", None)
-        text = src.splitlines()[line - 1] if src and 0 < line <= len(src.splitlines()) else ""
-        raise CompileError([Diagnostic("error", f"task kernel '{kernel}': {e.msg}", module.filename, line,
-                                       getattr(c, "column", 0) or 0, text)]) from None
+        node = e.node if getattr(getattr(e.node, "coord", None), "line", 0) else tc.statement or fdef
+        raise CompileError([where.diag(node, f"task kernel '{kernel}': {e.msg}")]) from None

@@ -1,0 +1,111 @@
+"""Task-kernel compile errors (translator/backend/task.py) are located as the front end locates an
+ordinary kernel's: ``file:line:col: error: ...``, the line quoted, a caret under the column, the
+column mapped back through macro expansions (translator/srcloc.py).  Compiled for the 'tiny'
+machine without running anything; the expected places are read off the sources here."""
+import dataclasses
+
+import pytest
+
+from emulator.machine import load_machine
+from translator import CompileError, compile_opencl
+from translator.backend import compile_kernel
+
+
+def task_error(src, kernel="bad"):
+    """The one diagnostic compiling task kernel `kernel` of src for 'tiny' gives, and the module."""
+    module = compile_opencl(src, filename="kernel.cl", spmd=True)
+    with pytest.raises(CompileError) as e:
+        compile_kernel(module, kernel, load_machine("tiny"), "task")
+    [d] = e.value.diagnostics
+    return d, e.value.log
+
+
+def at(src, line, marker, nth=0):
+    """(line, column) of the nth occurrence of marker on line `line` (1-based) of src."""
+    text = src.splitlines()[line - 1]
+    col = -1
+    for _ in range(nth + 1):
+        col = text.index(marker, col + 1)
+    return line, col + 1
+
+
+def expect(src, line, marker, message, nth=0):
+    d, log = task_error(src)
+    ln, col = at(src, line, marker, nth)
+    assert (d.filename, d.line, d.column) == ("kernel.cl", ln, col), log
+    assert message in d.message, log
+    head, quoted, caret = log.splitlines()
+    assert head.startswith(f"kernel.cl:{ln}:{col}: error: task kernel 'bad': "), log
+    assert quoted == src.splitlines()[ln - 1], log
+    assert caret == " " * (col - 1) + "^", log
+
+
+def test_unknown_name():
+    src = "__task void bad(DRAM float *y, int n)\n{\n    int q = n + zz;\n}\n"
+    expect(src, 3, "zz", "use of undeclared identifier 'zz'")
+
+
+def test_unknown_name_after_a_macro_expansion():
+    """The column is the user's, not the preprocessed text's (LONGNAME expands to 3)."""
+    src = "#define LONGNAME 3\n__task void bad(DRAM float *y)\n{\n    int q = LONGNAME + zz;\n}\n"
+    expect(src, 4, "zz", "use of undeclared identifier 'zz'")
+
+
+def test_unsupported_type():
+    src = "__task void bad(DRAM float *y)\n{\n    int k = 0;\n    float f = 1;\n}\n"
+    expect(src, 4, "f", "type 'float' is not supported in task kernels", nth=1)
+
+
+def test_vector_type_mismatch():
+    src = ("__task void bad(DRAM float *y)\n{\n    L1BM float b[256];\n    mnint8 v = mn_broadcast(b);\n}\n")
+    expect(src, 4, "v =", "assigning mnfloat8 to mnint8")
+
+
+def test_size_that_is_not_a_constant():
+    src = ("__task void bad(DRAM const float *x, int n)\n{\n    L2BM float a[256];\n"
+           "    mn_distribute(a, x, n);\n}\n")
+    expect(src, 4, "n)", "the size of 'mn_distribute' (it is part of the instruction) must be a compile-time "
+                          "constant")
+
+
+def test_array_size_that_is_not_a_constant():
+    src = "__task void bad(DRAM float *y, int n)\n{\n    L2BM float a[n * 64];\n}\n"
+    expect(src, 3, "n *", "an array size must be a compile-time constant")
+
+
+def test_transfer_in_a_direction_it_does_not_move():
+    src = ("__task void bad(DRAM const float *x)\n{\n    L1BM float b[256];\n"
+           "    mn_broadcast(b, x, 128);\n}\n")
+    expect(src, 4, "mn_broadcast", "'mn_broadcast' cannot move DRAM -> L1BM")
+
+
+def test_waiting_twice_on_an_event():
+    src = ("__task void bad(DRAM const float *x)\n{\n    L2BM float a[256];\n"
+           "    mn_event e = mn_distribute_async(a, x, 512);\n    mn_wait(e);\n    mn_wait(e);\n}\n")
+    expect(src, 6, "mn_wait", "waiting on event 'e', which has no transfer in flight")
+
+
+def test_event_taking_a_synchronous_transfer():
+    src = ("__task void bad(DRAM const float *x)\n{\n    L2BM float a[256];\n"
+           "    mn_event e = mn_distribute(a, x, 512);\n}\n")
+    expect(src, 4, "mn_distribute", "an mn_event takes the result of an mn_*_async transfer")
+
+
+def test_a_module_without_its_sources_quotes_the_preprocessed_line():
+    """A module read back from a binary has the preprocessed text only: the error still has its
+    column and quotes that text (here the macro expanded)."""
+    src = "#define K 3\n__task void bad(DRAM float *y)\n{\n    int q = K + zz;\n}\n"
+    module = dataclasses.replace(compile_opencl(src, filename="kernel.cl", spmd=True), task_sources={})
+    with pytest.raises(CompileError) as e:
+        compile_kernel(module, "bad", load_machine("tiny"), "task")
+    assert e.value.log.splitlines() == ["kernel.cl:4:17: error: task kernel 'bad': use of undeclared identifier 'zz'",
+                                        "    int q = 3 + zz;", " " * 16 + "^"]
+
+
+def test_parameter_type_error_keeps_its_place():
+    src = "#define SCALE_TYPE float\n__task void bad(DRAM float *y, SCALE_TYPE s)\n{\n}\n"
+    with pytest.raises(CompileError) as e:
+        compile_opencl(src, filename="kernel.cl", spmd=True)
+    [d] = e.value.diagnostics
+    assert (d.line, d.column) == at(src, 2, "s)"), e.value.log
+    assert e.value.log.splitlines()[1:] == [src.splitlines()[1], " " * (d.column - 1) + "^"]
