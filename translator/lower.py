@@ -45,8 +45,9 @@ from llvmlite import ir
 from pycparser import c_ast, c_generator
 
 from . import cltypes as T
-from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, VOID, Array, Pointer,
+from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, ULONG, VOID, Array, Pointer,
                       Scalar, Struct, Vector, storage_type)
+from .constfold import fold_binary, fold_unary, parse_char, parse_float, parse_int
 from .module import KernelInfo, ParamInfo
 from .parse import RESERVED_SPACES
 from .srcloc import SourceMap
@@ -470,20 +471,12 @@ class Lowering:
             v = self._ceval(n.expr)
             if v is None:
                 return None
-            return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~v, "!": lambda: int(not v)}.get(n.op, lambda: None)()
+            return fold_unary(n.op, v)
         if isinstance(n, c_ast.BinaryOp):
             a, b = self._ceval(n.left), self._ceval(n.right)
             if a is None or b is None:
                 return None
-            ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                   "/": lambda: (int(a / b) if isinstance(a, int) and isinstance(b, int) else a / b),
-                   "%": lambda: (a - int(a / b) * b), "<<": lambda: a << b, ">>": lambda: a >> b,
-                   "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
-                   "<": lambda: int(a < b), ">": lambda: int(a > b), "<=": lambda: int(a <= b),
-                   ">=": lambda: int(a >= b), "==": lambda: int(a == b), "!=": lambda: int(a != b),
-                   "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b))}
-            f = ops.get(n.op)
-            return f() if f else None
+            return fold_binary(n.op, a, b)
         if isinstance(n, c_ast.TernaryOp):
             c = self._ceval(n.cond)
             if c is None:
@@ -2664,77 +2657,3 @@ def wrap_int(v, t):
     bits = T.elem_of(t).bits
     v &= (1 << bits) - 1
     return v
-
-
-def parse_int(text):
-    """An integer literal -> (value, type) with C99 typing (int, uint, long, ulong)."""
-    s = text.lower()
-    m = re.fullmatch(r"(0x[0-9a-f]+|0b[01]+|0[0-7]*|[1-9][0-9]*)(u?l{0,2}|l{0,2}u?)", s)
-    if not m:
-        return None, None
-    body, suf = m.group(1), m.group(2)
-    if len(body.lstrip("0xb")) > 70:      # more digits than any 64-bit value has (in binary: 64)
-        return 1 << 64, None             # too large, without converting (Python caps int() at 4300 digits)
-    if body.startswith("0x"):
-        v = int(body, 16)
-    elif body.startswith("0b"):
-        v = int(body[2:], 2)
-    elif body.startswith("0") and len(body) > 1:
-        v = int(body, 8)
-    else:
-        v = int(body)
-    dec = not body.startswith("0") or body == "0"
-    uns = "u" in suf
-    lng = "l" in suf
-    cands = []
-    if not lng:
-        cands += [UINT] if uns else ([INT] if dec else [INT, UINT])
-    cands += [ULONG] if uns else ([LONG] if dec else [LONG, ULONG])
-    if not uns and dec:
-        cands.append(ULONG)
-    for t in cands:
-        hi = (1 << (t.bits - (1 if t.signed else 0))) - 1
-        if v <= hi:
-            return v, t
-    return v, None
-
-
-def parse_float(text):
-    s = text.lower()
-    single = s.endswith("f")
-    if s.endswith(("f", "l")):
-        s = s[:-1]
-    try:
-        if s.startswith("0x"):
-            v = float.fromhex(s)
-        else:
-            v = float(s)
-    except ValueError:
-        return None, single
-    if single:
-        import struct
-        try:
-            v = struct.unpack("f", struct.pack("f", v))[0]
-        except OverflowError:
-            v = float("inf")
-    return v, single
-
-
-_ESC = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8, "f": 12, "v": 11, "?": 63}
-
-
-def parse_char(text, lw=None, node=None):
-    body = text[1:-1] if text.startswith("'") else text
-    if len(body) == 1:
-        return ord(body)
-    if body.startswith("\\"):
-        r = body[1:]
-        if r.startswith("x"):
-            return int(r[1:], 16)
-        if r and all(c in "01234567" for c in r):
-            return int(r, 8)
-        if r in _ESC:
-            return _ESC[r]
-    if lw is not None:
-        lw.error(node, f"unsupported character constant {text}")
-    return 0

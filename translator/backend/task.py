@@ -33,6 +33,7 @@ from pycparser import c_ast
 
 from emulator.numbers import f32_to_mnhalf
 
+from ..constfold import BINARY_OPS, fold_binary, fold_unary, parse_char, parse_int
 from ..module import CompileError, KernelInfo
 from ..srcloc import SourceMap, preprocessed_lines
 from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, _quals, _type_name, task_functions
@@ -592,12 +593,12 @@ class TaskCompiler:
 
     def uexpr(self, n) -> U:
         if isinstance(n, c_ast.Constant):
-            if n.type not in ("int", "unsigned int", "long int", "unsigned long int", "long long int",
-                              "unsigned long long int", "char"):
+            if n.type == "char":
+                return U.k(parse_char(n.value))
+            v = parse_int(n.value)[0] if n.type.endswith("int") else None
+            if v is None:
                 raise TaskError(n, f"uniform values are integers; '{n.value}' is not")
-            txt = n.value.rstrip("uUlL")
-            return U.k(int(txt, 0) if not txt.startswith("0") or txt == "0" or txt.startswith("0x")
-                       else int(txt, 8))
+            return U.k(v)
         if isinstance(n, c_ast.ID):
             return self.lookup_kind(n.name, n, "u", "a uniform integer here")
         if isinstance(n, c_ast.BinaryOp):
@@ -605,10 +606,10 @@ class TaskCompiler:
         if isinstance(n, c_ast.UnaryOp):
             if n.op == "-":
                 v = self.uexpr(n.expr)
-                return U.k(-v.const) if v.const is not None else U(f"(-{v.text})")
+                return U.k(fold_unary("-", v.const)) if v.const is not None else U(f"(-{v.text})")
             if n.op == "!":
                 v = self.uexpr(n.expr)
-                return U.k(int(not v.const)) if v.const is not None else U(f"({v.text}==0)")
+                return U.k(fold_unary("!", v.const)) if v.const is not None else U(f"({v.text}==0)")
             if n.op == "sizeof":
                 tn = _type_name(n.expr.type) if isinstance(n.expr, c_ast.Typename) else None
                 if tn in ELEMS:
@@ -628,19 +629,14 @@ class TaskCompiler:
         raise TaskError(n, f"{type(n).__name__} is not a uniform integer expression")
 
     def ubin(self, op, a, b, node):
-        ops = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=", "&&", "||"}
-        if op not in ops:
+        if op not in BINARY_OPS:
             raise TaskError(node, f"operator '{op}' is not supported on uniform integers")
         if op in ("/", "%") and b.const == 0:
             raise TaskError(node, "division by zero")
         if a.const is not None and b.const is not None:
-            x, y = a.const, b.const
-            r = {"+": x + y, "-": x - y, "*": x * y, "/": int(x / y) if op == "/" else 0,
-                 "%": x - int(x / y) * y if op == "%" else 0, "<<": x << y if op == "<<" else 0,
-                 ">>": x >> y if op == ">>" else 0, "&": x & y, "|": x | y, "^": x ^ y, "<": int(x < y),
-                 "<=": int(x <= y), ">": int(x > y), ">=": int(x >= y), "==": int(x == y),
-                 "!=": int(x != y), "&&": int(bool(x and y)), "||": int(bool(x or y))}[op]
-            return U.k(r)
+            if op in ("<<", ">>") and b.const < 0:
+                raise TaskError(node, f"shift by a negative amount ({b.const})")
+            return U.k(fold_binary(op, a.const, b.const))
         if op == "+" and a.const == 0:
             return b
         if op in ("+", "-") and b.const == 0:
