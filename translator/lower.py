@@ -50,6 +50,7 @@ from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, ULONG, VOID, Array, 
 from .constfold import fold_binary, fold_unary, parse_char, parse_float, parse_int
 from .module import KernelInfo, ParamInfo
 from .parse import RESERVED_SPACES
+from .scopes import Scopes
 from .srcloc import SourceMap
 from .values import LV, RV, SwizzleLV
 
@@ -176,9 +177,9 @@ class Lowering:
         self.module = ir.Module(name=filename)
         self.module.triple = T.target_machine().triple
         self.module.data_layout = str(T.target_data())
-        self.scopes = [{}]
-        self.tags = [{}]
-        self.typedefs = [{}]
+        self.scopes = Scopes()      # ordinary identifiers -> Sym
+        self.tags = Scopes()        # struct / union / enum tags
+        self.typedefs = Scopes()
         self.kernels = {}
         self.funcs = {}             # name -> (FuncDef, Function type, ir.Function or None)
         self.func_defs = {}
@@ -278,22 +279,13 @@ class Lowering:
         self.typedefs.pop()
 
     def lookup(self, name):
-        for s in reversed(self.scopes):
-            if name in s:
-                return s[name]
-        return None
+        return self.scopes.lookup(name)
 
     def lookup_typedef(self, name):
-        for s in reversed(self.typedefs):
-            if name in s:
-                return s[name]
-        return None
+        return self.typedefs.lookup(name)
 
     def lookup_tag(self, name):
-        for s in reversed(self.tags):
-            if name in s:
-                return s[name]
-        return None
+        return self.tags.lookup(name)
 
     # ------------------------------------------------------------------ types from AST
     def quals_of(self, quals, node):
@@ -733,9 +725,9 @@ class Lowering:
         saved = (self.ctx, self.b, self.scopes, self.tags, self.typedefs)
         self.lowering_stack.append(name)
         try:
-            self.scopes = [self.scopes[0], {}]
-            self.tags = [self.tags[0], {}]
-            self.typedefs = [self.typedefs[0], {}]
+            self.scopes = Scopes([self.scopes[0], {}])
+            self.tags = Scopes([self.tags[0], {}])
+            self.typedefs = Scopes([self.typedefs[0], {}])
             ctx = FuncCtx(fn, ret, False)
             ctx.name = name
             self.ctx = ctx
@@ -832,9 +824,9 @@ class Lowering:
                  getattr(ctx, "inline_ret", None))
         self.lowering_stack.append(name)
         try:
-            self.scopes = [self.scopes[0], {}]
-            self.tags = [self.tags[0], {}]
-            self.typedefs = [self.typedefs[0], {}]
+            self.scopes = Scopes([self.scopes[0], {}])
+            self.tags = Scopes([self.tags[0], {}])
+            self.typedefs = Scopes([self.typedefs[0], {}])
             for pt, pn, slot in zip(params, f["names"], slots):
                 if pn is not None:
                     self.scopes[-1][pn] = Sym("var", pt, ptr=slot, replicated=True)

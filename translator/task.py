@@ -14,15 +14,22 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
+from . import cltypes as T
 from .module import CompileError, KernelInfo, ParamInfo
 from .srcloc import SourceMap
 
-# scalar element types of pointers: name -> (bytes, numpy dtype, reduce-op prefix)
-ELEMS = {"mnhalf": (2, "uint16", "h"), "float": (4, "float32", "f"), "double": (8, "float64", "d"),
-         "int": (4, "int32", "i"), "uint": (4, "uint32", "i"), "long": (8, "int64", "l"),
-         "ulong": (8, "uint64", "l"), "short": (2, "int16", "s"), "ushort": (2, "uint16", "s"),
-         "char": (1, "int8", None), "uchar": (1, "uint8", None)}
-SCALARS = {"int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64", "size_t": "uint64"}
+
+def _ctype(name):
+    """The front end's type (cltypes) of a dialect scalar; mnhalf is a half in ushort bits."""
+    return T.USHORT if name == "mnhalf" else T.type_by_name(name)
+
+
+# the element types DRAM / L2BM / L1BM pointers address, with the precision letter of the
+# reduce operations on them (mn_reduce; None: not reducible)
+_REDUCE_PREFIX = {"mnhalf": "h", "float": "f", "double": "d", "int": "i", "uint": "i", "long": "l", "ulong": "l",
+                  "short": "s", "ushort": "s", "char": None, "uchar": None}
+ELEMS = {n: (_ctype(n).size(), _ctype(n).np_dtype(), p) for n, p in _REDUCE_PREFIX.items()}   # (bytes, dtype, prefix)
+SCALARS = {n: _ctype(n).np_dtype() for n in ("int", "uint", "long", "ulong", "size_t")}       # scalar parameters
 
 
 @dataclass(frozen=True)
@@ -60,26 +67,26 @@ typedef struct __mn_vector mnfloat2;
 typedef struct __mn_event mn_event;
 """
 
+
 def task_functions(ast):
     """The __task function definitions of a translation unit."""
     return [e for e in ast.ext if isinstance(e, c_ast.FuncDef) and "__task" in (e.decl.funcspec or [])]
 
 
-def _type_name(tnode):
+def type_name(tnode):
+    """The name of a declaration's base type, spelt as the front end spells it (``unsigned long
+    int`` -> ``ulong``: cltypes); a typedef or dialect name as written; None for a struct."""
     t = tnode
     while isinstance(t, (c_ast.TypeDecl, c_ast.PtrDecl, c_ast.ArrayDecl)):
         t = t.type
     if isinstance(t, c_ast.IdentifierType):
-        names = [n for n in t.names if n not in ("signed",)]
-        if names == ["unsigned", "int"] or names == ["unsigned"]:
-            return "uint"
-        if names == ["unsigned", "long"]:
-            return "ulong"
-        return " ".join(names)
+        ct = T.c_specifiers_type(t.names) if len(t.names) > 1 or t.names[0] in ("unsigned", "signed") else None
+        return ct.name if ct is not None else " ".join(t.names)
     return None
 
 
-def _quals(tnode):
+def qualifiers(tnode):
+    """The qualifiers of a declaration and of what it points to or holds (const, DRAM, L2BM...)."""
     q = set()
     t = tnode
     while isinstance(t, (c_ast.TypeDecl, c_ast.PtrDecl, c_ast.ArrayDecl)):
@@ -101,12 +108,12 @@ def signature(fdef, filename, sources=None, colmap=None) -> KernelInfo:
     plist = fdef.decl.type.args.params if fdef.decl.type.args else []
     for pd in plist:
         if isinstance(pd, c_ast.EllipsisParam) or pd.name is None:
-            if _type_name(pd.type) == "void" and not isinstance(pd.type, c_ast.PtrDecl):
+            if type_name(pd.type) == "void" and not isinstance(pd.type, c_ast.PtrDecl):
                 continue
             raise error(pd, f"task kernel '{name}': every parameter needs a name")
-        tn = _type_name(pd.type)
+        tn = type_name(pd.type)
         if isinstance(pd.type, c_ast.PtrDecl):
-            q = _quals(pd.type) | set(pd.quals or ())
+            q = qualifiers(pd.type) | set(pd.quals or ())
             if "DRAM" not in q:
                 raise error(pd, f"task kernel parameter '{pd.name}' must point to DRAM "
                                 f"(write 'DRAM {tn} *{pd.name}')")

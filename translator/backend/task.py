@@ -35,8 +35,9 @@ from emulator.numbers import f32_to_mnhalf
 
 from ..constfold import BINARY_OPS, fold_binary, fold_unary, parse_char, parse_int
 from ..module import CompileError, KernelInfo
+from ..scopes import Scopes
 from ..srcloc import SourceMap, preprocessed_lines
-from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, _quals, _type_name, task_functions
+from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, qualifiers, task_functions, type_name
 from .emit import emit_program
 from .ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 
@@ -140,7 +141,7 @@ class TaskCompiler:
     def __init__(self, fdef, machine, info: KernelInfo):
         self.fdef, self.m, self.info = fdef, machine, info
         self.items = []                  # the ops tree being built
-        self.scopes = [{}]
+        self.scopes = Scopes()
         self.alloc = {}                  # VReg -> (space, slot): emit.schedule's view of locations
         self.grf0 = [0] * 64             # named vectors in GRF0 (slots)
         self.tmp_next = 0                # GRF1 temporaries: a stack reset per statement
@@ -178,14 +179,14 @@ class TaskCompiler:
 
     # -- scopes ---------------------------------------------------------------------------------
     def declare(self, name, var, node=None):
-        if name in self.scopes[-1]:
+        if self.scopes.declared_here(name):
             raise TaskError(node, f"'{name}' is declared twice")
         self.scopes[-1][name] = var
 
     def lookup(self, name, node):
-        for s in reversed(self.scopes):
-            if name in s:
-                return s[name]
+        var = self.scopes.lookup(name)
+        if var is not None:
+            return var
         if name in BUILTIN_CONSTS:
             m = self.m
             return Var("u", U.k({"NUM_PE": m.n_pe, "NUM_GROUPS": m.groups, "NUM_L2B": m.l2b_per_group,
@@ -389,8 +390,8 @@ class TaskCompiler:
     def decl(self, d):
         if d.name is None:
             raise TaskError(d, "declaration without a name")
-        tn = _type_name(d.type)
-        q = _quals(d.type) | set(d.quals or ())
+        tn = type_name(d.type)
+        q = qualifiers(d.type) | set(d.quals or ())
         if isinstance(d.type, c_ast.ArrayDecl):
             count = self.const(d.type.dim, "an array size")
             if count <= 0:
@@ -611,7 +612,7 @@ class TaskCompiler:
                 v = self.uexpr(n.expr)
                 return U.k(fold_unary("!", v.const)) if v.const is not None else U(f"({v.text}==0)")
             if n.op == "sizeof":
-                tn = _type_name(n.expr.type) if isinstance(n.expr, c_ast.Typename) else None
+                tn = type_name(n.expr.type) if isinstance(n.expr, c_ast.Typename) else None
                 if tn in ELEMS:
                     return U.k(ELEMS[tn][0])
                 if tn in VECS:
