@@ -109,3 +109,33 @@ def test_parameter_type_error_keeps_its_place():
     [d] = e.value.diagnostics
     assert (d.line, d.column) == at(src, 2, "s)"), e.value.log
     assert e.value.log.splitlines()[1:] == [src.splitlines()[1], " " * (d.column - 1) + "^"]
+
+
+def test_redeclaration_in_one_scope():
+    src = "__task void bad(DRAM float *y)\n{\n    int k = 1;\n    {\n        int k = 2;\n    }\n    int k = 3;\n}\n"
+    expect(src, 7, "k =", "'k' is declared twice")
+
+
+def test_negative_constant_shift():
+    src = "__task void bad(DRAM float *y)\n{\n    L2BM float a[64 << -1];\n}\n"
+    expect(src, 3, "64", "shift by a negative amount (-1)")
+
+
+# -- the front end's literals and type names ---------------------------------------------------
+def test_character_constants_are_uniform_integers():
+    """'c' - 'a' folds to 2 (constfold.parse_char): the loop unrolls into two gathers."""
+    src = ("__task void chars(DRAM const float *x, DRAM float *y)\n{\n    L2BM float a[256];\n"
+           "    mn_distribute(a, x, 512);\n    for (int i = 0; i < 'c' - 'a'; i++)\n        mn_gather(y, a, 512);\n}\n")
+    module = compile_opencl(src, filename="kernel.cl", spmd=True)
+    asm = compile_kernel(module, "chars", load_machine("tiny"), "task").asm
+    assert len([ln for ln in asm.splitlines() if ln.split()[:1] == ["mvd/n256i250"]]) == 3, asm
+
+
+def test_parameter_types_in_any_c_spelling():
+    src = "__task void k(DRAM float *y, unsigned long int n, signed m, unsigned short int s)\n{\n}\n"
+    with pytest.raises(CompileError) as e:
+        compile_opencl(src, filename="kernel.cl", spmd=True)
+    assert "parameter 's' has type 'ushort'" in e.value.log, e.value.log
+    module = compile_opencl(src.replace(", unsigned short int s", ""), filename="kernel.cl", spmd=True)
+    assert [(p.type_name, p.dtype, p.size) for p in module.kernels["k"].params[1:]] == \
+        [("ulong", "uint64", 8), ("int", "int32", 4)]
