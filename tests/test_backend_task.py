@@ -139,3 +139,20 @@ def test_parameter_types_in_any_c_spelling():
     module = compile_opencl(src.replace(", unsigned short int s", ""), filename="kernel.cl", spmd=True)
     assert [(p.type_name, p.dtype, p.size) for p in module.kernels["k"].params[1:]] == \
         [("ulong", "uint64", 8), ("int", "int32", 4)]
+
+
+def test_vector_constants_read_as_c_literals():
+    """Octal and hex literals splat into vectors as C reads them (constfold), not as Python does."""
+    src = ("__task void lits(DRAM const int *x, DRAM int *y)\n{\n    L2BM int a[512];\n    L1BM int b[256];\n"
+           "    mn_distribute(a, x, 512);\n    mn_distribute(b, a, 256);\n"
+           "    mnint8 k = 010;\n    mnlong4 m = 0x1F;\n    mnfloat8 f = 0x10;\n    mnint8 v = mn_distribute(b);\n"
+           "    mn_gather(b, v + k);\n    mn_gather(a, b, 256);\n    mn_gather(y, a, 512);\n}\n")
+    module = compile_opencl(src, filename="kernel.cl", spmd=True)
+    asm = compile_kernel(module, "lits", load_machine("tiny"), "task").asm
+    ops = [op.split()[:2] for ln in asm.splitlines() for op in ln.split("#")[0].split(";")]    # VLIW: a; b
+    assert ["imm", "0x00000008"] in ops and ["limm", "0x000000000000001f"] in ops and \
+        ["imm", "0x41800000"] in ops, ops
+    with pytest.raises(CompileError) as e:
+        compile_kernel(compile_opencl(src.replace("010", "1.5"), filename="kernel.cl", spmd=True), "lits",
+                       load_machine("tiny"), "task")
+    assert "kernel.cl:7:16: error: task kernel 'lits': '1.5' is not an integer (the lanes of mnint8)" in e.value.log

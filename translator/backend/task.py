@@ -33,7 +33,7 @@ from pycparser import c_ast
 
 from emulator.numbers import f32_to_mnhalf
 
-from ..constfold import BINARY_OPS, fold_binary, fold_unary, parse_char, parse_int
+from ..constfold import BINARY_OPS, fold_binary, fold_unary, parse_char, parse_float, parse_int
 from ..module import CompileError, KernelInfo
 from ..scopes import Scopes
 from ..srcloc import SourceMap, preprocessed_lines
@@ -785,17 +785,19 @@ class TaskCompiler:
         raise TaskError(n, f"{type(n).__name__} is not a per-PE vector expression")
 
     def splat_const(self, n, vt: VecType) -> V:
-        neg = isinstance(n, c_ast.UnaryOp)
-        c = n.expr if neg else n
+        """A literal (or its negation) in every lane of a vt."""
+        x = self.literal(n, vt)
         if vt.prec == "f":
-            x = float(c.value.rstrip("fF")) * (-1 if neg else 1)
-            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+            try:
+                bits = struct.unpack("<I", struct.pack("<f", x))[0]
+            except OverflowError:
+                raise TaskError(n, f"{x} is outside the range of float") from None
         elif vt.prec == "i":
-            bits = (int(c.value.rstrip("uUlL"), 0) * (-1 if neg else 1)) & 0xFFFFFFFF
+            bits = x & 0xFFFFFFFF
         elif vt.prec == "l":
-            bits = (int(c.value.rstrip("uUlL"), 0) * (-1 if neg else 1)) & 0xFFFFFFFFFFFFFFFF
+            bits = x & 0xFFFFFFFFFFFFFFFF
         else:
-            h = int(f32_to_mnhalf(np.array([float(c.value.rstrip("fF")) * (-1 if neg else 1)], np.float32))[0])
+            h = int(f32_to_mnhalf(np.array([x], np.float32))[0])
             bits = h * 0x0001000100010001
         t = self.temp(vt, n)
         if bits == 0:
@@ -807,6 +809,25 @@ class TaskCompiler:
         else:
             self.emit(f"limm 0x{bits:016x} {t.operand('l')}", "alu", [], [t])
         return V(vt, t)
+
+    @staticmethod
+    def literal(n, vt: VecType):
+        """The value of the literal n or -literal, read as the front end reads it (constfold): a
+        float for a float or half vector, an integer for an integer one."""
+        neg = isinstance(n, c_ast.UnaryOp)
+        c = n.expr if neg else n
+        if c.type == "char":
+            v = parse_char(c.value)
+        elif c.type.endswith("int"):
+            v = parse_int(c.value)[0]
+        else:
+            v = parse_float(c.value)[0]
+        if v is None or (vt.prec in ("i", "l") and isinstance(v, float)):
+            raise TaskError(n, f"'{c.value}' is not {'an integer' if vt.prec in ('i', 'l') else 'a number'} "
+                               f"(the lanes of {vt.name})")
+        if vt.prec in ("f", "h"):
+            v = float(v)
+        return -v if neg else v
 
     def vec_binary(self, op, a: V, b: V, node) -> V:
         if a.vt != b.vt:
