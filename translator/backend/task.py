@@ -46,6 +46,9 @@ MAX_TAGS = 200           # MV tags 1..MAX_TAGS belong to events
 
 
 class TaskError(Exception):
+    """An error in the kernel at node (None: the statement being compiled); compile_task turns it
+    into a located CompileError."""
+
     def __init__(self, node, msg):
         super().__init__(msg)
         self.node, self.msg = node, msg
