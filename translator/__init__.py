@@ -159,7 +159,7 @@ def _compile(source, filename, options, opt_level, spmd=False):
         ast.ext = [e for e in ast.ext if e not in tasks]
         task_infos = {}
         for f in tasks:
-            info = signature(f, filename, sources)
+            info = signature(f, filename, sources, colmap)
             task_infos[info.name] = info
     lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
                   single_const=bo.single_precision_constant, spmd=spmd)
@@ -184,6 +184,7 @@ def _compile(source, filename, options, opt_level, spmd=False):
     if tasks:
         out.kernels.update(task_infos)
         out.task_text = text
+        out.task_sources = sources
     return out
 
 

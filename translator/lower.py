@@ -45,10 +45,13 @@ from llvmlite import ir
 from pycparser import c_ast, c_generator
 
 from . import cltypes as T
-from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, UINT, ULONG, VOID, Array, Pointer,
+from .cltypes import (BOOL, CHAR, DOUBLE, FLOAT, INT, LONG, ULONG, VOID, Array, Pointer,
                       Scalar, Struct, Vector, storage_type)
-from .module import Diagnostic, KernelInfo, ParamInfo
+from .constfold import fold_binary, fold_unary, parse_char, parse_float, parse_int
+from .module import KernelInfo, ParamInfo
 from .parse import RESERVED_SPACES
+from .scopes import Scopes
+from .srcloc import SourceMap
 from .values import LV, RV, SwizzleLV
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -166,16 +169,17 @@ class FuncCtx:
 
 class Lowering:
     def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False):
-        self.ast, self.filename, self.sources, self.colmap = ast, filename, sources, colmap
+        self.ast, self.filename = ast, filename
+        self.where = SourceMap(filename, sources, colmap)    # node -> located Diagnostic
         self.spmd = spmd            # per-work-item kernels (K__wi) for the SIMD backend
         self.fast_math = fast_math
         self.single_const = single_const
         self.module = ir.Module(name=filename)
         self.module.triple = T.target_machine().triple
         self.module.data_layout = str(T.target_data())
-        self.scopes = [{}]
-        self.tags = [{}]
-        self.typedefs = [{}]
+        self.scopes = Scopes()      # ordinary identifiers -> Sym
+        self.tags = Scopes()        # struct / union / enum tags
+        self.typedefs = Scopes()
         self.kernels = {}
         self.funcs = {}             # name -> (FuncDef, Function type, ir.Function or None)
         self.func_defs = {}
@@ -192,15 +196,7 @@ class Lowering:
 
     # ------------------------------------------------------------------ diagnostics
     def diag(self, node, msg, sev="error"):
-        coord = getattr(node, "coord", None) if node is not None else None
-        if coord is None or not getattr(coord, "line", 0):
-            file, line, col = self.filename, 0, 0
-        else:
-            file, line, col = coord.file or self.filename, coord.line, coord.column or 1
-        line, col = self.colmap(file, line, col)
-        lines = self.sources.get(file, [])
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        return Diagnostic(sev, msg, file, line, col, text)
+        return self.where.diag(node, msg, sev)
 
     def error(self, node, msg):
         raise LowerError(self.diag(node, msg))
@@ -283,22 +279,13 @@ class Lowering:
         self.typedefs.pop()
 
     def lookup(self, name):
-        for s in reversed(self.scopes):
-            if name in s:
-                return s[name]
-        return None
+        return self.scopes.lookup(name)
 
     def lookup_typedef(self, name):
-        for s in reversed(self.typedefs):
-            if name in s:
-                return s[name]
-        return None
+        return self.typedefs.lookup(name)
 
     def lookup_tag(self, name):
-        for s in reversed(self.tags):
-            if name in s:
-                return s[name]
-        return None
+        return self.tags.lookup(name)
 
     # ------------------------------------------------------------------ types from AST
     def quals_of(self, quals, node):
@@ -476,20 +463,12 @@ class Lowering:
             v = self._ceval(n.expr)
             if v is None:
                 return None
-            return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~v, "!": lambda: int(not v)}.get(n.op, lambda: None)()
+            return fold_unary(n.op, v)
         if isinstance(n, c_ast.BinaryOp):
             a, b = self._ceval(n.left), self._ceval(n.right)
             if a is None or b is None:
                 return None
-            ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                   "/": lambda: (int(a / b) if isinstance(a, int) and isinstance(b, int) else a / b),
-                   "%": lambda: (a - int(a / b) * b), "<<": lambda: a << b, ">>": lambda: a >> b,
-                   "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
-                   "<": lambda: int(a < b), ">": lambda: int(a > b), "<=": lambda: int(a <= b),
-                   ">=": lambda: int(a >= b), "==": lambda: int(a == b), "!=": lambda: int(a != b),
-                   "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b))}
-            f = ops.get(n.op)
-            return f() if f else None
+            return fold_binary(n.op, a, b)
         if isinstance(n, c_ast.TernaryOp):
             c = self._ceval(n.cond)
             if c is None:
@@ -746,9 +725,9 @@ class Lowering:
         saved = (self.ctx, self.b, self.scopes, self.tags, self.typedefs)
         self.lowering_stack.append(name)
         try:
-            self.scopes = [self.scopes[0], {}]
-            self.tags = [self.tags[0], {}]
-            self.typedefs = [self.typedefs[0], {}]
+            self.scopes = Scopes([self.scopes[0], {}])
+            self.tags = Scopes([self.tags[0], {}])
+            self.typedefs = Scopes([self.typedefs[0], {}])
             ctx = FuncCtx(fn, ret, False)
             ctx.name = name
             self.ctx = ctx
@@ -845,9 +824,9 @@ class Lowering:
                  getattr(ctx, "inline_ret", None))
         self.lowering_stack.append(name)
         try:
-            self.scopes = [self.scopes[0], {}]
-            self.tags = [self.tags[0], {}]
-            self.typedefs = [self.typedefs[0], {}]
+            self.scopes = Scopes([self.scopes[0], {}])
+            self.tags = Scopes([self.tags[0], {}])
+            self.typedefs = Scopes([self.typedefs[0], {}])
             for pt, pn, slot in zip(params, f["names"], slots):
                 if pn is not None:
                     self.scopes[-1][pn] = Sym("var", pt, ptr=slot, replicated=True)
@@ -2670,77 +2649,3 @@ def wrap_int(v, t):
     bits = T.elem_of(t).bits
     v &= (1 << bits) - 1
     return v
-
-
-def parse_int(text):
-    """An integer literal -> (value, type) with C99 typing (int, uint, long, ulong)."""
-    s = text.lower()
-    m = re.fullmatch(r"(0x[0-9a-f]+|0b[01]+|0[0-7]*|[1-9][0-9]*)(u?l{0,2}|l{0,2}u?)", s)
-    if not m:
-        return None, None
-    body, suf = m.group(1), m.group(2)
-    if len(body.lstrip("0xb")) > 70:      # more digits than any 64-bit value has (in binary: 64)
-        return 1 << 64, None             # too large, without converting (Python caps int() at 4300 digits)
-    if body.startswith("0x"):
-        v = int(body, 16)
-    elif body.startswith("0b"):
-        v = int(body[2:], 2)
-    elif body.startswith("0") and len(body) > 1:
-        v = int(body, 8)
-    else:
-        v = int(body)
-    dec = not body.startswith("0") or body == "0"
-    uns = "u" in suf
-    lng = "l" in suf
-    cands = []
-    if not lng:
-        cands += [UINT] if uns else ([INT] if dec else [INT, UINT])
-    cands += [ULONG] if uns else ([LONG] if dec else [LONG, ULONG])
-    if not uns and dec:
-        cands.append(ULONG)
-    for t in cands:
-        hi = (1 << (t.bits - (1 if t.signed else 0))) - 1
-        if v <= hi:
-            return v, t
-    return v, None
-
-
-def parse_float(text):
-    s = text.lower()
-    single = s.endswith("f")
-    if s.endswith(("f", "l")):
-        s = s[:-1]
-    try:
-        if s.startswith("0x"):
-            v = float.fromhex(s)
-        else:
-            v = float(s)
-    except ValueError:
-        return None, single
-    if single:
-        import struct
-        try:
-            v = struct.unpack("f", struct.pack("f", v))[0]
-        except OverflowError:
-            v = float("inf")
-    return v, single
-
-
-_ESC = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8, "f": 12, "v": 11, "?": 63}
-
-
-def parse_char(text, lw=None, node=None):
-    body = text[1:-1] if text.startswith("'") else text
-    if len(body) == 1:
-        return ord(body)
-    if body.startswith("\\"):
-        r = body[1:]
-        if r.startswith("x"):
-            return int(r[1:], 16)
-        if r and all(c in "01234567" for c in r):
-            return int(r, 8)
-        if r in _ESC:
-            return _ESC[r]
-    if lw is not None:
-        lw.error(node, f"unsupported character constant {text}")
-    return 0

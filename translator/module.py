@@ -121,3 +121,4 @@ class CompiledModule:
     log: str = ""                      # warnings, formatted like errors
     diagnostics: list = field(default_factory=list)
     task_text: str = ""                # the preprocessed source, when it has task kernels (compiled per machine)
+    task_sources: dict = field(default_factory=dict)   # ... and the lines of each file it read (diagnostics)

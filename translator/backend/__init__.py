@@ -123,7 +123,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     """Compile kernel `kernel` of a CompiledModule (built with spmd=True) for `machine`."""
     info = module.kernels[kernel]
     if info.task:                    # a task kernel: its own compiler (translator/task.py)
-        from ..task import compile_task
+        from .task import compile_task
         asm, args = compile_task(module, kernel, machine)
         return KernelBinary(kernel, machine.name, "task", asm, args, [asdict(p) for p in info.params])
     try:
