@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import count
 
-from .seqexpr import Reg, SeqExpr, seq
+from .seqexpr import Num, Reg, SeqExpr, register, seq
 
 _ids = count()
 
@@ -80,7 +80,7 @@ class SeqLoop:
     start: SeqExpr
     stop: SeqExpr
     body: list = field(default_factory=list)
-    step: SeqExpr = "1"
+    step: SeqExpr = Num(1)
 
     def __post_init__(self):
         self.reg, self.start, self.stop, self.step = register(self.reg), seq(self.start), seq(self.stop), seq(self.step)
@@ -133,14 +133,6 @@ class Call:
 
     def __post_init__(self):
         self.offsets = {k: seq(v) for k, v in self.offsets.items()}
-
-
-def register(x) -> Reg:
-    """x (a Reg or its text, %name) as a Reg."""
-    r = seq(x)
-    if not isinstance(r, Reg):
-        raise ValueError(f"'{x}' is not a sequencer register")
-    return r
 
 
 def flat_ops(items):

@@ -384,6 +384,14 @@ def seq(x) -> SeqExpr:
     raise TypeError(f"a sequencer expression, not {type(x).__name__} {x!r}")
 
 
+def register(x) -> Reg:
+    """x (a Reg or its text, %name) as a Reg."""
+    r = seq(x)
+    if not isinstance(r, Reg):
+        raise ValueError(f"'{x}' is not a sequencer register")
+    return r
+
+
 # -- building ---------------------------------------------------------------------------------
 
 def num(v: int) -> SeqExpr:
