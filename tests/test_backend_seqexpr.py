@@ -16,7 +16,7 @@ from translator.backend import compile_kernel, ops
 from translator.backend import seqexpr as S
 from translator.backend.emit import emit_program
 from translator.backend.ops import MV, Call, Op, SeqIf, SeqLoop, SeqSet, VReg
-from translator.backend.packing import subst
+from translator.backend.packing import pack_loops, subst
 from translator.backend.prefetch import prefetch_waves
 from translator.backend.versioning import version_loops
 
@@ -156,6 +156,33 @@ def test_packing_substitutes_in_every_expression():
             str(out[3].start), str(out[3].stop)] == \
         ["%b0+(4*%pq1)*16", "(4*%pq1) & 1", "(4*%pq1) + %n00", "(4*%pq1) * 2", "(4*%pq1)", "(4*%pq1) + 4"]
     assert str(tree[0].d_offset) == "%b0+%n0*16" and out[2].body[0] is op      # the input is untouched
+
+
+def test_packing_runs_four_passes_at_once():
+    """A counted loop that loads x[n] and accumulates it: the packed loop's groups, its prefetch
+    of the groups ahead and the tail loop, with the counter substituted in every expression."""
+    lay = types.SimpleNamespace(narrow=8, l2bmd_steps=1, stripe=512, l2b=4, pe_l1b=16, l1b=4)
+    x, acc = VReg("x"), VReg("acc")
+    mv = MV("mvd/n128i7 $d0 $lc0", "%b0+%n0*64", chain=(7, 0, 0))
+    body = [mv, Op("wait i7", "wait"), Op("l2bmd $lc0 $lb0", "l2bm"), Op("l1bmd $lb0 {d0}", "l1bm", (x,)),
+            Op("fadd {s0} {s1} {d0}", "alu", (acc,), (acc, x))]
+    tree = [Op("zero {d0}", "alu", (acc,)), SeqLoop("%n0", "0", "%p1", body),
+            Op("st {s0}", "l1bm", (), (acc,), mem=(("w", "m", 0, 1),))]
+    free = iter(range(1000, 9000, 128))
+    out = pack_loops(tree, lay, lambda n: next(free))
+    groups = "((%p1) - 1) / 4"
+    ahead = [x for x in out if isinstance(x, SeqIf)]
+    assert [str(x.cond) for x in ahead] == [f"{g} < {groups}" for g in range(3)]
+    assert [str(m.d_offset) for m in ahead[1].then] == [f"%b0+(4*(1)+{c})*64" for c in range(4)]
+    packed, tail = [x for x in out if isinstance(x, SeqLoop)]
+    assert (str(packed.reg), str(packed.start), str(packed.stop)) == ("%pq1", "0", groups)
+    assert (str(tail.reg), str(tail.start), str(tail.stop)) == ("%n0", f"4 * ({groups})", "%p1")
+    turn = packed.body[0]
+    assert str(turn.cond) == "%pq1 % 4 == 0"
+    prefetch = turn.then[0]
+    assert str(prefetch.cond) == f"%pq1+3 < {groups}"
+    assert [str(m.d_offset) for m in prefetch.then] == [f"%b0+(4*(%pq1+3)+{c})*64" for c in range(4)]
+    assert [o.text for o in turn.then[1:] if o.unit == "wait"] == ["wait i241"]
 
 
 def test_prefetch_issues_the_next_wave():
