@@ -28,7 +28,7 @@ FORMS = [
     "(%wx + 1) * 512) - 1) + 0 + (0) + 4 <= %nb0) or not (%n0 >= 0)",
     "(((%b0+%wx*2048+((((0)+((0)+((((0+(4*(%pq1+3)+0))*%p4))*4)))>>2)>>1))*((%b0+%wx*2048)>0))-536870400)",
     "((((((0) + ((0) + (((0 + (4*%pq1))) * 4)))) >> 8) << 6) >> 6) & 1", "%items > 1", "0x40 + %b1",
-    "%a < %b <= %c", "not %a or %b and not %c", "-%a * ~%b - +%c // 3 % 5 ^ %d | %e", "%x if %y else %z if %w else 2",
+    "%a < %b <= %c", "not %a or %b and not %c", "(%v0_j<0||%v0_j>=1)", "%a&&%b||%c and %d", "(%a&%b)&&(%c|%d)", "-%a * ~%b - +%c // 3 % 5 ^ %d | %e", "%x if %y else %z if %w else 2",
 ]
 
 
@@ -228,8 +228,8 @@ def corpus_expressions(monkeypatch, files, machine, modes):
             for mode in modes:
                 try:
                     compile_kernel(mod, k, m, mode)
-                except CompileError:        # a kernel the corpus has for its diagnostic
-                    pass
+                except CompileError as e:   # a kernel the corpus has for its diagnostic
+                    assert "internal compiler error" not in str(e)
     return seen
 
 
@@ -240,10 +240,15 @@ def check_all(seen):
         agree(text, rng, rounds=3)
 
 
-def test_some_kernels_expressions(monkeypatch):
+def test_some_kernels_expressions(monkeypatch, tmp_path):
+    # a task kernel (translator/task.py writes its own expressions), built for one shape
+    task = tmp_path / "matvec_task.cl"
+    task.write_text("#define ROWS 128\n#define COLS 256\n#define BATCH 1\n#define HALF 0\n"
+                    + open("samples/llm_decode/matvec_task.cl").read())
     seen = corpus_expressions(monkeypatch, ["tests/kernels/saxpy_tail.cl", "tests/kernels/abs_min.cl"],
                               "tiny", ("1d", "nd"))
-    assert len(seen) > 20
+    seen |= corpus_expressions(monkeypatch, [str(task)], "tiny", ("1d",))
+    assert len(seen) > 20 and any("||" in x for x in seen)
     check_all(seen)
 
 

@@ -3,7 +3,7 @@ address offsets of the control nodes (ops.py).
 
 The sequencer's language (emulator/program.py ``compile_scalar``) is Python's expression syntax
 over integers and ``%registers`` with C's operators: ``/`` and ``%`` truncate, shift counts are
-0..63, a comparison gives 0 or 1.  ``parse`` reads it into ``Reg``, ``Num``, ``Paren``, ``Unary``,
+0..63, a comparison gives 0 or 1, ``&&`` and ``||`` are ``and`` and ``or`` (task.py writes them).  ``parse`` reads it into ``Reg``, ``Num``, ``Paren``, ``Unary``,
 ``Binary``, ``Compare``, ``BoolOp`` and ``IfExp`` nodes; passes ask a tree for its free registers
 (``regs``), substitute a value for a register (``at``), or evaluate it (``evaluate``) instead of
 editing text.
@@ -165,23 +165,23 @@ class Compare(SeqExpr):
 
 @dataclass(frozen=True)
 class BoolOp(SeqExpr):
-    """values joined by one of and / or (Python's: the value of the operand that decides)."""
-    op: str
+    """values joined by and, or by or (Python's: the value of the operand that decides)."""
+    op: str                        # and | or
     values: tuple
-    gaps: tuple                    # per operator: the spacing before and after it
+    seps: tuple                    # the text between two values: ' and ', '&&', ...
 
     @property
     def prec(self):
         return AND if self.op == "and" else OR
 
     def __str__(self):
-        return str(self.values[0]) + "".join(f"{g[0]}{self.op}{g[1]}{x}" for x, g in zip(self.values[1:], self.gaps))
+        return str(self.values[0]) + "".join(f"{g}{x}" for x, g in zip(self.values[1:], self.seps))
 
     def kids(self):
         return self.values
 
     def rebuild(self, kids):
-        return BoolOp(self.op, tuple(kids), self.gaps)
+        return BoolOp(self.op, tuple(kids), self.seps)
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ class SeqSyntaxError(ValueError):
 
 
 _WORDS = ("and", "or", "not", "if", "else")
-_OPS = ("<<", ">>", "<=", ">=", "==", "!=", "//", "+", "-", "*", "/", "%", "&", "|", "^", "~", "<", ">", "(", ")")
+_OPS = ("<<", ">>", "<=", ">=", "==", "!=", "//", "&&", "||", "+", "-", "*", "/", "%", "&", "|", "^", "~", "<", ">", "(", ")")
 
 
 def _tokens(text: str):
@@ -294,12 +294,12 @@ class _Parser:
 
     def boolop(self, op):
         part = (lambda: self.boolop("and")) if op == "or" else self.negation
-        values, gaps = [part()], []
-        while self.is_(op):
-            g0 = self.take()[2]
-            gaps.append((g0, self.gap()))
+        values, seps = [part()], []
+        while self.is_(op, "||" if op == "or" else "&&"):
+            _, spelt, g0 = self.take()
+            seps.append(g0 + spelt + self.gap())
             values.append(part())
-        return values[0] if len(values) == 1 else BoolOp(op, tuple(values), tuple(gaps))
+        return values[0] if len(values) == 1 else BoolOp(op, tuple(values), tuple(seps))
 
     def negation(self):
         if self.is_("not"):
@@ -418,7 +418,7 @@ def _joined(op: str, terms) -> SeqExpr:
     p = AND if op == "and" else OR
     terms = [_operand(seq(t), p + 1) for t in terms]
     assert terms, f"{op} of nothing"
-    return terms[0] if len(terms) == 1 else BoolOp(op, tuple(terms), ((" ", " "),) * (len(terms) - 1))
+    return terms[0] if len(terms) == 1 else BoolOp(op, tuple(terms), (f" {op} ",) * (len(terms) - 1))
 
 
 def all_of(terms) -> SeqExpr:
