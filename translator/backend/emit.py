@@ -777,7 +777,7 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endwhile")
             elif isinstance(it, SeqLoop):
-                step = "" if it.step == "1" else f", {it.step}"
+                step = "" if str(it.step) == "1" else f", {it.step}"
                 out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}{step}")
                 walk(it.body, ind + "    ")
                 out.append(f"{ind}.endloop")
@@ -800,7 +800,7 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
                 key = id(it.body)
                 if key not in names:
                     names[key] = block(it.body)
-                offs = " ".join(f"{k}={v.replace(' ', '')}" for k, v in it.offsets.items())
+                offs = " ".join(f"{k}={str(v).replace(' ', '')}" for k, v in it.offsets.items())
                 out.append(f"{ind}.call {names[key]} {offs}")
         flush()
     walk(tree, "")

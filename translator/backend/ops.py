@@ -6,12 +6,15 @@ L2BM expression) written as an assembly template whose ``{d0}``, ``{s0}``,
 ``{k0}`` ... fields are filled with allocated operands.  A ``VReg`` is a
 4-long-word value on every PE (one `$lr<a>v`-style operand); a ``MaskReg`` is
 a mask entry.  Control nodes (``WhileAny``, ``SeqLoop``, ``Call``) become the
-sequencer program.
+sequencer program; their sequencer expressions are seqexpr.py trees (a string given to a
+constructor is parsed there).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
+
+from .seqexpr import Num, Reg, SeqExpr, register, seq
 
 _ids = count()
 
@@ -55,9 +58,12 @@ class Op:
 class MV:
     """An MV statement in a block of its own, called with a DRAM offset expression."""
     text: str                      # e.g. 'mvd/n4096i3 $d0 $lc0'
-    d_offset: str                  # sequencer expression added to the $d address
+    d_offset: SeqExpr              # added to the $d address
     line: int = 0
     chain: tuple = ()              # a staged load's (tag, lc, lb): its wait, l2bmd and l1bmd follow it
+
+    def __post_init__(self):
+        self.d_offset = seq(self.d_offset)
 
 
 @dataclass(eq=False)
@@ -69,11 +75,15 @@ class WhileAny:
 
 @dataclass(eq=False)
 class SeqLoop:
-    reg: str
-    start: str
-    stop: str
+    """reg counts from start while below stop (by step), running body each time."""
+    reg: Reg
+    start: SeqExpr
+    stop: SeqExpr
     body: list = field(default_factory=list)
-    step: str = "1"
+    step: SeqExpr = Num(1)
+
+    def __post_init__(self):
+        self.reg, self.start, self.stop, self.step = register(self.reg), seq(self.start), seq(self.stop), seq(self.step)
 
 
 @dataclass(eq=False)
@@ -82,17 +92,23 @@ class SeqIf:
 
     A bounds check's fallback records the conditions it stands for in ``unless``: its cond is
     that one of them fails, so when all hold only ``orelse`` runs (versioning.py relies on it)."""
-    cond: str
+    cond: SeqExpr
     then: list = field(default_factory=list)
     orelse: list = field(default_factory=list)
     unless: tuple = ()             # sequencer conditions: when all hold, the branch is its orelse
+
+    def __post_init__(self):
+        self.cond, self.unless = seq(self.cond), tuple(map(seq, self.unless))
 
 
 @dataclass(eq=False)
 class SeqSet:
     """Set a sequencer register (state the sequencer keeps between waves and iterations)."""
-    reg: str
-    expr: str
+    reg: Reg
+    expr: SeqExpr
+
+    def __post_init__(self):
+        self.reg, self.expr = register(self.reg), seq(self.expr)
 
 
 @dataclass(eq=False)
@@ -112,8 +128,11 @@ class IfAnyLane:
 class Call:
     """Run a sub-list with address offsets (the gather chunk body, for instance)."""
     body: list
-    offsets: dict                  # space -> sequencer expression
+    offsets: dict                  # space -> SeqExpr
     name: str = ""
+
+    def __post_init__(self):
+        self.offsets = {k: seq(v) for k, v in self.offsets.items()}
 
 
 def flat_ops(items):

@@ -48,7 +48,8 @@ import re
 from dataclasses import replace
 
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops
-from .versioning import KIDS, at, clone, events
+from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, at, binary, compare, negation
+from .versioning import KIDS, clone, events
 
 ENABLED = True              # tests switch it off to compare against the unpacked loop
 WAYS = 4                    # passes per group: the cycles of a register
@@ -85,9 +86,9 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
             it = items[k]
             for attr in KIDS:
                 visit(getattr(it, attr, ()))
-            if isinstance(it, SeqLoop) and it.reg.startswith("%n") and it.start == "0" and it.step == "1":
+            if isinstance(it, SeqLoop) and it.reg.name.startswith("n") and it.start == Num(0) and it.step == Num(1):
                 try:
-                    packer = Packer(it, tree, lay, lc_areas, f"%pq{count[0] + 1}")
+                    packer = Packer(it, tree, lay, lc_areas, Reg(f"pq{count[0] + 1}"))
                     for depth in (4, 2, 1):      # buffer sets; fewer when tags or L2BM run out
                         try:
                             new = packer.loops(depth)
@@ -106,7 +107,7 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
     return tree
 
 
-def subst(items, reg, value):
+def subst(items, reg: Reg, value: SeqExpr):
     """A copy of the tree `items` with sequencer register reg replaced by (value) in every
     expression (ops are shared: they hold none)."""
     out = []
@@ -132,7 +133,7 @@ def subst(items, reg, value):
     return out
 
 
-def moved(mv: MV, area: int, d_offset: str, tag=None) -> MV:
+def moved(mv: MV, area: int, d_offset: SeqExpr, tag=None) -> MV:
     """A staged load's MV (codegen's, with its chain) into L2BM area `area` from d_offset, under
     tag `tag` (None: its own)."""
     text = re.sub(rf"\$lc{mv.chain[1]}(?!\d)", f"$lc{area}", mv.text)
@@ -144,17 +145,24 @@ def moved(mv: MV, area: int, d_offset: str, tag=None) -> MV:
 TABLE = re.compile(r"lpassa \$lm(\d+) \{d0\}")
 
 
+def counter(group: SeqExpr, c: int) -> SeqExpr:
+    """The loop's counter in cycle c's pass of group `group`: 4 group + c (no spaces: MV offsets
+    print as they are)."""
+    return binary("+", binary("*", WAYS, group, gap=""), c, gap="")
+
+
 class Packer:
-    def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: str):
+    def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: Reg):
         self.loop, self.lay, self.lc_areas, self.q = loop, lay, lc_areas, q
-        self.last = f"{loop.reg} == {loop.stop} - 1"
+        self.last = compare(loop.reg, "==", binary("-", loop.stop, 1))     # codegen's test of the last pass
         self.groups = []                    # sequencer conditions the group's passes must meet
         self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions); buffer sets
         self.loads = 0
         self.classify(tree)
 
     def at(self, expr, c):
-        return at(expr, self.loop.reg, f"{WAYS}*{self.q}+{c}")  # no spaces: MV offsets print as they are
+        """expr in cycle c's pass of group q."""
+        return at(expr, self.loop.reg, counter(self.q, c))
 
     # -- which ops run packed, which four times ------------------------------------------------
     def linear(self, items, cond=False):
@@ -174,7 +182,7 @@ class Packer:
             elif isinstance(it, SeqIf) and not it.unless:
                 if it.cond == self.last:
                     continue                        # captures on the last pass: never packed
-                if it.cond == f"not ({self.last})":
+                if it.cond == negation(self.last):
                     yield from self.linear(it.then, cond)
                 elif self.fetch(it):
                     yield ("opaque", it), cond
@@ -285,22 +293,23 @@ class Packer:
                 k += 3
             elif isinstance(it, Call):
                 off = it.offsets["m"]
-                self.groups += [f"({self.at(off, c)}) == ({self.at(off, 0)}) + {2 * c}" for c in range(1, WAYS)]
+                self.groups += [compare(Paren(self.at(off, c)), "==", binary("+", Paren(self.at(off, 0)), 2 * c))
+                                for c in range(1, WAYS)]
                 op = it.body[0]
                 out.append(Call([replace(op, text=op.text.replace(" {d0}", "v {d0}"))], {"m": self.at(off, 0)},
                                 it.name))
             elif it.cond == self.last:
                 continue
-            elif it.cond == f"not ({self.last})":
+            elif it.cond == negation(self.last):
                 out += self.body(it.then, s, conds)
             elif self.fetch(it):
-                out += subst([it], self.loop.reg, f"{WAYS}*{self.q}")
+                out += subst([it], self.loop.reg, binary("*", WAYS, self.q, gap=""))
             else:
-                if re.search(re.escape(self.loop.reg) + r"(?!\w)", it.cond):
-                    self.groups += [f"(({self.at(it.cond, c)}) != 0) == (({self.at(it.cond, 0)}) != 0)"
-                                    for c in range(1, WAYS)]
+                if self.loop.reg.name in it.cond.regs():
+                    truth = lambda c: Paren(compare(Paren(self.at(it.cond, c)), "!=", 0))
+                    self.groups += [compare(truth(c), "==", truth(0)) for c in range(1, WAYS)]
                 out.append(SeqIf(self.at(it.cond, 0), self.body(it.then, s, conds + (it.cond,)),
-                                 self.body(it.orelse, s, conds + (f"not ({it.cond})",))))
+                                 self.body(it.orelse, s, conds + (negation(it.cond),))))
         return out
 
     def packed_op(self, op: Op) -> Op:
@@ -337,19 +346,20 @@ class Packer:
             raise NoPack("more staged loads than prefetch tags")
         return 241 + self.depth * load + s
 
-    def under(self, conds, group: str, items: list) -> list:
+    def under(self, conds, group: SeqExpr, items: list) -> list:
         """items under the branch conditions conds, taken at the first pass of group `group`."""
         if not conds:
             return items
-        return [SeqIf(" and ".join(f"({at(c, self.loop.reg, f'{WAYS}*({group})')})" for c in conds), items)]
+        first = binary("*", WAYS, Paren(group), gap="")
+        return [SeqIf(all_of(Paren(at(c, self.loop.reg, first)) for c in conds), items)]
 
-    def issue(self, group: str, s: int) -> list:
+    def issue(self, group: SeqExpr, s: int) -> list:
         """The MVs of group `group` (a sequencer expression) into set s: each staged load's four
         passes' shares, under the branches it runs under."""
         out = []
         for i, (mv, conds) in enumerate(self.staged):
             out += self.under(conds, group, [
-                moved(mv, area, at(mv.d_offset, self.loop.reg, f"{WAYS}*({group})+{c}"), self.tag(i, s))
+                moved(mv, area, at(mv.d_offset, self.loop.reg, counter(Paren(group), c)), self.tag(i, s))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, i))])
         return out
 
@@ -387,26 +397,28 @@ class Packer:
         this group's work.  A group that runs the original body still waits for (and drops) its
         own prefetch."""
         L, q = self.loop, self.q
-        n = f"(({L.stop}) - 1) / {WAYS}"
-        tail = SeqLoop(L.reg, f"{WAYS} * ({n})", L.stop, clone(L.body, {}, []))
+        n = binary("/", Paren(binary("-", Paren(L.stop), 1)), WAYS)        # the packed groups
+        tail = SeqLoop(L.reg, binary("*", WAYS, Paren(n)), L.stop, clone(L.body, {}, []))
         self.depth = depth
         bodies = []
         for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
             packed = self.body(L.body, s) + self.replicated()
             if self.groups:
-                one = SeqLoop(L.reg, f"{WAYS} * {q}", f"{WAYS} * {q} + {WAYS}", clone(L.body, {}, []))
+                first = binary("*", WAYS, q)
+                one = SeqLoop(L.reg, first, binary("+", first, WAYS), clone(L.body, {}, []))
                 drop = self.drop(s) if depth > 1 else []
-                packed = [SeqIf(" and ".join(self.groups), packed, drop + [one])]
+                packed = [SeqIf(all_of(self.groups), packed, drop + [one])]
             if depth > 1:
-                ahead = f"{q}+{depth - 1}"
-                packed = [SeqIf(f"{ahead} < {n}", self.issue(ahead, (s + depth - 1) % depth))] + packed
+                ahead = binary("+", q, depth - 1, gap="")
+                packed = [SeqIf(compare(ahead, "<", n), self.issue(ahead, (s + depth - 1) % depth))] + packed
             bodies.append(packed)
         if depth == 1:
-            return [SeqLoop(q, "0", n, bodies[0]), tail]
+            return [SeqLoop(q, Num(0), n, bodies[0]), tail]
         if not self.staged:
             raise NoPack("nothing to prefetch")
         turn = bodies[-1]
         for s in range(depth - 2, -1, -1):
-            turn = [SeqIf(f"{q} % {depth} == {s}", bodies[s], turn)]
-        return [SeqIf(f"{g} < {n}", self.issue(str(g), g)) for g in range(depth - 1)] + [SeqLoop(q, "0", n, turn), tail]
+            turn = [SeqIf(compare(binary("%", q, depth), "==", s), bodies[s], turn)]
+        return [SeqIf(compare(g, "<", n), self.issue(Num(g), g)) for g in range(depth - 1)] \
+            + [SeqLoop(q, Num(0), n, turn), tail]

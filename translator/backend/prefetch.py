@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from .ops import MV, Op, SeqIf, SeqLoop
 from .packing import moved
-from .versioning import KIDS, at, clone, events, fresh_registers
+from .seqexpr import Num, Paren, Reg, at, binary, compare
+from .versioning import KIDS, clone, events, fresh_registers
 
 TAG = 253                   # set 1's loads (250: argument block, 251: stores, 252: free)
+WX, NWX = Reg("wx"), Reg("nwx")     # the wave counter and the launch's wave count
 
 
 def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
@@ -56,13 +58,14 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
         other = _retarget(clone(rest, fresh, []), tags, areas, size)
 
         def issue(wave, s):
-            return [moved(mv, areas[mv.chain[1]] if s else mv.chain[1], at(mv.d_offset, "%wx", wave),
+            return [moved(mv, areas[mv.chain[1]] if s else mv.chain[1], at(mv.d_offset, WX, wave),
                           TAG if s else None) for mv in mvs]
-        start = SeqIf("0 < %nwx", issue("0", 0))
+        start = SeqIf(compare(Num(0), "<", NWX), issue(Num(0), 0))
         k = len(top) - len(mvs)            # the wave's own loads go first, then the next wave's
-        loop.body = [SeqIf("(%wx & 1) == 0",
-                           rest[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 1))] + rest[k:],
-                           other[:k] + [SeqIf("%wx + 1 < %nwx", issue("%wx+1", 0))] + other[k:])]
+        more, following = compare(binary("+", WX, 1), "<", NWX), binary("+", WX, 1, gap="")
+        loop.body = [SeqIf(compare(Paren(binary("&", WX, 1)), "==", 0),
+                           rest[:k] + [SeqIf(more, issue(following, 1))] + rest[k:],
+                           other[:k] + [SeqIf(more, issue(following, 0))] + other[k:])]
         _insert_before(tree, loop, start)
     return tree
 
@@ -77,7 +80,7 @@ def _mvs(items):
 
 def _wx_loops(items):
     for it in items:
-        if isinstance(it, SeqLoop) and it.reg == "%wx":
+        if isinstance(it, SeqLoop) and it.reg == WX:
             yield it
         for attr in KIDS:
             yield from _wx_loops(getattr(it, attr, ()))

@@ -9,9 +9,9 @@ check needs per-lane copies of the loop's counter that the loop then updates eve
 else.
 
 When every such condition inside a loop is a conjunction of comparisons between terms affine in
-the loop's counter (``ast`` on the sequencer text: a counter under a shift, a conditional, a
-division or times another counter term cannot version; registers the loop assigns, inner counters
-included, may not appear), it holds in every pass iff it holds in the first (counter 0) and the
+the loop's counter (seqexpr.py trees: a counter under a shift, a conditional, a division or times
+another counter term cannot version; registers the loop assigns, inner counters included, may not
+appear), it holds in every pass iff it holds in the first (counter 0) and the
 last (counter stop - 1).  The loop L then becomes::
 
     SeqIf(not (every condition at both ends), [L], [fast copy of L], unless=the end conditions)
@@ -29,12 +29,11 @@ before it) keep their identity.
 """
 from __future__ import annotations
 
-import ast
-import re
 from dataclasses import replace
 
 from .emit import remove_dead
 from .ops import IfAnyLane, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .seqexpr import Binary, BoolOp, Compare, Num, Paren, Reg, Unary, any_of, at, binary, negation
 
 KIDS = ("body", "then", "orelse")
 
@@ -55,14 +54,14 @@ def version_loops(tree: list) -> list:
 def version(loop: SeqLoop, before: list, tree: list):
     """loop, or the SeqIf choosing between it and its copy without fallbacks; `before` is what
     precedes it in its list."""
-    if loop.start != "0" or loop.step != "1":
+    if loop.start != Num(0) or loop.step != Num(1):
         return loop
     guards, assigned = [], set()
 
     def scan(items, top):
         for it in items:
             if isinstance(it, (SeqLoop, SeqSet)):
-                assigned.add(it.reg)
+                assigned.add(it.reg.name)
             guard = top and isinstance(it, SeqIf) and bool(it.unless)
             if guard:
                 guards.append(it)
@@ -70,9 +69,10 @@ def version(loop: SeqLoop, before: list, tree: list):
                 scan(getattr(it, attr, ()), top and not guard)
     scan(loop.body, True)
     conds = [c for g in guards for c in g.unless]
-    if not conds or not all(affine_comparisons(c, loop.reg, assigned) for c in conds):
+    if not conds or not all(affine_comparisons(c, loop.reg.name, assigned) for c in conds):
         return loop
-    ends = list(dict.fromkeys(at(c, loop.reg, v) for c in conds for v in ("0", f"({loop.stop}) - 1")))
+    last = binary("-", Paren(loop.stop), 1)
+    ends = list(dict.fromkeys(at(c, loop.reg, v) for c in conds for v in (Num(0), last)))
 
     inside, rest = list(events(loop.body)), list(events(tree, skip=loop))
     fast = clone([loop], fresh_registers(inside, rest), guards)
@@ -82,7 +82,7 @@ def version(loop: SeqLoop, before: list, tree: list):
     reset = {r for o in before if isinstance(o, Op) and not o.partial for r in o.dsts + o.mdst}
     reads_inside = {r for r, is_def in inside if not is_def}
     fast = remove_dead(fast, keep=reads_outside | (reads_inside - reset))
-    return SeqIf(" or ".join(f"not ({c})" for c in ends), [loop], fast, unless=tuple(ends))
+    return SeqIf(any_of(map(negation, ends)), [loop], fast, unless=tuple(ends))
 
 
 def fresh_registers(inside: list, rest: list) -> dict:
@@ -137,39 +137,27 @@ def clone(items, fresh: dict, guards: list) -> list:
     return out
 
 
-def at(cond: str, reg: str, value: str) -> str:
-    """cond with sequencer register reg replaced by (value)."""
-    return re.sub(re.escape(reg) + r"(?!\w)", f"({value})", cond)
+def affine_comparisons(cond, reg: str, assigned) -> bool:
+    """cond is `a < b and c >= d ...` with every side affine in register reg and free of the
+    registers in `assigned`: then it holds for every reg in [x, y] iff it holds at x and at y."""
+    e = cond.unwrapped()
+    terms = e.values if isinstance(e, BoolOp) and e.op == "and" else [e]
+    terms = [t.unwrapped() for t in terms]
+    return all(isinstance(t, Compare) and all(o in ("<", "<=", ">", ">=") for o in t.ops)
+               and all(degree(x, reg, assigned) is not None for x in [t.first, *t.rest]) for t in terms)
 
 
-def _py(text: str) -> str:
-    return re.sub(r"%(\w+)", r"_r_\1", text)
-
-
-def affine_comparisons(cond: str, reg: str, assigned) -> bool:
-    """cond is `a < b and c >= d ...` with every side affine in reg and free of the registers in
-    `assigned`: then it holds for every reg in [x, y] iff it holds at x and at y."""
-    try:
-        e = ast.parse(_py(cond), mode="eval").body
-    except SyntaxError:
-        return False
-    var, varying = _py(reg), {_py(r) for r in assigned}
-    terms = e.values if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And) else [e]
-    return all(isinstance(t, ast.Compare) and all(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in t.ops)
-               and all(degree(x, var, varying) is not None for x in [t.left, *t.comparators]) for t in terms)
-
-
-def degree(e, var: str, varying) -> int | None:
-    """0 when e does not involve var, 1 when it is affine in it, None otherwise (or when it reads
-    a register in `varying`)."""
-    if isinstance(e, ast.Name):
-        return None if e.id in varying else int(e.id == var)
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        return degree(e.operand, var, varying)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
-        a, b = degree(e.left, var, varying), degree(e.right, var, varying)
-        if a is None or b is None or (isinstance(e.op, ast.Mult) and a and b):
+def degree(e, reg: str, varying) -> int | None:
+    """0 when e does not involve register reg, 1 when it is affine in it, None otherwise (or when
+    it reads a register in `varying`)."""
+    e = e.unwrapped()
+    if isinstance(e, Reg):
+        return None if e.name in varying else int(e.name == reg)
+    if isinstance(e, Unary) and e.op in ("-", "+"):
+        return degree(e.operand, reg, varying)
+    if isinstance(e, Binary) and e.op in ("+", "-", "*"):
+        a, b = degree(e.left, reg, varying), degree(e.right, reg, varying)
+        if a is None or b is None or (e.op == "*" and a and b):
             return None
         return max(a, b)
-    kids = [degree(k, var, varying) for k in ast.iter_child_nodes(e) if isinstance(k, ast.expr)]
-    return 0 if all(d == 0 for d in kids) else None
+    return 0 if all(degree(k, reg, varying) == 0 for k in e.kids()) else None
