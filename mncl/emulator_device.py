@@ -56,17 +56,22 @@ def time_limit(routine: str) -> float | None:
 
 
 class EmuAllocation:
-    """A buffer's host mirror and its place in every group's DRAM (freed when the object goes)."""
+    """A buffer's host mirror and its place in every group's DRAM (``dram``: None once freed).
 
-    __slots__ = ("nbytes", "address", "view", "dram", "rows", "__weakref__")
+    The mirror holds the buffer's bytes between launches: a launch writes it to DRAM first and
+    reads it back after, so a freed allocation a command still holds gets DRAM again when that
+    command runs (EmulatorDevice.run)."""
 
-    def __init__(self, nbytes, dram, rows, host_array=None):
+    __slots__ = ("nbytes", "address", "view", "dram", "rows", "give_back", "__weakref__")
+
+    def __init__(self, nbytes, host_array=None):
         self.nbytes = nbytes
         self.view = host_array.reshape(-1).view(np.uint8)[:nbytes] if host_array is not None \
             else np.zeros(nbytes, np.uint8)
         self.address = self.view.ctypes.data
-        self.dram = dram          # long-word address in every group's DRAM
-        self.rows = rows
+        self.dram = None          # long-word address in every group's DRAM
+        self.rows = 0
+        self.give_back = None     # returns the DRAM to the heap, once (on free, or when collected)
 
 
 class LoadedProgram:
@@ -154,18 +159,42 @@ class EmulatorDevice:
         return self._emu
 
     def allocate(self, nbytes, host_array=None):
-        """DRAM for ``nbytes`` in every group, given back to the heap when the allocation is collected."""
-        need = self.layout.group_longs(nbytes)
+        """DRAM for ``nbytes`` in every group, given back to the heap on free or when the allocation
+        is collected."""
+        return self._place(EmuAllocation(nbytes, host_array))
+
+    def _place(self, a: EmuAllocation) -> EmuAllocation:
+        """Give an allocation its DRAM (a MEM_OBJECT_ALLOCATION_FAILURE if it does not fit)."""
+        need = self.layout.group_longs(a.nbytes)
         heap = self._heap
         at = heap.alloc(need)
         if at is None:
             raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
-                             f"{nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
+                             f"{a.nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
                              f"bytes per group, {heap.in_use * 8} in use, the largest free block "
                              f"{heap.largest_free() * 8})")
-        a = EmuAllocation(nbytes, at + self.layout.pad, self.layout.rows(nbytes), host_array)
-        weakref.finalize(a, heap.free, at, need).atexit = False
+        a.dram, a.rows = at + self.layout.pad, self.layout.rows(a.nbytes)
+        a.give_back = weakref.finalize(a, heap.free, at, need)
+        a.give_back.atexit = False
         return a
+
+    def free(self, a: EmuAllocation):
+        """The buffer was released: its DRAM goes back to the heap now.  A command enqueued before
+        the release (or recorded) still holds the allocation; it gets DRAM again when it runs."""
+        with self._run_lock:                  # (not under a launch that uses it)
+            if a.dram is not None:
+                a.give_back()
+                a.dram = None
+
+    @staticmethod
+    def copy_in(a: EmuAllocation, offset: int, data: np.ndarray):
+        """Host bytes -> the buffer at ``offset`` (its mirror: the next launch writes it to DRAM)."""
+        a.view[offset:offset + data.size] = data
+
+    @staticmethod
+    def copy_out(a: EmuAllocation, offset: int, out: np.ndarray):
+        """The buffer's bytes at ``offset`` -> ``out`` (its mirror: the last launch read it back)."""
+        out[:] = a.view[offset:offset + out.size]
 
     def write_buffer(self, a: EmuAllocation, lay):
         """The host mirror of a buffer -> its stripes (of the launch's layout) in every group's DRAM."""
@@ -274,6 +303,9 @@ class EmulatorDevice:
                 self._null = self.allocate(0)
             args = [self._null if a is NULL else a for a in args]
         with self._run_lock:
+            for a in args:                    # freed since the command was enqueued: DRAM again
+                if type(a) is EmuAllocation and a.dram is None:
+                    self._place(a)
             return self._run(loaded, kernel_info, args, launch)
 
     def _run_task(self, loaded, kernel_info, args, launch):
