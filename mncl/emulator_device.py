@@ -217,9 +217,10 @@ class EmulatorDevice:
         """Compile and assemble every kernel now, so compile errors belong to the build.  With
         ``object_code`` from an earlier load (a disk-cache hit) the backend is skipped and each
         kernel is assembled on its first launch: that build already succeeded."""
+        from translator.backend import abi
         prog = LoadedProgram(module, self, self._cached_kernels(object_code))
         for name, info in module.kernels.items():
-            mode = "task" if info.task else "1d"
+            mode = abi.TASK_MODE if info.task else "1d"     # (the build most launches take)
             if (name, mode) not in prog.kernels:
                 prog.binary(name, mode)
         return prog
@@ -320,7 +321,7 @@ class EmulatorDevice:
         if any(isinstance(a, LocalScratch) for a in args):
             raise make_error("enqueue_task", status_code.INVALID_KERNEL_ARGS,
                              f"kernel '{kernel_info.name}': task kernels take no __local arguments")
-        kb, prog, _ = loaded.binary(kernel_info.name, "task")
+        kb, prog, _ = loaded.binary(kernel_info.name, abi.TASK_MODE)
         plan = abi.plan_task(kb, kernel_info, args)
         emu = self.emu
         for i, _ in plan.buffers:

@@ -132,8 +132,26 @@ def wide_arg_slots(params) -> dict:
 # "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep" (no replicated buffers),
 # "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
 
+TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
+
+
 def narrowed_mode(f: int) -> str:
     return f"1d-n{f}"
+
+
+def one_d(mode: str) -> bool:
+    """A build for 1-D launches without a global offset (the contiguous fast paths)."""
+    return mode.startswith("1d")
+
+
+def replicates(mode: str) -> bool:
+    """Whether a build of this mode may replicate read-only buffers (layout.py)."""
+    return "-norep" not in mode
+
+
+def resident(mode: str) -> str | None:
+    """None, "any" ("-res": for any launch) or "one" ("-res1": for a launch of one work-item)."""
+    return "one" if "-res1" in mode else "any" if "-res" in mode else None
 
 
 def narrowing(mode: str) -> int:
