@@ -163,13 +163,13 @@ class EmulatorDevice:
         is collected."""
         return self._place(EmuAllocation(nbytes, host_array))
 
-    def _place(self, a: EmuAllocation) -> EmuAllocation:
-        """Give an allocation its DRAM (a MEM_OBJECT_ALLOCATION_FAILURE if it does not fit)."""
+    def _place(self, a: EmuAllocation, routine="Buffer") -> EmuAllocation:
+        """Give an allocation its DRAM (a MEM_OBJECT_ALLOCATION_FAILURE of ``routine`` if it does not fit)."""
         need = self.layout.group_longs(a.nbytes)
         heap = self._heap
         at = heap.alloc(need)
         if at is None:
-            raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
+            raise make_error(routine, status_code.MEM_OBJECT_ALLOCATION_FAILURE,
                              f"{a.nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
                              f"bytes per group, {heap.in_use * 8} in use, the largest free block "
                              f"{heap.largest_free() * 8})")
@@ -306,7 +306,7 @@ class EmulatorDevice:
         with self._run_lock:
             for a in args:                    # freed since the command was enqueued: DRAM again
                 if type(a) is EmuAllocation and a.dram is None:
-                    self._place(a)
+                    self._place(a, "enqueue_nd_range_kernel")
             return self._run(loaded, kernel_info, args, launch)
 
     def _run_task(self, loaded, kernel_info, args, launch):
