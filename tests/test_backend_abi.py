@@ -243,3 +243,11 @@ def test_get_device_gives_one_device_per_machine_and_names_a_bad_one():
     assert cl.get_device("cpu").kind == "cpu"
     with pytest.raises(cl.Error, match=r"get_device.*machine 'no-such-machine'"):
         cl.get_device(machine="no-such-machine")
+
+
+def test_a_kernel_whose_wide_arguments_do_not_fit_is_a_build_error():
+    ctx = cl.Context([cl.get_device(machine="tiny")])
+    src = "__kernel void k(__global float *o, float16 a, float16 b, float16 c) { o[0] = a.s0 + b.s1 + c.s2; }"
+    with pytest.raises(cl.RuntimeError, match=r"kernel 'k': the by-value arguments wider than 8 bytes need 24 long "
+                                              r"words of the argument block; with 4 parameters 20 are free"):
+        cl.Program(ctx, src).build()
