@@ -256,9 +256,7 @@ def scalar(kind: str, value):
 def fresh_emulator_device():
     """A new emulator device for MACHINE (its own Emulator), not registered with the platform."""
     import mncl
-    from mncl.emulator_device import EmulatorDevice
-    from mncl.platform import Device
-    return Device(mncl.get_platforms()[0], EmulatorDevice(MACHINE))
+    return mncl.get_device(machine=MACHINE, new=True)
 
 
 def run_emulator(case: dict, progress=lambda res: None) -> dict:

@@ -181,8 +181,7 @@ def main():
     args = ap.parse_args()
 
     import mncl as cl
-    from mncl.context import _emulator_for
-    dev = _emulator_for(args.machine, cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine=args.machine)
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     prg = cl.Program(ctx, SRC).build()

@@ -24,7 +24,6 @@ import numpy as np
 os.environ["MNCL_CACHE"] = "0"        # the two forms differ only in a class attribute
 
 import mncl as cl  # noqa: E402
-from mncl.context import _emulator_for  # noqa: E402
 from translator.backend.codegen import Codegen  # noqa: E402
 
 SOURCE = """
@@ -44,7 +43,7 @@ __kernel void aos(__global const long *a, __global ulong *out)
 
 def run(machine: str, n: int, batch: int):
     Codegen.SCATTER_BATCH = batch
-    dev = _emulator_for(machine, cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine=machine)
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx)
     prg = cl.Program(ctx, SOURCE).build()

@@ -3,7 +3,8 @@
 The same names and call shapes as PyOpenCL (platforms, devices, contexts,
 queues, buffers, programs, kernels, events, the info enumerations and the
 ``Error`` family), running on MNCL's devices (mncl/backend.py): the CPU
-device (mncl/cpu.py) now, the MN-Core emulator in a later issue.
+device (mncl/cpu.py) and the MN-Core 2 emulator (mncl/emulator_device.py;
+``get_device(machine=...)`` gives it for a machine).
 docs/runtime.md lists the differences from PyOpenCL.
 """
 from . import cltypes
@@ -13,7 +14,7 @@ from .constants import (build_status, command_execution_status, command_queue_in
                         device_type, event_info, kernel_arg_address_qualifier, kernel_arg_info,
                         kernel_info, kernel_work_group_info, map_flags, mem_flags, mem_info,
                         platform_info, profiling_info, program_build_info, program_info)
-from .context import Context, create_some_context
+from .context import Context, create_some_context, get_device
 from .errors import Error, LogicError, MemoryError, RuntimeError, status_code
 from .events import Event, wait_for_events
 from .kernel import Kernel, enqueue_nd_range_kernel, enqueue_task

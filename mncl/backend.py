@@ -1,13 +1,21 @@
 """The Device protocol: what a device must provide for the runtime to drive it.
 
 Following tinygrad's "a device is an allocator, a compiler and a program
-runner", a backend gives the runtime four things and nothing else:
+runner", a backend gives the runtime these things and nothing else:
 
 * ``description``: a ``DeviceDescription`` (the figures ``Device`` info
   attributes report);
-* ``allocate(nbytes, host_array=None) -> Allocation``: device memory the host
-  can read and write as a numpy uint8 view (``host_array`` set: USE_HOST_PTR,
-  the memory is the caller's own array);
+* ``allocate(nbytes, host_array=None) -> Allocation``: device memory with a
+  host side the runtime can see as a numpy uint8 view (``host_array`` set:
+  USE_HOST_PTR, the memory is the caller's own array; map and fill use the view);
+* ``copy_in(alloc, offset, data)`` and ``copy_out(alloc, offset, out)``: host
+  bytes (uint8 arrays) into the allocation at ``offset``, and out of it (the
+  copy commands of mncl/transfers.py and COPY_HOST_PTR);
+* ``free(alloc)``: the buffer was released (``Buffer.release()``): the device
+  may take its memory back now; a command enqueued before the release, or
+  recorded, still holds the allocation and must still run correctly (the
+  emulator device frees the DRAM and places the buffer again should such a
+  command run);
 * ``compile(source, filename, options) -> CompiledModule`` and
   ``load(module, object_code=None) -> loaded``: turn source into the front
   end's module and the module into something runnable (the CPU device:
@@ -22,8 +30,9 @@ runner", a backend gives the runtime four things and nothing else:
 
 ``cache_key`` names everything about the device that changes generated code.
 The queue calls ``run`` on its worker thread; a backend may use its own
-threads inside ``run``.  The emulator device (a later issue) implements the
-same protocol.
+threads inside ``run``.  The CPU device (mncl/cpu.py) and the emulator device
+(mncl/emulator_device.py) implement it; ``mncl.get_device(machine=machine)``
+gives the emulator device for a machine.
 """
 from __future__ import annotations
 
@@ -111,6 +120,12 @@ class Backend(Protocol):
     cache_key: str
 
     def allocate(self, nbytes: int, host_array: np.ndarray | None = None) -> Allocation: ...
+
+    def copy_in(self, alloc: Allocation, offset: int, data: np.ndarray) -> None: ...
+
+    def copy_out(self, alloc: Allocation, offset: int, out: np.ndarray) -> None: ...
+
+    def free(self, alloc: Allocation) -> None: ...
 
     def compile(self, source: str, filename: str, options: tuple): ...
 

@@ -3,8 +3,9 @@
 ``create_some_context()`` never prompts.  It reads ``MNCL_DEVICE`` (``cpu``,
 ``emulator``, or a substring of a device name) and ``MNCL_MACHINE`` (the
 emulator's machine: ``tiny``, ``mncore2`` or a TOML file); without them it
-picks the default device, which is the CPU device until the emulator device
-exists (a later issue).
+picks the default device, the emulator device of ``MNCL_MACHINE`` (default
+mncore2).  ``get_device(machine=...)`` gives the emulator device of any
+machine, for a program (or a test) that names the machine itself.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def select_device(spec: str | None = None, machine: str | None = None) -> Device
         spec = "emulator"
     want = spec.strip().lower()
     if want == "emulator" and machine:
-        return _emulator_for(machine, devices)
+        return _emulator(machine, "create_some_context", f"MNCL_MACHINE={machine!r}")
     matches = [d for d in devices if d.kind == want] or [d for d in devices if want in d.name.lower()]
     if not matches:
         from . import platform
@@ -85,19 +86,30 @@ def create_some_context(interactive=None, answers=None) -> Context:
     return Context([select_device(spec, machine)])
 
 
-def _emulator_for(machine: str, devices) -> Device:
-    """The emulator device for a machine (preset name or TOML file), created on first request."""
+def get_device(kind: str = "emulator", machine: str = "mncore2", new: bool = False) -> Device:
+    """The device of a kind: ``cpu``, or ``emulator`` for a machine (a preset name such as
+    ``tiny`` or ``mncore2``, or a TOML file), made on the first request and the same Device after
+    that.  ``new=True``: an emulator device of its own (its own emulated machine and DRAM), not
+    listed by the platform."""
+    if kind == "cpu":
+        return next(d for d in get_platforms()[0]._devices if d.kind == "cpu")
+    if kind != "emulator":
+        raise_error("get_device", status_code.DEVICE_NOT_FOUND, f"kind {kind!r:.40}: there are 'cpu' and 'emulator'")
+    return _emulator(machine, "get_device", f"machine {machine!r}", new)
+
+
+def _emulator(machine: str, routine: str, what: str, new: bool = False) -> Device:
     from .emulator_device import EmulatorDevice
-    from .platform import get_platforms
-    for d in devices:
-        if d.kind == "emulator" and machine in (d.backend.machine.name, getattr(d.backend, "spec", None)):
-            return d
+    plat = get_platforms()[0]
+    if not new:
+        for d in plat._devices:
+            if d.kind == "emulator" and machine in (d.backend.machine.name, d.backend.spec):
+                return d
     try:
         backend = EmulatorDevice(machine)
     except Exception as e:  # a bad preset name or TOML file
-        raise_error("create_some_context", status_code.DEVICE_NOT_FOUND,
-                    f"MNCL_MACHINE={machine!r}: {e}")
-    plat = get_platforms()[0]
+        raise_error(routine, status_code.DEVICE_NOT_FOUND, f"{what}: {e}")
     dev = Device(plat, backend)
-    plat._devices.append(dev)
+    if not new:
+        plat._devices.append(dev)
     return dev

@@ -342,6 +342,19 @@ class CpuDevice:
     def allocate(self, nbytes: int, host_array: np.ndarray | None = None) -> HostAllocation:
         return HostAllocation(nbytes, host_array)
 
+    @staticmethod
+    def copy_in(a: HostAllocation, offset: int, data: np.ndarray):
+        a.view[offset:offset + data.size] = data
+
+    @staticmethod
+    def copy_out(a: HostAllocation, offset: int, out: np.ndarray):
+        out[:] = a.view[offset:offset + out.size]
+
+    @staticmethod
+    def free(a: HostAllocation):
+        """Nothing to do now: the memory is a numpy array, freed when the last command holding the
+        allocation lets go of it."""
+
     # -- compiler -------------------------------------------------------------
     def compile(self, source: str, filename: str, options: tuple):
         from translator import compile_opencl  # lazily: the runtime loads without the front end

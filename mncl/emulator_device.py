@@ -56,17 +56,22 @@ def time_limit(routine: str) -> float | None:
 
 
 class EmuAllocation:
-    """A buffer's host mirror and its place in every group's DRAM (freed when the object goes)."""
+    """A buffer's host mirror and its place in every group's DRAM (``dram``: None once freed).
 
-    __slots__ = ("nbytes", "address", "view", "dram", "rows", "__weakref__")
+    The mirror holds the buffer's bytes between launches: a launch writes it to DRAM first and
+    reads it back after, so a freed allocation a command still holds gets DRAM again when that
+    command runs (EmulatorDevice.run)."""
 
-    def __init__(self, nbytes, dram, rows, host_array=None):
+    __slots__ = ("nbytes", "address", "view", "dram", "rows", "give_back", "__weakref__")
+
+    def __init__(self, nbytes, host_array=None):
         self.nbytes = nbytes
         self.view = host_array.reshape(-1).view(np.uint8)[:nbytes] if host_array is not None \
             else np.zeros(nbytes, np.uint8)
         self.address = self.view.ctypes.data
-        self.dram = dram          # long-word address in every group's DRAM
-        self.rows = rows
+        self.dram = None          # long-word address in every group's DRAM
+        self.rows = 0
+        self.give_back = None     # returns the DRAM to the heap, once (on free, or when collected)
 
 
 class LoadedProgram:
@@ -79,8 +84,7 @@ class LoadedProgram:
         self.kernels = dict(kernels or {})     # (kernel, mode) -> KernelBinary
         self.binaries = {}        # (kernel, mode) -> (KernelBinary, emulator Program, constant tables)
         self.constants = []       # the DRAM allocations of the constant tables (kept while loaded)
-        self.no_narrow = set()    # (kernel, f): its wave narrowed f times did not compile
-        self.no_resident = set()  # (kernel, mode): its "-res" / "-res1" build did not compile
+        self.failed = {}          # kernel -> the narrowed or resident builds that did not compile (abi.py)
 
     @property
     def object_code(self) -> bytes:
@@ -99,6 +103,7 @@ class LoadedProgram:
         key = (name, mode)
         if key not in self.binaries:
             from emulator import assemble
+            from translator.backend import abi
             kb = self.kernel_binary(name, mode)
             tables = {}          # __constant data: in DRAM for as long as the program is loaded
             lay = self.device.layout.for_mode(mode)
@@ -107,7 +112,8 @@ class LoadedProgram:
                 a = self.device.allocate(raw.size, raw)
                 self.constants.append(a)
                 self.device.write_buffer(a, lay)
-                tables[f"bG{k}"], tables[f"rowsG{k}"] = a.dram, lay.rows(a.nbytes)
+                t = abi.const_table(k)
+                tables[abi.base(t)], tables[abi.rows(t)] = a.dram, lay.rows(a.nbytes)
             self.binaries[key] = (kb, assemble(kb.asm, f"{name}.vsm"), tables)
         return self.binaries[key]
 
@@ -117,7 +123,7 @@ class EmulatorDevice:
 
     def __init__(self, machine="mncore2"):
         from emulator.machine import load_machine
-        from translator.backend import Layout
+        from translator.backend import Layout, abi
         from translator.backend.codegen import MAX_BUFFER, MAX_GLOBAL_ID
         self.spec = str(machine)
         self.machine = load_machine(machine)
@@ -134,7 +140,7 @@ class EmulatorDevice:
             global_mem_size=dram_bytes, max_mem_alloc_size=min(dram_bytes // 4, MAX_BUFFER),
             global_id_limit=MAX_GLOBAL_ID,
             local_mem_size=m.l2bm_longs * 8, max_constant_buffer_size=1 << 20,
-            max_parameter_size=8 * 24, max_clock_frequency=int(m.clock_hz / 1e6),
+            max_parameter_size=8 * abi.MAX_PARAMS, max_clock_frequency=int(m.clock_hz / 1e6),
             extensions="cl_khr_fp64",
             # OpenCL 1.2's minimum: no CL_FP_DENORM, the MAU flushes float subnormal results to zero
             # (docs/language.md, "NaN results"); its fp32 fma rounds twice (no CL_FP_FMA)
@@ -153,18 +159,42 @@ class EmulatorDevice:
         return self._emu
 
     def allocate(self, nbytes, host_array=None):
-        """DRAM for ``nbytes`` in every group, given back to the heap when the allocation is collected."""
-        need = self.layout.group_longs(nbytes)
+        """DRAM for ``nbytes`` in every group, given back to the heap on free or when the allocation
+        is collected."""
+        return self._place(EmuAllocation(nbytes, host_array))
+
+    def _place(self, a: EmuAllocation, routine="Buffer") -> EmuAllocation:
+        """Give an allocation its DRAM (a MEM_OBJECT_ALLOCATION_FAILURE of ``routine`` if it does not fit)."""
+        need = self.layout.group_longs(a.nbytes)
         heap = self._heap
         at = heap.alloc(need)
         if at is None:
-            raise make_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
-                             f"{nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
+            raise make_error(routine, status_code.MEM_OBJECT_ALLOCATION_FAILURE,
+                             f"{a.nbytes} bytes do not fit the emulated DRAM ({self.machine.dram_longs * 8} "
                              f"bytes per group, {heap.in_use * 8} in use, the largest free block "
                              f"{heap.largest_free() * 8})")
-        a = EmuAllocation(nbytes, at + self.layout.pad, self.layout.rows(nbytes), host_array)
-        weakref.finalize(a, heap.free, at, need).atexit = False
+        a.dram, a.rows = at + self.layout.pad, self.layout.rows(a.nbytes)
+        a.give_back = weakref.finalize(a, heap.free, at, need)
+        a.give_back.atexit = False
         return a
+
+    def free(self, a: EmuAllocation):
+        """The buffer was released: its DRAM goes back to the heap now.  A command enqueued before
+        the release (or recorded) still holds the allocation; it gets DRAM again when it runs."""
+        with self._run_lock:                  # (not under a launch that uses it)
+            if a.dram is not None:
+                a.give_back()
+                a.dram = None
+
+    @staticmethod
+    def copy_in(a: EmuAllocation, offset: int, data: np.ndarray):
+        """Host bytes -> the buffer at ``offset`` (its mirror: the next launch writes it to DRAM)."""
+        a.view[offset:offset + data.size] = data
+
+    @staticmethod
+    def copy_out(a: EmuAllocation, offset: int, out: np.ndarray):
+        """The buffer's bytes at ``offset`` -> ``out`` (its mirror: the last launch read it back)."""
+        out[:] = a.view[offset:offset + out.size]
 
     def write_buffer(self, a: EmuAllocation, lay):
         """The host mirror of a buffer -> its stripes (of the launch's layout) in every group's DRAM."""
@@ -187,9 +217,10 @@ class EmulatorDevice:
         """Compile and assemble every kernel now, so compile errors belong to the build.  With
         ``object_code`` from an earlier load (a disk-cache hit) the backend is skipped and each
         kernel is assembled on its first launch: that build already succeeded."""
+        from translator.backend import abi
         prog = LoadedProgram(module, self, self._cached_kernels(object_code))
         for name, info in module.kernels.items():
-            mode = "task" if info.task else "1d"
+            mode = abi.TASK_MODE if info.task else "1d"     # (the build most launches take)
             if (name, mode) not in prog.kernels:
                 prog.binary(name, mode)
         return prog
@@ -208,21 +239,6 @@ class EmulatorDevice:
         return {(kb.name, kb.mode): kb for kb in kbs}
 
     # -- launching -----------------------------------------------------------------------
-    def wave_shape(self, gs, ls, grouped):
-        """The wave's extent (wx, wy, wz) and the work-groups it holds (kx, ky, kz).
-
-        A 1-D wave spans the whole machine when its work-groups tile it (or need not
-        be whole: no barrier, no __local), so contiguous accesses take the fast path;
-        otherwise it holds as many whole work-groups as fit."""
-        W = self.layout.wave
-        if gs[1] == gs[2] == 1 and (not grouped or W % ls[0] == 0):
-            return W, 1, 1, W // ls[0], 1, 1
-        per = W // (ls[0] * ls[1] * ls[2])
-        kx = min(-(-gs[0] // ls[0]), per)
-        ky = min(-(-gs[1] // ls[1]), per // kx)
-        kz = min(-(-gs[2] // ls[2]), per // (kx * ky))
-        return kx * ls[0], ky * ls[1], kz * ls[2], kx, ky, kz
-
     def scratch(self, key, nbytes):
         """A zeroed device-only buffer kept between launches and grown as needed."""
         pool = self.__dict__.setdefault("_scratch", {})
@@ -288,34 +304,34 @@ class EmulatorDevice:
                 self._null = self.allocate(0)
             args = [self._null if a is NULL else a for a in args]
         with self._run_lock:
+            for a in args:                    # freed since the command was enqueued: DRAM again
+                if type(a) is EmuAllocation and a.dram is None:
+                    self._place(a, "enqueue_nd_range_kernel")
             return self._run(loaded, kernel_info, args, launch)
 
     def _run_task(self, loaded, kernel_info, args, launch):
         """A task kernel: every group's DRAM holds each buffer argument whole, at the same address
         (the host writes all copies; that costs no modeled time, like any host write); the kernel's
         results are read back from group 0's copy, for the buffers it may write."""
+        from translator.backend import abi
         if launch.global_size != (1, 1, 1):
             raise make_error("enqueue_nd_range_kernel", status_code.INVALID_WORK_DIMENSION,
                              f"kernel '{kernel_info.name}' is a task kernel: it runs once on the whole machine; "
                              f"launch it with mncl.enqueue_task(queue, kernel)")
-        kb, prog, _ = loaded.binary(kernel_info.name, "task")
+        if any(isinstance(a, LocalScratch) for a in args):
+            raise make_error("enqueue_task", status_code.INVALID_KERNEL_ARGS,
+                             f"kernel '{kernel_info.name}': task kernels take no __local arguments")
+        kb, prog, _ = loaded.binary(kernel_info.name, abi.TASK_MODE)
+        plan = abi.plan_task(kb, kernel_info, args)
         emu = self.emu
-        seq = {}
-        for i, a in enumerate(args):
-            if isinstance(a, EmuAllocation):
-                seq[f"b{i}"], seq[f"nb{i}"] = a.dram, a.nbytes
-                data = _longs(a.view)
-                for g in range(self.machine.groups):
-                    emu.write_dram(g, a.dram, data)
-            elif isinstance(a, LocalScratch):
-                raise make_error("enqueue_task", status_code.INVALID_KERNEL_ARGS,
-                                 f"kernel '{kernel_info.name}': task kernels take no __local arguments")
-            else:
-                seq[f"p{i}"] = int.from_bytes(bytes(a), "little", signed=kernel_info.params[i].dtype[0] == "i")
-        prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_task")
-        for i, a in enumerate(args):
-            if isinstance(a, EmuAllocation) and not kernel_info.params[i].is_const:
-                a.view[:] = emu.read_dram(0, a.dram, -(-a.nbytes // 8)).view(np.uint8)[:a.nbytes]
+        for i, _ in plan.buffers:
+            data = _longs(args[i].view)
+            for g in range(self.machine.groups):
+                emu.write_dram(g, args[i].dram, data)
+        prof = self._emulate(prog, plan.registers({}), kernel_info, "enqueue_task")
+        for i in plan.read:
+            a = args[i]
+            a.view[:] = emu.read_dram(0, a.dram, -(-a.nbytes // 8)).view(np.uint8)[:a.nbytes]
         return self._profile(prof, kernel_info, loaded)
 
     def _emulate(self, prog, regs, kernel_info, routine):
@@ -346,106 +362,39 @@ class EmulatorDevice:
         return prof
 
     def _run(self, loaded, kernel_info, args, launch):
+        """Choose the variant and plan the launch (translator/backend/abi.py), write the argument
+        block and the buffers, run, read the buffers back."""
         if kernel_info.task:
             return self._run_task(loaded, kernel_info, args, launch)
-        from translator.backend import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
-        lay = self.layout
-        gs, ls, off = launch.global_size, launch.local_size, launch.offset
-        W = lay.wave
-        local_args = [a.nbytes for a in args if isinstance(a, LocalScratch)]
-        grouped = kernel_info.uses_barrier or kernel_info.local_mem_bytes or local_args
-        wx, wy, wz, kx, ky, kz = self.wave_shape(gs, ls, grouped)
-        # the 1-D form's contiguous fast paths address the wave by position (gid - offset): a
-        # launch with a global offset takes the general form, which addresses by global id
-        mode = "1d" if gs[1] == gs[2] == 1 and wx == W and not off[0] else "nd"
-        narrow = lay.narrowest(gs[0]) if mode == "1d" and not grouped else 1
-        if narrow > 1 and (kernel_info.name, narrow) not in loaded.no_narrow:
-            from translator import CompileError
-            try:                   # a small 1-D launch: a narrower wave moves less (layout.py)
-                loaded.kernel_binary(kernel_info.name, f"1d-n{narrow}")     # made on the first one
-                lay, mode = lay.narrowed(narrow), f"1d-n{narrow}"
-                wx, kx = lay.wave, lay.wave // ls[0]
-            except CompileError:   # the full wave runs it: that form built
-                loaded.no_narrow.add((kernel_info.name, narrow))
-        kb, prog, tables = loaded.binary(kernel_info.name, mode)
-        ids = [id(a) for a in args if isinstance(a, EmuAllocation)]
-        if kb.replicated:          # a replicated buffer must not also be written through another argument
-            if any(ids.count(id(args[k])) > 1 for k in kb.replicated):
-                mode += "-norep"
-                kb, prog, tables = loaded.binary(kernel_info.name, mode)
-        one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one     # (more may stay for one work-item)
-        res, rmode = (kb.resident_one, mode + "-res1") if one else (kb.resident, mode + "-res")
-        if res and (kernel_info.name, rmode) not in loaded.no_resident and all(
-                args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
-            from translator import CompileError
-            try:                   # small buffers a loop gathers stay in every PE's LM0 for the wave
-                kb, prog, tables = loaded.binary(kernel_info.name, rmode)
-            except CompileError:   # (no room in LM0)
-                loaded.no_resident.add((kernel_info.name, rmode))
-        blk = np.zeros(ARG_LONGS, np.uint64)
-        wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
-        blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)
-        dup = lambda v: (int(v) & 0xFFFFFFFF) * 0x100000001
-        # __local: the static arrays first, then each __local pointer argument, 16-byte aligned
-        local_off, lbytes = {}, -(-kernel_info.local_mem_bytes // 16) * 16
-        for i, a in enumerate(args):
-            if isinstance(a, LocalScratch):
-                local_off[i], lbytes = lbytes, lbytes + -(-a.nbytes // 16) * 16
-        shape = dict(wx=wx, wy=wy, wz=wz, wxy=wx * wy, gx=gs[0], gy=gs[1], gz=gs[2], offx=off[0],
-                     offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=lbytes)
-        for j, k in enumerate(SHAPE):
-            if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
-                blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
-            else:
-                blk[SHAPE_SLOT + j] = dup(shape[k])
-        seq = {"argblk": ARGBLK, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
-               "gx": gs[0], "offx": off[0], "items": gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
-               "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), **tables}
-        buffers = []
-        for i, a in enumerate(args):
-            if isinstance(a, EmuAllocation):
-                seq[f"b{i}"], seq[f"rows{i}"], seq[f"nb{i}"] = a.dram, lay.rows(a.nbytes), a.nbytes
-                blk[PARAM_SLOT + i] = dup(a.nbytes)          # for the kernel's bounds checks
-                buffers.append(a)
-            elif isinstance(a, LocalScratch):
-                blk[PARAM_SLOT + i] = dup(local_off[i])
-            else:
-                raw = bytes(a)
-                if f"p{i}" in kb.args:      # an integer the sequencer needs (a uniform trip count)
-                    seq[f"p{i}"] = int.from_bytes(raw, "little", signed=True)
-                if len(raw) == 4:
-                    blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little"))
-                elif len(raw) == 8:
-                    blk[PARAM_SLOT + i] = int.from_bytes(raw, "little")
-                elif len(raw) < 4:
-                    blk[PARAM_SLOT + i] = dup(int.from_bytes(raw, "little", signed=True))
-                else:                       # a vector or struct: packed in its own slots
-                    at = wide_arg_slots(kernel_info.params)[i]
-                    blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
-        report = None
-        if "bE" in kb.args:            # where lanes record their first out-of-bounds access
-            report = [self.scratch(f"bounds{j}", W * 4) for j in range(3 if "bG" in kb.args else 2)]
-            for j, name in enumerate(("bE", "bF", "bG")[:len(report)]):
-                seq[name] = report[j].dram
-        if "bL" in kb.args:            # every group of the wave gets its __local block in DRAM
-            seq["bL"], seq["rowsL"] = self.local_scratch(lbytes * kx * ky * kz, kernel_info.name)
+        from translator.backend import abi
+        name = kernel_info.name
+        plan = abi.plan_launch(self.layout, kernel_info, launch, args, lambda mode: loaded.kernel_binary(name, mode),
+                               loaded.failed.setdefault(name, set()), ARGBLK)
+        kb, prog, tables = loaded.binary(name, plan.binary.mode)
+        lay, extra = plan.layout, dict(tables)
+        report = [self.scratch(f"bounds{j}", plan.report_bytes) for j in range(plan.report)]
+        for j, a in enumerate(report):       # where lanes record their first out-of-bounds access
+            extra[abi.base(abi.REPORT[j])] = a.dram
+        if plan.local_bytes:                 # every group of the wave gets its __local block in DRAM
+            extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(plan.local_bytes, name)
         emu = self.emu
-        emu.write_dram(0, ARGBLK, blk)
-        replicated = {id(args[k]) for k in kb.replicated}
-        for a in list({id(b): b for b in buffers}.values()) + (report or []):
-            if id(a) in replicated:
-                offsets, data = lay.replicated(a.view)
+        emu.write_dram(0, ARGBLK, plan.argblk)
+        for i, replicated in plan.buffers:
+            if replicated:
+                offsets, data = lay.replicated(args[i].view)
                 for g, off in enumerate(offsets):
-                    emu.write_dram(g, a.dram + off, data)
+                    emu.write_dram(g, args[i].dram + off, data)
             else:
-                self.write_buffer(a, lay)
-        for k in kb.widened:           # read only, as tables (codegen.uniform_table): group 0's DRAM
+                self.write_buffer(args[i], lay)
+        for a in report:
+            self.write_buffer(a, lay)
+        for k in plan.widen:                 # read only, as tables (codegen.uniform_table): group 0's DRAM
             wide = lay.widened(args[k].view)
-            seq[f"w{k}"] = self.scratch(("widened", k), wide.nbytes).dram
-            emu.write_dram(0, seq[f"w{k}"], wide)
-        prof = self._emulate(prog, {k: seq[k] for k in kb.args}, kernel_info, "enqueue_nd_range_kernel")
-        for a in {id(b): b for b in buffers if id(b) not in replicated}.values():    # (read-only)
-            a.view[:] = self.read_buffer(a, lay)
-        if report is not None:
+            extra[abi.widened(k)] = self.scratch(("widened", k), wide.nbytes).dram
+            emu.write_dram(0, extra[abi.widened(k)], wide)
+        prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
+        for i in plan.read:
+            args[i].view[:] = self.read_buffer(args[i], lay)
+        if report:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         return self._profile(prof, kernel_info, loaded)

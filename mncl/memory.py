@@ -94,7 +94,7 @@ class Buffer:
             raise_error("Buffer", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
                         f"could not allocate {size} bytes: {e}")
         if copy:
-            self._alloc.view[:] = host[:size]
+            device.backend.copy_in(self._alloc, 0, host[:size])
         self.context = context
         self._device = device
         self.flags = flags
@@ -126,11 +126,12 @@ class Buffer:
         return table[param]
 
     def release(self):
-        """Drop the device memory now: any later use of the buffer is INVALID_MEM_OBJECT.  Commands
-        already enqueued, and kernels whose argument it still is, keep the memory until they let
-        go of it (the emulator device frees its DRAM when the last reference goes)."""
+        """Drop the device memory now (the device's ``free``: the emulator device's DRAM goes back
+        to its heap): any later use of the buffer is INVALID_MEM_OBJECT.  Commands already
+        enqueued or recorded still run correctly (mncl/backend.py)."""
         global released_any
         if self._alloc is not None:
+            self._device.backend.free(self._alloc)
             self._alloc = None
             self.hostbuf = None
             released_any = True

@@ -1,8 +1,8 @@
 """Data movement commands: ``enqueue_copy``, ``enqueue_fill_buffer``, ``enqueue_map_buffer`` and friends.
 
 Each function checks sizes and offsets on the caller's thread, then queues
-the copy (numpy slice assignment on the buffers' uint8 views) on the queue's
-worker.  ``is_blocking=True`` (the default, as in PyOpenCL) waits for it.
+the copy (the device's copy_in / copy_out, mncl/backend.py; a fill or a map
+works on the buffer's uint8 view) on the queue's worker.  ``is_blocking=True`` (the default, as in PyOpenCL) waits for it.
 A non-blocking copy from or to a host array keeps a reference to the array
 and touches it only when the command runs.
 """
@@ -38,9 +38,10 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
         raise_error(routine, status_code.INVALID_VALUE,
                     f"unsupported keyword arguments {sorted(unsupported)} (images and rectangular "
                     f"copies are not supported)")
+    backend = queue.device.backend
     if isinstance(dest, Buffer) and isinstance(src, Buffer):
-        s = buffer_alloc(routine, "the source buffer", src, queue).view
-        d = buffer_alloc(routine, "the destination buffer", dest, queue).view
+        s = buffer_alloc(routine, "the source buffer", src, queue)
+        d = buffer_alloc(routine, "the destination buffer", dest, queue)
         so = as_int(routine, "src_offset", src_offset or 0)
         do = as_int(routine, "dst_offset", dst_offset or 0)
         n = as_int(routine, "byte_count", byte_count) if byte_count is not None \
@@ -52,11 +53,11 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
                         f"source [{so}, {so + n}) and destination [{do}, {do + n}) overlap in the same buffer")
 
         def work():
-            d[do:do + n] = s[so:so + n]
+            backend.copy_out(s, so, d.view[do:do + n])      # (a buffer's host side is its view)
         return _enqueue(queue, work, command_type.COPY_BUFFER, wait_for, is_blocking)
 
     if isinstance(dest, Buffer):          # host -> buffer
-        d = buffer_alloc(routine, "the destination buffer", dest, queue).view
+        d = buffer_alloc(routine, "the destination buffer", dest, queue)
         off = as_int(routine, "dst_offset" if dst_offset is not None else "device_offset",
                      dst_offset if dst_offset is not None else device_offset)
         h = host_bytes(src, routine, "the source host array")
@@ -67,11 +68,11 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
         _check_range(routine, "copy of the host array into the buffer", off, n, dest.size)
 
         def work():
-            d[off:off + n] = h[:n]
+            backend.copy_in(d, off, h[:n])
         return _enqueue(queue, work, command_type.WRITE_BUFFER, wait_for, is_blocking)
 
     if isinstance(src, Buffer):           # buffer -> host
-        s = buffer_alloc(routine, "the source buffer", src, queue).view
+        s = buffer_alloc(routine, "the source buffer", src, queue)
         off = as_int(routine, "src_offset" if src_offset is not None else "device_offset",
                      src_offset if src_offset is not None else device_offset)
         h = host_bytes(dest, routine, "the destination host array", writable=True)
@@ -82,7 +83,7 @@ def enqueue_copy(queue, dest, src, *, is_blocking=True, wait_for=None, byte_coun
         _check_range(routine, "copy of the buffer into the host array", off, n, src.size)
 
         def work():
-            h[:n] = s[off:off + n]
+            backend.copy_out(s, off, h[:n])
         return _enqueue(queue, work, command_type.READ_BUFFER, wait_for, is_blocking)
 
     raise_error(routine, status_code.INVALID_VALUE,

@@ -12,6 +12,5 @@ import pytest  # noqa: E402
 def tiny_env():
     """(context, queue) on the emulator device for the `tiny` machine."""
     import mncl as cl
-    from mncl.context import _emulator_for
-    ctx = cl.Context([_emulator_for("tiny", cl.get_platforms()[0].get_devices())])
+    ctx = cl.Context([cl.get_device(machine="tiny")])
     return ctx, cl.CommandQueue(ctx)

@@ -104,8 +104,7 @@ __kernel void gather(__global const float *a, __global const int *idx, __global 
 
 @pytest.fixture(scope="module")
 def env():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     return ctx, q, cl.Program(ctx, SRC).build()
@@ -1021,8 +1020,7 @@ __kernel void narrow(__global const float *x, __global const int *idx, __global 
 
 @pytest.fixture(scope="module")
 def mncore2():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("mncore2", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="mncore2")
     ctx = cl.Context([dev])
     return ctx, cl.CommandQueue(ctx), cl.Program(ctx, NARROW).build()
 

@@ -20,8 +20,7 @@ import mncl as cl
 def device(kind):
     devices = cl.get_platforms()[0].get_devices()
     if kind == "emulator":
-        from mncl.context import _emulator_for
-        return _emulator_for("tiny", devices)
+        return cl.get_device(machine="tiny")
     return next(d for d in devices if d.kind == kind)
 
 

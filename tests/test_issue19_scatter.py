@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from mncl.context import _emulator_for
 
 
 def run(tiny_env, src, kernel, gsize, *arrays, out):
@@ -262,7 +261,7 @@ def test_a_buffer_gathered_in_a_loop_and_stored_by_many_keeps_one_value(tiny_env
 @pytest.mark.slow
 def test_racing_stores_on_mncore2_leave_one_value():
     """The claims across MN-Core 2's four groups (mvr into group 0's PDM, mvb back): int and char."""
-    ctx = cl.Context([_emulator_for("mncore2", cl.get_platforms()[0].get_devices())])
+    ctx = cl.Context([cl.get_device(machine="mncore2")])
     env2 = (ctx, cl.CommandQueue(ctx))
     n, m = 4096, 100
     idx = np.random.default_rng(1).integers(0, m, n).astype(np.int32)

@@ -28,8 +28,7 @@ def emulator(machine="tiny"):
     # so it cannot keep the shared queue busy for the cases after it
     os.environ.setdefault("MNCL_EMU_TIME_LIMIT", str(corpus.TIMEOUT_S * 2 / 3))
     import mncl as cl
-    from mncl.context import _emulator_for
-    dev = _emulator_for(machine, cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine=machine)
     ctx = cl.Context([dev])
     return cl, ctx, cl.CommandQueue(ctx)
 

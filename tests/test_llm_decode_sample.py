@@ -50,9 +50,8 @@ def test_run_tiny(dtype, batch, tmp_path, capsys):
 ])
 def test_plain_matvec(dtype, half_read, rows, cols, batch):
     import mncl as cl
-    from mncl.context import _emulator_for
     plain = load("plain")
-    ctx = cl.Context([_emulator_for("tiny", cl.get_platforms()[0].get_devices())])
+    ctx = cl.Context([cl.get_device(machine="tiny")])
     q = cl.CommandQueue(ctx)
     rng = np.random.default_rng(5)
     W = rng.standard_normal((rows, cols), dtype=np.float32)

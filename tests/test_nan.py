@@ -77,8 +77,7 @@ SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 3e38, -
 
 @pytest.fixture(scope="module")
 def env():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     ctx = cl.Context([dev])
     return ctx, cl.CommandQueue(ctx), cl.Program(ctx, SRC).build()
 
@@ -293,8 +292,7 @@ ZERO_SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -3.0, 1e-30, -1e-30, np.inf
 
 @pytest.fixture(scope="module")
 def zenv():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     ctx = cl.Context([dev])
     return ctx, cl.CommandQueue(ctx), cl.Program(ctx, ZEROS).build()
 
@@ -338,8 +336,7 @@ def test_signed_zeros_from_a_lazy_loop():
     """A product loop and a sum of zeros carry their values lazily; a lane whose result is +-0
     makes the loop run again exactly, which gives the IEEE sign (-0 after an odd number of
     negative factors, -0 + -0 ... stays -0), only for the lanes that ran it."""
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     ctx = cl.Context([dev])
     env = ctx, cl.CommandQueue(ctx), cl.Program(ctx, ZEROS).build()
     m, n = 48, 5
@@ -376,8 +373,7 @@ def test_float_subnormals_are_flushed_to_signed_zeros(zenv):
 
 
 def test_emulator_reports_no_float_denormals():
-    from mncl.context import _emulator_for
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     fp = dev.single_fp_config
     assert not fp & cl.device_fp_config.DENORM
     assert fp & cl.device_fp_config.INF_NAN and fp & cl.device_fp_config.ROUND_TO_NEAREST

@@ -16,10 +16,9 @@ __kernel void add_at(__global float *y, __global const float *b, int k)
 
 
 def devices():
-    from mncl.context import _emulator_for
     cpu = [d for d in cl.get_platforms()[0].get_devices() if "CPU" in d.name.upper()]
     return [pytest.param(cpu[0], id="cpu")] + \
-        [pytest.param(_emulator_for("tiny", cl.get_platforms()[0].get_devices()), id="emulator-tiny")]
+        [pytest.param(cl.get_device(machine="tiny"), id="emulator-tiny")]
 
 
 @pytest.fixture(params=devices())

@@ -32,10 +32,9 @@ VEC = {"int": "mnint8", "float": "mnfloat8", "long": "mnlong4", "mnhalf": "mnhal
 @pytest.fixture(scope="module")
 def env():
     from emulator.machine import load_machine
-    from mncl.context import _emulator_for
     m = load_machine("tiny")
     assert (m.groups, m.l2b_per_group, m.l1b_per_l2b, m.mab_per_l1b, m.pe_per_mab) == (G, L, N, M, P)
-    dev = _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    dev = cl.get_device(machine="tiny")
     ctx = cl.Context([dev])
     return ctx, cl.CommandQueue(ctx)
 

@@ -114,11 +114,10 @@ def load(name: str):
 
 
 def new_queue(spec: str):
-    """A queue on a new emulator device for the machine.  The device's DRAM allocator never
-    frees, and the five layer matrices in fp32 fill most of a group's 4 GiB, so each shape
-    gets its own device (and the previous one's emulated DRAM goes with its last reference)."""
-    from mncl.emulator_device import EmulatorDevice
-    dev = cl.Device(cl.get_platforms()[0], EmulatorDevice(spec))
+    """A queue on a new emulator device for the machine.  The five layer matrices in fp32 fill
+    most of a group's 4 GiB, so each shape gets its own device (and the previous one's emulated
+    DRAM goes with its last reference)."""
+    dev = cl.get_device(machine=spec, new=True)
     ctx = cl.Context([dev])
     return ctx, cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
 

@@ -15,7 +15,6 @@ import pytest
 
 import mncl as cl
 from mncl.binary import MAGIC, dump_module
-from mncl.context import _emulator_for
 
 mf = cl.mem_flags
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +40,7 @@ def _cpu():
 
 
 def _tiny():
-    return _emulator_for("tiny", cl.get_platforms()[0].get_devices())
+    return cl.get_device(machine="tiny")
 
 
 @pytest.fixture(scope="module", params=["cpu", "tiny"])
@@ -105,7 +104,7 @@ def test_buffers_of_two_emulator_machines_never_share_memory():
     """A buffer made for one emulated machine, passed to a kernel of another (whose DRAM heap
     knows nothing of it), was silently aliased with that machine's own buffers."""
     tiny = cl.Context([_tiny()])
-    other = cl.Context([_emulator_for("mncore2", cl.get_platforms()[0].get_devices())])
+    other = cl.Context([cl.get_device(machine="mncore2")])
     prg = cl.Program(other, SRC).build()
     _raises(lambda: prg.fill.set_arg(0, _buf(tiny)), "Kernel.set_arg", "INVALID_MEM_OBJECT", "argument 0 ('y'")
 
@@ -188,9 +187,8 @@ def test_a_bad_emulator_time_limit_names_the_variable(tiny_env, monkeypatch, val
 # -- item 8: mapping raw memory ------------------------------------------------------------------
 MAP_PROBE = """
     import numpy as np, mncl as cl
-    from mncl.context import _emulator_for
     devs = cl.get_platforms()[0].get_devices()
-    dev = _emulator_for("tiny", devs) if "{device}" == "tiny" else next(d for d in devs if d.kind == "cpu")
+    dev = cl.get_device(machine="tiny") if "{device}" == "tiny" else next(d for d in devs if d.kind == "cpu")
     ctx = cl.Context([dev]); q = cl.CommandQueue(ctx)
     b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64)
     R = cl.map_flags.READ | cl.map_flags.WRITE

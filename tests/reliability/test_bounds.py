@@ -184,8 +184,7 @@ def test_global_offset_past_32_bits_is_refused_at_the_call(tiny_env):
 
 def test_buffers_are_at_most_what_32_bit_offsets_check_exactly():
     """mncore2 offered 4 GiB buffers (a quarter of its DRAM), whose sizes the kernel saw as 0."""
-    from mncl.context import _emulator_for
-    ctx = cl.Context([_emulator_for("mncore2", cl.get_platforms()[0].get_devices())])
+    ctx = cl.Context([cl.get_device(machine="mncore2")])
     d = ctx.devices[0]
     assert d.max_mem_alloc_size == 1 << 30
     with pytest.raises(cl.Error, match="INVALID_BUFFER_SIZE"):

@@ -20,7 +20,6 @@ from hypothesis.stateful import (Bundle, RuleBasedStateMachine, consumes, initia
                                  precondition, rule, run_state_machine_as_test)
 
 import mncl as cl
-from mncl.context import _emulator_for
 
 mf = cl.mem_flags
 STATS = Counter()
@@ -44,7 +43,7 @@ BAD = [None, "x", 1.5, -1, object(), [], np.float64(1.0), 2 ** 70]
 
 def _device(kind):
     devs = cl.get_platforms()[0].get_devices()
-    return _emulator_for("tiny", devs) if kind == "tiny" else next(d for d in devs if d.kind == "cpu")
+    return cl.get_device(machine="tiny") if kind == "tiny" else next(d for d in devs if d.kind == "cpu")
 
 
 class Buf:

@@ -12,14 +12,13 @@ text plus everything the runtime needs to launch it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
-from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, MixedPointer, \
-    wide_arg_slots
+from . import abi
+from .codegen import Codegen, CodegenError, MixedPointer
 from .emit import (AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, rematerialise_constants,
                    remove_dead, sink_into_branches)
 from .irread import Unsupported, read_function
@@ -37,13 +36,14 @@ class KernelBinary:
     """One kernel compiled for one machine shape: what a .mnb file holds per kernel."""
     name: str
     machine: str
-    mode: str                       # "1d" (contiguous fast paths; no global offset) or "nd"; "-norep": no replicated buffers;
-                                    # "-res": buffers gathered in loops resident in LM0 (Codegen.resident_copies);
-                                    # "-res1": the same for a launch of one work-item (KernelBinary.resident_one);
-                                    # "-n<f>": a 1-D wave narrowed f times (layout.py);
-                                    # "task": a task kernel (runs once on the whole machine)
+    mode: str                       # the variant (abi.py, choose_variant): "1d" (contiguous fast paths; no
+                                    # global offset) or "nd"; "-n<f>": a 1-D wave narrowed f times (layout.py);
+                                    # "-norep": no replicated buffers; "-res": buffers gathered in loops
+                                    # resident in LM0 (Codegen.resident_copies); "-res1": the same for a
+                                    # launch of one work-item (KernelBinary.resident_one); "task": a task
+                                    # kernel (runs once on the whole machine)
     asm: str
-    args: list                      # sequencer arguments, in order
+    args: list                      # sequencer arguments, in order (abi.py names them)
     params: list                    # ParamInfo as dicts
     flops_per_item: int = 0
     registers: int = 0
@@ -96,16 +96,7 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     tree = pack_loops(tree, lay, cg.alloc_lc)
     tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
     alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(cg, tree))
-    bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
-    rows = sorted(cg.uses.get("rows", ()), key=str)
-    params = sorted(cg.uses.get("params", ()))
-    sizes = sorted(cg.uses.get("sizes", ()), key=str)
-    widened = sorted(cg.uses.get("widened", ()))
-    args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
-        + [f"rows{k}" for k in rows] \
-        + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else []) \
-        + (["items"] if "items" in cg.uses else []) \
-        + sorted(cg.uses.get("extents", ()))
+    args = abi.kernel_args(cg.uses)
     return cg, tree, args, alloc
 
 
@@ -130,14 +121,18 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         lay = Layout.of(machine).for_mode(mode)
     except ValueError as e:
         raise _error(module, f"kernel '{kernel}': {e}") from None
-    if len(info.params) > MAX_PARAMS:
+    if len(info.params) > abi.MAX_PARAMS:
         raise _error(module, f"kernel '{kernel}' has {len(info.params)} parameters; the emulator device takes "
-                             f"at most {MAX_PARAMS}")
+                             f"at most {abi.MAX_PARAMS}")
+    try:
+        abi.wide_arg_slots(info.params)
+    except abi.ABIError as e:
+        raise _error(module, f"kernel '{kernel}': {e}") from None
     box = []
     try:
         resident = ()
         if "-res" in mode:           # the buffers a build without them would gather in loops
-            resident = _build(module, info, lay, re.sub(r"-res1?", "", mode), box)[0].resident_candidates(
+            resident = _build(module, info, lay, abi.without_resident(mode), box)[0].resident_candidates(
                 "-res1" in mode)
         cg, tree, args, alloc = _build(module, info, lay, mode, box, resident)
         asm = emit_program(tree, args, alloc)
@@ -180,5 +175,4 @@ def _error(module, msg, line=0):
     return CompileError([Diagnostic("error", msg, module.filename, line, 0)])
 
 
-__all__ = ["compile_kernel", "KernelBinary", "Layout", "ARG_LONGS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT",
-           "WG_SLOT", "FORMAT", "wide_arg_slots"]
+__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT"]

@@ -31,40 +31,12 @@ import struct
 from dataclasses import dataclass, replace
 
 from . import irtypes
+from .abi import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
 from .irread import _VEC, Arg, Const, Func, Inst, Unsupported, parse_const
 from .layout import Layout
 from . import idforms
 from .nans import NanFixups, callee_base, no_nans
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, drop_ops
-
-# LM1 word addresses of the argument block (the runtime writes it to DRAM; the prologue broadcasts it)
-ARG_LONGS = 64
-WG_SLOT = 0                  # wg[0..15]
-PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
-SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
-SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy", "offz",
-         "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz", "kx", "ky", "lbytes")
-# r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
-# wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
-# __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
-# __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
-MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
-
-
-def wide_arg_slots(params) -> dict:
-    """Parameter index -> first argument-block long word of each by-value argument wider than 8
-    bytes (a vector, a struct).  Its bytes lie there packed, little-endian, in the parameter slots
-    the kernel's parameter count leaves free, taken from the top down; the runtime writes them
-    there, the kernel reads them (Codegen.wide_arg)."""
-    out, top = {}, SHAPE_SLOT
-    for k, p in enumerate(params):
-        if p.kind == "scalar" and p.size > 8:
-            top -= -(-p.size // 8)
-            out[k] = top
-    if top < PARAM_SLOT + len(params):
-        raise CodegenError(f"the by-value arguments wider than 8 bytes need {SHAPE_SLOT - top} long words of the "
-                           f"argument block; with {len(params)} parameters {MAX_PARAMS - len(params)} are free")
-    return out
 
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
 

@@ -36,10 +36,11 @@ moved by u.  Every allocation leaves room for this (`group_longs`).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from .abi import narrowing
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,13 @@ class Layout:
 
     def for_mode(self, mode: str) -> "Layout":
         """The layout a kernel binary of this mode ("1d-n8...": narrowed 8 times) runs in."""
-        m = re.search(r"-n(\d+)", mode)
-        if not m:
+        f = narrowing(mode)
+        if f == 1:
             return self
-        if not self.can_narrow(int(m[1])):
-            raise ValueError(f"mode '{mode}': this machine's wave cannot be narrowed {m[1]} times "
+        if not self.can_narrow(f):
+            raise ValueError(f"mode '{mode}': this machine's wave cannot be narrowed {f} times "
                              f"(stripes of {self.stripe} long words, {self.pe_l1b} PEs per L1B)")
-        return self.narrowed(int(m[1]))
+        return self.narrowed(f)
 
     def can_narrow(self, f: int) -> bool:
         """A wave narrowed f times keeps whole l2bmd steps and stripes of at least 512 long words

@@ -1,0 +1,349 @@
+"""The launch ABI: what a compiled kernel and the runtime launching it agree on, in one place.
+
+A kernel binary (KernelBinary) reads three things the runtime provides:
+
+* the **argument block**: ARG_LONGS long words the runtime writes to group 0's DRAM at
+  %argblk and the prologue broadcasts to every PE's LM1: the OpenCL work-group values at
+  WG_SLOT, one long word per parameter at PARAM_SLOT (a by-value argument wider than 8 bytes
+  packed in the free parameter slots from the top down: wide_arg_slots), the launch shape
+  values SHAPE at SHAPE_SLOT;
+* the **sequencer arguments** named in KernelBinary.args, made by the functions below
+  (``base(k)`` is ``b<k>``, and so on) and nowhere else;
+* the **MV tags** each part of the program may use (the ranges below).
+
+The runtime chooses which of a kernel's builds (its *variant*: KernelBinary.mode) runs a launch,
+then computes every value the build reads: ``plan_launch`` does both and gives a plain
+LaunchPlan, so the whole launch interface is testable without the emulator
+(tests/test_backend_abi.py); mncl/emulator_device.py writes the plan to the machine and runs it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..module import CompileError
+
+# -- the argument block (LM1 long-word addresses; the runtime writes it, the prologue broadcasts it)
+ARG_LONGS = 64
+WG_SLOT = 0                  # wg[0..15]: work_dim, global size, local size, 0 0 0, offset, groups
+PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
+SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
+SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy", "offz",
+         "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz", "kx", "ky", "lbytes")
+# r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
+# wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
+# __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
+# __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
+MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
+
+# -- MV tags: which part of a program may use which (the emulator has tags 0..255)
+CODEGEN_TAGS = range(1, 241)      # codegen's transfers, reused in turn (Codegen.tag)
+PACK_TAGS = range(241, 249)       # packing.py: the buffer sets of staged loads
+ARGBLK_TAG = 250                  # the argument block's broadcast (prologue)
+STORE_TAG = 251                   # contiguous stores, waited for lazily (Codegen.fast_store)
+PREFETCH_TAG = 253                # prefetch.py: set 1's loads (252 is free)
+TASK_EVENT_TAGS = range(1, 201)   # task kernels (translator/task.py): one per event element
+TASK_SYNC_TAG = 250               # task kernels: a transfer waited for at once
+
+# -- sequencer argument names.  k is a parameter index, or a letter for the runtime's own
+# buffers: LOCAL ("L", the __local blocks of a wave), REPORT ("E", "F", "G": where lanes record
+# their first out-of-bounds access), or const_table(n) ("G<n>": __constant data)
+ARGBLK = "argblk"                 # the argument block's DRAM address
+WAVE_COUNTS = ("nwx", "nwy", "nwz")   # waves per dimension
+LAUNCH = ("gx", "offx")           # the global size and offset in x (bounds of contiguous accesses)
+ITEMS = "items"                   # work-items of the launch
+GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
+LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
+LOCAL = "L"
+REPORT = ("E", "F", "G")
+
+
+def base(k) -> str:
+    """Buffer k's long-word address in every group's DRAM."""
+    return f"b{k}"
+
+
+def rows(k) -> str:
+    """Buffer k's stripe rows (Layout.rows)."""
+    return f"rows{k}"
+
+
+def widened(k) -> str:
+    """The address of buffer k's widened copy (Layout.widened) in group 0's DRAM."""
+    return f"w{k}"
+
+
+def param(k) -> str:
+    """By-value parameter k as a signed integer (a uniform trip count the sequencer needs)."""
+    return f"p{k}"
+
+
+def nbytes(k) -> str:
+    """Buffer k's size in bytes."""
+    return f"nb{k}"
+
+
+def const_table(n: int) -> str:
+    """The buffer key of a kernel's n-th __constant table (KernelBinary.constants)."""
+    return f"G{n}"
+
+
+def reg(name: str) -> str:
+    """A sequencer argument as the program reads it."""
+    return "%" + name
+
+
+def kernel_args(uses: dict) -> list:
+    """The sequencer arguments of a kernel, in order, from what its code uses (Codegen.uses)."""
+    bases = sorted(uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
+    return [ARGBLK, *WAVE_COUNTS] + [base(k) for k in bases] \
+        + [widened(k) for k in sorted(uses.get("widened", ()))] \
+        + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
+        + [param(k) for k in sorted(uses.get("params", ()))] \
+        + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
+        + (list(LAUNCH) if "launch" in uses else []) + ([ITEMS] if "items" in uses else []) \
+        + sorted(uses.get("extents", ()))
+
+
+class ABIError(ValueError):
+    """A kernel whose by-value arguments the argument block cannot hold."""
+
+
+def wide_arg_slots(params) -> dict:
+    """Parameter index -> first argument-block long word of each by-value argument wider than 8
+    bytes (a vector, a struct).  Its bytes lie there packed, little-endian, in the parameter slots
+    the kernel's parameter count leaves free, taken from the top down; the runtime writes them
+    there, the kernel reads them (Codegen.wide_arg)."""
+    out, top = {}, SHAPE_SLOT
+    for k, p in enumerate(params):
+        if p.kind == "scalar" and p.size > 8:
+            top -= -(-p.size // 8)
+            out[k] = top
+    if top < PARAM_SLOT + len(params):
+        raise ABIError(f"the by-value arguments wider than 8 bytes need {SHAPE_SLOT - top} long words of the "
+                       f"argument block; with {len(params)} parameters {MAX_PARAMS - len(params)} are free")
+    return out
+
+
+# -- variants ----------------------------------------------------------------------------------
+# A kernel has several builds (KernelBinary.mode): "1d" (contiguous fast paths, no global offset) or
+# "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep" (no replicated buffers),
+# "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
+
+TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
+
+
+def narrowed_mode(f: int) -> str:
+    return f"1d-n{f}"
+
+
+def one_d(mode: str) -> bool:
+    """A build for 1-D launches without a global offset (the contiguous fast paths)."""
+    return mode.startswith("1d")
+
+
+def replicates(mode: str) -> bool:
+    """Whether a build of this mode may replicate read-only buffers (layout.py)."""
+    return "-norep" not in mode
+
+
+def resident(mode: str) -> str | None:
+    """None, "any" ("-res": for any launch) or "one" ("-res1": for a launch of one work-item)."""
+    return "one" if "-res1" in mode else "any" if "-res" in mode else None
+
+
+def narrowing(mode: str) -> int:
+    """How many times the wave of a build of this mode is narrowed (1: not)."""
+    m = re.search(r"-n(\d+)", mode)
+    return int(m[1]) if m else 1
+
+
+def without_resident(mode: str) -> str:
+    """The build a "-res" / "-res1" build starts from (the one that gathers those buffers)."""
+    return re.sub(r"-res1?", "", mode)
+
+
+def is_buffer(a) -> bool:
+    """An argument the kernel addresses in DRAM (anything with nbytes and dram)."""
+    return hasattr(a, "dram")
+
+
+def is_value(a) -> bool:
+    return isinstance(a, (bytes, bytearray))
+
+
+def wave_shape(lay, gs, ls, grouped) -> tuple:
+    """The wave's extent (wx, wy, wz) and the work-groups it holds (kx, ky, kz).
+
+    A 1-D wave spans the whole machine when its work-groups tile it (or need not be whole: no
+    barrier, no __local), so contiguous accesses take the fast path; otherwise it holds as many
+    whole work-groups as fit."""
+    W = lay.wave
+    if gs[1] == gs[2] == 1 and (not grouped or W % ls[0] == 0):
+        return W, 1, 1, W // ls[0], 1, 1
+    per = W // (ls[0] * ls[1] * ls[2])
+    kx = min(-(-gs[0] // ls[0]), per)
+    ky = min(-(-gs[1] // ls[1]), per // kx)
+    kz = min(-(-gs[2] // ls[2]), per // (kx * ky))
+    return kx * ls[0], ky * ls[1], kz * ls[2], kx, ky, kz
+
+
+def grouped(kernel, args) -> bool:
+    """Whether the kernel's work-groups must be whole in a wave (barriers or __local memory)."""
+    return bool(kernel.uses_barrier or kernel.local_mem_bytes
+                or any(not is_buffer(a) and not is_value(a) for a in args))
+
+
+def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
+    """(KernelBinary, Layout, wave shape) of the build that runs this launch.
+
+    build(mode) gives the KernelBinary of a mode (raising CompileError if it does not compile);
+    a narrowed or resident build that does not is remembered in ``failed`` (a set of modes) and
+    the launch takes the build below it.  The ladder:
+
+    * "1d" for a 1-D launch with no global offset whose wave spans the machine (the contiguous
+      fast paths address the wave by position), else "nd";
+    * a 1-D launch of few work-items and no work-groups to keep whole: "1d-n<f>", the narrowest
+      wave holding it (it moves less);
+    * "-norep" when a replicated (read-only) buffer is also passed as another argument;
+    * "-res1" for a launch of one work-item, else "-res", when every buffer that build keeps
+      resident fits (KernelBinary.resident_bytes) and is passed once."""
+    gs, ls, off = launch.global_size, launch.local_size, launch.offset
+    group = grouped(kernel, args)
+    shape = wave_shape(lay, gs, ls, group)
+    mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] else "nd"
+    narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
+    kb = _optional(build, narrowed_mode(narrow), failed) if narrow > 1 else None
+    if kb is not None:
+        lay = lay.narrowed(narrow)
+        shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
+    else:
+        kb = build(mode)
+    ids = [id(a) for a in args if is_buffer(a)]
+    if kb.replicated and any(ids.count(id(args[k])) > 1 for k in kb.replicated):
+        kb = build(kb.mode + "-norep")
+    one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one
+    res, rmode = (kb.resident_one, kb.mode + "-res1") if one else (kb.resident, kb.mode + "-res")
+    if res and all(args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
+        kb = _optional(build, rmode, failed) or kb
+    return kb, lay, shape
+
+
+def _optional(build, mode, failed):
+    """build(mode), or None if it does not compile (then and on every later launch)."""
+    if mode in failed:
+        return None
+    try:
+        return build(mode)
+    except CompileError:
+        failed.add(mode)
+        return None
+
+
+# -- the plan of one launch ----------------------------------------------------------------------
+
+@dataclass
+class LaunchPlan:
+    """Everything a launch writes, runs and reads, as plain data (plan_launch)."""
+    binary: object               # the KernelBinary of the variant chosen (binary.mode)
+    layout: object               # the Layout that build runs in
+    seq: dict                    # sequencer argument -> value, for all but the device's own buffers'
+    argblk: np.ndarray           # ARG_LONGS long words, for group 0's DRAM at ARGBLK
+    buffers: list = field(default_factory=list)    # [(argument index, replicated)], each buffer once,
+                                                   # written before the run (replicated: whole, in every group)
+    read: list = field(default_factory=list)       # argument indices whose buffers are read back after it
+    widen: list = field(default_factory=list)      # parameters whose widened copy goes to widened(k)
+    report: int = 0              # out-of-bounds report buffers (base(REPORT[j])) the kernel writes, 0 if none
+    report_bytes: int = 0        # ... each this long
+    local_bytes: int = 0         # __local DRAM the wave needs (base(LOCAL), rows(LOCAL)), 0 if none
+
+    def registers(self, extra: dict) -> dict:
+        """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
+        seq = {**self.seq, **extra}
+        missing = [k for k in self.binary.args if k not in seq]
+        if missing:                        # a build reading an argument this module does not know
+            raise ValueError(f"kernel '{self.binary.name}' ({self.binary.mode}): no value for sequencer "
+                             f"argument(s) {', '.join(missing)}")
+        return {k: seq[k] for k in self.binary.args}
+
+
+def _dup(v) -> int:
+    """A 32-bit value in both halves of a long word."""
+    return (int(v) & 0xFFFFFFFF) * 0x100000001
+
+
+def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 0) -> LaunchPlan:
+    """The plan of one NDRange of ``kernel`` (a KernelInfo) on a machine of layout ``lay``.
+
+    ``args`` holds, per parameter, a buffer (anything with ``nbytes`` and ``dram``, its long-word
+    address in every group's DRAM), a by-value argument's bytes, or a __local pointer's size
+    (anything else with ``nbytes``); ``build`` and ``failed`` are choose_variant's.  The values of
+    the device's own buffers (the out-of-bounds report, __local DRAM, widened copies, __constant
+    tables) are left to the device: the plan says what they must hold."""
+    wave = lay.wave                 # (the report buffers have a lane for each slot of the full wave)
+    kb, lay, (wx, wy, wz, kx, ky, kz) = choose_variant(lay, kernel, launch, args, build, failed)
+    gs, ls, off = launch.global_size, launch.local_size, launch.offset
+    blk = np.zeros(ARG_LONGS, np.uint64)
+    wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]
+    blk[WG_SLOT:WG_SLOT + 16] = np.array(wg, np.int64).view(np.uint64)
+    # __local: the static arrays first, then each __local pointer argument, 16-byte aligned
+    local_off, lbytes = {}, -(-kernel.local_mem_bytes // 16) * 16
+    for i, a in enumerate(args):
+        if not is_buffer(a) and not is_value(a):
+            local_off[i], lbytes = lbytes, lbytes + -(-a.nbytes // 16) * 16
+    shape = dict(wx=wx, wy=wy, wz=wz, wxy=wx * wy, gx=gs[0], gy=gs[1], gz=gs[2], offx=off[0],
+                 offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=lbytes)
+    for j, k in enumerate(SHAPE):
+        if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
+            blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
+        else:
+            blk[SHAPE_SLOT + j] = _dup(shape[k])
+    seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
+           "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
+           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2])}
+    replicated = {id(args[k]) for k in kb.replicated}
+    buffers, seen = [], set()
+    for i, a in enumerate(args):
+        if is_buffer(a):
+            seq[base(i)], seq[rows(i)], seq[nbytes(i)] = a.dram, lay.rows(a.nbytes), a.nbytes
+            blk[PARAM_SLOT + i] = _dup(a.nbytes)          # for the kernel's bounds checks
+            if id(a) not in seen:
+                seen.add(id(a))
+                buffers.append((i, id(a) in replicated))
+        elif not is_value(a):
+            blk[PARAM_SLOT + i] = _dup(local_off[i])
+        else:
+            raw = bytes(a)
+            if param(i) in kb.args:      # an integer the sequencer needs (a uniform trip count)
+                seq[param(i)] = int.from_bytes(raw, "little", signed=True)
+            if len(raw) == 4:
+                blk[PARAM_SLOT + i] = _dup(int.from_bytes(raw, "little"))
+            elif len(raw) == 8:
+                blk[PARAM_SLOT + i] = int.from_bytes(raw, "little")
+            elif len(raw) < 4:
+                blk[PARAM_SLOT + i] = _dup(int.from_bytes(raw, "little", signed=True))
+            else:                       # a vector or struct: packed in its own slots
+                at = wide_arg_slots(kernel.params)[i]
+                blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
+    report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
+    local = lbytes * kx * ky * kz if base(LOCAL) in kb.args else 0
+    return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
+                      report, wave * 4, local)
+
+
+def plan_task(kb, kernel, args) -> LaunchPlan:
+    """The plan of a task kernel's launch (translator/task.py): every buffer whole in every group's
+    DRAM at the same address, read back from group 0 where the kernel may write it; by-value
+    arguments as sequencer integers.  ``args`` as plan_launch's, without __local pointers."""
+    seq, buffers, read = {}, [], []
+    for i, a in enumerate(args):
+        if is_buffer(a):
+            seq[base(i)], seq[nbytes(i)] = a.dram, a.nbytes
+            buffers.append((i, True))
+            if not kernel.params[i].is_const:
+                read.append(i)
+        else:
+            seq[param(i)] = int.from_bytes(a, "little", signed=kernel.params[i].dtype[0] == "i")
+    return LaunchPlan(kb, None, seq, np.zeros(0, np.uint64), buffers, read)
