@@ -34,11 +34,11 @@ def _static_steps(program) -> int:
 
 
 def _device(machine: str):
-    """The emulator device for `machine`; checkouts from before mncl.emulator_device existed
-    only had the private helper."""
+    """The emulator device for `machine`; checkouts from before mncl.get_device existed only had
+    the private helper."""
     import mncl as cl
-    if hasattr(cl, "emulator_device"):
-        return cl.emulator_device(machine)
+    if hasattr(cl, "get_device"):
+        return cl.get_device("emulator", machine)
     from mncl.context import _emulator_for
     return _emulator_for(machine, cl.get_platforms()[0].get_devices())
 
