@@ -63,7 +63,8 @@ def launch_args(cl, bufs: dict, args) -> list:
 
 def get_kernels(prg, case: dict) -> dict:
     """{kernel name: kernel object}, one object per name (set_arg per launch, as a host does)."""
-    return {l["kernel"]: getattr(prg, l["kernel"]) for l in launches(case)}
+    names = dict.fromkeys(l["kernel"] for l in launches(case))
+    return {name: getattr(prg, name) for name in names}
 
 
 def enqueue_launches(cl, q, kernels: dict, case: dict, bufs: dict) -> list:
