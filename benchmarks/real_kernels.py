@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -42,7 +43,7 @@ import time
 
 import numpy as np
 
-from kernel_harness import (emulator_child, fmt_table, oclgrind_child, oclgrind_how, pct, run_emulator_process,
+from kernel_harness import (REPEAT, emulator_child, fmt_table, oclgrind_child, oclgrind_how, pct, run_emulator_process,
                             run_oclgrind, short_error, source_tree, timed_out, times)
 
 MACHINE = "mncore2"
@@ -75,6 +76,17 @@ def ints(rng, lo: int, hi: int, *shape, dtype=np.float32) -> np.ndarray:
 
 def roundup(n: int, m: int) -> int:
     return (n + m - 1) // m * m
+
+
+def line(n: int, local: int = 256) -> tuple[tuple, tuple | None]:
+    """(global, local) of a 1-D range of n work-items as the suites launch it: rounded up to `local`
+    work-items per group (the kernels guard), or one range of n for a small n."""
+    return ((roundup(n, local),), (local,)) if n >= local else ((n,), None)
+
+
+def tile(n: int) -> tuple[int, int]:
+    """PolyBench/GPU's 32 x 8 work-group for an n x n range, narrowed to divide a small or odd n."""
+    return math.gcd(n, 32), math.gcd(n, 8)
 
 
 # -- references ---------------------------------------------------------------------------------------
@@ -222,10 +234,10 @@ GEMM_ALPHA, GEMM_BETA = 1.5, 0.25
 
 
 def gemm(size):
-    n = pick(size, 16, 32, 128)
+    n = pick(size, 16, 8, 128)
     rng = np.random.default_rng(SEED)
     arr = {"A": ints(rng, -4, 4, n, n), "B": ints(rng, -4, 4, n, n), "C": ints(rng, -4, 4, n, n)}
-    ls = (16, 8) if n < 32 else (32, 8)
+    ls = tile(n)
     return case("gemm", f"{n}x{n}x{n}", "gemm", arr, ["C"],
                 [launch("gemm", (n, n), ls, buf("A"), buf("B"), buf("C"), fl(GEMM_ALPHA), fl(GEMM_BETA),
                         i32(n), i32(n), i32(n))],
@@ -243,11 +255,11 @@ MM2_ALPHA, MM2_BETA = 0.5, 1.5
 
 
 def mm2(size):
-    n = pick(size, 16, 32, 96)
+    n = pick(size, 16, 4, 96)
     rng = np.random.default_rng(SEED)
     arr = {"A": ints(rng, -2, 2, n, n), "B": ints(rng, -2, 2, n, n), "C": ints(rng, -2, 2, n, n),
            "D": ints(rng, -2, 2, n, n), "tmp": np.zeros((n, n), np.float32)}
-    ls = (16, 8) if n < 32 else (32, 8)
+    ls = tile(n)
     return case("2mm", f"{n}x{n}x{n}x{n}", "2mm", arr, ["tmp", "D"],
                 [launch("mm2_first", (n, n), ls, buf("A"), buf("B"), buf("tmp"), fl(MM2_ALPHA), i32(n), i32(n), i32(n)),
                  launch("mm2_second", (n, n), ls, buf("tmp"), buf("C"), buf("D"), fl(MM2_BETA), i32(n), i32(n), i32(n))],
@@ -264,7 +276,7 @@ def mm2_ref(c):
 
 
 def matvec_pair_arrays(size, rng, names):
-    n = pick(size, 32, 128, 512)
+    n = pick(size, 32, 16, 512)
     return n, {"A": ints(rng, -2, 2, n, n), **{k: ints(rng, -2, 2, n) for k in names}}
 
 
@@ -272,10 +284,10 @@ def atax(size):
     rng = np.random.default_rng(SEED)
     n, arr = matvec_pair_arrays(size, rng, ["x"])
     arr.update(tmp=np.zeros(n, np.float32), y=np.zeros(n, np.float32))
-    gs = (roundup(n, 256),)
+    gs, ls = line(n)
     return case("atax", f"{n}x{n}", "atax", arr, ["tmp", "y"],
-                [launch("atax_rows", gs, (256,) if n >= 256 else None, buf("A"), buf("x"), buf("tmp"), i32(n), i32(n)),
-                 launch("atax_cols", gs, (256,) if n >= 256 else None, buf("A"), buf("tmp"), buf("y"), i32(n), i32(n))],
+                [launch("atax_rows", gs, ls, buf("A"), buf("x"), buf("tmp"), i32(n), i32(n)),
+                 launch("atax_cols", gs, ls, buf("A"), buf("tmp"), buf("y"), i32(n), i32(n))],
                 2 * (n * n + 2 * n), 2 * n * n)
 
 
@@ -289,8 +301,7 @@ def bicg(size):
     rng = np.random.default_rng(SEED)
     n, arr = matvec_pair_arrays(size, rng, ["r", "p"])
     arr.update(s=np.zeros(n, np.float32), q=np.zeros(n, np.float32))
-    gs = (roundup(n, 256),)
-    ls = (256,) if n >= 256 else None
+    gs, ls = line(n)
     return case("bicg", f"{n}x{n}", "bicg", arr, ["s", "q"],
                 [launch("bicg_s", gs, ls, buf("A"), buf("r"), buf("s"), i32(n), i32(n)),
                  launch("bicg_q", gs, ls, buf("A"), buf("p"), buf("q"), i32(n), i32(n))],
@@ -306,8 +317,7 @@ def bicg_ref(c):
 def mvt(size):
     rng = np.random.default_rng(SEED)
     n, arr = matvec_pair_arrays(size, rng, ["y1", "y2", "x1", "x2"])
-    gs = (roundup(n, 256),)
-    ls = (256,) if n >= 256 else None
+    gs, ls = line(n)
     return case("mvt", f"{n}x{n}", "mvt", arr, ["x1", "x2"],
                 [launch("mvt_rows", gs, ls, buf("A"), buf("y1"), buf("x1"), i32(n)),
                  launch("mvt_cols", gs, ls, buf("A"), buf("y2"), buf("x2"), i32(n))],
@@ -325,13 +335,13 @@ GES_ALPHA, GES_BETA = 1.5, 0.5
 
 
 def gesummv(size):
-    n = pick(size, 32, 128, 512)
+    n = pick(size, 32, 16, 512)
     rng = np.random.default_rng(SEED)
     arr = {"A": ints(rng, -2, 2, n, n), "B": ints(rng, -2, 2, n, n), "x": ints(rng, -2, 2, n),
            "y": np.zeros(n, np.float32), "tmp": np.zeros(n, np.float32)}
-    ls = (256,) if n >= 256 else None
+    gs, ls = line(n)
     return case("gesummv", f"{n}x{n}", "gesummv", arr, ["tmp", "y"],
-                [launch("gesummv", (roundup(n, 256),), ls, buf("A"), buf("B"), buf("x"), buf("y"), buf("tmp"),
+                [launch("gesummv", gs, ls, buf("A"), buf("B"), buf("x"), buf("y"), buf("tmp"),
                         fl(GES_ALPHA), fl(GES_BETA), i32(n))],
                 2 * n * n + 3 * n, n * n)
 
@@ -347,13 +357,12 @@ GEMVER_ALPHA, GEMVER_BETA = 1.5, 0.5
 
 
 def gemver(size):
-    n = pick(size, 32, 128, 512)
+    n = pick(size, 32, 16, 512)
     rng = np.random.default_rng(SEED)
     arr = {"A": ints(rng, -2, 2, n, n), **{k: ints(rng, -1, 1, n) for k in ("u1", "v1", "u2", "v2", "y", "z")},
            "x": ints(rng, -2, 2, n), "w": ints(rng, -2, 2, n)}
-    gs1 = (roundup(n, 256),)
-    ls1 = (256,) if n >= 256 else None
-    ls2 = (32, 8) if n >= 32 else None
+    gs1, ls1 = line(n)
+    ls2 = tile(n)
     return case("gemver", f"{n}x{n}", "gemver", arr, ["A", "x", "w"],
                 [launch("gemver_update", (n, n), ls2, buf("A"), buf("u1"), buf("v1"), buf("u2"), buf("v2"), i32(n)),
                  launch("gemver_xt", gs1, ls1, buf("A"), buf("x"), buf("y"), fl(GEMVER_BETA), i32(n)),
@@ -377,18 +386,18 @@ def gemver_ref(c):
 
 
 def covariance(size):
-    m = n = pick(size, 16, 32, 128)
+    m = n = pick(size, 16, 4, 128)
     rng = np.random.default_rng(SEED)
     # columns with integer means: centred integer columns (the last row cancels the others) plus a mean
     d = ints(rng, -3, 3, n, m, dtype=np.int64)
     d[-1] = -d[:-1].sum(axis=0)
     data = (d + rng.integers(-4, 5, m)).astype(np.float32)
     arr = {"data": data, "mean": np.zeros(m, np.float32), "symmat": np.zeros((m, m), np.float32)}
-    ls = (256,) if m >= 256 else None
+    gs, ls = line(m)
     return case("covariance", f"{n}x{m}", "covariance", arr, ["mean", "data", "symmat"],
-                [launch("cov_mean", (roundup(m, 256),), ls, buf("mean"), buf("data"), fl(n), i32(m), i32(n)),
-                 launch("cov_center", (m, n), (32, 8) if m >= 32 else None, buf("mean"), buf("data"), i32(m), i32(n)),
-                 launch("cov_symm", (roundup(m, 256),), ls, buf("symmat"), buf("data"), i32(m), i32(n))],
+                [launch("cov_mean", gs, ls, buf("mean"), buf("data"), fl(n), i32(m), i32(n)),
+                 launch("cov_center", (m, n), tile(m), buf("mean"), buf("data"), i32(m), i32(n)),
+                 launch("cov_symm", gs, ls, buf("symmat"), buf("data"), i32(m), i32(n))],
                 (n * m + m) + (2 * n * m + m) + (n * m + m * m),
                 m * n + m * n + n * m * (m + 1) // 2)
 
@@ -403,11 +412,10 @@ def covariance_ref(c):
 
 
 def jacobi2d(size):
-    n, steps = pick(size, (16, 2), (32, 4), (256, 10))
+    n, steps = pick(size, (16, 2), (8, 1), (256, 10))
     rng = np.random.default_rng(SEED)
     arr = {"A": rng.uniform(-1, 1, (n, n)).astype(np.float32), "B": np.zeros((n, n), np.float32)}
-    ls = (32, 8) if n >= 32 else None
-    ls = (16, 8) if n == 16 else ls
+    ls = tile(n)
     one = [launch("jacobi_step", (n, n), ls, buf("A"), buf("B"), i32(n)),
            launch("jacobi_copy", (n, n), ls, buf("A"), buf("B"), i32(n))]
     inner = (n - 2) ** 2
@@ -429,13 +437,13 @@ def jacobi2d_ref(c):
 
 
 def fdtd2d(size):
-    nx, ny, steps = pick(size, (16, 16, 2), (32, 32, 3), (256, 256, 6))
+    nx, ny, steps = pick(size, (16, 16, 2), (4, 4, 1), (256, 256, 6))
     rng = np.random.default_rng(SEED)
     arr = {"fict": np.arange(steps, dtype=np.float32) * 0.25,
            "ex": rng.uniform(-1, 1, (nx, ny)).astype(np.float32),
            "ey": rng.uniform(-1, 1, (nx, ny)).astype(np.float32),
            "hz": rng.uniform(-1, 1, (nx, ny)).astype(np.float32)}
-    ls = (32, 8) if ny >= 32 else (16, 8)
+    ls = tile(ny)
     launches = []
     for t in range(steps):
         launches += [launch("fdtd_ey", (ny, nx), ls, buf("fict"), buf("ey"), buf("hz"), i32(t), i32(nx), i32(ny)),
@@ -462,11 +470,11 @@ def fdtd2d_ref(c):
 
 
 def conv2d(size):
-    n = pick(size, 16, 64, 256)
+    n = pick(size, 16, 8, 256)
     rng = np.random.default_rng(SEED)
     arr = {"A": ints(rng, -8, 8, n, n), "w": ints(rng, -8, 8, 9) / np.float32(8),
            "B": np.zeros((n, n), np.float32)}
-    ls = (32, 8) if n >= 32 else (16, 8)
+    ls = tile(n)
     inner = (n - 2) ** 2
     return case("convolution-2d", f"{n}x{n}, 3x3", "conv2d", arr, ["B"],
                 [launch("conv2d", (n, n), ls, buf("A"), buf("w"), buf("B"), i32(n), i32(n))],
@@ -487,7 +495,7 @@ def conv2d_ref(c):
 
 
 def lu(size):
-    n = pick(size, 12, 16, 64)
+    n = pick(size, 12, 3, 64)
     rng = np.random.default_rng(SEED)
     # A = L U, L lower with power-of-two diagonal, U unit upper, small integers elsewhere: every step of
     # the elimination (divisions by the pivots included) is exact in fp32
@@ -495,10 +503,10 @@ def lu(size):
     Uu = np.triu(ints(rng, -1, 1, n, n, dtype=np.float64), 1) + np.eye(n)
     arr = {"A": (L @ Uu).astype(np.float32), "L": L.astype(np.float32), "U": Uu.astype(np.float32)}
     launches, min_elems, iters = [], 0, 0
-    g1 = (roundup(n, 256),)
+    g1, l1 = line(n)
     for k in range(n):
-        launches += [launch("lu_scale", g1, None, buf("A"), i32(k), i32(n)),
-                     launch("lu_update", (n, n), (16, 8) if n >= 16 else None, buf("A"), i32(k), i32(n))]
+        launches += [launch("lu_scale", g1, l1, buf("A"), i32(k), i32(n)),
+                     launch("lu_update", (n, n), tile(n), buf("A"), i32(k), i32(n))]
         t = n - k - 1
         min_elems += (t + 1 + t) + (t * t + 2 * t + t * t)
         iters += g1[0] + n * n
@@ -513,13 +521,13 @@ def lu_ref(c):
 
 
 def gemv_case(name, size, transposed):
-    rows, cols = pick(size, (64, 32), (512, 64), (4096, 1024))
+    rows, cols = pick(size, (64, 32), (64, 16), (4096, 1024))
     rng = np.random.default_rng(SEED)
     W = ints(rng, -2, 2, rows, cols)
     arr = {("Wt" if transposed else "W"): np.ascontiguousarray(W.T) if transposed else W,
            "x": ints(rng, -2, 2, cols), "y": np.zeros(rows, np.float32)}
     return case(name, f"{rows}x{cols}", name, arr, ["y"],
-                [launch(name, (roundup(rows, 256),), (256,) if rows >= 256 else None,
+                [launch(name, *line(rows),
                         buf("Wt" if transposed else "W"), buf("x"), buf("y"), i32(rows), i32(cols))],
                 rows * cols + cols + rows, rows * cols)
 
@@ -540,7 +548,7 @@ def gemv_ref(c):
 
 
 def reduction(size):
-    n, groups, lsize = pick(size, (1 << 12, 4, 64), (1 << 14, 16, 128), (1 << 20, 64, 256))
+    n, groups, lsize = pick(size, (1 << 12, 4, 64), (1 << 6, 2, 8), (1 << 20, 64, 256))
     rng = np.random.default_rng(SEED)
     arr = {"in": ints(rng, -8, 8, n), "partial": np.zeros(groups, np.float32), "total": np.zeros(1, np.float32)}
     return case("reduction", f"2^{n.bit_length() - 1}", "reduction", arr, ["partial", "total"],
@@ -562,7 +570,7 @@ def reduction_ref(c):
 
 
 def scan(size):
-    n, groups, lsize = pick(size, (1 << 12, 4, 32), (1 << 14, 16, 64), (1 << 18, 64, 128))
+    n, groups, lsize = pick(size, (1 << 12, 4, 32), (1 << 6, 2, 8), (1 << 18, 64, 128))
     chunk = n // (groups * lsize)
     rng = np.random.default_rng(SEED)
     arr = {"in": ints(rng, -4, 4, n), "sums": np.zeros(groups, np.float32), "out": np.zeros(n, np.float32)}
@@ -586,7 +594,7 @@ def scan_ref(c):
 
 
 def spmv(size):
-    rows, maxnz = pick(size, (64, 16), (512, 32), (8192, 64))
+    rows, maxnz = pick(size, (64, 16), (32, 8), (8192, 64))
     cols = rows
     rng = np.random.default_rng(SEED)
     counts = rng.integers(0, maxnz + 1, rows)
@@ -596,7 +604,7 @@ def spmv(size):
     arr = {"val": ints(rng, -4, 4, nnz), "col": col, "rowptr": rowptr, "x": ints(rng, -4, 4, cols),
            "y": np.zeros(rows, np.float32)}
     return case("spmv_csr", f"{rows}x{cols}, {nnz} nnz", "spmv_csr", arr, ["y"],
-                [launch("spmv_csr", (roundup(rows, 128),), (128,), buf("val"), buf("col"), buf("rowptr"), buf("x"),
+                [launch("spmv_csr", *line(rows, 128), buf("val"), buf("col"), buf("rowptr"), buf("x"),
                         buf("y"), i32(rows))],
                 2 * nnz + rows + 1 + len(np.unique(col)) + rows, nnz + (rows - np.count_nonzero(counts)),
                 affine=False)
@@ -617,7 +625,7 @@ NBODY_EPS2 = 2.0 ** -6
 
 
 def nbody(size):
-    n = pick(size, 64, 128, 1024)
+    n = pick(size, 64, 16, 1024)
     rng = np.random.default_rng(SEED)
     # positions on a 2^-6 grid in [-2, 2] and masses in 1/16ths: the differences and r2 are exact in fp32
     pos = np.empty((n, 4), np.float32)
@@ -625,7 +633,7 @@ def nbody(size):
     pos[:, 3] = rng.integers(8, 17, n) / 16.0
     arr = {"pos": pos, "acc": np.zeros((n, 4), np.float32)}
     return case("nbody", f"{n} bodies", "nbody", arr, ["acc"],
-                [launch("nbody_acc", (roundup(n, 64),), (64,), buf("pos"), buf("acc"), fl(NBODY_EPS2), i32(n))],
+                [launch("nbody_acc", *line(n, 64), buf("pos"), buf("acc"), fl(NBODY_EPS2), i32(n))],
                 4 * n + 4 * n, n * n)
 
 
@@ -647,12 +655,14 @@ def nbody_ref(c):
     return {"acc": Bound(v, e).tolerance()}
 
 
-NW_BS, NW_PENALTY = 16, 2
+NW_PENALTY = 2
 
 
 def nw(size):
-    n = pick(size, 32, 64, 512)
-    nb = n // NW_BS
+    # Rodinia's 16 x 16 blocks; --quick builds the same kernel with 4 x 4 blocks (its build takes
+    # minutes today with 16), so the blocks are a #define the case sets
+    n, bs = pick(size, (32, 16), (8, 4), (512, 16))
+    nb = n // bs
     rng = np.random.default_rng(SEED)
     score = np.zeros((n + 1, n + 1), np.int32)
     score[0, :] = -NW_PENALTY * np.arange(n + 1)
@@ -662,11 +672,14 @@ def nw(size):
     for d in range(2 * nb - 1):
         first, last = max(0, d - nb + 1), min(d, nb - 1)
         blocks = last - first + 1
-        launches.append(launch("nw_diagonal", (blocks * NW_BS,), (NW_BS,), buf("score"), buf("sim"), i32(n),
+        launches.append(launch("nw_diagonal", (blocks * bs,), (bs,), buf("score"), buf("sim"), i32(n),
                                i32(NW_PENALTY), i32(d), i32(first)))
-        min_elems += blocks * (2 * NW_BS * NW_BS + 2 * NW_BS + 1)
-    return case("nw", f"{n}x{n}, blocks {NW_BS}", "nw", arr, ["score"], launches, min_elems,
-                nb * nb * NW_BS * (NW_BS + (2 * NW_BS - 1) + NW_BS))
+        min_elems += blocks * (2 * bs * bs + 2 * bs + 1)
+    c = case("nw", f"{n}x{n}, blocks {bs}", "nw", arr, ["score"], launches, min_elems,
+             nb * nb * bs * (bs + (2 * bs - 1) + bs))
+    assert "#define BS 16\n" in c["source"]
+    c["source"] = c["source"].replace("#define BS 16\n", f"#define BS {bs}\n")
+    return c
 
 
 def nw_ref(c):
@@ -685,14 +698,14 @@ HOT = dict(cap=f32(0.125), rx=f32(0.1), ry=f32(0.1), rz=f32(0.05), amb=f32(80.0)
 
 
 def hotspot(size):
-    n, steps = pick(size, (16, 2), (32, 4), (256, 8))
+    n, steps = pick(size, (16, 2), (16, 1), (256, 8))
     rng = np.random.default_rng(SEED)
     arr = {"power": rng.uniform(0, 1, (n, n)).astype(np.float32),
            "temp0": rng.uniform(60, 100, (n, n)).astype(np.float32), "temp1": np.zeros((n, n), np.float32)}
     launches = []
     for t in range(steps):
         src, dst = ("temp0", "temp1") if t % 2 == 0 else ("temp1", "temp0")
-        launches.append(launch("hotspot_step", (n, n), (16, 16), buf("power"), buf(src), buf(dst), i32(n), i32(n),
+        launches.append(launch("hotspot_step", (n, n), (min(16, n), min(16, n)), buf("power"), buf(src), buf(dst), i32(n), i32(n),
                                *(fl(HOT[k]) for k in ("cap", "rx", "ry", "rz", "amb"))))
     return case("hotspot", f"{n}x{n}, {steps} steps", "hotspot", arr, ["temp0", "temp1"], launches,
                 steps * 3 * n * n, steps * n * n)
@@ -821,15 +834,18 @@ def main(argv=None) -> int:
     ap.add_argument("--emu-timeout", type=float, default=600.0,
                     help="seconds per kernel for the emulator's build + launches (default 600)")
     ap.add_argument("--oclgrind-timeout", type=float, default=600.0, help="seconds per kernel (default 600)")
+    ap.add_argument("--repeat", type=int, help="runs per kernel on each side, the fastest counts, while a run takes "
+                    f"under 5 s (default {REPEAT}; 1 with --quick)")
     ap.add_argument("--json", metavar="OUT", help="write the rows and targets as JSON")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     ap.add_argument("--oclgrind-child", metavar="DIR", help=argparse.SUPPRESS)
     ap.add_argument("--emulator-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    repeat = args.repeat or (1 if args.quick else REPEAT)
     if args.oclgrind_child:
-        return oclgrind_child(args.oclgrind_child)
+        return oclgrind_child(args.oclgrind_child, repeat)
     if args.emulator_child:
-        return emulator_child(args.emulator_child, check, args.machine)
+        return emulator_child(args.emulator_child, check, args.machine, repeat)
 
     t_start = time.perf_counter()
     size = "quick" if args.quick else "full"
@@ -845,7 +861,7 @@ def main(argv=None) -> int:
     prefix, how = (None, "--no-oclgrind") if args.no_oclgrind else oclgrind_how()
     print(f"oclgrind: {how}" if prefix is None else
           f"oclgrind: via {how}; OCLGRIND_NUM_THREADS={os.environ.get('OCLGRIND_NUM_THREADS', 'unset (Oclgrind default)')}")
-    child = ["--machine", args.machine]
+    child = ["--machine", args.machine, "--repeat", str(repeat)]
 
     rows = []
     for name in names:
@@ -895,8 +911,8 @@ def main(argv=None) -> int:
     print()
     for line in fmt_table([("target", "kernel", "value", "status")] + trows):
         print(line)
-    print("\n(emulator wall = all launches + wait, after the build, the fastest of up to 3 runs; Oclgrind = the same "
-          "launches + finish inside its process; cycles and DRAM bytes summed over the launches)")
+    print(f"\n(emulator wall = all launches + wait, after the build, the fastest of up to {repeat} run(s); Oclgrind = the "
+          "same launches + finish inside its process; cycles and DRAM bytes summed over the launches)")
     print(f"total benchmark time {time.perf_counter() - t_start:.1f} s")
     if args.json:
         with open(args.json, "w") as f:
