@@ -822,7 +822,7 @@ def targets(rows: list[dict]) -> tuple[list[tuple], bool]:
 
 
 def mib(b: float) -> str:
-    return f"{b / 2**20:.2f}"
+    return f"{b / 2**20:.2f}" if b >= 2**20 / 100 else f"{b / 2**20:.2g}"
 
 
 def main(argv=None) -> int:
