@@ -57,7 +57,6 @@ result is wrong.  This file is not a test: pytest collects only tests/.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -68,13 +67,14 @@ import time
 
 import numpy as np
 
+from kernel_harness import (REPEAT, emulator_child, first_line, fmt_table, oclgrind_child, oclgrind_how, pct,
+                            run_emulator_process, run_oclgrind, short_error, source_tree, timed_out, times)
+
 MACHINE = "mncore2"
 SEED = 7
 RATIO_TARGET = 10.0          # Oclgrind time / emulator time
 BW_TARGET = 0.50             # saxpy, fraction of the modelled DRAM bandwidth
 COMPILE_TARGET_S = 2.0
-REPEAT = 3                   # launches per kernel on each side, the fastest counts (inputs restored between)
-REPEAT_BELOW_S = 5.0         # ... while a launch takes less than this
 
 SAXPY = r"""
 __kernel void saxpy(__global const float *x, __global float *y, float a)
@@ -138,10 +138,10 @@ STENCIL_C, STENCIL_W = 0.5, 0.125
 
 # -- the kernels: inputs, launch, reference -------------------------------------------------------
 #
-# A case is a plain dict (it crosses into the Oclgrind child as JSON + an .npz of the arrays):
-#   name, kernel, source, size (text), global_size, arrays {name: ndarray},
-#   args: list of ("buf", array name) / ("f32", value) / ("i32", value), outputs: [array names],
-#   min_bytes: bytes the kernel must move at minimum.
+# A case is a plain dict (benchmarks/kernel_harness.py runs it in the emulator's and Oclgrind's child
+# processes, as JSON + an .npz of the arrays): name, kernel, source, size (text), global_size,
+# arrays {name: ndarray}, args: list of ("buf", array name) / ("f32", value) / ("i32", value),
+# outputs: [array names], min_bytes: bytes the kernel must move at minimum.
 
 def make_case(name: str, quick: bool, stencil_2d: bool = False) -> dict:
     rng = np.random.default_rng(SEED)
@@ -216,174 +216,9 @@ def check(case: dict, out: np.ndarray) -> tuple[bool, float, str]:
     return False, maxerr, f"MISMATCH (max err {maxerr:.2g}, {wrong}/{err.size} elements out of tolerance)"
 
 
-def first_line(exc: BaseException) -> str:
-    """The informative first line of an error: mncl's build errors put the log after a bare header."""
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
-    lines = [l for l in lines if not l.endswith(" -") and not l.startswith("Build on ")] or lines
-    text = lines[0] if lines else ""
-    for prefix in ("the device could not load the compiled module: ",):
-        text = text.replace(prefix, "")
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def short_error(msg: str, width: int = 80) -> str:
-    """For the table: the stage, then the diagnostic after its 'file:line:col: error: ' prefix."""
-    stage, _, rest = msg.partition(" failed: ")
-    text = rest.rsplit("error: ", 1)[-1] if "error: " in rest else rest
-    out = f"{stage}: {text}" if rest else msg
-    return out if len(out) <= width else out[:width - 3] + "..."
-
-
-def pct(frac: float) -> str:
-    return f"{frac * 100:.1f}%" if frac >= 0.01 else f"{frac * 100:.2g}%"
-
-
-def times(r: float) -> str:
-    return f"{r:.1f}x" if r >= 1 else f"{r:.2g}x"
-
-
-def timed_out(emu: dict) -> bool:
-    """The emulator's launch (not its build) ran past --emu-timeout."""
-    return emu.get("error", "").startswith("launch failed: timed out")
-
-
-def scalar(kind: str, value):
-    return np.float32(value) if kind == "f32" else np.int32(value)
-
-
-# -- the emulator device ----------------------------------------------------------------------------
-
-def fresh_emulator_device():
-    """A new emulator device for MACHINE (its own Emulator), not registered with the platform."""
-    import mncl
-    return mncl.get_device(machine=MACHINE, new=True)
-
-
-def run_emulator(case: dict, progress=lambda res: None) -> dict:
-    """Build (timed), the fastest of up to REPEAT timed launches, the result checked.  Never raises: errors land in 'error'.
-    progress(res) is called when a stage starts, so a parent that has to kill a slow child still
-    knows how far it got."""
-    import mncl as cl
-    res = {"stage": "device"}
-    try:
-        dev = fresh_emulator_device()
-        emu = dev.backend.emu             # the Emulator itself (lazy; about a millisecond)
-        run = emu.run
-        res["run_s"] = 0.0
-
-        def timed_run(*a, **k):           # how much of the launch is the emulator proper
-            t = time.perf_counter()
-            try:
-                return run(*a, **k)
-            finally:
-                res["run_s"] += time.perf_counter() - t
-        emu.run = timed_run
-        ctx = cl.Context([dev])
-        q = cl.CommandQueue(ctx)
-        res["stage"] = "build"
-        progress(res)
-        t0 = time.perf_counter()
-        prg = cl.Program(ctx, case["source"]).build()
-        res["build_s"] = time.perf_counter() - t0
-        knl = getattr(prg, case["kernel"])
-        res["stage"] = "buffers"
-        mf = cl.mem_flags
-        bufs = {k: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=v) for k, v in case["arrays"].items()}
-        args = [bufs[v] if kind == "buf" else scalar(kind, v) for kind, v in case["args"]]
-        res["stage"] = "launch"
-        progress(res)
-        best = None
-        for _ in range(REPEAT):
-            for k, v in case["arrays"].items():      # the inputs again (saxpy updates y in place)
-                cl.enqueue_copy(q, bufs[k], v)
-            q.finish()
-            res["run_s"] = 0.0
-            t0 = time.perf_counter()
-            ev = knl(q, tuple(case["global_size"]), None, *args)
-            ev.wait()
-            wall = time.perf_counter() - t0
-            best = min(best or (wall, res["run_s"]), (wall, res["run_s"]))
-            if wall > REPEAT_BELOW_S:
-                break
-        res["wall_s"], res["run_s"] = best
-        st = ev.stats
-        res["cycles"] = float(st.cycles)
-        res["steps"] = int(st.steps)
-        res["emulated_s"] = st.time_s
-        res["dram_bytes"] = st.dram_bytes
-        m = st.machine
-        res["dram_bytes_per_cycle"] = m.links["dram_l2bm"].bytes_per_cycle * m.groups
-        res["bw_fraction"] = case["min_bytes"] / (res["cycles"] * res["dram_bytes_per_cycle"]) if res["cycles"] else 0.0
-        res["stage"] = "read back"
-        name = case["outputs"][0]
-        out = np.empty_like(case["arrays"][name])
-        cl.enqueue_copy(q, out, bufs[name])
-        q.finish()
-        res["ok"], res["max_err"], res["check"] = check(case, out)
-        res.pop("stage")
-    except Exception as exc:          # a report, not a test: the row says what failed, the script goes on
-        res["error"] = f"{res['stage']} failed: {first_line(exc)}"
-    return res
-
-
-def write_case(case: dict, d: str) -> None:
-    """A case for a child process: case.json (the plain fields) and in.npz (the arrays)."""
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump({k: v for k, v in case.items() if k != "arrays"}, f)
-    np.savez(os.path.join(d, "in.npz"), **case["arrays"])
-
-
-def read_case(d: str) -> dict:
-    with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
-    with np.load(os.path.join(d, "in.npz")) as z:
-        case["arrays"] = {k: z[k].copy() for k in z.files}
-    return case
-
-
-def emulator_child(d: str) -> int:
-    """Runs in the emulator's child process: one JSON line per stage started, the result last."""
-    def progress(res):
-        print(json.dumps(res), flush=True)
-    print(json.dumps(run_emulator(read_case(d), progress)), flush=True)
-    return 0
-
-
-def last_json(text) -> dict | None:
-    if isinstance(text, bytes):
-        text = text.decode(errors="replace")
-    for line in reversed((text or "").strip().splitlines()):
-        try:
-            return json.loads(line)
-        except ValueError:
-            continue
-    return None
-
-
-def run_emulator_process(case: dict, timeout: float) -> dict:
-    """run_emulator in a fresh process: a kernel that hangs, crashes the interpreter or exhausts
-    memory becomes a row that says so, and no launch sees another kernel's (see the multi-launch
-    bug in tests/test_emulator_device.py)."""
-    d = tempfile.mkdtemp(prefix="compiled_kernels_emu_")
-    try:
-        write_case(case, d)
-        cmd = [sys.executable, os.path.abspath(__file__), "--emulator-child", d]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                               env={**os.environ, "MNCL_CACHE": "0"})
-        except subprocess.TimeoutExpired as e:
-            res = last_json(e.stdout) or {"stage": "start-up"}
-            res["error"] = f"{res.pop('stage', 'launch')} failed: timed out after {timeout:.0f} s (--emu-timeout)"
-            return res
-        res = last_json(r.stdout)
-        if r.returncode or res is None:
-            tail = (r.stderr.strip() or r.stdout.strip()).splitlines()
-            res = res or {"stage": "start-up"}
-            res["error"] = (f"{res.pop('stage', 'launch')} failed: child exit {r.returncode}: "
-                            f"{tail[-1] if tail else ''}")
-        return res
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+def check_outputs(case: dict, outs: dict) -> tuple[bool, float, str]:
+    """check() for kernel_harness, which hands over every output by name (these cases have one)."""
+    return check(case, outs[case["outputs"][0]])
 
 
 # -- the mncl-cc equivalent --------------------------------------------------------------------------
@@ -434,117 +269,7 @@ def time_compile(case: dict, runs: int = 3) -> dict:
     return out
 
 
-# -- Oclgrind ----------------------------------------------------------------------------------------
-
-ICD_PATHS = ("/etc/OpenCL/vendors/oclgrind.icd",)
-
-
-def oclgrind_child(workdir: str) -> int:
-    """Runs inside the Oclgrind process: build, the fastest of up to REPEAT launches + finish, save the outputs."""
-    import pyopencl as cl
-    case = read_case(workdir)
-    arrays = case["arrays"]
-    plats = [p for p in cl.get_platforms() if "oclgrind" in p.name.lower()]
-    if not plats:
-        print(json.dumps({"error": f"no Oclgrind platform among {[p.name for p in cl.get_platforms()]}"}))
-        return 0
-    dev = plats[0].get_devices()[0]
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
-    t0 = time.perf_counter()
-    prg = cl.Program(ctx, case["source"]).build()
-    build_s = time.perf_counter() - t0
-    mf = cl.mem_flags
-    bufs = {k: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=v) for k, v in arrays.items()}
-    args = [bufs[v] if kind == "buf" else scalar(kind, v) for kind, v in case["args"]]
-    knl = getattr(prg, case["kernel"])
-    kernel_s = float("inf")
-    for _ in range(REPEAT):
-        for k, v in arrays.items():          # the inputs again (saxpy updates y in place)
-            cl.enqueue_copy(q, bufs[k], v)
-        q.finish()
-        t0 = time.perf_counter()
-        knl(q, tuple(case["global_size"]), None, *args)
-        q.finish()
-        kernel_s = min(kernel_s, time.perf_counter() - t0)
-        if kernel_s > REPEAT_BELOW_S:
-            break
-    outs = {}
-    for name in case["outputs"]:
-        outs[name] = np.empty_like(arrays[name])
-        cl.enqueue_copy(q, outs[name], bufs[name])
-    q.finish()
-    np.savez(os.path.join(workdir, "out.npz"), **outs)
-    print(json.dumps({"build_s": build_s, "kernel_s": kernel_s, "device": dev.name}))
-    return 0
-
-
-def oclgrind_how():
-    """(command prefix, description) to run a PyOpenCL script under Oclgrind, or (None, why not)."""
-    try:
-        import pyopencl  # noqa: F401  (the child needs it)
-    except ImportError:
-        return None, "pyopencl not installed (pip install pyopencl)"
-    icd = next((p for p in ICD_PATHS if os.path.exists(p)), None)
-    if icd:
-        return [], f"ICD file {icd}"
-    wrapper = shutil.which("oclgrind")
-    if wrapper:
-        return [wrapper], f"the '{wrapper}' wrapper (no oclgrind.icd registered)"
-    return None, "not installed"
-
-
-def run_oclgrind(case: dict, prefix: list, timeout: float) -> dict:
-    d = tempfile.mkdtemp(prefix="compiled_kernels_ocl_")
-    try:
-        write_case(case, d)
-        cmd = prefix + [sys.executable, os.path.abspath(__file__), "--oclgrind-child", d]
-        t0 = time.perf_counter()
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"error": f"timed out after {timeout:.0f} s"}
-        wall = time.perf_counter() - t0
-        if r.returncode:
-            tail = (r.stderr.strip() or r.stdout.strip()).splitlines()
-            return {"error": f"exit {r.returncode}: {tail[-1] if tail else ''}"}
-        try:
-            info = json.loads(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return {"error": f"unreadable child output: {r.stdout.strip()[-200:]!r}"}
-        if "error" in info:
-            return info
-        with np.load(os.path.join(d, "out.npz")) as z:
-            out = z[case["outputs"][0]].copy()
-        info["ok"], info["max_err"], info["check"] = check(case, out)
-        info["process_wall_s"] = wall
-        info["stderr"] = r.stderr.strip()
-        return info
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
 # -- main --------------------------------------------------------------------------------------------
-
-def source_tree() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        head = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
-        if head.returncode == 0:
-            return f"git {head.stdout.strip()}" + (", with uncommitted changes" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return "not a git checkout"
-
-
-def fmt_table(rows) -> list[str]:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
-    return [line(rows[0]), line(["-" * w for w in widths])] + [line(r) for r in rows[1:]]
-
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -564,7 +289,7 @@ def main(argv=None) -> int:
     if args.oclgrind_child:
         return oclgrind_child(args.oclgrind_child)
     if args.emulator_child:
-        return emulator_child(args.emulator_child)
+        return emulator_child(args.emulator_child, check_outputs, MACHINE)
 
     t_start = time.perf_counter()
     names = [k for k in KERNELS if not args.kernel or k in args.kernel]
@@ -589,7 +314,7 @@ def main(argv=None) -> int:
         case = make_case(name, args.quick, args.stencil_2d)
         print(f"\n[{name}] {case['size']}, global size {tuple(case['global_size'])}, "
               f"minimum traffic {case['min_bytes'] / 2**20:.2f} MiB")
-        emu = run_emulator_process(case, args.emu_timeout)
+        emu = run_emulator_process(case, args.emu_timeout, __file__)
         if "error" in emu:
             print(f"    emulator: {emu['error']}" + (f" (build {emu['build_s']:.3f} s)" if "build_s" in emu else ""))
         else:
@@ -613,7 +338,7 @@ def main(argv=None) -> int:
             print(f"    mncl-cc: {comp['mncl_cc_error']}")
         ocl = None
         if prefix is not None:
-            ocl = run_oclgrind(case, prefix, args.oclgrind_timeout)
+            ocl = run_oclgrind(case, prefix, args.oclgrind_timeout, check_outputs, __file__)
             if "error" in ocl:
                 print(f"    oclgrind: {ocl['error']}")
             else:
