@@ -26,6 +26,13 @@ ALU, MAU_CALC, MAU_MWRITE, MAU_MREAD = "alu", "mau-calc", "mau-mwrite", "mau-mre
 L1BM, L1BM_TURN, L2BM, MV = "l1bm", "l1bm-turnaround", "l2bm", "mv"
 MAU_GROUPS = (MAU_CALC, MAU_MWRITE, MAU_MREAD)
 
+# -- pipeline and register facts (docs/isa.md): the executor's checks and the backend read these --
+HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}   # steps a read must stay clear of a write
+GRF_WRITE_CYCLES = 6      # a GRF word is readable this many cycles after the cycle that writes it
+MASK_ENTRIES = 32         # $omr / $imr entries: 0 (no mask), 1..15 hold flags, 16..31 fixed cycle patterns
+FLAG_MASKS = range(1, 16)  # the entries a step can write flags to (and a '/$imr<k>' mask names)
+FIXED_MASK_BASE = 16      # entry 16 + b: the fixed pattern whose bit 3-c enables cycle c ('/bbbb')
+
 RROPS = ("dfadd", "ffadd", "hfadd", "dmax", "fmax", "hmax", "dmin", "fmin", "hmin",
          "liadd", "iiadd", "siadd", "land", "iand", "sand", "lor", "ior", "sor",
          "lband", "iband", "sband", "lbor", "ibor", "sbor")   # band/bor: the SDM's bitwise names
@@ -75,6 +82,7 @@ class InstrDef:
     doc: str = ""
     example: str = ""
     flops_per_lane: int = 0      # FLOPs per lane per cycle (MAU vector mode), for the profile
+    mau_rate: bool = False       # a vector product: runs at the machine's vector FMA rate (machine.mau_vector)
     flags: bool = True           # raises mask flags (may write $omr)
     regex: re.Pattern = field(init=False, repr=False)
 
@@ -216,10 +224,10 @@ TABLE: list[InstrDef] = [
          flags=False, example="dbfn $lm0v $lr0v"),
     # ---- MAU vector mode -----------------------------------------------------------
     _row("vfma", MAU_CALC, r"(?P<p>[dfh])vfma(?P<half>[ud])?(?P<r>r)?", S.mau_vector, [SRC, SRC, SRC], DST,
-         "dfh", flops_per_lane=2, doc="x*y + z per lane (d: products on PEs 0,1 (u) or 2,3 (d)); "
+         "dfh", flops_per_lane=2, mau_rate=True, doc="x*y + z per lane (d: products on PEs 0,1 (u) or 2,3 (d)); "
          "flag: result sign is 0", example="fvfma $lm0 $ln0 $lr0 $ls0"),
     _row("vmul", MAU_CALC, r"(?P<p>[dfh])vmul(?P<half>[ud])?(?P<r>r)?", S.mau_vector, [SRC, SRC], DST,
-         "dfh", flops_per_lane=1, doc="x*y per lane (d: u/d halves as vfma)", example="dvmulu $lm0 $ln0 $nowrite"),
+         "dfh", flops_per_lane=1, mau_rate=True, doc="x*y per lane (d: u/d halves as vfma)", example="dvmulu $lm0 $ln0 $nowrite"),
     _row("vadd", MAU_CALC, r"(?P<p>[dfh])vadd(?P<r>r)?", S.mau_vector, [SRC, SRC], DST, "dfh",
          flops_per_lane=1, doc="x + y per lane", example="dvadd $lr0 $ls0 $ls2"),
     _row("vpassa", MAU_CALC, r"(?P<p>[dfh])vpassa(?P<r>r)?", S.mau_vector, [SRC], DST, "dfh",

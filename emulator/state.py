@@ -15,6 +15,8 @@ import numpy as np
 from .machine import Machine
 
 U64 = np.uint64
+MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
+            "d": "DRAM", "p": "PDM"}      # the memories' names, as messages print them
 
 
 class PagedMemory:
