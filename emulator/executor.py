@@ -34,13 +34,12 @@ from .observers import Footprint, Hooks, Transfer
 from .profile import Counters, Profile
 from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import MEM_NAME, State
-from .transfers import reduce
+from .transfers import mv_jobs
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
-MVP_DEFAULT_L2B = 0       # the L2BM an mvp names by '$lc<addr>' with no '@' (docs/isa.md)
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
                 isa.MAU_MREAD: "mreadf"}
 
@@ -81,26 +80,6 @@ _TOKENS = itertools.count()
 _FIXED_CYCLES = {16 + b: tuple(bool(b >> (3 - c) & 1) for c in range(4)) for b in range(16)}
 
 
-class _MVJob:
-    """One transfer of an MV statement, or the same transfer made by every group at once (lanes:
-    one independent link per group, as an MV naming no group makes).  What it reads and writes is
-    (space, units, lo, hi): a frozenset of memory units and a span relative to the source (reads)
-    or the destination (writes) address; the data move is move(a, b).  lc_in / lc_out are the
-    distinct L2BM spans it reads and writes (the PE side's race checks ignore the unit), and
-    lc_fresh those it reads that no earlier job of its statement reads (each is hazard-checked once)."""
-
-    __slots__ = ("links", "lanes", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_fresh")
-
-    def __init__(self, links, kind, reads, writes, move, lanes=False):
-        self.links, self.lanes, self.kind, self.move = tuple(links), lanes, kind, move
-        self.reads = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in reads)
-        self.writes = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in writes)
-        self.units = frozenset((sp, u) for sp, us, _, _ in self.reads + self.writes for u in us)
-        self.lc_in = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.reads if sp == "lc"))
-        self.lc_out = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.writes if sp == "lc"))
-        self.lc_fresh = self.lc_in
-
-
 _CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
 
 
@@ -113,22 +92,6 @@ def _cycle_uniform(e) -> bool:
     return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
             and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
             and all(op.space == "nowrite" or plain(op) for op in e.dsts))
-
-
-def _lanes(jobs: list) -> _MVJob:
-    """Per-group jobs with one link each and the same spans, as one job whose links are lanes."""
-    def merged(parts):
-        spans = {}
-        for sp, us, lo, hi in parts:
-            spans.setdefault((sp, lo, hi), set()).update(us)
-        return [(sp, us, lo, hi) for (sp, lo, hi), us in spans.items()]
-    moves = [j.move for j in jobs]
-
-    def move(a, b):
-        for mv in moves:
-            mv(a, b)
-    return _MVJob([j.links[0] for j in jobs], jobs[0].kind, merged(r for j in jobs for r in j.reads),
-                  merged(w for j in jobs for w in j.writes), move, lanes=True)
 
 
 def _strided(rows: np.ndarray):
@@ -829,14 +792,15 @@ class Emulator:
                               st.line, st.text, None)
         return a
 
-    def _mv_read(self, op, g, l2b, a, n):
+    def mv_read(self, op, g, l2b, a, n):
         """n long words from an MV source, a view where it can be: every MV moves between two different
         memories, so its source cannot change before the data is copied to its destination."""
         if op.space == "lc":
             return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n]
         return self._paged(op.space, g).read(a, n, copy=False)
 
-    def _mv_write(self, op, g, l2b, a, data):
+    def mv_write(self, op, g, l2b, a, data):
+        """data to an MV destination: L2BM l2b of group g, or group g's DRAM / PDM."""
         if op.space == "lc":
             self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + data.size] = data
         else:
@@ -847,14 +811,15 @@ class Emulator:
         move the data; the transfers are in flight until a wait retires them.
 
         Which transfers a statement makes depends only on the statement: they are worked out once
-        per run (_mv_jobs), relative to the source and destination addresses of the call."""
+        per run (transfers.mv_jobs, the row's planner), relative to the source and destination
+        addresses of the call."""
         e = st.expr
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
         jobs = self._plans.get(id(st))
         if jobs is None:
-            jobs = self._plans[id(st)] = self._mv_jobs(st)
+            jobs = self._plans[id(st)] = mv_jobs(e, self)
         transfers = []
         for job in jobs:
             reads = tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads)
@@ -869,122 +834,6 @@ class Emulator:
         for job in jobs:
             job.move(a, b)
         self.in_flight.extend(transfers)
-
-    def _mv_jobs(self, st: MVStmt) -> list:
-        """The transfers of an MV statement, one per group link, with addresses relative to the
-        source (reads) and destination (writes) addresses; the moves take those two addresses."""
-        e = st.expr
-        m = self.m
-        src, dst, n = e.srcs[0], e.dsts[0], e.size
-        G, L = m.groups, m.l2b_per_group
-        link = "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
-        jobs = []
-
-        def unit(op, g, l):
-            return [(g, l) if op.space == "lc" else g]
-
-        def copy(g, l, g2, l2):
-            return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n))
-
-        name = e.defn.name
-        if name == "mvp":
-            lc = dst if dst.space == "lc" else src if src.space == "lc" else None
-            l = MVP_DEFAULT_L2B if lc is None or lc.l2b is None else lc.l2b
-            kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
-            if src.space == dst.space:        # PDM -> PDM: the two spans may overlap, so copy the source
-                def copy(g, l, g2, l2):
-                    return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n).copy())
-            # the assembler made both operands name a group (one group to another), or neither
-            pairs = [(src.group, dst.group)] if src.group is not None else [(g, g) for g in range(G)]
-            for gs, gd in pairs:
-                links = [(link, gs)] + ([("group_bus", 0), (link, gd)] if gs != gd else [])
-                jobs.append(_MVJob(links, kind, [(src.space, unit(src, gs, l), 0, n)],
-                                   [(dst.space, unit(dst, gd, l), 0, n)], copy(gs, l, gd, l)))
-        elif name == "mvd" and "lc" not in (src.space, dst.space):   # one group's PDM <-> every group's DRAM
-            if n % G:
-                raise self._fault(f"mvd/n{n}: the size must split evenly over {G} groups' DRAMs", st.line,
-                                  st.text, None)
-            part = n // G
-            g = (src if src.space == "p" else dst).group
-            spread = src.space == "p"
-
-            def move(a, b, g=g):
-                for k in range(G):
-                    if spread:
-                        self._mv_write(dst, k, 0, b, self._mv_read(src, g, 0, a + k * part, part))
-                    else:
-                        self._mv_write(dst, g, 0, b + k * part, self._mv_read(src, k, 0, a, part))
-            mine, theirs = [("p", [g], 0, n)], [("d", list(range(G)), 0, part)]
-            jobs.append(_MVJob([(link, g), ("group_bus", 0)], "distribute" if spread else "gather",
-                               mine if spread else theirs, theirs if spread else mine, move))
-        elif name in ("mvb", "mvb2"):
-            for g in ([src.group] if src.group is not None else range(G)):
-                targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
-
-                def move(a, b, g=g, targets=targets):
-                    data = self._mv_read(src, g, 0, a, n)
-                    for g2, l in targets:
-                        self._mv_write(dst, g2, l, b, data)
-                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
-                                   [(src.space, [g], 0, n)], [("lc", targets, 0, n)], move))
-        elif name in ("mvb4", "mvr4"):     # part q (n/G long words) of one group's memory <-> group q's L2BMs
-            if n % G:
-                raise self._fault(f"{name}/n{n}: the size must split evenly over {G} groups", st.line, st.text, None)
-            part = n // G
-            if name == "mvb4":
-                g = src.group
-                targets = [(q, l) for q in range(G) for l in range(L)]
-
-                def move(a, b, g=g):
-                    data = self._mv_read(src, g, 0, a, n)
-                    for q, l in targets:
-                        self._mv_write(dst, q, l, b, data[q * part:(q + 1) * part])
-                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "broadcast", [(src.space, [g], 0, n)],
-                                   [("lc", targets, 0, part)], move))
-            else:
-                g = dst.group
-                sources = [(q, l) for q in range(G) for l in range(L)]
-
-                def move(a, b, g=g):
-                    data = np.stack([self._mv_read(src, q, l, a, part) for q, l in sources])
-                    out = reduce(data.reshape(G, L, part), 1, e.rop).reshape(-1)
-                    self._mv_write(dst, g, 0, b, out)
-                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "reduce", [("lc", sources, 0, part)],
-                                   [(dst.space, [g], 0, n)], move))
-        elif name == "mvd":
-            if n % L:
-                raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
-            part = n // L
-            down = dst.space == "lc"
-            mem_op = src if down else dst
-            lc = self.state.l2bm
-            for g in ([mem_op.group] if mem_op.group is not None else range(G)):
-                rows = slice(g * L, (g + 1) * L)       # the group's L2BMs
-                if down:       # one read of the group's share, cut into its L2BMs' parts
-                    def move(a, b, g=g, rows=rows):
-                        lc[rows, b:b + part] = self._mv_read(src, g, 0, a, n).reshape(L, part)
-                    reads, writes = [(src.space, [g], 0, n)], [("lc", [(g, l) for l in range(L)], 0, part)]
-                else:
-                    def move(a, b, g=g, rows=rows):
-                        self._mv_write(dst, g, 0, b, lc[rows, a:a + part])
-                    reads, writes = [("lc", [(g, l) for l in range(L)], 0, part)], [(dst.space, [g], 0, n)]
-                jobs.append(_MVJob([(link, g)], "down" if down else "up", reads, writes, move))
-        else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
-            for g in ([dst.group] if dst.group is not None else range(G)):
-                sources = [(g2, l) for g2 in (range(G) if name == "mvr" else [g]) for l in range(L)]
-
-                def move(a, b, g=g, sources=sources):
-                    data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
-                    self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
-                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
-                                   [("lc", sources, 0, n)], [(dst.space, [g], 0, n)], move))
-        if name in ("mvp", "mvd") and len(jobs) > 1:     # every group: one job over the groups' links
-            jobs = [_lanes(jobs)]
-        seen = set()      # each L2BM span is fresh once, in the first job that reads it
-        for job in jobs:
-            job.lc_fresh = tuple(span for span in job.lc_in if span not in seen)
-            seen.update(job.lc_in)
-        return jobs
 
     # -- debug statements ------------------------------------------------------------------------
     def _select_pes(self, loc):

@@ -12,7 +12,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import isa
-from . import semantics as S
 from .machine import Machine
 from .numbers import WIDTH
 from .observers import Observer
@@ -49,7 +48,7 @@ class Counters(Observer):
     def flops_of(self, e) -> float:
         m, defn, prec = self.m, e.defn, e.prec
         cycles = m.cycles_per_step
-        if defn.sem is S.mau_matrix:
+        if defn.srcs[:1] == (isa.MAT,):       # a matrix product
             return 2.0 * m.mau_matrix[prec] * cycles * m.n_mab
         if defn.mau_rate:
             return defn.flops_per_lane * m.mau_vector[prec] * cycles * m.n_mab
