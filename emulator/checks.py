@@ -18,6 +18,7 @@ from .observers import Footprint, Observer
 from .state import MEM_NAME
 
 PRUNE_AT = 24            # recent writes kept per memory before the old ones are dropped
+KEEP_STEPS = max(HAZARD_STEPS.values())   # how long a write can matter to a read
 
 
 def pfn_report(breaches: int, first: EmuFault | None) -> str:
@@ -101,7 +102,7 @@ class StrictChecks(TagCheck):
             for space, fp, line, cycles in self.landing:
                 rec = self.recent[space]
                 if len(rec) > PRUNE_AT:
-                    rec[:] = [r for r in rec if now - r[0] <= 2]
+                    rec[:] = [r for r in rec if now - r[0] <= KEEP_STEPS]
                 rec.append((now, fp, line, cycles))
             self.landing = []
 

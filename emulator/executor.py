@@ -76,8 +76,8 @@ def _lut_as(lut, dt):
 _TOKENS = itertools.count()
 
 
-# the cycles a fixed write-mask pattern (entries 16..31) lets write; flag entries may write any cycle
-_FIXED_CYCLES = {16 + b: tuple(bool(b >> (3 - c) & 1) for c in range(4)) for b in range(16)}
+# the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
+_FIXED_CYCLES = {k: isa.fixed_mask_cycles(k) for k in range(isa.FIXED_MASK_BASE, isa.MASK_ENTRIES)}
 
 
 _CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
@@ -699,8 +699,8 @@ class Emulator:
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
             mem[where] = val
-        elif entry >= 16 and np.ndim(where[0]) <= 1:       # fixed pattern on a uniform address: whole cycles
-            cyc = np.array([(entry - 16) >> (3 - c) & 1 for c in range(4)], dtype=bool)
+        elif entry >= isa.FIXED_MASK_BASE and np.ndim(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            cyc = np.array(_FIXED_CYCLES[entry], dtype=bool)
             rows = where[0]
             if isinstance(rows, slice):
                 rows = np.arange(rows.start, rows.stop, rows.step)
@@ -891,8 +891,8 @@ class Emulator:
                 if d.kind == "set":
                     raise self._fault("'d set' of mask registers is not supported", d.line, d.text, None)
                 entry = d.target.base
-                if not 0 <= entry or entry + d.count > 32:
-                    raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..31",
+                if not 0 <= entry or entry + d.count > isa.MASK_ENTRIES:
+                    raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..{isa.MASK_ENTRIES - 1}",
                                       d.line, d.text, None)
                 vals, addrs = self.state.omr[entry:entry + d.count][:, :, pes].transpose(2, 0, 1), None
             units = [self.m.pe_location(int(p)) for p in pes]

@@ -32,6 +32,14 @@ GRF_WRITE_CYCLES = 6      # a GRF word is readable this many cycles after the cy
 MASK_ENTRIES = 32         # $omr / $imr entries: 0 (no mask), 1..15 hold flags, 16..31 fixed cycle patterns
 FLAG_MASKS = range(1, 16)  # the entries a step can write flags to (and a '/$imr<k>' mask names)
 FIXED_MASK_BASE = 16      # entry 16 + b: the fixed pattern whose bit 3-c enables cycle c ('/bbbb')
+MATRIX_ROWS = {"d": 4, "f": 8, "g": 8, "h": 16}   # a matrix register: a 4x4 fp64, 8x8 fp32 or 16x16 half matrix
+
+
+def fixed_mask_cycles(entry: int) -> tuple:
+    """The 4 cycles (bools) the fixed write-mask pattern in entry FIXED_MASK_BASE..MASK_ENTRIES-1 writes."""
+    b = entry - FIXED_MASK_BASE
+    return tuple(bool(b >> (3 - c) & 1) for c in range(4))
+
 
 RROPS = ("dfadd", "ffadd", "hfadd", "dmax", "fmax", "hmax", "dmin", "fmin", "hmin",
          "liadd", "iiadd", "siadd", "land", "iand", "sand", "lor", "ior", "sor",

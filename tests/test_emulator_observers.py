@@ -133,3 +133,23 @@ def test_an_observer_can_fault_the_run_at_the_statement():
     with pytest.raises(EmuFault) as ei:
         _run(Emulator("tiny", observers=[NoLM1()]))
     assert ei.value.line == 11 and "LM1 is read-only here" in str(ei.value)
+
+
+def test_mau_rates_come_from_the_machine_description():
+    from emulator import load_machine
+    tiny = load_machine("tiny")
+    src = "dmmulu $lx $ls0v $nowrite\nfvfma $lm0 $ln0 $lr0 $ls0"
+    base = Emulator(tiny).run(assemble(src, "f.vsm")).flops
+    assert base == 2 * (tiny.mau_matrix["d"] + tiny.mau_vector["f"]) * tiny.cycles_per_step * tiny.n_mab
+    fast = tiny.replace(mau_matrix={**tiny.mau_matrix, "d": 2 * tiny.mau_matrix["d"]},
+                        mau_vector={**tiny.mau_vector, "f": 2 * tiny.mau_vector["f"]})
+    assert Emulator(fast).run(assemble(src, "f.vsm")).flops == 2 * base
+
+
+def test_hazard_distances_come_from_the_isa_table(monkeypatch):
+    from emulator import isa
+    src = "linc $lr0 $lm8\nnop\nnop\nlpassa $lm8 $ln0"
+    Emulator("tiny").run(assemble(src, "h.vsm"))
+    monkeypatch.setitem(isa.HAZARD_STEPS, "m", 3)
+    with pytest.raises(EmuFault, match="LM0 needs 3 step"):
+        Emulator("tiny").run(assemble(src, "h.vsm"))
