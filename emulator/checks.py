@@ -77,34 +77,30 @@ def _grf_overlap(rfp, wfp, cycles, age):
 
 class StrictChecks(TagCheck):
     """Hazards and races besides unknown tags.  Recent writes are kept per memory as (step, footprint,
-    line, cycles), the newest last; a step's writes join them when the step ends."""
+    line, cycles), the newest last.  A write lands at its step's end, so a read in the step that
+    writes (age 0) does not see it."""
 
     def run_started(self, emu, program):
         super().run_started(emu, program)
         self.recent = {sp: [] for sp in HAZARD_STEPS}
-        self.landing = []                 # this step's writes: (space, footprint, line, cycles)
 
     # -- hazards -------------------------------------------------------------------------------
     def memory_read(self, emu, space, footprint, text):
-        self._hazard(emu, space, footprint, text)
+        rec = self.recent.get(space)
+        if rec and emu.steps - rec[-1][0] <= HAZARD_STEPS[space]:    # else no write is recent enough
+            self._hazard(emu, space, footprint, text)
         if space == "lc" and emu.in_flight:
             self._race_pe(emu, text, footprint, "reads")
 
     def memory_written(self, emu, space, footprint, text, cycles):
-        if space in HAZARD_STEPS:
-            self.landing.append((space, footprint, emu.cur.line, cycles))
+        rec = self.recent.get(space)
+        if rec is not None:
+            now = emu.steps
+            if len(rec) > PRUNE_AT:
+                rec[:] = [r for r in rec if now - r[0] <= KEEP_STEPS]
+            rec.append((now, footprint, emu.cur.line, cycles))
         if space == "lc" and emu.in_flight:
             self._race_pe(emu, text, footprint, "writes")
-
-    def step_executed(self, emu, step):
-        if self.landing:
-            now = emu.steps
-            for space, fp, line, cycles in self.landing:
-                rec = self.recent[space]
-                if len(rec) > PRUNE_AT:
-                    rec[:] = [r for r in rec if now - r[0] <= KEEP_STEPS]
-                rec.append((now, fp, line, cycles))
-            self.landing = []
 
     def memory_set(self, emu, space, footprint):
         if space in self.recent:        # a debugger write: no pipeline, so no hazard either
@@ -121,6 +117,8 @@ class StrictChecks(TagCheck):
             return
         for step, wfp, line, cycles in reversed(rec):
             age = now - step
+            if age == 0:                           # this step's own write: it lands after the reads
+                continue
             if age > gap:
                 break
             if fp.lo <= wfp.hi and wfp.lo <= fp.hi:

@@ -48,8 +48,11 @@ class CycleModel(Observer):
         self._event("PE stream", call.block, self.block_start, self.now)
 
     def step_executed(self, emu, step):
-        self.now += self.m.cycles_per_step
-        self.charge(step.src)
+        self.now = now = self.now + self.m.cycles_per_step
+        if step.src:                      # as charge(step.src), inline: this runs every step
+            self.src = step.src
+        self.by_line[self.src] += now - self.charged
+        self.charged = now
 
     def transfers_completed(self, emu, step, transfers):
         end = max(t.end for t in transfers)

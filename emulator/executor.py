@@ -387,7 +387,9 @@ class Emulator:
         if st.wait is not None:
             self._wait(st)
         if not st.exprs:             # nop (or a bare wait): nothing is read, written or forwarded
-            self._step_done(st)
+            for hook in self.hooks.step_executed:
+                hook(self, st)
+            self.steps += 1
             return
         self.pending = []
         self.pending_mem = []
@@ -410,9 +412,6 @@ class Emulator:
                 name = plan[0].get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
-        self._step_done(st)
-
-    def _step_done(self, st: Step):
         for hook in self.hooks.step_executed:
             hook(self, st)
         self.steps += 1
