@@ -18,7 +18,17 @@ hook does nothing, and ``Hooks`` lists for each hook only the subscribers
 that override it, so an event nobody observes costs one empty loop.
 
 An observer may raise an EmuFault from any hook: the run stops there, as it
-stops on any other fault.
+stops on any other fault.  For example, counting the L2BM words PE steps read:
+
+    class L2bmReads(Observer):
+        def run_started(self, emu, program):
+            self.words = 0
+
+        def memory_read(self, emu, space, footprint, text):
+            if space == "lc":
+                self.words += footprint.hi - footprint.lo + 1
+
+    emu = Emulator("tiny", observers=[L2bmReads()])    # or emu.subscribe(...)
 """
 from __future__ import annotations
 
