@@ -153,3 +153,14 @@ def test_hazard_distances_come_from_the_isa_table(monkeypatch):
     monkeypatch.setitem(isa.HAZARD_STEPS, "m", 3)
     with pytest.raises(EmuFault, match="LM0 needs 3 step"):
         Emulator("tiny").run(assemble(src, "h.vsm"))
+
+
+def test_a_machine_without_a_mau_rate_is_refused_where_it_is_read(tmp_path):
+    from importlib import resources
+
+    from emulator import MachineError, load_machine
+    text = resources.files("emulator").joinpath("presets/tiny.toml").read_text()
+    path = tmp_path / "m.toml"
+    path.write_text(text.replace("vector = { d = 2, f = 8, h = 16 }", "vector = { d = 2, f = 8 }"))
+    with pytest.raises(MachineError, match=r"m.toml: \[mau\] vector needs a positive FMA rate for h"):
+        load_machine(str(path))
