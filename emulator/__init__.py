@@ -11,11 +11,12 @@ The emulator knows nothing of C; the translator targets its Program form and
 its assembly, the runtime drives it through this API.
 """
 from .asm import assemble
-from .cycles import Profile
 from .errors import AsmError, EmuFault, EmulatorError, MachineError
 from .executor import Emulator
 from .machine import Machine, load_machine, PRESETS
+from .observers import Observer
+from .profile import Profile
 from .program import Program
 
-__all__ = ["assemble", "Emulator", "Profile", "Program", "Machine", "load_machine", "PRESETS",
+__all__ = ["assemble", "Emulator", "Observer", "Profile", "Program", "Machine", "load_machine", "PRESETS",
            "AsmError", "EmuFault", "EmulatorError", "MachineError"]

@@ -33,7 +33,8 @@ MASK_SPACES = "rstmnk"   # mask directive letters: GRF0 GRF1 T LM0 LM1 mask regi
 MAX_NUMBER = (1 << 32) - 1   # largest address / size / selector / tag / count: far above any memory
 MAX_NOP_REPEAT = 1 << 16     # nop/<k> expands to k steps
 MAX_NESTING = 64             # .loop / .if / .while nested deeper is an error (the tools walk them recursively)
-MAX_MASK_ENTRY = 31
+MAX_MASK_ENTRY = isa.MASK_ENTRIES - 1
+_FLAGS = f"{isa.FLAG_MASKS[0]}..{isa.FLAG_MASKS[-1]}"   # the entries that hold flags, as messages say
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")   # what open() counts as a line end (not \f, \x85, U+2028 ...)
 
 _PE_RE = re.compile(r"(?P<w>ll|l)?(?P<sp>[mnrs])(?:(?P<t>t)(?P<taddr>\d+)?|(?P<addr>\d+))?"
@@ -145,13 +146,14 @@ def _parse_operand(tok: str, cx: _Ctx) -> Operand:
         tok, mtxt = tok.split("/", 1)
         mm = _MASK_RE.fullmatch(mtxt)
         if not mm:
-            raise cx.error(f"bad write mask '/{mtxt}' on '{tok}': use /<4 binary digits> or /$imr<1..15>")
+            raise cx.error(f"bad write mask '/{mtxt}' on '{tok}': use /<4 binary digits> or /$imr<{_FLAGS}>")
         if mm["bits"]:
-            mask = 16 + int(mm["bits"], 2)
+            mask = isa.FIXED_MASK_BASE + int(mm["bits"], 2)
         else:
             mask = _num(mm["n"], cx, "mask entry", text, MAX_MASK_ENTRY)
-            if not 1 <= mask <= 15:
-                raise cx.error(f"write mask '$imr{mask}': mask entries 1..15 hold flags (0 and 16..31 are fixed)")
+            if mask not in isa.FLAG_MASKS:
+                raise cx.error(f"write mask '$imr{mask}': mask entries {_FLAGS} hold flags (0 and "
+                               f"{isa.FIXED_MASK_BASE}..{isa.MASK_ENTRIES - 1} are fixed)")
     neg = tok.startswith("-")
     if neg:
         tok = tok[1:]
@@ -226,8 +228,8 @@ def _check_kind(op: Operand, kind: str, e_name: str, pos: str, cx: _Ctx) -> None
         raise cx.error(f"'{e_name}': {pos} operand '{op.text}' must be {want}")
     if op.space == "fixed" and kind != isa.SRC1:
         raise cx.error(f"'{e_name}': fixed input '{op.text}' may only be an ALU instruction's first input")
-    if op.space == "omr" and not 1 <= op.base <= 15:
-        raise cx.error(f"'{e_name}': '{op.text}': only mask entries 1..15 are writable")
+    if op.space == "omr" and op.base not in isa.FLAG_MASKS:
+        raise cx.error(f"'{e_name}': '{op.text}': only mask entries {_FLAGS} are writable")
     if op.mask is not None and kind != isa.DST:
         raise cx.error(f"'{e_name}': write mask on '{op.text}', which is not written")
 
@@ -372,13 +374,13 @@ def _opcode_suffix(e: Expr, suffix: str, opcode: str, cx: _Ctx) -> None:
                        f"instructions only")
     mm = _MASK_RE.fullmatch(suffix)
     if not mm:
-        raise cx.error(f"bad zero-flush mask '/{suffix}' on '{opcode}': use /<4 binary digits> or /$imr<1..15>")
+        raise cx.error(f"bad zero-flush mask '/{suffix}' on '{opcode}': use /<4 binary digits> or /$imr<{_FLAGS}>")
     if mm["bits"]:
-        e.zflush = 16 + int(mm["bits"], 2)
+        e.zflush = isa.FIXED_MASK_BASE + int(mm["bits"], 2)
     else:
         e.zflush = _num(mm["n"], cx, "mask entry", opcode + "/" + suffix, MAX_MASK_ENTRY)
-        if not 1 <= e.zflush <= 15:
-            raise cx.error(f"zero-flush mask '$imr{e.zflush}': mask entries 1..15 hold flags")
+        if e.zflush not in isa.FLAG_MASKS:
+            raise cx.error(f"zero-flush mask '$imr{e.zflush}': mask entries {_FLAGS} hold flags")
 
 
 def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
@@ -429,14 +431,14 @@ def _bind_operands(e: Expr, ops: list, opcode: str, cx: _Ctx) -> None:
         rows = 8 if d.width == "ll" else 4
         if d.width == "ll" and e.prec != "h":
             raise cx.error(f"'{opcode}': two rows per cycle ($llx) only for hmwrite")
-        limit = {"d": 4, "f": 8, "g": 8, "h": 16}[e.prec]
+        limit = isa.MATRIX_ROWS[e.prec]
         if d.base + rows > limit:
             raise cx.error(f"'{opcode}': rows {d.base}..{d.base + rows - 1} are outside the {limit}-row "
                            f"{'fp64' if e.prec == 'd' else 'fp32' if e.prec in 'fg' else 'half'} matrix")
     if defn.group == isa.MAU_MREAD:
         s = e.srcs[0]
         rows = 8 if e.prec == "h" else 4
-        limit = {"d": 4, "f": 8, "g": 8, "h": 16}[e.prec]
+        limit = isa.MATRIX_ROWS[e.prec]
         if s.base + rows > limit:
             raise cx.error(f"'{opcode}': rows {s.base}..{s.base + rows - 1} are outside the {limit}-row matrix")
     if defn.group == isa.MV:

@@ -9,8 +9,10 @@ Forwarding paths take the step's unit results unless the step is a nop or
 says ``noforward``.
 
 The executor is also the ``ctx`` the semantics functions see: operand
-reading (with offsets, bounds, T-indirect addressing and hazard checks),
-masked writes, and the bookkeeping the cycle model and strict mode need.
+reading (with offsets, bounds and T-indirect addressing) and masked writes.
+What it does not need for the results -- the cycle model, the profile
+counters, the strict checks -- observes it through the hooks of
+observers.py: it calls them per step, per operand access and per transfer.
 """
 from __future__ import annotations
 
@@ -21,25 +23,23 @@ import time
 import numpy as np
 
 from . import isa
-from .cycles import CycleModel, Profile, Transfer
+from .checks import StrictChecks, TagCheck, pfn_report
+from .cycles import CycleModel
 from .dump import format_get
 from .errors import EmuFault, EmulatorError
 from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, pack
+from .observers import Footprint, Hooks, Transfer
+from .profile import Counters, Profile
 from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
-from .state import State
-from .transfers import reduce
+from .state import MEM_NAME, State
+from .transfers import mv_jobs
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
-HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}
-MVP_DEFAULT_L2B = 0       # the L2BM an mvp names by '$lc<addr>' with no '@' (docs/isa.md)
-GRF_WRITE_CYCLES = 6      # a GRF write is readable this many cycles after its cycle (the public manual)
-MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
-            "d": "DRAM", "p": "PDM"}
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
                 isa.MAU_MREAD: "mreadf"}
 
@@ -76,96 +76,8 @@ def _lut_as(lut, dt):
 _TOKENS = itertools.count()
 
 
-class _Footprint:
-    """The locations an access touches: a range, and the exact words when they are not all of it.
-    A run-time access keeps its addresses (raw: (4,) or (4, P) first words of n-word runs) and
-    works the words out only when a hazard check needs them: most accesses meet no recent write."""
-
-    __slots__ = ("lo", "hi", "_words", "_raw", "_n")
-
-    def __init__(self, lo, hi, raw=None, n=1):
-        self.lo, self.hi, self._raw, self._n = lo, hi, raw, n
-        self._words = None if raw is None else ...
-
-    @classmethod
-    def span(cls, lo, hi):
-        return cls(int(lo), int(hi))
-
-    @property
-    def words(self):
-        """The exact words, or None when they are the whole range lo..hi."""
-        if self._words is ...:
-            distinct = np.unique(self._raw[..., None] + np.arange(self._n))
-            self._words = None if distinct.size == self.hi - self.lo + 1 else frozenset(distinct.tolist())
-        return self._words
-
-    def overlap(self, other):
-        """The lowest location both touch, or None."""
-        mine, theirs = self.words, other.words
-        if mine is None and theirs is None:
-            lo = max(self.lo, other.lo)
-            return lo if lo <= min(self.hi, other.hi) else None
-        if mine is None or theirs is None:
-            rng, ws = (self, theirs) if mine is None else (other, mine)
-            hits = [w for w in ws if rng.lo <= w <= rng.hi]
-            return min(hits) if hits else None
-        common = mine & theirs
-        return min(common) if common else None
-
-    def first_pe(self, addr):
-        """For a T-indirect access, the first PE that touches addr (else PE 0)."""
-        if self._raw is None or self._raw.ndim != 2:
-            return 0
-        return int(np.argmax(((self._raw <= addr) & (addr < self._raw + self._n)).any(axis=0)))
-
-
-# the cycles a fixed write-mask pattern (entries 16..31) lets write; flag entries may write any cycle
-_FIXED_CYCLES = {16 + b: tuple(bool(b >> (3 - c) & 1) for c in range(4)) for b in range(16)}
-
-
-def _cycle_words(fp, c):
-    """The words an access touches in cycle c (every PE's, for a T-indirect one)."""
-    raw = fp._raw[c] if fp._raw is not None else None
-    if raw is None:
-        return set(range(fp.lo, fp.hi + 1))
-    return {int(a) + k for a in np.unique(raw) for k in range(fp._n)}
-
-
-def _grf_overlap(rfp, wfp, cycles, age):
-    """The lowest GRF word a read (rfp) takes before a write (wfp, in `cycles`, `age` steps earlier) is
-    complete: read cycle cr of a word written in cycle cw needs 4 age + cr - cw >= GRF_WRITE_CYCLES.
-    Only the step right after a write can fall short (the model's rule for reads later than that: legal)."""
-    if age > 1:
-        return None
-    hits = []
-    for cw in range(4):
-        if cycles is not None and not cycles[cw]:
-            continue
-        written = _cycle_words(wfp, cw)
-        for cr in range(4):
-            if 4 * age + cr - cw < GRF_WRITE_CYCLES:
-                hits.extend(written & _cycle_words(rfp, cr))
-    return min(hits) if hits else None
-
-
-class _MVJob:
-    """One transfer of an MV statement, or the same transfer made by every group at once (lanes:
-    one independent link per group, as an MV naming no group makes).  What it reads and writes is
-    (space, units, lo, hi): a frozenset of memory units and a span relative to the source (reads)
-    or the destination (writes) address; the data move is move(a, b).  lc_in / lc_out are the
-    distinct L2BM spans it reads and writes (the PE side's race checks ignore the unit), and
-    lc_hazards those to hazard-check."""
-
-    __slots__ = ("links", "lanes", "kind", "reads", "writes", "move", "units", "lc_in", "lc_out", "lc_hazards")
-
-    def __init__(self, links, kind, reads, writes, move, lanes=False):
-        self.links, self.lanes, self.kind, self.move = tuple(links), lanes, kind, move
-        self.reads = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in reads)
-        self.writes = tuple((sp, frozenset(u), lo, hi) for sp, u, lo, hi in writes)
-        self.units = frozenset((sp, u) for sp, us, _, _ in self.reads + self.writes for u in us)
-        self.lc_in = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.reads if sp == "lc"))
-        self.lc_out = tuple(dict.fromkeys((lo, hi) for sp, _, lo, hi in self.writes if sp == "lc"))
-        self.lc_hazards = self.lc_in
+# the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
+_FIXED_CYCLES = {k: isa.fixed_mask_cycles(k) for k in range(isa.FIXED_MASK_BASE, isa.MASK_ENTRIES)}
 
 
 _CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
@@ -180,22 +92,6 @@ def _cycle_uniform(e) -> bool:
     return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
             and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
             and all(op.space == "nowrite" or plain(op) for op in e.dsts))
-
-
-def _lanes(jobs: list) -> _MVJob:
-    """Per-group jobs with one link each and the same spans, as one job whose links are lanes."""
-    def merged(parts):
-        spans = {}
-        for sp, us, lo, hi in parts:
-            spans.setdefault((sp, lo, hi), set()).update(us)
-        return [(sp, us, lo, hi) for (sp, lo, hi), us in spans.items()]
-    moves = [j.move for j in jobs]
-
-    def move(a, b):
-        for mv in moves:
-            mv(a, b)
-    return _MVJob([j.links[0] for j in jobs], jobs[0].kind, merged(r for j in jobs for r in j.reads),
-                  merged(w for j in jobs for w in j.writes), move, lanes=True)
 
 
 def _strided(rows: np.ndarray):
@@ -216,28 +112,36 @@ class _Same:
 
 
 class Emulator:
-    """An MN-Core-style machine: storage, a program runner and a cycle model.
+    """An MN-Core-style machine: storage and a program runner, observed by its analyses.
 
-    strict (default) faults on out-of-range addresses, hazards, races with
-    in-flight transfers and waits on unknown tags; ``wrap=True`` makes
-    addresses wrap as the hardware does instead of faulting.  ``pfn=True`` runs
-    programs written for PFN's emulator, which completes MV transfers at once
-    and enforces no hazard: the hazards, races and unknown waits strict mode
-    faults on are counted instead (``breaches``, ``pfn_report()``).
+    Out-of-range addresses fault; ``wrap=True`` makes them wrap as the hardware
+    does instead.  The analyses are observers (observers.py): ``counters``
+    (profile.py), ``cycle_model`` (cycles.py) and ``checks`` (checks.py: strict,
+    the default, faults on hazards, races with in-flight transfers and waits on
+    unknown tags; ``strict=False`` on unknown waits only).  ``pfn=True`` runs
+    programs written for PFN's emulator, which enforces no hazard: what strict
+    mode faults on is counted instead (``breaches``, ``pfn_report()``).  More
+    observers: ``observers=[...]`` or ``subscribe``; ``unsubscribe`` removes one.
     """
 
     def __init__(self, machine: "str | Machine" = "mncore2", strict: bool = True, wrap: bool = False,
-                 dump=None, max_steps: int | None = None, pfn: bool = False):
+                 dump=None, max_steps: int | None = None, pfn: bool = False, observers=()):
         self.m = load_machine(machine)
         self.strict, self.wrap, self.max_steps = strict or pfn, wrap, max_steps
         self.pfn = pfn
-        self.breaches = 0                 # PFN mode: what strict mode would have faulted on
-        self.first_breach: EmuFault | None = None
+        self.counters = Counters(self.m)
+        self.cycle_model = CycleModel(self.m)
+        self.checks = StrictChecks(pfn) if self.strict else TagCheck(pfn)
+        self.observers: list = []
+        for o in (self.checks, self.counters, self.cycle_model, *observers):
+            self.subscribe(o)
+        self.steps = 0                    # PE steps of this run
+        self.in_flight: list[Transfer] = []   # transfers issued and not yet retired by a wait
         self.time_limit = None            # seconds of wall time per run (None: no limit)
         self.deadline = None
         self.stop_check = None            # a callable: True stops the run (a cancelled launch)
         self.seq_iters = 0                # sequencer loop iterations of this run (they count as steps)
-        self._step_limit = 0              # check again when cm.steps reaches this (see _check_limits)
+        self._step_limit = 0              # check again when steps reaches this (see _check_limits)
         self.state = State(self.m)
         self.dump = dump if dump is not None else []
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
@@ -251,6 +155,30 @@ class Emulator:
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
+
+    # -- observers ---------------------------------------------------------------------------
+    def subscribe(self, observer) -> None:
+        """Add an analysis (an observers.Observer); its hooks are called from the next event on."""
+        self.observers.append(observer)
+        self.hooks = Hooks(self.observers)
+
+    def unsubscribe(self, observer) -> None:
+        """Remove an analysis: a run without the cycle model, say, computes the same results."""
+        self.observers.remove(observer)
+        self.hooks = Hooks(self.observers)
+
+    @property
+    def breaches(self) -> int:
+        """PFN mode: how many times the last run broke a rule strict mode faults on."""
+        return self.checks.breaches
+
+    @property
+    def first_breach(self) -> EmuFault | None:
+        return self.checks.first_breach
+
+    def pfn_report(self) -> str:
+        """One line: what strict mode would have faulted on in the last run (PFN mode)."""
+        return pfn_report(self.breaches, self.first_breach)
 
     # -- host access to DRAM / PDM --------------------------------------------------------
     def _paged(self, space: str, group: int):
@@ -327,37 +255,26 @@ class Emulator:
                 raise EmulatorError(f"{program.source}: argument {k}={int(v)} does not fit a sequencer "
                                     f"register (64-bit signed)")
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
-        self.seq_iters = self._step_limit = 0
+        self.seq_iters = self._step_limit = self.steps = 0
         self._plans = {}
-        self.cm = CycleModel(self.m)
-        self.outstanding: list[Transfer] = []
-        self.issued_tags: set = set()
-        self.recent = {sp: [] for sp in HAZARD_STEPS}   # writes of the last steps: (step, footprint, line, cycles)
-        self.breaches, self.first_breach = 0, None
+        self.in_flight = []
+        for hook in self.hooks.run_started:
+            hook(self, program)
         regs = {k: int(v) for k, v in args.items()}
         self._nodes(program.main, regs)
-        if self.outstanding:
-            self.cm.stall_until(max(t.end for t in self.outstanding), "drain (transfers still in flight at the end)")
-            self.outstanding.clear()
-        return self.cm.profile()
+        if self.in_flight:
+            for hook in self.hooks.transfers_completed:
+                hook(self, None, self.in_flight)
+            self.in_flight = []
+        profile = Profile(self.m, steps=self.steps)
+        for hook in self.hooks.run_finished:
+            hook(self, profile)
+        return profile
 
-    def fault(self, msg: str) -> EmuFault:
-        """A fault at the statement being run (for transfers.py)."""
-        return self._fault(msg, self.cur.line, self.cur.text, None)
-    def _breach(self, fault: EmuFault) -> None:
-        """A rule of the real machine broken: strict mode raises it, PFN mode counts it and runs on."""
-        if not self.pfn:
-            raise fault
-        self.breaches += 1
-        if self.first_breach is None:
-            self.first_breach = fault
-
-    def pfn_report(self) -> str:
-        """One line: what strict mode would have faulted on in the last run (PFN mode)."""
-        if not self.breaches:
-            return "pfn mode: strict mode would have run this program too"
-        first = str(self.first_breach).splitlines()[0]
-        return f"pfn mode: strict mode would have faulted {self.breaches} time(s); the first: {first}"
+    def fault(self, msg: str, pe: int | None = None) -> EmuFault:
+        """A fault at the statement being run (for transfers.py and the observers); pe: the flat
+        index of the first PE at fault, if one is."""
+        return self._fault(msg, self.cur.line, self.cur.text, pe)
 
     def _fault(self, msg: str, line: int, text: str, pe: int | None = 0) -> EmuFault:
         loc = self.m.pe_location(int(pe)) if pe is not None else None
@@ -394,7 +311,7 @@ class Emulator:
                         break
                     if not any_set:
                         break
-                    if self.cm.steps + 1 > self._step_limit:
+                    if self.steps + 1 > self._step_limit:
                         self._check_limits(n, 1)
                     self.seq_iters += 1
                     self._step_limit -= 1
@@ -408,7 +325,7 @@ class Emulator:
         for lo in range(0, len(iterations), chunk):
             part = iterations[lo:lo + chunk]
             k = len(part)
-            if self.cm.steps + k > self._step_limit:
+            if self.steps + k > self._step_limit:
                 self._check_limits(n, k)
             self.seq_iters += k
             self._step_limit -= k
@@ -421,10 +338,11 @@ class Emulator:
         sequencer loop iterations every CHECK_EVERY of them and exactly at the step limit: loops
         without PE steps (``.set``-only, empty bodies) count too, so no program runs past a limit.
         The next check is due when PE steps + loop iterations reach a mark; ``_step_limit`` is that
-        mark less the loop iterations, so a PE step asks only ``cm.steps >= _step_limit``."""
-        before = self.cm.steps + self.seq_iters                 # units begun before these
-        where = (f"after {self.cm.steps} PE steps and {self.seq_iters} sequencer loop iterations "
-                 f"({self.cm.now:.0f} emulated cycles)")
+        mark less the loop iterations, so a PE step asks only ``steps >= _step_limit``."""
+        before = self.steps + self.seq_iters                 # units begun before these
+        cycles = (f" ({self.cycle_model.now:.0f} emulated cycles)" if self.cycle_model in self.observers
+                  else "")
+        where = f"after {self.steps} PE steps and {self.seq_iters} sequencer loop iterations{cycles}"
         if self.max_steps is not None and before + units > self.max_steps:
             raise self._fault(f"step limit of {self.max_steps} reached {where}", node.line, node.text, None)
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -437,8 +355,8 @@ class Emulator:
 
     def _any_flag(self, entry: int) -> bool:
         """The sequencer asks the device: an OR-reduction up the tree, costed as tree_reduce latency."""
-        self.cm.stall(self.m.link("tree_reduce").latency, "sequencer any-reduction")
-        self.cm.count_bytes("tree_reduce", "up", self.m.n_l1b * 8)
+        for hook in self.hooks.any_reduction:
+            hook(self, entry)
         return bool(self.state.omr[entry].any())
 
     def _call(self, node: Run, regs):
@@ -448,37 +366,39 @@ class Emulator:
             if abs(v) >= 1 << 40:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
                                   node.text, None)
-        start = self.cm.now
+        hooks = self.hooks
+        for hook in hooks.block_entered:
+            hook(self, node)
         for st in block.stmts:
-            t0 = self.cm.now
             if isinstance(st, Step):
                 self._step(st)
-                self.cm.charge(st.src, t0)
             elif isinstance(st, MVStmt):
                 self._mv(st)
-                self.cm.charge(0, t0)
             else:
                 self._debug(st)
-        self.cm.block(node.block, start)
+        for hook in hooks.block_left:
+            hook(self, node)
 
     # -- one step ----------------------------------------------------------------------------
     def _step(self, st: Step):
-        if self.cm.steps >= self._step_limit:
+        if self.steps >= self._step_limit:
             self._check_limits(st, 1)
+        self.cur = st
         if st.wait is not None:
             self._wait(st)
-        self.cur = st
         if not st.exprs:             # nop (or a bare wait): nothing is read, written or forwarded
-            self.cm.step(st.groups)
+            for hook in self.hooks.step_executed:
+                hook(self, st)
+            self.steps += 1
             return
         self.pending = []
         self.pending_mem = []
         plan = self._plans.get(id(st))
         if plan is None:
             plan = self._plans[id(st)] = self._plan(st)
-        self._flag_dsts = plan[2]
+        self._flag_dsts = plan[1]
         for e in st.exprs:
-            self._one = id(e) in plan[3]
+            self._one = id(e) in plan[2]
             e.defn.sem(e, self)
         self._one = False
         for e, v0, v1, flags in self.pending:
@@ -486,51 +406,41 @@ class Emulator:
                 self._write(op, e, v0, v1, flags, st)
         for fn in self.pending_mem:
             fn()
-        if plan[1]:
+        if plan[0]:
             fwd = self.state.fwd
             for e, v0, v1, _ in self.pending:
-                name = plan[1].get(id(e))
+                name = plan[0].get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
-        self.cm.step(st.groups, plan[0])
+        for hook in self.hooks.step_executed:
+            hook(self, st)
+        self.steps += 1
 
     def _plan(self, st: Step):
-        """What a step contributes beyond its semantics: FLOPs, which forwarding path each result
-        feeds, and which expressions write a mask entry."""
-        flops = sum(self._flops(e) for e in st.exprs if e.defn.group == isa.MAU_CALC)
+        """What a step needs beyond its semantics: which forwarding path each result feeds, which
+        expressions write a mask entry, which are cycle-uniform."""
         flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
         one = frozenset(id(e) for e in st.exprs if _cycle_uniform(e))
         if st.nop or st.noforward:
-            return flops, {}, flag_dsts, one
+            return {}, flag_dsts, one
         names = {}
         for e in st.exprs:
             g = e.defn.group
             if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                 g = isa.L1BM_TURN
             names[id(e)] = FWD_OF_GROUP.get(g)
-        return flops, names, flag_dsts, one
-
-    def _flops(self, e) -> float:
-        m, name, prec = self.m, e.defn.name, e.prec
-        if name in ("mmul", "mfma"):
-            fma = {"d": 8, "f": 32, "g": 64, "h": 256}[prec]
-            return 2.0 * fma * 4 * m.n_mab
-        lanes_n = {"d": 1, "f": 2, "g": 2, "h": 4}[prec]
-        active = 0.5 if prec == "d" and name in ("vfma", "vmul") else 1.0
-        return e.defn.flops_per_lane * lanes_n * 4 * m.n_pe * active
+        return names, flag_dsts, one
 
     def _wait(self, st: Step):
+        """Retire the transfers with the step's tag: until then they are in flight."""
         tag = st.wait
-        if tag not in self.issued_tags:
-            return self._breach(self._fault(f"wait i{tag:x}: no transfer with tag i{tag:x} was issued", st.line,
-                                            st.text, None))
-        mine = [t for t in self.outstanding if t.tag == tag]
+        for hook in self.hooks.wait:
+            hook(self, st, tag)
+        mine = [t for t in self.in_flight if t.tag == tag]
         if mine:
-            end = max(t.end for t in mine)
-            if end > self.cm.now:        # the cause is only named for a stall
-                self.cm.stall_until(end, f"wait i{tag:x} ({mine[0].kind} via "
-                                    f"{'+'.join(sorted({l[0] for t in mine for l in t.links}))})")
-            self.outstanding = [t for t in self.outstanding if t.tag != tag]
+            for hook in self.hooks.transfers_completed:
+                hook(self, st, mine)
+            self.in_flight = [t for t in self.in_flight if t.tag != tag]
 
     # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
     def zeros(self):
@@ -598,7 +508,7 @@ class Emulator:
                                   self.cur.line, self.cur.text, pe)
             a = a % size
             lo, hi = int(a.min()), int(a.max())
-        words = _Footprint(lo, hi + n - 1, a, n)
+        words = Footprint(lo, hi + n - 1, a, n)
         r0 = a >> 1
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
             half = 1 - (a & 1)
@@ -632,50 +542,13 @@ class Emulator:
                          np.broadcast_to(mem[r1.start], shape) if r1 is not None else None)
         return a, words, r0, r1, views
 
-    def _hazard(self, sp: str, fp, op_text: str):
-        """Strict mode: a read of a location written HAZARD_STEPS[sp] or fewer steps ago.
-
-        fp: the read's footprint (lo, hi, words); the recent writes are a short list."""
-        gap = HAZARD_STEPS.get(sp)
-        if gap is None:
-            return
-        now = self.cm.steps
-        rec = self.recent[sp]
-        if not rec or now - rec[-1][0] > gap:      # the usual case: no write recent enough
-            return
-        for step, wfp, line, cycles in reversed(rec):
-            age = now - step
-            if age > gap:
-                break
-            if fp.lo <= wfp.hi and wfp.lo <= fp.hi:
-                addr = fp.overlap(wfp)
-                if addr is not None and sp in ("r", "s"):       # the words overlap: do the cycles?
-                    addr = _grf_overlap(fp, wfp, cycles, age)
-                if addr is not None:
-                    unit = "word" if sp in "mnrs" else "long word"
-                    rule = (f"{MEM_NAME[sp]} needs {gap} step(s) between a write and a read of it" if sp not in "rs"
-                            else f"a GRF word is readable {GRF_WRITE_CYCLES} cycles after the cycle that writes it")
-                    return self._breach(self._fault(
-                        f"hazard: '{op_text}' reads {MEM_NAME[sp]} {unit} {addr}, written {age} step(s) earlier "
-                        f"(line {line}); {rule}: insert nop or use a forwarding path", self.cur.line, self.cur.text,
-                        fp.first_pe(addr) if sp in "mnrs" else None))
-
-    def _note_write(self, sp: str, fp, cycles=None):
-        """Keep a write for hazard checks; cycles: the cycles a fixed mask pattern lets write (None: all)."""
-        if self.strict and sp in HAZARD_STEPS:
-            rec = self.recent[sp]
-            now = self.cm.steps
-            if len(rec) > 24:
-                rec[:] = [r for r in rec if now - r[0] <= 2]
-            rec.append((now, fp, self.cur.line, cycles))
-
     def read(self, op, e):
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
             a, words, r0, r1, views = self._access(op)
-            if self.strict:
-                self._hazard(sp, words, op.text)
+            for hook in self.hooks.memory_read:
+                hook(self, sp, words, op.text)
             if views is not None:
                 if self._one:        # a cycle-uniform expression works on cycle 0 (_cycle_uniform)
                     return views[0][:1], (views[1][:1] if views[1] is not None else None)
@@ -770,7 +643,8 @@ class Emulator:
                     state.t[:, :, s] = old ^ ((old ^ v) & lut[nib])
             return
         a, words, r0, r1, _ = self._access(op)
-        self._note_write(sp, words, _FIXED_CYCLES.get(entry))
+        for hook in self.hooks.memory_written:
+            hook(self, sp, words, op.text, _FIXED_CYCLES.get(entry))
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -824,8 +698,8 @@ class Emulator:
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
             mem[where] = val
-        elif entry >= 16 and np.ndim(where[0]) <= 1:       # fixed pattern on a uniform address: whole cycles
-            cyc = np.array([(entry - 16) >> (3 - c) & 1 for c in range(4)], dtype=bool)
+        elif entry >= isa.FIXED_MASK_BASE and np.ndim(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            cyc = np.array(_FIXED_CYCLES[entry], dtype=bool)
             rows = where[0]
             if isinstance(rows, slice):
                 rows = np.arange(rows.start, rows.stop, rows.step)
@@ -879,13 +753,11 @@ class Emulator:
                                   f"(0..{size - 1}); --wrap makes addresses wrap", self.cur.line, self.cur.text,
                                   None)
             where = np.arange(a, a + n) % size
-        if self.strict and sp != "lbi":
-            if write:
-                self.pending_mem.append(lambda: self._note_write(sp, _Footprint(a, a + n - 1)))
-            else:
-                self._hazard(sp, _Footprint(a, a + n - 1), op.text)
-            if sp == "lc" and self.outstanding:
-                self._race_pe(op, a, a + n, write)
+        hooks = self.hooks.memory_written if write else self.hooks.memory_read
+        if hooks and sp != "lbi":
+            fp = Footprint(a, a + n - 1)
+            for hook in hooks:
+                hook(self, sp, fp, op.text, None) if write else hook(self, sp, fp, op.text)
         return where
 
     def lb_range(self, op, n, write):
@@ -904,31 +776,8 @@ class Emulator:
         self.pending_mem.append(lambda: self.state.l2bm.__setitem__((slice(None), where), vals))
 
     def count_bytes(self, link, direction, nbytes):
-        self.cm.count_bytes(link, direction, nbytes)
-
-    # -- races with transfers in flight -------------------------------------------------------
-    def _race_pe(self, op, lo, hi, write):
-        for t in self.outstanding:
-            for a, b in (t.lc_uses if write else t.lc_writes):
-                if a < hi and lo < b:
-                    what = "writes" if write else "reads"
-                    return self._breach(self._fault(
-                        f"race: '{op.text}' {what} L2BM long words {lo}..{hi - 1} while the transfer tagged "
-                        f"i{t.tag:x} (line {t.line}) that uses them is still in flight: 'wait i{t.tag:x}' first",
-                        self.cur.line, self.cur.text, None))
-
-    def _race_mv(self, st, units, reads, writes):
-        for t in self.outstanding:
-            if units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
-                continue
-            for mine, theirs, verb in ((reads, t.writes, "reads"), (writes, t.uses, "writes")):
-                for (sp, u, a, b) in mine:
-                    for (sp2, u2, a2, b2) in theirs:
-                        if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
-                            return self._breach(self._fault(
-                                f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
-                                f"that the transfer tagged i{t.tag:x} (line {t.line}) is still using: wait for it first",
-                                st.line, st.text, None))
+        for hook in self.hooks.bytes_moved:
+            hook(self, link, direction, nbytes)
 
     # -- MV transfers ----------------------------------------------------------------------------
     def _mv_range(self, op, n, st):
@@ -942,165 +791,48 @@ class Emulator:
                               st.line, st.text, None)
         return a
 
-    def _mv_read(self, op, g, l2b, a, n):
+    def mv_read(self, op, g, l2b, a, n):
         """n long words from an MV source, a view where it can be: every MV moves between two different
         memories, so its source cannot change before the data is copied to its destination."""
         if op.space == "lc":
             return self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + n]
         return self._paged(op.space, g).read(a, n, copy=False)
 
-    def _mv_write(self, op, g, l2b, a, data):
+    def mv_write(self, op, g, l2b, a, data):
+        """data to an MV destination: L2BM l2b of group g, or group g's DRAM / PDM."""
         if op.space == "lc":
             self.state.l2bm[g * self.m.l2b_per_group + l2b, a:a + data.size] = data
         else:
             self._paged(op.space, g).write(a, data)
 
     def _mv(self, st: MVStmt):
-        """An MV statement: work out its transfers, check them (strict), move the data, schedule them.
+        """An MV statement: work out its transfers, tell the observers (checks, cycle model, counters),
+        move the data; the transfers are in flight until a wait retires them.
 
         Which transfers a statement makes depends only on the statement: they are worked out once
-        per run (_mv_jobs), relative to the source and destination addresses of the call."""
+        per run (transfers.mv_jobs, the row's planner), relative to the source and destination
+        addresses of the call."""
         e = st.expr
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
-        self.cm.mv_slot()
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
         jobs = self._plans.get(id(st))
         if jobs is None:
-            jobs = self._plans[id(st)] = self._mv_jobs(st)
-        placed = [(job, tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads),
-                   tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)) for job in jobs]
-        if self.strict:
-            for job, reads, writes in placed:
-                self._race_mv(st, job.units, reads, writes)
-                for lo, hi in job.lc_hazards:
-                    self._hazard("lc", _Footprint.span(a + lo, a + hi - 1), src.text)
-        for job, reads, writes in placed:
-            job.move(a, b)
-            t = (self.cm.transfer_lanes if job.lanes else self.cm.transfer)(job.kind, job.links, n * 8, e.tag,
-                                                                             st.line, st.text)
-            t.reads, t.writes, t.uses, t.units = reads, writes, writes + reads, job.units
-            t.lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
-            t.lc_uses = t.lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in)
-            self.outstanding.append(t)
-        if e.tag is not None:
-            self.issued_tags.add(e.tag)
-
-    def _mv_jobs(self, st: MVStmt) -> list:
-        """The transfers of an MV statement, one per group link, with addresses relative to the
-        source (reads) and destination (writes) addresses; the moves take those two addresses."""
-        e = st.expr
-        m = self.m
-        src, dst, n = e.srcs[0], e.dsts[0], e.size
-        G, L = m.groups, m.l2b_per_group
-        link = "pdm_l2bm" if "p" in (src.space, dst.space) else "dram_l2bm"
-        jobs = []
-
-        def unit(op, g, l):
-            return [(g, l) if op.space == "lc" else g]
-
-        def copy(g, l, g2, l2):
-            return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n))
-
-        name = e.defn.name
-        if name == "mvp":
-            lc = dst if dst.space == "lc" else src if src.space == "lc" else None
-            l = MVP_DEFAULT_L2B if lc is None or lc.l2b is None else lc.l2b
-            kind = "dram-pdm" if lc is None else ("down" if lc is dst else "up")
-            if src.space == dst.space:        # PDM -> PDM: the two spans may overlap, so copy the source
-                def copy(g, l, g2, l2):
-                    return lambda a, b: self._mv_write(dst, g2, l2, b, self._mv_read(src, g, l, a, n).copy())
-            # the assembler made both operands name a group (one group to another), or neither
-            pairs = [(src.group, dst.group)] if src.group is not None else [(g, g) for g in range(G)]
-            for gs, gd in pairs:
-                links = [(link, gs)] + ([("group_bus", 0), (link, gd)] if gs != gd else [])
-                jobs.append(_MVJob(links, kind, [(src.space, unit(src, gs, l), 0, n)],
-                                   [(dst.space, unit(dst, gd, l), 0, n)], copy(gs, l, gd, l)))
-        elif name == "mvd" and "lc" not in (src.space, dst.space):   # one group's PDM <-> every group's DRAM
-            if n % G:
-                raise self._fault(f"mvd/n{n}: the size must split evenly over {G} groups' DRAMs", st.line,
-                                  st.text, None)
-            part = n // G
-            g = (src if src.space == "p" else dst).group
-            spread = src.space == "p"
-
-            def move(a, b, g=g):
-                for k in range(G):
-                    if spread:
-                        self._mv_write(dst, k, 0, b, self._mv_read(src, g, 0, a + k * part, part))
-                    else:
-                        self._mv_write(dst, g, 0, b + k * part, self._mv_read(src, k, 0, a, part))
-            mine, theirs = [("p", [g], 0, n)], [("d", list(range(G)), 0, part)]
-            jobs.append(_MVJob([(link, g), ("group_bus", 0)], "distribute" if spread else "gather",
-                               mine if spread else theirs, theirs if spread else mine, move))
-        elif name in ("mvb", "mvb2"):
-            for g in ([src.group] if src.group is not None else range(G)):
-                targets = [(g2, l) for g2 in (range(G) if name == "mvb" else [g]) for l in range(L)]
-
-                def move(a, b, g=g, targets=targets):
-                    data = self._mv_read(src, g, 0, a, n)
-                    for g2, l in targets:
-                        self._mv_write(dst, g2, l, b, data)
-                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvb" else []), "broadcast",
-                                   [(src.space, [g], 0, n)], [("lc", targets, 0, n)], move))
-        elif name in ("mvb4", "mvr4"):     # part q (n/G long words) of one group's memory <-> group q's L2BMs
-            if n % G:
-                raise self._fault(f"{name}/n{n}: the size must split evenly over {G} groups", st.line, st.text, None)
-            part = n // G
-            if name == "mvb4":
-                g = src.group
-                targets = [(q, l) for q in range(G) for l in range(L)]
-
-                def move(a, b, g=g):
-                    data = self._mv_read(src, g, 0, a, n)
-                    for q, l in targets:
-                        self._mv_write(dst, q, l, b, data[q * part:(q + 1) * part])
-                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "broadcast", [(src.space, [g], 0, n)],
-                                   [("lc", targets, 0, part)], move))
-            else:
-                g = dst.group
-                sources = [(q, l) for q in range(G) for l in range(L)]
-
-                def move(a, b, g=g):
-                    data = np.stack([self._mv_read(src, q, l, a, part) for q, l in sources])
-                    out = reduce(data.reshape(G, L, part), 1, e.rop).reshape(-1)
-                    self._mv_write(dst, g, 0, b, out)
-                jobs.append(_MVJob([(link, g), ("group_bus", 0)], "reduce", [("lc", sources, 0, part)],
-                                   [(dst.space, [g], 0, n)], move))
-        elif name == "mvd":
-            if n % L:
-                raise self._fault(f"mvd/n{n}: the size must split evenly over {L} L2BMs", st.line, st.text, None)
-            part = n // L
-            down = dst.space == "lc"
-            mem_op = src if down else dst
-            lc = self.state.l2bm
-            for g in ([mem_op.group] if mem_op.group is not None else range(G)):
-                rows = slice(g * L, (g + 1) * L)       # the group's L2BMs
-                if down:       # one read of the group's share, cut into its L2BMs' parts
-                    def move(a, b, g=g, rows=rows):
-                        lc[rows, b:b + part] = self._mv_read(src, g, 0, a, n).reshape(L, part)
-                    reads, writes = [(src.space, [g], 0, n)], [("lc", [(g, l) for l in range(L)], 0, part)]
-                else:
-                    def move(a, b, g=g, rows=rows):
-                        self._mv_write(dst, g, 0, b, lc[rows, a:a + part])
-                    reads, writes = [("lc", [(g, l) for l in range(L)], 0, part)], [(dst.space, [g], 0, n)]
-                jobs.append(_MVJob([(link, g)], "down" if down else "up", reads, writes, move))
-        else:  # mvr (every L2BM of the board), mvr2 (a group's L2BMs)
-            for g in ([dst.group] if dst.group is not None else range(G)):
-                sources = [(g2, l) for g2 in (range(G) if name == "mvr" else [g]) for l in range(L)]
-
-                def move(a, b, g=g, sources=sources):
-                    data = np.stack([self._mv_read(src, g2, l, a, n) for g2, l in sources])
-                    self._mv_write(dst, g, 0, b, reduce(data, 0, e.rop))
-                jobs.append(_MVJob([(link, g)] + ([("group_bus", 0)] if name == "mvr" else []), "reduce",
-                                   [("lc", sources, 0, n)], [(dst.space, [g], 0, n)], move))
-        if name in ("mvp", "mvd") and len(jobs) > 1:     # every group: one job over the groups' links
-            jobs = [_lanes(jobs)]
-        seen = set()      # each L2BM span is hazard-checked once, in the first job that reads it
+            jobs = self._plans[id(st)] = mv_jobs(e, self)
+        transfers = []
         for job in jobs:
-            job.lc_hazards = tuple(span for span in job.lc_in if span not in seen)
-            seen.update(job.lc_in)
-        return jobs
+            reads = tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads)
+            writes = tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)
+            lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
+            transfers.append(Transfer(
+                job.kind, e.tag, job.links, n * 8, st.line, st.text, job.lanes, reads, writes, writes + reads,
+                job.units, lc_writes, lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in),
+                tuple((a + lo, a + hi) for lo, hi in job.lc_fresh)))
+        for hook in self.hooks.transfers_issued:
+            hook(self, st, transfers)
+        for job in jobs:
+            job.move(a, b)
+        self.in_flight.extend(transfers)
 
     # -- debug statements ------------------------------------------------------------------------
     def _select_pes(self, loc):
@@ -1143,9 +875,8 @@ class Emulator:
                 cols = a0 // 2 + np.arange(d.count)
                 if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
                     self.state.mem[sp][np.ix_(cols, pes)] = np.array(d.payload, dtype=U64)[:, None]
-                    if sp in self.recent:
-                        clear = _Footprint.span(a0, a0 + 2 * d.count - 1)
-                        self.recent[sp] = [r for r in self.recent[sp] if clear.overlap(r[1]) is None]
+                    for hook in self.hooks.memory_set:
+                        hook(self, sp, Footprint.span(a0, a0 + 2 * d.count - 1))
                     return
                 vals, addrs = self.state.mem[sp][np.ix_(cols, pes)].T, a0 + 2 * np.arange(d.count)
             elif sp == "t":
@@ -1159,8 +890,8 @@ class Emulator:
                 if d.kind == "set":
                     raise self._fault("'d set' of mask registers is not supported", d.line, d.text, None)
                 entry = d.target.base
-                if not 0 <= entry or entry + d.count > 32:
-                    raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..31",
+                if not 0 <= entry or entry + d.count > isa.MASK_ENTRIES:
+                    raise self._fault(f"mask entries {entry}..{entry + d.count - 1} are outside 0..{isa.MASK_ENTRIES - 1}",
                                       d.line, d.text, None)
                 vals, addrs = self.state.omr[entry:entry + d.count][:, :, pes].transpose(2, 0, 1), None
             units = [self.m.pe_location(int(p)) for p in pes]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .asm import assemble
+from .checks import pfn_report
 from .errors import EmulatorError
 from .executor import Emulator
 from .numbers import mnhalf_to_f32
@@ -172,7 +173,7 @@ def judge(testcase: str, answer: str, machine="mncore2", testcase_name="testcase
             profile = prof
         breaches += emu.breaches
         first = first or emu.first_breach
-    emu.breaches, emu.first_breach = breaches, first
+    report = pfn_report(breaches, first)
     atol, rtol = expects[0].atol, expects[0].rtol
     dumps = emu.dump
     if len(dumps) != len(expects):
@@ -184,7 +185,7 @@ def judge(testcase: str, answer: str, machine="mncore2", testcase_name="testcase
             if _wrong(a, x, atol, rtol):
                 idx = exp.indices.split("],[")[i].strip("[]") if "],[" in exp.indices else exp.indices.strip("[]")
                 return Verdict(False, f"MISMATCH at {testcase_name}:{exp.line} [{idx}] ({exp.dtype}): "
-                                      f"actual={a!r} expected={x!r}\n    {exp.text}", emu.pfn_report())
+                                      f"actual={a!r} expected={x!r}\n    {exp.text}", report)
     n = sum(len(e.values) for e in expects)
     cycles = profile.summary()["cycles"] if profile is not None else 0
-    return Verdict(True, f"ACCEPTED: {n} value(s) match; the answer ran {cycles:.0f} cycles", emu.pfn_report())
+    return Verdict(True, f"ACCEPTED: {n} value(s) match; the answer ran {cycles:.0f} cycles", report)

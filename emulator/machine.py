@@ -156,6 +156,10 @@ def _validate(m: Machine, where: str) -> None:
             raise MachineError(f"{where}: link {name} needs a positive bytes_per_cycle")
     if m.clock_hz <= 0:
         raise MachineError(f"{where}: clock_hz must be positive")
+    for mode, table, precs in (("vector", m.mau_vector, "dfh"), ("matrix", m.mau_matrix, "dfgh")):
+        missing = [p for p in precs if table.get(p, 0) <= 0]   # the profile's FLOPs read these rates
+        if missing:
+            raise MachineError(f"{where}: [mau] {mode} needs a positive FMA rate for {', '.join(missing)}")
 
 
 def load_machine(spec: "str | Path | Machine" = "mncore2") -> Machine:

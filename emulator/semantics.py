@@ -165,99 +165,164 @@ def sm_key(bits: np.ndarray, width: int) -> np.ndarray:
 
 
 # -- ALU ------------------------------------------------------------------------
+# Each ALU instruction is a lane function (e, prec, x0, x1, y0, ctx) -> (out0, out1, flags); alu_op
+# makes it the row's semantics: operands read, result and flags written, once, there.
 
-def alu(e, ctx):
-    """The ALU: one lane function per mnemonic, chosen by the table row."""
-    op = e.defn.name
-    prec = e.prec or "l"
-    x0, x1 = ctx.read(e.srcs[0], e) if e.srcs else (None, None)
-    y0 = ctx.read(e.srcs[1], e)[0] if len(e.srcs) > 1 else None
-    fn = _ALU[op]
-    out0, out1, flags = fn(e, prec, x0, x1, y0, ctx)
-    ctx.write_all(e, out0, out1, flags)
+def alu_op(fn):
+    """An ALU lane function as a table row's semantics (e, ctx): reads x (and y's first long word),
+    writes the result; flags is None or a function giving the (4, P) flag nibbles when a mask
+    entry is written.  The lane function stays reachable as ``.lanes``."""
+    def sem(e, ctx):
+        x0, x1 = ctx.read(e.srcs[0], e) if e.srcs else (None, None)
+        y0 = ctx.read(e.srcs[1], e)[0] if len(e.srcs) > 1 else None
+        out0, out1, flags = fn(e, e.prec or "l", x0, x1, y0, ctx)
+        ctx.write_all(e, out0, out1, flags)
+    sem.__name__, sem.__qualname__, sem.__doc__, sem.__module__ = fn.__name__, fn.__qualname__, fn.__doc__, fn.__module__
+    sem.lanes = fn
+    return sem
 
 
-def _passa(e, prec, x0, x1, y0, ctx):
+@alu_op
+def passa(e, prec, x0, x1, y0, ctx):
+    """The 128-bit input; flag: lane all zero."""
     w = WIDTH[prec]
     return x0, x1, lambda: flags_nibble(lanes_le(x0, w) == 0, False)
 
 
-def _zero(e, prec, x0, x1, y0, ctx):
+@alu_op
+def zero(e, prec, x0, x1, y0, ctx):
+    """128 zero bits."""
     z = ctx.zeros()
     return z, z, None
 
 
-def _imm(e, prec, x0, x1, y0, ctx):
+@alu_op
+def imm(e, prec, x0, x1, y0, ctx):
+    """The payload the assembler built, in every cycle."""
     v = ctx.full(e.imm)
     return v, v, None
 
 
-def _arith(e, prec, x0, x1, y0, ctx):
-    op, signed = e.defn.name, not e.unsigned
-    w = WIDTH[prec]
-    xs = lanes_le(x0, w)
-    ys = None
-    if op == "inc":
-        r = xs + xs.dtype.type(1)
-    elif op == "dec":
-        r = xs - xs.dtype.type(1)
-    else:
-        ys = lanes_le(y0, w)
-        r = xs + ys if op == "add" else xs - ys
+def _int_result(e, prec, r, x1, overflow):
+    """An integer result: flag result >= 0, or (u) no carry / borrow, worked out only when a flag
+    is written (ctx calls it before the step's writes land)."""
     out = pack_le(r)
-    if signed:
-        return out, x1, lambda: flags_nibble(sign_flags(r, w), False)
-
-    def no_carry():
-        # worked out only when a flag is written (ctx calls this before the step's writes land)
-        if op == "inc":
-            ovf = xs == np.iinfo(xs.dtype).max
-        elif op == "dec":
-            ovf = xs == 0
-        elif op == "add":
-            ovf = r < xs
-        else:
-            ovf = xs < ys
-        return flags_nibble(~ovf, False)
-    return out, x1, no_carry
+    if not e.unsigned:
+        return out, x1, lambda: flags_nibble(sign_flags(r, WIDTH[prec]), False)
+    return out, x1, lambda: flags_nibble(~overflow(), False)
 
 
-def _logic(e, prec, x0, x1, y0, ctx):
-    op = e.defn.name
+@alu_op
+def inc(e, prec, x0, x1, y0, ctx):
+    """x + 1, wrapping."""
+    xs = lanes_le(x0, WIDTH[prec])
+    return _int_result(e, prec, xs + xs.dtype.type(1), x1, lambda: xs == np.iinfo(xs.dtype).max)
+
+
+@alu_op
+def dec(e, prec, x0, x1, y0, ctx):
+    """x - 1, wrapping."""
+    xs = lanes_le(x0, WIDTH[prec])
+    return _int_result(e, prec, xs - xs.dtype.type(1), x1, lambda: xs == 0)
+
+
+@alu_op
+def add(e, prec, x0, x1, y0, ctx):
+    """x + y, wrapping."""
     w = WIDTH[prec]
     xs = lanes_le(x0, w)
-    if op == "not":
-        r = ~xs
-    elif op == "lnot":       # logical not: 1 where the lane is 0
-        r = (xs == 0).astype(xs.dtype)
-    elif op == "and":
-        r = xs & lanes_le(y0, w)
-    elif op == "or":
-        r = xs | lanes_le(y0, w)
-    elif op == "xor":
-        r = xs ^ lanes_le(y0, w)
-    elif op in ("bsl", "bsr"):   # rotates by the count's low bits (a count of 0 gives x | x = x)
-        sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
-        back = np.bitwise_and(xs.dtype.type(w) - sh, xs.dtype.type(w - 1))
-        if op == "bsl":
-            r = np.left_shift(xs, sh) | np.right_shift(xs, back)
-        else:
-            r = np.right_shift(xs, sh) | np.left_shift(xs, back)
-    else:   # shifts by the count's low bits; the result overwrites the counts (one buffer, no copy)
-        sh = np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
-        if op == "lsl":
-            r = np.left_shift(xs, sh, out=sh)
-        elif e.unsigned:       # lsr: logical with the u prefix
-            r = np.right_shift(xs, sh, out=sh)
-        else:                  # arithmetic: the same bits as signed lanes (the counts are < w)
-            xi = lanes_le(x0, w, signed=True)
-            si = sh.view(xi.dtype)
-            r = np.right_shift(xi, si, out=si).view(xs.dtype)
+    r = xs + lanes_le(y0, w)
+    return _int_result(e, prec, r, x1, lambda: r < xs)
+
+
+@alu_op
+def sub(e, prec, x0, x1, y0, ctx):
+    """x - y, wrapping."""
+    w = WIDTH[prec]
+    xs, ys = lanes_le(x0, w), lanes_le(y0, w)
+    return _int_result(e, prec, xs - ys, x1, lambda: xs < ys)
+
+
+def _bits_result(r, x1):
+    """A bitwise result; flag: lane zero."""
     return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 
-def _maxmin(e, prec, x0, x1, y0, ctx):
-    is_max = e.defn.name == "max"
+@alu_op
+def and_(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    return _bits_result(lanes_le(x0, w) & lanes_le(y0, w), x1)
+
+
+@alu_op
+def or_(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    return _bits_result(lanes_le(x0, w) | lanes_le(y0, w), x1)
+
+
+@alu_op
+def xor(e, prec, x0, x1, y0, ctx):
+    w = WIDTH[prec]
+    return _bits_result(lanes_le(x0, w) ^ lanes_le(y0, w), x1)
+
+
+@alu_op
+def not_(e, prec, x0, x1, y0, ctx):
+    return _bits_result(~lanes_le(x0, WIDTH[prec]), x1)
+
+
+@alu_op
+def lnot(e, prec, x0, x1, y0, ctx):
+    """Logical not: 1 where the lane is 0."""
+    xs = lanes_le(x0, WIDTH[prec])
+    return _bits_result((xs == 0).astype(xs.dtype), x1)
+
+
+def _counts(x0, y0, w):
+    """x's lanes and y's lanes mod the lane width (shift and rotate counts)."""
+    xs = lanes_le(x0, w)
+    return xs, np.bitwise_and(lanes_le(y0, w), xs.dtype.type(w - 1))
+
+
+@alu_op
+def bsl(e, prec, x0, x1, y0, ctx):
+    """x rotated left (a count of 0 gives x | x = x)."""
+    w = WIDTH[prec]
+    xs, sh = _counts(x0, y0, w)
+    back = np.bitwise_and(xs.dtype.type(w) - sh, xs.dtype.type(w - 1))
+    return _bits_result(np.left_shift(xs, sh) | np.right_shift(xs, back), x1)
+
+
+@alu_op
+def bsr(e, prec, x0, x1, y0, ctx):
+    """x rotated right."""
+    w = WIDTH[prec]
+    xs, sh = _counts(x0, y0, w)
+    back = np.bitwise_and(xs.dtype.type(w) - sh, xs.dtype.type(w - 1))
+    return _bits_result(np.right_shift(xs, sh) | np.left_shift(xs, back), x1)
+
+
+@alu_op
+def lsl(e, prec, x0, x1, y0, ctx):
+    """x shifted left; the result overwrites the counts (one buffer, no copy)."""
+    xs, sh = _counts(x0, y0, WIDTH[prec])
+    return _bits_result(np.left_shift(xs, sh, out=sh), x1)
+
+
+@alu_op
+def lsr(e, prec, x0, x1, y0, ctx):
+    """x shifted right: logical with the u prefix, else arithmetic (the same bits as signed lanes:
+    the counts are < w)."""
+    w = WIDTH[prec]
+    xs, sh = _counts(x0, y0, w)
+    if e.unsigned:
+        return _bits_result(np.right_shift(xs, sh, out=sh), x1)
+    xi = lanes_le(x0, w, signed=True)
+    si = sh.view(xi.dtype)
+    return _bits_result(np.right_shift(xi, si, out=si).view(xs.dtype), x1)
+
+
+def _maxmin(e, prec, x0, x1, y0, is_max):
     w = WIDTH[prec]
     if prec in FLOAT_PREC:
         xb, yb = lanes(x0, w), lanes(y0, w)
@@ -274,7 +339,20 @@ def _maxmin(e, prec, x0, x1, y0, ctx):
     return pack(r), x1, lambda: flags_nibble(take_x | eq)
 
 
-def _ftoi(e, prec, x0, x1, y0, ctx):
+@alu_op
+def max_(e, prec, x0, x1, y0, ctx):
+    """The larger of x, y (floats by sign-magnitude order, both zero -> x); flag: x chosen or equal."""
+    return _maxmin(e, prec, x0, x1, y0, True)
+
+
+@alu_op
+def min_(e, prec, x0, x1, y0, ctx):
+    """The smaller of x, y (as max_)."""
+    return _maxmin(e, prec, x0, x1, y0, False)
+
+
+@alu_op
+def ftoi(e, prec, x0, x1, y0, ctx):
     """Toward zero, clipped to the lane's range (NaN gives 0); u: of |x|."""
     w = WIDTH[prec]
     if prec == "f":           # element-wise in memory order, the clip in float64 (both ends exact)
@@ -296,7 +374,9 @@ def _ftoi(e, prec, x0, x1, y0, ctx):
     return pack(r), x1, None
 
 
-def _itof(e, prec, x0, x1, y0, ctx):
+@alu_op
+def itof(e, prec, x0, x1, y0, ctx):
+    """Integer to float of the same width, RNE."""
     w = WIDTH[prec]
     if prec == "f":           # int32 -> float32 rounds to nearest even, and gives no -0, denormal or NaN
         return pack_le(lanes_le(x0, 32, not e.unsigned).astype(np.float32)), x1, None
@@ -304,11 +384,14 @@ def _itof(e, prec, x0, x1, y0, ctx):
     return from_float(xi.astype(np.float64), prec), x1, None
 
 
-def _floor(e, prec, x0, x1, y0, ctx):
+@alu_op
+def floor(e, prec, x0, x1, y0, ctx):
     return from_float(np.floor(to_float(x0, prec)), prec), x1, None
 
 
-def _rsqrt(e, prec, x0, x1, y0, ctx):
+@alu_op
+def rsqrt(e, prec, x0, x1, y0, ctx):
+    """Approximate 1/sqrt(|x|); flag: x >= 0."""
     w = WIDTH[prec]
     xf = np.abs(to_float(x0, prec).astype(np.float64))
     with np.errstate(divide="ignore"):
@@ -319,7 +402,9 @@ def _rsqrt(e, prec, x0, x1, y0, ctx):
     return from_float(r, prec), x1, lambda: flags_nibble(sign_flags(lanes(x0, w), w))
 
 
-def _relu(e, prec, x0, x1, y0, ctx):
+@alu_op
+def relu(e, prec, x0, x1, y0, ctx):
+    """y where x's sign is 0, else -0; flag: x's sign is 0."""
     w = WIDTH[prec]
     xb, yb = lanes(x0, w), lanes(y0, w)
     keep = sign_flags(xb, w)
@@ -327,42 +412,50 @@ def _relu(e, prec, x0, x1, y0, ctx):
     return pack(r), x1, lambda: flags_nibble(keep)
 
 
-_LEAK = {"lrelud": 0.5, "lreluo": 0.125, "ilrelud": 2.0}   # factor applied to y where x is negative
-
-
-def _leaky_relu(e, prec, x0, x1, y0, ctx):
-    """lrelud / lreluo / ilrelud: y where x's sign is 0, else y scaled by a power of two."""
+def _leaky(prec, x0, x1, y0, factor):
+    """y where x's sign is 0, else y * factor (a power of two); flag: x's sign is 0."""
     w = WIDTH[prec]
     keep = sign_flags(lanes(x0, w), w)
     y = to_float(y0, prec).astype(np.float64)
     with np.errstate(over="ignore"):
-        r = np.where(keep, y, y * _LEAK[e.defn.name])
+        r = np.where(keep, y, y * factor)
     return from_float(r, prec), x1, lambda: flags_nibble(keep)
 
 
-def _packbit(e, prec, x0, x1, y0, ctx):
+@alu_op
+def lrelud(e, prec, x0, x1, y0, ctx):
+    return _leaky(prec, x0, x1, y0, 0.5)
+
+
+@alu_op
+def lreluo(e, prec, x0, x1, y0, ctx):
+    return _leaky(prec, x0, x1, y0, 0.125)
+
+
+@alu_op
+def ilrelud(e, prec, x0, x1, y0, ctx):
+    return _leaky(prec, x0, x1, y0, 2.0)
+
+
+@alu_op
+def packbit(e, prec, x0, x1, y0, ctx):
+    """(x << 1) | msb(y); flag: msb(y) is 0."""
     w = WIDTH[prec]
     xb, yb = lanes(x0, w), lanes(y0, w)
     r = (xb << xb.dtype.type(1)) | (yb >> yb.dtype.type(w - 1))
     return pack(r), x1, lambda: flags_nibble(sign_flags(yb, w))
 
 
-def _mshift(e, prec, x0, x1, y0, ctx):
-    """msl: PE i's value moves to PE i+1 of its MAB (0->1->2->3->0); msr the other way."""
-    shift = 1 if e.defn.name == "msl" else -1
-    v = from_mab(np.roll(to_mab(x0), shift, axis=2))
-    return v, x1, None
+@alu_op
+def msl(e, prec, x0, x1, y0, ctx):
+    """PE i's long word moves to PE i+1 of its MAB (0->1->2->3->0)."""
+    return from_mab(np.roll(to_mab(x0), 1, axis=2)), x1, None
 
 
-_ALU = {
-    "passa": _passa, "zero": _zero, "imm": _imm,
-    "inc": _arith, "dec": _arith, "add": _arith, "sub": _arith,
-    "and": _logic, "or": _logic, "xor": _logic, "not": _logic, "lsl": _logic, "lsr": _logic,
-    "lnot": _logic, "bsl": _logic, "bsr": _logic,
-    "lrelud": _leaky_relu, "lreluo": _leaky_relu, "ilrelud": _leaky_relu,
-    "max": _maxmin, "min": _maxmin, "ftoi": _ftoi, "itof": _itof, "floor": _floor,
-    "rsqrt": _rsqrt, "relu": _relu, "packbit": _packbit, "msl": _mshift, "msr": _mshift,
-}
+@alu_op
+def msr(e, prec, x0, x1, y0, ctx):
+    """PE i's long word moves to PE i-1 of its MAB."""
+    return from_mab(np.roll(to_mab(x0), -1, axis=2)), x1, None
 
 
 # -- MAU vector mode ----------------------------------------------------------
@@ -427,41 +520,70 @@ def mau_out(ctx, e, r: np.ndarray, prec: str, x1, raw: bool = False):
     ctx.write_all(e, out0, x1, flags)
 
 
-def mau_vector(e, ctx):
-    op, prec = e.defn.name, e.prec
-    # element-wise fp64/fp32 work runs on lanes in memory order; anything positional does not
-    raw = prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
-    x, x1 = mau_in(ctx, e.srcs[0], e, prec, raw)
-    f64 = np.float64
-    # fp32 lanes in memory order add and multiply natively: float64 then rounding to float32 is
-    # the same as float32 arithmetic for + and * (53 >= 2 * 24 + 2: the double rounding is
-    # innocuous), and half the work.  Not for vfma: its sum of an exact product is rounded twice.
-    native = x.dtype == np.float32 and op != "vfma"
-    dt = np.float32 if native else f64
-    with np.errstate(invalid="ignore", over="ignore"):     # inf - inf, 0 * inf: IEEE results, not errors
-        if op == "vpassa":
-            r = x
-        elif op == "vadd":
-            y = mau_acc_in(ctx, e.srcs[1], e) if e.srcs[1].mod == "e" else mau_in(ctx, e.srcs[1], e, prec, raw)[0]
-            r = np.add(x, y, dtype=dt)
-        elif native:
-            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, prec, raw)[0])
+def _mau_x(e, ctx):
+    """A vector op's first input: (lanes, its second long word, raw).  Element-wise fp64/fp32 work
+    runs on lanes in memory order (raw); anything positional does not."""
+    raw = e.prec != "h" and not e.out_reduce and not any(o.mod for o in e.srcs)
+    x, x1 = mau_in(ctx, e.srcs[0], e, e.prec, raw)
+    return x, x1, raw
+
+
+# fp32 lanes in memory order add and multiply natively (x.dtype float32): float64 then rounding to
+# float32 is the same as float32 arithmetic for + and * (53 >= 2 * 24 + 2: the double rounding is
+# innocuous), and half the work.  Not for vfma: its sum of an exact product is rounded twice.
+# inf - inf, 0 * inf: IEEE results, not errors (np.errstate below).
+
+def _product(e, ctx, x, raw):
+    """x * y as float64 products (exact for fp32 and half) in one owned buffer, updated in place (x
+    may be a view of the machine's memory, so it is copied first); fp64: the other half's PEs
+    (subpeid = PE index in its MAB) give +0."""
+    r = x.astype(np.float64)
+    np.multiply(r, mau_in(ctx, e.srcs[1], e, e.prec, raw)[0], out=r)
+    if e.prec == "d":
+        off = {"u": slice(2, 4), "d": slice(0, 2)}[e.half]
+        r.reshape((r.shape[0], -1, 4) + r.shape[2:])[:, :, off] = 0.0
+    return r
+
+
+def vfma(e, ctx):
+    """x*y + z per lane (the fp32 addend of a half FMA: mau_acc_in)."""
+    x, x1, raw = _mau_x(e, ctx)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = _product(e, ctx, x, raw)
+        z = mau_acc_in(ctx, e.srcs[2], e) if e.prec == "h" else mau_in(ctx, e.srcs[2], e, e.prec, raw)[0]
+        np.add(r, z, out=r)
+    mau_out(ctx, e, r, e.prec, x1, raw)
+
+
+def vmul(e, ctx):
+    """x*y per lane."""
+    x, x1, raw = _mau_x(e, ctx)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if x.dtype == np.float32:
+            r = np.multiply(x, mau_in(ctx, e.srcs[1], e, e.prec, raw)[0])
             # a zero times a negative number is -0, which the output rule makes +0: adding +0 does
             # that in one pass here (-0 + +0 = +0, and x + +0 = x for every other x), so the
             # normalisation's check finds nothing to change in the common case (idle lanes of zeros)
             np.add(r, r.dtype.type(0), out=r)
         else:
-            # float64 products (exact for fp32 and half) in one owned buffer, updated in place: x
-            # may be a view of the machine's memory, so it is copied first
-            r = x.astype(f64)
-            np.multiply(r, mau_in(ctx, e.srcs[1], e, prec, raw)[0], out=r)
-            if prec == "d":      # the other half's PEs (subpeid = PE index in its MAB) give +0
-                off = {"u": slice(2, 4), "d": slice(0, 2)}[e.half]
-                r.reshape((r.shape[0], -1, 4) + r.shape[2:])[:, :, off] = 0.0
-            if op == "vfma":
-                z = mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec, raw)[0]
-                np.add(r, z, out=r)
-    mau_out(ctx, e, r, prec, x1, raw)
+            r = _product(e, ctx, x, raw)
+    mau_out(ctx, e, r, e.prec, x1, raw)
+
+
+def vadd(e, ctx):
+    """x + y per lane (hvadd's y may be an extended fp32 addend)."""
+    x, x1, raw = _mau_x(e, ctx)
+    y_op = e.srcs[1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = mau_acc_in(ctx, y_op, e) if y_op.mod == "e" else mau_in(ctx, y_op, e, e.prec, raw)[0]
+        r = np.add(x, y, dtype=np.float32 if x.dtype == np.float32 else np.float64)
+    mau_out(ctx, e, r, e.prec, x1, raw)
+
+
+def vpassa(e, ctx):
+    """x normalised (with r: to the next lower precision)."""
+    x, x1, raw = _mau_x(e, ctx)
+    mau_out(ctx, e, x, e.prec, x1, raw)
 
 
 # -- MAU matrix mode ---------------------------------------------------------------
@@ -493,8 +615,9 @@ def _matrix_values(ctx, reg, prec):
     return h.reshape(m.shape[0], 16, 16).astype(np.float64)
 
 
-def mau_matrix(e, ctx):
-    """Matrix-vector mode: per cycle, out = A b (+ c), b spread over the MAB's 4 PEs."""
+def _matrix_product(e, ctx):
+    """Matrix-vector mode: per cycle A b, b spread over the MAB's 4 PEs: (cycle, P, lanes), and the
+    input's second long word."""
     prec, reg = e.prec, e.srcs[0].reg
     a = _matrix_values(ctx, reg, prec)
     n_mab = ctx.machine.n_mab
@@ -516,10 +639,21 @@ def mau_matrix(e, ctx):
     else:                                            # 16x16
         vec = b.reshape(n_mab, 4, 16)
         y = np.einsum("mjk,mck->mcj", a, vec).reshape(n_mab, 4, 4, 4)
-    r = from_mab(y)                                  # cycle, P, lanes
-    if e.defn.name == "mfma":
-        r = r + (mau_acc_in(ctx, e.srcs[2], e) if prec == "h" else mau_in(ctx, e.srcs[2], e, prec)[0])
-    mau_out(ctx, e, r, prec, x1)
+    return from_mab(y), x1                           # cycle, P, lanes
+
+
+def mmul(e, ctx):
+    """Per cycle A b."""
+    r, x1 = _matrix_product(e, ctx)
+    mau_out(ctx, e, r, e.prec, x1)
+
+
+def mfma(e, ctx):
+    """Per cycle A b + c."""
+    r, x1 = _matrix_product(e, ctx)
+    c = e.srcs[2]
+    r = r + (mau_acc_in(ctx, c, e) if e.prec == "h" else mau_in(ctx, c, e, e.prec)[0])
+    mau_out(ctx, e, r, e.prec, x1)
 
 
 def mread(e, ctx):

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .isa import FIXED_MASK_BASE, MASK_ENTRIES, fixed_mask_cycles
 from .machine import Machine
 
 U64 = np.uint64
+MEM_NAME = {"m": "LM0", "n": "LM1", "r": "GRF0", "s": "GRF1", "lb": "L1BM", "lc": "L2BM", "lbi": "$lbi",
+            "d": "DRAM", "p": "PDM"}      # the memories' names, as messages print them
 
 
 class PagedMemory:
@@ -82,10 +85,10 @@ class State:
         self.mem32 = {sp: a.view(np.uint32).reshape(a.shape + (2,)) for sp, a in self.mem.items()}
         self.words = {sp: a.shape[0] * 2 for sp, a in self.mem.items()}
         self.t = np.zeros((4, P, 2), dtype=U64)                  # cycle, PE, long word
-        self.omr = np.zeros((32, 4, P), dtype=np.uint8)          # entry, cycle, PE: 4-bit nibbles
+        self.omr = np.zeros((MASK_ENTRIES, 4, P), dtype=np.uint8)   # entry, cycle, PE: 4-bit nibbles
         self.omr[0] = 0xF
-        for k in range(16):
-            self.omr[16 + k] = np.array([0xF if k >> (3 - c) & 1 else 0 for c in range(4)], np.uint8)[:, None]
+        for k in range(FIXED_MASK_BASE, MASK_ENTRIES):
+            self.omr[k] = np.array([0xF if on else 0 for on in fixed_mask_cycles(k)], np.uint8)[:, None]
         self.matrix = np.zeros((m.n_mab, 2, 16, 4), dtype=U64)
         self.l1bm = np.zeros((m.n_l1b, m.l1bm_longs), dtype=U64)
         self.lbi = np.zeros((m.n_l1b, 8 * m.pe_per_l1b), dtype=U64)
