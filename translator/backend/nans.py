@@ -53,17 +53,17 @@ def callee_base(i: Inst) -> str:
 
 
 class NanFixups:
-    """Mixed into Codegen: lazy NaN results, their settling, and loops run again exactly."""
+    """Lazy NaN results, their settling, and loops run again exactly."""
 
-    exact_mode = False               # every result is settled at once (a loop's exact run)
-    lazy_cap = None                  # a chain of more lazy values is settled where it grows (chain_longer)
+    def __init__(self, em):
+        self.em = em
 
     def _w(self, wide: bool):
         """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
         if wide:
-            c = self.const64
-            return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), self.c32(63)
-        c = self.c32
+            c = self.em.const64
+            return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), self.em.c32(63)
+        c = self.em.c32
         return "i", c(0x7FFFFFFF), c(0x7F800000), c(0x7FC00000), c(31)
 
     def lazy_result(self, i: Inst, v, how: tuple):
@@ -72,10 +72,10 @@ class NanFixups:
         if no_nans(i):
             return v
         v.lazy = how
-        if self.exact_mode:
+        if self.em.exact_mode:
             self.fix_nans(v, guard=False)
             v.lazy = None
-        elif self.lazy_cap is not None and self.chain_longer(v, self.lazy_cap):
+        elif self.em.lazy_cap is not None and self.chain_longer(v, self.em.lazy_cap):
             self.fix_nans(v, guard=True)
             v.lazy = None
         return v
@@ -98,10 +98,10 @@ class NanFixups:
     def settle(self, v):
         """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
         when any lane is +-0 or +-inf."""
-        if v.lazy is None or id(v) in self.settled:
+        if v.lazy is None or id(v) in self.em.settled:
             return v
-        self.fix_nans(v, guard=not self.exact_mode)
-        self.settled.add(id(v))
+        self.fix_nans(v, guard=not self.em.exact_mode)
+        self.em.settled.add(id(v))
         return v
 
     def special(self, v, r, step=None):
@@ -110,10 +110,10 @@ class NanFixups:
         largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
         pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
         p, mag, inf, _, _ = self._w(v.kind == "f64")
-        top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
-        a = self.alu(p + "and", r, mag)
-        d = self.alu(p + "dec", a) if step is None else self.alu("iadd", a, step)
-        return self.flags("u" + p + "max", d, top)
+        top = self.em.const64((0x7FF << 52) - 1) if p == "l" else self.em.c32(0x7F7FFFFF)
+        a = self.em.alu(p + "and", r, mag)
+        d = self.em.alu(p + "dec", a) if step is None else self.em.alu("iadd", a, step)
+        return self.em.flags("u" + p + "max", d, top)
 
     def fix_nans(self, v, guard: bool):
         """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
@@ -124,18 +124,18 @@ class NanFixups:
         for j, r in enumerate(v.regs):
             if guard:
                 k = self.special(v, r)
-                outer, self.items = self.items, []
+                outer, self.em.items = self.em.items, []
             if v.lazy[0] != "sqrt":      # (sqrt fixes its zeros itself)
-                sign = self.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
-                self.masked_copy(sign, r, self.flags(p + "and", r, mag))
+                sign = self.em.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
+                self.em.masked_copy(sign, r, self.em.flags(p + "and", r, mag))
             nan = self.nan_bool(v, j, {})
-            self.masked_copy(qnan, r, self.flags(p + "not", nan))
+            self.em.masked_copy(qnan, r, self.em.flags(p + "not", nan))
             if guard:
-                then, self.items = self.items, outer
-                self.items.append(IfAnyLane(k, then))
+                then, self.em.items = self.em.items, outer
+                self.em.items.append(IfAnyLane(k, then))
 
     def sign_bit(self, v):
-        return self.const64(1 << 63) if v.kind == "f64" else self.c32(0x80000000)
+        return self.em.const64(1 << 63) if v.kind == "f64" else self.em.c32(0x80000000)
 
     def true_sign(self, x, j: int, memo: dict):
         """A register whose sign bit is the IEEE sign of register j of lazy-or-exact x (other bits
@@ -147,29 +147,29 @@ class NanFixups:
         if key in memo:
             return memo[key]
         r = x.regs[j]
-        if x.lazy is None or id(x) in self.settled:
+        if x.lazy is None or id(x) in self.em.settled:
             return r
         p, mag, _, _, _ = self._w(x.kind == "f64")
-        c = self.const64 if p == "l" else self.c32
+        c = self.em.const64 if p == "l" else self.em.c32
         op, *a = x.lazy
         s = [self.true_sign(y, j, memo) for y in a]
         if op == "neg":
-            out = self.alu(p + "xor", s[0], self.sign_bit(x))
+            out = self.em.alu(p + "xor", s[0], self.sign_bit(x))
         elif op == "mul":                # exact: the operands' signs
-            out = self.alu(p + "xor", s[0], s[1])
+            out = self.em.alu(p + "xor", s[0], s[1])
         else:                            # the rounded sum is zero: from the operands' magnitudes
-            m = [self.alu(p + "and", y.regs[j], mag) for y in a]
+            m = [self.em.alu(p + "and", y.regs[j], mag) for y in a]
             if op == "sub":
-                s[1] = self.alu(p + "xor", s[1], self.sign_bit(x))
+                s[1] = self.em.alu(p + "xor", s[1], self.sign_bit(x))
             if op == "fma":              # a * b + c: the product's sign and (rounded) magnitude
-                pm = self.alu(p + "and", self.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
-                              else self.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
-                self.masked_copy(c(1), pm, self.flags(p + "and", pm, mag))   # a product that underflowed
+                pm = self.em.alu(p + "and", self.em.floats.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
+                              else self.em.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
+                self.em.masked_copy(c(1), pm, self.em.flags(p + "and", pm, mag))   # a product that underflowed
                 for y in m[:2]:                                              # ... unless it is exactly 0
-                    self.masked_copy(c(0), pm, self.flags(p + "and", y, mag))
-                s, m = [self.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
-            out = self.copy(r)
-            self.masked_copy(self.zero_sum_sign(p, s, m), out, self.flags(p + "and", r, mag))
+                    self.em.masked_copy(c(0), pm, self.em.flags(p + "and", y, mag))
+                s, m = [self.em.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
+            out = self.em.copy(r)
+            self.em.masked_copy(self.zero_sum_sign(p, s, m), out, self.em.flags(p + "and", r, mag))
         memo[key] = out
         return out
 
@@ -177,9 +177,9 @@ class NanFixups:
         """The sign of a sum of two terms (signs s, magnitudes m) that rounds to zero or a
         subnormal: the larger term's sign; for equal magnitudes the AND of the signs (x - x is
         +0 rounding to nearest, -0 + -0 is -0)."""
-        out = self.copy(s[0])
-        self.masked_copy(s[1], out, self.flags("u" + p + "max", m[1], m[0]))
-        self.masked_copy(self.alu(p + "and", s[0], s[1]), out, self.flags(p + "xor", m[0], m[1]))
+        out = self.em.copy(s[0])
+        self.em.masked_copy(s[1], out, self.em.flags("u" + p + "max", m[1], m[0]))
+        self.em.masked_copy(self.em.alu(p + "and", s[0], s[1]), out, self.em.flags(p + "xor", m[0], m[1]))
         return out
 
     def nan_bool(self, x, j: int, memo: dict):
@@ -188,47 +188,47 @@ class NanFixups:
         if key in memo:
             return memo[key]
         p, mag, inf, _, sh = self._w(x.kind == "f64")
-        c = self.c32
+        c = self.em.c32
 
         def test(mn, a, b, invert=False):
-            return self.bool_from_mask(self.flags(p + mn, a, b), invert)
+            return self.em.bool_from_mask(self.em.flags(p + mn, a, b), invert)
 
         def is_inf(y):
-            return test("xor", self.alu(p + "and", y.regs[j], mag), inf)
+            return test("xor", self.em.alu(p + "and", y.regs[j], mag), inf)
 
         def is_zero(y):
             return test("and", y.regs[j], mag)
 
         def negative(r):                 # all ones where r's sign bit is set
-            return self.alu(p + "lsr", r, sh)
+            return self.em.alu(p + "lsr", r, sh)
 
         def any_of(*bs):
-            return functools.reduce(self.b_or, bs)
+            return functools.reduce(self.em.b_or, bs)
 
         if x.const is not None:
             out = c(-1 if x.const != x.const else 0)
-        elif x.lazy is None or id(x) in self.settled:      # exact (settled in place): its own register
-            out = test("max", inf, self.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
+        elif x.lazy is None or id(x) in self.em.settled:      # exact (settled in place): its own register
+            out = test("max", inf, self.em.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
         else:
             op, *a = x.lazy
             nans = [self.nan_bool(y, j, memo) for y in a if not (y.const is not None and y.const == y.const)]
             if op == "neg":
                 out = nans[0]
             elif op in ("add", "sub"):       # inf - inf
-                d = negative(self.alu(p + "xor", a[0].regs[j], a[1].regs[j]))
-                d = d if op == "add" else self.b_not(d)
-                out = any_of(*nans, self.b_and(self.b_and(is_inf(a[0]), is_inf(a[1])), d))
+                d = negative(self.em.alu(p + "xor", a[0].regs[j], a[1].regs[j]))
+                d = d if op == "add" else self.em.b_not(d)
+                out = any_of(*nans, self.em.b_and(self.em.b_and(is_inf(a[0]), is_inf(a[1])), d))
             elif op in ("mul", "fma"):       # 0 * inf, and for fma inf - inf after the exact product
                 ia, ib, za, zb = is_inf(a[0]), is_inf(a[1]), is_zero(a[0]), is_zero(a[1])
-                terms = [self.b_and(ia, zb), self.b_and(za, ib)]
+                terms = [self.em.b_and(ia, zb), self.em.b_and(za, ib)]
                 if op == "fma":
-                    d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
-                    terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
+                    d = negative(self.em.alu(p + "xor", self.em.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
+                    terms.append(self.em.b_and(self.em.b_and(self.em.b_or(ia, ib), is_inf(a[2])), d))
                 out = any_of(*nans, *terms)
             elif op == "sqrt":               # a negative number (not -0; for float, not a flushed subnormal)
-                tiny = is_zero(a[0]) if p == "l" else self.bool_from_mask(
-                    self.flags("uimax", c(0x007FFFFF), self.alu("iand", a[0].regs[j], mag)))
-                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(tiny)))
+                tiny = is_zero(a[0]) if p == "l" else self.em.bool_from_mask(
+                    self.em.flags("uimax", c(0x007FFFFF), self.em.alu("iand", a[0].regs[j], mag)))
+                out = any_of(*nans, self.em.b_and(negative(a[0].regs[j]), self.em.b_not(tiny)))
             else:
                 raise ValueError(f"internal: unknown lazy operation {op}")
         memo[key] = out
@@ -237,9 +237,9 @@ class NanFixups:
     def nan_mask(self, r, wide: bool):
         """A mask entry set in the lanes of float register r that hold a NaN (|r| > inf)."""
         if wide:
-            mag = self.alu("land", r, self.const64((1 << 63) - 1))
-            return self.flags("lmax", mag, self.const64(0x7FF0000000000001))
-        return self.flags("imax", self.alu("iand", r, self.c32(0x7FFFFFFF)), self.c32(0x7F800001))
+            mag = self.em.alu("land", r, self.em.const64((1 << 63) - 1))
+            return self.em.flags("lmax", mag, self.em.const64(0x7FF0000000000001))
+        return self.em.flags("imax", self.em.alu("iand", r, self.em.c32(0x7FFFFFFF)), self.em.c32(0x7F800001))
 
     def division_specials(self, q, x, y, wide: bool):
         """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
@@ -248,28 +248,28 @@ class NanFixups:
         subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
         the quotient's sign (no CL_FP_DENORM)."""
         p, mag, inf, qnan, _ = self._w(wide)
-        c = self.const64 if wide else self.c32
+        c = self.em.const64 if wide else self.em.c32
         top = 1 << (63 if wide else 31)
-        ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
-        zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
-        big = self.alu(p + "or", zero, inf)
+        ax, ay = self.em.alu(p + "and", x, mag), self.em.alu(p + "and", y, mag)
+        zero = self.em.alu(p + "and", self.em.alu(p + "xor", x, y), c(top))          # the quotient's sign
+        big = self.em.alu(p + "or", zero, inf)
         if wide:
-            x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+            x0, y0 = self.em.flags(p + "and", x, mag), self.em.flags(p + "and", y, mag)
             q0 = x0
         else:                          # float subnormals count as zeros (flushed), as does an underflow
             tiny = c(0x007FFFFF)
-            x0, y0 = self.flags("uimax", tiny, ax), self.flags("uimax", tiny, ay)
-            q0 = self.flags(p + "and", q, mag)
-        xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
-        q = self.copy(q)
-        self.masked_copy(zero, q, yinf)                    # finite / inf
-        self.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
+            x0, y0 = self.em.flags("uimax", tiny, ax), self.em.flags("uimax", tiny, ay)
+            q0 = self.em.flags(p + "and", q, mag)
+        xinf, yinf = self.em.flags(p + "xor", ax, inf), self.em.flags(p + "xor", ay, inf)
+        q = self.em.copy(q)
+        self.em.masked_copy(zero, q, yinf)                    # finite / inf
+        self.em.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
         for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
-            t = self.copy(big)
-            self.masked_copy(qnan, t, other)
-            self.masked_copy(t, q, k)
-        self.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
-        self.masked_copy(y, q, self.nan_mask(y, wide))
+            t = self.em.copy(big)
+            self.em.masked_copy(qnan, t, other)
+            self.em.masked_copy(t, q, k)
+        self.em.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
+        self.em.masked_copy(y, q, self.nan_mask(y, wide))
         return q
 
     # loops -------------------------------------------------------------------------------------
@@ -278,23 +278,23 @@ class NanFixups:
         value leaving it is +-inf: it has no inner loop, no store or call with an effect, and
         every use inside it of a float header phi, and of what is chained from one, is a chain
         operation or a header phi (no settling inside the loop)."""
-        if self.exact_mode:
+        if self.em.exact_mode:
             return False
-        blocks = self.loops[h]
-        if any(n != h and n in self.loops for n in blocks):
+        blocks = self.em.loops[h]
+        if any(n != h and n in self.em.loops for n in blocks):
             return False
-        insts = [i for n in blocks for i in self.bmap[n].insts]
+        insts = [i for n in blocks for i in self.em.bmap[n].insts]
         for i in insts:
             if i.op in ("store", "atomicrmw", "cmpxchg", "fence") or i.op == "call" and not (
                     callee_base(i) in CHAIN_CALLS or (i.callee or "").startswith(("llvm.lifetime", "llvm.dbg"))):
                 return False
-        work = [i for i in self.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
+        work = [i for i in self.em.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
         if not work:
             return False
         chained = set(work)
         while work:
             x = work.pop()
-            for u in self.users.get(x, []):
+            for u in self.em.users.get(x, []):
                 if u.block not in blocks or u in chained:
                     continue
                 if u.op == "phi" and u.block == h:
@@ -309,12 +309,12 @@ class NanFixups:
     STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
 
     def snapshot(self) -> dict:
-        return {a: dict(getattr(self, a, {})) for a in self.STATE} | {"flops": self.flops}
+        return {a: dict(getattr(self.em, a)) for a in self.STATE} | {"flops": self.em.flops}
 
     def restore(self, s: dict):
         for a, v in s.items():
-            setattr(self, a, dict(v) if isinstance(v, dict) else v)
-        self.settled = set()
+            setattr(self.em, a, dict(v) if isinstance(v, dict) else v)
+        self.em.settled = set()
 
     def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
@@ -329,23 +329,23 @@ class NanFixups:
         regs = [(v, r) for v in floats for r in v.regs]
         # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
         # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
-        step = self.alu("ior", lanes, self.c32(0x3F800000)) if lanes is not None else None
+        step = self.em.alu("ior", lanes, self.em.c32(0x3F800000)) if lanes is not None else None
         if len(regs) == 1:
             v, r = regs[0]
             k = self.special(v, r, step if v.kind == "f32" else None)
         else:
-            k = self.mask_of(functools.reduce(self.b_or, (
-                self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
+            k = self.em.mask_of(functools.reduce(self.em.b_or, (
+                self.em.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
         after = self.snapshot()
         self.restore(before)
-        outer, self.items = self.items, []
-        self.exact_mode = True
+        outer, self.em.items = self.em.items, []
+        self.em.exact_mode = True
         try:
-            again = self.emit_loop(h, body)
+            again = self.em.control.emit_loop(h, body)
         finally:
-            self.exact_mode = False
+            self.em.exact_mode = False
         for a, b in zip(exports, again):
-            self.assign(a, b)
-        then, self.items = self.items, outer
+            self.em.control.assign(a, b)
+        then, self.em.items = self.em.items, outer
         self.restore(after)
-        self.items.append(IfAnyLane(k, then))
+        self.em.items.append(IfAnyLane(k, then))
