@@ -95,9 +95,10 @@ class Codegen:
         return 2 * slot                      # LM1 word address of argument block long word `slot`
 
     def argval(self, slot, hint="") -> VReg:
+        em = self.em
         r = VReg(hint)
-        self.em.prologue.append(Op(f"lpassa $ln{self.arg_word(slot)} {{d0}}", "alu", (r,), (),
-                                mem=(("r", "n", self.arg_word(slot), self.arg_word(slot) + 2),)))
+        em.prologue.append(Op(f"lpassa $ln{self.arg_word(slot)} {{d0}}", "alu", (r,), (),
+                              mem=(("r", "n", self.arg_word(slot), self.arg_word(slot) + 2),)))
         return r
 
     def param_word(self, k: int, hint="") -> VReg:
@@ -116,69 +117,71 @@ class Codegen:
     def wide_arg(self, slot, byte, ty) -> Val:
         """Element `ty` at `byte` of argument-block long word `slot` (of a by-value vector or struct;
         see wide_arg_slots), in both 32-bit halves; extracted once, in the prologue."""
+        em = self.em
         key = (slot, byte, ty)
-        if key not in self.em.wide_vals:
-            saved, self.em.items = self.em.items, []
+        if key not in em.wide_vals:
+            saved, em.items = em.items, []
             r = self.argval(slot, f"arg{slot}")
             if type_size(ty) < 8:
-                x = self.em.alu("ulsr", r, self.em.c32(8 * byte)) if byte else r
-                r = self.em.alu("lor", self.em.alu("llsl", x, self.em.c32(32)), self.em.alu("land", x, self.em.const64(0xFFFFFFFF)))
-            self.em.prologue += self.em.items
-            self.em.items = saved
-            k = self.em.values.kind_of(ty)
-            self.em.wide_vals[key] = Val(k, (r,) if KINDS[k] == 1 else (r, r))
-        return self.em.wide_vals[key]
+                x = em.alu("ulsr", r, em.c32(8 * byte)) if byte else r
+                r = em.alu("lor", em.alu("llsl", x, em.c32(32)), em.alu("land", x, em.const64(0xFFFFFFFF)))
+            em.prologue += em.items
+            em.items = saved
+            k = em.values.kind_of(ty)
+            em.wide_vals[key] = Val(k, (r,) if KINDS[k] == 1 else (r, r))
+        return em.wide_vals[key]
 
     def build_prologue(self):
         """Broadcast the argument block to every PE (LM1 words 0..127), compute each slot's work-item."""
-        lay = self.em.lay
+        em = self.em
+        lay = em.lay
         pro = []
-        lc = self.em.alloc_lc(ARG_LONGS)
-        lb = self.em.alloc_lb(ARG_LONGS)
+        lc = em.alloc_lc(ARG_LONGS)
+        lb = em.alloc_lb(ARG_LONGS)
         pro.append(MV(f"mvb/n{ARG_LONGS}i250 $d0@0 $lc{lc}", "%argblk"))
         pro.append(Op("wait i250", "wait"))
         pro.append(Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))))
         for u in range(ARG_LONGS // 8):
             pro.append(Op(f"l1bmp $llb{lb + 8 * u} $lln{16 * u}v", "l1bm",
                           mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "n", 16 * u, 16 * u + 16))))
-        self.em.prologue[:0] = pro
+        em.prologue[:0] = pro
         # the slot's work-item offset within the wave (layout.item_of_slot)
-        saved, self.em.items = self.em.items, []
-        cyc = self.em.cycle = self.em.new("cycle")
-        self.em.op("zero {d0}", "alu", (cyc,))
+        saved, em.items = em.items, []
+        cyc = em.cycle = em.new("cycle")
+        em.op("zero {d0}", "alu", (cyc,))
         for c in (1, 2, 3):
-            self.em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
+            em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
         P, N = lay.pe_l1b, lay.l1b
-        x = self.em.new("peid")
-        self.em.op("ipassa $peid {d0}", "alu", (x,))
-        i = self.em.new("l1bid")
-        self.em.op("ipassa $l1bid {d0}", "alu", (i,))
-        l2 = self.em.new("l2bid")
-        self.em.op("ipassa $l2bid {d0}", "alu", (l2,))
-        r = self.em.alu("iadd", self.em.alu("ilsl", cyc, self.em.c32(P.bit_length() - 1)), x)
-        q = self.em.alu("ilsl", self.em.alu("ilsr", r, self.em.c32(3)), self.em.c32((8 * N).bit_length() - 1))
-        q = self.em.alu("iadd", q, self.em.alu("ilsl", i, self.em.c32(3)))
-        q = self.em.alu("iadd", q, self.em.alu("iand", r, self.em.c32(7)))
-        q = self.em.alu("iadd", q, self.em.alu("ilsl", l2, self.em.c32((4 * N * P // lay.narrow).bit_length() - 1)))
-        s = self.em.slot = self.em.alu("iadd", self.em.alu("ilsl", q, self.em.c32(1)), self.em.const64(1 << 32), hint="slot")
+        x = em.new("peid")
+        em.op("ipassa $peid {d0}", "alu", (x,))
+        i = em.new("l1bid")
+        em.op("ipassa $l1bid {d0}", "alu", (i,))
+        l2 = em.new("l2bid")
+        em.op("ipassa $l2bid {d0}", "alu", (l2,))
+        r = em.alu("iadd", em.alu("ilsl", cyc, em.c32(P.bit_length() - 1)), x)
+        q = em.alu("ilsl", em.alu("ilsr", r, em.c32(3)), em.c32((8 * N).bit_length() - 1))
+        q = em.alu("iadd", q, em.alu("ilsl", i, em.c32(3)))
+        q = em.alu("iadd", q, em.alu("iand", r, em.c32(7)))
+        q = em.alu("iadd", q, em.alu("ilsl", l2, em.c32((4 * N * P // lay.narrow).bit_length() - 1)))
+        s = em.slot = em.alu("iadd", em.alu("ilsl", q, em.c32(1)), em.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
-        self.em.shape = sh
-        if self.em.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
-            self.em.sx, self.em.sy, self.em.sz = s, self.em.c32(0), self.em.c32(0)
+        em.shape = sh
+        if em.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
+            em.sx, em.sy, em.sz = s, em.c32(0), em.c32(0)
             # in a narrowed wave, slots past the long words the chain fills hold no work-item
-            self.em.in_wave = None if lay.narrow == 1 else \
-                self.em.bool_from_mask(self.em.flags("uimin", r, self.em.c32(lay.l1bm_used - 1)))
+            em.in_wave = None if lay.narrow == 1 else \
+                em.bool_from_mask(em.flags("uimin", r, em.c32(lay.l1bm_used - 1)))
         else:
-            self.em.sz = self.em.ints.div_exact(s, sh["rwxy"])
-            rest = self.em.alu("isub", s, self.em.ints.mul32(self.em.sz, sh["wxy"]))
-            self.em.sy = self.em.ints.div_exact(rest, sh["rwx"])
-            self.em.sx = self.em.alu("isub", rest, self.em.ints.mul32(self.em.sy, sh["wx"]))
-            self.em.in_wave = self.em.bool_from_mask(self.em.flags("uimax", sh["wz"], self.em.alu("iinc", self.em.sz)))
-        self.em.X0, self.em.Y0, self.em.Z0 = (self.em.new(n) for n in ("X0", "Y0", "Z0"))
-        for z in (self.em.X0, self.em.Y0, self.em.Z0):
-            self.em.op("zero {d0}", "alu", (z,))
-        self.em.prologue += self.em.items
-        self.em.items = saved
+            em.sz = em.ints.div_exact(s, sh["rwxy"])
+            rest = em.alu("isub", s, em.ints.mul32(em.sz, sh["wxy"]))
+            em.sy = em.ints.div_exact(rest, sh["rwx"])
+            em.sx = em.alu("isub", rest, em.ints.mul32(em.sy, sh["wx"]))
+            em.in_wave = em.bool_from_mask(em.flags("uimax", sh["wz"], em.alu("iinc", em.sz)))
+        em.X0, em.Y0, em.Z0 = (em.new(n) for n in ("X0", "Y0", "Z0"))
+        for z in (em.X0, em.Y0, em.Z0):
+            em.op("zero {d0}", "alu", (z,))
+        em.prologue += em.items
+        em.items = saved
 
     # ------------------------------------------------------------------ control flow
     def successors(self, b):
@@ -192,22 +195,23 @@ class Codegen:
 
     def translate(self):
         """Prologue and wave body for the whole function."""
+        em = self.em
         self.build_prologue()
-        self.em.items = []
-        self.em.workitems.wave_ids()
-        f = self.em.f
-        self.em.bmap = {b.name: b for b in f.blocks}
-        self.em.succ = {b.name: self.successors(b) for b in f.blocks}
-        self.em.escapes = {}
+        em.items = []
+        em.workitems.wave_ids()
+        f = em.f
+        em.bmap = {b.name: b for b in f.blocks}
+        em.succ = {b.name: self.successors(b) for b in f.blocks}
+        em.escapes = {}
         for a, base in zip(f.args, (("args",), ("wg",), ("ids",))):
-            self.em.vals[a] = Val("ptr", base=base)
+            em.vals[a] = Val("ptr", base=base)
         # depth-first search: reverse postorder and back edges
         order, seen, onstack, back = [], set(), set(), set()
 
         def dfs(n):
             seen.add(n)
             onstack.add(n)
-            for s in self.em.succ[n]:
+            for s in em.succ[n]:
                 if s in onstack:
                     back.add((n, s))
                 elif s not in seen:
@@ -215,14 +219,14 @@ class Codegen:
             onstack.discard(n)
             order.append(n)
         dfs(f.blocks[0].name)
-        self.em.rpo = order[::-1]
-        self.em.back = back
-        preds = {n: [] for n in self.em.rpo}
-        for n in self.em.rpo:
-            for s in self.em.succ[n]:
+        em.rpo = order[::-1]
+        em.back = back
+        preds = {n: [] for n in em.rpo}
+        for n in em.rpo:
+            for s in em.succ[n]:
                 preds[s].append(n)
-        self.em.preds = preds
-        self.em.loops = {}
+        em.preds = preds
+        em.loops = {}
         for latch, h in back:
             body, work = {h, latch}, ([latch] if latch != h else [])
             while work:
@@ -231,32 +235,32 @@ class Codegen:
                     if p not in body:
                         body.add(p)
                         work.append(p)
-            self.em.loops.setdefault(h, set()).update(body)
+            em.loops.setdefault(h, set()).update(body)
         users = {}
         for b in f.blocks:
             for i in b.insts:
                 for o in i.ops:
                     if isinstance(o, Inst):
                         users.setdefault(o, []).append(i)
-        self.em.users = users
-        self.em.pred = {}
-        self.em.acc = {}
-        self.em.edge = {}
-        self.em.loop_stack = []
-        self.em.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
-        self.em.pass_counters = set()        # pass counters of loops run until no lane is left (pass_ivs)
-        self.em.resident_buffers.resident_copies()
-        self.em.control.emit_region([n for n in self.em.rpo], None)
-        self.em.resident_buffers.write_back()
-        self.em.memory.drop_unissued_waits()
-        if self.em.oob is not None:          # after the last wave
-            saved, self.em.items = self.em.items, []
-            self.em.bounds.report_bounds()
-            self.em.epilogue, self.em.items = self.em.items, saved
+        em.users = users
+        em.pred = {}
+        em.acc = {}
+        em.edge = {}
+        em.loop_stack = []
+        em.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
+        em.pass_counters = set()        # pass counters of loops run until no lane is left (pass_ivs)
+        em.resident_buffers.resident_copies()
+        em.control.emit_region([n for n in em.rpo], None)
+        em.resident_buffers.write_back()
+        em.memory.drop_unissued_waits()
+        if em.oob is not None:          # after the last wave
+            saved, em.items = em.items, []
+            em.bounds.report_bounds()
+            em.epilogue, em.items = em.items, saved
         # the transfers of the wave's first loads start together at the top of the wave
         # (waits first: a wait orders every op after it, so the moves can then mix with the compute)
-        ops = [o for _, ops in self.em.hoisted for o in ops]
-        self.em.items[:0] = [mv for mv, _ in self.em.hoisted] + [o for o in ops if o.unit == "wait"] + \
+        ops = [o for _, ops in em.hoisted for o in ops]
+        em.items[:0] = [mv for mv, _ in em.hoisted] + [o for o in ops if o.unit == "wait"] + \
             [o for o in ops if o.unit != "wait"]
 
     WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
@@ -266,39 +270,42 @@ class Codegen:
     def wave_invariant(self, x) -> bool:
         """x is the same in every lane of every wave (pure scalar arithmetic on constants and scalar
         kernel arguments): computed once, in the prologue, not in every wave."""
+        em = self.em
         if isinstance(x, Const):
             return True
         if not isinstance(x, Inst):
             return False
-        r = self.em.invariant.get(x)
+        r = em.invariant.get(x)
         if r is None:
             if x.op == "load":         # a scalar argument (not one picked per lane, see either_arg)
-                ptr = self.em.vals.get(x.ops[0])
+                ptr = em.vals.get(x.ops[0])
                 r = ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None
             else:
                 r = x.op in self.WAVE_INVARIANT_OPS and not x.type.startswith("<") and \
                     all(self.wave_invariant(o) for o in x.ops)
-            self.em.invariant[x] = r
+            em.invariant[x] = r
         return r
 
     def inst(self, i: Inst, p: VReg):
-        if self.em.batch and self.may_see_stores(i):
-            self.em.scatter.flush_scatters()
+        em = self.em
+        if em.batch and self.may_see_stores(i):
+            em.scatter.flush_scatters()
         if i.op in self.WAVE_INVARIANT_OPS and self.wave_invariant(i):
-            outer, self.em.items = self.em.items, []
+            outer, em.items = em.items, []
             try:
                 self.inst_here(i, p)
             finally:
-                self.em.prologue += self.em.items
-                self.em.items = outer
+                em.prologue += em.items
+                em.items = outer
         else:
             self.inst_here(i, p)
 
     def may_see_stores(self, i: Inst) -> bool:
         """Whether what i reads or does may depend on the batched stores (so they go first): a
         load, except from private memory; a call, except of an LLVM intrinsic that touches no memory."""
+        em = self.em
         if i.op == "load":
-            ptr = self.em.vals.get(i.ops[0]) if isinstance(i.ops[0], (Inst, Arg)) else None
+            ptr = em.vals.get(i.ops[0]) if isinstance(i.ops[0], (Inst, Arg)) else None
             return not (ptr is not None and ptr.kind == "ptr" and (ptr.base or ("",))[0] == "priv")
         if i.op == "call":
             callee = i.callee or ""
@@ -306,63 +313,64 @@ class Codegen:
         return i.op in ("atomicrmw", "cmpxchg", "fence")
 
     def inst_here(self, i: Inst, p: VReg):
+        em = self.em
         op = i.op
-        self.em.cur = i
+        em.cur = i
         if op in ("br", "switch", "ret", "unreachable"):
             return
         if any(odd_int(t) for t in [i.type] + [getattr(o, "type", "") for o in i.ops]):
-            return self.em.ints.widened(i, p)
+            return em.ints.widened(i, p)
         k = {"load": 0, "getelementptr": 0, "store": 1}.get(op)
-        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and (self.em.values.val(i.ops[k]).base or ("",))[0] == "either":
-            v = self.em.memory.on_either(i, k, p)
+        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and (em.values.val(i.ops[k]).base or ("",))[0] == "either":
+            v = em.memory.on_either(i, k, p)
             if v is not None:
-                self.em.vals[i] = v
+                em.vals[i] = v
             return
         if op == "freeze":
-            self.em.vals[i] = self.em.values.val(i.ops[0])
+            em.vals[i] = em.values.val(i.ops[0])
             return
         if op in ("extractvalue", "insertvalue") or op in ("load", "store") and irtypes.is_aggregate(
                 i.type if op == "load" else i.ops[0].type):
-            v = self.em.values.aggregate_inst(i, p)
+            v = em.values.aggregate_inst(i, p)
             if v is not None:
-                self.em.vals[i] = v
+                em.vals[i] = v
             return
         if i.type.startswith("<") or any(isinstance(o, (Inst, Arg, Const)) and o.type.startswith("<") for o in i.ops):
-            v = self.em.values.vector_inst(i, p)
+            v = em.values.vector_inst(i, p)
             if v is not None:
-                self.em.vals[i] = v
+                em.vals[i] = v
             return
-        if op in self.em.ints.INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
-            self.em.vals[i] = self.em.ints.int_binop(i)
+        if op in em.ints.INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
+            em.vals[i] = em.ints.int_binop(i)
         elif op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"):
-            self.em.vals[i] = self.em.floats.float_op(i)
+            em.vals[i] = em.floats.float_op(i)
         elif op == "icmp":
-            a, b = self.em.values.val(i.ops[0]), self.em.values.val(i.ops[1])
-            if i.ops[0].type in self.em.values.SMALL:
+            a, b = em.values.val(i.ops[0]), em.values.val(i.ops[1])
+            if i.ops[0].type in em.values.SMALL:
                 signed = i.pred[0] == "s"
-                a, b = (self.em.values.norm_small(x, i.ops[0].type, signed) for x in (a, b))
-            self.em.vals[i] = Val("b", (self.em.ints.icmp(i.pred, a, b),))
+                a, b = (em.values.norm_small(x, i.ops[0].type, signed) for x in (a, b))
+            em.vals[i] = Val("b", (em.ints.icmp(i.pred, a, b),))
         elif op == "fcmp":
-            self.em.vals[i] = Val("b", (self.em.floats.fcmp(i.pred, self.em.values.val(i.ops[0]), self.em.values.val(i.ops[1])),))
+            em.vals[i] = Val("b", (em.floats.fcmp(i.pred, em.values.val(i.ops[0]), em.values.val(i.ops[1])),))
         elif op == "select":
-            c = self.em.values.val(i.ops[0]).regs[0]
-            self.em.vals[i] = self.em.values.select(c, self.em.values.val(i.ops[1]), self.em.values.val(i.ops[2]))
-        elif op in self.em.floats.CASTS:
-            self.em.vals[i] = self.em.floats.cast(i)
+            c = em.values.val(i.ops[0]).regs[0]
+            em.vals[i] = em.values.select(c, em.values.val(i.ops[1]), em.values.val(i.ops[2]))
+        elif op in em.floats.CASTS:
+            em.vals[i] = em.floats.cast(i)
         elif op == "getelementptr":
-            self.em.vals[i] = self.em.memory.gep(i)
+            em.vals[i] = em.memory.gep(i)
         elif op == "load":
-            self.em.vals[i] = self.em.memory.load(i, p)
+            em.vals[i] = em.memory.load(i, p)
         elif op == "store":
-            self.em.memory.store(i, p)
+            em.memory.store(i, p)
         elif op == "call":
-            v = self.em.calls.call(i, p)
+            v = em.calls.call(i, p)
             if v is not None:
-                self.em.vals[i] = v
+                em.vals[i] = v
         elif op == "alloca":
-            self.em.vals[i] = Val("ptr", base=("priv",), coff=self.em.memory.private_offset(i))
+            em.vals[i] = Val("ptr", base=("priv",), coff=em.memory.private_offset(i))
         else:
-            raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", self.em.line)
+            raise CodegenError(f"LLVM instruction '{op}' is not supported on the emulator device yet", em.line)
 
 
 # names other modules import from here: the launch ABI (translator/backend/__init__.py, mncl), the

@@ -65,15 +65,15 @@ class Emitter:
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
         self.unsure_waits = []            # settle_stores' waits for a loop's later store (drop_unissued_waits)
-        self.invariant = {}              # Inst -> bool (wave_invariant)
+        self.invariant = {}               # Inst -> bool (wave_invariant)
         self.small_quotients = {}         # quotient register -> the sequencer test of its fp32 path
         self.seq_regs = 0                 # sequencer registers made so far (seq_reg)
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
         self.own_share_loads = []         # ... of buffers it writes (prefetch.py, if it only stores p[gid])
         self.scatters = False             # a buffer parameter is stored to other than at p[gid]
-        self.wide_args = wide_args   # by-value arguments wider than 8 bytes -> their slots
-        self.wide_vals = {}                   # (slot, byte, type) -> Val of an element of one
+        self.wide_args = wide_args        # by-value arguments wider than 8 bytes -> their slots
+        self.wide_vals = {}               # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
         self.resident = dict.fromkeys(resident)   # buffer -> LM0 word of its resident copy (resident_copies)
         self.res_written = set()                  # resident buffers the kernel stores to (write_back)
@@ -102,9 +102,8 @@ class Emitter:
         self.pass_counters = set()        # pass counters of loops run until no lane is left (pass_ivs)
         self.escapes: dict = {}           # IR value -> the register capturing it as lanes leave its loop
         self.phi_caps_after: dict = {}    # exit-block phi -> {incoming block: captured value}
-        self.seq_key = None               # the sequencer loops' counters seq_memo holds for (values.seq_expr)
+        self.seq_key = None               # the sequencer loops' counters when seq_memo was made (values.seq_expr)
         self.seq_memo: dict = {}          # IR value -> its sequencer expression (values.seq_expr)
-        self.invariant: dict = {}         # Inst -> bool (Codegen.wave_invariant)
         # the launch: shape values, each lane's slot and position (Codegen.build_prologue, workitems)
         self.shape: dict = {}             # SHAPE name -> its register
         self.cycle = self.slot = None     # each lane's cycle, and its slot in the wave
@@ -118,11 +117,11 @@ class Emitter:
         self.uniform_divisor = False      # the divisor of the division being made is uniform: its %p / expression
         # memory (memory.py, scatter.py, bounds.py)
         self.areas: dict = {}             # key -> (L2BM, L1BM) staging shared by one kind of transfer
-        self.priv_offsets = None          # alloca -> byte offset in the private block (memory.private_offset)
+        self.priv_offsets = None          # (alloca -> byte offset, words, lane registers) of the private blocks
         self.written = None               # parameters the kernel may store through (memory.written_params)
         self.uniform_blocks = set()       # ("uniform", k): buffers whose uniform-load block register is set
         self.tables: dict = {}            # (buffer, size) -> its uniform-load table (memory.uniform_table)
-        self.scatter_regs = None          # the scatter areas' registers (scatter.scatter_setup), made once
+        self.scatter_regs = None          # (subpeid, Z base, T base) of the scatter areas (scatter_setup), made once
         self.slot1_reg = None             # slot + 1 (scatter.slot1), made once
         self.z_digit_bases: dict = {}     # digit -> T-indirect base (scatter.z_digit_base)
         self.counts: dict = {}            # (buffer, add, n) -> register (bounds.bound_count)

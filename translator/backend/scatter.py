@@ -27,27 +27,29 @@ class Scatter:
         reduction source is the broadcast chunk itself (old values plus their
         own stores), every other PE's is its zeroed Z area holding V - old for its
         stores, so the sum up the tree is the new chunk."""
-        if self.em.scatter_regs is None:
-            saved, self.em.items = self.em.items, []
-            n_words = 2 * self.em.CH
+        em = self.em
+        if em.scatter_regs is None:
+            saved, em.items = em.items, []
+            n_words = 2 * em.CH
             ids = {}
             for name in ("subpeid", "mabid", "l1bid", "l2bid"):
-                ids[name] = self.em.new(name)
-                self.em.op(f"ipassa ${name} {{d0}}", "alu", (ids[name],))
-            nz = self.em.alu("ior", self.em.alu("ior", ids["mabid"], ids["l1bid"]), ids["l2bid"])
-            des = self.em.bool_from_mask(self.em.flags("uimin", nz, self.em.c32(0)))      # nz <= 0: designated
-            zoff = self.em.alu("iand", self.em.b_not(des), self.em.c32(n_words))           # Z base (words): the chunk or Z
-            tz = self.em.alu("iadd", zoff, self.em.alu("ilsl", ids["subpeid"], self.em.c32(1)))
+                ids[name] = em.new(name)
+                em.op(f"ipassa ${name} {{d0}}", "alu", (ids[name],))
+            nz = em.alu("ior", em.alu("ior", ids["mabid"], ids["l1bid"]), ids["l2bid"])
+            des = em.bool_from_mask(em.flags("uimin", nz, em.c32(0)))      # nz <= 0: designated
+            zoff = em.alu("iand", em.b_not(des), em.c32(n_words))           # Z base (words): the chunk or Z
+            tz = em.alu("iadd", zoff, em.alu("ilsl", ids["subpeid"], em.c32(1)))
             self.zero_z()             # Z starts zeroed (and every scatter leaves it so)
-            self.em.prologue += self.em.items
-            self.em.items = saved
-            self.em.scatter_regs = (ids["subpeid"], zoff, tz)
-        return self.em.scatter_regs
+            em.prologue += em.items
+            em.items = saved
+            em.scatter_regs = (ids["subpeid"], zoff, tz)
+        return em.scatter_regs
 
     def zero_z(self):
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         for w in range(n_words, 2 * n_words, 16):
-            self.em.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
+            em.op(f"zero $llm{w}v", "alu", mem=(("w", "m", w, w + 16),))
 
     def scatter(self, k, ptr: Val, regs: tuple, p: VReg, size: int = 4, form=None, block=None):
         """Masked store of lane values at any offsets of buffer k: 32-bit ones, the low bytes of
@@ -59,35 +61,36 @@ class Scatter:
         them that may read them (may_see_stores), are batched: one pass over the
         buffer's chunks applies them all (scatter_pass).  flush_scatters ends a
         batch."""
-        self.em.memory.note_access(k, "gather")
-        self.em.memory.settle_stores(whole_buffer=True)
-        if k not in self.em.resident:
-            self.em.memory.remark(k, "scattered")
-            self.em.scatters |= isinstance(k, int)        # (not __local scratch)
-        if self.em.batch and self.em.batch[0] != k:
+        em = self.em
+        em.memory.note_access(k, "gather")
+        em.memory.settle_stores(whole_buffer=True)
+        if k not in em.resident:
+            em.memory.remark(k, "scattered")
+            em.scatters |= isinstance(k, int)        # (not __local scratch)
+        if em.batch and em.batch[0] != k:
             self.flush_scatters()
         aff = ptr.gid_affine
-        if k in self.em.resident and size == 4 and aff is not None and aff[0] == 0:
-            return self.em.resident_buffers.resident_store_uniform(k, aff, regs[0], p)
-        off = self.em.memory.ptr_off(ptr)
-        rel = self.em.alu("uilsr", off, self.em.c32(2), hint="widx")
-        entry = (size, self.em.select32(p, rel, self.em.c32(-1)))
+        if k in em.resident and size == 4 and aff is not None and aff[0] == 0:
+            return em.resident_buffers.resident_store_uniform(k, aff, regs[0], p)
+        off = em.memory.ptr_off(ptr)
+        rel = em.alu("uilsr", off, em.c32(2), hint="widx")
+        entry = (size, em.select32(p, rel, em.c32(-1)))
         # (its byte in the word: claims are per (word, byte); when it may collide, its index's form)
-        claim = (self.em.alu("iand", off, self.em.c32(4 - size)) if size < 4 else self.em.c32(0),
+        claim = (em.alu("iand", off, em.c32(4 - size)) if size < 4 else em.c32(0),
                  self.may_collide(k, aff, size, form, block), aff, size, form)
         if size in (4, 8):
             entry += tuple(regs)
         else:                      # its value, and the bytes it replaces, in place in the word
-            sh = self.em.alu("ilsl", self.em.alu("iand", off, self.em.c32(4 - size)), self.em.c32(3))
-            bits = self.em.c32((1 << 8 * size) - 1)
-            entry += (self.em.alu("ilsl", self.em.alu("iand", regs[0], bits), sh), self.em.alu("ilsl", bits, sh))
-        if k in self.em.resident:
-            return self.em.resident_buffers.resident_write(k, entry)
-        if not self.em.batch:
-            self.em.batch = (k, [], self.em.items, [])
-        self.em.batch[1].append(entry)
-        self.em.batch[3].append(claim)
-        if len(self.em.batch[1]) == self.em.scatter_batch:
+            sh = em.alu("ilsl", em.alu("iand", off, em.c32(4 - size)), em.c32(3))
+            bits = em.c32((1 << 8 * size) - 1)
+            entry += (em.alu("ilsl", em.alu("iand", regs[0], bits), sh), em.alu("ilsl", bits, sh))
+        if k in em.resident:
+            return em.resident_buffers.resident_write(k, entry)
+        if not em.batch:
+            em.batch = (k, [], em.items, [])
+        em.batch[1].append(entry)
+        em.batch[3].append(claim)
+        if len(em.batch[1]) == em.scatter_batch:
             self.flush_scatters()
 
     def elect(self, p: VReg) -> VReg:
@@ -99,57 +102,59 @@ class Scatter:
         and each PE folds the 16 long words of its MAB's cycles and PEs, its cycles and its lanes.
         The stores of one block under one predicate share their election; a launch of one
         work-item (%items, the sequencer knows) skips it."""
-        if p in self.em.elected:
-            return self.em.elected[p]
-        self.em.uses["items"] = True
-        outer, self.em.items = self.em.items, []
-        lc, lb = self.em.shared_area("elect", 64, 64)
-        offer = self.em.select32(p, self.slot1(), self.em.c32(0))
-        self.em.op(f"l1bmrfmax {{s0}} $lb{lb}", "l1bm", (), (offer,), mem=(("w", "lb", lb, lb + 16),))
-        self.em.op(f"l2bmrfmax $lb{lb} $lc{lc}", "l2bm", mem=(("r", "lb", lb, lb + 64), ("w", "lc", lc, lc + 64)))
-        self.em.op("nop", "nop")
-        self.em.op("nop", "nop")
+        em = self.em
+        if p in em.elected:
+            return em.elected[p]
+        em.uses["items"] = True
+        outer, em.items = em.items, []
+        lc, lb = em.shared_area("elect", 64, 64)
+        offer = em.select32(p, self.slot1(), em.c32(0))
+        em.op(f"l1bmrfmax {{s0}} $lb{lb}", "l1bm", (), (offer,), mem=(("w", "lb", lb, lb + 16),))
+        em.op(f"l2bmrfmax $lb{lb} $lc{lc}", "l2bm", mem=(("r", "lb", lb, lb + 64), ("w", "lc", lc, lc + 64)))
+        em.op("nop", "nop")
+        em.op("nop", "nop")
         for mv in (f"mvrfmax/n64i{{t}} $lc{lc} $p0@0", f"mvb/n64i{{t}} $p0@0 $lc{lc}"):
-            t = self.em.tag()
-            self.em.items.append(MV(mv.format(t=t), "0", self.em.line))
-            self.em.op(f"wait i{t}", "wait")
-        self.em.items.append(self.em.memory.l2bmb(lc, lb))
+            t = em.tag()
+            em.items.append(MV(mv.format(t=t), "0", em.line))
+            em.op(f"wait i{t}", "wait")
+        em.items.append(em.memory.l2bmb(lc, lb))
         for u in (0, 1):                   # into the gather area (free between gathers and scatters)
-            self.em.op(f"l1bmp $llb{lb + 8 * u} $llm{16 * u}v", "l1bm",
-                    mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
-        m = self.em.new("best")
-        self.em.op("lpassa $lm0v {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
+            em.op(f"l1bmp $llb{lb + 8 * u} $llm{16 * u}v", "l1bm",
+                  mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "m", 16 * u, 16 * u + 16)))
+        m = em.new("best")
+        em.op("lpassa $lm0v {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
         for a in (8, 16, 24):              # cycle c: long words c, 4 + c, 8 + c, 12 + c
-            self.em.op(f"imax {{s0}} $lm{a}v {{d0}}", "alu", (m,), (m,), mem=(("r", "m", a, a + 8),))
-        self.em.op("lpassa {s0} $lm0v", "alu", (), (m,), mem=(("w", "m", 0, 8),))
+            em.op(f"imax {{s0}} $lm{a}v {{d0}}", "alu", (m,), (m,), mem=(("r", "m", a, a + 8),))
+        em.op("lpassa {s0} $lm0v", "alu", (), (m,), mem=(("w", "m", 0, 8),))
         for a in (0, 2, 4, 6):             # every cycle: the four cycles' (plain operands)
             if a == 0:
-                self.em.op("lpassa $lm0 {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
+                em.op("lpassa $lm0 {d0}", "alu", (m,), (), mem=(("r", "m", 0, 8),))
             else:
-                self.em.op(f"imax {{s0}} $lm{a} {{d0}}", "alu", (m,), (m,), mem=(("r", "m", 0, 8),))
-        swapped = self.em.alu("lor", self.em.alu("ulsr", m, self.em.c32(32)), self.em.alu("llsl", m, self.em.c32(32)))
-        best = self.em.alu("imax", m, swapped)
-        win = self.em.elected[p] = self.em.copy(self.em.c32(0), self.em.new("win"))
-        self.em.masked_copy(self.em.c32(-1), win, self.em.flags("ixor", best, self.slot1()))
-        elect, self.em.items = self.em.items, []
-        self.em.copy(p, win)
-        outer.append(SeqIf("%items > 1", elect, self.em.items))
-        self.em.items = outer         # (the same list: a batch of stores began in it)
+                em.op(f"imax {{s0}} $lm{a} {{d0}}", "alu", (m,), (m,), mem=(("r", "m", 0, 8),))
+        swapped = em.alu("lor", em.alu("ulsr", m, em.c32(32)), em.alu("llsl", m, em.c32(32)))
+        best = em.alu("imax", m, swapped)
+        win = em.elected[p] = em.copy(em.c32(0), em.new("win"))
+        em.masked_copy(em.c32(-1), win, em.flags("ixor", best, self.slot1()))
+        elect, em.items = em.items, []
+        em.copy(p, win)
+        outer.append(SeqIf("%items > 1", elect, em.items))
+        em.items = outer         # (the same list: a batch of stores began in it)
         return win
 
     def flush_scatters(self):
         """Emit the batched stores (before anything that may read or reorder what they write)."""
-        if self.em.batch:
-            k, entries, items, infos = self.em.batch
-            self.em.batch = None
-            self.em.batched |= len(entries) > 1
-            assert items is self.em.items, "a batch of stores must end where it began"
+        em = self.em
+        if em.batch:
+            k, entries, items, infos = em.batch
+            em.batch = None
+            em.batched |= len(entries) > 1
+            assert items is em.items, "a batch of stores must end where it began"
             whens = [w for _, w, *_ in infos]
             if len(infos) > 1 and (any(whens) or self.stores_overlap(infos)):
                 whens = [self.batch_meets(k, infos)] * len(infos)   # (one store's lanes may meet another's)
             claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
             if any(whens):
-                self.em.colliding.add(k)
+                em.colliding.add(k)
             self.scatter_pass(k, entries, claims)
 
     def scatter_pass(self, k, entries, claims=None):
@@ -173,49 +178,50 @@ class Scatter:
         to one element (claims: may_collide), a claim pass per chunk (claim_winners)
         first picks one of them per element (per byte for narrow stores), so the
         element ends up holding one of the stored values, not their changes' sum."""
-        lay = self.em.lay
-        S, G, CH = lay.stripe, lay.groups, self.em.CH
+        em = self.em
+        lay = em.lay
+        S, G, CH = lay.stripe, lay.groups, em.CH
         n_words = 2 * CH
-        self.em.uses.setdefault("bases", set()).add(k)
-        self.em.uses.setdefault("rows", set()).add(k)
+        em.uses.setdefault("bases", set()).add(k)
+        em.uses.setdefault("rows", set()).add(k)
         claims = claims or [None] * len(entries)
         claimed = any(c is not None for c in claims)
         rotated = len(entries) == 1 and entries[0][0] != 8 and not claimed
         keys = self.claim_keys(claims) if claimed else None
         if rotated:
             areas = self.rotate_areas(entries[0])
-        glc, _ = self.em.memory.gather_area()
-        red_lc, red_lb = self.em.shared_area("reduce", CH, CH)
-        cb = self.em.copy(self.em.c32(0), self.em.new("chunk"))
-        outer, self.em.items = self.em.items, []
-        r, c = self.em.seq_reg("r"), self.em.seq_reg("c")
+        glc, _ = em.memory.gather_area()
+        red_lc, red_lb = em.shared_area("reduce", CH, CH)
+        cb = em.copy(em.c32(0), em.new("chunk"))
+        outer, em.items = em.items, []
+        r, c = em.seq_reg("r"), em.seq_reg("c")
         for g in range(G):
-            body_outer, self.em.items = self.em.items, []
-            tg = self.em.tag()
+            body_outer, em.items = em.items, []
+            tg = em.tag()
             daddr = f"%b{k}+{r}*{S}+{c}*{CH}"
-            self.em.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, self.em.line))
-            self.em.op(f"wait i{tg}", "wait")
-            self.em.memory.chunk_to_lm0()
+            em.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, em.line))
+            em.op(f"wait i{tg}", "wait")
+            em.memory.chunk_to_lm0()
             # the sum up the tree, straight into this chunk's place in DRAM
             if rotated:
                 self.apply_rotated(entries[0], areas, cb)
-                self.em.op("lpassa {s0} $t", "alu", (), (self.scatter_setup()[2],), mem=TW)
+                em.op("lpassa {s0} $t", "alu", (), (self.scatter_setup()[2],), mem=TW)
                 for s_ in range(CH // 16):
-                    self.em.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
-                            mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+                    em.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
+                          mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
             else:
                 here = self.claim_winners(entries, claims, keys, cb) if claimed else entries
                 for s_, acc in enumerate(self.apply_batch(here, cb)):
-                    self.em.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
-                            mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+                    em.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                          mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
             self.sum_into_dram(g, daddr)
-            self.em.alu("iadd", cb, self.em.c32(n_words), dst=cb)
-            chunk_items = self.em.items
-            self.em.items = body_outer
-            self.em.items.append(SeqLoop(c, "0", str(S // CH), chunk_items))
-        loop = SeqLoop(r, "0", f"%rows{k}", self.em.items)
-        self.em.items = outer
-        self.em.items.append(loop)
+            em.alu("iadd", cb, em.c32(n_words), dst=cb)
+            chunk_items = em.items
+            em.items = body_outer
+            em.items.append(SeqLoop(c, "0", str(S // CH), chunk_items))
+        loop = SeqLoop(r, "0", f"%rows{k}", em.items)
+        em.items = outer
+        em.items.append(loop)
 
     def may_collide(self, k, aff, size: int, form=None, block=None):
         """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
@@ -226,13 +232,14 @@ class Scatter:
         (idforms.py) is one-to-one under conditions on the launch's sizes (and on the ids, by the
         branches its block is under), when they fail; else when the launch has more than one
         work-item."""
+        em = self.em
         if aff is not None and aff[0] == 0 and k != "L":
             return None
         apart = aff is not None and aff[0] != 0 and abs(aff[0]) >= size     # in get_global_id(0)
-        if apart and self.em.one_d:
+        if apart and em.one_d:
             return None
         conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block),
-                                                             self.em.lay.wave)
+                                                            em.lay.wave)
         if conds is None:
             return "%items > %gx" if apart else "%items > 1"
         return f"not ({' and '.join(conds)})" if conds else None
@@ -241,11 +248,12 @@ class Scatter:
         """The form of pointer x in the work-item ids (idforms.py) over the lanes a store's claim is
         among: a work-group's for __local memory (a global id is its local id plus a part uniform
         there), the wave's for __global (a local or group id is not a form there)."""
+        em = self.em
         def leaf(y):
             if isinstance(y, Inst) and y.op == "call" and y.callee == "__mncl_local":
                 return {("u", "local"): 1}
             if isinstance(y, Inst) and y.op == "load":
-                ptr = self.em.vals.get(y.ops[0])
+                ptr = em.vals.get(y.ops[0])
                 if ptr is not None and ptr.kind == "ptr" and ptr.off is None and ptr.base in (("ids",), ("wg",), ("args",)):
                     k = ptr.coff // 8
                     if ptr.base == ("ids",):
@@ -256,11 +264,11 @@ class Scatter:
                     if ptr.base == ("wg",) and 7 <= k <= 9 and not local:
                         return None      # a group id varies over a wave
                     return {("u", (ptr.base, ptr.coff)): 1}
-            if isinstance(y, (Inst, Arg)) and (e := self.em.values.seq_expr(y)) is not None:
+            if isinstance(y, (Inst, Arg)) and (e := em.values.seq_expr(y)) is not None:
                 return {("u", id(y), e): 1}
             return None
-        if x in self.em.elem_of:             # element j of a vector access: its pointer's form + j's offset
-            x, off = self.em.elem_of[x]
+        if x in em.elem_of:             # element j of a vector access: its pointer's form + j's offset
+            x, off = em.elem_of[x]
             f = idforms.form_of(x, leaf)
             return None if f is None else idforms.add(f, {idforms.ONE: off} if off else {})
         return idforms.form_of(x, leaf)
@@ -270,30 +278,32 @@ class Scatter:
         sequencer names it (the local size; for __global, the wave's extent within the global
         size: %ex = min(wave, global size)), or 1 (a 1-D launch's y and z); no further than U
         where the block runs only in lanes whose id is below U (`if (j < nj)`: ids start at 0)."""
+        em = self.em
         below = self.ids_below(block, local) if block is not None else {}
 
         def extent(d):
-            if self.em.one_d and d:
+            if em.one_d and d:
                 return 1
             name = ("lsx", "lsy", "lsz")[d] if local else ("ex", "ey", "ez")[d]
-            self.em.uses.setdefault("extents", set()).add(name)
+            em.uses.setdefault("extents", set()).add(name)
             return f"(%{name} if %{name} < {below[d]} else {below[d]})" if d in below else f"%{name}"
         return extent
 
     def ids_below(self, block, local: bool) -> dict:
         """{d: U}: block runs only where the id in dimension d (the local id for __local) is below
         the uniform U, by the conditional branches into the blocks that dominate it."""
-        if self.em.dominators is None:
-            self.em.dominators = idforms.dominators(self.em.rpo, self.em.preds)
+        em = self.em
+        if em.dominators is None:
+            em.dominators = idforms.dominators(em.rpo, em.preds)
         out = {}
-        for d in self.em.dominators.get(block, ()):
-            ps = self.em.preds.get(d, [])
-            if len(ps) != 1 or self.em.bmap[ps[0]].insts[-1].op != "br" or len(self.em.succ[ps[0]]) != 2:
+        for d in em.dominators.get(block, ()):
+            ps = em.preds.get(d, [])
+            if len(ps) != 1 or em.bmap[ps[0]].insts[-1].op != "br" or len(em.succ[ps[0]]) != 2:
                 continue
-            br = self.em.bmap[ps[0]].insts[-1]
-            t, f = self.em.succ[ps[0]]
+            br = em.bmap[ps[0]].insts[-1]
+            t, f = em.succ[ps[0]]
             if t != f:
-                out.update(idforms.id_below(br.ops[0], d == t, lambda x: self.id_form(x, local), self.em.values.seq_expr))
+                out.update(idforms.id_below(br.ops[0], d == t, lambda x: self.id_form(x, local), em.values.seq_expr))
         return out
 
     def batch_meets(self, k, infos):
@@ -337,22 +347,24 @@ class Scatter:
 
     def slot1(self) -> VReg:
         """slot + 1 (made once): a lane's id across the machine, never 0."""
-        if self.em.slot1_reg is None:
-            saved, self.em.items = self.em.items, []
-            self.em.slot1_reg = self.em.alu("iadd", self.em.slot, self.em.c32(1), hint="slot1")
-            self.em.prologue += self.em.items
-            self.em.items = saved
-        return self.em.slot1_reg
+        em = self.em
+        if em.slot1_reg is None:
+            saved, em.items = em.items, []
+            em.slot1_reg = em.alu("iadd", em.slot, em.c32(1), hint="slot1")
+            em.prologue += em.items
+            em.items = saved
+        return em.slot1_reg
 
     def claim_keys(self, claims) -> list:
         """Each claiming store's key in each lane: slot + 1 above the store's place in the batch, so a
         later store of a work-item outranks its earlier ones (the element ends with a value some
         order of the stores leaves).  Keys are positive and below 2^30: fmax (sign-magnitude) orders
         them as integers."""
-        shift = (8 * self.em.lay.n_pe).bit_length()         # slots: below the machine's 32-bit lanes
-        if (self.em.scatter_batch << shift) > 1 << 30:
-            raise CodegenError(f"a machine of {8 * self.em.lay.n_pe} lanes is too big for the scatter's claims", self.em.line)
-        return [None if c is None else self.em.alu("iadd", self.slot1(), self.em.c32(e << shift))
+        em = self.em
+        shift = (8 * em.lay.n_pe).bit_length()         # slots: below the machine's 32-bit lanes
+        if (em.scatter_batch << shift) > 1 << 30:
+            raise CodegenError(f"a machine of {8 * em.lay.n_pe} lanes is too big for the scatter's claims", em.line)
+        return [None if c is None else em.alu("iadd", self.slot1(), em.c32(e << shift))
                 for e, c in enumerate(claims)]
 
     def claim_winners(self, entries, claims, keys, cb):
@@ -367,47 +379,48 @@ class Scatter:
         (each would add its change to the Z word all of them read).  A launch of one work-item
         (%items, the sequencer knows) skips the claims, and so does a 1-D launch of stores that
         collide only in more dimensions (may_collide)."""
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
-        self.em.uses["items"] = True
+        em.uses["items"] = True
         rounds = {e: range(0, 4, size) if size < 4 else range(1)
                   for e, ((size, *_), c) in enumerate(zip(entries, claims)) if c is not None}
-        won = {(e, b): self.em.copy(entries[e][1] if b == 0 else self.em.c32(-1), self.em.new("claimed"))
+        won = {(e, b): em.copy(entries[e][1] if b == 0 else em.c32(-1), em.new("claimed"))
                for e, bs in rounds.items() for b in bs}
-        outer, self.em.items = self.em.items, []
+        outer, em.items = em.items, []
         words = {}
         for e in rounds:
             size, idx = entries[e][:2]
-            words[e] = self.chunk_word(self.em.alu("iand", idx, self.em.c32(-2)) if size == 8 else idx, cb)
-            self.em.copy(self.em.c32(-1), won[(e, 0)])
+            words[e] = self.chunk_word(em.alu("iand", idx, em.c32(-2)) if size == 8 else idx, cb)
+            em.copy(em.c32(-1), won[(e, 0)])
         for b in range(0, 4, min(entries[e][0] for e in rounds)):
             here = {e: x for e, x in words.items() if b in rounds[e]}
             if not here:
                 continue
             for e, (_, wa, inr) in here.items():
                 cond = inr if entries[e][0] >= 4 else \
-                    self.em.b_and(inr, self.em.bool_from_mask(self.em.flags("ixor", claims[e][0], self.em.c32(b))))
+                    em.b_and(inr, em.bool_from_mask(em.flags("ixor", claims[e][0], em.c32(b))))
                 for ta, up in self.lanes(wa):
-                    self.em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
-                    self.em.op(f"ipassa {{s0}} $mt{n_words}/{{k0}}", "alu", (), (up(keys[e]),),
-                            msrc=(self.em.mask_of(up(cond)),), mem=lm_all + TR)
+                    em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+                    em.op(f"ipassa {{s0}} $mt{n_words}/{{k0}}", "alu", (), (up(keys[e]),),
+                          msrc=(em.mask_of(up(cond)),), mem=lm_all + TR)
             self.claim_max()
             for e, (_, wa, _) in here.items():
                 got = []
                 for ta, _ in self.lanes(wa):
-                    self.em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
-                    got.append(self.em.new("winner"))
-                    self.em.op(f"ipassa $mt{n_words} {{d0}}", "alu", (got[-1],), (), mem=lm_all[:1] + TR)
-                best = self.em.alu("lor", self.em.alu("land", got[0], self.em.const64(0xFFFFFFFF00000000)),
-                                self.em.alu("ulsr", got[1], self.em.c32(32)))
-                self.em.masked_copy(entries[e][1], won[(e, b)], self.em.flags("ixor", best, keys[e]))
+                    em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+                    got.append(em.new("winner"))
+                    em.op(f"ipassa $mt{n_words} {{d0}}", "alu", (got[-1],), (), mem=lm_all[:1] + TR)
+                best = em.alu("lor", em.alu("land", got[0], em.const64(0xFFFFFFFF00000000)),
+                              em.alu("ulsr", got[1], em.c32(32)))
+                em.masked_copy(entries[e][1], won[(e, b)], em.flags("ixor", best, keys[e]))
             self.zero_z()
         when = {c[1] for c in claims if c is not None}         # (one work-item: nothing to claim)
         if "%gx" in " ".join(when):
-            self.em.uses["launch"] = True
+            em.uses["launch"] = True
         outer.append(SeqIf("%items > 1" if "%items > 1" in when else " or ".join(f"({w})" for w in sorted(when)),
-                           self.em.items, []))
-        self.em.items = outer
+                           em.items, []))
+        em.items = outer
         out = []
         for e, entry in enumerate(entries):
             out += [(entry[0], won[(e, b)]) + tuple(entry[2:]) for b in rounds[e]] if e in rounds else [entry]
@@ -418,18 +431,19 @@ class Scatter:
         (quarter_sums with imax), over the MABs (l1bmr), the L1Bs (l2bmr) and the L2Bs and groups
         (mvr) into group 0's PDM, and back (mvb, l2bmb, l1bmp), all with fmax (the keys are
         positive: sign-magnitude order is their integer order)."""
-        CH, n_words = self.em.CH, 2 * self.em.CH
-        _, red_lb = self.em.shared_area("reduce", CH, CH)
-        glc, _ = self.em.memory.gather_area()
+        em = self.em
+        CH, n_words = em.CH, 2 * em.CH
+        _, red_lb = em.shared_area("reduce", CH, CH)
+        glc, _ = em.memory.gather_area()
         for s_, acc in enumerate(self.quarter_sums(self.claim_bases(), "imax")):
-            self.em.op(f"l1bmrfmax {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
-                    mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+            em.op(f"l1bmrfmax {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                  mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
         red_lc = self.reduce_l1bs("fmax")
         for mv in (f"mvrfmax/n{CH}i{{t}} $lc{red_lc} $p0@0", f"mvb/n{CH}i{{t}} $p0@0 $lc{glc}"):
-            t = self.em.tag()
-            self.em.items.append(MV(mv.format(t=t), "0", self.em.line))
-            self.em.op(f"wait i{t}", "wait")
-        self.em.memory.chunk_to_lm0(n_words)
+            t = em.tag()
+            em.items.append(MV(mv.format(t=t), "0", em.line))
+            em.op(f"wait i{t}", "wait")
+        em.memory.chunk_to_lm0(n_words)
 
     def claim_bases(self):
         """T-indirect bases (words) of the Z quarters each PE sends in the four rounds of claim_max:
@@ -438,113 +452,122 @@ class Scatter:
 
     def z_digit_base(self, r: int) -> VReg:
         """The T-indirect base (words) of digit (subpeid + r) & 3 of a PE's Z copy (made once)."""
-        bases = self.em.z_digit_bases
+        em = self.em
+        bases = em.z_digit_bases
         if r not in bases:
             sub, _, _ = self.scatter_setup()
-            saved, self.em.items = self.em.items, []
-            digit = self.em.alu("iand", self.em.alu("iadd", sub, self.em.c32(r)), self.em.c32(3))
-            bases[r] = self.em.alu("iadd", self.em.alu("ilsl", digit, self.em.c32(1)), self.em.c32(2 * self.em.CH))
-            self.em.prologue += self.em.items
-            self.em.items = saved
+            saved, em.items = em.items, []
+            digit = em.alu("iand", em.alu("iadd", sub, em.c32(r)), em.c32(3))
+            bases[r] = em.alu("iadd", em.alu("ilsl", digit, em.c32(1)), em.c32(2 * em.CH))
+            em.prologue += em.items
+            em.items = saved
         return bases[r]
 
     def reduce_l1bs(self, rop: str) -> int:
         """The reduce area's L1BM over the L2B's L1Bs (l2bmr<rop>) into its L2BM, settled for an
         mvr (two steps); returns the L2BM address."""
-        CH = self.em.CH
-        red_lc, red_lb = self.em.shared_area("reduce", CH, CH)
+        em = self.em
+        CH = em.CH
+        red_lc, red_lb = em.shared_area("reduce", CH, CH)
         for t in range(CH // 64):
-            self.em.op(f"l2bmr{rop} $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
-                    mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
+            em.op(f"l2bmr{rop} $lb{red_lb + 64 * t} $lc{red_lc + 64 * t}", "l2bm",
+                  mem=(("r", "lb", red_lb + 64 * t, red_lb + 64 * t + 64),
                          ("w", "lc", red_lc + 64 * t, red_lc + 64 * t + 64)))
-        self.em.op("nop", "nop")
-        self.em.op("nop", "nop")
+        em.op("nop", "nop")
+        em.op("nop", "nop")
         return red_lc
 
     def sum_into_dram(self, g: int, daddr: str):
         """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
         into group g's DRAM at daddr; Z is zeroed again."""
+        em = self.em
         red_lc = self.reduce_l1bs("iiadd")
-        tg = self.em.tag()
-        self.em.items.append(MV(f"mvriiadd/n{self.em.CH}i{tg} $lc{red_lc} $d0@{g}", daddr, self.em.line))
-        self.em.op(f"wait i{tg}", "wait")
+        tg = em.tag()
+        em.items.append(MV(f"mvriiadd/n{em.CH}i{tg} $lc{red_lc} $d0@{g}", daddr, em.line))
+        em.op(f"wait i{tg}", "wait")
         self.zero_z()
 
     def rotate_areas(self, entry):
         """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
-        P = self.em.lay.pe_l1b
-        areas = [self.em.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
+        em = self.em
+        P = em.lay.pe_l1b
+        areas = [em.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
         for area, reg in zip(areas, entry[1:]):
             for copy in (0, 4 * P):
-                self.em.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
-                        mem=(("w", "lb", area + copy, area + copy + 4 * P),))
+                em.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
+                      mem=(("w", "lb", area + copy, area + copy + 4 * P),))
         return areas
 
     def chunk_word(self, idx: VReg, cb: VReg):
         """(the word's offset in the chunk, its T-indirect word address there, bool: it is in this
         chunk) of a word index."""
-        n_words = 2 * self.em.CH
-        w = self.em.alu("isub", idx, cb)
-        inr = self.em.bool_from_mask(self.em.flags("uimin", w, self.em.c32(n_words - 1)))
-        return w, self.em.alu("iand", self.em.alu("ixor", w, self.em.c32(1)), self.em.c32(n_words - 1)), inr
+        em = self.em
+        n_words = 2 * em.CH
+        w = em.alu("isub", idx, cb)
+        inr = em.bool_from_mask(em.flags("uimin", w, em.c32(n_words - 1)))
+        return w, em.alu("iand", em.alu("ixor", w, em.c32(1)), em.c32(n_words - 1)), inr
 
     def apply_word(self, ta: VReg, new: VReg, bits, cond: VReg, z):
         """At the T-indirect word ta of the chunk (upper halves), where cond: Z[z + ta] += new - old
         (new keeps the old word's other bytes when bits is given).  z is a register (the word
         offset of each PE's Z) or, for apply_batch, the offset of everyone's, and then the chunk
         takes new too, so a later store to the word in the batch changes it from there."""
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
-        self.em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
-        old = self.em.new("old")
-        self.em.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+        em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+        old = em.new("old")
+        em.op("ipassa $mt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
         if bits is not None:
-            new = self.em.alu("ior", self.em.alu("iand", old, self.em.alu("inot", bits)), new)
+            new = em.alu("ior", em.alu("iand", old, em.alu("inot", bits)), new)
         at = f"$mt{z}" if isinstance(z, int) else "$mt0"
         if not isinstance(z, int):
-            self.em.op("lpassa {s0} $t", "alu", (), (self.em.alu("iadd", ta, z),), mem=TW)
-        zv = self.em.new("z")
-        self.em.op(f"ipassa {at} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
-        d = self.em.alu("iadd", zv, self.em.alu("isub", new, old))
-        k = self.em.mask_of(cond)
-        self.em.op(f"ipassa {{s0}} {at}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
+            em.op("lpassa {s0} $t", "alu", (), (em.alu("iadd", ta, z),), mem=TW)
+        zv = em.new("z")
+        em.op(f"ipassa {at} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
+        d = em.alu("iadd", zv, em.alu("isub", new, old))
+        k = em.mask_of(cond)
+        em.op(f"ipassa {{s0}} {at}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
         if isinstance(z, int):
-            self.em.op("ipassa {s0} $mt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
+            em.op("ipassa {s0} $mt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
 
     def apply_long(self, ta: VReg, new: VReg, cond: VReg, z: int):
         """apply_word for a 64-bit value (two 32-bit words, each summed as the reduction sums them)
         at the even T-indirect word ta, where the long-word bool cond."""
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
-        self.em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
-        old, zv = self.em.new("old"), self.em.new("z")
-        self.em.op("lpassa $lmt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
-        self.em.op(f"lpassa $lmt{z} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
-        d = self.em.alu("iadd", zv, self.em.alu("isub", new, old))
-        k = self.em.flags("lnot", cond)
-        self.em.op(f"lpassa {{s0}} $lmt{z}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
-        self.em.op("lpassa {s0} $lmt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
+        em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
+        old, zv = em.new("old"), em.new("z")
+        em.op("lpassa $lmt0 {d0}", "alu", (old,), (), mem=lm_all[:1] + TR)
+        em.op(f"lpassa $lmt{z} {{d0}}", "alu", (zv,), (), mem=lm_all[:1] + TR)
+        d = em.alu("iadd", zv, em.alu("isub", new, old))
+        k = em.flags("lnot", cond)
+        em.op(f"lpassa {{s0}} $lmt{z}/{{k0}}", "alu", (), (d,), msrc=(k,), mem=lm_all + TR)
+        em.op("lpassa {s0} $lmt0/{k0}", "alu", (), (new,), msrc=(k,), mem=lm_all + TR)
 
     def lanes(self, wa: VReg):
         """The two 32-bit lanes of a long word as T-indirect word addresses: the upper (odd) lane, then
         the lower one; with the function that moves a lane's register value to the upper half."""
-        yield self.em.alu("ulsr", wa, self.em.c32(32)), (lambda x: x)
-        yield self.em.alu("land", wa, self.em.const64(0xFFFFFFFF)), (lambda x: self.em.alu("llsl", x, self.em.c32(32)))
+        em = self.em
+        yield em.alu("ulsr", wa, em.c32(32)), (lambda x: x)
+        yield em.alu("land", wa, em.const64(0xFFFFFFFF)), (lambda x: em.alu("llsl", x, em.c32(32)))
 
     def apply_rotated(self, entry, areas, cb):
         """One store, rotated: in round rd each PE takes its L1B neighbour i + rd's pairs and applies
         those whose word has its reduction digit, to its Z copy (the chunk itself on designated PEs)."""
+        em = self.em
         sub, zoff, _ = self.scatter_setup()
         for rd in range(4):
             got = []
             for area in areas:
-                x = self.em.new("rot")
-                self.em.op(f"l1bmd $lb{area + rd} {{d0}}", "l1bm", (x,),
-                        mem=(("r", "lb", area + rd, area + rd + 4 * self.em.lay.pe_l1b),))
+                x = em.new("rot")
+                em.op(f"l1bmd $lb{area + rd} {{d0}}", "l1bm", (x,),
+                      mem=(("r", "lb", area + rd, area + rd + 4 * em.lay.pe_l1b),))
                 got.append(x)
             w, wa, inr = self.chunk_word(got[0], cb)
-            dig = self.em.alu("ixor", self.em.alu("iand", self.em.alu("uilsr", w, self.em.c32(1)), self.em.c32(3)), sub)
-            cond = self.em.b_and(inr, self.em.bool_from_mask(self.em.flags("uimin", dig, self.em.c32(0))))
+            dig = em.alu("ixor", em.alu("iand", em.alu("uilsr", w, em.c32(1)), em.c32(3)), sub)
+            cond = em.b_and(inr, em.bool_from_mask(em.flags("uimin", dig, em.c32(0))))
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(got[1]), up(got[2]) if len(got) > 2 else None, up(cond), zoff)
 
@@ -553,12 +576,13 @@ class Scatter:
         Z quarters rotate within the MAB so PE p sums digit p over its MAB (round 0 is its own:
         the chunk on designated PEs, Z elsewhere).  Returns the sums, one register per 16 long words
         of the chunk (cycle c of register s: long word 16 s + 4 c + p)."""
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         for size, idx, *vals in entries:
             w, wa, inr = self.chunk_word(idx, cb)
             if size == 8:        # a long word per work-item, at its even word
-                ta = self.em.alu("iand", w, self.em.c32(n_words - 2))
-                for (t, _), val, cond in zip(self.lanes(ta), vals, self.em.widen_bool(inr)):
+                ta = em.alu("iand", w, em.c32(n_words - 2))
+                for (t, _), val, cond in zip(self.lanes(ta), vals, em.widen_bool(inr)):
                     self.apply_long(t, val, cond, n_words)
                 continue
             for ta, up in self.lanes(wa):
@@ -569,19 +593,20 @@ class Scatter:
         """The Z quarters (the chunk on designated PEs in round 0) rotated within the MAB so PE p sums
         digit p over its MAB: one register per 16 long words of the chunk (cycle c of register s:
         long word 16 s + 4 c + p).  (claim_max: other bases, and the maximum instead of the sum.)"""
-        n_words = 2 * self.em.CH
+        em = self.em
+        n_words = 2 * em.CH
         sums = []
         for rd, t in enumerate(bases or self.digit_bases()):
-            self.em.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
-            for s_ in range(self.em.CH // 16):
-                x = self.em.new("q")
-                self.em.op(f"lpassa $lmt{32 * s_}v4 {{d0}}", "alu", (x,), (), mem=(("r", "m", 0, 2 * n_words),) + TR)
+            em.op("lpassa {s0} $t", "alu", (), (t,), mem=TW)
+            for s_ in range(em.CH // 16):
+                x = em.new("q")
+                em.op(f"lpassa $lmt{32 * s_}v4 {{d0}}", "alu", (x,), (), mem=(("r", "m", 0, 2 * n_words),) + TR)
                 for _ in range(rd if rd < 3 else 1):       # to PE p + rd of the MAB
-                    x = self.em.alu("msl" if rd < 3 else "msr", x)
+                    x = em.alu("msl" if rd < 3 else "msr", x)
                 if rd == 0:
                     sums.append(x)
                 else:
-                    self.em.alu(combine, sums[s_], x, dst=sums[s_])
+                    em.alu(combine, sums[s_], x, dst=sums[s_])
         return sums
 
     def digit_bases(self):

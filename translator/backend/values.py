@@ -95,27 +95,28 @@ class Values:
         self.em = em
 
     def select(self, c: VReg, a: Val, b: Val) -> Val:
+        em = self.em
         if a.kind == "vec":
             return self.make_vec([self.select(c, x, y) for x, y in zip(self.elems(a), self.elems(b))])
         if a.kind == "ptr":
             if a.base != b.base or a.base[0] == "either":           # see on_either
                 return Val("ptr", base=("either", c, a, b))
-            ia, ib = self.em.memory.index_form(a), self.em.memory.index_form(b)
+            ia, ib = em.memory.index_form(a), em.memory.index_form(b)
             if ia and ib and ia[1] == ib[1]:       # p[x] or p[y]: p[c ? x : y], still an index
-                x, n = self.em.select32(c, ia[0], ib[0]), ia[1]
+                x, n = em.select32(c, ia[0], ib[0]), ia[1]
                 r = (min(ia[2][0], ib[2][0]), max(ia[2][1], ib[2][1]))
-                wide = self.select(c, Val("i64", self.em.memory.idx_wide(ia)), Val("i64", self.em.memory.idx_wide(ib)))
-                off = self.em.ints.mul_const(Val("i32", (x,)), n, False, None).regs[0]
-                return Val("ptr", base=a.base, off=Val("i32", (off,)), idx=(x, n, r, wide, self.em.memory.near_start(x, r)))
-            ao, bo = self.em.memory.carried_off(a), self.em.memory.carried_off(b)
-            return Val("ptr", base=a.base, off=Val("i32", (self.em.select32(c, ao, bo),)))
+                wide = self.select(c, Val("i64", em.memory.idx_wide(ia)), Val("i64", em.memory.idx_wide(ib)))
+                off = em.ints.mul_const(Val("i32", (x,)), n, False, None).regs[0]
+                return Val("ptr", base=a.base, off=Val("i32", (off,)), idx=(x, n, r, wide, em.memory.near_start(x, r)))
+            ao, bo = em.memory.carried_off(a), em.memory.carried_off(b)
+            return Val("ptr", base=a.base, off=Val("i32", (em.select32(c, ao, bo),)))
         if len(a.regs) == 1:
-            return Val(a.kind, (self.em.select32(c, a.regs[0], b.regs[0]),))
-        hi, lo = self.em.widen_bool(c)
+            return Val(a.kind, (em.select32(c, a.regs[0], b.regs[0]),))
+        hi, lo = em.widen_bool(c)
         out = []
         for cc, x, y in ((hi, a.regs[0], b.regs[0]), (lo, a.regs[1], b.regs[1])):
-            d = self.em.copy(y)
-            self.em.masked_copy(x, d, self.em.flags("lnot", cc))
+            d = em.copy(y)
+            em.masked_copy(x, d, em.flags("lnot", cc))
             out.append(d)
         return Val(a.kind, tuple(out))
 
@@ -123,49 +124,55 @@ class Values:
 
     def norm_small(self, v: Val, ty: str, signed: bool) -> Val:
         """An i8/i16 value (kept in a 32-bit lane whose upper bits are don't-care) extended to 32 bits."""
+        em = self.em
         bits, r = self.SMALL[ty], v.regs[0]
         if signed:
-            r = self.em.alu("ilsr", self.em.alu("ilsl", r, self.em.c32(32 - bits)), self.em.c32(32 - bits))
+            r = em.alu("ilsr", em.alu("ilsl", r, em.c32(32 - bits)), em.c32(32 - bits))
         else:
-            r = self.em.alu("iand", r, self.em.c32((1 << bits) - 1))
+            r = em.alu("iand", r, em.c32((1 << bits) - 1))
         return Val("i32", (r,))
 
     def narrow(self, v: Val) -> VReg:
+        em = self.em
         if v.kind in ("i32", "b", "f32"):
             return v.regs[0]
         if v.narrow is not None:
             return v.narrow
         if v.regs[0] is v.regs[1]:           # a uniform 64-bit value: both halves equal
-            return self.em.join32(v.regs[0], v.regs[0])
-        return self.em.join32(*v.regs)
+            return em.join32(v.regs[0], v.regs[0])
+        return em.join32(*v.regs)
 
     def wide(self, v: Val, signed=True) -> tuple:
+        em = self.em
         if len(v.regs) == 2:
             return v.regs
-        return self.em.split64(v.regs[0], signed)
+        return em.split64(v.regs[0], signed)
 
     # ------------------------------------------------------------------ values
     def val(self, x) -> Val:
         """The value of IR operand x, with IEEE NaNs (a lazy float is settled, see nans.py)."""
-        return self.em.nans.settle(self.raw(x))
+        em = self.em
+        return em.nans.settle(self.raw(x))
 
     def raw(self, x) -> Val:
         """The value of IR operand x as it is: a lazy float may hold +-inf for NaN (nans.py)."""
+        em = self.em
         if isinstance(x, Const):
             return self.const_val(x)
         if isinstance(x, (Inst, Arg)):
-            v = self.em.vals.get(x)
+            v = em.vals.get(x)
             if v is None:
-                raise CodegenError(f"internal: value used before its definition: {getattr(x, 'text', x)}", self.em.line)
+                raise CodegenError(f"internal: value used before its definition: {getattr(x, 'text', x)}", em.line)
             return v
         if isinstance(x, tuple) and x[0] == "global":      # program-scope __constant data, in DRAM
-            names = self.em.uses.setdefault("constants", [])
+            names = em.uses.setdefault("constants", [])
             if x[1] not in names:
                 names.append(x[1])
             return Val("ptr", base=("global", f"G{names.index(x[1])}"))
-        raise CodegenError(f"unsupported operand {x!r}", self.em.line)
+        raise CodegenError(f"unsupported operand {x!r}", em.line)
 
     def const_val(self, c: Const) -> Val:
+        em = self.em
         ty, v = c.type, c.value
         if irtypes.is_aggregate(ty):                 # its leaves, read from its bytes in memory
             out = []
@@ -184,27 +191,28 @@ class Values:
             et = _VEC.fullmatch(ty).group(2).strip()
             return self.make_vec([self.const_val(Const(et, x)) for x in v])
         if ty == "i1":
-            r = self.em.c32(-1 if v else 0)
+            r = em.c32(-1 if v else 0)
             return Val("b", (r,), const=v)
         if ty in ("i8", "i16", "i32"):
-            return Val("i32", (self.em.c32(v),), const=v, gid_affine=(0, v, None), rng=(v, v))
+            return Val("i32", (em.c32(v),), const=v, gid_affine=(0, v, None), rng=(v, v))
         if ty == "i64":
-            r = self.em.const64(v)
-            return Val("i64", (r, r), narrow=self.em.c32(v), const=v, gid_affine=(0, v, None), rng=(v, v))
+            r = em.const64(v)
+            return Val("i64", (r, r), narrow=em.c32(v), const=v, gid_affine=(0, v, None), rng=(v, v))
         if ty == "float":
             bits = struct.unpack("<I", struct.pack("<f", v))[0]
-            return Val("f32", (self.em.c32(bits),), const=v)
+            return Val("f32", (em.c32(bits),), const=v)
         if ty == "double":
             bits = struct.unpack("<Q", struct.pack("<d", v))[0]
-            r = self.em.const64(bits)
+            r = em.const64(bits)
             return Val("f64", (r, r), const=v)
         if ty == "ptr":
             return Val("ptr", base=("null",))
-        raise CodegenError(f"constant of type {ty} is not supported on the emulator device", self.em.line)
+        raise CodegenError(f"constant of type {ty} is not supported on the emulator device", em.line)
 
     # vectors: one Val per element, side by side ------------------------------------------------
     def make_vec(self, vals) -> Val:
-        vals = [self.em.nans.settle(x) for x in vals]       # a vector's elements are exact
+        em = self.em
+        vals = [em.nans.settle(x) for x in vals]       # a vector's elements are exact
         return Val("vec", tuple(r for x in vals for r in x.regs), parts=tuple(x.kind for x in vals))
 
     def elems(self, v: Val) -> list:
@@ -217,22 +225,25 @@ class Values:
 
     def proxy(self, ty: str, v: Val) -> Arg:
         """A stand-in IR operand of type ty whose value is v (to translate vector ops element by element)."""
+        em = self.em
         a = Arg("elt", ty)
-        self.em.vals[a] = v
+        em.vals[a] = v
         return a
 
     # aggregates (structs, arrays as values): the flat vec of their scalar leaves --------------------
     def leaves(self, ty: str) -> tuple:
+        em = self.em
         out = irtypes.leaves(ty)
         for lt, _ in out:
             if lt == "ptr" or lt not in ("i1", "i8", "i16", "i32", "i64", "float", "double"):
                 raise CodegenError(f"a struct or array value with a field of type {lt} is not supported on the "
-                                   f"emulator device", self.em.line)
+                                   f"emulator device", em.line)
         return out
 
     def aggregate_inst(self, i: Inst, p: VReg):
         """extractvalue / insertvalue (indices at the end of the text), and loads and stores of a
         whole aggregate, one per scalar leaf at LLVM's offset of it."""
+        em = self.em
         if i.op in ("load", "store"):
             ty = i.type if i.op == "load" else i.ops[0].type
             ptr = self.val(i.ops[-1] if i.op == "store" else i.ops[0])
@@ -243,14 +254,14 @@ class Values:
                 at = self.proxy("ptr", replace(ptr, coff=ptr.coff + off, gid_affine=aff))
                 if src is None:
                     ld = Inst("load", f"{i.name}.{k}", lt, [at], elem=lt, line=i.line)
-                    self.em.codegen.inst(ld, p)
-                    out.append(self.em.vals[ld])
+                    em.codegen.inst(ld, p)
+                    out.append(em.vals[ld])
                 else:
-                    self.em.codegen.inst(Inst("store", "", "void", [self.proxy(lt, src[k]), at], line=i.line), p)
+                    em.codegen.inst(Inst("store", "", "void", [self.proxy(lt, src[k]), at], line=i.line), p)
             return self.make_vec(out) if src is None else None
         m = re.search(r"((?:,\s*\d+)+)\s*$", i.text)
         if not m:
-            raise CodegenError(f"'{i.op}' indices not understood: '{i.text}'", self.em.line)
+            raise CodegenError(f"'{i.op}' indices not understood: '{i.text}'", em.line)
         ty = i.ops[0].type
         first = 0
         for idx in (int(x) for x in re.findall(r"\d+", m.group(1))):
@@ -266,6 +277,7 @@ class Values:
         return self.make_vec(items)
 
     def vector_inst(self, i: Inst, p: VReg) -> Val:
+        em = self.em
         op = i.op
         vec_of = lambda o: _VEC.fullmatch(getattr(o, "type", "") or "")
         if op == "extractelement":
@@ -274,7 +286,7 @@ class Values:
                 return items[idx.const]
             out = items[0]
             for j, e in enumerate(items[1:], 1):
-                out = self.select(self.em.ints.icmp("eq", Val("i32", (self.narrow(idx),)), self.const_val(Const("i32", j))),
+                out = self.select(em.ints.icmp("eq", Val("i32", (self.narrow(idx),)), self.const_val(Const("i32", j))),
                                   e, out)
             return out
         if op == "insertelement":
@@ -283,14 +295,14 @@ class Values:
                 items[idx.const] = x
             else:
                 n32 = Val("i32", (self.narrow(idx),))
-                items = [self.select(self.em.ints.icmp("eq", n32, self.const_val(Const("i32", j))), x, e)
+                items = [self.select(em.ints.icmp("eq", n32, self.const_val(Const("i32", j))), x, e)
                          for j, e in enumerate(items)]
             return self.make_vec(items)
         if op == "shufflevector":
             both = self.elems(self.val(i.ops[0])) + self.elems(self.val(i.ops[1]))
             m = re.search(r"<\d+ x i32> (zeroinitializer|poison|undef|<[^>]*>)\s*$", i.text)
             if not m:
-                raise CodegenError(f"shufflevector mask not understood: '{i.text}'", self.em.line)
+                raise CodegenError(f"shufflevector mask not understood: '{i.text}'", em.line)
             n = int(vec_of(i).group(1))
             mask = parse_const(f"<{n} x i32>", m.group(1)).value
             zero = self.const_val(Const(_VEC.fullmatch(i.type).group(2).strip(), 0))
@@ -321,28 +333,29 @@ class Values:
                     size = type_size(ety)
                     aff = ptr.gid_affine and (ptr.gid_affine[0], ptr.gid_affine[1] + j * size, ptr.gid_affine[2])
                     ops.append(self.proxy("ptr", replace(ptr, coff=ptr.coff + j * size, gid_affine=aff)))
-                    self.em.elem_of[ops[-1]] = (o, j * size)
+                    em.elem_of[ops[-1]] = (o, j * size)
                 else:
                     ops.append(o)
             rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
-            if op in self.em.floats.CASTS:
+            if op in em.floats.CASTS:
                 rty = ety
             fake = Inst(op, f"{i.name}.{j}", rty, ops, text=i.text, pred=i.pred, elem=ety,
                         callee=re.sub(r"\.v\d+([a-z]+\d*)", r".\1", i.callee), line=i.line)
-            self.em.codegen.inst(fake, p)
+            em.codegen.inst(fake, p)
             if op != "store":
-                out.append(self.em.vals[fake])
+                out.append(em.vals[fake])
         return None if op == "store" else self.make_vec(out)
 
     def bitcast_words(self, v: Val, st: str, dt: str) -> Val:
         """A bitcast between types of equal width whose elements differ in size (i32 <-> <4 x i8>,
         <4 x float> <-> <16 x i8>, i64 <-> <2 x i32>): through the value's 32-bit words in memory
         order, each an i32 lane (8- and 16-bit elements keep don't-care upper bits, as everywhere)."""
+        em = self.em
         def layout(ty):
             m = _VEC.fullmatch(ty)
             et, n = (m.group(2).strip(), int(m.group(1))) if m else (ty, 1)
             if et not in ("i8", "i16", "i32", "i64", "float", "double"):
-                raise CodegenError(f"bitcast from {st} to {dt} is not supported on the emulator device", self.em.line)
+                raise CodegenError(f"bitcast from {st} to {dt} is not supported on the emulator device", em.line)
             return et, n
         (se, sn), (de, dn) = layout(st), layout(dt)
         items = self.elems(v) if _VEC.fullmatch(st) else [v]
@@ -350,8 +363,8 @@ class Values:
         words = []
         if sb == 64:
             for x in items:
-                words.append(self.em.join32(*x.regs))
-                words.append(self.em.join32(*(self.em.alu("ulsr", r, self.em.c32(32)) for r in x.regs)))
+                words.append(em.join32(*x.regs))
+                words.append(em.join32(*(em.alu("ulsr", r, em.c32(32)) for r in x.regs)))
         elif sb == 32:
             words = [x.regs[0] for x in items]
         else:
@@ -359,15 +372,15 @@ class Values:
             for w in range(sn // per):
                 acc = None
                 for j in range(per):
-                    e = self.em.alu("iand", items[w * per + j].regs[0], self.em.c32((1 << sb) - 1))
-                    e = self.em.alu("ilsl", e, self.em.c32(j * sb)) if j else e
-                    acc = e if acc is None else self.em.alu("ior", acc, e)
+                    e = em.alu("iand", items[w * per + j].regs[0], em.c32((1 << sb) - 1))
+                    e = em.alu("ilsl", e, em.c32(j * sb)) if j else e
+                    acc = e if acc is None else em.alu("ior", acc, e)
                 words.append(acc)
         out = []
         if db == 64:
             for w in range(0, len(words), 2):
-                lo, hi = self.em.split64(words[w], signed=False), self.em.split64(words[w + 1], signed=False)
-                regs = tuple(self.em.alu("lor", self.em.alu("llsl", h, self.em.c32(32)), l) for h, l in zip(hi, lo))
+                lo, hi = em.split64(words[w], signed=False), em.split64(words[w + 1], signed=False)
+                regs = tuple(em.alu("lor", em.alu("llsl", h, em.c32(32)), l) for h, l in zip(hi, lo))
                 out.append(Val(self.kind_of(de), regs))
         elif db == 32:
             out = [Val(self.kind_of(de), (w,)) for w in words]
@@ -375,10 +388,11 @@ class Values:
             for k in range(dn):
                 sh = (k * db) % 32
                 w = words[k * db // 32]
-                out.append(Val("i32", (self.em.alu("uilsr", w, self.em.c32(sh)) if sh else w,)))
+                out.append(Val("i32", (em.alu("uilsr", w, em.c32(sh)) if sh else w,)))
         return self.make_vec(out) if _VEC.fullmatch(dt) else out[0]
 
     def kind_of(self, ty: str) -> str:
+        em = self.em
         if _VEC.fullmatch(ty) or irtypes.is_aggregate(ty):
             return "vec"
         if ty == "i1":
@@ -395,7 +409,7 @@ class Values:
             return "f64"
         if ty == "ptr":
             return "ptr"
-        raise CodegenError(f"values of type {ty} are not supported on the emulator device yet", self.em.line)
+        raise CodegenError(f"values of type {ty} are not supported on the emulator device yet", em.line)
 
     def affine(self, v: Val, x):
         """v's (coef, const, seq) form in the global id, also for a uniform value the sequencer knows."""
@@ -410,29 +424,31 @@ class Values:
         scalar arguments (the runtime passes them as %p<k>), counters of sequencer loops, and sums,
         differences and products of these.  Memoised while the sequencer loops' counters stay the
         same: a chain of n adds asked about at each link is otherwise walked n^2 / 2 times."""
-        key = tuple((id(k), v) for k, v in self.em.seq_ivs.items())
-        if key != self.em.seq_key:
-            self.em.seq_key, self.em.seq_memo = key, {}
+        em = self.em
+        key = tuple((id(k), v) for k, v in em.seq_ivs.items())
+        if key != em.seq_key:
+            em.seq_key, em.seq_memo = key, {}
         return self._seq_expr(x)[0]
 
     def _seq_expr(self, x):
         """(seq_expr(x), whether that answer holds for good: not when it read a pointer not yet
         translated)."""
+        em = self.em
         if isinstance(x, Const):
             return (str(x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None), True
         if not isinstance(x, Inst):
             return None, True
-        if x in self.em.seq_ivs:
-            return self.em.seq_ivs[x], True
-        if x in self.em.seq_memo:
-            return self.em.seq_memo[x], True
+        if x in em.seq_ivs:
+            return em.seq_ivs[x], True
+        if x in em.seq_memo:
+            return em.seq_memo[x], True
         out, stable = None, True
         if x.op == "load" and x.type in ("i32", "i64", "i16", "i8"):
-            ptr = self.em.vals.get(x.ops[0])
+            ptr = em.vals.get(x.ops[0])
             stable = ptr is not None
             if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None \
-                    and not ptr.coff and ptr.base[1] not in self.em.wide_args:
-                self.em.uses.setdefault("params", set()).add(ptr.base[1])
+                    and not ptr.coff and ptr.base[1] not in em.wide_args:
+                em.uses.setdefault("params", set()).add(ptr.base[1])
                 out = f"%p{ptr.base[1]}"
         elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
             out, stable = self._seq_expr(x.ops[0])
@@ -442,15 +458,16 @@ class Values:
             if a is not None and b is not None:
                 out = f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
         if stable:
-            self.em.seq_memo[x] = out
+            em.seq_memo[x] = out
         return out, stable
 
     def uniform_register(self, x):
         """seq_expr(x) where x's register holds that value in every lane, else None.  A pass
         counter's phi (pass_ivs) does so only in the lanes still in its loop: a lane that left
         keeps its last value, and the other work-item of its long word may still be running."""
+        em = self.em
         e = self.seq_expr(x)
-        return None if e is None or any(t in re.findall(r"%\w+", e) for t in self.em.pass_counters) else e
+        return None if e is None or any(t in re.findall(r"%\w+", e) for t in em.pass_counters) else e
 
     def int_rng(self, v: Val):
         """An interval holding integer v's true value (an i32 index counts as signed), or None."""
@@ -460,9 +477,10 @@ class Values:
 
     def ir_rng(self, x):
         """An interval holding IR integer value x (see int_rng), from its Val or its IR, or None."""
+        em = self.em
         if isinstance(x, Const):
             return (x.value, x.value) if isinstance(x.value, int) and not isinstance(x.value, bool) else None
-        v = self.em.vals.get(x)
+        v = em.vals.get(x)
         if v is not None and v.kind in ("i32", "i64"):
             return self.int_rng(v)
         if getattr(x, "type", None) in ("i32", "i16", "i8"):

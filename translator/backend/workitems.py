@@ -14,58 +14,63 @@ class WorkItems:
 
     def wave_ids(self):
         """At the top of each wave: this lane's global position per dimension and whether it is live."""
-        sh = self.em.shape
-        self.em.pos = []
+        em = self.em
+        sh = em.shape
+        em.pos = []
         act = None
-        for d, (s, o, g) in enumerate(((self.em.sx, self.em.X0, "gx"), (self.em.sy, self.em.Y0, "gy"), (self.em.sz, self.em.Z0, "gz"))):
-            p = self.em.alu("iadd", o, s, hint=f"pos{d}")
-            self.em.pos.append(p)
-            if self.em.one_d and d:           # a 1-D launch: y and z are 0 in every lane of a full wave
+        for d, (s, o, g) in enumerate(((em.sx, em.X0, "gx"), (em.sy, em.Y0, "gy"), (em.sz, em.Z0, "gz"))):
+            p = em.alu("iadd", o, s, hint=f"pos{d}")
+            em.pos.append(p)
+            if em.one_d and d:           # a 1-D launch: y and z are 0 in every lane of a full wave
                 continue
-            ok = self.em.bool_from_mask(self.em.flags("uimax", sh[g], self.em.alu("iinc", p)))   # gx >= p + 1
-            act = ok if act is None else self.em.b_and(act, ok)
-        self.em.active = act if self.em.in_wave is None else self.em.b_and(act, self.em.in_wave)
-        self.em.ids_cache = {}
+            ok = em.bool_from_mask(em.flags("uimax", sh[g], em.alu("iinc", p)))   # gx >= p + 1
+            act = ok if act is None else em.b_and(act, ok)
+        em.active = act if em.in_wave is None else em.b_and(act, em.in_wave)
+        em.ids_cache = {}
 
     def ids_value(self, k: int) -> Val:
         """ids[k]: local ids (0..2), global ids (3..5), as 64-bit values with an exact 32-bit facet."""
-        if k in self.em.ids_cache:
-            return self.em.ids_cache[k]
-        sh = self.em.shape
+        em = self.em
+        if k in em.ids_cache:
+            return em.ids_cache[k]
+        sh = em.shape
         d = k % 3
         if k >= 3:
-            n = self.em.alu("iadd", self.em.pos[d], sh[("offx", "offy", "offz")[d]])
+            n = em.alu("iadd", em.pos[d], sh[("offx", "offy", "offz")[d]])
             aff = (1, 0, None) if d == 0 else None
         else:
             q = self.group_index(d)
-            n = self.em.alu("isub", self.em.pos[d], self.em.ints.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
+            n = em.alu("isub", em.pos[d], em.ints.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
             aff = None
-        hi, lo = self.em.split64(n, signed=False)
+        hi, lo = em.split64(n, signed=False)
         v = Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=(0, MAX_GLOBAL_ID - 1))
-        self.em.ids_cache[k] = v
+        em.ids_cache[k] = v
         return v
 
     def group_index(self, d: int) -> VReg:
         """pos / ls in dimension d, for any local size."""
+        em = self.em
         key = ("group", d)
-        if key not in self.em.ids_cache:
-            self.em.ids_cache[key] = self.em.ints.div_exact(self.em.pos[d], self.em.shape[("rlsx", "rlsy", "rlsz")[d]])
-        return self.em.ids_cache[key]
+        if key not in em.ids_cache:
+            em.ids_cache[key] = em.ints.div_exact(em.pos[d], em.shape[("rlsx", "rlsy", "rlsz")[d]])
+        return em.ids_cache[key]
 
     def local_base(self) -> VReg:
         """Byte offset of this lane's work-group block in the local scratch buffer: the group's
         index within the wave (the wave holds whole groups when the kernel uses __local) * lbytes."""
-        if self.em.local_base_reg is None:
-            saved, self.em.items = self.em.items, []
-            sh = self.em.shape
-            g = [self.em.ints.div_exact(s_, sh[r]) for s_, r in ((self.em.sx, "rlsx"), (self.em.sy, "rlsy"), (self.em.sz, "rlsz"))]
-            lin = self.em.alu("iadd", g[0], self.em.ints.mul32(sh["kx"], self.em.alu("iadd", g[1], self.em.ints.mul32(sh["ky"], g[2]))))
-            self.em.local_base_reg = self.em.ints.mul32(lin, sh["lbytes"])
-            self.em.prologue += self.em.items
-            self.em.items = saved
-        return self.em.local_base_reg
+        em = self.em
+        if em.local_base_reg is None:
+            saved, em.items = em.items, []
+            sh = em.shape
+            g = [em.ints.div_exact(s_, sh[r]) for s_, r in ((em.sx, "rlsx"), (em.sy, "rlsy"), (em.sz, "rlsz"))]
+            lin = em.alu("iadd", g[0], em.ints.mul32(sh["kx"], em.alu("iadd", g[1], em.ints.mul32(sh["ky"], g[2]))))
+            em.local_base_reg = em.ints.mul32(lin, sh["lbytes"])
+            em.prologue += em.items
+            em.items = saved
+        return em.local_base_reg
 
     def group_id(self, d: int) -> Val:
+        em = self.em
         n = self.group_index(d)
-        hi, lo = self.em.split64(n, signed=False)
+        hi, lo = em.split64(n, signed=False)
         return Val("i64", (hi, lo), narrow=n, rng=(0, MAX_GLOBAL_ID - 1))
