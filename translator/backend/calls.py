@@ -6,9 +6,13 @@ from __future__ import annotations
 from .irread import Inst
 from .ops import VReg
 from .emitter import CodegenError
-from .values import Val
+from .values import SMALL, Val
 from .nans import callee_base, no_nans
 from .mathlib import lower_math
+
+
+# llvm.<name> integer intrinsics int_call lowers -> whether their operands are signed
+INT_CALLS = {"smax": True, "smin": True, "abs": True, "umax": False, "umin": False, "usub": False, "uadd": False}
 
 
 class Calls:
@@ -17,17 +21,14 @@ class Calls:
     def __init__(self, em):
         self.em = em
 
-    # llvm.<name> integer intrinsics int_call lowers -> whether their operands are signed
-    INT_CALLS = {"smax": True, "smin": True, "abs": True, "umax": False, "umin": False, "usub": False, "uadd": False}
-
     def int_call(self, base: str, ty: str, args) -> Val:
         """llvm.smax/smin/umax/umin/abs and the unsigned saturating add and subtract, from the ALU's
         max and min (i8/i16 extended to 32 bits first: their upper bits are don't-care):
         usub.sat(a, b) = max(a, b) - b, uadd.sat(a, b) = min(a, ~b) + b."""
         em = self.em
-        signed, kind = self.INT_CALLS[base], args[0].kind
+        signed, kind = INT_CALLS[base], args[0].kind
         a, b = args[0], args[1] if base != "abs" else args[0]     # abs's second operand is an i1 flag
-        if ty in em.values.SMALL:
+        if ty in SMALL:
             a, b = em.values.norm_small(a, ty, signed), em.values.norm_small(b, ty, signed)
         w, u = ("l" if ty == "i64" else "i"), ("" if signed else "u")
         out = []
@@ -146,7 +147,7 @@ class Calls:
                 em.masked_copy(r, f, em.flags(("l" if wide else "i") + "and", r, mag))
                 out.append(f)
             return Val(args[0].kind, tuple(out))
-        if base in self.INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
+        if base in INT_CALLS and ty in ("i8", "i16", "i32", "i64"):
             return self.int_call(base, ty, args)
         if base in ("fshl", "fshr") and ty in ("i8", "i16", "i32", "i64"):
             return self.funnel(base == "fshl", ty, *args)

@@ -23,6 +23,26 @@ Takes the ``Func`` of ``K__wi`` (irread) and gives the control tree of
   its lanes into its copy of the chunk, the copies' differences are summed up
   the tree (l1bmr, l2bmr, mvr with integer add) into DRAM.  Nothing is copied
   by the host.
+
+Where.  ``Codegen`` here is the driver: it makes the ``Emitter`` (emitter.py: all the state of
+one kernel's translation and the lane operations everything emits with) and one object per
+concern, each of which takes the emitter and reaches the others through it (``em.values``,
+``em.memory`` ...); it builds the prologue from the argument block (the launch ABI below),
+walks the blocks (control.py) and translates each instruction by its kind:
+
+  values.py      Val; constants, vectors, aggregates; integer ranges and affine forms; what the
+                 sequencer knows of a value
+  workitems.py   each lane's global, local and group ids
+  control.py     predicates, phis, loops (``.while any`` and sequencer loops), captures
+  isel_int.py    integer arithmetic, multiplication and division sequences, compares
+  isel_float.py  float arithmetic, division and sqrt, compares, conversions
+  calls.py       builtins and intrinsics (the math library: mathlib.py)
+  memory.py      addresses, loads and stores, private arrays, contiguous and uniform paths,
+                 gathers, stores in flight
+  scatter.py     scattered stores: batches, passes, claims
+  bounds.py      bounds checks and their report
+  resident.py    buffers resident in LM0 ("-res" builds)
+  nans.py        IEEE NaNs and signed zeros after MAU chains
 """
 from __future__ import annotations
 
@@ -32,11 +52,11 @@ from .irtypes import odd_int, type_size
 from .layout import Layout
 from .ops import MV, Op, VReg
 from .emitter import CodegenError, Emitter
-from .values import KINDS, MAX_BUFFER, MAX_GLOBAL_ID, Val, Values
+from .values import CASTS, KINDS, MAX_BUFFER, MAX_GLOBAL_ID, SMALL, Val, Values
 from .control import Control, MixedPointer
 from .nans import NanFixups
 from .workitems import WorkItems
-from .isel_int import IntSelection
+from .isel_int import INT_BIN32, IntSelection
 from .isel_float import FloatSelection
 from .calls import Calls
 from .memory import Memory
@@ -72,6 +92,11 @@ def wide_arg_slots(params) -> dict:
         raise CodegenError(f"the by-value arguments wider than 8 bytes need {SHAPE_SLOT - top} long words of the "
                            f"argument block; with {len(params)} parameters {MAX_PARAMS - len(params)} are free")
     return out
+
+
+WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
+                      "sext", "zext", "trunc", "freeze", "fadd", "fsub", "fmul", "fneg", "fcmp", "sitofp",
+                      "uitofp", "fpext", "fptrunc"}
 
 
 class Codegen:
@@ -263,10 +288,6 @@ class Codegen:
         em.items[:0] = [mv for mv, _ in em.hoisted] + [o for o in ops if o.unit == "wait"] + \
             [o for o in ops if o.unit != "wait"]
 
-    WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
-                          "sext", "zext", "trunc", "freeze", "fadd", "fsub", "fmul", "fneg", "fcmp", "sitofp",
-                          "uitofp", "fpext", "fptrunc"}
-
     def wave_invariant(self, x) -> bool:
         """x is the same in every lane of every wave (pure scalar arithmetic on constants and scalar
         kernel arguments): computed once, in the prologue, not in every wave."""
@@ -281,7 +302,7 @@ class Codegen:
                 ptr = em.vals.get(x.ops[0])
                 r = ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None
             else:
-                r = x.op in self.WAVE_INVARIANT_OPS and not x.type.startswith("<") and \
+                r = x.op in WAVE_INVARIANT_OPS and not x.type.startswith("<") and \
                     all(self.wave_invariant(o) for o in x.ops)
             em.invariant[x] = r
         return r
@@ -290,7 +311,7 @@ class Codegen:
         em = self.em
         if em.batch and self.may_see_stores(i):
             em.scatter.flush_scatters()
-        if i.op in self.WAVE_INVARIANT_OPS and self.wave_invariant(i):
+        if i.op in WAVE_INVARIANT_OPS and self.wave_invariant(i):
             outer, em.items = em.items, []
             try:
                 self.inst_here(i, p)
@@ -321,7 +342,8 @@ class Codegen:
         if any(odd_int(t) for t in [i.type] + [getattr(o, "type", "") for o in i.ops]):
             return em.ints.widened(i, p)
         k = {"load": 0, "getelementptr": 0, "store": 1}.get(op)
-        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and (em.values.val(i.ops[k]).base or ("",))[0] == "either":
+        if k is not None and isinstance(i.ops[k], (Inst, Arg)) and \
+                (em.values.val(i.ops[k]).base or ("",))[0] == "either":
             v = em.memory.on_either(i, k, p)
             if v is not None:
                 em.vals[i] = v
@@ -340,13 +362,13 @@ class Codegen:
             if v is not None:
                 em.vals[i] = v
             return
-        if op in em.ints.INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
+        if op in INT_BIN32 or op in ("mul", "udiv", "sdiv", "urem", "srem"):
             em.vals[i] = em.ints.int_binop(i)
         elif op in ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"):
             em.vals[i] = em.floats.float_op(i)
         elif op == "icmp":
             a, b = em.values.val(i.ops[0]), em.values.val(i.ops[1])
-            if i.ops[0].type in em.values.SMALL:
+            if i.ops[0].type in SMALL:
                 signed = i.pred[0] == "s"
                 a, b = (em.values.norm_small(x, i.ops[0].type, signed) for x in (a, b))
             em.vals[i] = Val("b", (em.ints.icmp(i.pred, a, b),))
@@ -355,7 +377,7 @@ class Codegen:
         elif op == "select":
             c = em.values.val(i.ops[0]).regs[0]
             em.vals[i] = em.values.select(c, em.values.val(i.ops[1]), em.values.val(i.ops[2]))
-        elif op in em.floats.CASTS:
+        elif op in CASTS:
             em.vals[i] = em.floats.cast(i)
         elif op == "getelementptr":
             em.vals[i] = em.memory.gep(i)

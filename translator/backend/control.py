@@ -25,7 +25,7 @@ class MixedPointer(Exception):
     another buffer than it was made for (`p = c ? a : b` carried around a loop, LLVM's load of a
     phi of `&sums[g]` and `&local_carry`): codegen starts again with the buffers of the IR value
     `name` known, so its register is one offset per buffer and the bools choosing among them
-    (Codegen.persistent, set_multi_ptr)."""
+    (Control.persistent, set_multi_ptr)."""
     def __init__(self, name: str, bases: list, line=0):
         super().__init__(name)
         self.name, self.bases, self.line = name, bases, line

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .irread import Inst
 from .ops import VReg
 from .emitter import CodegenError
-from .values import I32, KINDS, U32, Val, within
+from .values import I32, KINDS, SMALL, U32, Val, within
 from .nans import no_nans
 
 
@@ -15,9 +15,6 @@ class FloatSelection:
 
     def __init__(self, em):
         self.em = em
-
-    CASTS = ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc", "bitcast",
-             "ptrtoint", "inttoptr")
 
     def fmul64(self, x, y, add=None):
         """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
@@ -204,13 +201,14 @@ class FloatSelection:
             signed = op == "sext"
             r = I32 if signed else U32
             if within(em.values.int_rng(v), (0, I32[1])) or (not signed and " nneg " in f" {i.text} "):
-                r = em.values.int_rng(v) if within(em.values.int_rng(v), (0, I32[1])) else (0, I32[1])   # (nneg: LLVM's word)
+                # non-negative (nneg: LLVM's word)
+                r = em.values.int_rng(v) if within(em.values.int_rng(v), (0, I32[1])) else (0, I32[1])
             if st == "i1":
                 x = v.regs[0] if signed else em.alu("iand", v.regs[0], em.c32(1))
                 v, r = Val("i32", (x,)), ((-1, 0) if signed else (0, 1))
-            elif st in em.values.SMALL:
+            elif st in SMALL:
                 v = em.values.norm_small(v, st, signed)
-                r = (-(1 << em.values.SMALL[st] - 1), (1 << em.values.SMALL[st] - 1) - 1) if signed else (0, (1 << em.values.SMALL[st]) - 1)
+                r = (-(1 << SMALL[st] - 1), (1 << SMALL[st] - 1) - 1) if signed else (0, (1 << SMALL[st]) - 1)
             if dt in ("i32", "i16", "i8"):
                 return Val("i32", v.regs, gid_affine=v.gid_affine)
             if dt == "i64":
@@ -227,7 +225,7 @@ class FloatSelection:
             raise CodegenError(f"truncation to {dt} is not supported on the emulator device yet", em.line)
         if op in ("sitofp", "uitofp"):
             u = "u" if op == "uitofp" else ""
-            if st in em.values.SMALL:
+            if st in SMALL:
                 v, st = em.values.norm_small(v, st, not u), "i32"
             if dt == "float" and st in ("i32", "i16", "i8", "i1"):
                 return Val("f32", (em.alu(u + "fitof", v.regs[0]),))

@@ -10,8 +10,23 @@ from .irread import Const, Inst
 from .irtypes import container_int, odd_int
 from .ops import SeqIf, SeqLoop, VReg
 from .emitter import CodegenError
-from .values import aff_add, aff_scale, EXACT, I32, is_pow2, rng_add, rng_scale, U32, Val, within
+from .values import aff_add, aff_scale, EXACT, I32, is_pow2, rng_add, rng_scale, SMALL, U32, Val, within
 from .nans import callee_base
+from .calls import INT_CALLS
+
+
+# ------------------------------------------------------------------ instructions
+INT_BIN32 = {"add": "iadd", "sub": "isub", "and": "iand", "or": "ior", "xor": "ixor",
+             "shl": "ilsl", "lshr": "uilsr", "ashr": "ilsr"}
+
+INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "lxor",
+             "shl": "llsl", "lshr": "ulsr", "ashr": "llsr"}
+
+# integers ----------------------------------------------------------------------------------
+EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
+           "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
+
+FP32_EXACT = 1 << 22       # operands below this divide exactly in fp32 (divide_uniform)
 
 
 class IntSelection:
@@ -56,17 +71,6 @@ class IntSelection:
     def mul32(self, a: VReg, b: VReg) -> VReg:
         return self.mul_general(Val("i32", (a,)), Val("i32", (b,)), False).regs[0]
 
-    # ------------------------------------------------------------------ instructions
-    INT_BIN32 = {"add": "iadd", "sub": "isub", "and": "iand", "or": "ior", "xor": "ixor",
-                 "shl": "ilsl", "lshr": "uilsr", "ashr": "ilsr"}
-
-    INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "lxor",
-                 "shl": "llsl", "lshr": "ulsr", "ashr": "llsr"}
-
-    # integers ----------------------------------------------------------------------------------
-    EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
-               "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
-
     def widened(self, i: Inst, p: VReg):
         """An instruction on an odd-width integer (i33 from LLVM's closed forms of loops, i24 ...):
         computed in the next supported width (i32 or i64), whose upper bits are don't-care, as for
@@ -74,9 +78,9 @@ class IntSelection:
         those bits (shifts right, division, compares, extensions, conversions)."""
         em = self.em
         op = i.op
-        signed = self.EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
+        signed = EXTENDS.get(op, i.pred[:1] == "s" if op == "icmp" else None)
         if op == "call":                                   # umax.i2 and the like
-            signed = em.calls.INT_CALLS.get(callee_base(i))
+            signed = INT_CALLS.get(callee_base(i))
         ops = []
         for o in i.ops:
             ty = getattr(o, "type", "")
@@ -115,11 +119,11 @@ class IntSelection:
             if mn is None:
                 raise CodegenError(f"'{op}' on booleans is not supported", em.line)
             return Val("b", (em.alu(mn, a.regs[0], b.regs[0]),))
-        if i.type in em.values.SMALL:           # computed in 32 bits; only these need the operands extended
+        if i.type in SMALL:           # computed in 32 bits; only these need the operands extended
             if op in ("lshr", "udiv", "urem", "ashr", "sdiv", "srem"):
                 signed = op in ("ashr", "sdiv", "srem")
                 a, b = (em.values.norm_small(x, i.type, signed) for x in (a, b))
-            mn = self.INT_BIN32.get(op)
+            mn = INT_BIN32.get(op)
             if mn:
                 return Val("i32", (em.alu(mn, a.regs[0], b.regs[0]),))
             if op == "mul":
@@ -142,24 +146,24 @@ class IntSelection:
             elif op == "or" and " disjoint " in f" {i.text} ":      # (no common bits: an add)
                 aff = aff_add(ca, cb, 1)
         rng = self.binop_rng(op, a, b) if wide else None
-        if op in self.INT_BIN32:
+        if op in INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \
                     and not (op == "shl" and not (b.const is not None and 0 <= b.const < 32)):
                 # the low 32 bits in step (ids, offsets); the whole value from them where its range
                 # shows it is a 32-bit one, else by the 64-bit operation
-                n = em.alu(self.INT_BIN32[op], a.narrow, b.narrow)
+                n = em.alu(INT_BIN32[op], a.narrow, b.narrow)
                 sc = self.scaled_binop(op, a, b)
                 if aff is not None and within(rng, I32):
                     hi, lo = em.split64(n)
                     return Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=rng, scaled=sc)
-                regs = tuple(em.alu(self.INT_BIN64[op], x, y) for x, y in zip(em.values.wide(a), em.values.wide(b)))
+                regs = tuple(em.alu(INT_BIN64[op], x, y) for x, y in zip(em.values.wide(a), em.values.wide(b)))
                 return Val("i64", regs, narrow=n, gid_affine=aff, rng=rng, scaled=sc)
             if not wide:
                 r = self.binop_rng(op, replace(a, rng=em.values.int_rng(a)), replace(b, rng=em.values.int_rng(b)))
-                return Val("i32", (em.alu(self.INT_BIN32[op], a.regs[0], b.regs[0]),), gid_affine=aff,
+                return Val("i32", (em.alu(INT_BIN32[op], a.regs[0], b.regs[0]),), gid_affine=aff,
                            rng=r if within(r, I32) else None)      # (a range past 32 bits: it wraps)
             ra, rb = em.values.wide(a), em.values.wide(b)
-            regs = tuple(em.alu(self.INT_BIN64[op], x, y) for x, y in zip(ra, rb))
+            regs = tuple(em.alu(INT_BIN64[op], x, y) for x, y in zip(ra, rb))
             nar = None
             xa = em.values.affine(a, i.ops[0])
             if op == "ashr" and b.const is not None and 0 < b.const <= 32 and xa and xa[2] is None \
@@ -278,7 +282,7 @@ class IntSelection:
         r = rng_add(sa[2], sb[2], 1 if op == "add" else -1)
         if not (within(r, I32) or within(r, U32)):      # (idx_wide rebuilds u from its low 32 bits)
             return None
-        return em.alu(self.INT_BIN32[op], sa[0], sb[0]), sa[1], r
+        return em.alu(INT_BIN32[op], sa[0], sb[0]), sa[1], r
 
     def mul_const(self, x: Val, c: int, wide: bool, aff) -> Val:
         em = self.em
@@ -380,8 +384,6 @@ class IntSelection:
             return self.divide_uniform(op, a.regs[0], b.regs[0], a.gid_affine)
         return self.divide32(op, a.regs[0], b.regs[0])
 
-    FP32_EXACT = 1 << 22       # operands below this divide exactly in fp32 (divide_uniform)
-
     def divide_uniform(self, op, x, y, aff=None) -> Val:
         """Division by a value every lane shares (a kernel argument, say): one reciprocal per wave
         (cached), then each quotient is trunc((|x| + 1/2) / |y|) by div_exact, exact for 32 bits.
@@ -397,7 +399,7 @@ class IntSelection:
         if em.one_d and aff is not None and em.uniform_divisor:
             lo, hi = em.bounds.wave_extent(aff)
             n = em.uniform_divisor
-            cond = f"1 <= ({n}) < {self.FP32_EXACT} and {lo} >= 0 and {hi} < {self.FP32_EXACT}"
+            cond = f"1 <= ({n}) < {FP32_EXACT} and {lo} >= 0 and {hi} < {FP32_EXACT}"
             rcp32 = self.reciprocal32(y, signed)
             out = em.new("quot")
             outer, em.items = em.items, []

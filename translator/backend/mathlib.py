@@ -36,7 +36,7 @@ import struct
 from decimal import Context, Decimal
 from math import factorial
 
-from .values import Val
+from .values import SMALL, Val
 from .ops import VReg
 
 M64 = (1 << 64) - 1
@@ -809,8 +809,9 @@ def _int_fn(em, name, ty, args):
         mn = ("u" if name[0] == "u" else "") + name[1:]
         a, b = args[0], args[1]
         if ty == "i64":
-            return Val("i64", tuple(em.alu(mn[:-3] + "l" + mn[-3:], x, y) for x, y in zip(em.values.wide(a), em.values.wide(b))))
-        if ty in em.values.SMALL:
+            return Val("i64", tuple(em.alu(mn[:-3] + "l" + mn[-3:], x, y)
+                                    for x, y in zip(em.values.wide(a), em.values.wide(b))))
+        if ty in SMALL:
             signed = name[0] == "s"
             a, b = em.values.norm_small(a, ty, signed), em.values.norm_small(b, ty, signed)
             return Val("i32", (em.alu(mn[:-3] + "i" + mn[-3:], a.regs[0], b.regs[0]),))
@@ -820,7 +821,7 @@ def _int_fn(em, name, ty, args):
         if ty == "i64":
             zero = em.const64(0)
             return Val("i64", tuple(em.alu("lmax", x, em.alu("lsub", zero, x)) for x in em.values.wide(a)))
-        if ty in em.values.SMALL:
+        if ty in SMALL:
             x = em.values.norm_small(a, ty, True).regs[0]
             return Val("i32", (em.alu("imax", x, em.alu("isub", em.c32(0), x)),))
         return None
@@ -829,8 +830,8 @@ def _int_fn(em, name, ty, args):
             return Val("i64", tuple(_bitcount(em, name, r, 64) for r in em.values.wide(args[0])))
         if ty == "i32":
             return Val("i32", (_bitcount(em, name, args[0].regs[0], 32),))
-        if ty in em.values.SMALL:
-            bits = em.values.SMALL[ty]
+        if ty in SMALL:
+            bits = SMALL[ty]
             x = em.values.norm_small(args[0], ty, False).regs[0]
             v = _bitcount(em, name, x, 32)
             if name == "ctlz":

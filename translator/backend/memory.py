@@ -20,13 +20,14 @@ from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
 
 
+STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
+
+
 class Memory:
     """Loads, stores and the data movement behind them."""
 
     def __init__(self, em):
         self.em = em
-
-    STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
 
     def settle_stores(self, whole_buffer=False):
         """Wait for a contiguous store still in flight (before anything that may read its data).
@@ -38,11 +39,11 @@ class Memory:
         kernel has a contiguous store (fast_store) by the end (drop_unissued_waits)."""
         em = self.em
         if "store" in em.areas:
-            em.op(f"wait i{self.STORE_TAG}", "wait")
+            em.op(f"wait i{STORE_TAG}", "wait")
         elif whole_buffer and em.loop_stack and not any(ctx["stores"] for ctx in em.loop_stack):
             em.loop_stack[0]["settle_before"] = True        # once, before the outermost loop
         elif whole_buffer or any(ctx["stores"] for ctx in em.loop_stack):
-            em.op(f"wait i{self.STORE_TAG}", "wait")
+            em.op(f"wait i{STORE_TAG}", "wait")
             em.unsure_waits.append(em.items[-1])
 
     def drop_unissued_waits(self):
@@ -121,7 +122,8 @@ class Memory:
                 total = rng_add(I32 if orng is None else orng, trng)
                 if o64 is not None or not within(total, I32):
                     prev = o64 if o64 is not None else (em.split64(off.regs[0]) if off is not None else None)
-                    t64 = em.ints.mul_const(Val("i64", em.values.wide(iv), rng=em.values.int_rng(iv)), scale, True, None).regs
+                    iv64 = Val("i64", em.values.wide(iv), rng=em.values.int_rng(iv))
+                    t64 = em.ints.mul_const(iv64, scale, True, None).regs
                     o64 = t64 if prev is None else tuple(em.alu("ladd", a, b) for a, b in zip(prev, t64))
                 orng = total
             off = Val("i32", (term if off is None else em.alu("iadd", off.regs[0], term),))
@@ -812,7 +814,7 @@ class Memory:
         # scatter, which may read it back) waits first
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            em.prologue += [MV(f"mvd/n{S}i{self.STORE_TAG} $d0 $lc{lc}", "%argblk", em.line)]
+            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", "%argblk", em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
@@ -821,7 +823,7 @@ class Memory:
                   mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
         em.op("nop", "nop")
         em.op("nop", "nop")
-        em.items.append(MV(f"mvd/n{S}i{self.STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
+        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
                            em.line))
         em.scatters |= not per_wave and isinstance(k, int)     # (not the bounds reports)
 

@@ -10,7 +10,7 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
 * A float ``Val`` made by such an operation is *lazy*: ``Val.lazy`` records the operation and its
   operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
   feed further chain operations unchanged.
-* Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
+* Where a lazy value leaves the chain (``Values.val``: a store, a compare, a conversion, a call,
   a select or phi, a division ...) it is *settled* in place: if any lane is +-0 or +-inf
   (three ALU ops and one any-reduction, ``special``), the NaN lanes are recomputed from the
   chain (``nan_bool``: a NaN operand, inf - inf, 0 * inf) and get a quiet NaN, and the zero
@@ -34,6 +34,10 @@ import re
 
 from .irread import Inst
 from .ops import IfAnyLane
+
+# the emitter's state a loop's exact run starts again from (snapshot, restore)
+STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
+
 
 CHAIN_OPS = ("fadd", "fsub", "fmul", "fneg")
 CHAIN_CALLS = ("fmuladd", "fma")
@@ -318,11 +322,9 @@ class NanFixups:
                 work.append(u)
         return True
 
-    STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
-
     def snapshot(self) -> dict:
         em = self.em
-        return {a: dict(getattr(em, a)) for a in self.STATE} | {"flops": em.flops}
+        return {a: dict(getattr(em, a)) for a in STATE} | {"flops": em.flops}
 
     def restore(self, s: dict):
         em = self.em

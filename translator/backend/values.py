@@ -18,6 +18,12 @@ from .ops import VReg
 from .emitter import CodegenError
 
 
+SMALL = {"i8": 8, "i16": 16}          # the integer kinds held in a 32-bit lane with don't-care upper bits
+
+CASTS = ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc", "bitcast",
+         "ptrtoint", "inttoptr")
+
+
 KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}
 
 
@@ -120,12 +126,10 @@ class Values:
             out.append(d)
         return Val(a.kind, tuple(out))
 
-    SMALL = {"i8": 8, "i16": 16}
-
     def norm_small(self, v: Val, ty: str, signed: bool) -> Val:
         """An i8/i16 value (kept in a 32-bit lane whose upper bits are don't-care) extended to 32 bits."""
         em = self.em
-        bits, r = self.SMALL[ty], v.regs[0]
+        bits, r = SMALL[ty], v.regs[0]
         if signed:
             r = em.alu("ilsr", em.alu("ilsl", r, em.c32(32 - bits)), em.c32(32 - bits))
         else:
@@ -337,7 +341,7 @@ class Values:
                 else:
                     ops.append(o)
             rty = "void" if op == "store" else (ety if op != "icmp" and op != "fcmp" else "i1")
-            if op in em.floats.CASTS:
+            if op in CASTS:
                 rty = ety
             fake = Inst(op, f"{i.name}.{j}", rty, ops, text=i.text, pred=i.pred, elem=ety,
                         callee=re.sub(r"\.v\d+([a-z]+\d*)", r".\1", i.callee), line=i.line)

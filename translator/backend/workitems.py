@@ -40,7 +40,8 @@ class WorkItems:
             aff = (1, 0, None) if d == 0 else None
         else:
             q = self.group_index(d)
-            n = em.alu("isub", em.pos[d], em.ints.mul_general(Val("i32", (q,)), Val("i32", (sh[("lsx", "lsy", "lsz")[d]],)), False).regs[0])
+            size = Val("i32", (sh[("lsx", "lsy", "lsz")[d]],))
+            n = em.alu("isub", em.pos[d], em.ints.mul_general(Val("i32", (q,)), size, False).regs[0])
             aff = None
         hi, lo = em.split64(n, signed=False)
         v = Val("i64", (hi, lo), narrow=n, gid_affine=aff, rng=(0, MAX_GLOBAL_ID - 1))
