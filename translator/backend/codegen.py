@@ -219,7 +219,7 @@ class Codegen:
         return []
 
     def translate(self):
-        """Prologue and wave body for the whole function."""
+        """Prologue and wave body for the whole function (once per Codegen)."""
         em = self.em
         self.build_prologue()
         em.items = []
@@ -227,7 +227,6 @@ class Codegen:
         f = em.f
         em.bmap = {b.name: b for b in f.blocks}
         em.succ = {b.name: self.successors(b) for b in f.blocks}
-        em.escapes = {}
         for a, base in zip(f.args, (("args",), ("wg",), ("ids",))):
             em.vals[a] = Val("ptr", base=base)
         # depth-first search: reverse postorder and back edges
@@ -251,7 +250,6 @@ class Codegen:
             for s in em.succ[n]:
                 preds[s].append(n)
         em.preds = preds
-        em.loops = {}
         for latch, h in back:
             body, work = {h, latch}, ([latch] if latch != h else [])
             while work:
@@ -268,12 +266,6 @@ class Codegen:
                     if isinstance(o, Inst):
                         users.setdefault(o, []).append(i)
         em.users = users
-        em.pred = {}
-        em.acc = {}
-        em.edge = {}
-        em.loop_stack = []
-        em.seq_ivs = {}                 # counter phi of a sequencer loop -> its sequencer expression
-        em.pass_counters = set()        # pass counters of loops run until no lane is left (pass_ivs)
         em.resident_buffers.resident_copies()
         em.control.emit_region([n for n in em.rpo], None)
         em.resident_buffers.write_back()
