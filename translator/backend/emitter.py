@@ -22,6 +22,8 @@ TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for orde
 
 
 class CodegenError(Exception):
+    """A construct the backend cannot translate, with the C line it comes from (0: unknown)."""
+
     def __init__(self, msg, line=0):
         super().__init__(msg)
         self.line = line
@@ -31,7 +33,7 @@ class Emitter:
     """One kernel's instruction-selection state and the operations every part emits with."""
 
     def __init__(self, func: Func, layout: Layout, params, wide_args: dict, one_d: bool, chunk_longs: int,
-                 replicate: bool = True, resident=(), ptr_bases=None, scatter_batch: int = 32, lazy_cap=None):
+                 replicate: bool, resident, ptr_bases, scatter_batch: int, lazy_cap):
         self.f = func
         self.ptr_bases = ptr_bases or {}  # IR value name -> the buffers its pointer register holds (MixedPointer)
         self.lay = layout

@@ -18,13 +18,11 @@ from .ops import VReg
 from .emitter import CodegenError
 
 
-SMALL = {"i8": 8, "i16": 16}          # the integer kinds held in a 32-bit lane with don't-care upper bits
-
+KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}    # Val kind -> its registers
+SMALL = {"i8": 8, "i16": 16}          # integers held in a 32-bit lane whose upper bits are don't-care
+# LLVM's conversions (isel_float.cast; vector_inst makes them element by element)
 CASTS = ("zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "fpext", "fptrunc", "bitcast",
          "ptrtoint", "inttoptr")
-
-
-KINDS = {"i32": 1, "f32": 1, "b": 1, "i64": 2, "f64": 2, "i16": 1, "i8": 1}
 
 
 @dataclass(eq=False)
