@@ -1,6 +1,6 @@
-"""Out-of-bounds accesses: the per-lane checks of buffer accesses (deferred where a loop's
-sequencer can clear them), the first failing site per lane, and its report after the last
-wave."""
+"""Out-of-bounds accesses: the per-lane checks of buffer accesses (skipped in the waves the
+sequencer clears whole, a load's shared with its block's others), each lane's latest failing
+site, and the report of it after the last wave."""
 from __future__ import annotations
 
 import struct

@@ -1,5 +1,6 @@
-"""Resident buffers (the "-res" builds): buffers gathered in loops copied once into LM0,
-read and written there, and written back to DRAM after the last wave."""
+"""Resident buffers (the "-res" builds): buffers gathered or scattered in loops, copied into
+every PE's LM0 at the top of each wave, read and written there, and summed back into DRAM at
+its end."""
 from __future__ import annotations
 
 from .irtypes import type_size
