@@ -70,44 +70,53 @@ LAZY_CAP = 12       # lazy values in a float chain before it is settled, when re
 
 def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     """Codegen and the passes after it, with batches of at most `batch` scattered stores and the
-    `resident` buffers: (the Codegen, the control tree, the sequencer arguments, the register
-    allocation).  The Codegen goes into box as soon as it exists, for the line of an error."""
+    `resident` buffers: (the codegen's Emitter, the control tree, the sequencer arguments, the register
+    allocation).  The Emitter goes into box as soon as it exists, for the line of an error."""
     func = read_function(module.llvm_ir, info.wg_function)
     merge_arm_stores(func)
     ptr_bases = {}
     while True:                      # again when a pointer register turns out to span buffers
         cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
-                     replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases)
-        cg.SCATTER_BATCH = batch
-        cg.lazy_cap = lazy_cap
-        box.append(cg)
+                     replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
+                     lazy_cap=lazy_cap)
+        em = cg.em
+        box.append(em)
         try:
             cg.translate()
             break
         except MixedPointer as e:
             ptr_bases = e.learn(ptr_bases)
-    body = cg.items
-    inc = [Op("iadd {s0} {s1} {d0}", "alu", (cg.X0,), (cg.X0, cg.shape["wx"]))]
-    resx = [Op("zero {d0}", "alu", (cg.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Y0,), (cg.Y0, cg.shape["wy"]))]
-    resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
-    tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
-        SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
+    body = em.items
+    inc = [Op("iadd {s0} {s1} {d0}", "alu", (em.X0,), (em.X0, em.shape["wx"]))]
+    resx = [Op("zero {d0}", "alu", (em.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (em.Y0,), (em.Y0, em.shape["wy"]))]
+    resy = [Op("zero {d0}", "alu", (em.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (em.Z0,), (em.Z0, em.shape["wz"]))]
+    tree = list(em.prologue) + [SeqLoop("%wz", "0", "%nwz", [
+        SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + em.epilogue
     tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
-    tree = pack_loops(tree, lay, cg.alloc_lc)
-    tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-    alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(cg, tree))
-    args = abi.kernel_args(cg.uses)
-    return cg, tree, args, alloc
+    tree = pack_loops(tree, lay, em.alloc_lc)
+    tree = prefetch_waves(tree, em.memory.prefetch_loads(), lay, em.alloc_lc)
+    alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(em, tree))
+    bases = sorted(em.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
+    rows = sorted(em.uses.get("rows", ()), key=str)
+    params = sorted(em.uses.get("params", ()))
+    sizes = sorted(em.uses.get("sizes", ()), key=str)
+    widened = sorted(em.uses.get("widened", ()))
+    args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
+        + [f"rows{k}" for k in rows] \
+        + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in em.uses else []) \
+        + (["items"] if "items" in em.uses else []) \
+        + sorted(em.uses.get("extents", ()))
+    return em, tree, args, alloc
 
 
-def _lm0_free(cg, tree) -> tuple:
+def _lm0_free(em, tree) -> tuple:
     """[lo, hi): the LM0 words no code of the kernel touches, which the allocator may spill to:
     above the gather/scatter areas, the private arrays and every access codegen made, below
-    the uniform-load tables and resident copies at the top (Codegen.lm_top)."""
-    lo = 4 * cg.CH + 8 * cg.private_layout()[2]
+    the uniform-load tables and resident copies at the top (Emitter.lm_top)."""
+    lo = 4 * em.CH + 8 * em.memory.private_layout()[2]
     for op in flat_ops(tree):
-        lo = max([lo] + [m[3] for m in op.mem if m[1] == "m" and m[2] < cg.lm_top])
-    return lo, cg.lm_top
+        lo = max([lo] + [m[3] for m in op.mem if m[1] == "m" and m[2] < em.lm_top])
+    return lo, em.lm_top
 
 
 def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
@@ -134,7 +143,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         if "-res" in mode:           # the buffers a build without them would gather in loops
             resident = _build(module, info, lay, abi.without_resident(mode), box)[0].resident_candidates(
                 "-res1" in mode)
-        cg, tree, args, alloc = _build(module, info, lay, mode, box, resident)
+        em, tree, args, alloc = _build(module, info, lay, mode, box, resident)
         asm = emit_program(tree, args, alloc)
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
@@ -145,16 +154,16 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                              f"emulator device cannot compile this construct", box[-1].line if box else 0) from e
     tables = read_globals(module.llvm_ir)
     try:
-        constants = [[n, const_bytes(*tables[n]).hex()] for n in cg.uses.get("constants", [])]
+        constants = [[n, const_bytes(*tables[n]).hex()] for n in em.uses.get("constants", [])]
     except (KeyError, Unsupported) as e:
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
-                        cg.flops, alloc["_peak"], constants, sorted(cg.uses.get("replicated", ())),
-                        [list(x) for x in cg.oob_sites], sorted(cg.uses.get("widened", ())),
-                        [[line, text] for (line, *_), text in sorted(cg.remarks.items())],
-                        list(cg.resident) if resident else cg.resident_candidates(), 8 * cg.CH,
-                        [] if resident or cg.resident_candidates(True) == cg.resident_candidates()
-                        else cg.resident_candidates(True))
+                        em.flops, alloc["_peak"], constants, sorted(em.uses.get("replicated", ())),
+                        [list(x) for x in em.oob_sites], sorted(em.uses.get("widened", ())),
+                        [[line, text] for (line, *_), text in sorted(em.remarks.items())],
+                        list(em.resident) if resident else em.resident_buffers.resident_candidates(), 8 * em.CH,
+                        [] if resident or em.resident_buffers.resident_candidates(True)
+                        == em.resident_buffers.resident_candidates() else em.resident_buffers.resident_candidates(True))
 
 
 def _build(module, info, lay, mode, box, resident=()):

@@ -10,6 +10,7 @@ import re
 import struct
 
 from .irread import Unsupported, _float_const, top_level
+from .irtypes import type_size
 
 _GLOBAL = re.compile(r"^@(\"[^\"]+\"|[\w.$]+) = [^=]*?\b(constant|global) (.*?)(?:, align \d+)?$", re.M)
 
@@ -40,7 +41,6 @@ _SCALAR = {"i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "float": "<f", "do
 
 
 def const_bytes(ty: str, init: str) -> bytes:
-    from .codegen import type_size
     ty, init = ty.strip(), init.strip()
     if init == "zeroinitializer" or init in ("undef", "poison"):
         return bytes(type_size(ty))

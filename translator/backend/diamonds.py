@@ -6,7 +6,7 @@ mergedload-store motion leaves them when the arms compute the address
 separately).  On the SIMD machine every arm runs for the whole wave, so two
 masked stores are two read-modify-writes of the wave's share of ``out``; one
 store of ``c ? a : b`` after the join is one, and it covers every lane, so it
-needs no read at all in a full wave (codegen.fast_store).
+needs no read at all in a full wave (memory.fast_store).
 
 The pass works on irread's ``Func`` before codegen: for a diamond E -> {A, B}
 -> J, the last store of A and of B, when nothing after either touches memory,
@@ -75,7 +75,7 @@ def merge_arm_stores(func: Func) -> int:
                        phi_blocks=list(arms), line=a.line,
                        text=f"phi {a.ops[0].type} (merged store of lines {a.line} and {b.line})")
             store = Inst("store", "", "void", [phi, a.ops[1]], text=a.text, block=j.name, elem=a.elem, line=a.line)
-            if a.line != b.line:         # an out-of-bounds report names both (codegen.check_bounds)
+            if a.line != b.line:         # an out-of-bounds report names both (bounds.check_bounds)
                 store.oob_line = f"{a.line} or {b.line}"
             blocks[arms[0]].insts.remove(a)
             blocks[arms[1]].insts.remove(b)

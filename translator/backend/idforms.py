@@ -1,6 +1,6 @@
 """Index forms in the work-item ids, and when the lanes of a wave can store to one element.
 
-A scatter whose lanes may meet claims its elements (codegen.scatter_pass), which costs a
+A scatter whose lanes may meet claims its elements (scatter.scatter_pass), which costs a
 max-reduction over the machine per store.  Where a store's byte offset is an affine
 function of the work-item ids whose lanes can never meet, the claim is skipped; where that
 depends on the launch (the local or global size), a sequencer condition decides per launch.
@@ -109,7 +109,7 @@ def _form(x, leaf, memo):
 
 
 def _gep(x: Inst, leaf, memo):
-    """A GEP's form: its base's plus each index's times the size it steps (as codegen.gep)."""
+    """A GEP's form: its base's plus each index's times the size it steps (as memory.gep)."""
     out, ty = form_of(x.ops[0], leaf, memo), x.elem
     for k, idx in enumerate(x.ops[1:]):
         if out is None:

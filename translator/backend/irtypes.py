@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .emitter import CodegenError
 from .irread import Unsupported
 
 
@@ -91,3 +92,24 @@ def field_range(ty: str, idx: int) -> tuple:
     fs = fields(ty)
     first = sum(len(leaves(f)) for f, _ in fs[:idx])
     return first, len(leaves(fs[idx][0])), fs[idx][0]
+
+
+def odd_int(ty: str) -> bool:
+    """An integer type of a width the backend does not compute in directly (i33, i24, i48 ...)."""
+    return ty[:1] == "i" and ty[1:].isdigit() and ty not in ("i1", "i8", "i16", "i32", "i64")
+
+
+def container_int(ty: str) -> str:
+    """The width an odd-width integer is computed in."""
+    n = int(ty[1:])
+    if n > 64:
+        raise CodegenError(f"integers of type {ty} are not supported on the emulator device")
+    return "i64" if n > 32 else "i32"
+
+
+def type_size(ty: str) -> int:
+    """Bytes a value of ``ty`` takes in memory (LLVM's own layout, see irtypes)."""
+    try:
+        return size(ty)
+    except Unsupported as e:
+        raise CodegenError(str(e)) from None

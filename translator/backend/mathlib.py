@@ -1,6 +1,6 @@
 """Math builtins as sequences of machine instructions (see docs/language.md for their accuracy).
 
-``lower_math(cg, name, ty, args)`` gives the Val of ``name(args)`` for an LLVM
+``lower_math(em, name, ty, args)`` gives the Val of ``name(args)`` for an LLVM
 intrinsic's base name (``exp`` for ``llvm.exp.f32``) or a library function
 (``tanhf``), or None when the function is not one of these.
 
@@ -36,7 +36,7 @@ import struct
 from decimal import Context, Decimal
 from math import factorial
 
-from .codegen import Val
+from .values import SMALL, Val
 from .ops import VReg
 
 M64 = (1 << 64) - 1
@@ -139,16 +139,16 @@ class _D:
     a float Val's two work-items widened).  Operands: a tuple (one register per lane), a VReg
     (the same in every lane), a float (a constant value) or an int (a constant bit pattern)."""
 
-    def __init__(self, cg, n=2):
-        self.cg, self.n = cg, n
+    def __init__(self, em, n=2):
+        self.em, self.n = em, n
 
     # operands
     def kb(self, bits: int) -> VReg:
         """A register holding the pattern, made where it is used (an ALU step, usually free
         beside the MAU work) so that no constant stays live across a long computation."""
         bits &= M64
-        r = self.cg.new(f"k{bits:x}")
-        self.cg.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
+        r = self.em.new(f"k{bits:x}")
+        self.em.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
         return r
 
     def L(self, a) -> tuple:
@@ -164,20 +164,20 @@ class _D:
 
     # MAU (fp64, each result rounded; multiply-adds round twice)
     def add(self, a, b):
-        return tuple(self.cg.mau("dvadd", x, y) for x, y in zip(self.L(a), self.L(b)))
+        return tuple(self.em.mau("dvadd", x, y) for x, y in zip(self.L(a), self.L(b)))
 
     def sub(self, a, b):
-        return tuple(self.cg.mau("dvadd", x, y, neg=(1,)) for x, y in zip(self.L(a), self.L(b)))
+        return tuple(self.em.mau("dvadd", x, y, neg=(1,)) for x, y in zip(self.L(a), self.L(b)))
 
     def _fma1(self, x, y, z, nx=False, nz=False):
-        cg = self.cg
-        t, d = cg.new(), cg.new()
+        em = self.em
+        t, d = em.new(), em.new()
         sx = "-" if nx else ""
         if z is None:
-            cg.op(f"dvmulu {sx}{{s0}} {{s1}} {{d0}}", "mau", (t,), (x, y))
+            em.op(f"dvmulu {sx}{{s0}} {{s1}} {{d0}}", "mau", (t,), (x, y))
         else:
-            cg.op(f"dvfmau {sx}{{s0}} {{s1}} {'-' if nz else ''}{{s2}} {{d0}}", "mau", (t,), (x, y, z))
-        cg.op(f"dvfmad {sx}{{s0}} {{s1}} {{s2}} {{d0}}", "mau", (d,), (x, y, t))
+            em.op(f"dvfmau {sx}{{s0}} {{s1}} {'-' if nz else ''}{{s2}} {{d0}}", "mau", (t,), (x, y, z))
+        em.op(f"dvfmad {sx}{{s0}} {{s1}} {{s2}} {{d0}}", "mau", (d,), (x, y, t))
         return d
 
     def mul(self, a, b, neg=False):
@@ -196,7 +196,7 @@ class _D:
 
     # ALU
     def ia(self, mn, *srcs):
-        return tuple(self.cg.alu(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
+        return tuple(self.em.alu(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
 
     def abs(self, a):
         return self.ia("land", a, ABS)
@@ -205,26 +205,26 @@ class _D:
         return self.ia("lxor", a, SIGN)
 
     def flags(self, mn, *srcs):
-        return tuple(self.cg.flags(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
+        return tuple(self.em.flags(mn, *xs) for xs in zip(*(self.L(s) for s in srcs)))
 
     def sel(self, masks, a, b):
         """a where the lane's mask is set, else b."""
         out = []
         for k, x, y in zip(masks, self.L(a), self.L(b)):
-            d = self.cg.copy(y)
-            self.cg.masked_copy(x, d, k)
+            d = self.em.copy(y)
+            self.em.masked_copy(x, d, k)
             out.append(d)
         return tuple(out)
 
     def put(self, masks, a, into):
         """into[lane] = a where the mask is set (in place)."""
         for k, x, d in zip(masks, self.L(a), into):
-            self.cg.masked_copy(x, d, k)
+            self.em.masked_copy(x, d, k)
         return into
 
     def bools(self, masks):
         """Masks -> 0 / -1 long words."""
-        return tuple(self.cg.bool_from_mask(k) for k in masks)
+        return tuple(self.em.bool_from_mask(k) for k in masks)
 
     # masks
     def ge_i(self, a, b):            # signed 64-bit a >= b
@@ -407,10 +407,10 @@ def _log_table(D: _D, m, table):
     """table[j] for the interval j of m (thresholds LOG_T), one lane at a time (few masks live)."""
     out = []
     for lane in range(D.n):
-        masks = [D.cg.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
-        v = D.cg.copy(D.kb(_bits(table[0])))
+        masks = [D.em.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
+        v = D.em.copy(D.kb(_bits(table[0])))
         for mk, val in zip(masks, table[1:]):
-            D.cg.masked_copy(D.kb(_bits(val)), v, mk)
+            D.em.masked_copy(D.kb(_bits(val)), v, mk)
         out.append(v)
     return tuple(out)
 
@@ -652,7 +652,7 @@ def _pow_specials(D, x, y, ax, ay, res, sgn, intb):
 
 
 # ------------------------------------------------------------------ rounding functions (exact)
-def _round_fn(cg, kind, x: Val) -> Val:
+def _round_fn(em, kind, x: Val) -> Val:
     """rint (nearest even), ceil, trunc, round (half away from zero), on f32 lanes or f64 lanes.
 
     |x| >= 2^52 (2^23) is already an integer (or inf/NaN) and is returned as is."""
@@ -661,114 +661,114 @@ def _round_fn(cg, kind, x: Val) -> Val:
     sign = (1 << 63) if wide else 0x80000000
     absm = sign - 1
     big_t = _bits(2.0 ** 52) if wide else 0x4B000000
-    k = (lambda v: cg.const64(v)) if wide else (lambda v: cg.c32(v))
+    k = (lambda v: em.const64(v)) if wide else (lambda v: em.c32(v))
     ibig = "lmax" if wide else "imax"
     out = []
     for r in x.regs:
-        a = cg.alu("land" if wide else "iand", r, k(absm))
-        s = cg.alu("land" if wide else "iand", r, k(sign))
+        a = em.alu("land" if wide else "iand", r, k(absm))
+        s = em.alu("land" if wide else "iand", r, k(sign))
         if kind == "rint":
             two = _bits(2.0 ** 52) if wide else 0x4B000000
-            t = cg.mau(p + "vadd", cg.mau(p + "vadd", a, k(two)), k(two), neg=(1,))
-            v = cg.alu("lor", t, s)
+            t = em.mau(p + "vadd", em.mau(p + "vadd", a, k(two)), k(two), neg=(1,))
+            v = em.alu("lor", t, s)
         elif kind == "trunc":
-            v = cg.alu("lor", cg.alu(p + "floor", a), s)
+            v = em.alu("lor", em.alu(p + "floor", a), s)
         elif kind == "round":
-            t = cg.alu(p + "floor", a)
-            frac = cg.mau(p + "vadd", a, t, neg=(1,))                # exact
+            t = em.alu(p + "floor", a)
+            frac = em.mau(p + "vadd", a, t, neg=(1,))                # exact
             half = k(_bits(0.5) if wide else 0x3F000000)
-            up = cg.flags(p + "max", frac, half)                     # frac >= 0.5
+            up = em.flags(p + "max", frac, half)                     # frac >= 0.5
             one = k(ONE if wide else 0x3F800000)
-            cg.masked_copy(cg.mau(p + "vadd", t, one), t, up)
-            v = cg.alu("lor", t, s)
+            em.masked_copy(em.mau(p + "vadd", t, one), t, up)
+            v = em.alu("lor", t, s)
         else:                                                        # ceil x = -floor(-x)
-            v = cg.alu("lxor", cg.alu(p + "floor", cg.alu("lxor", r, k(sign))), k(sign))
+            v = em.alu("lxor", em.alu(p + "floor", em.alu("lxor", r, k(sign))), k(sign))
         if kind == "ceil":                                           # the result has x's sign (ceil(+0) = +0)
-            v = cg.alu("lor", cg.alu("land", v, k(absm)), s)
-        big = cg.flags(ibig, a, k(big_t))
-        cg.masked_copy(r, v, big)
+            v = em.alu("lor", em.alu("land", v, k(absm)), s)
+        big = em.flags(ibig, a, k(big_t))
+        em.masked_copy(r, v, big)
         out.append(v)
     return Val(x.kind, tuple(out))
 
 
 # ------------------------------------------------------------------ float <-> lanes
-def _to64(cg, x32: VReg):
+def _to64(em, x32: VReg):
     """A float register's two work-items as fp64 lanes (exact; the sign of zero kept)."""
-    hi, lo = cg.f32_to_f64(x32)
-    s = cg.const64(SIGN)
-    hi = cg.alu("lor", hi, cg.alu("land", x32, s))
-    lo = cg.alu("lor", lo, cg.alu("land", cg.alu("llsl", x32, cg.c32(32)), s))
+    hi, lo = em.floats.f32_to_f64(x32)
+    s = em.const64(SIGN)
+    hi = em.alu("lor", hi, em.alu("land", x32, s))
+    lo = em.alu("lor", lo, em.alu("land", em.alu("llsl", x32, em.c32(32)), s))
     return hi, lo
 
 
-def _to32(cg, lanes) -> VReg:
+def _to32(em, lanes) -> VReg:
     """fp64 lanes -> a float register, NaN kept (the MAU's conversion makes it infinity)."""
-    res = cg.f64_to_f32(lanes).regs[0]
-    D = _D(cg)
+    res = em.floats.f64_to_f32(lanes).regs[0]
+    D = _D(em)
     hi, lo = D.bools(D.is_nan(lanes))
-    both = cg.alu("lor", cg.alu("land", hi, cg.const64(0xFFFFFFFF00000000)), cg.alu("land", lo, cg.const64(0xFFFFFFFF)))
-    cg.masked_copy(cg.c32(0x7FC00000), res, cg.mask_of(both))
-    sign = cg.const64(SIGN)                            # and the sign of a zero (the MAU gives +0)
-    s = cg.alu("lor", cg.alu("land", lanes[0], sign), cg.alu("ulsr", cg.alu("land", lanes[1], sign), cg.c32(32)))
-    return cg.alu("lor", res, s)
+    both = em.alu("lor", em.alu("land", hi, em.const64(0xFFFFFFFF00000000)), em.alu("land", lo, em.const64(0xFFFFFFFF)))
+    em.masked_copy(em.c32(0x7FC00000), res, em.mask_of(both))
+    sign = em.const64(SIGN)                            # and the sign of a zero (the MAU gives +0)
+    s = em.alu("lor", em.alu("land", lanes[0], sign), em.alu("ulsr", em.alu("land", lanes[1], sign), em.c32(32)))
+    return em.alu("lor", res, s)
 
 
-def _nan32(cg, r: VReg):
+def _nan32(em, r: VReg):
     """Mask of the float lanes holding NaN."""
-    return cg.flags("imax", cg.alu("iand", r, cg.c32(0x7FFFFFFF)), cg.c32(0x7F800001))
+    return em.flags("imax", em.alu("iand", r, em.c32(0x7FFFFFFF)), em.c32(0x7F800001))
 
 
-def _lanes(cg, fn, acc, *args):
+def _lanes(em, fn, acc, *args):
     """fn on each 64-bit lane in turn: one lane's values live at a time (the kernel around a call
     may leave few registers free), at the cost of less overlap between the two chains."""
     out = []
     for k in range(len(args[0])):
-        out.append(fn(_D(cg, 1), *((a[k],) for a in args), acc)[0])
+        out.append(fn(_D(em, 1), *((a[k],) for a in args), acc)[0])
     return tuple(out)
 
 
-def _unary(cg, ty, x: Val, fn, odd=False):
+def _unary(em, ty, x: Val, fn, odd=False):
     if ty == "double":
-        D = _D(cg)
+        D = _D(em)
         xs = D.abs(x.regs) if odd else x.regs
-        res = _lanes(cg, fn, "d", xs)
+        res = _lanes(em, fn, "d", xs)
         if odd:
             res = D.ia("lxor", res, D.ia("land", x.regs, SIGN))
         return Val("f64", D.sel(D.is_nan(x.regs), x.regs, res))
     xr = x.regs[0]
-    src = cg.alu("iand", xr, cg.c32(0x7FFFFFFF)) if odd else xr
-    D = _D(cg)
-    res = _to32(cg, _lanes(cg, fn, "f", _to64(cg, src)))
+    src = em.alu("iand", xr, em.c32(0x7FFFFFFF)) if odd else xr
+    D = _D(em)
+    res = _to32(em, _lanes(em, fn, "f", _to64(em, src)))
     if odd:
-        res = cg.alu("ixor", res, cg.alu("iand", xr, cg.c32(0x80000000)))
-    cg.masked_copy(xr, res, _nan32(cg, xr))
+        res = em.alu("ixor", res, em.alu("iand", xr, em.c32(0x80000000)))
+    em.masked_copy(xr, res, _nan32(em, xr))
     return Val("f32", (res,))
 
 
-def _binary(cg, ty, x: Val, y: Val, fn, nan_keep=None):
+def _binary(em, ty, x: Val, y: Val, fn, nan_keep=None):
     if ty == "double":
-        return Val("f64", _lanes(cg, lambda D, a, b, acc: fn(D, a, b, acc), "d", x.regs, y.regs))
+        return Val("f64", _lanes(em, lambda D, a, b, acc: fn(D, a, b, acc), "d", x.regs, y.regs))
     xr, yr = x.regs[0], y.regs[0]
-    res = _to32(cg, _lanes(cg, lambda D, a, b, acc: fn(D, a, b, acc), "f", _to64(cg, xr), _to64(cg, yr)))
+    res = _to32(em, _lanes(em, lambda D, a, b, acc: fn(D, a, b, acc), "f", _to64(em, xr), _to64(em, yr)))
     # NaN operands were widened to infinities: put the NaN back where the result depends on it
-    qn = cg.c32(0x7FC00000)
-    cg.masked_copy(qn, res, _nan32(cg, xr))
-    cg.masked_copy(qn, res, _nan32(cg, yr))
+    qn = em.c32(0x7FC00000)
+    em.masked_copy(qn, res, _nan32(em, xr))
+    em.masked_copy(qn, res, _nan32(em, yr))
     if nan_keep:
-        nan_keep(cg, xr, yr, res)
+        nan_keep(em, xr, yr, res)
     return Val("f32", (res,))
 
 
-def _pow_keep32(cg, xr, yr, res):
-    one = cg.c32(0x3F800000)
-    cg.masked_copy(one, res, cg.flags("ixor", xr, one))                          # pow(1, y)
-    cg.masked_copy(one, res, cg.flags("ilsl", yr, cg.c32(1)))                    # pow(x, +-0)
+def _pow_keep32(em, xr, yr, res):
+    one = em.c32(0x3F800000)
+    em.masked_copy(one, res, em.flags("ixor", xr, one))                          # pow(1, y)
+    em.masked_copy(one, res, em.flags("ilsl", yr, em.c32(1)))                    # pow(x, +-0)
 
 
-def _hypot_keep32(cg, xr, yr, res):
-    inf = cg.c32(0x7F800000)
-    cg.masked_copy(inf, res, cg.flags("ixor", cg.alu("iand", xr, cg.c32(0x7FFFFFFF)), inf))
-    cg.masked_copy(inf, res, cg.flags("ixor", cg.alu("iand", yr, cg.c32(0x7FFFFFFF)), inf))
+def _hypot_keep32(em, xr, yr, res):
+    inf = em.c32(0x7F800000)
+    em.masked_copy(inf, res, em.flags("ixor", em.alu("iand", xr, em.c32(0x7FFFFFFF)), inf))
+    em.masked_copy(inf, res, em.flags("ixor", em.alu("iand", yr, em.c32(0x7FFFFFFF)), inf))
 
 
 UNARY = {
@@ -785,11 +785,11 @@ LIBM_FLOAT = {"tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm
               "sinhf": "sinh", "coshf": "cosh", "log1pf": "log1p"}
 
 
-def _ldexp(cg, ty, x: Val, nl) -> Val:
+def _ldexp(em, ty, x: Val, nl) -> Val:
     """x * 2^n, exact unless the result under- or overflows: n < -1000 first takes 2^-1000 into x
     (if that flushes x, the result is below 2^-1022 too), then two exact power-of-two steps."""
-    D = _D(cg)
-    lanes = x.regs if ty == "double" else _to64(cg, x.regs[0])
+    D = _D(em)
+    lanes = x.regs if ty == "double" else _to64(em, x.regs[0])
     pre = D.ge_i(-1001, nl)
     v = D.sel(pre, D.mul(lanes, 2.0 ** -1000), lanes)
     n = D.sel(D.ge_i(-1001, nl), D.ia("ladd", nl, 1000), nl)
@@ -798,103 +798,104 @@ def _ldexp(cg, ty, x: Val, nl) -> Val:
     res = D.sel(D.is_nan(lanes), lanes, res)
     if ty == "double":
         return Val("f64", res)
-    out = _to32(cg, res)
-    cg.masked_copy(x.regs[0], out, _nan32(cg, x.regs[0]))
+    out = _to32(em, res)
+    em.masked_copy(x.regs[0], out, _nan32(em, x.regs[0]))
     return Val("f32", (out,))
 
 
 # ------------------------------------------------------------------ integers
-def _int_fn(cg, name, ty, args):
+def _int_fn(em, name, ty, args):
     if name in ("smax", "smin", "umax", "umin"):
         mn = ("u" if name[0] == "u" else "") + name[1:]
         a, b = args[0], args[1]
         if ty == "i64":
-            return Val("i64", tuple(cg.alu(mn[:-3] + "l" + mn[-3:], x, y) for x, y in zip(cg.wide(a), cg.wide(b))))
-        if ty in cg.SMALL:
+            return Val("i64", tuple(em.alu(mn[:-3] + "l" + mn[-3:], x, y)
+                                    for x, y in zip(em.values.wide(a), em.values.wide(b))))
+        if ty in SMALL:
             signed = name[0] == "s"
-            a, b = cg.norm_small(a, ty, signed), cg.norm_small(b, ty, signed)
-            return Val("i32", (cg.alu(mn[:-3] + "i" + mn[-3:], a.regs[0], b.regs[0]),))
+            a, b = em.values.norm_small(a, ty, signed), em.values.norm_small(b, ty, signed)
+            return Val("i32", (em.alu(mn[:-3] + "i" + mn[-3:], a.regs[0], b.regs[0]),))
         return None
     if name == "abs":
         a = args[0]
         if ty == "i64":
-            zero = cg.const64(0)
-            return Val("i64", tuple(cg.alu("lmax", x, cg.alu("lsub", zero, x)) for x in cg.wide(a)))
-        if ty in cg.SMALL:
-            x = cg.norm_small(a, ty, True).regs[0]
-            return Val("i32", (cg.alu("imax", x, cg.alu("isub", cg.c32(0), x)),))
+            zero = em.const64(0)
+            return Val("i64", tuple(em.alu("lmax", x, em.alu("lsub", zero, x)) for x in em.values.wide(a)))
+        if ty in SMALL:
+            x = em.values.norm_small(a, ty, True).regs[0]
+            return Val("i32", (em.alu("imax", x, em.alu("isub", em.c32(0), x)),))
         return None
     if name in ("ctpop", "ctlz", "cttz"):
         if ty == "i64":
-            return Val("i64", tuple(_bitcount(cg, name, r, 64) for r in cg.wide(args[0])))
+            return Val("i64", tuple(_bitcount(em, name, r, 64) for r in em.values.wide(args[0])))
         if ty == "i32":
-            return Val("i32", (_bitcount(cg, name, args[0].regs[0], 32),))
-        if ty in cg.SMALL:
-            bits = cg.SMALL[ty]
-            x = cg.norm_small(args[0], ty, False).regs[0]
-            v = _bitcount(cg, name, x, 32)
+            return Val("i32", (_bitcount(em, name, args[0].regs[0], 32),))
+        if ty in SMALL:
+            bits = SMALL[ty]
+            x = em.values.norm_small(args[0], ty, False).regs[0]
+            v = _bitcount(em, name, x, 32)
             if name == "ctlz":
-                v = cg.alu("isub", v, cg.c32(32 - bits))
+                v = em.alu("isub", v, em.c32(32 - bits))
             elif name == "cttz":
-                v = cg.alu("imin", v, cg.c32(bits))
+                v = em.alu("imin", v, em.c32(bits))
             return Val("i32", (v,))
     return None
 
 
-def _bitcount(cg, name, x, w):
+def _bitcount(em, name, x, w):
     """popcount / leading zeros / trailing zeros of w-bit lanes (SWAR; ctlz and cttz through popcount)."""
     p = "l" if w == 64 else "i"
-    k = (lambda v: cg.const64(v)) if w == 64 else (lambda v: cg.c32(v))
+    k = (lambda v: em.const64(v)) if w == 64 else (lambda v: em.c32(v))
     rep = lambda byte: int.from_bytes(bytes([byte]) * (w // 8), "little")    # noqa: E731
     if name == "ctlz":
         for sh in (1, 2, 4, 8, 16, 32)[: 6 if w == 64 else 5]:
-            x = cg.alu(p + "or", x, cg.alu("u" + p + "lsr", x, k(sh)))
-        x = cg.alu(p + "not", x)
+            x = em.alu(p + "or", x, em.alu("u" + p + "lsr", x, k(sh)))
+        x = em.alu(p + "not", x)
     elif name == "cttz":
-        x = cg.alu(p + "and", cg.alu(p + "not", x), cg.alu(p + "sub", x, k(1)))
-    x = cg.alu(p + "sub", x, cg.alu(p + "and", cg.alu("u" + p + "lsr", x, k(1)), k(rep(0x55))))
-    x = cg.alu(p + "add", cg.alu(p + "and", x, k(rep(0x33))),
-               cg.alu(p + "and", cg.alu("u" + p + "lsr", x, k(2)), k(rep(0x33))))
-    x = cg.alu(p + "and", cg.alu(p + "add", x, cg.alu("u" + p + "lsr", x, k(4))), k(rep(0x0F)))
+        x = em.alu(p + "and", em.alu(p + "not", x), em.alu(p + "sub", x, k(1)))
+    x = em.alu(p + "sub", x, em.alu(p + "and", em.alu("u" + p + "lsr", x, k(1)), k(rep(0x55))))
+    x = em.alu(p + "add", em.alu(p + "and", x, k(rep(0x33))),
+               em.alu(p + "and", em.alu("u" + p + "lsr", x, k(2)), k(rep(0x33))))
+    x = em.alu(p + "and", em.alu(p + "add", x, em.alu("u" + p + "lsr", x, k(4))), k(rep(0x0F)))
     for sh in (8, 16, 32)[: 3 if w == 64 else 2]:
-        x = cg.alu(p + "add", x, cg.alu("u" + p + "lsr", x, k(sh)))
-    return cg.alu(p + "and", x, k(0x7F))
+        x = em.alu(p + "add", x, em.alu("u" + p + "lsr", x, k(sh)))
+    return em.alu(p + "and", x, k(0x7F))
 
 
 # ------------------------------------------------------------------ entry
-def lower_math(cg, name: str, ty: str, args: list):
+def lower_math(em, name: str, ty: str, args: list):
     if ty not in ("float", "double"):
-        return _int_fn(cg, name, ty, args)
+        return _int_fn(em, name, ty, args)
     if ty == "float" and name in LIBM_FLOAT:
         name = LIBM_FLOAT[name]
     for a in args:
         if a.kind not in ("f32", "f64", "i32", "i64"):
             return None
     if name in ("rint", "roundeven", "nearbyint", "ceil", "trunc", "round"):
-        return _round_fn(cg, "rint" if name in ("roundeven", "nearbyint") else name, args[0])
+        return _round_fn(em, "rint" if name in ("roundeven", "nearbyint") else name, args[0])
     if name == "copysign":
         if ty == "double":
-            return Val("f64", tuple(cg.alu("lor", cg.alu("land", a, cg.const64(ABS)), cg.alu("land", b, cg.const64(SIGN)))
+            return Val("f64", tuple(em.alu("lor", em.alu("land", a, em.const64(ABS)), em.alu("land", b, em.const64(SIGN)))
                                     for a, b in zip(args[0].regs, args[1].regs)))
-        return Val("f32", (cg.alu("ior", cg.alu("iand", args[0].regs[0], cg.c32(0x7FFFFFFF)),
-                                  cg.alu("iand", args[1].regs[0], cg.c32(0x80000000))),))
+        return Val("f32", (em.alu("ior", em.alu("iand", args[0].regs[0], em.c32(0x7FFFFFFF)),
+                                  em.alu("iand", args[1].regs[0], em.c32(0x80000000))),))
     if name == "sqrt":
         if ty != "double":
             return None
-        return Val("f64", _lanes(cg, _sqrt_lanes, "d", args[0].regs))
+        return Val("f64", _lanes(em, _sqrt_lanes, "d", args[0].regs))
     if name in UNARY:
         fn, odd = UNARY[name]
-        return _unary(cg, ty, args[0], fn, odd)
+        return _unary(em, ty, args[0], fn, odd)
     if name in ("ldexp", "powi") and len(args) == 2 and args[1].kind in ("i32", "i64"):
         n = args[1]
-        nl = cg.wide(n) if n.kind == "i64" else cg.split64(n.regs[0])
+        nl = em.values.wide(n) if n.kind == "i64" else em.split64(n.regs[0])
         if name == "powi":
-            y = Val("f64", tuple(cg.alu("ditof", r) for r in nl)) if ty == "double" else \
-                Val("f32", (cg.alu("fitof", cg.narrow(n)),))
-            return _binary(cg, ty, args[0], y, _pow_lanes, _pow_keep32)
-        return _ldexp(cg, ty, args[0], nl)
+            y = Val("f64", tuple(em.alu("ditof", r) for r in nl)) if ty == "double" else \
+                Val("f32", (em.alu("fitof", em.values.narrow(n)),))
+            return _binary(em, ty, args[0], y, _pow_lanes, _pow_keep32)
+        return _ldexp(em, ty, args[0], nl)
     if name == "pow":
-        return _binary(cg, ty, args[0], args[1], _pow_lanes, _pow_keep32)
+        return _binary(em, ty, args[0], args[1], _pow_lanes, _pow_keep32)
     if name == "hypot":
-        return _binary(cg, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
+        return _binary(em, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
     return None

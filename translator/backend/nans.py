@@ -10,7 +10,7 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
 * A float ``Val`` made by such an operation is *lazy*: ``Val.lazy`` records the operation and its
   operand ``Val``s, and its register may hold +-inf where the IEEE result is NaN.  Lazy operands
   feed further chain operations unchanged.
-* Where a lazy value leaves the chain (``Codegen.val``: a store, a compare, a conversion, a call,
+* Where a lazy value leaves the chain (``Values.val``: a store, a compare, a conversion, a call,
   a select or phi, a division ...) it is *settled* in place: if any lane is +-0 or +-inf
   (three ALU ops and one any-reduction, ``special``), the NaN lanes are recomputed from the
   chain (``nan_bool``: a NaN operand, inf - inf, 0 * inf) and get a quiet NaN, and the zero
@@ -35,6 +35,10 @@ import re
 from .irread import Inst
 from .ops import IfAnyLane
 
+# the emitter's state a loop's exact run starts again from (snapshot, restore)
+STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
+
+
 CHAIN_OPS = ("fadd", "fsub", "fmul", "fneg")
 CHAIN_CALLS = ("fmuladd", "fma")
 _FLAGS = re.compile(r"\s*(?:%\S+\s*=\s*)?(?:(?:tail|notail|musttail)\s+)?\w+((?:\s+(?:nnan|ninf|nsz|arcp|contract|afn|"
@@ -53,29 +57,31 @@ def callee_base(i: Inst) -> str:
 
 
 class NanFixups:
-    """Mixed into Codegen: lazy NaN results, their settling, and loops run again exactly."""
+    """Lazy NaN results, their settling, and loops run again exactly."""
 
-    exact_mode = False               # every result is settled at once (a loop's exact run)
-    lazy_cap = None                  # a chain of more lazy values is settled where it grows (chain_longer)
+    def __init__(self, em):
+        self.em = em
 
     def _w(self, wide: bool):
         """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
+        em = self.em
         if wide:
-            c = self.const64
-            return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), self.c32(63)
-        c = self.c32
+            c = em.const64
+            return "l", c((1 << 63) - 1), c(0x7FF << 52), c(0x7FF8 << 48), em.c32(63)
+        c = em.c32
         return "i", c(0x7FFFFFFF), c(0x7F800000), c(0x7FC00000), c(31)
 
     def lazy_result(self, i: Inst, v, how: tuple):
         """v, the result of chain operation `how` = (op, operand Vals...), marked lazy unless i
         assumes no NaNs; settled at once in exact mode."""
+        em = self.em
         if no_nans(i):
             return v
         v.lazy = how
-        if self.exact_mode:
+        if em.exact_mode:
             self.fix_nans(v, guard=False)
             v.lazy = None
-        elif self.lazy_cap is not None and self.chain_longer(v, self.lazy_cap):
+        elif em.lazy_cap is not None and self.chain_longer(v, em.lazy_cap):
             self.fix_nans(v, guard=True)
             v.lazy = None
         return v
@@ -98,10 +104,11 @@ class NanFixups:
     def settle(self, v):
         """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
         when any lane is +-0 or +-inf."""
-        if v.lazy is None or id(v) in self.settled:
+        em = self.em
+        if v.lazy is None or id(v) in em.settled:
             return v
-        self.fix_nans(v, guard=not self.exact_mode)
-        self.settled.add(id(v))
+        self.fix_nans(v, guard=not em.exact_mode)
+        em.settled.add(id(v))
         return v
 
     def special(self, v, r, step=None):
@@ -109,33 +116,36 @@ class NanFixups:
         makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
         largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
         pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
+        em = self.em
         p, mag, inf, _, _ = self._w(v.kind == "f64")
-        top = self.const64((0x7FF << 52) - 1) if p == "l" else self.c32(0x7F7FFFFF)
-        a = self.alu(p + "and", r, mag)
-        d = self.alu(p + "dec", a) if step is None else self.alu("iadd", a, step)
-        return self.flags("u" + p + "max", d, top)
+        top = em.const64((0x7FF << 52) - 1) if p == "l" else em.c32(0x7F7FFFFF)
+        a = em.alu(p + "and", r, mag)
+        d = em.alu(p + "dec", a) if step is None else em.alu("iadd", a, step)
+        return em.flags("u" + p + "max", d, top)
 
     def fix_nans(self, v, guard: bool):
         """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
         IEEE gives NaN, and the IEEE sign where the result is zero (the MAU makes every zero +0,
         and flushes an underflow to +0); guard: only when some lane is +-0 or +-inf (an
         any-reduction), else unconditionally."""
+        em = self.em
         p, mag, _, qnan, _ = self._w(v.kind == "f64")
         for j, r in enumerate(v.regs):
             if guard:
                 k = self.special(v, r)
-                outer, self.items = self.items, []
+                outer, em.items = em.items, []
             if v.lazy[0] != "sqrt":      # (sqrt fixes its zeros itself)
-                sign = self.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
-                self.masked_copy(sign, r, self.flags(p + "and", r, mag))
+                sign = em.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
+                em.masked_copy(sign, r, em.flags(p + "and", r, mag))
             nan = self.nan_bool(v, j, {})
-            self.masked_copy(qnan, r, self.flags(p + "not", nan))
+            em.masked_copy(qnan, r, em.flags(p + "not", nan))
             if guard:
-                then, self.items = self.items, outer
-                self.items.append(IfAnyLane(k, then))
+                then, em.items = em.items, outer
+                em.items.append(IfAnyLane(k, then))
 
     def sign_bit(self, v):
-        return self.const64(1 << 63) if v.kind == "f64" else self.c32(0x80000000)
+        em = self.em
+        return em.const64(1 << 63) if v.kind == "f64" else em.c32(0x80000000)
 
     def true_sign(self, x, j: int, memo: dict):
         """A register whose sign bit is the IEEE sign of register j of lazy-or-exact x (other bits
@@ -143,33 +153,34 @@ class NanFixups:
         is not zero, else worked out from the chain's operands.  A settled operand ends the walk,
         so settling each value of a long chain (a store after each `y += ...`) costs the same
         for each, not the chain's length."""
+        em = self.em
         key = id(x)
         if key in memo:
             return memo[key]
         r = x.regs[j]
-        if x.lazy is None or id(x) in self.settled:
+        if x.lazy is None or id(x) in em.settled:
             return r
         p, mag, _, _, _ = self._w(x.kind == "f64")
-        c = self.const64 if p == "l" else self.c32
+        c = em.const64 if p == "l" else em.c32
         op, *a = x.lazy
         s = [self.true_sign(y, j, memo) for y in a]
         if op == "neg":
-            out = self.alu(p + "xor", s[0], self.sign_bit(x))
+            out = em.alu(p + "xor", s[0], self.sign_bit(x))
         elif op == "mul":                # exact: the operands' signs
-            out = self.alu(p + "xor", s[0], s[1])
+            out = em.alu(p + "xor", s[0], s[1])
         else:                            # the rounded sum is zero: from the operands' magnitudes
-            m = [self.alu(p + "and", y.regs[j], mag) for y in a]
+            m = [em.alu(p + "and", y.regs[j], mag) for y in a]
             if op == "sub":
-                s[1] = self.alu(p + "xor", s[1], self.sign_bit(x))
+                s[1] = em.alu(p + "xor", s[1], self.sign_bit(x))
             if op == "fma":              # a * b + c: the product's sign and (rounded) magnitude
-                pm = self.alu(p + "and", self.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
-                              else self.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
-                self.masked_copy(c(1), pm, self.flags(p + "and", pm, mag))   # a product that underflowed
+                pm = em.alu(p + "and", em.floats.fmul64(a[0].regs[j], a[1].regs[j]) if p == "l"
+                            else em.mau("fvmul", a[0].regs[j], a[1].regs[j]), mag)
+                em.masked_copy(c(1), pm, em.flags(p + "and", pm, mag))   # a product that underflowed
                 for y in m[:2]:                                              # ... unless it is exactly 0
-                    self.masked_copy(c(0), pm, self.flags(p + "and", y, mag))
-                s, m = [self.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
-            out = self.copy(r)
-            self.masked_copy(self.zero_sum_sign(p, s, m), out, self.flags(p + "and", r, mag))
+                    em.masked_copy(c(0), pm, em.flags(p + "and", y, mag))
+                s, m = [em.alu(p + "xor", s[0], s[1]), s[2]], [pm, m[2]]
+            out = em.copy(r)
+            em.masked_copy(self.zero_sum_sign(p, s, m), out, em.flags(p + "and", r, mag))
         memo[key] = out
         return out
 
@@ -177,58 +188,60 @@ class NanFixups:
         """The sign of a sum of two terms (signs s, magnitudes m) that rounds to zero or a
         subnormal: the larger term's sign; for equal magnitudes the AND of the signs (x - x is
         +0 rounding to nearest, -0 + -0 is -0)."""
-        out = self.copy(s[0])
-        self.masked_copy(s[1], out, self.flags("u" + p + "max", m[1], m[0]))
-        self.masked_copy(self.alu(p + "and", s[0], s[1]), out, self.flags(p + "xor", m[0], m[1]))
+        em = self.em
+        out = em.copy(s[0])
+        em.masked_copy(s[1], out, em.flags("u" + p + "max", m[1], m[0]))
+        em.masked_copy(em.alu(p + "and", s[0], s[1]), out, em.flags(p + "xor", m[0], m[1]))
         return out
 
     def nan_bool(self, x, j: int, memo: dict):
         """All ones in the lanes of register j of x whose IEEE value is NaN, from x's chain."""
+        em = self.em
         key = id(x)
         if key in memo:
             return memo[key]
         p, mag, inf, _, sh = self._w(x.kind == "f64")
-        c = self.c32
+        c = em.c32
 
         def test(mn, a, b, invert=False):
-            return self.bool_from_mask(self.flags(p + mn, a, b), invert)
+            return em.bool_from_mask(em.flags(p + mn, a, b), invert)
 
         def is_inf(y):
-            return test("xor", self.alu(p + "and", y.regs[j], mag), inf)
+            return test("xor", em.alu(p + "and", y.regs[j], mag), inf)
 
         def is_zero(y):
             return test("and", y.regs[j], mag)
 
         def negative(r):                 # all ones where r's sign bit is set
-            return self.alu(p + "lsr", r, sh)
+            return em.alu(p + "lsr", r, sh)
 
         def any_of(*bs):
-            return functools.reduce(self.b_or, bs)
+            return functools.reduce(em.b_or, bs)
 
         if x.const is not None:
             out = c(-1 if x.const != x.const else 0)
-        elif x.lazy is None or id(x) in self.settled:      # exact (settled in place): its own register
-            out = test("max", inf, self.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
+        elif x.lazy is None or id(x) in em.settled:      # exact (settled in place): its own register
+            out = test("max", inf, em.alu(p + "and", x.regs[j], mag), invert=True)    # |x| > inf
         else:
             op, *a = x.lazy
             nans = [self.nan_bool(y, j, memo) for y in a if not (y.const is not None and y.const == y.const)]
             if op == "neg":
                 out = nans[0]
             elif op in ("add", "sub"):       # inf - inf
-                d = negative(self.alu(p + "xor", a[0].regs[j], a[1].regs[j]))
-                d = d if op == "add" else self.b_not(d)
-                out = any_of(*nans, self.b_and(self.b_and(is_inf(a[0]), is_inf(a[1])), d))
+                d = negative(em.alu(p + "xor", a[0].regs[j], a[1].regs[j]))
+                d = d if op == "add" else em.b_not(d)
+                out = any_of(*nans, em.b_and(em.b_and(is_inf(a[0]), is_inf(a[1])), d))
             elif op in ("mul", "fma"):       # 0 * inf, and for fma inf - inf after the exact product
                 ia, ib, za, zb = is_inf(a[0]), is_inf(a[1]), is_zero(a[0]), is_zero(a[1])
-                terms = [self.b_and(ia, zb), self.b_and(za, ib)]
+                terms = [em.b_and(ia, zb), em.b_and(za, ib)]
                 if op == "fma":
-                    d = negative(self.alu(p + "xor", self.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
-                    terms.append(self.b_and(self.b_and(self.b_or(ia, ib), is_inf(a[2])), d))
+                    d = negative(em.alu(p + "xor", em.alu(p + "xor", a[0].regs[j], a[1].regs[j]), a[2].regs[j]))
+                    terms.append(em.b_and(em.b_and(em.b_or(ia, ib), is_inf(a[2])), d))
                 out = any_of(*nans, *terms)
             elif op == "sqrt":               # a negative number (not -0; for float, not a flushed subnormal)
-                tiny = is_zero(a[0]) if p == "l" else self.bool_from_mask(
-                    self.flags("uimax", c(0x007FFFFF), self.alu("iand", a[0].regs[j], mag)))
-                out = any_of(*nans, self.b_and(negative(a[0].regs[j]), self.b_not(tiny)))
+                tiny = is_zero(a[0]) if p == "l" else em.bool_from_mask(
+                    em.flags("uimax", c(0x007FFFFF), em.alu("iand", a[0].regs[j], mag)))
+                out = any_of(*nans, em.b_and(negative(a[0].regs[j]), em.b_not(tiny)))
             else:
                 raise ValueError(f"internal: unknown lazy operation {op}")
         memo[key] = out
@@ -236,10 +249,11 @@ class NanFixups:
 
     def nan_mask(self, r, wide: bool):
         """A mask entry set in the lanes of float register r that hold a NaN (|r| > inf)."""
+        em = self.em
         if wide:
-            mag = self.alu("land", r, self.const64((1 << 63) - 1))
-            return self.flags("lmax", mag, self.const64(0x7FF0000000000001))
-        return self.flags("imax", self.alu("iand", r, self.c32(0x7FFFFFFF)), self.c32(0x7F800001))
+            mag = em.alu("land", r, em.const64((1 << 63) - 1))
+            return em.flags("lmax", mag, em.const64(0x7FF0000000000001))
+        return em.flags("imax", em.alu("iand", r, em.c32(0x7FFFFFFF)), em.c32(0x7F800001))
 
     def division_specials(self, q, x, y, wide: bool):
         """q = x / y from the Newton sequence, with IEEE results where an operand is zero,
@@ -247,29 +261,30 @@ class NanFixups:
         signed zeros, signed infinities, NaN for 0/0, inf/inf and a NaN operand.  A float
         subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
         the quotient's sign (no CL_FP_DENORM)."""
+        em = self.em
         p, mag, inf, qnan, _ = self._w(wide)
-        c = self.const64 if wide else self.c32
+        c = em.const64 if wide else em.c32
         top = 1 << (63 if wide else 31)
-        ax, ay = self.alu(p + "and", x, mag), self.alu(p + "and", y, mag)
-        zero = self.alu(p + "and", self.alu(p + "xor", x, y), c(top))          # the quotient's sign
-        big = self.alu(p + "or", zero, inf)
+        ax, ay = em.alu(p + "and", x, mag), em.alu(p + "and", y, mag)
+        zero = em.alu(p + "and", em.alu(p + "xor", x, y), c(top))          # the quotient's sign
+        big = em.alu(p + "or", zero, inf)
         if wide:
-            x0, y0 = self.flags(p + "and", x, mag), self.flags(p + "and", y, mag)
+            x0, y0 = em.flags(p + "and", x, mag), em.flags(p + "and", y, mag)
             q0 = x0
         else:                          # float subnormals count as zeros (flushed), as does an underflow
             tiny = c(0x007FFFFF)
-            x0, y0 = self.flags("uimax", tiny, ax), self.flags("uimax", tiny, ay)
-            q0 = self.flags(p + "and", q, mag)
-        xinf, yinf = self.flags(p + "xor", ax, inf), self.flags(p + "xor", ay, inf)
-        q = self.copy(q)
-        self.masked_copy(zero, q, yinf)                    # finite / inf
-        self.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
+            x0, y0 = em.flags("uimax", tiny, ax), em.flags("uimax", tiny, ay)
+            q0 = em.flags(p + "and", q, mag)
+        xinf, yinf = em.flags(p + "xor", ax, inf), em.flags(p + "xor", ay, inf)
+        q = em.copy(q)
+        em.masked_copy(zero, q, yinf)                    # finite / inf
+        em.masked_copy(zero, q, q0)                      # 0 / y, and a quotient that underflowed
         for k, other in ((y0, x0), (xinf, yinf)):          # x / 0, inf / y; NaN for 0 / 0, inf / inf
-            t = self.copy(big)
-            self.masked_copy(qnan, t, other)
-            self.masked_copy(t, q, k)
-        self.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
-        self.masked_copy(y, q, self.nan_mask(y, wide))
+            t = em.copy(big)
+            em.masked_copy(qnan, t, other)
+            em.masked_copy(t, q, k)
+        em.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
+        em.masked_copy(y, q, self.nan_mask(y, wide))
         return q
 
     # loops -------------------------------------------------------------------------------------
@@ -278,23 +293,24 @@ class NanFixups:
         value leaving it is +-inf: it has no inner loop, no store or call with an effect, and
         every use inside it of a float header phi, and of what is chained from one, is a chain
         operation or a header phi (no settling inside the loop)."""
-        if self.exact_mode:
+        em = self.em
+        if em.exact_mode:
             return False
-        blocks = self.loops[h]
-        if any(n != h and n in self.loops for n in blocks):
+        blocks = em.loops[h]
+        if any(n != h and n in em.loops for n in blocks):
             return False
-        insts = [i for n in blocks for i in self.bmap[n].insts]
+        insts = [i for n in blocks for i in em.bmap[n].insts]
         for i in insts:
             if i.op in ("store", "atomicrmw", "cmpxchg", "fence") or i.op == "call" and not (
                     callee_base(i) in CHAIN_CALLS or (i.callee or "").startswith(("llvm.lifetime", "llvm.dbg"))):
                 return False
-        work = [i for i in self.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
+        work = [i for i in em.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
         if not work:
             return False
         chained = set(work)
         while work:
             x = work.pop()
-            for u in self.users.get(x, []):
+            for u in em.users.get(x, []):
                 if u.block not in blocks or u in chained:
                     continue
                 if u.op == "phi" and u.block == h:
@@ -306,15 +322,15 @@ class NanFixups:
                 work.append(u)
         return True
 
-    STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
-
     def snapshot(self) -> dict:
-        return {a: dict(getattr(self, a, {})) for a in self.STATE} | {"flops": self.flops}
+        em = self.em
+        return {a: dict(getattr(em, a)) for a in STATE} | {"flops": em.flops}
 
     def restore(self, s: dict):
+        em = self.em
         for a, v in s.items():
-            setattr(self, a, dict(v) if isinstance(v, dict) else v)
-        self.settled = set()
+            setattr(em, a, dict(v) if isinstance(v, dict) else v)
+        em.settled = set()
 
     def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
@@ -323,29 +339,30 @@ class NanFixups:
         wrong), run the loop again from the state `before` it in exact mode and copy its results
         over the first run's.  lanes: the bool of the lanes that entered the loop (only those are
         tested, for float values)."""
+        em = self.em
         floats = [v for v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
         regs = [(v, r) for v in floats for r in v.regs]
         # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
         # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
-        step = self.alu("ior", lanes, self.c32(0x3F800000)) if lanes is not None else None
+        step = em.alu("ior", lanes, em.c32(0x3F800000)) if lanes is not None else None
         if len(regs) == 1:
             v, r = regs[0]
             k = self.special(v, r, step if v.kind == "f32" else None)
         else:
-            k = self.mask_of(functools.reduce(self.b_or, (
-                self.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
+            k = em.mask_of(functools.reduce(em.b_or, (
+                em.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
         after = self.snapshot()
         self.restore(before)
-        outer, self.items = self.items, []
-        self.exact_mode = True
+        outer, em.items = em.items, []
+        em.exact_mode = True
         try:
-            again = self.emit_loop(h, body)
+            again = em.control.emit_loop(h, body)
         finally:
-            self.exact_mode = False
+            em.exact_mode = False
         for a, b in zip(exports, again):
-            self.assign(a, b)
-        then, self.items = self.items, outer
+            em.control.assign(a, b)
+        then, em.items = em.items, outer
         self.restore(after)
-        self.items.append(IfAnyLane(k, then))
+        em.items.append(IfAnyLane(k, then))

@@ -1,0 +1,524 @@
+"""Control flow and predication: blocks in one linear order under their predicates, phis as
+selects, loops as ``.while any`` or sequencer-counted loops, values leaving a loop captured per
+lane, and pointer registers that may point into several buffers (MixedPointer).
+
+Every block has a predicate (the lanes that run it); all blocks run in one linear order
+(if-conversion), phis become selects on the incoming edges' predicates, stores are masked
+writes.  A loop runs as ``.while any`` on its lanes' mask: lanes leave at their exits, values
+that escape the loop are captured per lane as they leave.  Every loop pays the any-reduction up
+the tree, so even uniform loops are correct without a uniformity proof; a loop whose trip count
+the sequencer knows runs as a sequencer loop (counted_loop).
+"""
+from __future__ import annotations
+
+import re
+
+from . import irtypes
+from .irread import _VEC, Const, Inst
+from .ops import MaskReg, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
+from .emitter import CodegenError
+from .values import KINDS, Val
+
+
+class MixedPointer(Exception):
+    """A pointer register living across a loop (a header phi, a capture) is given a pointer into
+    another buffer than it was made for (`p = c ? a : b` carried around a loop, LLVM's load of a
+    phi of `&sums[g]` and `&local_carry`): codegen starts again with the buffers of the IR value
+    `name` known, so its register is one offset per buffer and the bools choosing among them
+    (Control.persistent, set_multi_ptr)."""
+    def __init__(self, name: str, bases: list, line=0):
+        super().__init__(name)
+        self.name, self.bases, self.line = name, bases, line
+
+    def learn(self, known: dict) -> dict:
+        """known (IR value name -> bases) with these bases added; a CodegenError if nothing is new."""
+        old = known.get(self.name, [])
+        new = list(dict.fromkeys(old + self.bases))
+        if new == old:
+            raise CodegenError("a pointer into one of several buffers is not supported here", self.line)
+        return {**known, self.name: new}
+
+
+class Control:
+    """Blocks, predicates, phis and loops."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def counted_loop(self, h, blocks, phis):
+        """(trip count expression, counter phi, its start, the IR value of its bound) for a loop the
+        sequencer can run, or None.
+
+        The loop must leave only where its counter, stepped by 1 from a start the sequencer
+        knows, meets a bound the sequencer knows: then every lane runs the same iterations."""
+        em = self.em
+        exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
+        latches = [p_ for p_ in em.preds[h] if p_ in blocks]
+        if len(exits) != 1 or len(latches) != 1:
+            return None
+        src, dst = exits[0]
+        t = em.bmap[src].insts[-1]
+        if t.op != "br" or len(em.succ[src]) != 2 or not isinstance(t.ops[0], Inst) or t.ops[0].op != "icmp":
+            return None
+        cmp = t.ops[0]
+        exit_on_true = em.succ[src][0] == dst
+        z = cmp.ops[0]
+        if cmp.pred in ("ne", "eq") and isinstance(cmp.ops[1], Const) and cmp.ops[1].value == 0 \
+                and isinstance(z, Inst) and z.op == "zext" and isinstance(z.ops[0], Inst) and z.ops[0].op == "icmp":
+            cmp, exit_on_true = z.ops[0], exit_on_true == (cmp.pred == "ne")     # -O0's (c != 0) wrapper
+        pred = cmp.pred
+        a, b = cmp.ops
+        for iv in phis:
+            blk = [blk for blk in iv.phi_blocks if blk not in blocks]
+            if len(blk) != 1:
+                continue
+            start = em.values.seq_expr(iv.ops[iv.phi_blocks.index(blk[0])])
+            step = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if start is None or not (isinstance(step, Inst) and step.op == "add" and step.ops[0] is iv
+                                     and isinstance(step.ops[1], Const) and step.ops[1].value == 1):
+                continue
+            for x, bound, sw in ((a, b, False), (b, a, True)):
+                if x is not step and x is not iv:
+                    continue
+                bexpr = em.values.seq_expr(bound)
+                if bexpr is None:
+                    continue
+                pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
+                      "sle": "sge", "ule": "uge"}.get(pred, pred) if sw else pred
+                stay, leave = ("ne", "slt", "ult", "sle", "ule"), ("eq", "sge", "uge", "sgt", "ugt")
+                if pr not in (leave if exit_on_true else stay):
+                    continue       # the loop would stay while the counter is past the bound
+                n = f"({bexpr}) - ({start})"
+                if pr in ("sle", "ule", "sgt", "ugt"):      # an inclusive bound: i <= n
+                    n = f"({n}) + 1"
+                if x is iv:        # the test precedes the step: one more pass that only leaves
+                    n = f"({n}) + 1"
+                return f"({n} if {n} > 1 else 1)", iv, start, bound
+        return None
+
+    def pass_ivs(self, h, blocks, phis):
+        """(pass counter, phis) for a loop that runs until no lane is left: its header phis that
+        start at a value the sequencer knows and step by a constant on the one back edge.  Every
+        lane still in the loop in pass t entered with the others and took the back edge t times, so
+        such a phi is start + t * step in every lane that runs the pass: a sequencer expression in
+        the loop (its index then moves no more than one element), not after it."""
+        em = self.em
+        latches = [b for b in em.preds[h] if b in blocks]
+        if len(latches) != 1:
+            return None
+        found = []
+        for iv in phis:
+            starts = {em.values.seq_expr(v) for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks}
+            nxt = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if len(starts) != 1 or None in starts or not (isinstance(nxt, Inst) and nxt.op in ("add", "sub")
+                                                          and nxt.ops[0] is iv and isinstance(nxt.ops[1], Const)
+                                                          and type(nxt.ops[1].value) is int):
+                continue
+            found.append((iv, starts.pop(), nxt.ops[1].value * (1 if nxt.op == "add" else -1)))
+        if not found:
+            return None
+        t = em.seq_reg("t")
+        em.pass_counters.add(t)
+        for iv, start, step in found:
+            em.seq_ivs[iv] = f"(({start}) + ({step}) * {t})"
+        return t, [iv for iv, _, _ in found]
+
+    def in_loop(self, n, h):
+        em = self.em
+        return h is None or n in em.loops[h]
+
+    def emit_region(self, names, header):
+        em = self.em
+        done = set()
+        for n in names:
+            if n in done:
+                continue
+            if n in em.loops and n != header:
+                body = [m for m in names if m in em.loops[n]]
+                self.emit_loop(n, body)
+                done.update(body)
+                continue
+            self.emit_block(n)
+            done.add(n)
+
+    def contribute(self, src, dst, p):
+        em = self.em
+        em.edge[(src, dst)] = p
+        ctx = em.loop_stack[-1] if em.loop_stack else None
+        if ctx is not None and dst == ctx["header"]:
+            ctx["next"] = p if ctx["next"] is None else em.b_or(ctx["next"], p)
+            return
+        if ctx is not None and dst not in em.loops[ctx["header"]]:
+            # leaving the loop: accumulate the lanes that took this exit, capture phi inputs
+            ex = ctx["exits"][(src, dst)]
+            em.alu("ior", ex, p, dst=ex)
+            get = em.values.raw if ctx["lazy"] else em.values.val      # a lazy loop settles after it (nans.py)
+            settled = set(em.settled)
+            for phi, cap in ctx["phicaps"].get((src, dst), []):
+                v = get(phi.ops[phi.phi_blocks.index(src)])
+                self.capture(cap, v, p)
+            if ctx["bottom"]:                # a counted loop's exit runs in its last pass only: what it
+                em.settled = settled       # settled is still unsettled in the other passes (nans.py)
+            return
+        em.acc[dst] = p if dst not in em.acc else em.b_or(em.acc[dst], p)
+
+    def capture(self, cap: Val, v: Val, p: VReg):
+        em = self.em
+        if v.kind == "vec":                  # element by element (64-bit elements take two registers)
+            for c, e in zip(em.values.elems(cap), em.values.elems(v)):
+                self.capture(c, e, p)
+            return
+        if v.kind == "ptr":
+            if self.is_multi_ptr(cap):
+                return self.set_multi_ptr(cap, v, p)
+            self.check_same_buffer(cap, v)
+            src = [em.memory.carried_off(v)]
+            dst = cap.off.regs
+        else:
+            src, dst = v.regs, cap.regs
+        if len(dst) == 1:
+            em.masked_copy(src[0], dst[0], em.mask_of(p))
+        else:
+            hi, lo = em.widen_bool(p)
+            for cc, s, d in ((hi, src[0], dst[0]), (lo, src[1], dst[1])):
+                em.masked_copy(s, d, em.flags("lnot", cc))
+
+    def persistent(self, ty, name: str = None) -> Val:
+        """A register set that lives across a loop (phis, captures) for IR value `name`.  A pointer
+        takes its buffer from the first value assigned to it, or, when an earlier attempt found it
+        holds pointers into several (MixedPointer), is one offset register per buffer under bools
+        choosing among them: a nested ("either", c, A, B) as a select of two pointers makes."""
+        em = self.em
+        k = em.values.kind_of(ty)
+        if k == "vec" and irtypes.is_aggregate(ty):
+            return em.values.make_vec([self.persistent(lt) for lt, _ in em.values.leaves(ty)])
+        if k == "vec":
+            m = _VEC.fullmatch(ty)
+            return em.values.make_vec([self.persistent(m.group(2).strip()) for _ in range(int(m.group(1)))])
+        if k == "ptr":
+            bases = em.ptr_bases.get(name, [None])
+            reg = Val("ptr", base=bases[-1], off=Val("i32", (em.copy(em.c32(0)),)))
+            for b in reversed(bases[:-1]):
+                reg = Val("ptr", base=("either", em.copy(em.c32(0)), Val("ptr", base=b, off=Val(
+                    "i32", (em.copy(em.c32(0)),))), reg))
+            reg.home = name
+            return reg
+        regs = tuple(em.copy(em.c32(0)) for _ in range(KINDS[k]))
+        return Val(k, regs)
+
+    # pointer registers into several buffers (MixedPointer) ---------------------------------------
+    @staticmethod
+    def leaf_bases(v: Val) -> list:
+        """The buffers pointer v may point into."""
+        if v.base and v.base[0] == "either":
+            return Control.leaf_bases(v.base[2]) + Control.leaf_bases(v.base[3])
+        return [v.base] if v.base is not None else []
+
+    def is_multi_ptr(self, reg: Val) -> bool:
+        return reg.base is not None and reg.base[0] == "either" and reg.home is not None
+
+    def check_same_buffer(self, reg: Val, v: Val):
+        """reg (a one-buffer pointer register) may take v: it is into reg's buffer (which the first
+        assignment sets); else MixedPointer, so the next attempt gives reg a register per buffer."""
+        em = self.em
+        if reg.base is None and not (v.base and v.base[0] == "either"):
+            reg.base = v.base
+        if reg.base != v.base or reg.base[0] == "either":
+            if reg.home is None:
+                raise CodegenError("a pointer that may point into two different buffers is not supported", em.line)
+            raise MixedPointer(reg.home, self.leaf_bases(reg) + self.leaf_bases(v), em.line)
+
+    def ptr_leaves(self, v: Val, cond=None) -> list:
+        """[(bool register or None for every lane, one-buffer pointer)]: where pointer v points
+        into which buffer, within the lanes of cond."""
+        em = self.em
+        if not (v.base and v.base[0] == "either"):
+            return [(cond, v)]
+        _, c, a, b = v.base
+        nc = em.b_not(c)
+        return self.ptr_leaves(a, c if cond is None else em.b_and(cond, c)) + \
+            self.ptr_leaves(b, nc if cond is None else em.b_and(cond, nc))
+
+    def set_multi_ptr(self, reg: Val, v: Val, p=None):
+        """reg = v (in the lanes of p) for a register with an offset per buffer (persistent): in the
+        lanes where v points into buffer B, B's offset and the bools that lead to it.  Conditions and
+        offsets are read first: v may be made of reg's own registers (`p = c ? p : q`)."""
+        em = self.em
+        moves = []                        # (mask or None, [(destination, source register)])
+        for cond, leaf in self.ptr_leaves(v, p):
+            sets, node = [], reg          # down reg's (either, c, A, rest) chain to leaf's buffer
+            while node.base[0] == "either" and node.base[2].base != leaf.base:
+                sets.append((node.base[1], em.c32(0)))
+                node = node.base[3]
+            if node.base[0] == "either":
+                sets.append((node.base[1], em.c32(-1)))
+                node = node.base[2]
+            if node.base != leaf.base:
+                raise MixedPointer(reg.home, self.leaf_bases(reg) + [leaf.base], em.line)
+            sets.append((node.off.regs[0], em.memory.carried_off(leaf)))
+            moves.append((None if cond is None else em.mask_of(cond), sets))
+        for k, sets in moves:
+            for dst, src in sets:
+                if k is None:
+                    em.copy(src, dst)
+                else:
+                    em.masked_copy(src, dst, k)
+
+    def phi_value(self, phi, edges):
+        """Select among a phi's incoming values by the predicates of the given incoming edges."""
+        em = self.em
+        out = None
+        caps = em.phi_caps_after.get(phi, {})
+        for blk, v in zip(phi.phi_blocks, phi.ops):
+            if (blk, phi.block) not in edges or (blk, phi.block) not in em.edge:
+                continue
+            val = caps[blk] if blk in caps else em.values.val(v)
+            if out is None:
+                out = val
+            else:
+                out = em.values.select(em.edge[(blk, phi.block)], val, out)
+        return out
+
+    def block_pred(self, n):
+        em = self.em
+        if n == em.f.blocks[0].name:
+            return em.active
+        p = em.acc.get(n)
+        if p is None:
+            return em.c32(0)          # unreachable in this region
+        head = self.diamond_head(n)
+        return em.pred[head] if head in em.pred else p
+
+    def diamond_head(self, n):
+        """E when n joins the two arms of an if/else E -> {A, B} -> n: n runs on E's lanes, the same
+        register (so a store there is seen to cover the wave, see fast_store)."""
+        em = self.em
+        arms = em.preds[n]
+        if len(arms) != 2 or arms[0] == arms[1] or n in em.loops:
+            return None
+        if any(em.succ[a] != [n] or len(em.preds[a]) != 1 for a in arms):
+            return None
+        head = em.preds[arms[0]][0]
+        return head if em.preds[arms[1]] == [head] and sorted(em.succ[head]) == sorted(arms) else None
+
+    def emit_block(self, n, pred=None):
+        em = self.em
+        b = em.bmap[n]
+        p = pred if pred is not None else self.block_pred(n)
+        em.pred[n] = p
+        em.elected = {}
+        em.settled = set()
+        phis = [i for i in b.insts if i.op == "phi"]
+        if phis and pred is None:
+            incoming = {(blk, n) for blk in em.preds[n]}
+            vals = [self.phi_value(phi, incoming) for phi in phis]
+            for phi, v in zip(phis, vals):
+                em.vals[phi] = v
+                if phi in em.escapes:      # a join inside a loop whose value is read after it
+                    self.capture(em.escapes[phi], v, p)
+        for i in b.insts:
+            if i.op == "phi":
+                continue
+            em.line = i.line or em.line
+            em.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
+            em.codegen.inst(i, p)
+            if i in em.escapes:
+                ctx = em.loop_stack[-1]
+                self.capture(em.escapes[i], em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i]), p)
+        em.scatter.flush_scatters()
+        em.bounds.flush_checks()
+        t = b.insts[-1]
+        if t.op == "br":
+            succ = em.succ[n]
+            ctx = em.loop_stack[-1] if em.loop_stack else None
+            bottom = ctx and ctx["bottom"]
+            if len(succ) == 1:
+                self.contribute(n, succ[0], p)
+            elif bottom and bottom["src"] == n:
+                # a counted loop's test: the sequencer takes it, so every lane here goes round
+                # again, and leaves in the last pass only (no per-lane compare, no exit mask)
+                self.contribute(n, ctx["header"], p)
+                outer, em.items = em.items, []
+                self.contribute(n, bottom["dst"], p)
+                em.items = outer + [SeqIf(bottom["last"], em.items)]
+            else:
+                c = em.values.val(t.ops[0]).regs[0]
+                self.contribute(n, succ[0], em.b_and(p, c))
+                self.contribute(n, succ[1], em.b_and(p, em.b_not(c)))
+        elif t.op == "switch":
+            v = em.values.narrow(em.values.val(t.ops[0]))
+            default = t.ops[1]
+            rest = p
+            # llvmlite lists only the labels: the case values come from the text
+            pairs = re.findall(r"(i\d+ -?\d+), label %\"?([^\s\"]+)", t.text.split("[", 1)[1])
+            for c, lbl in pairs:
+                ty, val = c.split()
+                eq = em.bool_from_mask(em.flags("ixor", v, em.values.narrow(em.values.const_val(Const(ty, int(val))))))
+                if (n, lbl) not in em.edge:
+                    self.contribute(n, lbl, em.b_and(p, eq))
+                rest = em.b_and(rest, em.b_not(eq))
+            self.contribute(n, default, rest)
+
+    @staticmethod
+    def read_after(u: Inst, i: Inst, blocks) -> bool:
+        """Whether user u reads loop value i after the loop, so i must be captured as each lane
+        leaves (later passes overwrite its register): any use outside but a phi on an exit edge
+        (phicaps), including a phi that takes i from a block after the loop (LCSSA's
+        loop.exit.loopexit -> loop.exit)."""
+        if u.block in blocks:
+            return False
+        return u.op != "phi" or any(v is i and b not in blocks for b, v in zip(u.phi_blocks, u.ops))
+
+    def emit_loop(self, h, body):
+        """Emit loop h; gives the registers of the values that leave it (escapes, header phis, exit
+        phis), for rerun_exactly."""
+        em = self.em
+        lazy = em.nans.lazy_loop(h)
+        before = em.nans.snapshot() if lazy else None
+        em.settled = set()
+        blocks = em.loops[h]
+        entry_edges = {(p, h) for p in em.preds[h] if p not in blocks}
+        back_edges = {(p, h) for p in em.preds[h] if p in blocks}
+        hb = em.bmap[h]
+        phis = [i for i in hb.insts if i.op == "phi"]
+        counted = self.counted_loop(h, blocks, phis)
+        bottom = None
+        if counted:
+            seq_reg = f"%n{'e' if em.exact_mode else ''}{len(em.seq_ivs)}"     # %ne: an exact rerun (nans.py)
+            em.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
+            (src, dst), = [(n, s) for n in blocks for s in em.succ[n] if s not in blocks]
+            if src in em.preds[h]:
+                # tested at the bottom (a rotated loop): all lanes that entered run every pass
+                bottom = {"src": src, "dst": dst, "last": f"{seq_reg} == {counted[0]} - 1"}
+        passes = None if counted else self.pass_ivs(h, blocks, phis)
+        if passes:
+            em.items.append(SeqSet(passes[0], "0"))
+        # loop-carried registers, set from the entry edges
+        entry_pred = self.block_pred(h)
+        M = em.copy(entry_pred)
+        carried = {}
+        for phi in phis:
+            v0 = self.phi_value(phi, entry_edges)
+            reg = self.persistent(phi.type, phi.name)
+            self.assign(reg, v0)
+            carried[phi] = reg
+        exits = {}
+        phicaps = {}
+        for n in blocks:
+            for s in em.succ[n]:
+                if s not in blocks:
+                    exits[(n, s)] = em.copy(em.c32(0))
+                    for phi in (i for i in em.bmap[s].insts if i.op == "phi"):
+                        if n in phi.phi_blocks:
+                            phicaps.setdefault((n, s), []).append((phi, self.persistent(phi.type, phi.name)))
+        esc = {}
+        for n in blocks:
+            for i in em.bmap[n].insts:
+                if i.type in ("void", "label") or i in carried:
+                    continue        # a header phi needs no capture: lanes that left keep their carried value
+                if any(self.read_after(u, i, blocks) for u in em.users.get(i, [])):
+                    esc[i] = self.persistent(i.type, i.name)
+        saved_esc = em.escapes
+        em.escapes = {**saved_esc, **esc}
+        k = MaskReg()
+        em.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        outer, em.items = em.items, []
+        ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
+               "stores": em.memory.stores_to_buffers(blocks)}     # (settle_stores)
+        em.loop_stack.append(ctx)
+        for phi, reg in carried.items():
+            em.vals[phi] = reg
+        if counted and counted[1] in carried and carried[counted[1]].kind in ("i32", "i64"):
+            # the counter runs from its start up to its bound (one past, inclusive): its range
+            lo = em.values.int_rng(self.phi_value(counted[1], entry_edges))
+            hi = em.values.ir_rng(counted[3])
+            if lo is not None and hi is not None:
+                carried[counted[1]].rng = (lo[0], max(lo[1], hi[1] + 1))
+        self.emit_block(h, pred=M)
+        self.emit_region([n for n in body if n != h], h)
+        # next iteration: header phis from the back edges (parallel copy), then the lane mask
+        news = {}
+        get = em.values.raw if lazy else em.values.val
+        for phi, reg in carried.items():
+            cur = reg
+            for blk, v in zip(phi.phi_blocks, phi.ops):
+                if (blk, h) in back_edges and (blk, h) in em.edge:
+                    # in a counted loop the back edge holds every lane that entered: lanes that
+                    # did not never read the register again, so no select
+                    if not bottom:
+                        cur = em.values.select(em.edge[(blk, h)], get(v), cur)
+                    elif v in carried:            # another phi's register: copy before it changes
+                        cur = self.persistent(phi.type, phi.name)
+                        self.assign(cur, get(v))
+                    else:
+                        cur = get(v)
+            news[phi] = cur
+        for phi, reg in carried.items():
+            if self.is_multi_ptr(reg) and news[phi] is not reg:
+                # a pointer into several buffers is a tree of the registers it selects among, maybe
+                # other carried ones: copied before any of them changes
+                tmp = self.persistent(phi.type, phi.name)
+                self.set_multi_ptr(tmp, news[phi])
+                news[phi] = tmp
+        late = []                 # a counted loop's phis read after it keep the last pass's value
+        for phi, reg in carried.items():
+            if news[phi] is reg:
+                continue
+            if bottom and any(u.block not in blocks for u in em.users.get(phi, [])):
+                late.append(phi)
+                continue
+            self.assign(reg, news[phi], carry=True)
+        if late:
+            body_items, em.items = em.items, []
+            for phi in late:
+                self.assign(carried[phi], news[phi])
+            em.items = body_items + [SeqIf(f"not ({bottom['last']})", em.items)]
+        if not bottom:
+            nxt = ctx["next"] if ctx["next"] is not None else em.c32(0)
+            em.copy(nxt, M)
+            em.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        if passes:
+            em.items.append(SeqSet(passes[0], f"{passes[0]} + 1"))
+            for phi in passes[1]:
+                del em.seq_ivs[phi]
+        em.loop_stack.pop()
+        # a uniform trip count runs on the sequencer; any other loop until no lane is left
+        loop = SeqLoop(seq_reg, "0", counted[0], em.items) if counted else WhileAny(k, em.items, em.line)
+        em.items = outer
+        if ctx.get("settle_before"):
+            em.memory.settle_stores(whole_buffer=True)
+        em.items.append(loop)
+        em.escapes = saved_esc
+        caps = [cap for lst in phicaps.values() for _, cap in lst]
+        exports = list(esc.values()) + list(carried.values()) + caps
+        if lazy:
+            carried_read_after = [reg for phi, reg in carried.items()
+                                  if any(u.block not in blocks for u in em.users.get(phi, []))]
+            em.nans.rerun_exactly(h, body, before, exports, list(esc.values()) + carried_read_after + caps, entry_pred)
+        em.settled = set()
+        for i, cap in list(esc.items()) + list(carried.items()):
+            em.vals[i] = cap
+            if i in saved_esc:          # escapes the enclosing loop too: capture for the lanes that ran this one
+                self.capture(saved_esc[i], cap, entry_pred)
+        for (src, dst), ex in exits.items():
+            em.edge[(src, dst)] = ex
+            em.acc[dst] = ex if dst not in em.acc else em.b_or(em.acc[dst], ex)
+        # exit-block phis read the captured values
+        em.phi_caps_after = em.phi_caps_after
+        for (src, dst), lst in phicaps.items():
+            for phi, cap in lst:
+                em.phi_caps_after.setdefault(phi, {})[src] = cap
+        return exports
+
+    def assign(self, reg: Val, v: Val, carry=False):
+        """reg = v; carry: the update of a loop-carried register at the end of a pass, a copy
+        emit.coalesce_carried may remove."""
+        em = self.em
+        if reg.kind == "ptr":
+            if self.is_multi_ptr(reg):
+                return self.set_multi_ptr(reg, v)
+            self.check_same_buffer(reg, v)
+            em.op("lpassa {s0} {d0}", "alu", (reg.off.regs[0],), (em.memory.carried_off(v),)).carry = carry
+            return
+        for s, d in zip(v.regs, reg.regs):
+            em.op("lpassa {s0} {d0}", "alu", (d,), (s,)).carry = carry

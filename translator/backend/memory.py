@@ -1,0 +1,965 @@
+"""Memory access and data movement: addresses (GEP, index forms), loads and stores, private
+arrays, the contiguous fast paths, uniform loads and tables, gathers, and the ordering of
+stores still in flight.
+
+``p[get_global_id(0)]`` on a 32-bit buffer in a 1-D launch is *contiguous*: the wave's share
+moves DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE (stores the reverse, read-modify-write under
+the lane mask).  Any other access is a *gather*: the buffer is broadcast chunk by chunk (mvb ->
+l2bmb -> l1bmp) into every PE's LM0 and each lane picks its element with a T-indirect read;
+a store of that kind is a *scatter* (scatter.py).  Nothing is copied by the host.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import irtypes
+from .irread import Arg, Const, Inst
+from .irtypes import type_size
+from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
+from .emitter import CodegenError, TR, TW
+from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
+
+
+STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
+
+
+class Memory:
+    """Loads, stores and the data movement behind them."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def settle_stores(self, whole_buffer=False):
+        """Wait for a contiguous store still in flight (before anything that may read its data).
+
+        A store is in flight after one earlier in the body, but also where none precedes this
+        point: in a loop that stores, the previous pass's (`y[i] += ...` in a loop over j), and,
+        for a transfer of a whole buffer (whole_buffer: a gather or scatter), the previous wave's,
+        which a wave's own share (fast_load) never meets.  Those waits are kept only if the
+        kernel has a contiguous store (fast_store) by the end (drop_unissued_waits)."""
+        em = self.em
+        if "store" in em.areas:
+            em.op(f"wait i{STORE_TAG}", "wait")
+        elif whole_buffer and em.loop_stack and not any(ctx["stores"] for ctx in em.loop_stack):
+            em.loop_stack[0]["settle_before"] = True        # once, before the outermost loop
+        elif whole_buffer or any(ctx["stores"] for ctx in em.loop_stack):
+            em.op(f"wait i{STORE_TAG}", "wait")
+            em.unsure_waits.append(em.items[-1])
+
+    def drop_unissued_waits(self):
+        """Remove settle_stores' loop waits when the kernel made no contiguous store: their tag is
+        never issued (the emulator faults on such a wait)."""
+        em = self.em
+        if em.unsure_waits and "store" not in em.areas:
+            drop_ops(em.items, {id(o) for o in em.unsure_waits})
+        em.unsure_waits = []
+
+    def stores_to_buffers(self, blocks) -> bool:
+        """Whether any of these IR blocks may store through a pointer into a buffer parameter."""
+        em = self.em
+        return any(self.store_dst(i) is not None and not isinstance(self.param_root(self.store_dst(i)), str)
+                   for n in blocks for i in em.bmap[n].insts)
+
+    def ptr_off(self, p: Val) -> VReg:
+        """A pointer's byte offset as i32 lanes (coff folded in)."""
+        em = self.em
+        if p.base and p.base[0] == "either":
+            raise CodegenError("a pointer into one of two buffers can be loaded from, stored to and indexed, "
+                               "not compared or converted to an integer", em.line)
+        if p.off is None:
+            return em.c32(p.coff)
+        if p.idx is not None and p.coff and p.coff % p.idx[1] == 0:
+            x, n = p.idx[:2]           # (x + c / n) * n: x + c / n is what check_bounds compares
+            r = em.alu("iadd", x, em.c32(p.coff // n))
+            return em.ints.mul_const(Val("i32", (r,)), n, False, None).regs[0]
+        r = p.off.regs[0]
+        if p.coff:
+            r = em.alu("iadd", r, em.c32(p.coff))
+        return r
+
+    # memory ----------------------------------------------------------------------------------------
+    def gep(self, i: Inst) -> Val:
+        """A pointer plus indices.  The offset register is 32-bit; what the bounds check needs to see
+        an offset that wrapped comes along: one variable term, its index (Val.idx); more, the
+        offset's range (Val.orng) and, where that is not 32-bit, its 64-bit value (Val.o64)."""
+        em = self.em
+        base = em.values.val(i.ops[0])
+        if base.kind != "ptr":
+            raise CodegenError("pointer arithmetic on a non-pointer", em.line)
+        ty = i.elem
+        off, coff = base.off, base.coff
+        aff = base.gid_affine if base.gid_affine is not None else None
+        idx, orng, o64, good = base.idx, base.orng, base.o64, base.good
+        for k, idx_op in enumerate(i.ops[1:]):
+            if k == 0:
+                scale = type_size(ty)
+            else:
+                sub = irtypes.element_type(ty, idx_op.value if isinstance(idx_op, Const) else None)
+                if sub is None:
+                    raise CodegenError(f"indexing into '{ty}' at run time is not supported", em.line)
+                ty, fo = sub
+                if fo is not None:         # a struct field
+                    coff += fo
+                    continue
+                scale = type_size(ty)
+            iv = em.values.val(idx_op)
+            if iv.const is not None:
+                coff += iv.const * scale
+                if aff is not None:
+                    aff = (aff[0], aff[1] + iv.const * scale, aff[2])
+                continue
+            term = em.ints.mul_const(Val("i32", (em.values.narrow(iv),)), scale, False, None).regs[0]
+            x, sh, xr = self.index_parts(iv)
+            if off is None:                              # the first variable term: checked as an index
+                idx = (x, scale << sh, xr, iv if not sh else None, self.near_start(x, xr))
+            elif idx is not None and idx[1] == scale << sh:     # another index in the same elements
+                idx, good = self.add_index(idx, (x, scale << sh, xr, iv if not sh else None), good)
+            else:
+                if idx is not None:                      # an index no longer alone: as bytes
+                    orng, o64 = self.idx_bytes(idx)
+                    idx = None
+                trng = rng_scale(em.values.int_rng(iv), scale)
+                total = rng_add(I32 if orng is None else orng, trng)
+                if o64 is not None or not within(total, I32):
+                    prev = o64 if o64 is not None else (em.split64(off.regs[0]) if off is not None else None)
+                    iv64 = Val("i64", em.values.wide(iv), rng=em.values.int_rng(iv))
+                    t64 = em.ints.mul_const(iv64, scale, True, None).regs
+                    o64 = t64 if prev is None else tuple(em.alu("ladd", a, b) for a, b in zip(prev, t64))
+                orng = total
+            off = Val("i32", (term if off is None else em.alu("iadd", off.regs[0], term),))
+            ia = em.values.affine(iv, idx_op)
+            aff = aff_add(aff, aff_scale(ia, scale)) if aff is not None and ia is not None else None
+        return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff, idx=idx, orng=orng, o64=o64,
+                   good=good)
+
+    def index_form(self, p: Val):
+        """p's Val.idx with its constant offset folded in (x + c / n), where p is such a pointer and
+        its range is known, else None."""
+        em = self.em
+        if p.idx is None or p.good is not None or p.coff % p.idx[1] or p.idx[2] is None:
+            return None
+        x, n, r = p.idx[:3]
+        q = p.coff // n
+        if not q:
+            return p.idx
+        wide = Val("i64", tuple(em.alu("ladd", y, em.const64(q)) for y in self.idx_wide(p.idx)))
+        return em.alu("iadd", x, em.c32(q)), n, (r[0] + q, r[1] + q), wide, None
+
+    def near_start(self, x: VReg, xr):
+        """For an index x (range xr) to which another may be added: a bool, x >= -2^30, or None when
+        xr says so; made where x is (the pointer p + x before a loop indexing it), dropped unused."""
+        em = self.em
+        if not within(xr, I32) or xr[0] >= -(1 << 30):
+            return None
+        return em.bool_from_mask(em.flags("imax", x, em.c32(-(1 << 30))))
+
+    def add_index(self, a, b, good):
+        """(Val.idx, Val.good) of (p + x)[y], p + x having Val.idx a, y given as b, in the same
+        elements.  Two 32-bit indices may sum past 32 bits; lanes whose x lies 2^30 or more elements
+        before p fail (near_start), so the sum's low 32 bits compare exactly: forming such a pointer
+        is undefined behaviour in C (C99 6.5.6), and any access through it is out of bounds but for
+        an index y of 2^30 or more."""
+        em = self.em
+        x0, n, r0, _, near = a
+        x1, _, r1, _ = b
+        wide = tuple(em.alu("ladd", u, v) for u, v in zip(self.idx_wide(a), self.idx_wide(b)))
+        r = rng_add(r0, r1)
+        if not within(r, EXACT) and near is not None and within(r1, I32):
+            good = near if good is None else em.b_and(good, near)
+            r = (-(1 << 30) + r1[0], r[1])
+        x = em.alu("iadd", x0, x1)
+        return (x, n, r, Val("i64", wide, rng=r), self.near_start(x, r)), good
+
+    def index_parts(self, iv: Val):
+        """(VReg of x's low 32 bits, k, x's range) for an index iv == x << k (Val.scaled)."""
+        em = self.em
+        if iv.kind == "i64" and iv.scaled is not None:
+            return iv.scaled
+        return em.values.narrow(iv), 0, em.values.int_rng(iv)
+
+    def idx_wide(self, idx) -> tuple:
+        """The (odd, even) 64-bit values of a Val.idx's x."""
+        em = self.em
+        x, n, xr, xv = idx[:4]
+        if xv is not None:
+            return em.values.wide(xv)
+        return em.split64(x, signed=not within(xr, (0, U32[1])) or within(xr, I32))
+
+    def idx_bytes(self, idx):
+        """(Val.orng, Val.o64) of a pointer whose one variable term is Val.idx idx."""
+        em = self.em
+        x, n, xr = idx[:3]
+        r = rng_scale(xr, n)
+        if within(r, I32):
+            return r, None
+        return r, em.ints.mul_const(Val("i64", self.idx_wide(idx), rng=xr), n, True, None).regs
+
+    def fits32(self, regs) -> VReg:
+        """A bool per 32-bit lane: the (odd, even) 64-bit values lie in [-2^31, 2^31)."""
+        em = self.em
+        c = em.const64(1 << 31)
+        return em.bool_from_mask(em.flags("ior", self.high_words(tuple(em.alu("ladd", r, c) for r in regs)),
+                                          em.c32(0)))
+
+    def high_words(self, regs) -> VReg:
+        """The high 32 bits of (odd, even) 64-bit values, as 32-bit lanes."""
+        em = self.em
+        return em.join32(*(em.alu("ulsr", r, em.c32(32)) for r in regs))
+
+    def carried_off(self, v: Val) -> VReg:
+        """v's offset for a register that carries it on (a loop's pointer, a select): lanes whose offset
+        left the 32-bit range get -2^31, which every bounds check finds out of bounds."""
+        em = self.em
+        off = self.ptr_off(v)
+        if v.off is None:
+            return off
+        if v.good is not None:
+            off = em.select32(v.good, off, em.c32(-(1 << 31)))
+        if v.idx is not None:
+            orng, o64 = self.idx_bytes(v.idx)
+        else:
+            orng, o64 = v.orng, v.o64
+        full = rng_add(orng, (v.coff, v.coff))
+        if o64 is None and (orng is None or within(full, EXACT)):
+            return off
+        if o64 is None:
+            o64 = em.split64(v.off.regs[0])
+        if v.coff:
+            o64 = tuple(em.alu("ladd", r, em.const64(v.coff)) for r in o64)
+        return em.select32(self.fits32(o64), off, em.c32(-(1 << 31)))
+
+    def param(self, k):
+        em = self.em
+        if not 0 <= k < len(em.params):
+            raise CodegenError("read beyond the kernel's arguments", em.line)
+        return em.params[k]
+
+    def load(self, i: Inst, p: VReg) -> Val:
+        em = self.em
+        ptr = em.values.val(i.ops[0])
+        b, ty = ptr.base, i.type
+        if b == ("args",):
+            if ptr.off is not None:     # LLVM merged accesses to different arguments: a[i] or b[i] per lane
+                return self.either_arg(i)
+            k = ptr.coff // 8
+            pi = self.param(k)
+            if pi.kind in ("global", "constant"):
+                return Val("ptr", base=("param", k), gid_affine=(0, 0, None))
+            if pi.kind == "local":    # the runtime puts the argument's offset in its group block here
+                off = em.alu("iadd", em.workitems.local_base(), em.codegen.param_word(k, pi.name))
+                return Val("ptr", base=("local",), off=Val("i32", (off,)))
+            return Val("ptr", base=("scalar", k))
+        if b[0] == "scalar":
+            if (b[1] in em.wide_args or ptr.coff or self.param(b[1]).size > type_size(ty)) and ptr.off is None \
+                    and ty in ("i8", "i16", "i32", "float", "i64", "double"):     # a vector's or struct's element
+                at = em.codegen.param_slot(b[1]) + ptr.coff // 8
+                return em.codegen.wide_arg(at, ptr.coff % 8, ty)
+            if ptr.off is not None or ptr.coff or ty not in ("i8", "i16", "i32", "float", "i64", "double", "ptr"):
+                raise CodegenError(f"kernel argument '{self.param(b[1]).name}' of type "
+                                   f"'{self.param(b[1]).type_name}' is not supported on the emulator device yet", em.line)
+            r = em.codegen.param_word(b[1], self.param(b[1]).name)
+            k = em.values.kind_of(ty)
+            return Val(k, (r,) if KINDS[k] == 1 else (r, r))
+        if b == ("wg",):
+            k = ptr.coff // 8
+            if 7 <= k <= 9:
+                return em.workitems.group_id(k - 7)
+            r = em.codegen.wg_word(k, f"wg{k}")
+            return Val("i64", (r, r))
+        if b == ("ids",):
+            return em.workitems.ids_value(ptr.coff // 8)
+        if b[0] == "param":
+            self.note_access(b[1], "load")
+            em.bounds.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
+        if b == ("priv",) and ptr.off is not None and p is not None:
+            self.check_private(ptr, type_size(ty), p, store=False)
+        if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
+            return self.narrow_load(ptr, ty, p)
+        if b[0] == "global":
+            return self.gather(b[1], ptr, ty, p)
+        if b[0] == "param":
+            size = type_size(ty)
+            aff = ptr.gid_affine
+            if em.one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
+                    and self.is_replicated(b[1]):
+                return Val(em.values.kind_of(ty), (self.shifted_load(b[1], aff),))
+            if em.one_d and size == 4 and aff == (4, 0, None):
+                reg = self.fast_load(b[1])[0]
+                return Val(em.values.kind_of(ty), (reg,))
+            if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
+                return self.uniform_load(b[1], aff, ty)
+            return self.gather(b[1], ptr, ty, p)
+        if b == ("local",):
+            return self.gather("L", ptr, ty, p)
+        if b == ("priv",):
+            return self.private_access(ptr, ty)
+        raise CodegenError("a load through this pointer is not supported on the emulator device yet", em.line)
+
+    def either_arg(self, i: Inst) -> Val:
+        """`load ptr` from the argument list at `select c, A, B` (how LLVM merges `c ? a[i]++ : b[i]--`):
+        the pointer argument A or B per lane."""
+        em = self.em
+        g = i.ops[0]
+        sel = g.ops[-1] if isinstance(g, Inst) and g.op == "getelementptr" and len(g.ops) == 2 else None
+        if not (isinstance(sel, Inst) and sel.op == "select" and all(isinstance(x, Const) for x in sel.ops[1:])):
+            raise CodegenError("a pointer chosen per work-item among kernel arguments is not supported on the "
+                               "emulator device", em.line)
+        base = em.values.val(g.ops[0])
+        at = [em.values.proxy("ptr", Val("ptr", base=base.base, coff=base.coff + x.value * type_size(g.elem)))
+              for x in sel.ops[1:]]
+        a, b = (self.load(Inst("load", i.name, "ptr", [x], elem="ptr", line=i.line), None) for x in at)
+        return em.values.select(em.values.val(sel.ops[0]).regs[0], a, b)
+
+    def on_either(self, i: Inst, k: int, p: VReg):
+        """A load, store or GEP through a pointer into one of two buffers (Val.base ("either", c, A, B)):
+        the access on each, under the lanes that point there; a load's value selected between them."""
+        em = self.em
+        _, c, a, b = em.values.val(i.ops[k]).base
+        out = []
+        for x, q in ((a, em.b_and(p, c) if p is not None else None),
+                     (b, em.b_and(p, em.b_not(c)) if p is not None else None)):
+            ops = list(i.ops)
+            ops[k] = em.values.proxy("ptr", x)
+            fake = Inst(i.op, i.name, i.type, ops, text=i.text, elem=i.elem, line=i.line)
+            em.codegen.inst(fake, q)
+            out.append(em.vals.get(fake))
+        if i.op != "store":
+            return em.values.select(c, out[0], out[1])
+
+    def store(self, i: Inst, p: VReg):
+        em = self.em
+        self.store_to(i, p)
+        # a store may change what the loads of any buffer the kernel writes would see
+        em.fast_cache = {key: v for key, v in em.fast_cache.items()
+                         if self.is_replicated(key[0] if isinstance(key, tuple) else key)}
+        em.stored = True
+
+    def store_to(self, i: Inst, p: VReg):
+        em = self.em
+        v, ptr = em.values.val(i.ops[0]), em.values.val(i.ops[1])
+        b = ptr.base
+        if b == ("priv",):
+            size = type_size(i.ops[0].type)
+            if ptr.off is not None:
+                p = self.check_private(ptr, size, p, store=True)
+            if size < 4:
+                wp = self.word_ptr(ptr)
+                old = self.private_access(wp, "i32").regs[0]
+                sh = em.alu("ilsl", em.alu("iand", self.ptr_off(ptr), em.c32(4 - size)), em.c32(3))
+                bits = em.c32((1 << 8 * size) - 1)
+                new = em.alu("ior", em.alu("iand", old, em.alu("inot", em.alu("ilsl", bits, sh))),
+                             em.alu("ilsl", em.alu("iand", v.regs[0], bits), sh))
+                return self.private_access(wp, "i32", Val("i32", (new,)), p)
+            return self.private_access(ptr, i.ops[0].type, v, p)
+        if b == ("local",):
+            k, name = "L", "__local memory"
+        elif b[0] == "param":
+            k, name = b[1], self.param(b[1]).name
+            self.note_access(k, "store")
+        else:
+            raise CodegenError("a store through this pointer is not supported on the emulator device yet", em.line)
+        size = type_size(i.ops[0].type)
+        whole = p is em.active
+        if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
+            p = em.scatter.elect(p)     # every lane stores to one element: one of them, not their sum
+        if k != "L":              # a store out of bounds is dropped (and reported)
+            p = em.b_and(p, em.bounds.check_bounds(k, ptr, size, p, store=True))
+        if em.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
+            # every lane stores when the wave is full and inside the buffer: nothing to merge with
+            full = f"(%wx + 1) * {em.lay.wave} <= %gx and {em.bounds.wave_in_bounds(k, ptr.gid_affine, size)}"
+            return self.fast_store(k, v.regs[0], p, full=full if whole else None)
+        if size in (1, 2, 4, 8):
+            return em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
+        raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
+                           f"device yet", em.line)
+
+    # private arrays --------------------------------------------------------------------------
+    def private_layout(self):
+        """(alloca -> byte offset, bytes, words of each work-item's block) of the private arrays."""
+        em = self.em
+        allocas = [x for b in em.f.blocks for x in b.insts if x.op == "alloca"]
+        offs, total = {}, 0
+        for a in allocas:
+            n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+            offs[a] = total
+            total += -(-type_size(a.elem) * n // 8) * 8
+        words = 2
+        while words * 4 < total:
+            words *= 2
+        return offs, total, (words if allocas else 0)
+
+    def private_offset(self, i: Inst) -> int:
+        """Byte offset of an alloca in each work-item's private block (blocks of a power-of-two
+        number of words in LM0 above the gather and scatter areas, one per (cycle, lane))."""
+        em = self.em
+        if em.priv_offsets is None:
+            offs, total, words = self.private_layout()
+            base = 4 * em.CH
+            if base + 8 * words > em.lm_top:
+                raise CodegenError(f"private arrays need {total} bytes per work-item (a block of {4 * words}: "
+                                   f"blocks are powers of two); the emulator device has "
+                                   f"{(em.lm_top - base) // 8 * 4} (LM0 holds eight work-items' arrays"
+                                   f"{' and the tables of x[j] loads' if em.lm_top < em.lay.lm_words else ''})",
+                                   em.line)
+            saved, em.items = em.items, []
+            lanes = []
+            for h in (0, 1):          # (2 * cycle + lane) * words + base, in each long word's low half
+                t = em.alu("ilsl", em.cycle, em.c32(words.bit_length()))
+                lanes.append(em.alu("iadd", t, em.c32(base + h * words)))
+            em.prologue += em.items
+            em.items = saved
+            em.priv_offsets = (offs, words, lanes)
+        return em.priv_offsets[0][i]
+
+    def check_private(self, ptr: Val, size: int, p: VReg, store: bool) -> VReg:
+        """p and the lanes whose access of a private array at a run-time index lies in the array
+        (the array is the one the pointer's constant offset falls in): an index out of it is reported
+        as out of a buffer is (check_bounds), and a store there is dropped; it wrapped into the
+        work-item's other private words before."""
+        em = self.em
+        offs, _, _ = self.private_layout()
+        at = [(o, a) for a, o in offs.items() if o <= ptr.coff] or [(0, next(iter(offs)))]
+        o, a = max(at, key=lambda t: t[0])
+        n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
+        nbytes = type_size(a.elem) * n
+        rel = replace(ptr, coff=ptr.coff - o)
+        if rel.idx is not None and rel.coff % rel.idx[1] == 0 and rel.coff + size <= rel.idx[1]:
+            q, r = rel.coff // rel.idx[1], rel.idx[2]           # (the index's range is inside: no check)
+            if r is not None and 0 <= r[0] + q and r[1] + q < nbytes // rel.idx[1]:
+                return p
+        return em.b_and(p, em.bounds.check_bounds(("priv", nbytes), rel, size, p, store=store))
+
+    def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
+        """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
+        em = self.em
+        size = type_size(ty)
+        if size not in (4, 8):
+            raise CodegenError(f"private {ty} ({size}-byte) elements are not supported on the emulator device yet",
+                               em.line)
+        _, words, lanes = em.priv_offsets
+        w = em.alu("uilsr", self.ptr_off(ptr), em.c32(2))
+        w = em.alu("iand", em.alu("ixor", w, em.c32(1)) if size == 4 else w, em.c32(words - 1))
+        lm = (("r", "m", 4 * em.CH, 4 * em.CH + 8 * words),)
+        lmw = lm + (("w", "m", 4 * em.CH, 4 * em.CH + 8 * words),)
+        out = []
+        for h in (0, 1):          # the upper (odd) lane, then the lower one
+            lane = em.alu("ulsr", w, em.c32(32)) if h == 0 else em.alu("land", w, em.const64(0xFFFFFFFF))
+            em.op("lpassa {s0} $t", "alu", (), (em.alu("ladd", lane, lanes[h]),), mem=TW)
+            if size == 8:
+                if v is None:
+                    r = em.new("priv")
+                    em.op("lpassa $lmt0 {d0}", "alu", (r,), (), mem=lm + TR)
+                    out.append(r)
+                else:
+                    km = em.flags("lnot", em.widen_bool(p)[h])
+                    em.op("lpassa {s0} $lmt0/{k0}", "alu", (), (v.regs[h],), msrc=(km,), mem=lmw + TR)
+            elif v is None:
+                r = em.new("priv")
+                em.op("ipassa $mt0 {d0}", "alu", (r,), (), mem=lm + TR)
+                out.append(r)
+            else:
+                val = v.regs[0] if h == 0 else em.alu("llsl", v.regs[0], em.c32(32))
+                pm = p if h == 0 else em.alu("llsl", p, em.c32(32))
+                em.op("ipassa {s0} $mt0/{k0}", "alu", (), (val,), msrc=(em.mask_of(pm),), mem=lmw + TR)
+        if v is not None:
+            return None
+        if size == 8:
+            return Val(em.values.kind_of(ty), tuple(out))
+        hi = em.alu("land", out[0], em.const64(0xFFFFFFFF00000000))
+        return Val(em.values.kind_of(ty), (em.alu("lor", hi, em.alu("ulsr", out[1], em.c32(32))),))
+
+    def mem_intrinsic(self, base, args, p):
+        """memset / memcpy of a constant length (initialisers, struct copies): word by word."""
+        em = self.em
+        n = args[2].const
+        if n is None:
+            raise CodegenError(f"{base} of a run-time length is not supported on the emulator device", em.line)
+        dst = args[0]
+        step = 4 if n % 4 == 0 else 1
+        ty = "i32" if step == 4 else "i8"
+        for k in range(0, n, step):
+            at = lambda ptr: em.values.proxy("ptr", replace(ptr, coff=ptr.coff + k, gid_affine=None))
+            if base == "memset":
+                b = args[1].const
+                if b is None:
+                    v = em.values.narrow(args[1])
+                    if step == 4:
+                        v = em.alu("iand", v, em.c32(0xFF))
+                        v = em.alu("ior", v, em.alu("ilsl", v, em.c32(8)))
+                        v = em.alu("ior", v, em.alu("ilsl", v, em.c32(16)))
+                    val = em.values.proxy(ty, Val("i32", (v,)))
+                else:
+                    val = Const(ty, (b & 0xFF) * (0x01010101 if step == 4 else 1))
+            else:
+                ld = Inst("load", "mem", ty, [at(args[1])], elem=ty, line=em.line)
+                em.codegen.inst(ld, p)
+                val = ld
+            em.codegen.inst(Inst("store", "", "void", [val, at(dst)], line=em.line), p)
+        return None
+
+    def word_ptr(self, ptr: Val) -> Val:
+        em = self.em
+        return Val("ptr", base=ptr.base, off=Val("i32", (em.alu("iand", self.ptr_off(ptr), em.c32(-4)),)))
+
+    def narrow_load(self, ptr: Val, ty: str, p: VReg) -> Val:
+        """An i8/i16 element: the 32-bit word holding it, shifted down (bytes are little-endian)."""
+        em = self.em
+        size = type_size(ty)
+        word = self.load_word(self.word_ptr(ptr), p)
+        sh = em.alu("ilsl", em.alu("iand", self.ptr_off(ptr), em.c32(4 - size)), em.c32(3))
+        return Val("i32", (em.alu("uilsr", word, sh),))
+
+    def load_word(self, ptr: Val, p: VReg) -> VReg:
+        b = ptr.base
+        if b == ("priv",):
+            return self.private_access(ptr, "i32").regs[0]
+        return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
+
+    def fast_load(self, k, for_store=False, per_wave=True, hoist=True):
+        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py).
+
+        A load at the top of the wave body before any store reads straight into its own
+        staging area, and its transfer is hoisted to the start of the wave, where all such
+        transfers are in flight together; a second load of the buffer reuses the value."""
+        em = self.em
+        lay = em.lay
+        S = lay.stripe
+        if not for_store and not em.loop_stack and k in em.fast_cache:
+            return em.fast_cache[k]
+        lc, lb, own = self.staging_area("fast", hoist)
+        if em.stored or any(ctx["stores"] for ctx in em.loop_stack):
+            self.settle_stores()  # it may read what a store still in flight writes
+        t = em.tag()
+        rep = self.is_replicated(k)
+        src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
+        d = em.new(f"ld{k}")
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line)
+        self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
+        if own and per_wave and not rep and em.replicate and not for_store:   # (not a store's merge)
+            em.own_share_loads.append(mv)
+        em.uses.setdefault("bases", set()).add(k)
+        if not em.loop_stack and not for_store:
+            em.fast_cache[k] = (d, (lc, lb))
+        return d, (lc, lb)
+
+    def prefetch_loads(self) -> list:
+        """The wave's first loads the next wave may issue early (prefetch.py): those of read-only
+        buffers, and those of buffers the kernel writes when every store of the kernel goes to the
+        wave's own share (no wave can then write what another reads) and no buffer is passed twice
+        (the launch replicates)."""
+        em = self.em
+        return em.prefetchable + ([] if em.scatters else em.own_share_loads)
+
+    def staged(self, mv: MV, t: int, lc: int, lb: int, d: VReg, hoist: bool, read_only: bool = False):
+        """A wave share DRAM -> L2BM (lc) -> L1BM (lb) -> register d.  Hoisted, the whole
+        chain starts the wave: every such load's moves are then scheduled with the wave's
+        first computations instead of after them."""
+        em = self.em
+        N, P = em.lay.l1b, em.lay.pe_l1b
+        outer, em.items = em.items, []
+        em.op(f"wait i{t}", "wait")
+        for s in range(em.lay.l2bmd_steps):
+            em.op(f"l2bmd $lc{lc + 32 * N * s} $lb{lb + 32 * s}", "l2bm",
+                  mem=(("r", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
+        em.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        ops, em.items = em.items, outer
+        mv.chain = (t, lc, lb)            # for packing.py, which moves four such loads at once
+        if hoist:
+            em.hoisted.append((mv, ops))
+            if read_only:                 # the next wave's may move while this one computes
+                em.prefetchable.append(mv)
+        else:
+            em.items += [mv] + ops
+
+    def staging_area(self, shared: str, hoist: bool):
+        """(lc, lb, own) for one wave share: outside loops and before any store a load may start
+        with the wave and gets an area of its own (own=True) while L2BM and L1BM have room;
+        otherwise it uses the shared area of that name."""
+        em = self.em
+        lay = em.lay
+        if hoist and not em.loop_stack and not em.stored:
+            try:
+                return em.alloc_lc(lay.stripe // lay.l2b), em.alloc_lb(4 * lay.pe_l1b), True
+            except CodegenError:
+                pass
+        return (*em.shared_area(shared, lay.stripe // lay.l2b, 4 * lay.pe_l1b), False)
+
+    @staticmethod
+    def param_root(x):
+        """The buffer parameter a pointer IR value points into (its index), "private or local", or
+        None when that is not clear."""
+        while isinstance(x, Inst) and x.op in ("getelementptr", "bitcast", "addrspacecast"):
+            x = x.ops[0]
+        if isinstance(x, Inst) and (x.op == "alloca" or x.op == "call" and x.callee == "__mncl_local"):
+            return "private or local"          # not a buffer parameter
+        if isinstance(x, Inst) and x.op == "load" and x.type == "ptr":
+            a = x.ops[0]
+            if isinstance(a, Arg) and a.name == "args":
+                return 0
+            if isinstance(a, Inst) and a.op == "getelementptr" and isinstance(a.ops[0], Arg) \
+                    and a.ops[0].name == "args" and isinstance(a.ops[-1], Const):
+                return a.ops[-1].value // 8 if a.elem in ("i8",) else a.ops[-1].value
+        return None
+
+    @staticmethod
+    def store_dst(i: Inst):
+        """The pointer an IR instruction stores through (a store, memset, memcpy), or None."""
+        if i.op == "store":
+            return i.ops[1]
+        if i.op == "call" and i.callee.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
+            return i.ops[0]
+        return None
+
+    def written_params(self) -> set:
+        """Parameters the kernel may store through (all of them if a store's buffer is not clear)."""
+        em = self.em
+        if em.written is None:
+            root = self.param_root
+            out = set()
+            for b in em.f.blocks:
+                for i in b.insts:
+                    dst = self.store_dst(i)
+                    if dst is None:
+                        continue
+                    k = root(dst)
+                    if k is None:
+                        out = set(range(len(em.params)))
+                        break
+                    out.add(k)
+            em.written = out
+        return em.written
+
+    def is_replicated(self, k) -> bool:
+        """Read-only buffer parameters are replicated (layout.py) unless the launch forbids it."""
+        em = self.em
+        if isinstance(k, int) and em.replicate and k not in self.written_params() \
+                and em.params[k].kind in ("global", "constant"):
+            em.uses.setdefault("replicated", set()).add(k)
+            return True
+        return False
+
+    def uniform_load(self, k, aff, ty) -> Val:
+        """p[u] for a uniform u the sequencer knows, from a read-only (replicated) buffer.
+
+        The 64 long words around it are broadcast to every L1BM (mvb, l2bmb), again only when u
+        leaves them (the sequencer remembers the block in %ub<k>), and every PE reads its long
+        word with l1bmp at an offset the sequencer adds: a loop walking x[j] moves each block once."""
+        em = self.em
+        u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
+        blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
+        if em.loop_stack:
+            table = self.uniform_table(k, u, type_size(ty))
+            if table is not None:
+                return Val(em.values.kind_of(ty), table)
+        lc, lb = em.shared_area(("uniform", k), 64, 68)
+        em.uses.setdefault("bases", set()).add(k)
+        reg = f"%ub{k}"
+        if ("uniform", k) not in em.uniform_blocks:
+            em.uniform_blocks.add(("uniform", k))
+            em.prologue.append(SeqSet(reg, "-1"))
+        em.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
+        w = em.new(f"u{k}")
+        em.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
+                                 line=em.line)], {"lb": f"((({u}) >> 3) & 63)"}))
+        if type_size(ty) == 8:
+            r = em.new("uni")
+            em.op("lpassa {u0} {d0}", "alu", (r,), (w,))
+            return Val(em.values.kind_of(ty), (r, r))
+        return Val(em.values.kind_of(ty), (self.pick_half(w, u),))
+
+    def block_mv(self, k, blk: str, lc: int, base: str, t: int) -> MV:
+        """The MV of the 64 long words of buffer k (its widened copy with base "w") from long word
+        blk on, from group 0's DRAM into every L2BM at lc, under tag t."""
+        em = self.em
+        a = f"%{base}{k} + {blk}"
+        hi = em.lay.dram_longs - 64
+        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
+        return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
+
+    def l2bmb(self, lc: int, lb: int) -> Op:
+        """64 long words of L2BM at lc to every L1BM at lb."""
+        em = self.em
+        return Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)),
+                  line=em.line)
+
+    def broadcast_block(self, k, blk: str, lc: int, lb: int) -> list:
+        """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
+        em = self.em
+        t = em.tag()
+        return [self.block_mv(k, blk, lc, "b", t), Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
+
+    def uniform_table(self, k, u: str, size: int):
+        """p[u] in a loop (x[j]): each PE keeps the 64 elements around u as a table in LM0 with one
+        long word per element, so an element costs one read at an offset the sequencer adds; the
+        block moves (mvb, l2bmb, l1bmp: 8 long words a step) once, when u leaves it.  A 32-bit
+        element comes from the buffer's *widened* copy, in which the runtime stores each element
+        in both halves of a long word (layout.py), so the table is the block as it is.
+
+        The block after it is on its way meanwhile: blocks of even and odd number go through L2BM
+        areas of their own (tags of their own), and fetching one starts the MV of the next
+        (%pf: the block in flight, or 1), so walking up a buffer waits for no MV but the first.  None
+        when LM0 has no room left."""
+        em = self.em
+        tables = em.tables
+        if (k, size) not in tables:
+            floor = 4 * em.CH + 8 * self.private_layout()[2]     # private arrays come first
+            if em.lm_top - 128 < floor:
+                return None
+            em.lm_top -= 128
+            lc, lb = em.shared_area(("utable", k), 64, 64)
+            areas = ((lc, em.tag()), (em.alloc_lc(64), em.tag()))
+            reg, pf = em.seq_reg("ut"), em.seq_reg("pf")
+            tables[(k, size)] = (em.lm_top, reg, pf, areas, lb)
+            # (a block is a multiple of 64, negative for an index out of bounds: 1 means none)
+            em.prologue += [SeqSet(reg, "1"), SeqSet(pf, "1")]
+        tw, reg, pf, areas, lb = tables[(k, size)]
+        shift = 2 if size == 4 else 3
+        blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
+        base = "w" if size == 4 else "b"
+        em.uses.setdefault("widened" if size == 4 else "bases", set()).add(k)
+        wait = lambda t: Op(f"wait i{t}", "wait", line=em.line)
+        arms = []
+        for (lc, t), (lc2, t2) in (areas, areas[::-1]):        # blk even, then odd
+            arms.append([
+                SeqIf(f"{pf} != {blk}", [                      # not on its way: drain, then fetch it
+                    SeqIf(f"{pf} != 1", [SeqIf(f"({pf} >> 6) & 1", [wait(areas[1][1])], [wait(areas[0][1])])]),
+                    self.block_mv(k, blk, lc, base, t)]),
+                wait(t),
+                self.l2bmb(lc, lb),
+                *(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=em.line,
+                     mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
+                  for g in range(8)),
+                self.block_mv(k, f"({blk}) + 64", lc2, base, t2), SeqSet(pf, f"({blk}) + 64")])
+        em.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
+                                                  SeqSet(reg, blk)]))
+        r = em.new("uni")
+        em.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + 128),),
+                                 line=em.line)], {"m": f"((({u}) >> {shift}) & 63) * 2"}))
+        return (r,) if size == 4 else (r, r)
+
+    def shifted_load(self, k, aff) -> VReg:
+        """p[get_global_id(0) + u] for a read-only buffer and a uniform u the sequencer knows.
+
+        Such a buffer is *replicated*: every group's DRAM holds all of it, group g's copy
+        g stripes lower (layout.py), so one MV address gives every group its own share of
+        the wave moved by u / 2 long words; an odd u takes the next long word's halves too.
+        A constant u decides that at compile time, and its long-word loads are shared with
+        the wave's other loads of the buffer (in[i-1], in[i] and in[i+1] take three, not five)."""
+        em = self.em
+        em.uses.setdefault("bases", set()).add(k)
+        if em.stored:
+            self.settle_stores()
+        c32 = em.c32(32)
+        join = lambda a, b: em.alu("lor", em.alu("ulsr", a, c32), em.alu("llsl", b, c32))
+        if aff[2] is None and aff[1] % 4 == 0:
+            e = aff[1] >> 2
+            a = self.long_shift_load(k, e >> 1)
+            return join(a, self.long_shift_load(k, (e >> 1) + 1)) if e & 1 else a
+        u = f"((({aff[1]}) + ({aff[2] or 0})) >> 2)"          # elements
+        a = self.long_shift_load(k, f"({u} >> 1)")     # a register of its own (not cached): an
+        out, em.items = em.items, []                   # odd u rewrites it in place
+        em.copy(join(a, self.long_shift_load(k, f"({u} >> 1) + 1", hoist=False)), a)
+        odd, em.items = em.items, out
+        em.items.append(SeqIf(f"({u}) & 1", odd))
+        return a
+
+    def long_shift_load(self, k, shift, hoist=True) -> VReg:
+        """The wave's share of replicated buffer k moved by `shift` long words (an int or a
+        sequencer expression); constant shifts are loaded once per wave (fast_cache)."""
+        em = self.em
+        key = (k, "shift", shift) if isinstance(shift, int) and not em.loop_stack else None
+        if shift == 0 and key:
+            return self.fast_load(k)[0]
+        if key in em.fast_cache:
+            return em.fast_cache[key]
+        lay = em.lay
+        S, G = lay.stripe, lay.groups
+        lc, lb, own = self.staging_area("shift", hoist)
+        t = em.tag()
+        a = f"%b{k} + %wx * {G * S} + {shift}"
+        # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
+        # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
+        hi = lay.dram_longs - S
+        x = f"(({a})*(({a})>0))"
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
+        d = em.new(f"sh{k}")
+        self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
+        if key:
+            em.fast_cache[key] = d
+        return d
+
+    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True, full: str = None):
+        """Read-modify-write of the wave's share: lanes outside p keep what memory held; where the
+        sequencer condition `full` holds, p is every lane and the read is skipped."""
+        em = self.em
+        em.scatter.flush_scatters()
+        lay = em.lay
+        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
+        cached = em.fast_cache.get(k) if not em.loop_stack else None
+        if cached:                # the wave's share is in a register already: merge into a copy
+            old = em.copy(cached[0])
+            em.masked_copy(val, old, em.mask_of(p))
+        elif full:
+            old = em.copy(val)
+            outer, em.items = em.items, []
+            em.masked_copy(self.fast_load(k, for_store=True, per_wave=per_wave, hoist=False)[0], old,
+                           em.mask_of(em.b_not(p)))
+            merge, em.items = em.items, outer
+            em.items.append(SeqIf(f"not ({full})", merge))
+        else:
+            old = self.fast_load(k, for_store=True, per_wave=per_wave)[0]
+            em.masked_copy(val, old, em.mask_of(p))
+        # the share goes up from a staging area of its own and nothing waits for it: the next
+        # wave's loads run while it is in flight; the next user of the area (or any gather or
+        # scatter, which may read it back) waits first
+        if "store" not in em.areas:
+            lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
+            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", "%argblk", em.line)]
+        lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
+        self.settle_stores()
+        em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
+        for s in range(lay.l2bmd_steps):
+            em.op(f"l2bmd $lb{lb + 32 * s} $lc{lc + 32 * N * s}", "l2bm",
+                  mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
+        em.op("nop", "nop")
+        em.op("nop", "nop")
+        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
+                           em.line))
+        em.scatters |= not per_wave and isinstance(k, int)     # (not the bounds reports)
+
+    def gather_area(self):
+        em = self.em
+        return em.shared_area("gather", em.lay.stripe, em.CH)
+
+    def chunk_to_lm0(self, at: int = 0):
+        """The chunk in the gather area's L2BM to every PE's LM0 words at .. at + 2 CH (l2bmb, l1bmp)."""
+        em = self.em
+        glc, glb = self.gather_area()
+        for t in range(em.CH // 64):
+            em.items.append(self.l2bmb(glc + 64 * t, glb + 64 * t))
+        for u in range(em.CH // 8):
+            em.op(f"l1bmp $llb{glb + 8 * u} $llm{at + 16 * u}v", "l1bm",
+                  mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", at + 16 * u, at + 16 * u + 16)))
+
+    def remark(self, k, how: str):
+        """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats)."""
+        em = self.em
+        name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
+        loop = ", in every pass of its loop" if em.loop_stack else ""
+        what = "load from" if how == "gathered" else "store to"
+        em.remarks[(em.line, how, name)] = (
+            f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so all of "
+            f"the buffer passes through every PE{loop} (docs/architecture.md, data movement)")
+
+    def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
+        """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0
+        (or, resident, is there: resident_read)."""
+        em = self.em
+        self.note_access(k, "gather")
+        size = type_size(ty)
+        if size not in (4, 8):
+            raise CodegenError(f"loads of {ty} ({size}-byte) elements are not supported on the emulator device yet",
+                               em.line)
+        if k in em.resident:
+            return em.resident_buffers.resident_read(k, ptr, ty)
+        self.remark(k, "gathered")
+        self.settle_stores(whole_buffer=True)
+        lay = em.lay
+        S, G, CH = lay.stripe, lay.groups, em.CH
+        glc, _ = self.gather_area()
+        em.uses.setdefault("bases", set()).add(k)
+        em.uses.setdefault("rows", set()).add(k)
+        rel, acc = self.word_index(ptr, size)
+        outer, em.items = em.items, []
+        self.chunk_to_lm0()
+        self.read_chunk(rel, size, 0, acc)
+        em.alu("isub", rel, em.c32(2 * CH), dst=rel)
+        body = em.items
+        em.items = []
+        r, c = em.seq_reg("r"), em.seq_reg("c")
+        tg = em.tag()
+        for g in range(G):
+            if self.is_replicated(k):       # stripe rG + g of the whole copy in group 0
+                em.items.append(MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"%b{k}+({r}*{G}+{g})*{S}", em.line))
+            else:
+                em.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"%b{k}+{r}*{S}", em.line))
+            em.op(f"wait i{tg}", "wait")
+            em.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
+        loop = SeqLoop(r, "0", f"%rows{k}", em.items)
+        em.items = outer
+        em.items.append(loop)
+        return self.lane_value(acc, ty)
+
+    def word_index(self, ptr: Val, size: int):
+        """(each lane's word index into the buffer: its element's word, 2 x its long word for 64-bit
+        elements; zeroed accumulators for read_chunk)."""
+        em = self.em
+        rel = em.alu("uilsr", self.ptr_off(ptr), em.c32(2 if size == 4 else 3), hint="rel")
+        acc = [em.copy(em.c32(0)), em.copy(em.c32(0))]
+        if size == 4:     # element 2k is the low half of long word k: word 2k + 1
+            return em.alu("ixor", rel, em.c32(1)), acc
+        return em.alu("ilsl", rel, em.c32(1)), acc
+
+    def read_chunk(self, rel: VReg, size: int, at: int, acc: list):
+        """Each lane's element at word index rel (word_index, less the chunk's start) of the chunk of
+        2 CH words at LM0 word `at`, T-indirect, into the accumulators acc (upper-lane and
+        lower-lane registers for 32-bit elements, odd and even work-items' for 64-bit ones);
+        lanes whose element is not in the chunk keep what they had."""
+        em = self.em
+        n_words = 2 * em.CH
+        c32 = em.c32(32)
+        lm = (("r", "m", at, at + n_words),)
+        # T-indirect addresses must lie inside LM0 even in masked-off lanes: wrap them into the chunk
+        if size == 4:
+            inr = em.flags("uimin", rel, em.c32(n_words - 1))
+            addr = em.alu("iand", rel, em.c32(n_words - 1))
+            em.op("ulsr {s0} {s1} $t", "alu", (), (addr, c32), mem=TW)
+            em.op(f"ipassa $mt{at} {{d0}}/{{k0}}", "alu", (acc[0],), (acc[0],), msrc=(inr,), partial=True,
+                  mem=lm + TR)
+            em.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
+            w = em.new()
+            em.op(f"ipassa $mt{at} {{d0}}", "alu", (w,), (), mem=lm + TR)
+            em.op("ulsr {s0} {s1} {d0}/{k0}", "alu", (acc[1],), (w, c32, acc[1]), msrc=(inr,), partial=True)
+        else:
+            for part in (0, 1):
+                lane = em.alu("ulsr", rel, c32) if part == 0 else em.alu("land", rel, em.const64(0xFFFFFFFF))
+                inr = em.flags("ulmin", lane, em.const64(n_words - 2))
+                addr = em.alu("land", lane, em.const64(n_words - 1))
+                em.op("lpassa {s0} $t", "alu", (), (addr,), mem=TW)
+                em.op(f"lpassa $lmt{at} {{d0}}/{{k0}}", "alu", (acc[part],), (acc[part],), msrc=(inr,),
+                      partial=True, mem=lm + TR)
+
+    def lane_value(self, acc, ty) -> Val:
+        """read_chunk's accumulators as the loaded value."""
+        em = self.em
+        if type_size(ty) == 4:
+            hi = em.alu("land", acc[0], em.const64(0xFFFFFFFF00000000))
+            lo = em.alu("land", acc[1], em.const64(0xFFFFFFFF))
+            return Val(em.values.kind_of(ty), (em.alu("lor", hi, lo),))
+        return Val(em.values.kind_of(ty), tuple(acc))
+
+    # resident buffers ----------------------------------------------------------------------------
+    def note_access(self, k, how: str):
+        """Record that the instruction being translated reaches buffer k by `how` ("load", "store":
+        any path; "gather": a gather or scatter), for resident_candidates."""
+        em = self.em
+        if isinstance(k, int):
+            r = em.reached.setdefault(k, {"load": set(), "store": set(), "gather": set(), "loop": False})
+            r[how].add(em.cur)
+            r["loop"] |= how == "gather" and bool(em.loop_stack)
+
+    def pick_half(self, w: VReg, u: str) -> VReg:
+        """The 32-bit element at byte offset u (the sequencer knows it) of long word w, in both lanes:
+        the low half when its index is even, else the high half."""
+        em = self.em
+        c32, r = em.c32(32), em.new("uni")
+        outer, picks = em.items, []
+        for first, second in (("ulsr", "llsl"), ("llsl", "ulsr")):
+            em.items = []
+            t = em.new("uni")
+            em.op(f"{first} {{u0}} {{s1}} {{d0}}", "alu", (t,), (w, c32))
+            em.alu("lor", t, em.alu(second, t, c32), dst=r)
+            picks.append(em.items)
+        em.items = outer
+        em.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
+        return r
