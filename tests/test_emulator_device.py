@@ -1512,7 +1512,7 @@ def test_batches_shrink_when_registers_run_out(monkeypatch):
     """A kernel whose batches of stores need more registers than the machine has is built again
     with batches of 4 (then 1): here the first build is made to fail as the allocator would."""
     import translator.backend as backend
-    from translator.backend.emit import AllocError
+    from translator.backend.regalloc import AllocError
     real, tried = backend._lower, []
 
     def lower(module, info, lay, mode, batch, box, *rest):

@@ -30,7 +30,7 @@ from pycparser import c_ast
 
 from emulator.numbers import f32_to_mnhalf
 
-from .backend.emit import emit_program
+from .backend.printer import emit_program
 from .backend.ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 from .module import CompileError, Diagnostic, KernelInfo, ParamInfo
 

@@ -20,8 +20,9 @@ from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, MixedPointer, \
     wide_arg_slots
-from .emit import (AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, rematerialise_constants,
-                   remove_dead, sink_into_branches)
+from .cleanup import coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead, sink_into_branches
+from .printer import emit_program
+from .regalloc import AllocError, allocate
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops

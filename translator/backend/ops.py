@@ -48,7 +48,7 @@ class Op:
     mem: tuple = ()                # fixed locations touched: (("w"|"r"), space, lo, hi) for hazards
     line: int = 0                  # C source line
     partial: bool = False          # a masked write: the destination's other lanes stay live
-    carry: bool = False            # a loop-carried register's update (emit.coalesce_carried)
+    carry: bool = False            # a loop-carried register's update (cleanup.coalesce_carried)
 
 
 @dataclass(eq=False)

@@ -33,7 +33,7 @@ import ast
 import re
 from dataclasses import replace
 
-from .emit import remove_dead
+from .cleanup import remove_dead
 from .ops import IfAnyLane, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 
 KIDS = ("body", "then", "orelse")

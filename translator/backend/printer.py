@@ -1,0 +1,105 @@
+"""Printing: the allocated ops tree -> .vsm assembly text (blocks of PE steps and the sequencer
+program that calls them), each straight-line run scheduled into steps by schedule.py.
+"""
+from __future__ import annotations
+
+from .ops import Call, IfAnyLane, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, WhileAny
+from .schedule import schedule
+
+
+def render(op: Op, alloc) -> str:
+    f = {}
+    for i, r in enumerate(op.dsts):
+        sp, k = alloc[r]
+        f[f"d{i}"] = f"$l{sp}{8 * k}v"
+        f[f"d{i}c0"] = f"$l{sp}{8 * k}"        # cycle 0's long word, written by every cycle (packing.py)
+        f[f"d{i}w0"] = f"${sp}{8 * k}v2"       # each cycle's upper (lane 0) and lower (lane 1) word
+        f[f"d{i}w1"] = f"${sp}{8 * k + 1}v2"
+    for i, r in enumerate(op.srcs):
+        sp, k = alloc[r]
+        f[f"s{i}"] = f"$l{sp}{8 * k}v"
+        f[f"u{i}"] = f"$l{sp}{8 * k}"          # cycle 0's long word in every cycle
+        for c in range(4):                     # cycle c's long word in every cycle (packing.py)
+            f[f"s{i}c{c}"] = f"$l{sp}{8 * k + 2 * c}"
+    for i, r in enumerate(op.msrc):
+        f[f"k{i}"] = f"$imr{alloc[r]}"
+    for i, r in enumerate(op.mdst):
+        f[f"K{i}"] = f"$omr{alloc[r]}"
+    return op.text.format(**f)
+
+
+def emit_program(tree: list, args: list, alloc) -> tuple:
+    """-> (assembly text, number of PE steps per pass of each block) for the whole control tree."""
+    out = [".arg " + " ".join(f"%{a}" for a in args)] if args else []
+    blocks = []
+    names = {}
+    counter = [0]
+
+    def block(ops, name=None):
+        steps = schedule(ops, alloc)
+        name = name or f"b{counter[0]}"
+        counter[0] += 1
+        lines = [f".block {name}"]
+        for st in steps:
+            if not st:
+                lines.append("    nop")
+            elif len(st) == 1 and st[0].unit == "wait":
+                lines.append(f"    {st[0].text}")
+            else:
+                txt = "; ".join(render(o, alloc) for o in st)
+                ln = next((o.line for o in st if o.line), 0)
+                lines.append(f"    {txt}" + (f"    # line {ln}" if ln else ""))
+        lines.append(".endblock")
+        blocks.append("\n".join(lines))
+        return name
+
+    def walk(items, ind):
+        run = []
+
+        def flush():
+            if run:
+                out.append(f"{ind}.call {block(list(run))}")
+                run.clear()
+        for it in items:
+            if isinstance(it, Op):
+                run.append(it)
+                continue
+            flush()
+            if isinstance(it, MV):
+                name = f"mv{counter[0]}"
+                counter[0] += 1
+                blocks.append(f".block {name}\n    {it.text}\n.endblock")
+                out.append(f"{ind}.call {name} d={it.d_offset}")
+            elif isinstance(it, WhileAny):
+                out.append(f"{ind}.while any $imr{alloc[it.mask]}")
+                walk(it.body, ind + "    ")
+                out.append(f"{ind}.endwhile")
+            elif isinstance(it, SeqLoop):
+                step = "" if it.step == "1" else f", {it.step}"
+                out.append(f"{ind}.loop {it.reg} = {it.start}, {it.stop}{step}")
+                walk(it.body, ind + "    ")
+                out.append(f"{ind}.endloop")
+            elif isinstance(it, IfAnyLane):
+                out.append(f"{ind}.if any $imr{alloc[it.mask]}")
+                walk(it.then, ind + "    ")
+                out.append(f"{ind}.endif")
+            elif isinstance(it, SeqIf):
+                out.append(f"{ind}.if {it.cond}")
+                walk(it.then, ind + "    ")
+                if it.orelse:
+                    out.append(f"{ind}.else")
+                    walk(it.orelse, ind + "    ")
+                out.append(f"{ind}.endif")
+            elif isinstance(it, SeqSet):
+                out.append(f"{ind}.set {it.reg} = {it.expr}")
+            elif isinstance(it, SeqFault):
+                out.append(f'{ind}.fault "{it.message}"')
+            elif isinstance(it, Call):
+                key = id(it.body)
+                if key not in names:
+                    names[key] = block(it.body)
+                offs = " ".join(f"{k}={v.replace(' ', '')}" for k, v in it.offsets.items())
+                out.append(f"{ind}.call {names[key]} {offs}")
+        flush()
+    walk(tree, "")
+    return "\n".join(blocks + out) + "\n"
