@@ -30,7 +30,8 @@ from pycparser import c_ast
 
 from emulator.numbers import f32_to_mnhalf
 
-from .backend.printer import emit_program
+from .backend.printer import print_program
+from .backend.schedule import schedule_tree
 from .backend.ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 from .module import CompileError, Diagnostic, KernelInfo, ParamInfo
 
@@ -271,7 +272,7 @@ class TaskCompiler:
                 self.declare(p.name, Var("u", U(f"%p{k}"), f"p{k}"))
         self.block(self.fdef.body)
         tree = self.items
-        asm = emit_program(tree, self.args, self.alloc)
+        asm = print_program(schedule_tree(tree, self.alloc), self.args, self.alloc)
         return asm, self.args
 
     def events(self):

@@ -1,13 +1,11 @@
 """The SIMD backend: a kernel's SPMD LLVM IR -> MN-Core-style assembly and sequencer program.
 
-Passes, one module each: irread (LLVM IR back into Python objects) ->
-codegen (predication, loops, instruction selection, data movement; see its
-docstring) -> versioning (counted loops without their bounds-check fallbacks
-when the sequencer clears them for the whole loop) -> packing (in a wave narrowed 8 times, counted loops run
-four passes at once, one per cycle) -> emit (register allocation, VLIW scheduling with the hazard
-rules, assembly text).  ``layout`` is the work-item and buffer mapping the
-runtime shares.  ``compile_kernel`` gives a ``KernelBinary``: the program
-text plus everything the runtime needs to launch it.
+``PIPELINE`` below is the whole path, one pass a line with the module that holds it: read IR,
+if-conversion, instruction selection, the cleanups, versioning, packing, prefetch, register
+allocation, scheduling, printing.  Each pass takes the ``Build`` (one kernel build's state) and
+gives the fields it fills or rewrites.  ``layout`` is the work-item and buffer mapping the runtime
+shares.  ``compile_kernel`` gives a ``KernelBinary``: the program text plus everything the runtime
+needs to launch it.
 """
 from __future__ import annotations
 
@@ -21,8 +19,9 @@ from .diamonds import merge_arm_stores
 from .codegen import ARG_LONGS, MAX_PARAMS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, Codegen, CodegenError, MixedPointer, \
     wide_arg_slots
 from .cleanup import coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead, sink_into_branches
-from .printer import emit_program
+from .printer import print_program
 from .regalloc import AllocError, allocate
+from .schedule import schedule_tree
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
@@ -69,15 +68,36 @@ class KernelBinary:
 LAZY_CAP = 12       # lazy values in a float chain before it is settled, when registers run out
 
 
-def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
-    """Codegen and the passes after it, with batches of at most `batch` scattered stores and the
-    `resident` buffers: (the Codegen, the control tree, the sequencer arguments, the register
-    allocation).  The Codegen goes into box as soon as it exists, for the line of an error."""
-    func = read_function(module.llvm_ir, info.wg_function)
-    merge_arm_stores(func)
+@dataclass(eq=False)
+class Build:
+    """One kernel build on its way down PIPELINE: the inputs, then what the passes fill in."""
+    module: object
+    info: object
+    lay: Layout
+    mode: str
+    batch: int                      # scattered stores per batch (Codegen.SCATTER_BATCH)
+    box: list                       # gets the Codegen as soon as it exists, for the line of an error
+    resident: tuple = ()            # buffers a "-res" build keeps resident
+    lazy_cap: int | None = None     # lazy float values before a chain is settled (nans.py)
+    func: object = None             # read IR: the work-item function (irread.Func)
+    cg: Codegen | None = None       # instruction selection: the Codegen (uses, flops, remarks, ...)
+    tree: list | None = None        # the ops tree (ops.py); after scheduling, with Blocks of steps
+    alloc: dict | None = None       # register allocation: VReg/MaskReg -> location
+    asm: str = ""                   # printing: the program text
+
+    @property
+    def args(self) -> list:
+        return _sequencer_args(self.cg)
+
+
+def _select(b: Build) -> dict:
+    """Instruction selection: the Codegen over the function (again when a pointer register turns
+    out to span buffers), its body inside the sequencer loops over the waves."""
+    func, lay, mode, box, resident = b.func, b.lay, b.mode, b.box, b.resident
+    batch, lazy_cap = b.batch, b.lazy_cap
     ptr_bases = {}
     while True:                      # again when a pointer register turns out to span buffers
-        cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
+        cg = Codegen(func, lay, b.info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
                      replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases)
         cg.SCATTER_BATCH = batch
         cg.lazy_cap = lazy_cap
@@ -93,10 +113,53 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     resy = [Op("zero {d0}", "alu", (cg.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (cg.Z0,), (cg.Z0, cg.shape["wz"]))]
     tree = list(cg.prologue) + [SeqLoop("%wz", "0", "%nwz", [
         SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + cg.epilogue
-    tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
-    tree = pack_loops(tree, lay, cg.alloc_lc)
-    tree = prefetch_waves(tree, cg.prefetch_loads(), lay, cg.alloc_lc)
-    alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(cg, tree))
+    return {"cg": cg, "tree": tree}
+
+
+def _prefetch(b: Build) -> dict:
+    return {"tree": prefetch_waves(b.tree, b.cg.prefetch_loads(), b.lay, b.cg.alloc_lc)}
+
+
+def _allocate(b: Build) -> dict:
+    return {"alloc": allocate(b.tree, b.lay.lm_words, _lm0_free(b.cg, b.tree))}
+
+
+# The backend, pass by pass: (name, module holding it, step).  A step takes the Build and gives the
+# fields it sets (None when it rewrites in place); compile_kernel runs them in this order.
+PIPELINE = (
+    ("read IR",                     "irread",     lambda b: {"func": read_function(b.module.llvm_ir,
+                                                                                     b.info.wg_function)}),
+    ("if-conversion",               "diamonds",   lambda b: merge_arm_stores(b.func)),
+    ("instruction selection",       "codegen",    _select),
+    ("cleanup: dead ops",           "cleanup",    lambda b: {"tree": remove_dead(b.tree)}),
+    ("versioning",                  "versioning", lambda b: {"tree": version_loops(b.tree)}),
+    ("cleanup: sink into branches", "cleanup",    lambda b: {"tree": sink_into_branches(b.tree)}),
+    ("cleanup: carried copies",     "cleanup",    lambda b: {"tree": coalesce_carried(b.tree)}),
+    ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.cg.alloc_lc)}),
+    ("prefetch",                    "prefetch",   _prefetch),
+    ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
+    ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
+    ("register allocation",         "regalloc",   _allocate),
+    ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
+    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),
+)
+ALLOCATED = [p[0] for p in PIPELINE].index("register allocation") + 1   # _build retries up to here
+
+
+def _run(b: Build, passes) -> Build:
+    for _, _, step in passes:
+        vars(b).update(step(b) or {})
+    return b
+
+
+def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None) -> Build:
+    """The pipeline up to register allocation, with batches of at most `batch` scattered stores
+    and the `resident` buffers."""
+    return _run(Build(module, info, lay, mode, batch, box, resident, lazy_cap), PIPELINE[:ALLOCATED])
+
+
+def _sequencer_args(cg) -> list:
+    """The program's sequencer arguments, in order, from what codegen used."""
     bases = sorted(cg.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     rows = sorted(cg.uses.get("rows", ()), key=str)
     params = sorted(cg.uses.get("params", ()))
@@ -107,7 +170,7 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
         + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in cg.uses else []) \
         + (["items"] if "items" in cg.uses else []) \
         + sorted(cg.uses.get("extents", ()))
-    return cg, tree, args, alloc
+    return args
 
 
 def _lm0_free(cg, tree) -> tuple:
@@ -138,10 +201,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     try:
         resident = ()
         if "-res" in mode:           # the buffers a build without them would gather in loops
-            resident = _build(module, info, lay, re.sub(r"-res1?", "", mode), box)[0].resident_candidates(
+            resident = _build(module, info, lay, re.sub(r"-res1?", "", mode), box).cg.resident_candidates(
                 "-res1" in mode)
-        cg, tree, args, alloc = _build(module, info, lay, mode, box, resident)
-        asm = emit_program(tree, args, alloc)
+        b = _run(_build(module, info, lay, mode, box, resident), PIPELINE[ALLOCATED:])
+        cg, args, alloc, asm = b.cg, b.args, b.alloc, b.asm
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
     except (Unsupported, AllocError) as e:

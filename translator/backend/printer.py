@@ -1,10 +1,10 @@
-"""Printing: the allocated ops tree -> .vsm assembly text (blocks of PE steps and the sequencer
-program that calls them), each straight-line run scheduled into steps by schedule.py.
+"""Printing: the scheduled tree (schedule.py's Blocks of steps under the control nodes) and the
+allocation -> .vsm assembly text: the blocks of PE steps, then the sequencer program calling them.
 """
 from __future__ import annotations
 
 from .ops import Call, IfAnyLane, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, WhileAny
-from .schedule import schedule
+from .schedule import Block
 
 
 def render(op: Op, alloc) -> str:
@@ -28,16 +28,16 @@ def render(op: Op, alloc) -> str:
     return op.text.format(**f)
 
 
-def emit_program(tree: list, args: list, alloc) -> tuple:
-    """-> (assembly text, number of PE steps per pass of each block) for the whole control tree."""
+def print_program(tree: list, args: list, alloc) -> str:
+    """The scheduled control tree (schedule.schedule_tree) -> the program's assembly text: its
+    blocks, then the sequencer program that calls them."""
     out = [".arg " + " ".join(f"%{a}" for a in args)] if args else []
     blocks = []
     names = {}
     counter = [0]
 
-    def block(ops, name=None):
-        steps = schedule(ops, alloc)
-        name = name or f"b{counter[0]}"
+    def block(steps):
+        name = f"b{counter[0]}"
         counter[0] += 1
         lines = [f".block {name}"]
         for st in steps:
@@ -54,18 +54,10 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
         return name
 
     def walk(items, ind):
-        run = []
-
-        def flush():
-            if run:
-                out.append(f"{ind}.call {block(list(run))}")
-                run.clear()
         for it in items:
-            if isinstance(it, Op):
-                run.append(it)
-                continue
-            flush()
-            if isinstance(it, MV):
+            if isinstance(it, Block):
+                out.append(f"{ind}.call {block(it.steps)}")
+            elif isinstance(it, MV):
                 name = f"mv{counter[0]}"
                 counter[0] += 1
                 blocks.append(f".block {name}\n    {it.text}\n.endblock")
@@ -97,9 +89,8 @@ def emit_program(tree: list, args: list, alloc) -> tuple:
             elif isinstance(it, Call):
                 key = id(it.body)
                 if key not in names:
-                    names[key] = block(it.body)
+                    names[key] = block(it.body[0].steps)
                 offs = " ".join(f"{k}={v.replace(' ', '')}" for k, v in it.offsets.items())
                 out.append(f"{ind}.call {names[key]} {offs}")
-        flush()
     walk(tree, "")
     return "\n".join(blocks + out) + "\n"

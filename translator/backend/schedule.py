@@ -1,6 +1,7 @@
-"""VLIW scheduling: one straight-line run of allocated ops -> PE steps.
+"""VLIW scheduling: the allocated ops tree -> the same control tree with each straight-line run of
+ops replaced by a ``Block`` of PE steps (what printer.py prints).
 
-``schedule`` list-schedules the run into steps of at most one ALU, MAU, L1BM and L2BM expression
+``schedule`` list-schedules one run into steps of at most one ALU, MAU, L1BM and L2BM expression
 each, honouring the machine's hazards (``GAP``: a GRF value is readable 2 steps after its write,
 LM, L1BM and L2BM 3 steps) and the unit-group rules (LM0 and LM1 touched by one op each, no
 'imm' with LM0), keeping memory order; a run ends with the nops that let its last writes settle,
@@ -9,8 +10,43 @@ so every block is safe whatever runs next.
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass, replace
 
-from .ops import MaskReg, VReg
+from .ops import Call, MaskReg, Op, VReg
+
+
+@dataclass(eq=False)
+class Block:
+    """A straight-line run of ops, scheduled: each step a list of ops (one per unit), [] a nop."""
+    steps: list
+
+
+def schedule_tree(tree: list, alloc) -> list:
+    """A new control tree: each maximal run of Ops becomes a Block of steps; control nodes are
+    copied with their bodies scheduled.  Calls that share a body share its Block (one block in
+    the program)."""
+    shared = {}
+
+    def walk(items):
+        out, run = [], []
+        for it in items:
+            if isinstance(it, Op):
+                run.append(it)
+                continue
+            if run:
+                out.append(Block(schedule(run, alloc)))
+                run = []
+            if isinstance(it, Call):
+                if id(it.body) not in shared:
+                    shared[id(it.body)] = [Block(schedule(it.body, alloc))]
+                out.append(replace(it, body=shared[id(it.body)]))
+                continue
+            kids = {attr: walk(getattr(it, attr)) for attr in ("body", "then", "orelse") if hasattr(it, attr)}
+            out.append(replace(it, **kids) if kids else it)
+        if run:
+            out.append(Block(schedule(run, alloc)))
+        return out
+    return walk(tree)
 
 GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3, "t": 1}
 
