@@ -22,12 +22,14 @@ from .cleanup import coalesce_carried, merge_recomputed, rematerialise_constants
 from .printer import print_program
 from .regalloc import AllocError, allocate
 from .schedule import schedule_tree
+from .target import Registers
+from .verify import enabled as verifying, verify
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
 from .prefetch import prefetch_waves
 from .versioning import version_loops
-from .ops import Op, SeqLoop, flat_ops
+from .ops import BadOp, Op, SeqLoop, flat_ops
 
 FORMAT = "mnb-1"
 
@@ -73,6 +75,7 @@ class Build:
     """One kernel build on its way down PIPELINE: the inputs, then what the passes fill in."""
     module: object
     info: object
+    machine: object                 # emulator.machine.Machine
     lay: Layout
     mode: str
     batch: int                      # scattered stores per batch (Codegen.SCATTER_BATCH)
@@ -88,6 +91,10 @@ class Build:
     @property
     def args(self) -> list:
         return _sequencer_args(self.cg)
+
+    @property
+    def regs(self) -> Registers:
+        return Registers.of(self.machine, lm1_from=2 * ARG_LONGS)      # LM1 holds the argument block at 0
 
 
 def _select(b: Build) -> dict:
@@ -121,7 +128,7 @@ def _prefetch(b: Build) -> dict:
 
 
 def _allocate(b: Build) -> dict:
-    return {"alloc": allocate(b.tree, b.lay.lm_words, _lm0_free(b.cg, b.tree))}
+    return {"alloc": allocate(b.tree, b.regs, _lm0_free(b.cg, b.tree))}
 
 
 # The backend, pass by pass: (name, module holding it, step).  A step takes the Build and gives the
@@ -147,15 +154,19 @@ ALLOCATED = [p[0] for p in PIPELINE].index("register allocation") + 1   # _build
 
 
 def _run(b: Build, passes) -> Build:
-    for _, _, step in passes:
+    """Run passes over b, and verify() the tree after each when MNCL_VERIFY_BACKEND is set."""
+    check = verifying()
+    for name, _, step in passes:
         vars(b).update(step(b) or {})
+        if check and b.tree is not None and name != "printing":
+            verify(b.tree, b.alloc, b.regs, after=name)
     return b
 
 
-def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None) -> Build:
+def _lower(module, info, machine, lay, mode, batch, box, resident=(), lazy_cap=None) -> Build:
     """The pipeline up to register allocation, with batches of at most `batch` scattered stores
     and the `resident` buffers."""
-    return _run(Build(module, info, lay, mode, batch, box, resident, lazy_cap), PIPELINE[:ALLOCATED])
+    return _run(Build(module, info, machine, lay, mode, batch, box, resident, lazy_cap), PIPELINE[:ALLOCATED])
 
 
 def _sequencer_args(cg) -> list:
@@ -201,12 +212,15 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     try:
         resident = ()
         if "-res" in mode:           # the buffers a build without them would gather in loops
-            resident = _build(module, info, lay, re.sub(r"-res1?", "", mode), box).cg.resident_candidates(
+            resident = _build(module, info, machine, lay, re.sub(r"-res1?", "", mode), box).cg.resident_candidates(
                 "-res1" in mode)
-        b = _run(_build(module, info, lay, mode, box, resident), PIPELINE[ALLOCATED:])
+        b = _run(_build(module, info, machine, lay, mode, box, resident), PIPELINE[ALLOCATED:])
         cg, args, alloc, asm = b.cg, b.args, b.alloc, b.asm
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
+    except BadOp as e:               # a backend bug caught where the op was made or by verify()
+        raise _error(module, f"kernel '{kernel}': internal compiler error: {e}",
+                     e.line or (box[-1].line if box else 0)) from e
     except (Unsupported, AllocError) as e:
         raise _error(module, f"kernel '{kernel}': {e}", box[-1].line if box else 0) from None
     except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
@@ -226,13 +240,13 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         else cg.resident_candidates(True))
 
 
-def _build(module, info, lay, mode, box, resident=()):
+def _build(module, info, machine, lay, mode, box, resident=()):
     """_lower, again with smaller batches of stores when registers run out, and then with lazy
     float chains settled every LAZY_CAP values (nans.py: a long chain keeps all its operands live)."""
     for cap in (None, LAZY_CAP):
         for batch in (Codegen.SCATTER_BATCH, 4, 1):
             try:
-                return _lower(module, info, lay, mode, batch, box, resident, cap)
+                return _lower(module, info, machine, lay, mode, batch, box, resident, cap)
             except AllocError:
                 if batch == 1 or not box[-1].batched:
                     if cap is not None:

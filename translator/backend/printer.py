@@ -3,29 +3,8 @@ allocation -> .vsm assembly text: the blocks of PE steps, then the sequencer pro
 """
 from __future__ import annotations
 
-from .ops import Call, IfAnyLane, MV, Op, SeqFault, SeqIf, SeqLoop, SeqSet, WhileAny
+from .ops import Call, IfAnyLane, MV, SeqFault, SeqIf, SeqLoop, SeqSet, WhileAny, render
 from .schedule import Block
-
-
-def render(op: Op, alloc) -> str:
-    f = {}
-    for i, r in enumerate(op.dsts):
-        sp, k = alloc[r]
-        f[f"d{i}"] = f"$l{sp}{8 * k}v"
-        f[f"d{i}c0"] = f"$l{sp}{8 * k}"        # cycle 0's long word, written by every cycle (packing.py)
-        f[f"d{i}w0"] = f"${sp}{8 * k}v2"       # each cycle's upper (lane 0) and lower (lane 1) word
-        f[f"d{i}w1"] = f"${sp}{8 * k + 1}v2"
-    for i, r in enumerate(op.srcs):
-        sp, k = alloc[r]
-        f[f"s{i}"] = f"$l{sp}{8 * k}v"
-        f[f"u{i}"] = f"$l{sp}{8 * k}"          # cycle 0's long word in every cycle
-        for c in range(4):                     # cycle c's long word in every cycle (packing.py)
-            f[f"s{i}c{c}"] = f"$l{sp}{8 * k + 2 * c}"
-    for i, r in enumerate(op.msrc):
-        f[f"k{i}"] = f"$imr{alloc[r]}"
-    for i, r in enumerate(op.mdst):
-        f[f"K{i}"] = f"$omr{alloc[r]}"
-    return op.text.format(**f)
 
 
 def print_program(tree: list, args: list, alloc) -> str:

@@ -1,7 +1,8 @@
 """Register allocation: the ops tree (after the cleanup passes) -> where each value lives.
 
 ``allocate`` gives VReg/MaskReg -> location: ('r'|'s', slot) a GRF0/GRF1 register (64 four-long-word
-registers each), ('n'|'m', slot) an LM1/LM0 spill slot, or a mask entry 1..15.  It is a linear
+registers each on MN-Core 2; target.Registers has the machine's figures), ('n'|'m', slot) an
+LM1/LM0 spill slot, or a mask entry (1..15).  It is a linear
 scan over live intervals (``live_intervals``: a loop stretches every interval that crosses it or
 is read in it before it is written).  When the GRFs run out, values spill to LM1 and then to the
 LM0 words the kernel leaves free, and ``fix_spills`` rewrites the ops the unit-group rule would
@@ -17,9 +18,7 @@ from collections import deque
 from dataclasses import replace
 
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
-
-GRF_SLOTS = 64
-MASK_ENTRIES = list(range(1, 16))
+from .target import IMM, MNCORE2, WORDS_PER_REGISTER, Registers, row
 
 
 class AllocError(Exception):
@@ -33,25 +32,26 @@ def _refs(op: Op):
         yield r, True
 
 
-SCRATCH = [("s", GRF_SLOTS - 1 - i) for i in range(4)]     # reloads of spilled operands (see fix_spills)
-ARG_BLOCK_SLOTS = 16          # LM1 words 0..127 hold the argument block; spill slots start above it
-_IMM = re.compile(r"l?immu?\b")     # the 'imm' row (emulator/isa.py): it cannot issue in a step touching LM0
+def _scratch(regs: Registers) -> list:
+    """The GRF1 slots kept back for fix_spills' reloads of spilled operands (when values spill)."""
+    return [("s", regs.grf - 1 - i) for i in range(4)]
 
 
-def allocate(tree: list, lm_words: int = 4096, lm0=(0, 0)) -> dict:
+def allocate(tree: list, regs: Registers = MNCORE2, lm0=(0, 0)) -> dict:
     """VReg/MaskReg -> ('r'|'s', GRF slot), ('n', LM1 slot) or ('m', LM0 slot) for a spilled
     value, or mask entry.
 
-    When the GRFs run out, the live value whose interval ends last lives in LM1 instead (its
+    `regs`: the machine's registers and the LM1 words the argument block holds (spill slots start
+    above them).  When the GRFs run out, the live value whose interval ends last lives in LM1 instead (its
     operands read and write LM1 directly: the hazard distance is 3 steps, not 2), and when LM1
     is full too, in LM0's words lm0 = [lo, hi) (what codegen leaves free: see
     translator/backend/__init__.py); four GRF1 slots are then kept back for fix_spills' reloads."""
     iv = live_intervals(tree)
     try:
-        return _allocate(iv, lm_words, spill=False)
+        return _allocate(iv, regs, spill=False)
     except AllocError:
-        out = _allocate(iv, lm_words, spill=True, lm0=lm0)
-        fix_spills(tree, out)
+        out = _allocate(iv, regs, spill=True, lm0=lm0)
+        fix_spills(tree, out, _scratch(regs))
         return out
 
 
@@ -123,19 +123,21 @@ def live_intervals(tree: list) -> dict:
     return iv
 
 
-def _allocate(iv: dict, lm_words: int, spill: bool, lm0=(0, 0)) -> dict:
+def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0)) -> dict:
     out = {}
     # free registers and mask entries are taken in the order they were freed (FIFO): the one freed
     # longest ago has its last reader furthest back, so the scheduler's dependencies on locations
     # (a write waits for the previous value's readers) hold a new value back the least
-    vfree = deque(x for x in [("r", k) for k in range(GRF_SLOTS)] + [("s", k) for k in range(GRF_SLOTS)]
-                  if not (spill and x in SCRATCH))
-    lo, hi = -(-lm0[0] // 8), lm0[1] // 8          # LM0 slots (8 words each) the kernel leaves free
-    spill_free = {"n": [("n", k) for k in range(lm_words // 8 - 1, ARG_BLOCK_SLOTS - 1, -1)],
+    scratch = _scratch(regs)
+    vfree = deque(x for x in [("r", k) for k in range(regs.grf)] + [("s", k) for k in range(regs.grf)]
+                  if not (spill and x in scratch))
+    w = WORDS_PER_REGISTER
+    lo, hi = -(-lm0[0] // w), lm0[1] // w          # LM0 slots (8 words each) the kernel leaves free
+    spill_free = {"n": [("n", k) for k in range(regs.lm_words // w - 1, -(-regs.lm1_from // w) - 1, -1)],
                   "m": [("m", k) for k in range(hi - 1, lo - 1, -1)]}
     room = {sp: len(x) for sp, x in spill_free.items()}
     freed_at = {}                        # spill slot -> where its last value's interval ended
-    mfree = deque(MASK_ENTRIES)
+    mfree = deque(regs.masks)
     # the values live at the current position, in the order they became live (dict order; a value
     # is freed in that order when its interval ends), with heaps to find the ones ending before a
     # position and the GRF value ending last: a scan of all of them per value is quadratic
@@ -203,11 +205,11 @@ def _allocate(iv: dict, lm_words: int, spill: bool, lm0=(0, 0)) -> dict:
             n = sum(1 for x in active if isinstance(x, MaskReg) == isinstance(r, MaskReg)) + 1
             if isinstance(r, MaskReg):
                 raise AllocError(f"the kernel needs more than {n - 1} live mask entries at once; the machine "
-                                 f"has {len(MASK_ENTRIES)}: split it or reduce the conditions live at one time")
+                                 f"has {len(regs.masks)}: split it or reduce the conditions live at one time")
             lm0_room = f" and {room['m']} in LM0 (its words {lm0[0]}..{lm0[1] - 1}, which the kernel's own " \
                        f"data leaves free)" if room["m"] else " (LM0 has none left)"
             raise AllocError(f"the kernel needs more than {n - 1} live values at once; the machine has "
-                             f"{2 * GRF_SLOTS} 4-long-word registers (GRF0 + GRF1) and room for "
+                             f"{2 * regs.grf} 4-long-word registers (GRF0 + GRF1) and room for "
                              f"{room['n']} more in LM1{lm0_room}: split it or reduce the values "
                              f"live at one time")
         out[r] = pool.popleft()
@@ -217,7 +219,7 @@ def _allocate(iv: dict, lm_words: int, spill: bool, lm0=(0, 0)) -> dict:
     return out
 
 
-def fix_spills(tree: list, alloc: dict) -> None:
+def fix_spills(tree: list, alloc: dict, scratch_slots: list) -> None:
     """Make every op with spilled operands legal (the unit-group rule): one instruction may read
     LM0 and LM1 at one place each, write one only where it reads it, and no 'imm' may touch LM0.
     Offending spilled sources are reloaded into the scratch GRF slots first; a spilled
@@ -239,7 +241,7 @@ def fix_spills(tree: list, alloc: dict) -> None:
                 continue
             text_srcs = sorted({int(k) for k in re.findall(r"\{[su](\d+)(?:c\d)?\}", it.text)})
             dst = it.dsts[0] if it.dsts and "{d0" in it.text else None
-            imm = bool(_IMM.match(it.text))
+            imm = row(it.text) is IMM
             reads, via_scratch = set(), False
             for sp in ("n", "m"):
                 sp_reads = {it.srcs[k] for k in text_srcs if spilled(it.srcs[k], sp)}
@@ -256,7 +258,7 @@ def fix_spills(tree: list, alloc: dict) -> None:
             if not reads and not via_scratch:
                 out.append(it)
                 continue
-            scratch = iter(SCRATCH)
+            scratch = iter(scratch_slots)
             srcs = list(it.srcs)
             for r in sorted(reads, key=lambda r: alloc[r]):
                 t = VReg("reload")

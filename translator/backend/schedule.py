@@ -2,9 +2,9 @@
 ops replaced by a ``Block`` of PE steps (what printer.py prints).
 
 ``schedule`` list-schedules one run into steps of at most one ALU, MAU, L1BM and L2BM expression
-each, honouring the machine's hazards (``GAP``: a GRF value is readable 2 steps after its write,
-LM, L1BM and L2BM 3 steps) and the unit-group rules (LM0 and LM1 touched by one op each, no
-'imm' with LM0), keeping memory order; a run ends with the nops that let its last writes settle,
+each, honouring the machine's hazards (``target.GAP``, from the executor's: a GRF value is
+readable 2 steps after its write, LM, L1BM and L2BM 3 steps) and the unit-group rules (LM0 and
+LM1 touched by one op each, no 'imm' with LM0), keeping memory order; a run ends with the nops that let its last writes settle,
 so every block is safe whatever runs next.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ import heapq
 from dataclasses import dataclass, replace
 
 from .ops import Call, MaskReg, Op, VReg
+from .target import GAP, IMM, row
 
 
 @dataclass(eq=False)
@@ -47,9 +48,6 @@ def schedule_tree(tree: list, alloc) -> list:
             out.append(Block(schedule(run, alloc)))
         return out
     return walk(tree)
-
-GAP = {"r": 2, "s": 2, "m": 3, "n": 3, "lb": 3, "lc": 3, "t": 1}
-
 
 def schedule(ops: list, alloc) -> list:
     """Straight-line ops -> steps (lists of ops); [] entries are nops.
@@ -118,7 +116,7 @@ def schedule(ops: list, alloc) -> list:
     touches = [frozenset({m[1] for m in op.mem if m[1] in ("m", "n")} |
                          {alloc[r][0] for r in op.srcs + op.dsts if isinstance(r, VReg) and alloc[r][0] in ("m", "n")})
                for op in ops]
-    imm = ["imm" in op.text for op in ops]
+    imm = [row(op.text) is IMM for op in ops]
     fences = ("wait", "nop")
     unit_of = ["fence" if op.unit in fences else op.unit for op in ops]
     waiting = []                             # (earliest, i): ready ops not yet issuable
