@@ -67,33 +67,37 @@ class Op:
             raise BadOp(f"'{self.text}' ({self.unit}): {why}", self.line)
 
 
-def _fields(dsts, srcs, msrc, mdst) -> dict:
-    """An op template's fields from its operands' locations: (space, slot) for values, an entry
-    number for masks."""
+def _fields(dsts, srcs, msrc, mdst, at) -> dict:
+    """An op template's fields from its operands' locations `at[r]`: (space, slot) for values, an
+    entry number for masks."""
     f = {}
-    for i, (sp, k) in enumerate(dsts):
+    for i, r in enumerate(dsts):
+        sp, k = at[r]
         a = WORDS_PER_REGISTER * k
         f[f"d{i}"] = f"$l{sp}{a}v"
         f[f"d{i}c0"] = f"$l{sp}{a}"            # cycle 0's long word, written by every cycle (packing.py)
         f[f"d{i}w0"] = f"${sp}{a}v2"           # each cycle's upper (lane 0) and lower (lane 1) word
         f[f"d{i}w1"] = f"${sp}{a + 1}v2"
-    for i, (sp, k) in enumerate(srcs):
+    for i, r in enumerate(srcs):
+        sp, k = at[r]
         a = WORDS_PER_REGISTER * k
         f[f"s{i}"] = f"$l{sp}{a}v"
         f[f"u{i}"] = f"$l{sp}{a}"              # cycle 0's long word in every cycle
         for c in range(4):                     # cycle c's long word in every cycle (packing.py)
             f[f"s{i}c{c}"] = f"$l{sp}{a + 2 * c}"
-    for i, e in enumerate(msrc):
-        f[f"k{i}"] = f"$imr{e}"
-    for i, e in enumerate(mdst):
-        f[f"K{i}"] = f"$omr{e}"
+    for i, r in enumerate(msrc):
+        f[f"k{i}"] = f"$imr{at[r]}"
+    for i, r in enumerate(mdst):
+        f[f"K{i}"] = f"$omr{at[r]}"
     return f
 
 
 def render(op: Op, alloc) -> str:
     """The op's assembly expression, its fields filled with the allocated locations."""
-    return op.text.format(**_fields([alloc[r] for r in op.dsts], [alloc[r] for r in op.srcs],
-                                    [alloc[r] for r in op.msrc], [alloc[r] for r in op.mdst]))
+    return op.text.format(**_fields(op.dsts, op.srcs, op.msrc, op.mdst, alloc))
+
+
+_PLACES = {"d": ("r", 0), "s": ("s", 1), "k": 1, "K": 1}     # template_error's stand-in locations
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -102,7 +106,7 @@ def template_error(text: str, unit: str, n_dsts: int, n_srcs: int, n_msrc: int, 
     (target.instruction_error on the template filled with placeholder locations), or None.  Kept
     per template: a kernel repeats a few thousand templates over many ops."""
     try:
-        filled = text.format(**_fields([("r", 0)] * n_dsts, [("s", 1)] * n_srcs, [1] * n_msrc, [1] * n_mdst))
+        filled = text.format(**_fields("d" * n_dsts, "s" * n_srcs, "k" * n_msrc, "K" * n_mdst, _PLACES))
     except (KeyError, IndexError, ValueError) as e:
         return f"template field {e} names no operand of the op"
     return instruction_error(filled, unit)

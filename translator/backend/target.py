@@ -60,6 +60,7 @@ def _writable_mask_entries() -> tuple:
 MASK_ENTRIES = _writable_mask_entries()     # 1..15: 0 and 16..31 are fixed patterns
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def row(text: str) -> isa.InstrDef | None:
     """The ISA table row of an op's template (its first word is the opcode)."""
     opcode = text.split(None, 1)[0] if text.strip() else ""
