@@ -6,16 +6,15 @@ import os
 
 import pytest
 
-from emulator.executor import HAZARD_STEPS
 from emulator.machine import load_machine
 from translator.backend import PIPELINE, compile_kernel
 from translator.backend.cleanup import (coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead,
                                         sink_into_branches)
-from translator.backend.ops import BadOp, MaskReg, Op, Call, SeqIf, SeqLoop, VReg, WhileAny, flat_ops
+from translator.backend.ops import BadOp, Call, MaskReg, Op, SeqIf, SeqLoop, VReg, WhileAny, flat_ops
 from translator.backend.printer import print_program
 from translator.backend.regalloc import AllocError, allocate
 from translator.backend.schedule import Block, schedule, schedule_tree
-from translator.backend.target import GAP, MASK_ENTRIES, MNCORE2, Registers
+from translator.backend.target import GAP, HAZARD_STEPS, MASK_ENTRIES, MNCORE2, Registers
 from translator.backend.verify import verify
 
 HERE = os.path.dirname(__file__)

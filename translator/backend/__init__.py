@@ -97,6 +97,10 @@ class Build:
         return Registers.of(self.machine, lm1_from=2 * ARG_LONGS)      # LM1 holds the argument block at 0
 
 
+def _read_ir(b: Build) -> dict:
+    return {"func": read_function(b.module.llvm_ir, b.info.wg_function)}
+
+
 def _select(b: Build) -> dict:
     """Instruction selection: the Codegen over the function (again when a pointer register turns
     out to span buffers), its body inside the sequencer loops over the waves."""
@@ -134,8 +138,7 @@ def _allocate(b: Build) -> dict:
 # The backend, pass by pass: (name, module holding it, step).  A step takes the Build and gives the
 # fields it sets (None when it rewrites in place); compile_kernel runs them in this order.
 PIPELINE = (
-    ("read IR",                     "irread",     lambda b: {"func": read_function(b.module.llvm_ir,
-                                                                                     b.info.wg_function)}),
+    ("read IR",                     "irread",     _read_ir),
     ("if-conversion",               "diamonds",   lambda b: merge_arm_stores(b.func)),
     ("instruction selection",       "codegen",    _select),
     ("cleanup: dead ops",           "cleanup",    lambda b: {"tree": remove_dead(b.tree)}),

@@ -7,6 +7,11 @@ L2BM expression) written as an assembly template whose ``{d0}``, ``{s0}``,
 4-long-word value on every PE (one `$lr<a>v`-style operand); a ``MaskReg`` is
 a mask entry.  Control nodes (``WhileAny``, ``SeqLoop``, ``Call``) become the
 sequencer program.
+
+An Op is checked against the ISA table when it is made (``template_error``: the mnemonic, the
+operand kinds with placeholder locations, the unit matching the row's unit group), so a bad op is
+refused where codegen makes it, as ``BadOp`` with its C line; ``render`` fills a template with the
+allocated locations.
 """
 from __future__ import annotations
 
