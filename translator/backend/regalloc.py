@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import replace
 
 from .ops import Call, IfAnyLane, MaskReg, MV, Op, SeqIf, SeqLoop, VReg, WhileAny
-from .target import IMM, MNCORE2, WORDS_PER_REGISTER, Registers, row
+from .target import IMM, MAX_OPERANDS, MNCORE2, WORDS_PER_REGISTER, Registers, row
 
 
 class AllocError(Exception):
@@ -33,8 +33,9 @@ def _refs(op: Op):
 
 
 def _scratch(regs: Registers) -> list:
-    """The GRF1 slots kept back for fix_spills' reloads of spilled operands (when values spill)."""
-    return [("s", regs.grf - 1 - i) for i in range(4)]
+    """The GRF1 slots kept back for fix_spills' reloads of spilled operands (when values spill):
+    one for each source and the destination of the widest instruction."""
+    return [("s", regs.grf - 1 - i) for i in range(MAX_OPERANDS)]
 
 
 def allocate(tree: list, regs: Registers = MNCORE2, lm0=(0, 0)) -> dict:

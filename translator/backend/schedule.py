@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from .ops import Call, MaskReg, Op, VReg
 from .target import GAP, IMM, row
 
+MAX_GAP = max(GAP.values())       # writes further back than this from a block's end have settled
+
 
 @dataclass(eq=False)
 class Block:
@@ -167,8 +169,8 @@ def schedule(ops: list, alloc) -> list:
         t += 1
     # let the last writes settle before whatever runs next
     pad = 0
-    for k, step in enumerate(steps[-3:]):
-        dist = min(3, len(steps)) - k        # steps from this one to the end, inclusive
+    for k, step in enumerate(steps[-MAX_GAP:]):
+        dist = min(MAX_GAP, len(steps)) - k  # steps from this one to the end, inclusive
         for op in step:
             for r in op.dsts:
                 pad = max(pad, GAP[alloc[r][0]] - dist)

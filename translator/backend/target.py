@@ -32,6 +32,7 @@ UNIT_GROUPS = {"alu": (isa.ALU,), "mau": isa.MAU_GROUPS, "l1bm": (isa.L1BM, isa.
 GAP = {"t": 1, **{sp: steps + 1 for sp, steps in HAZARD_STEPS.items()}}
 
 IMM = isa.BY_NAME["imm"]        # imm / limm: may not issue in a step that touches LM0 (the unit-group rule)
+MAX_OPERANDS = 1 + max(len(d.srcs) for d in isa.TABLE)   # an instruction's sources and destination: 4 (fma)
 WORDS_PER_REGISTER = 8          # one value: 4 long words ($lr<8k>v), 8 32-bit words of a GRF or LM
 
 
