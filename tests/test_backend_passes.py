@@ -246,6 +246,25 @@ def test_verification_passes_on_the_whole_corpus(monkeypatch):
                 compile_kernel(mod, k, m, mode)
 
 
+def test_if_conversion_runs_in_the_pipeline():
+    """Stores to out[i] in both arms of an if/else become one store after the join (diamonds.py,
+    which rewrites the function in place and returns how many pairs it merged)."""
+    import translator
+    src = """__kernel void k(__global const float *in, __global float *out, int N, float c, float w)
+{
+    int i = get_global_id(0);
+    int r = i / N;
+    int col = i - r * N;
+    if (r > 0 && r < N - 1 && col > 0 && col < N - 1)
+        out[i] = c * in[i] + w * (in[i - 1] + in[i + 1] + in[i - N] + in[i + N]);
+    else
+        out[i] = in[i];
+}
+"""
+    asm = compile_kernel(translator.compile_opencl(src, spmd=True), "k", load_machine("tiny"), "1d").asm
+    assert asm.count("$d0\n") == 2 + 2      # one store (in both copies of the wave body) and two bounds reports
+
+
 def test_a_bad_op_is_a_compile_error_at_its_c_line(monkeypatch):
     """A pass that leaves an op the ISA does not have: with verification on, compile_kernel stops
     after that pass with a diagnostic at the op's C line, not an assembler error later."""

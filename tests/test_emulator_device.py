@@ -1515,9 +1515,9 @@ def test_batches_shrink_when_registers_run_out(monkeypatch):
     from translator.backend.regalloc import AllocError
     real, tried = backend._lower, []
 
-    def lower(module, info, lay, mode, batch, box, *rest):
+    def lower(module, info, machine, lay, mode, batch, box, *rest):
         tried.append(batch)
-        made = real(module, info, lay, mode, batch, box, *rest)
+        made = real(module, info, machine, lay, mode, batch, box, *rest)
         if batch > 4:
             raise AllocError("the kernel needs more than 620 live values at once (pretend)")
         return made

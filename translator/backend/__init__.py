@@ -101,6 +101,10 @@ def _read_ir(b: Build) -> dict:
     return {"func": read_function(b.module.llvm_ir, b.info.wg_function)}
 
 
+def _if_convert(b: Build) -> None:
+    merge_arm_stores(b.func)                     # in place (it returns how many store pairs it merged)
+
+
 def _select(b: Build) -> dict:
     """Instruction selection: the Codegen over the function (again when a pointer register turns
     out to span buffers), its body inside the sequencer loops over the waves."""
@@ -139,7 +143,7 @@ def _allocate(b: Build) -> dict:
 # fields it sets (None when it rewrites in place); compile_kernel runs them in this order.
 PIPELINE = (
     ("read IR",                     "irread",     _read_ir),
-    ("if-conversion",               "diamonds",   lambda b: merge_arm_stores(b.func)),
+    ("if-conversion",               "diamonds",   _if_convert),
     ("instruction selection",       "codegen",    _select),
     ("cleanup: dead ops",           "cleanup",    lambda b: {"tree": remove_dead(b.tree)}),
     ("versioning",                  "versioning", lambda b: {"tree": version_loops(b.tree)}),
