@@ -14,7 +14,8 @@ from emulator.machine import load_machine
 from emulator.program import compile_scalar
 from translator.backend import compile_kernel, ops
 from translator.backend import seqexpr as S
-from translator.backend.emit import emit_program
+from translator.backend.printer import print_program
+from translator.backend.schedule import schedule_tree
 from translator.backend.ops import MV, Call, Op, SeqIf, SeqLoop, SeqSet, VReg
 from translator.backend.packing import pack_loops, subst
 from translator.backend.prefetch import prefetch_waves
@@ -206,7 +207,7 @@ def test_prefetch_issues_the_next_wave():
 def test_printing_takes_the_trees():
     tree = [SeqLoop("%n0", "0", "%p1", [SeqSet("%t", "%n0 + 1")], "2"),
             Call([Op("nop", "nop")], {"m": "%t * 2"})]
-    text = emit_program(tree, ["p1"], {"_peak": 0})
+    text = print_program(schedule_tree(tree, {"_peak": 0}), ["p1"], {"_peak": 0})
     assert ".loop %n0 = 0, %p1, 2" in text and ".set %t = %n0 + 1" in text and "m=%t*2" in text
 
 

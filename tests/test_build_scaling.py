@@ -67,11 +67,11 @@ def test_a_chain_stored_at_every_step_keeps_ieee_nans_and_zero_signs(tiny_env):
 
 
 def test_sinking_into_branches_is_linear_in_the_branches():
-    """emit.sink_into_branches scanned every op before each branch again: a kernel of n stores
+    """cleanup.sink_into_branches scanned every op before each branch again: a kernel of n stores
     (each with a bounds-check branch) took n^2 steps there (1000 lines: most of 5 minutes)."""
     import time
 
-    from translator.backend.emit import sink_into_branches
+    from translator.backend.cleanup import sink_into_branches
     from translator.backend.ops import Op, SeqIf, VReg
     items = []
     for k in range(4000):
@@ -85,7 +85,7 @@ def test_sinking_into_branches_is_linear_in_the_branches():
 
 
 def test_constants_past_the_hoisted_ones_are_made_where_read():
-    from translator.backend.emit import rematerialise_constants
+    from translator.backend.cleanup import rematerialise_constants
     from translator.backend.ops import Op, SeqLoop, VReg, flat_ops
     consts = [VReg(f"c{k}") for k in range(4)]
     prologue = [Op(f"limm {k} {{d0}}", "alu", (c,), ()) for k, c in enumerate(consts)]

@@ -1510,12 +1510,12 @@ def test_batches_shrink_when_registers_run_out(monkeypatch):
     """A kernel whose batches of stores need more registers than the machine has is built again
     with batches of 4 (then 1): here the first build is made to fail as the allocator would."""
     import translator.backend as backend
-    from translator.backend.emit import AllocError
+    from translator.backend.regalloc import AllocError
     real, tried = backend._lower, []
 
-    def lower(module, info, lay, mode, batch, box, *rest):
+    def lower(module, info, machine, lay, mode, batch, box, *rest):
         tried.append(batch)
-        made = real(module, info, lay, mode, batch, box, *rest)
+        made = real(module, info, machine, lay, mode, batch, box, *rest)
         if batch > 4:
             raise AllocError("the kernel needs more than 620 live values at once (pretend)")
         return made

@@ -119,7 +119,7 @@ def many_live_values(name, n_vals):
 def test_n_live_values_run_exactly(tiny_env, n_vals):
     """About 3 n_vals values live at once (the values and their two constants): around the 128 GRF
     registers (40, 44), and past the 496 slots of LM1 (310, 330: beyond 256 constants the least read
-    are made where read, emit.rematerialise_constants)."""
+    are made where read, cleanup.rematerialise_constants)."""
     ctx, q = tiny_env
     prg = cl.Program(ctx, many_live_values("many", n_vals)).build()
     a = np.random.default_rng(n_vals).integers(0, 2 ** 32, 300, dtype=np.uint32)

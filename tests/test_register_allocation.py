@@ -1,11 +1,13 @@
-"""The backend's register allocator (translator/backend/emit.py) on programs with more live
+"""The backend's register allocator (translator/backend/regalloc.py) on programs with more live
 values than the GRFs hold: no two values that are live at once share a place; and what keeps
 values few and their registers out of each other's way (merging repeated ops, FIFO reuse)."""
 import random
 
 import pytest
 
-from translator.backend.emit import allocate, merge_recomputed, schedule
+from translator.backend.cleanup import merge_recomputed
+from translator.backend.regalloc import allocate
+from translator.backend.schedule import schedule
 from translator.backend.ops import Op, SeqLoop, VReg, flat_ops
 
 

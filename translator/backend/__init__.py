@@ -1,17 +1,15 @@
 """The SIMD backend: a kernel's SPMD LLVM IR -> MN-Core-style assembly and sequencer program.
 
-Passes, one module each: irread (LLVM IR back into Python objects) ->
-codegen (predication, loops, instruction selection, data movement; see its
-docstring) -> versioning (counted loops without their bounds-check fallbacks
-when the sequencer clears them for the whole loop) -> packing (in a wave narrowed 8 times, counted loops run
-four passes at once, one per cycle) -> emit (register allocation, VLIW scheduling with the hazard
-rules, assembly text).  ``layout`` is the work-item and buffer mapping the
-runtime shares.  ``compile_kernel`` gives a ``KernelBinary``: the program
-text plus everything the runtime needs to launch it.
+``PIPELINE`` below is the whole path, one pass a line with the module that holds it: read IR,
+if-conversion, instruction selection, the cleanups, versioning, packing, prefetch, register
+allocation, scheduling, printing.  Each pass takes the ``Build`` (one kernel build's state) and
+gives the fields it fills or rewrites.  ``layout`` is the work-item and buffer mapping the runtime
+shares.  ``compile_kernel`` gives a ``KernelBinary``: the program text plus everything the runtime
+needs to launch it.
 """
 from __future__ import annotations
 
-import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from ..module import CompileError, Diagnostic, ParamInfo
@@ -19,14 +17,18 @@ from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from . import abi
 from .codegen import Codegen, CodegenError, MixedPointer
-from .emit import (AllocError, allocate, coalesce_carried, emit_program, merge_recomputed, rematerialise_constants,
-                   remove_dead, sink_into_branches)
+from .cleanup import coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead, sink_into_branches
+from .printer import print_program
+from .regalloc import AllocError, allocate
+from .schedule import schedule_tree
+from .target import Registers
+from .verify import enabled as verifying, verify
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
 from .prefetch import prefetch_waves
 from .versioning import version_loops
-from .ops import Op, SeqLoop, flat_ops
+from .ops import BadOp, Op, SeqLoop, flat_ops
 
 FORMAT = "mnb-1"
 
@@ -68,16 +70,50 @@ class KernelBinary:
 LAZY_CAP = 12       # lazy values in a float chain before it is settled, when registers run out
 
 
-def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
-    """Codegen and the passes after it, with batches of at most `batch` scattered stores and the
-    `resident` buffers: (the codegen's Emitter, the control tree, the sequencer arguments, the register
-    allocation).  The Emitter goes into box as soon as it exists, for the line of an error."""
-    func = read_function(module.llvm_ir, info.wg_function)
-    merge_arm_stores(func)
+@dataclass(eq=False)
+class Build:
+    """One kernel build on its way down PIPELINE: the inputs, then what the passes fill in."""
+    module: object
+    info: object
+    machine: object                 # emulator.machine.Machine
+    lay: Layout
+    mode: str
+    batch: int                      # scattered stores per batch (Codegen.SCATTER_BATCH)
+    box: list                       # gets the Emitter as soon as it exists, for the line of an error
+    resident: tuple = ()            # buffers a "-res" build keeps resident
+    lazy_cap: int | None = None     # lazy float values before a chain is settled (nans.py)
+    func: object = None             # read IR: the work-item function (irread.Func)
+    em: object = None               # instruction selection: the codegen's Emitter (uses, flops, remarks, ...)
+    tree: list | None = None        # the ops tree (ops.py); after scheduling, with Blocks of steps
+    alloc: dict | None = None       # register allocation: VReg/MaskReg -> location
+    asm: str = ""                   # printing: the program text
+
+    @property
+    def args(self) -> list:
+        return abi.kernel_args(self.em.uses)
+
+    @property
+    def regs(self) -> Registers:
+        return Registers.of(self.machine, lm1_from=2 * abi.ARG_LONGS)      # LM1 holds the argument block at 0
+
+
+def _read_ir(b: Build) -> dict:
+    return {"func": read_function(b.module.llvm_ir, b.info.wg_function)}
+
+
+def _if_convert(b: Build) -> None:
+    merge_arm_stores(b.func)                     # in place (it returns how many store pairs it merged)
+
+
+def _select(b: Build) -> dict:
+    """Instruction selection: the Codegen over the function (again when a pointer register turns
+    out to span buffers), its body inside the sequencer loops over the waves."""
+    func, lay, mode, box, resident = b.func, b.lay, b.mode, b.box, b.resident
+    batch, lazy_cap = b.batch, b.lazy_cap
     ptr_bases = {}
     while True:                      # again when a pointer register turns out to span buffers
-        cg = Codegen(func, lay, info.params, mode.startswith("1d"), chunk_longs=min(lay.stripe, 512),
-                     replicate="-norep" not in mode, resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
+        cg = Codegen(func, lay, b.info.params, abi.one_d(mode), chunk_longs=min(lay.stripe, 512),
+                     replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
                      lazy_cap=lazy_cap)
         em = cg.em
         box.append(em)
@@ -92,21 +128,52 @@ def _lower(module, info, lay, mode, batch, box, resident=(), lazy_cap=None):
     resy = [Op("zero {d0}", "alu", (em.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (em.Z0,), (em.Z0, em.shape["wz"]))]
     tree = list(em.prologue) + [SeqLoop("%wz", "0", "%nwz", [
         SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + em.epilogue
-    tree = coalesce_carried(sink_into_branches(version_loops(remove_dead(tree))))
-    tree = pack_loops(tree, lay, em.alloc_lc)
-    tree = prefetch_waves(tree, em.memory.prefetch_loads(), lay, em.alloc_lc)
-    alloc = allocate(rematerialise_constants(merge_recomputed(tree)), lay.lm_words, _lm0_free(em, tree))
-    bases = sorted(em.uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
-    rows = sorted(em.uses.get("rows", ()), key=str)
-    params = sorted(em.uses.get("params", ()))
-    sizes = sorted(em.uses.get("sizes", ()), key=str)
-    widened = sorted(em.uses.get("widened", ()))
-    args = ["argblk", "nwx", "nwy", "nwz"] + [f"b{k}" for k in bases] + [f"w{k}" for k in widened] \
-        + [f"rows{k}" for k in rows] \
-        + [f"p{k}" for k in params] + [f"nb{k}" for k in sizes] + (["gx", "offx"] if "launch" in em.uses else []) \
-        + (["items"] if "items" in em.uses else []) \
-        + sorted(em.uses.get("extents", ()))
-    return em, tree, args, alloc
+    return {"em": em, "tree": tree}
+
+
+def _prefetch(b: Build) -> dict:
+    return {"tree": prefetch_waves(b.tree, b.em.memory.prefetch_loads(), b.lay, b.em.alloc_lc)}
+
+
+def _allocate(b: Build) -> dict:
+    return {"alloc": allocate(b.tree, b.regs, _lm0_free(b.em, b.tree))}
+
+
+# The backend, pass by pass: (name, module holding it, step).  A step takes the Build and gives the
+# fields it sets (None when it rewrites in place); compile_kernel runs them in this order.
+PIPELINE = (
+    ("read IR",                     "irread",     _read_ir),
+    ("if-conversion",               "diamonds",   _if_convert),
+    ("instruction selection",       "codegen",    _select),
+    ("cleanup: dead ops",           "cleanup",    lambda b: {"tree": remove_dead(b.tree)}),
+    ("versioning",                  "versioning", lambda b: {"tree": version_loops(b.tree)}),
+    ("cleanup: sink into branches", "cleanup",    lambda b: {"tree": sink_into_branches(b.tree)}),
+    ("cleanup: carried copies",     "cleanup",    lambda b: {"tree": coalesce_carried(b.tree)}),
+    ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
+    ("prefetch",                    "prefetch",   _prefetch),
+    ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
+    ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
+    ("register allocation",         "regalloc",   _allocate),
+    ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
+    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),
+)
+ALLOCATED = [p[0] for p in PIPELINE].index("register allocation") + 1   # _build retries up to here
+
+
+def _run(b: Build, passes) -> Build:
+    """Run passes over b, and verify() the tree after each when MNCL_VERIFY_BACKEND is set."""
+    check = verifying()
+    for name, _, step in passes:
+        vars(b).update(step(b) or {})
+        if check and b.tree is not None and name != "printing":
+            verify(b.tree, b.alloc, b.regs, after=name)
+    return b
+
+
+def _lower(module, info, machine, lay, mode, batch, box, resident=(), lazy_cap=None) -> Build:
+    """The pipeline up to register allocation, with batches of at most `batch` scattered stores
+    and the `resident` buffers."""
+    return _run(Build(module, info, machine, lay, mode, batch, box, resident, lazy_cap), PIPELINE[:ALLOCATED])
 
 
 def _lm0_free(em, tree) -> tuple:
@@ -122,10 +189,10 @@ def _lm0_free(em, tree) -> tuple:
 def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBinary:
     """Compile kernel `kernel` of a CompiledModule (built with spmd=True) for `machine`."""
     info = module.kernels[kernel]
-    if info.task:                    # a task kernel: its own compiler (translator/task.py)
+    if info.task:                    # a task kernel: its own compiler (task.py)
         from .task import compile_task
         asm, args = compile_task(module, kernel, machine)
-        return KernelBinary(kernel, machine.name, "task", asm, args, [asdict(p) for p in info.params])
+        return KernelBinary(kernel, machine.name, abi.TASK_MODE, asm, args, [asdict(p) for p in info.params])
     try:
         lay = Layout.of(machine).for_mode(mode)
     except ValueError as e:
@@ -140,13 +207,16 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     box = []
     try:
         resident = ()
-        if "-res" in mode:           # the buffers a build without them would gather in loops
-            resident = _build(module, info, lay, abi.without_resident(mode), box)[0].resident_candidates(
-                "-res1" in mode)
-        em, tree, args, alloc = _build(module, info, lay, mode, box, resident)
-        asm = emit_program(tree, args, alloc)
+        if abi.resident(mode):       # the buffers a build without them would gather in loops
+            resident = _build(module, info, machine, lay, abi.without_resident(mode), box) \
+                .em.resident_buffers.resident_candidates(abi.resident(mode) == "one")
+        b = _run(_build(module, info, machine, lay, mode, box, resident), PIPELINE[ALLOCATED:])
+        em, args, alloc, asm = b.em, b.args, b.alloc, b.asm
     except CodegenError as e:
         raise _error(module, f"kernel '{kernel}': {e}", e.line) from None
+    except BadOp as e:               # a backend bug caught where the op was made or by verify()
+        raise _error(module, f"kernel '{kernel}': internal compiler error: {e}",
+                     e.line or (box[-1].line if box else 0)) from e
     except (Unsupported, AllocError) as e:
         raise _error(module, f"kernel '{kernel}': {e}", box[-1].line if box else 0) from None
     except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
@@ -157,22 +227,22 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
         constants = [[n, const_bytes(*tables[n]).hex()] for n in em.uses.get("constants", [])]
     except (KeyError, Unsupported) as e:
         raise _error(module, f"kernel '{kernel}': __constant data not understood: {e}") from None
+    candidates = em.resident_buffers.resident_candidates
     return KernelBinary(kernel, machine.name, mode, asm, args, [asdict(p) for p in info.params],
                         em.flops, alloc["_peak"], constants, sorted(em.uses.get("replicated", ())),
                         [list(x) for x in em.oob_sites], sorted(em.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
-                        list(em.resident) if resident else em.resident_buffers.resident_candidates(), 8 * em.CH,
-                        [] if resident or em.resident_buffers.resident_candidates(True)
-                        == em.resident_buffers.resident_candidates() else em.resident_buffers.resident_candidates(True))
+                        list(em.resident) if resident else candidates(), 8 * em.CH,
+                        [] if resident or candidates(True) == candidates() else candidates(True))
 
 
-def _build(module, info, lay, mode, box, resident=()):
+def _build(module, info, machine, lay, mode, box, resident=()):
     """_lower, again with smaller batches of stores when registers run out, and then with lazy
     float chains settled every LAZY_CAP values (nans.py: a long chain keeps all its operands live)."""
     for cap in (None, LAZY_CAP):
         for batch in (Codegen.SCATTER_BATCH, 4, 1):
             try:
-                return _lower(module, info, lay, mode, batch, box, resident, cap)
+                return _lower(module, info, machine, lay, mode, batch, box, resident, cap)
             except AllocError:
                 if batch == 1 or not box[-1].batched:
                     if cap is not None:
@@ -184,4 +254,4 @@ def _error(module, msg, line=0):
     return CompileError([Diagnostic("error", msg, module.filename, line, 0)])
 
 
-__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT"]
+__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT", "PIPELINE"]

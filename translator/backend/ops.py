@@ -8,15 +8,30 @@ L2BM expression) written as an assembly template whose ``{d0}``, ``{s0}``,
 a mask entry.  Control nodes (``WhileAny``, ``SeqLoop``, ``Call``) become the
 sequencer program; their sequencer expressions are seqexpr.py trees (a string given to a
 constructor is parsed there).
+
+An Op is checked against the ISA table when it is made (``template_error``: the mnemonic, the
+operand kinds with placeholder locations, the unit matching the row's unit group), so a bad op is
+refused where codegen makes it, as ``BadOp`` with its C line; ``render`` fills a template with the
+allocated locations.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from itertools import count
 
 from .seqexpr import Num, Reg, SeqExpr, register, seq
+from .target import WORDS_PER_REGISTER, instruction_error
 
 _ids = count()
+
+
+class BadOp(Exception):
+    """An op that is no instruction of the ISA table: a backend bug, reported at the op's C line."""
+
+    def __init__(self, message: str, line: int = 0):
+        super().__init__(message)
+        self.line = line
 
 
 class VReg:
@@ -51,7 +66,57 @@ class Op:
     mem: tuple = ()                # fixed locations touched: (("w"|"r"), space, lo, hi) for hazards
     line: int = 0                  # C source line
     partial: bool = False          # a masked write: the destination's other lanes stay live
-    carry: bool = False            # a loop-carried register's update (emit.coalesce_carried)
+    carry: bool = False            # a loop-carried register's update (cleanup.coalesce_carried)
+
+    def __post_init__(self):
+        why = template_error(self.text, self.unit, len(self.dsts), len(self.srcs), len(self.msrc), len(self.mdst))
+        if why:
+            raise BadOp(f"'{self.text}' ({self.unit}): {why}", self.line)
+
+
+def _fields(dsts, srcs, msrc, mdst, at) -> dict:
+    """An op template's fields from its operands' locations `at[r]`: (space, slot) for values, an
+    entry number for masks."""
+    f = {}
+    for i, r in enumerate(dsts):
+        sp, k = at[r]
+        a = WORDS_PER_REGISTER * k
+        f[f"d{i}"] = f"$l{sp}{a}v"
+        f[f"d{i}c0"] = f"$l{sp}{a}"            # cycle 0's long word, written by every cycle (packing.py)
+        f[f"d{i}w0"] = f"${sp}{a}v2"           # each cycle's upper (lane 0) and lower (lane 1) word
+        f[f"d{i}w1"] = f"${sp}{a + 1}v2"
+    for i, r in enumerate(srcs):
+        sp, k = at[r]
+        a = WORDS_PER_REGISTER * k
+        f[f"s{i}"] = f"$l{sp}{a}v"
+        f[f"u{i}"] = f"$l{sp}{a}"              # cycle 0's long word in every cycle
+        for c in range(4):                     # cycle c's long word in every cycle (packing.py)
+            f[f"s{i}c{c}"] = f"$l{sp}{a + 2 * c}"
+    for i, r in enumerate(msrc):
+        f[f"k{i}"] = f"$imr{at[r]}"
+    for i, r in enumerate(mdst):
+        f[f"K{i}"] = f"$omr{at[r]}"
+    return f
+
+
+def render(op: Op, alloc) -> str:
+    """The op's assembly expression, its fields filled with the allocated locations."""
+    return op.text.format(**_fields(op.dsts, op.srcs, op.msrc, op.mdst, alloc))
+
+
+_PLACES = {"d": ("r", 0), "s": ("s", 1), "k": 1, "K": 1}     # template_error's stand-in locations
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def template_error(text: str, unit: str, n_dsts: int, n_srcs: int, n_msrc: int, n_mdst: int) -> str | None:
+    """Why an op with this template, unit and operand counts is no instruction of the ISA table
+    (target.instruction_error on the template filled with placeholder locations), or None.  Kept
+    per template: a kernel repeats a few thousand templates over many ops."""
+    try:
+        filled = text.format(**_fields("d" * n_dsts, "s" * n_srcs, "k" * n_msrc, "K" * n_mdst, _PLACES))
+    except (KeyError, IndexError, ValueError) as e:
+        return f"template field {e} names no operand of the op"
+    return instruction_error(filled, unit)
 
 
 @dataclass(eq=False)

@@ -12,7 +12,7 @@ compile time, private vector arrays in LM0/LM1.  docs/language.md
 ("Task kernels") is the user's description; translator/task.py the dialect's
 types and signature (the front end's part).  This module is the compiler:
 takes the module's preprocessed task source (parsed again by the front end's
-parser) and a machine; gives the backend's ops tree (ops.py), then emit.py's
+parser) and a machine; gives the backend's ops tree (ops.py), then schedule.py and printer.py's
 scheduler and assembly printer give the assembly text and sequencer
 arguments.
 
@@ -38,7 +38,8 @@ from ..module import CompileError, KernelInfo
 from ..scopes import Scopes
 from ..srcloc import SourceMap, preprocessed_lines
 from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, qualifiers, task_functions, type_name
-from .emit import emit_program
+from .printer import print_program
+from .schedule import schedule_tree
 from .ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 
 UNROLL = 64              # constant-trip loops up to this many passes are unrolled
@@ -171,7 +172,7 @@ class TaskCompiler:
                 self.declare(p.name, Var("u", U(f"%p{k}"), f"p{k}"))
         self.block(self.fdef.body)
         tree = self.items
-        asm = emit_program(tree, self.args, self.alloc)
+        asm = print_program(schedule_tree(tree, self.alloc), self.args, self.alloc)
         return asm, self.args
 
     def events(self):

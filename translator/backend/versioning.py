@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .emit import remove_dead
+from .cleanup import remove_dead
 from .ops import IfAnyLane, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 from .seqexpr import Binary, BoolOp, Compare, Num, Paren, Reg, Unary, any_of, at, binary, negation
 

@@ -1,0 +1,305 @@
+"""Cleanup passes over the ops tree: each takes the control tree of ``ops`` and gives it back
+smaller, with the same meaning (in place where it says so).  The pipeline (``__init__.py``) runs
+them where they pay: dead ops go before versioning; sinking and carried-copy coalescing after it;
+recomputed ops and surplus constants just before register allocation.
+
+* ``remove_dead``: ALU/MAU ops whose results nothing live reads go.
+* ``sink_into_branches``: an op only a later sequencer branch reads moves into that branch.
+* ``coalesce_carried``: the copy ending a loop pass (`carried = new`) goes; new's op writes carried.
+* ``merge_recomputed``: an op computing again what an earlier op of its list computed goes.
+* ``rematerialise_constants``: past 256 constants, the least-read ones are made where read.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import replace
+
+from .ops import IfAnyLane, Op, SeqIf, VReg, WhileAny, flat_ops
+
+
+def remove_dead(tree: list, keep=()) -> list:
+    """Drop ALU/MAU ops whose results nothing live reads (codegen builds some facets of a value
+    speculatively, e.g. both the 64-bit and the 32-bit form of an index, and loop machinery a
+    sequencer loop does not need): live are transfers, waits, the masks control nodes test and
+    the registers in `keep` (read elsewhere: see versioning.py), and whatever they read,
+    transitively."""
+    ops, live_regs = [], set(keep)
+
+    def walk(items):
+        for it in items:
+            if isinstance(it, Op):
+                ops.append(it)
+                continue
+            if isinstance(it, (WhileAny, IfAnyLane)):
+                live_regs.add(it.mask)
+            for attr in ("body", "then", "orelse"):
+                walk(getattr(it, attr, ()))
+    walk(tree)
+    pure = lambda o: o.unit in ("alu", "mau") and not o.mem and (o.dsts or o.mdst)
+    writers = {}
+    for o in ops:
+        for r in o.dsts + o.mdst:
+            writers.setdefault(r, []).append(o)
+    live = {o for o in ops if not pure(o)} | {w for r in live_regs for w in writers.get(r, ())}
+    work = list(live)
+    while work:
+        o = work.pop()
+        for r in o.srcs + o.msrc:
+            for w in writers.get(r, ()):
+                if w not in live:
+                    live.add(w)
+                    work.append(w)
+
+    def prune(items):
+        out = []
+        for it in items:
+            if isinstance(it, Op):
+                if it in live:
+                    out.append(it)
+                continue
+            for attr in ("body", "then", "orelse"):
+                if hasattr(it, attr):
+                    setattr(it, attr, prune(getattr(it, attr)))
+            out.append(it)
+        return out
+    return prune(tree)
+
+
+def sink_into_branches(tree: list) -> list:
+    """Move ALU/MAU ops whose results only a following sequencer branch reads into that branch,
+    so waves that skip it skip them too (the bounds checks' offsets, for instance)."""
+    readers, writes = {}, {}
+
+    def scan(items):
+        for it in items:
+            if isinstance(it, Op):
+                for r in it.srcs + it.msrc:
+                    readers.setdefault(r, []).append(it)
+                for r in it.dsts + it.mdst:
+                    writes[r] = writes.get(r, 0) + 1
+            else:
+                for attr in ("body", "then", "orelse"):
+                    scan(getattr(it, attr, ()))
+                if isinstance(it, (WhileAny, IfAnyLane)):
+                    readers.setdefault(it.mask, []).append(it)
+    scan(tree)
+
+    def nodes_in(it):
+        yield it
+        for attr in ("body", "then", "orelse"):
+            for x in getattr(it, attr, ()):
+                yield from nodes_in(x)
+
+    def visit(items):
+        """One pass over a list, last op first: an op whose every reader lies in one later
+        SeqIf (without orelse) of the list moves to the front of its then, unless a source it
+        reads is written again on the way; a moved op counts as inside for the ops before it."""
+        if not items:
+            return
+        for it in items:
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    visit(getattr(it, attr, ()))
+        at, rewritten = {}, {}        # node -> index of the item of `items` holding it; register -> such indices
+        for k, it in enumerate(items):
+            for x in nodes_in(it):
+                at[id(x)] = k
+                if isinstance(x, Op):
+                    for r in x.dsts + x.mdst:
+                        if writes.get(r, 0) > 1:
+                            rewritten.setdefault(r, []).append(k)
+        sunk = {}
+        for i in range(len(items) - 1, -1, -1):
+            o = items[i]
+            if not isinstance(o, Op):
+                continue
+            outs = o.dsts + o.mdst
+            if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
+                    or any(writes.get(r) != 1 for r in outs):
+                continue
+            where = {at.get(id(u)) for r in outs for u in readers.get(r, ())}
+            if len(where) != 1:
+                continue
+            j = where.pop()
+            if j is None or j <= i or not (isinstance(items[j], SeqIf) and not items[j].orelse):
+                continue
+            if any(i < k < j for r in o.srcs + o.msrc for k in rewritten.get(r, ())):
+                continue            # a source rewritten on the way: it must read it here
+            sunk.setdefault(j, []).append(i)
+            at[id(o)] = j
+        for j, idx in sunk.items():
+            items[j].then[:0] = [items[i] for i in sorted(idx)]
+        gone = {i for idx in sunk.values() for i in idx}
+        items[:] = [it for k, it in enumerate(items) if k not in gone]
+    visit(tree)
+    return tree
+
+
+def coalesce_carried(tree: list) -> list:
+    """Drop the copy that ends a loop pass, `carried = new`, by letting the op that computes new
+    write the carried register itself.
+
+    Sound when that op is new's only writer and runs in every pass (it is in the body itself, not
+    a branch), nothing between it and the copy reads or writes the carried register, and nothing
+    outside that stretch reads new: then the carried register holds exactly what new would.
+    When something in between still reads the carried register (a loop counter that a bounds
+    check's branch reads), a pure op that only the copy reads moves down into the copy's place
+    instead, provided nothing in between changes its sources."""
+    ops = list(flat_ops(tree))
+    at = {id(o): k for k, o in enumerate(ops)}
+    writers, readers = {}, {}
+    for o in ops:
+        for r in o.dsts:
+            writers.setdefault(r, []).append(o)
+        for r in o.srcs:
+            readers.setdefault(r, []).append(o)
+
+    def visit(items):
+        for it in items:
+            for attr in ("body", "then", "orelse"):
+                visit(getattr(it, attr, ()))
+        if not any(isinstance(it, Op) and it.carry for it in items):
+            return
+        for copy in [it for it in items if isinstance(it, Op) and it.carry]:
+            (new,), (reg,) = copy.srcs, copy.dsts
+            ws = writers.get(new, [])
+            d = ws[0] if len(ws) == 1 else None
+            if d is None or d.partial or len(d.dsts) != 1 or not any(it is d for it in items):
+                continue
+            lo, hi = at[id(d)], at[id(copy)]
+            if not lo < hi or any(not lo < at[id(o)] <= hi for o in readers.get(new, [])):
+                continue
+            if any(reg in o.srcs or reg in o.dsts for o in ops[lo + 1:hi]):
+                srcs = set(d.srcs) | set(d.msrc)
+                if readers.get(new) != [copy] or d.unit not in ("alu", "mau") or d.mem or d.mdst \
+                        or any(srcs & set(o.dsts + o.mdst) for o in ops[lo + 1:hi]):
+                    continue
+                items.remove(d)
+                d.dsts = (reg,)
+                items[items.index(copy)] = d
+                ops[lo], ops[hi] = Op("nop", "nop"), d
+                at[id(d)] = hi
+                del readers[new]
+                writers.setdefault(reg, []).append(d)
+                continue
+            d.dsts = (reg,)
+            writers.setdefault(reg, []).append(d)
+            for o in readers.pop(new):
+                o.srcs = tuple(reg if r is new else r for r in o.srcs)
+                readers.setdefault(reg, []).append(o)
+            items.remove(copy)
+            ops[hi] = Op("nop", "nop")          # keeps the positions of the others
+    visit(tree)
+    return tree
+
+
+def merge_recomputed(tree: list) -> list:
+    """Drop an ALU/MAU op that computes again what an earlier op of the same list computed, its
+    readers reading the earlier result instead.
+
+    Unoptimised (-O0) IR recomputes constants, argument loads and addresses at every use; each
+    copy is one more value live at once (vector_17 at -O0 needed more than the GRFs and LM1 hold).
+    An op B repeats op A when both have the same template, unit, sources and memory reads, and
+    nothing between them (in the same list, so everything between runs between them) writes a
+    source of B or the memory space B reads.  A's and B's results must have one writer each and
+    B's be read only after B, so that A's holds B's value wherever B's is read.  Merges cascade:
+    an op whose source was renamed may repeat another in turn.  Fixed locations an op names
+    ($...) must be in its mem (the PE id reads are not: they are left alone)."""
+    flat = list(flat_ops(tree))
+    where, writes, reads, mem_writes = {}, {}, {}, {}
+    for k, o in enumerate(flat):
+        where.setdefault(id(o), []).append(k)
+        for r in o.srcs + o.msrc:
+            reads.setdefault(r, []).append(k)
+        for r in o.dsts + o.mdst:
+            writes.setdefault(r, []).append(k)
+        for m in o.mem:
+            if m[0] == "w":
+                mem_writes.setdefault(m[1], []).append(k)
+
+    def pure(o):
+        return o.unit in ("alu", "mau") and len(o.dsts) == 1 and not o.mdst and not o.partial \
+            and len(where[id(o)]) == 1 and len(writes[o.dsts[0]]) == 1 and o.dsts[0] not in o.srcs \
+            and all(m[0] == "r" for m in o.mem) and ("$" not in o.text or o.mem)
+
+    def written_between(a, b, o):
+        """Whether an op between positions a and b writes a source of o or the memory it reads
+        (anywhere in that space: a Call body's addresses are relative to its offsets)."""
+        def any_in(ks):                 # ks ascending
+            i = bisect.bisect_right(ks, a)
+            return i < len(ks) and ks[i] < b
+        return any(any_in(writes.get(r, ())) for r in o.srcs + o.msrc) \
+            or any(any_in(mem_writes.get(m[1], ())) for m in o.mem)
+
+    def visit(items):
+        seen, keep = {}, []                 # (unit, text, srcs, msrc, mem) -> the op computing it
+        for it in items:
+            keep.append(it)
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    visit(getattr(it, attr, ()))
+                continue
+            if not pure(it):
+                continue
+            key = (it.unit, it.text, it.srcs, it.msrc, it.mem)
+            a, b, old = seen.get(key), where[id(it)][0], it.dsts[0]
+            if a is None or written_between(where[id(a)][0], b, it) or any(k < b for k in reads.get(old, ())):
+                seen[key] = it
+                continue
+            keep.pop()
+            new = a.dsts[0]
+            for k in reads.pop(old, ()):
+                flat[k].srcs = tuple(new if r is old else r for r in flat[k].srcs)
+                reads.setdefault(new, []).append(k)
+            del writes[old]
+        if len(keep) < len(items):
+            items[:] = keep
+    visit(tree)
+    return tree
+
+
+HOISTED_CONSTANTS = 256     # constants kept in registers for the whole kernel; the rest made where read
+
+
+def rematerialise_constants(tree: list, keep: int = HOISTED_CONSTANTS) -> list:
+    """Codegen makes every constant once, in the prologue, so each is live through the whole
+    kernel; past `keep` of them (a generated kernel of 1000 `y[i] += x[i] * k;` lines has 1000)
+    that alone runs out of registers.  The least-read constants beyond `keep` are made again by
+    their `limm` right before each op that reads them, in that op's own list (so the copy is set
+    wherever it is read), and their prologue op goes."""
+    defs = {o.dsts[0]: o for o in tree if isinstance(o, Op) and o.text.startswith("limm ")
+            and len(o.dsts) == 1 and not o.srcs and not o.partial}
+    if len(defs) <= keep:
+        return tree
+    reads, writes = {}, {}
+    for o in flat_ops(tree):
+        for r in o.srcs:
+            reads[r] = reads.get(r, 0) + 1
+        for r in o.dsts:
+            writes[r] = writes.get(r, 0) + 1
+    ranked = sorted((r for r in defs if writes[r] == 1), key=lambda r: reads.get(r, 0))
+    again = set(ranked[:max(0, len(defs) - keep)])
+    if not again:
+        return tree
+
+    def walk(items):
+        out = []
+        for it in items:
+            if isinstance(it, Op):
+                if it.dsts and it.dsts[0] in again and it is defs[it.dsts[0]]:
+                    continue
+                copies = {}
+                for r in it.srcs:
+                    if r in again and r not in copies:
+                        copies[r] = VReg(r.hint)
+                        out.append(replace(defs[r], dsts=(copies[r],), line=it.line))
+                out.append(replace(it, srcs=tuple(copies.get(r, r) for r in it.srcs)) if copies else it)
+                continue
+            for attr in ("body", "then", "orelse"):
+                kids = getattr(it, attr, None)
+                if isinstance(kids, list):
+                    kids[:] = walk(kids)
+            out.append(it)
+        return out
+    tree[:] = walk(tree)
+    return tree
