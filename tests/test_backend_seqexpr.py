@@ -110,10 +110,10 @@ def checked_loop(cond):
     shape: the fallback's per-lane check under `.if not (cond)`, the condition in `unless`)."""
     x, y, k = VReg("x"), VReg("y"), VReg("k")
     check = Op("iadd {s0} {s1} {d0}", "alu", (k,), (x, y))      # only the fallback needs it
-    fault = Op("fault {s0}", "l1bm", (), (k,), mem=(("w", "m", 0, 1),))
+    fault = Op("l1bmd {s0} $lb8", "l1bm", (), (k,), mem=(("w", "m", 0, 1),))
     work = Op("iadd {s0} {s0} {d0}", "alu", (y,), (y,))
     guard = SeqIf(f"not ({cond})", [check, fault], [], unless=(cond,))
-    return SeqLoop("%n0", "0", "%p1", [guard, work, Op("st {s0}", "l1bm", (), (y,), mem=(("w", "m", 8, 9),))]), guard
+    return SeqLoop("%n0", "0", "%p1", [guard, work, Op("l1bmd {s0} $lb0", "l1bm", (), (y,), mem=(("w", "m", 8, 9),))]), guard
 
 
 def test_versioning_clears_an_affine_check_at_both_ends():
@@ -129,7 +129,7 @@ def test_versioning_clears_an_affine_check_at_both_ends():
     assert top.then == [loop]                       # the checked loop, as it was
     fast, = top.orelse
     assert isinstance(fast, SeqLoop) and not any(isinstance(x, SeqIf) for x in fast.body)
-    assert [o.text for o in fast.body] == ["iadd {s0} {s0} {d0}", "st {s0}"]
+    assert [o.text for o in fast.body] == ["iadd {s0} {s0} {d0}", "l1bmd {s0} $lb0"]
     # the end conditions hold iff every pass is in bounds (checked on the sequencer's own parser)
     rng = random.Random(1)
     every = compile_scalar(cond)
@@ -166,9 +166,9 @@ def test_packing_runs_four_passes_at_once():
     x, acc = VReg("x"), VReg("acc")
     mv = MV("mvd/n128i7 $d0 $lc0", "%b0+%n0*64", chain=(7, 0, 0))
     body = [mv, Op("wait i7", "wait"), Op("l2bmd $lc0 $lb0", "l2bm"), Op("l1bmd $lb0 {d0}", "l1bm", (x,)),
-            Op("fadd {s0} {s1} {d0}", "alu", (acc,), (acc, x))]
+            Op("fvadd {s0} {s1} {d0}", "mau", (acc,), (acc, x))]
     tree = [Op("zero {d0}", "alu", (acc,)), SeqLoop("%n0", "0", "%p1", body),
-            Op("st {s0}", "l1bm", (), (acc,), mem=(("w", "m", 0, 1),))]
+            Op("l1bmd {s0} $lb0", "l1bm", (), (acc,), mem=(("w", "m", 0, 1),))]
     free = iter(range(1000, 9000, 128))
     out = pack_loops(tree, lay, lambda n: next(free))
     groups = "((%p1) - 1) / 4"
@@ -191,7 +191,7 @@ def test_prefetch_issues_the_next_wave():
     v = VReg("v")
     mv = MV("mvd/n256i3 $d0 $lc0", "%b0+%wx*256", chain=(3, 0, 0))
     body = [mv, Op("wait i3", "wait"), Op("l2bmd $lc0 $lb0", "l2bm", mem=(("r", "lc", 0, 64),)),
-            Op("l1bmd $lb0 {d0}", "l1bm", (v,)), Op("st {s0}", "l1bm", (), (v,), mem=(("w", "m", 0, 1),))]
+            Op("l1bmd $lb0 {d0}", "l1bm", (v,)), Op("l1bmd {s0} $lb0", "l1bm", (), (v,), mem=(("w", "m", 0, 1),))]
     tree = [SeqLoop("%wx", "0", "%nwx", body)]
     free = iter(range(1000, 2000, 64))
     out = prefetch_waves(tree, [mv], lay, lambda n: next(free))

@@ -250,7 +250,7 @@ done:
   ret void""")
     cg.translate()
     loops = [o for o in _walk(cg.em.items) if isinstance(o, SeqLoop)]
-    assert loops and "%p1" in str(vars(loops[0]))
+    assert loops and "%p1" in str(loops[0].stop)
     assert not any(isinstance(o, WhileAny) for o in _walk(cg.em.items))
 
 

@@ -15,12 +15,9 @@ import functools
 from dataclasses import dataclass
 
 from emulator import isa
-from emulator.asm import MAX_MASK_ENTRY, build_step, parse_expr
+from emulator.asm import build_step, parse_expr
 from emulator.errors import AsmError
-try:                                    # the table's, once emulator/isa.py holds it (issue 21 "obs")
-    from emulator.isa import HAZARD_STEPS
-except ImportError:                     # until then the executor's; drop this fallback after that merge
-    from emulator.executor import HAZARD_STEPS
+from emulator.isa import HAZARD_STEPS
 from emulator.machine import load_machine
 
 # the backend's units (Op.unit) -> the ISA unit groups an op of that unit may belong to
@@ -50,18 +47,7 @@ def parse(text: str):
     return parse_expr(text, _Where())
 
 
-def _writable_mask_entries() -> tuple:
-    ok = []
-    for k in range(MAX_MASK_ENTRY + 1):
-        try:
-            parse(f"lpassa $lr0 $omr{k}")
-            ok.append(k)
-        except AsmError:
-            pass
-    return tuple(ok)
-
-
-MASK_ENTRIES = _writable_mask_entries()     # 1..15: 0 and 16..31 are fixed patterns
+MASK_ENTRIES = tuple(isa.FLAG_MASKS)        # 1..15: 0 and 16..31 are fixed patterns
 
 
 @functools.lru_cache(maxsize=1 << 14)
