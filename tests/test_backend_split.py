@@ -269,7 +269,7 @@ def buffer_moves(body: str, one_d: bool) -> list:
     cg = codegen(PROLOGUE + body, one_d)
     cg.translate()
     return [o.text.split("/")[0] for o in _walk(cg.em.items + cg.em.prologue)
-            if isinstance(o, MV) and o.d_offset.startswith("%b0")]
+            if isinstance(o, MV) and str(o.d_offset).startswith("%b0")]
 
 
 def test_memory_contiguous_in_1d_gather_in_nd():

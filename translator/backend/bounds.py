@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 
+from .abi import LAUNCH, nbytes, reg
 from .ops import IfAnyLane, Op, SeqIf, VReg
 from .values import EXACT, I32, is_pow2, MAX_BUFFER, rng_add, U32, Val, within
 
@@ -160,7 +161,7 @@ class Bounds:
             return None
         em.uses.setdefault("sizes", set()).add(k)
         lo, hi = self.wave_extent(aff)
-        return f"{lo} >= 0 and {hi} + {size} <= %nb{k}"
+        return f"{lo} >= 0 and {hi} + {size} <= {reg(nbytes(k))}"
 
     def wave_extent(self, aff):
         """Sequencer expressions of the least and the greatest value of coef * gid + const + seq
@@ -168,9 +169,10 @@ class Bounds:
         em = self.em
         coef, const, seq = aff
         em.uses["launch"] = True
-        first = f"(%offx + %wx * {em.lay.wave})"
+        gx, offx = (reg(n) for n in LAUNCH)
+        first = f"({offx} + %wx * {em.lay.wave})"
         end = f"(%wx + 1) * {em.lay.wave}"
-        last = f"(%offx + (%gx if %gx < {end} else {end}) - 1)"
+        last = f"({offx} + ({gx} if {gx} < {end} else {end}) - 1)"
         lo, hi = (first, last) if coef >= 0 else (last, first)
         u = f"{const} + ({seq or 0})"
         return f"{coef} * {lo} + {u}", f"{coef} * {hi} + {u}"

@@ -47,7 +47,7 @@ walks the blocks (control.py) and translates each instruction by its kind:
 from __future__ import annotations
 
 from . import irtypes
-from .abi import ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
+from .abi import ARGBLK, ARGBLK_TAG, reg, ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
 from .irread import Arg, Const, Func, Inst
 from .irtypes import odd_int, type_size
 from .layout import Layout
@@ -135,8 +135,8 @@ class Codegen:
         pro = []
         lc = em.alloc_lc(ARG_LONGS)
         lb = em.alloc_lb(ARG_LONGS)
-        pro.append(MV(f"mvb/n{ARG_LONGS}i250 $d0@0 $lc{lc}", "%argblk"))
-        pro.append(Op("wait i250", "wait"))
+        pro.append(MV(f"mvb/n{ARG_LONGS}i{ARGBLK_TAG} $d0@0 $lc{lc}", reg(ARGBLK)))
+        pro.append(Op(f"wait i{ARGBLK_TAG}", "wait"))
         pro.append(Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))))
         for u in range(ARG_LONGS // 8):
             pro.append(Op(f"l1bmp $llb{lb + 8 * u} $lln{16 * u}v", "l1bm",

@@ -14,6 +14,7 @@ resident, workitems, nans) each take the emitter and reach one another through i
 from __future__ import annotations
 
 from .irread import Func
+from .abi import CODEGEN_TAGS
 from .layout import Layout
 from .ops import MaskReg, Op, VReg
 
@@ -185,8 +186,8 @@ class Emitter:
 
     def tag(self):
         self.tags += 1
-        if self.tags > 240:                # 250 and up are fixed tags
-            self.tags = 1
+        if self.tags not in CODEGEN_TAGS:  # the others are fixed tags (abi.py)
+            self.tags = CODEGEN_TAGS.start
         return self.tags
 
     # basic lane operations ---------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
+from .abi import ARGBLK, LAUNCH, STORE_TAG, base, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
@@ -20,7 +21,6 @@ from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
 
 
-STORE_TAG = 251                       # contiguous stores, waited for lazily (see fast_store)
 
 
 class Memory:
@@ -366,7 +366,7 @@ class Memory:
             p = em.b_and(p, em.bounds.check_bounds(k, ptr, size, p, store=True))
         if em.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
-            full = f"(%wx + 1) * {em.lay.wave} <= %gx and {em.bounds.wave_in_bounds(k, ptr.gid_affine, size)}"
+            full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, ptr.gid_affine, size)}"
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
             return em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
@@ -531,7 +531,7 @@ class Memory:
             self.settle_stores()  # it may read what a store still in flight writes
         t = em.tag()
         rep = self.is_replicated(k)
-        src = f"%b{k}+%wx*{S * lay.groups}" if rep else f"%b{k}+%wx*{S}" if per_wave else f"%b{k}"
+        src = f"{reg(base(k))}+%wx*{S * lay.groups}" if rep else f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k))
         d = em.new(f"ld{k}")
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line)
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
@@ -667,11 +667,11 @@ class Memory:
             return Val(em.values.kind_of(ty), (r, r))
         return Val(em.values.kind_of(ty), (self.pick_half(w, u),))
 
-    def block_mv(self, k, blk: str, lc: int, base: str, t: int) -> MV:
-        """The MV of the 64 long words of buffer k (its widened copy with base "w") from long word
+    def block_mv(self, k, blk: str, lc: int, copy, t: int) -> MV:
+        """The MV of the 64 long words of buffer k (its widened copy with copy=abi.widened; abi.base otherwise) from long word
         blk on, from group 0's DRAM into every L2BM at lc, under tag t."""
         em = self.em
-        a = f"%{base}{k} + {blk}"
+        a = f"{reg(copy(k))} + {blk}"
         hi = em.lay.dram_longs - 64
         x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
         return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
@@ -686,7 +686,7 @@ class Memory:
         """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
         em = self.em
         t = em.tag()
-        return [self.block_mv(k, blk, lc, "b", t), Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
+        return [self.block_mv(k, blk, lc, base, t), Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
 
     def uniform_table(self, k, u: str, size: int):
         """p[u] in a loop (x[j]): each PE keeps the 64 elements around u as a table in LM0 with one
@@ -715,7 +715,7 @@ class Memory:
         tw, reg, pf, areas, lb = tables[(k, size)]
         shift = 2 if size == 4 else 3
         blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
-        base = "w" if size == 4 else "b"
+        copy = widened if size == 4 else base
         em.uses.setdefault("widened" if size == 4 else "bases", set()).add(k)
         wait = lambda t: Op(f"wait i{t}", "wait", line=em.line)
         arms = []
@@ -723,13 +723,13 @@ class Memory:
             arms.append([
                 SeqIf(f"{pf} != {blk}", [                      # not on its way: drain, then fetch it
                     SeqIf(f"{pf} != 1", [SeqIf(f"({pf} >> 6) & 1", [wait(areas[1][1])], [wait(areas[0][1])])]),
-                    self.block_mv(k, blk, lc, base, t)]),
+                    self.block_mv(k, blk, lc, copy, t)]),
                 wait(t),
                 self.l2bmb(lc, lb),
                 *(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=em.line,
                      mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
                   for g in range(8)),
-                self.block_mv(k, f"({blk}) + 64", lc2, base, t2), SeqSet(pf, f"({blk}) + 64")])
+                self.block_mv(k, f"({blk}) + 64", lc2, copy, t2), SeqSet(pf, f"({blk}) + 64")])
         em.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
                                                   SeqSet(reg, blk)]))
         r = em.new("uni")
@@ -776,7 +776,7 @@ class Memory:
         S, G = lay.stripe, lay.groups
         lc, lb, own = self.staging_area("shift", hoist)
         t = em.tag()
-        a = f"%b{k} + %wx * {G * S} + {shift}"
+        a = f"{reg(base(k))} + %wx * {G * S} + {shift}"
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
         hi = lay.dram_longs - S
@@ -814,7 +814,7 @@ class Memory:
         # scatter, which may read it back) waits first
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", "%argblk", em.line)]
+            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
@@ -823,7 +823,7 @@ class Memory:
                   mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
         em.op("nop", "nop")
         em.op("nop", "nop")
-        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", f"%b{k}+%wx*{S}" if per_wave else f"%b{k}",
+        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)),
                            em.line))
         em.scatters |= not per_wave and isinstance(k, int)     # (not the bounds reports)
 
@@ -880,12 +880,12 @@ class Memory:
         tg = em.tag()
         for g in range(G):
             if self.is_replicated(k):       # stripe rG + g of the whole copy in group 0
-                em.items.append(MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"%b{k}+({r}*{G}+{g})*{S}", em.line))
+                em.items.append(MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{reg(base(k))}+({r}*{G}+{g})*{S}", em.line))
             else:
-                em.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"%b{k}+{r}*{S}", em.line))
+                em.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line))
             em.op(f"wait i{tg}", "wait")
             em.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
-        loop = SeqLoop(r, "0", f"%rows{k}", em.items)
+        loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
         return self.lane_value(acc, ty)

@@ -48,6 +48,7 @@ import re
 from dataclasses import replace
 
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops
+from .abi import PACK_TAGS
 from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, at, binary, compare, negation
 from .versioning import KIDS, clone, events
 
@@ -341,10 +342,10 @@ class Packer:
         return out + [wait] + moves + [l1]
 
     def tag(self, load: int, s: int) -> int:
-        """The tags of the buffer sets: 241..248 (codegen's own cycle through 1..240)."""
-        if (load + 1) * self.depth > 8:
+        """The tags of the buffer sets: abi.PACK_TAGS (codegen's own cycle through abi.CODEGEN_TAGS)."""
+        if (load + 1) * self.depth > len(PACK_TAGS):
             raise NoPack("more staged loads than prefetch tags")
-        return 241 + self.depth * load + s
+        return PACK_TAGS.start + self.depth * load + s
 
     def under(self, conds, group: SeqExpr, items: list) -> list:
         """items under the branch conditions conds, taken at the first pass of group `group`."""

@@ -28,8 +28,8 @@ from .ops import MV, Op, SeqIf, SeqLoop
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, at, binary, compare
 from .versioning import KIDS, clone, events, fresh_registers
+from .abi import PREFETCH_TAG as TAG          # set 1's loads
 
-TAG = 253                   # set 1's loads (250: argument block, 251: stores, 252: free)
 WX, NWX = Reg("wx"), Reg("nwx")     # the wave counter and the launch's wave count
 
 

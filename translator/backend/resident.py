@@ -4,6 +4,7 @@ its end."""
 from __future__ import annotations
 
 from .irtypes import type_size
+from .abi import base, reg
 from .ops import Call, MV, Op, VReg
 from .emitter import CodegenError, TR, TW
 from .values import Val
@@ -45,7 +46,7 @@ class Resident:
             em.resident[k] = em.lm_top
             em.uses.setdefault("bases", set()).add(k)
             tg = em.tag()
-            em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", f"%b{k}", em.line))
+            em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", reg(base(k)), em.line))
             em.op(f"wait i{tg}", "wait")
             em.memory.chunk_to_lm0(em.lm_top)
         em.items = outer + em.items
@@ -131,7 +132,7 @@ class Resident:
             _, red_lb = em.shared_area("reduce", em.CH, em.CH)
             em.scatter.scatter_setup()
             tg = em.tag()
-            em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", f"%b{k}", em.line))
+            em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", reg(base(k)), em.line))
             em.op(f"wait i{tg}", "wait")
             em.memory.chunk_to_lm0()
             for g in range(0, n_words, 8):
@@ -144,4 +145,4 @@ class Resident:
             for s_, acc in enumerate(em.scatter.quarter_sums()):
                 em.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
                       mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
-            em.scatter.sum_into_dram(0, f"%b{k}")
+            em.scatter.sum_into_dram(0, reg(base(k)))

@@ -8,6 +8,7 @@ the tree (l1bmr, l2bmr, mvr with integer add) into DRAM.
 from __future__ import annotations
 
 from . import idforms
+from .abi import base, reg, rows
 from .irread import Arg, Inst
 from .ops import MV, SeqIf, SeqLoop, VReg
 from .emitter import CodegenError, TR, TW
@@ -198,7 +199,7 @@ class Scatter:
         for g in range(G):
             body_outer, em.items = em.items, []
             tg = em.tag()
-            daddr = f"%b{k}+{r}*{S}+{c}*{CH}"
+            daddr = f"{reg(base(k))}+{r}*{S}+{c}*{CH}"
             em.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, em.line))
             em.op(f"wait i{tg}", "wait")
             em.memory.chunk_to_lm0()
@@ -219,7 +220,7 @@ class Scatter:
             chunk_items = em.items
             em.items = body_outer
             em.items.append(SeqLoop(c, "0", str(S // CH), chunk_items))
-        loop = SeqLoop(r, "0", f"%rows{k}", em.items)
+        loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
 

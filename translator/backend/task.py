@@ -37,13 +37,13 @@ from ..constfold import BINARY_OPS, fold_binary, fold_unary, parse_char, parse_f
 from ..module import CompileError, KernelInfo
 from ..scopes import Scopes
 from ..srcloc import SourceMap, preprocessed_lines
+from . import abi
 from ..task import ELEMS, SCALARS, VECS, VEC_OF_ELEM, VecType, qualifiers, task_functions, type_name
 from .printer import print_program
 from .schedule import schedule_tree
 from .ops import Call, MaskReg, Op, SeqFault, SeqIf, SeqLoop, SeqSet, VReg
 
 UNROLL = 64              # constant-trip loops up to this many passes are unrolled
-MAX_TAGS = 200           # MV tags 1..MAX_TAGS belong to events
 
 
 class TaskError(Exception):
@@ -152,7 +152,7 @@ class TaskCompiler:
         self.tmp_peak = 0
         self.lm = {"m": 0, "n": 0}       # words used in LM0 / LM1
         self.mem_used = {"lc": 0, "lb": 0}   # long words of L2BM / L1BM arrays
-        self.next_tag = 1
+        self.next_tag = abi.TASK_EVENT_TAGS.start
         self.nregs = 0
         self.line = 0
         self.statement = None
@@ -164,12 +164,13 @@ class TaskCompiler:
     def compile(self):
         for k, p in enumerate(self.info.params):
             if p.kind == "global":
-                self.args += [f"b{k}", f"nb{k}"]
-                self.declare(p.name, Var("ptr", Ptr("d", p.type_name, U(f"%b{k}*8"), U(f"%nb{k}"), U.k(0),
+                self.args += [abi.base(k), abi.nbytes(k)]
+                self.declare(p.name, Var("ptr", Ptr("d", p.type_name, U(f"{abi.reg(abi.base(k))}*8"),
+                                                     U(abi.reg(abi.nbytes(k))), U.k(0),
                                                      p.is_const, p.name)))
             else:
-                self.args.append(f"p{k}")
-                self.declare(p.name, Var("u", U(f"%p{k}"), f"p{k}"))
+                self.args.append(abi.param(k))
+                self.declare(p.name, Var("u", U(abi.reg(abi.param(k))), abi.param(k)))
         self.block(self.fdef.body)
         tree = self.items
         asm = print_program(schedule_tree(tree, self.alloc), self.args, self.alloc)
@@ -456,8 +457,8 @@ class TaskCompiler:
                            f"pointers, per-PE vectors {', '.join(VECS)}, mn_event)")
 
     def new_event(self, name, count, node):
-        if self.next_tag + count - 1 > MAX_TAGS:
-            raise TaskError(node, f"more than {MAX_TAGS} events in one kernel")
+        if self.next_tag + count > abi.TASK_EVENT_TAGS.stop:
+            raise TaskError(node, f"more than {len(abi.TASK_EVENT_TAGS)} events in one kernel")
         tags = list(range(self.next_tag, self.next_tag + count))
         self.next_tag += count
         for t in tags:                   # run-time state, for the checks the compiler cannot decide
@@ -929,7 +930,7 @@ class TaskCompiler:
         per_l2b = count // L if form == "mvd" else count           # what each L2BM sends or receives
         dl = self.longs(dst, per_l2b if dst.space == "lc" else count, 1, n, name, writes=True)
         sl = self.longs(src, per_l2b if src.space == "lc" else count, 1, n, name)
-        t = tag if tag is not None else 250
+        t = tag if tag is not None else abi.TASK_SYNC_TAG
         where = {"d": "" if group is None else f"@{group}",
                  "lc": "" if l2b is None else f"@{'' if group is None else group}.{l2b}"}
         ops = f"${src.space}0{where[src.space]} ${dst.space}0{where[dst.space]}"

@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 
 from . import irtypes
+from .abi import const_table, param, reg
 from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
 from .ops import VReg
@@ -170,7 +171,7 @@ class Values:
             names = em.uses.setdefault("constants", [])
             if x[1] not in names:
                 names.append(x[1])
-            return Val("ptr", base=("global", f"G{names.index(x[1])}"))
+            return Val("ptr", base=("global", const_table(names.index(x[1]))))
         raise CodegenError(f"unsupported operand {x!r}", em.line)
 
     def const_val(self, c: Const) -> Val:
@@ -451,7 +452,7 @@ class Values:
             if ptr is not None and ptr.base is not None and ptr.base[0] == "scalar" and ptr.off is None \
                     and not ptr.coff and ptr.base[1] not in em.wide_args:
                 em.uses.setdefault("params", set()).add(ptr.base[1])
-                out = f"%p{ptr.base[1]}"
+                out = reg(param(ptr.base[1]))
         elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
             out, stable = self._seq_expr(x.ops[0])
         elif x.op in ("add", "sub", "mul"):
