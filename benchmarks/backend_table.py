@@ -5,10 +5,9 @@ backend change that should not slow code down is checked with (issue 21).
     python benchmarks/backend_table.py compare BEFORE.csv AFTER.csv
 
 ``run`` builds and launches, on the emulator device, every case of tests/kernels (default
-options, no global offset) and every case of tests/public, checks each result against the
-case's numpy reference, and writes one row per case: static steps (the assembled program's
-statements, summed over the variants the runtime built), steps executed and cycles (summed over
-the case's launches), or the error.  Run it once per checkout, importing that checkout
+options) and every case of tests/public, checks each result against the case's numpy
+reference, and writes one row per case: static steps (the statements of the launched kernels'
+1d and nd builds), steps executed and cycles (summed over the case's launches), or the error.  Run it once per checkout, importing that checkout
 (``PYTHONPATH=/path/to/checkout python benchmarks/backend_table.py run before.csv``).
 
 ``compare`` prints every case whose figures differ and the totals over the cases both runs
@@ -26,11 +25,17 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 FIELDS = ("case", "static_steps", "steps", "cycles", "seconds", "error")
 
 
-def _static_steps(program) -> int:
-    """Statements of every kernel variant the emulator device assembled for this program (it keeps
-    them per kernel and mode in LoadedProgram.binaries)."""
-    return sum(prog.n_statements() for loaded in program._loaded.values()
-               for _, prog, _ in loaded.binaries.values())
+def _static_steps(case, kernels, machine) -> int:
+    """Statements of the kernels' 1d and nd builds (compile_kernel, assembled): a figure of the
+    code alone, not of which variants the runtime happened to build."""
+    import translator
+    from emulator.asm import assemble
+    from emulator.machine import load_machine
+    from translator.backend import compile_kernel
+    m = load_machine(machine)
+    module = translator.compile_opencl(case.source, options=case.options.split(), spmd=True)
+    return sum(assemble(compile_kernel(module, k, m, mode).asm).n_statements()
+               for k in sorted(kernels) for mode in ("1d", "nd"))
 
 
 def _device(machine: str):
@@ -83,7 +88,8 @@ def run(out: str, machine: str, only: list) -> None:
                     corpus.check(case, k, v, expected[k], "numpy reference", flushed.get(k))
                 row.update(steps=sum(ev.stats.steps for ev in events),
                            cycles=round(sum(ev.stats.cycles for ev in events)))
-                row["static_steps"] = _static_steps(program)
+                kernels = {case.kernel} if launches is None else {la.kernel for la in case.launches}
+                row["static_steps"] = _static_steps(case, kernels, machine)
             except BaseException as e:          # noqa: BLE001 - a row says what failed
                 if isinstance(e, KeyboardInterrupt):
                     raise
