@@ -84,11 +84,29 @@ def sink_into_branches(tree: list) -> list:
                     readers.setdefault(it.mask, []).append(it)
     scan(tree)
 
-    def nodes_in(it):
-        yield it
-        for attr in ("body", "then", "orelse"):
-            for x in getattr(it, attr, ()):
-                yield from nodes_in(x)
+    # where each node sits: id -> (the list holding it, its index there, the node owning that list)
+    place = {}
+
+    def index_places(items, owner):
+        for k, it in enumerate(items):
+            place[id(it)] = (items, k, owner)
+            if not isinstance(it, Op):
+                for attr in ("body", "then", "orelse"):
+                    index_places(getattr(it, attr, ()), it)
+    index_places(tree, None)
+    writers = {}
+    for o in flat_ops(tree):
+        for r in o.dsts + o.mdst:
+            if writes.get(r, 0) > 1:
+                writers.setdefault(r, []).append(o)
+
+    def index_in(items, x):
+        """The index of the item of `items` that holds node x (itself or inside it), or None."""
+        while True:
+            holder, k, owner = place.get(id(x), (None, None, None))
+            if holder is items or holder is None:
+                return k
+            x = owner
 
     def visit(items):
         """One pass over a list, last op first: an op whose every reader lies in one later
@@ -100,14 +118,7 @@ def sink_into_branches(tree: list) -> list:
             if not isinstance(it, Op):
                 for attr in ("body", "then", "orelse"):
                     visit(getattr(it, attr, ()))
-        at, rewritten = {}, {}        # node -> index of the item of `items` holding it; register -> such indices
-        for k, it in enumerate(items):
-            for x in nodes_in(it):
-                at[id(x)] = k
-                if isinstance(x, Op):
-                    for r in x.dsts + x.mdst:
-                        if writes.get(r, 0) > 1:
-                            rewritten.setdefault(r, []).append(k)
+        moved = {}                    # id of an op sunk in this list -> the index of its SeqIf
         sunk = {}
         for i in range(len(items) - 1, -1, -1):
             o = items[i]
@@ -117,16 +128,17 @@ def sink_into_branches(tree: list) -> list:
             if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
                     or any(writes.get(r) != 1 for r in outs):
                 continue
-            where = {at.get(id(u)) for r in outs for u in readers.get(r, ())}
+            where = {moved.get(id(u), index_in(items, u)) for r in outs for u in readers.get(r, ())}
             if len(where) != 1:
                 continue
             j = where.pop()
             if j is None or j <= i or not (isinstance(items[j], SeqIf) and not items[j].orelse):
                 continue
-            if any(i < k < j for r in o.srcs + o.msrc for k in rewritten.get(r, ())):
+            if any(k is not None and i < k < j for r in o.srcs + o.msrc for w in writers.get(r, ())
+                   for k in (index_in(items, w),)):
                 continue            # a source rewritten on the way: it must read it here
             sunk.setdefault(j, []).append(i)
-            at[id(o)] = j
+            moved[id(o)] = j
         for j, idx in sunk.items():
             items[j].then[:0] = [items[i] for i in sorted(idx)]
         gone = {i for idx in sunk.values() for i in idx}
