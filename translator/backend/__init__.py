@@ -126,8 +126,9 @@ def _select(b: Build) -> dict:
     inc = [Op("iadd {s0} {s1} {d0}", "alu", (em.X0,), (em.X0, em.shape["wx"]))]
     resx = [Op("zero {d0}", "alu", (em.X0,)), Op("iadd {s0} {s1} {d0}", "alu", (em.Y0,), (em.Y0, em.shape["wy"]))]
     resy = [Op("zero {d0}", "alu", (em.Y0,)), Op("iadd {s0} {s1} {d0}", "alu", (em.Z0,), (em.Z0, em.shape["wz"]))]
-    tree = list(em.prologue) + [SeqLoop("%wz", "0", "%nwz", [
-        SeqLoop("%wy", "0", "%nwy", [SeqLoop("%wx", "0", "%nwx", body + inc)] + resx)] + resy)] + em.epilogue
+    nwx, nwy, nwz = (abi.reg(n) for n in abi.WAVE_COUNTS)
+    tree = list(em.prologue) + [SeqLoop("%wz", "0", nwz, [
+        SeqLoop("%wy", "0", nwy, [SeqLoop("%wx", "0", nwx, body + inc)] + resx)] + resy)] + em.epilogue
     return {"em": em, "tree": tree}
 
 

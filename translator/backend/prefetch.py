@@ -28,9 +28,9 @@ from .ops import MV, Op, SeqIf, SeqLoop
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, at, binary, compare
 from .versioning import KIDS, clone, events, fresh_registers
-from .abi import PREFETCH_TAG as TAG          # set 1's loads
+from .abi import PREFETCH_TAG as TAG, WAVE_COUNTS          # TAG: set 1's loads
 
-WX, NWX = Reg("wx"), Reg("nwx")     # the wave counter and the launch's wave count
+WX, NWX = Reg("wx"), Reg(WAVE_COUNTS[0])     # the wave counter and the launch's wave count
 
 
 def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:

@@ -8,11 +8,14 @@ the tree (l1bmr, l2bmr, mvr with integer add) into DRAM.
 from __future__ import annotations
 
 from . import idforms
-from .abi import base, reg, rows
+from .abi import GLOBAL_EXTENTS, ITEMS, LAUNCH, LOCAL_EXTENTS, base, reg, rows
 from .irread import Arg, Inst
 from .ops import MV, SeqIf, SeqLoop, VReg
 from .emitter import CodegenError, TR, TW
 from .values import Val
+
+MANY = f"{reg(ITEMS)} > 1"                    # the launch has more than one work-item
+GX = reg(LAUNCH[0])
 
 
 class Scatter:
@@ -138,7 +141,7 @@ class Scatter:
         em.masked_copy(em.c32(-1), win, em.flags("ixor", best, self.slot1()))
         elect, em.items = em.items, []
         em.copy(p, win)
-        outer.append(SeqIf("%items > 1", elect, em.items))
+        outer.append(SeqIf(MANY, elect, em.items))
         em.items = outer         # (the same list: a batch of stores began in it)
         return win
 
@@ -242,7 +245,7 @@ class Scatter:
         conds = None if form is None else idforms.injective(form, size, self.extent_of(k == "L", block),
                                                             em.lay.wave)
         if conds is None:
-            return "%items > %gx" if apart else "%items > 1"
+            return f"{reg(ITEMS)} > {GX}" if apart else MANY
         return f"not ({' and '.join(conds)})" if conds else None
 
     def id_form(self, x, local: bool):
@@ -285,7 +288,7 @@ class Scatter:
         def extent(d):
             if em.one_d and d:
                 return 1
-            name = ("lsx", "lsy", "lsz")[d] if local else ("ex", "ey", "ez")[d]
+            name = LOCAL_EXTENTS[d] if local else GLOBAL_EXTENTS[d]
             em.uses.setdefault("extents", set()).add(name)
             return f"(%{name} if %{name} < {below[d]} else {below[d]})" if d in below else f"%{name}"
         return extent
@@ -319,12 +322,12 @@ class Scatter:
                 m = None if a[4] is None or b[4] is None else \
                     idforms.meet(a[4], b[4], a[3], b[3], self.extent_of(k == "L"))
                 if m is None:
-                    return "%items > 1"
+                    return MANY
                 for d, span in m:            # (of two distances within one span, the nearer decides)
                     nearest[span] = min(d, nearest.get(span, d))
         conds |= {f"{d} <= {span}" for span, d in nearest.items()}
-        if "%items > 1" in conds or not conds:
-            return "%items > 1" if conds else None
+        if MANY in conds or not conds:
+            return MANY if conds else None
         return " or ".join(f"({c})" for c in sorted(conds))
 
     @staticmethod
@@ -417,9 +420,9 @@ class Scatter:
                 em.masked_copy(entries[e][1], won[(e, b)], em.flags("ixor", best, keys[e]))
             self.zero_z()
         when = {c[1] for c in claims if c is not None}         # (one work-item: nothing to claim)
-        if "%gx" in " ".join(when):
+        if GX in " ".join(when):
             em.uses["launch"] = True
-        outer.append(SeqIf("%items > 1" if "%items > 1" in when else " or ".join(f"({w})" for w in sorted(when)),
+        outer.append(SeqIf(MANY if MANY in when else " or ".join(f"({w})" for w in sorted(when)),
                            em.items, []))
         em.items = outer
         out = []
