@@ -1,7 +1,7 @@
 """Issue 19 item 4: several work-items storing to one element leave one of the stored values.
 
 The emulator device's scatter sums the changes the PEs make to a chunk of the buffer; before
-the claim pass (Codegen.claim_winners) two PEs storing to one element left the sum of their
+the claim pass (Scatter.claim_winners (scatter.py)) two PEs storing to one element left the sum of their
 changes.  Each kernel here stores from many work-items to repeated, data-given indices, and
 each result is checked against numpy: an element holds one of the values stored to it (or its
 old value where nobody stored), narrow stores to different bytes of one word all land, and a

@@ -41,7 +41,7 @@ class KernelBinary:
     mode: str                       # the variant (abi.py, choose_variant): "1d" (contiguous fast paths; no
                                     # global offset) or "nd"; "-n<f>": a 1-D wave narrowed f times (layout.py);
                                     # "-norep": no replicated buffers; "-res": buffers gathered in loops
-                                    # resident in LM0 (Codegen.resident_copies); "-res1": the same for a
+                                    # resident in LM0 (Resident.resident_copies); "-res1": the same for a
                                     # launch of one work-item (KernelBinary.resident_one); "task": a task
                                     # kernel (runs once on the whole machine)
     asm: str
@@ -57,7 +57,7 @@ class KernelBinary:
     resident: list = field(default_factory=list)    # parameters a "-res" build keeps resident (in one: does)
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
-                                                    # (buffers two work-items may store to: Codegen.resident_candidates)
+                                                    # (buffers two work-items may store to: Resident.resident_candidates)
 
     def to_dict(self):
         return asdict(self)

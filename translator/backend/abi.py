@@ -35,14 +35,14 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
 # wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
 # __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
-# __local block is lbytes long in the local scratch buffer (see Codegen.local_base)
+# __local block is lbytes long in the local scratch buffer (see WorkItems.local_base)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 # -- MV tags: which part of a program may use which (the emulator has tags 0..255)
-CODEGEN_TAGS = range(1, 241)      # codegen's transfers, reused in turn (Codegen.tag)
+CODEGEN_TAGS = range(1, 241)      # codegen's transfers, reused in turn (Emitter.tag)
 PACK_TAGS = range(241, 249)       # packing.py: the buffer sets of staged loads
 ARGBLK_TAG = 250                  # the argument block's broadcast (prologue)
-STORE_TAG = 251                   # contiguous stores, waited for lazily (Codegen.fast_store)
+STORE_TAG = 251                   # contiguous stores, waited for lazily (Memory.fast_store)
 PREFETCH_TAG = 253                # prefetch.py: set 1's loads (252 is free)
 TASK_EVENT_TAGS = range(1, 201)   # task kernels (translator/task.py): one per event element
 TASK_SYNC_TAG = 250               # task kernels: a transfer waited for at once
@@ -96,7 +96,7 @@ def reg(name: str) -> str:
 
 
 def kernel_args(uses: dict) -> list:
-    """The sequencer arguments of a kernel, in order, from what its code uses (Codegen.uses)."""
+    """The sequencer arguments of a kernel, in order, from what its code uses (Emitter.uses)."""
     bases = sorted(uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     return [ARGBLK, *WAVE_COUNTS] + [base(k) for k in bases] \
         + [widened(k) for k in sorted(uses.get("widened", ()))] \

@@ -142,7 +142,7 @@ class Layout:
     @staticmethod
     def widened(data: np.ndarray) -> np.ndarray:
         """A buffer of 32-bit elements as its widened copy: element e in both halves of long word e
-        (codegen.uniform_table reads a block of it as a table), whole blocks of 64 long words."""
+        (Memory.uniform_table reads a block of it as a table), whole blocks of 64 long words."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         words = np.zeros(-(-raw.size // 256) * 64, np.uint32)
         words.view(np.uint8)[:raw.size] = raw

@@ -1,6 +1,6 @@
 """Cycle packing: a counted loop in a wave narrowed 8 times runs four passes at once.
 
-Takes the ops tree after ``emit.coalesce_carried`` and gives it back with such loops packed.  In a
+Takes the ops tree after ``cleanup.coalesce_carried`` and gives it back with such loops packed.  In a
 wave narrowed 8 times (layout.py) every work-item lives in cycle 0 of its register: cycles 1..3
 hold no work-item.  So the part of a pass that does not depend on the values the loop carries
 (the loads, and the lane-wise arithmetic on them) can run for passes 4q .. 4q+3 at once, pass
@@ -9,7 +9,7 @@ hold no work-item.  So the part of a pass that does not depend on the values the
 * a staged load (DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE; codegen marks its MV with ``chain``)
   becomes four MVs into four L2BM areas and four l2bmds to L1BM offsets 0, P, 2P, 3P, so that its
   one l1bmd hands pass 4q + c's share to cycle c;
-* a uniform table read (``lpassa $lm<T>`` at a sequencer offset, codegen.uniform_table) reads
+* a uniform table read (``lpassa $lm<T>`` at a sequencer offset, Memory.uniform_table) reads
   ``$lm<T>v``: cycle c takes the next entries, when the four elements are consecutive;
 * a lane-wise op reads registers made in the pass with ``v`` (cycle c) and registers made before
   the loop at cycle 0 (``{u<i>}``), where the work-items hold them.

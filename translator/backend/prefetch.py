@@ -1,10 +1,10 @@
 """Wave prefetch: the next wave's first loads move while this wave computes.
 
-codegen hoists the wave's first loads to the top of the wave body (``Codegen.staged``): their MVs,
+codegen hoists the wave's first loads to the top of the wave body (``Memory.staged``): their MVs,
 then their waits, then the moves to the PEs.  Those it can prove no wave changes before the next
-one reads them (``Codegen.prefetch_loads``) are issued one wave early instead: loads of read-only
+one reads them (``Memory.prefetch_loads``) are issued one wave early instead: loads of read-only
 buffers (a buffer the launch also writes through another argument is never read-only, see
-``Codegen.is_replicated``), and loads of written buffers when every store of the kernel goes to
+``Memory.is_replicated``), and loads of written buffers when every store of the kernel goes to
 the storing wave's own share (``p[gid]``), which no other wave reads.  They go into two sets of
 staging areas taken in turn::
 

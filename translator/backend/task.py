@@ -146,7 +146,7 @@ class TaskCompiler:
         self.fdef, self.m, self.info = fdef, machine, info
         self.items = []                  # the ops tree being built
         self.scopes = Scopes()
-        self.alloc = {}                  # VReg -> (space, slot): emit.schedule's view of locations
+        self.alloc = {}                  # VReg -> (space, slot): schedule.py's view of locations
         self.grf0 = [0] * 64             # named vectors in GRF0 (slots)
         self.tmp_next = 0                # GRF1 temporaries: a stack reset per statement
         self.tmp_peak = 0
