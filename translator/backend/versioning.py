@@ -41,12 +41,17 @@ KIDS = ("body", "then", "orelse")
 def version_loops(tree: list) -> list:
     """Version every counted loop whose fallbacks all clear at its first and last pass, inner
     loops first."""
+    guarded = set()       # ids of the nodes holding a bounds check's fallback (a SeqIf with unless)
+
     def visit(items):
         for k, it in enumerate(items):
             for attr in KIDS:
                 visit(getattr(it, attr, ()))
-            if isinstance(it, SeqLoop):
-                items[k] = version(it, items[:k], tree)
+            if isinstance(it, SeqIf) and it.unless or \
+                    any(id(x) in guarded for attr in KIDS for x in getattr(it, attr, ())):
+                if isinstance(it, SeqLoop):       # (a loop without fallbacks has nothing to version)
+                    items[k] = it = version(it, items[:k], tree)
+                guarded.add(id(it))
     visit(tree)
     return tree
 
