@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import irtypes
+from .cfg import cfg_of
 from .irread import Arg, Const, Func, Inst, leading_type
 
 IDS = {0: "lid", 3: "gid"}           # %ids slots: 0..2 local ids, 3..5 global ids
@@ -86,51 +87,6 @@ def _is_id(v: str) -> bool:
 
 def _is_loop(v: str) -> bool:
     return v.startswith("k@")
-
-
-# -- the control-flow graph: loops and their counters ----------------------------------------
-def successors(block) -> list:
-    term = block.insts[-1]
-    return [o for o in term.ops if isinstance(o, str)] if term.op in ("br", "switch") else []
-
-
-def loops_of(func: Func) -> dict:
-    """{header block: set of the loop's blocks}, the natural loops of the back edges."""
-    succ = {b.name: successors(b) for b in func.blocks}
-    preds = {b.name: [] for b in func.blocks}
-    for n, ss in succ.items():
-        for s in ss:
-            preds[s].append(n)
-    order, seen, onstack, back = [], set(), set(), []
-
-    def dfs(n):                          # iterative: a kernel may have thousands of blocks
-        stack = [(n, iter(succ[n]))]
-        seen.add(n)
-        onstack.add(n)
-        while stack:
-            node, it = stack[-1]
-            for s in it:
-                if s in onstack:
-                    back.append((node, s))
-                elif s not in seen:
-                    seen.add(s)
-                    onstack.add(s)
-                    stack.append((s, iter(succ[s])))
-                    break
-            else:
-                stack.pop()
-                onstack.discard(node)
-                order.append(node)
-    dfs(func.blocks[0].name)
-    loops = {}
-    for latch, h in back:
-        body, work = loops.setdefault(h, {h}), [latch]
-        while work:
-            n = work.pop()
-            if n not in body:
-                body.add(n)
-                work.extend(preds[n])
-    return loops
 
 
 class _Forms:
@@ -304,7 +260,7 @@ def _classify(off: dict, elem: int, depth: dict) -> tuple:
 
 def analyse(func: Func, params) -> list:
     """The Access of every load and store of buffer memory in `func`, in program order."""
-    loops = loops_of(func)
+    loops = cfg_of(func).loops
     depth = {h: sum(h in body for body in loops.values()) for h in loops}
     forms = _Forms(func, loops)
     heads = {b.name: next((i.line for i in b.insts if i.line), 0) for b in func.blocks if b.name in loops}

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from . import irtypes
 from .abi import ARGBLK, ARGBLK_TAG, reg, ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
+from .cfg import cfg_of
 from .irread import Arg, Const, Func, Inst
 from .irtypes import odd_int, type_size
 from .layout import Layout
@@ -181,15 +182,6 @@ class Codegen:
         em.items = saved
 
     # ------------------------------------------------------------------ control flow
-    def successors(self, b):
-        t = b.insts[-1]
-        if t.op == "br":
-            labels = [o for o in t.ops if isinstance(o, str)]
-            return labels[::-1] if len(labels) == 2 else labels    # llvmlite lists false, true
-        if t.op == "switch":
-            return [o for o in t.ops if isinstance(o, str)]
-        return []
-
     def translate(self):
         """Prologue and wave body for the whole function (once per Codegen)."""
         em = self.em
@@ -198,39 +190,10 @@ class Codegen:
         em.workitems.wave_ids()
         f = em.f
         em.bmap = {b.name: b for b in f.blocks}
-        em.succ = {b.name: self.successors(b) for b in f.blocks}
+        g = cfg_of(f)
+        em.succ, em.rpo, em.back, em.preds, em.loops = g.succ, g.rpo, g.back, g.preds, g.loops
         for a, base in zip(f.args, (("args",), ("wg",), ("ids",))):
             em.vals[a] = Val("ptr", base=base)
-        # depth-first search: reverse postorder and back edges
-        order, seen, onstack, back = [], set(), set(), set()
-
-        def dfs(n):
-            seen.add(n)
-            onstack.add(n)
-            for s in em.succ[n]:
-                if s in onstack:
-                    back.add((n, s))
-                elif s not in seen:
-                    dfs(s)
-            onstack.discard(n)
-            order.append(n)
-        dfs(f.blocks[0].name)
-        em.rpo = order[::-1]
-        em.back = back
-        preds = {n: [] for n in em.rpo}
-        for n in em.rpo:
-            for s in em.succ[n]:
-                preds[s].append(n)
-        em.preds = preds
-        for latch, h in back:
-            body, work = {h, latch}, ([latch] if latch != h else [])
-            while work:
-                n = work.pop()
-                for p in preds[n]:
-                    if p not in body:
-                        body.add(p)
-                        work.append(p)
-            em.loops.setdefault(h, set()).update(body)
         users = {}
         for b in f.blocks:
             for i in b.insts:
