@@ -58,6 +58,7 @@ class KernelBinary:
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
+    plans: list = field(default_factory=list)       # [C line, buffer, text]: accesses with a transfer plan
 
     def to_dict(self):
         return asdict(self)
@@ -234,7 +235,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [list(x) for x in em.oob_sites], sorted(em.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
-                        [] if resident or candidates(True) == candidates() else candidates(True))
+                        [] if resident or candidates(True) == candidates() else candidates(True),
+                        plans=[[line, buf, text] for (line, buf), text in sorted(em.plans.items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -54,6 +54,7 @@ class Access:
     loop_line: int = 0   # that loop's C line
     why: str = ""        # for irregular: what stops the analysis
     form: dict | None = field(default=None, repr=False)
+    inst: Inst | None = field(default=None, repr=False, compare=False)    # the load or store
 
 
 # -- polynomials: {monomial (sorted tuple of variable names): integer coefficient} ------------
@@ -286,12 +287,12 @@ def analyse(func: Func, params) -> list:
                 space, key = ("global", "?") if rf is None or _base(rf) is None else _base(rf)[:2]
                 space, name = _name(space, key, params)
                 out.append(Access(i.line, i.op, space, name, elem, "irregular",
-                                  why=forms.why.get(id(ptr), "pointer not traced to one buffer")))
+                                  why=forms.why.get(id(ptr), "pointer not traced to one buffer"), inst=i))
                 continue
             space, key, off = based
             space, name = _name(space, key, params)
             cls, loop, why = _classify(off, elem, depth)
-            out.append(Access(i.line, i.op, space, name, elem, cls, loop, heads.get(loop, 0), why, form=off))
+            out.append(Access(i.line, i.op, space, name, elem, cls, loop, heads.get(loop, 0), why, form=off, inst=i))
     _neighbourhoods(out)
     return out
 

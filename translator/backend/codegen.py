@@ -65,6 +65,8 @@ from .memory import Memory
 from .resident import Resident
 from .scatter import Scatter
 from .bounds import Bounds
+from .rowplan import RowPlan
+from .access import analyse
 
 
 WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
@@ -86,6 +88,7 @@ class Codegen:
         em.values, em.workitems, em.control = Values(em), WorkItems(em), Control(em)
         em.ints, em.floats, em.calls = IntSelection(em), FloatSelection(em), Calls(em)
         em.memory, em.resident_buffers, em.scatter, em.bounds = Memory(em), Resident(em), Scatter(em), Bounds(em)
+        em.rows = RowPlan(em)
         em.nans = NanFixups(em)
 
     # ------------------------------------------------------------------ the prologue
@@ -201,6 +204,7 @@ class Codegen:
                     if isinstance(o, Inst):
                         users.setdefault(o, []).append(i)
         em.users = users
+        em.accesses = {a.inst: a for a in analyse(f, em.params)}
         em.resident_buffers.resident_copies()
         em.control.emit_region([n for n in em.rpo], None)
         em.resident_buffers.write_back()

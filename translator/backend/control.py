@@ -424,7 +424,8 @@ class Control:
         em.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         outer, em.items = em.items, []
         ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
-               "stores": em.memory.stores_to_buffers(blocks)}     # (settle_stores)
+               "stores": em.memory.stores_to_buffers(blocks),     # (settle_stores)
+               "seq_reg": seq_reg if counted else None}           # the pass counter (rowplan.py)
         em.loop_stack.append(ctx)
         for phi, reg in carried.items():
             em.vals[phi] = reg

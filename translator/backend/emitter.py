@@ -65,6 +65,9 @@ class Emitter:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
+        self.plans = {}                   # (C line, buffer name) -> the transfer plan of its access (mncl-cc --stats)
+        self.accesses = {}                # load/store Inst -> its Access (access.py), made by Codegen.translate
+        self.row_plans = {}               # (buffer, pitch, start) -> its LM0 regions (rowplan.py)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
         self.stored = False               # a store has been emitted in the wave body
         self.unsure_waits = []            # settle_stores' waits for a loop's later store (drop_unissued_waits)
@@ -132,6 +135,7 @@ class Emitter:
         # the parts of instruction selection, wired up by Codegen (codegen.py)
         self.codegen = self.values = self.workitems = self.control = self.ints = self.floats = None
         self.calls = self.memory = self.resident_buffers = self.scatter = self.bounds = self.nans = None
+        self.rows = None
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):

@@ -288,7 +288,7 @@ class Memory:
                 return Val(em.values.kind_of(ty), (reg,))
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
                 return self.uniform_load(b[1], aff, ty)
-            return self.gather(b[1], ptr, ty, p)
+            return em.rows.load(b[1], ptr, ty, p, em.accesses.get(i)) or self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
         if b == ("priv",):

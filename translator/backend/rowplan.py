@@ -1,0 +1,225 @@
+"""The row plan: `W[gid * P + k + s]` in a loop over k, each work-item walking its own row of a
+read-only buffer (access class "row", access.py), staged panel by panel into each PE's LM0.
+
+Without it such a load is a gather: all of W passes through every PE in every pass of the loop
+(K^2 traffic).  With it, each element crosses DRAM once:
+
+* a *panel* is T = 2 RL consecutive elements of every row of the wave (RL long words: what
+  LM0 has room for, per work-item slot of a PE);
+* when the loop's pass counter enters a new panel (the sequencer keeps the panel it holds,
+  per wave, in a register), the panel moves row by row: for each slot (cycle c, PE x, lane)
+  of the L1Bs, one `mvp` per L2B and L1B brings that slot's row from the group's replicated
+  copy of W (layout.py) to the L2BM, `l2bmb@i` hands each L1B its row, and `l1bmp` broadcasts
+  it to the L1B's PEs under a write mask that only PE x's entry passes (`ixor $peid`), into
+  the slot's region of LM0;
+* each pass then reads its element from the regions of the PE's odd- and even-item slots
+  (one long word each) and joins the two halves into the lanes' value (3 ALU operations).
+
+Conditions, checked at run time by the sequencer: the pitch P is even (so every row starts on
+a long word; an odd pitch takes the gather).  At compile time: a 1-D launch, a 32-bit element,
+a read-only buffer parameter, P and s uniform (scalar arguments and constants), k the counter
+of a counted loop the sequencer runs, and room in LM0 for at least 64 long words per slot.
+"""
+from __future__ import annotations
+
+from .abi import base, reg
+from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
+from .values import Val
+
+MIN_RL = 64                 # long words per slot and panel: an MV moves at least 64
+MAX_RL = 1024
+TABLE_RESERVE = 256         # LM0 words left for two x[k] tables (Memory.uniform_table)
+
+
+class RowPlan:
+    """Staged row loads (the module docstring)."""
+
+    def __init__(self, em):
+        self.em = em
+
+    # -- which loads ---------------------------------------------------------------------------
+    def match(self, k, access):
+        """(pitch, start, pass counter) as sequencer expressions (elements) if the access is a row
+        of buffer k this plan can stage, else None."""
+        em = self.em
+        if access is None or access.cls != "row" or access.elem != 4 or not em.one_d or not isinstance(k, int):
+            return None
+        ctx = next((c for c in em.loop_stack if c["header"] == access.loop), None)
+        if ctx is None or ctx is not em.loop_stack[-1] or ctx["seq_reg"] is None:
+            return None
+        pitch, start, step = [], [], None
+        for mono, coef in access.form.items():
+            names = [v for v in mono]
+            if "gid0" in names:
+                names.remove("gid0")
+                pitch.append((names, coef))
+            elif any(v.startswith("k@") for v in names):
+                if names != [f"k@{access.loop}"]:
+                    return None
+                step = coef
+            else:
+                start.append((names, coef))
+        if step != 4 or not pitch:
+            return None
+        p, s = self.uniform(pitch), self.uniform(start)
+        if p is None or s is None or not self.em.memory.is_replicated(k):
+            return None
+        return p, s, ctx["seq_reg"]
+
+    def uniform(self, terms):
+        """Sum of coef * monomial over terms, in elements, as a sequencer expression: only scalar
+        parameters (%p<k>) and constants; None otherwise or if a coefficient is not whole
+        elements."""
+        from .abi import param
+        em = self.em
+        parts = []
+        for names, coef in terms:
+            if coef % 4 or any(not (v.startswith("p") and v[1:].isdigit()) for v in names):
+                return None
+            for v in names:
+                em.uses.setdefault("params", set()).add(int(v[1:]))
+            parts.append("*".join([str(coef // 4)] + [reg(param(int(v[1:]))) for v in names]))
+        return "(" + " + ".join(parts or ["0"]) + ")"
+
+    # -- the plan ------------------------------------------------------------------------------
+    def slots(self):
+        """(cycles holding work-items, PEs per L1B holding them in each cycle)."""
+        lay = self.em.lay
+        P = lay.pe_l1b
+        used = lay.l1bm_used
+        return [(c, min(P, used - P * c)) for c in range(4) if used > P * c]
+
+    def region(self, key):
+        """(LM0 word of the regions, long words per slot RL), allocated once per plan; None when
+        LM0 has no room."""
+        em = self.em
+        if key in em.row_plans:
+            return em.row_plans[key]
+        nslots = 2 * len(self.slots())
+        floor = 4 * em.CH + 8 * em.memory.private_layout()[2]
+        room = (em.lm_top - floor - TABLE_RESERVE) // (2 * nslots)
+        rl = MAX_RL
+        while rl > room:
+            rl //= 2
+        if rl < MIN_RL:
+            em.row_plans[key] = None
+            return None
+        em.lm_top -= 2 * rl * nslots
+        lay = em.lay
+        lc = em.alloc_lc(lay.l1b * rl)
+        lb = em.alloc_lb(rl)
+        panel = em.seq_reg("rp")
+        em.prologue.append(SeqSet(panel, "-1"))
+        em.row_plans[key] = (em.lm_top, rl, lc, lb, panel)
+        return em.row_plans[key]
+
+    def load(self, k, ptr, ty, p, access) -> Val | None:
+        """The row load of buffer k at this pass, or None when the plan does not apply (the caller
+        gathers)."""
+        em = self.em
+        m = self.match(k, access)
+        if m is None:
+            return None
+        pitch, start, n = m
+        plan = self.region((k, pitch, start))
+        if plan is None:
+            return None
+        lm, rl, lc, lb, panel = plan
+        em.uses.setdefault("bases", set()).add(k)
+        t = 2 * rl                                   # elements per panel
+        e = f"({n} + ({start} & 1))"                 # element index from the first even element
+        pidx = f"(%wx * 1048576 + ({e}) / {t})"      # (wave, panel): what the regions hold
+        out = em.new("row")
+        outer, em.items = em.items, []
+        stage = self.stage(k, pitch, start, f"(({e}) / {t})", lm, rl, lc, lb)
+        em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
+        self.read(out, lm, rl, f"(({e}) % {t})")
+        fast, em.items = em.items, []
+        remarks = dict(em.remarks)
+        g = em.memory.gather(k, ptr, ty, p)
+        em.remarks = remarks                          # (only an odd pitch gathers)
+        em.copy(g.regs[0], out)
+        slow, em.items = em.items, outer
+        em.items.append(SeqIf(f"({pitch}) & 1", slow, fast))
+        em.plans[(em.line, em.params[k].name)] = (f"row plan: staged through L2BM and L1BM into LM0 in panels of "
+                                                  f"{t} elements per work-item (an odd pitch gathers)")
+        return Val(em.values.kind_of(ty), (out,))
+
+    def operand(self, lm, rl, lane):
+        """The LM0 long-word operand of a lane's slot (lane 0: the odd work-items) in every cycle."""
+        cyc = len(self.slots())
+        a = lm + 2 * rl * lane
+        if cyc == 4:
+            return f"$lm{a}v{2 * rl}"
+        if cyc == 1:
+            return f"$lm{a}"
+        return f"$lm[{a},{a + 4 * rl},{a},{a + 4 * rl}]"
+
+    def read(self, out, lm, rl, w):
+        """out = each lane's element w (of the panel) from its slot's region: the low half of long
+        word w / 2 when w is even, the high half when odd."""
+        em = self.em
+        c32 = em.c32(32)
+        nwords = 2 * rl * 2 * len(self.slots())
+        mem = (("r", "m", lm, lm + nwords),)
+        odd, even = [], []
+        outer = em.items
+        for body, (f0, k0), (f1, k1) in ((odd, ("land", em.const64(0xFFFFFFFF00000000)), ("ulsr", c32)),
+                                         (even, ("llsl", c32), ("land", em.const64(0xFFFFFFFF)))):
+            em.items = []
+            a, b = em.new("rowhi"), em.new("rowlo")
+            em.op(f"{f0} {self.operand(lm, rl, 0)} {{s0}} {{d0}}", "alu", (a,), (k0,), mem=mem)
+            em.op(f"{f1} {self.operand(lm, rl, 1)} {{s0}} {{d0}}", "alu", (b,), (k1,), mem=mem)
+            em.alu("lor", a, b, dst=out)
+            body.append(Call(em.items, {"m": f"(({w}) >> 1) * 2"}))
+        em.items = outer
+        em.items.append(SeqIf(f"({w}) & 1", odd, even))
+
+    def stage(self, k, pitch, start, panel, lm, rl, lc, lb) -> list:
+        """The items that bring panel `panel` of every row of the wave into the slots' regions."""
+        em = self.em
+        lay = em.lay
+        P, N, G, L = lay.pe_l1b, lay.l1b, lay.groups, lay.l2b
+        S2 = 4 * N * P // lay.narrow                 # long words of an L2B's share of the wave
+        hi = lay.dram_longs - rl
+        outer, em.items = em.items, []
+        for c, nx in self.slots():
+            x = em.copy(em.c32(0))
+            rx = em.seq_reg("rx")
+            body_outer, em.items = em.items, []
+            mask = em.flags("ixor $peid", x)       # the PEs whose index in the L1B is x
+            for lane in (0, 1):                      # the odd work-item's row, then the even one's
+                tg = em.tag()
+                r = f"({P * c} + {rx})"
+                for g in range(G):
+                    for l in range(L):
+                        for i in range(N):
+                            q = f"({(g * L + l) * S2} + {8 * N} * ({r} >> 3) + {8 * i} + ({r} & 7))"
+                            item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
+                            a = (f"({reg(base(k))} - {g * lay.stripe} + {item} * (({pitch}) >> 1) + (({start}) >> 1)"
+                                 f" + ({panel}) * {rl})")
+                            xa = f"(({a})*(({a})>0))"
+                            em.items.append(MV(f"mvp/n{rl}i{tg} $d0@{g} $lc{lc + i * rl}@{g}.{l}",
+                                               f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", ""), em.line))
+                em.op(f"wait i{tg}", "wait")
+                pieces = rl // 64
+                em.items.append(SeqLoop(em.seq_reg("rq"), "0", str(pieces), []))
+                q = em.items[-1].reg
+                em.items[-1].body.append(Call(
+                    [Op(f"l2bmb@{i} $lc{lc + i * rl} $lb{lb}", "l2bm",
+                        mem=(("r", "lc", lc + i * rl, lc + (i + 1) * rl), ("w", "lb", lb, lb + rl)), line=em.line)
+                     for i in range(N)], {"lc": f"{q} * 64", "lb": f"{q} * 64"}))
+                dst = lm + 2 * rl * (2 * c + lane)
+                sub_outer, em.items = em.items, []
+                for u in range(8):
+                    em.op(f"l1bmp $llb{lb + 8 * u} $llm{dst + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,), partial=True,
+                          mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
+                ops, em.items = em.items, sub_outer
+                em.items.append(SeqLoop(em.seq_reg("rq"), "0", str(pieces), []))
+                q = em.items[-1].reg
+                em.items[-1].body.append(Call(ops, {"lb": f"{q} * 64", "m": f"{q} * 128"}))
+            em.alu("iinc", x, dst=x)
+            body, em.items = em.items, body_outer
+            em.items.append(SeqLoop(rx, "0", str(nx), body))
+        staged, em.items = em.items, outer
+        return staged
