@@ -21,7 +21,7 @@ import numpy as np
 from .backend import NULL, DeviceDescription, LocalScratch
 from .constants import device_fp_config, device_type
 from .dram_heap import DramHeap
-from .errors import make_error, raise_error, status_code
+from .errors import Error, make_error, raise_error, status_code
 from .queue import current_stop_check
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
@@ -248,6 +248,24 @@ class EmulatorDevice:
         a.view[:] = 0
         return a
 
+    def write_row_copy(self, k, buf, pitch, lay):
+        """Buffer k whole in every group's DRAM for a row plan (translator/backend/rowplan.py): group
+        g's copy pitch * g stripes lower than group 0's, so that one address gives each group the
+        row of its own work-item.  The address of group 0's copy, or -1 (the kernel then gathers)
+        when the pitch is not even and positive or the copies do not fit."""
+        if pitch <= 0 or pitch % 2:
+            return -1
+        shift = lay.stripe * pitch                  # long words between two groups' copies
+        data = _longs(buf.view)
+        try:
+            a = self.scratch(("rows", k), 8 * (data.size + (lay.groups - 1) * shift))
+        except Error:                               # no room in DRAM: the kernel gathers
+            return -1
+        top = a.dram + (lay.groups - 1) * shift
+        for g in range(lay.groups):
+            self.emu.write_dram(g, top - g * shift, data)
+        return top
+
     def raise_out_of_bounds(self, kernel_info, kb, report, lay, args):
         """The first lane that went out of bounds, as the CPU device reports an overrun."""
         codes = self.read_buffer(report[0], lay).view(np.int32)
@@ -392,6 +410,8 @@ class EmulatorDevice:
             wide = lay.widened(args[k].view)
             extra[abi.widened(k)] = self.scratch(("widened", k), wide.nbytes).dram
             emu.write_dram(0, extra[abi.widened(k)], wide)
+        for k, pitch in plan.row_copies:
+            extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay)
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
         for i in plan.read:
             args[i].view[:] = self.read_buffer(args[i], lay)

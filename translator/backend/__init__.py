@@ -59,6 +59,8 @@ class KernelBinary:
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
     plans: list = field(default_factory=list)       # [C line, buffer, text]: accesses with a transfer plan
+    row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression)]: row copies it
+                                                    # reads (abi.LaunchPlan.row_copies, rowplan.py)
 
     def to_dict(self):
         return asdict(self)
@@ -236,7 +238,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
                         [] if resident or candidates(True) == candidates() else candidates(True),
-                        plans=[[line, buf, text] for (line, buf), text in sorted(em.plans.items())])
+                        plans=[[line, buf, text] for (line, buf), text in sorted(em.plans.items())],
+                        row_copies=[[k, p] for k, p in sorted(em.uses.get("row_copies", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

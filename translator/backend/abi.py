@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..module import CompileError
+from .seqexpr import evaluate
 
 # -- the argument block (LM1 long-word addresses; the runtime writes it, the prologue broadcasts it)
 ARG_LONGS = 64
@@ -75,6 +76,11 @@ def widened(k) -> str:
     return f"w{k}"
 
 
+def row_copy(k) -> str:
+    """The address, in every group's DRAM, of buffer k's row copy (LaunchPlan.row_copies), or -1."""
+    return f"rc{k}"
+
+
 def param(k) -> str:
     """By-value parameter k as a signed integer (a uniform trip count the sequencer needs)."""
     return f"p{k}"
@@ -100,6 +106,7 @@ def kernel_args(uses: dict) -> list:
     bases = sorted(uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     return [ARGBLK, *WAVE_COUNTS] + [base(k) for k in bases] \
         + [widened(k) for k in sorted(uses.get("widened", ()))] \
+        + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
@@ -255,6 +262,8 @@ class LaunchPlan:
                                                    # written before the run (replicated: whole, in every group)
     read: list = field(default_factory=list)       # argument indices whose buffers are read back after it
     widen: list = field(default_factory=list)      # parameters whose widened copy goes to widened(k)
+    row_copies: list = field(default_factory=list)  # (parameter, pitch in elements): its row copy goes to
+                                                    # row_copy(k) (rowplan.py), group g's pitch * g stripes lower
     report: int = 0              # out-of-bounds report buffers (base(REPORT[j])) the kernel writes, 0 if none
     report_bytes: int = 0        # ... each this long
     local_bytes: int = 0         # __local DRAM the wave needs (base(LOCAL), rows(LOCAL)), 0 if none
@@ -329,8 +338,9 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                 blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
     local = lbytes * kx * ky * kz if base(LOCAL) in kb.args else 0
+    pitches = [(k, evaluate(pitch, seq)) for k, pitch in kb.row_copies]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
-                      report, wave * 4, local)
+                      pitches, report, wave * 4, local)
 
 
 def plan_task(kb, kernel, args) -> LaunchPlan:

@@ -425,7 +425,8 @@ class Control:
         outer, em.items = em.items, []
         ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
                "stores": em.memory.stores_to_buffers(blocks),     # (settle_stores)
-               "seq_reg": seq_reg if counted else None}           # the pass counter (rowplan.py)
+               "seq_reg": seq_reg if counted else None,           # the pass counter and the number of
+               "trips": counted[0] if counted else None}          # passes (rowplan.py)
         em.loop_stack.append(ctx)
         for phi, reg in carried.items():
             em.vals[phi] = reg

@@ -126,9 +126,12 @@ class MV:
     d_offset: SeqExpr              # added to the $d address
     line: int = 0
     chain: tuple = ()              # a staged load's (tag, lc, lb): its wait, l2bmd and l1bmd follow it
+    lc_offset: SeqExpr | None = None   # added to the $lc address (rowplan.py), when not None
 
     def __post_init__(self):
         self.d_offset = seq(self.d_offset)
+        if self.lc_offset is not None:
+            self.lc_offset = seq(self.lc_offset)
 
 
 @dataclass(eq=False)

@@ -119,6 +119,8 @@ def subst(items, reg: Reg, value: SeqExpr):
         new = replace(it)
         if isinstance(it, MV):
             new.d_offset = at(it.d_offset, reg, value)
+            if it.lc_offset is not None:
+                new.lc_offset = at(it.lc_offset, reg, value)
         elif isinstance(it, SeqIf):
             new.cond = at(it.cond, reg, value)
         elif isinstance(it, SeqSet):

@@ -40,7 +40,8 @@ def print_program(tree: list, args: list, alloc) -> str:
                 name = f"mv{counter[0]}"
                 counter[0] += 1
                 blocks.append(f".block {name}\n    {it.text}\n.endblock")
-                out.append(f"{ind}.call {name} d={it.d_offset}")
+                lc = "" if it.lc_offset is None else f" lc={str(it.lc_offset).replace(' ', '')}"
+                out.append(f"{ind}.call {name} d={it.d_offset}{lc}")
             elif isinstance(it, WhileAny):
                 out.append(f"{ind}.while any $imr{alloc[it.mask]}")
                 walk(it.body, ind + "    ")

@@ -22,7 +22,7 @@ of a counted loop the sequencer runs, and room in LM0 for at least 64 long words
 """
 from __future__ import annotations
 
-from .abi import base, reg
+from .abi import reg, row_copy
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
@@ -64,7 +64,7 @@ class RowPlan:
         p, s = self.uniform(pitch), self.uniform(start)
         if p is None or s is None or not self.em.memory.is_replicated(k):
             return None
-        return p, s, ctx["seq_reg"]
+        return p, s, ctx["seq_reg"], ctx["trips"]
 
     def uniform(self, terms):
         """Sum of coef * monomial over terms, in elements, as a sequencer expression: only scalar
@@ -120,18 +120,21 @@ class RowPlan:
         m = self.match(k, access)
         if m is None:
             return None
-        pitch, start, n = m
+        pitch, start, n, trips = m
         plan = self.region((k, pitch, start))
         if plan is None:
             return None
         lm, rl, lc, lb, panel = plan
-        em.uses.setdefault("bases", set()).add(k)
+        em.uses.setdefault("row_copies", {})[k] = pitch
+        em.uses["launch"] = True
         t = 2 * rl                                   # elements per panel
         e = f"({n} + ({start} & 1))"                 # element index from the first even element
         pidx = f"(%wx * 1048576 + ({e}) / {t})"      # (wave, panel): what the regions hold
         out = em.new("row")
         outer, em.items = em.items, []
-        stage = self.stage(k, pitch, start, f"(({e}) / {t})", lm, rl, lc, lb)
+        panel_no = f"(({e}) / {t})"
+        need = f"(((({trips}) + (({start}) & 1) - {panel_no} * {t}) + 1) >> 1)"    # long words left in the row
+        stage = self.stage(k, pitch, start, panel_no, f"({need} if {need} < {rl} else {rl})", lm, rl, lc, lb)
         em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
         self.read(out, lm, rl, f"(({e}) % {t})")
         fast, em.items = em.items, []
@@ -140,9 +143,9 @@ class RowPlan:
         em.remarks = remarks                          # (only an odd pitch gathers)
         em.copy(g.regs[0], out)
         slow, em.items = em.items, outer
-        em.items.append(SeqIf(f"({pitch}) & 1", slow, fast))
+        em.items.append(SeqIf(f"{reg(row_copy(k))} < 0", slow, fast))
         em.plans[(em.line, em.params[k].name)] = (f"row plan: staged through L2BM and L1BM into LM0 in panels of "
-                                                  f"{t} elements per work-item (an odd pitch gathers)")
+                                                  f"{t} elements per work-item (a pitch that is not even gathers)")
         return Val(em.values.kind_of(ty), (out,))
 
     def operand(self, lm, rl, lane):
@@ -175,11 +178,12 @@ class RowPlan:
         em.items = outer
         em.items.append(SeqIf(f"({w}) & 1", odd, even))
 
-    def stage(self, k, pitch, start, panel, lm, rl, lc, lb) -> list:
-        """The items that bring panel `panel` of every row of the wave into the slots' regions."""
+    def stage(self, k, pitch, start, panel, need, lm, rl, lc, lb) -> list:
+        """The items that bring panel `panel` (its first `need` long words) of every row of the wave
+        into the slots' regions; rows of no work-item stay where they are."""
         em = self.em
         lay = em.lay
-        P, N, G, L = lay.pe_l1b, lay.l1b, lay.groups, lay.l2b
+        P, N, L = lay.pe_l1b, lay.l1b, lay.l2b
         S2 = 4 * N * P // lay.narrow                 # long words of an L2B's share of the wave
         hi = lay.dram_longs - rl
         outer, em.items = em.items, []
@@ -191,19 +195,29 @@ class RowPlan:
             for lane in (0, 1):                      # the odd work-item's row, then the even one's
                 tg = em.tag()
                 r = f"({P * c} + {rx})"
-                for g in range(G):
-                    for l in range(L):
-                        for i in range(N):
-                            q = f"({(g * L + l) * S2} + {8 * N} * ({r} >> 3) + {8 * i} + ({r} & 7))"
-                            item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
-                            a = (f"({reg(base(k))} - {g * lay.stripe} + {item} * (({pitch}) >> 1) + (({start}) >> 1)"
-                                 f" + ({panel}) * {rl})")
-                            xa = f"(({a})*(({a})>0))"
-                            em.items.append(MV(f"mvp/n{rl}i{tg} $d0@{g} $lc{lc + i * rl}@{g}.{l}",
-                                               f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", ""), em.line))
+                ri = em.seq_reg("ri")
+                lane_outer, em.items = em.items, []
+                mvs = []
+                for l in range(L):                   # one MV per L2B and L1B moves every group's row
+                    q = f"({l * S2} + {8 * N} * ({r} >> 3) + 8 * {ri} + ({r} & 7))"
+                    item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
+                    a = f"({reg(row_copy(k))} + {item} * (({pitch}) >> 1) + (({start}) >> 1) + ({panel}) * {rl})"
+                    xa = f"(({a})*(({a})>0))"
+                    d = f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", "")
+                    sizes = []                       # the smallest MV that holds what the row needs
+                    n = MIN_RL
+                    while n <= rl:
+                        sizes.append(n)
+                        n *= 2
+                    mv = [MV(f"mvp/n{sizes[-1]}i{tg} $d0 $lc{lc}@.{l}", d, em.line, lc_offset=f"{ri} * {rl}")]
+                    for n in reversed(sizes[:-1]):
+                        mv = [SeqIf(f"{need} <= {n}", [MV(f"mvp/n{n}i{tg} $d0 $lc{lc}@.{l}", d, em.line,
+                                                             lc_offset=f"{ri} * {rl}")], mv)]
+                    mvs.append(SeqIf(f"{item} < %gx", mv))
+                em.items.append(SeqLoop(ri, "0", str(N), mvs))
                 em.op(f"wait i{tg}", "wait")
-                pieces = rl // 64
-                em.items.append(SeqLoop(em.seq_reg("rq"), "0", str(pieces), []))
+                pieces = f"(({need} + 63) >> 6)"
+                em.items.append(SeqLoop(em.seq_reg("rq"), "0", pieces, []))
                 q = em.items[-1].reg
                 em.items[-1].body.append(Call(
                     [Op(f"l2bmb@{i} $lc{lc + i * rl} $lb{lb}", "l2bm",
@@ -215,9 +229,12 @@ class RowPlan:
                     em.op(f"l1bmp $llb{lb + 8 * u} $llm{dst + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,), partial=True,
                           mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
                 ops, em.items = em.items, sub_outer
-                em.items.append(SeqLoop(em.seq_reg("rq"), "0", str(pieces), []))
+                em.items.append(SeqLoop(em.seq_reg("rq"), "0", pieces, []))
                 q = em.items[-1].reg
                 em.items[-1].body.append(Call(ops, {"lb": f"{q} * 64", "m": f"{q} * 128"}))
+                first = f"(%wx * {lay.wave} + 2 * ({8 * N} * ({r} >> 3) + ({r} & 7)) + {1 - lane})"
+                lane_items, em.items = em.items, lane_outer     # (no MV, no wait when no row is a work-item's)
+                em.items.append(SeqIf(f"{first} < %gx", lane_items))
             em.alu("iinc", x, dst=x)
             body, em.items = em.items, body_outer
             em.items.append(SeqLoop(rx, "0", str(nx), body))
