@@ -115,3 +115,21 @@ def test_integer_rows_and_stats_name_the_plan(tmp_path):
     for k in range(n):
         ref = ref * 3 + A[np.arange(200) * p + k]
     np.testing.assert_array_equal(got, ref.astype(np.int64).astype(np.uint32).astype(np.int32))
+
+
+def test_a_row_read_past_the_buffer_is_reported():
+    """The wave-wide bounds condition the plan gives (hoisted by versioning) must not hide a lane
+    that reads past W: the last row runs off the end here."""
+    rows, cols = 10, 64
+    W = np.ones(rows * cols - 5, np.float32)
+    x = np.ones(cols, np.float32)
+    dev = cl.get_device("emulator", machine="tiny", new=True)
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    bW = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=W)
+    bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    by = cl.Buffer(ctx, mf.WRITE_ONLY, rows * 4)
+    prg = cl.Program(ctx, ROW_SUM).build()
+    with pytest.raises(cl.Error, match="out of bounds|outside"):
+        prg.rows(q, (rows,), None, bW, bx, by, *map(np.int32, (rows, cols, cols, 0))).wait()

@@ -17,21 +17,23 @@ class Bounds:
         self.em = em
 
     # out-of-bounds accesses ------------------------------------------------------------------------
-    def check_bounds(self, k, ptr: Val, size: int, p: VReg, defer=False, store=False) -> VReg:
+    def check_bounds(self, k, ptr: Val, size: int, p: VReg, defer=False, store=False, whole=None) -> VReg:
         """Lanes (of p) whose access of buffer parameter k lies inside it, as a bool; a lane's
         latest access out of bounds is recorded (site, index or byte offset, its high word where it
         may not be 32-bit) for the runtime, which reports it (see report_bounds).
 
         Where the sequencer can clear the whole wave (wave_in_bounds), the per-lane check runs
         only in the waves it cannot; with defer (a load, which does not use the result) the
-        check waits to share one sequencer branch with the block's other checks (flush_checks)."""
+        check waits to share one sequencer branch with the block's other checks (flush_checks).
+        `whole`: a sequencer condition clearing the wave the caller knows (rowplan.py), when
+        wave_in_bounds cannot tell."""
         em = self.em
         key = (k, ptr.gid_affine, size, p) if ptr.gid_affine else None
         if key in em.checked:            # the same access pattern under the same predicate
             if not defer:
                 self.flush_checks()
             return em.checked[key]
-        whole = self.wave_in_bounds(k, ptr.gid_affine, size)
+        whole = whole or self.wave_in_bounds(k, ptr.gid_affine, size)
         if whole:              # the per-lane check runs only in waves the sequencer cannot clear
             ok = em.copy(em.c32(-1))
             outer, em.items = em.items, []

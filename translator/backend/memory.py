@@ -270,7 +270,8 @@ class Memory:
             return em.workitems.ids_value(ptr.coff // 8)
         if b[0] == "param":
             self.note_access(b[1], "load")
-            em.bounds.check_bounds(b[1], ptr, type_size(ty), p, defer=True)
+            em.bounds.check_bounds(b[1], ptr, type_size(ty), p, defer=True,
+                                   whole=em.rows.wave_in_bounds(b[1], em.accesses.get(i)))
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:

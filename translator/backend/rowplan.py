@@ -22,7 +22,7 @@ of a counted loop the sequencer runs, and room in LM0 for at least 64 long words
 """
 from __future__ import annotations
 
-from .abi import reg, row_copy
+from .abi import nbytes, reg, row_copy
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
@@ -81,6 +81,21 @@ class RowPlan:
             parts.append("*".join([str(coef // 4)] + [reg(param(int(v[1:]))) for v in names]))
         return "(" + " + ".join(parts or ["0"]) + ")"
 
+    def wave_in_bounds(self, k, access):
+        """A sequencer condition that holds when every live work-item of the wave reads buffer k
+        inside it in this pass (for Bounds.check_bounds, which versioning then hoists), or None."""
+        em = self.em
+        m = self.match(k, access)
+        if m is None:
+            return None
+        pitch, start, n, _ = m
+        lo, hi = em.bounds.wave_extent((1, 0, None))          # the first and last live work-item
+        a, b = f"({pitch}) * ({lo})", f"({pitch}) * ({hi})"
+        least, most = f"({a} if {a} < {b} else {b})", f"({a} if {a} > {b} else {b})"
+        em.uses.setdefault("sizes", set()).add(k)
+        return (f"4 * ({least} + {start} + {n}) >= 0 and "
+                f"4 * ({most} + {start} + {n}) + 4 <= {reg(nbytes(k))}")
+
     # -- the plan ------------------------------------------------------------------------------
     def slots(self):
         """(cycles holding work-items, PEs per L1B holding them in each cycle)."""
@@ -106,7 +121,7 @@ class RowPlan:
             return None
         em.lm_top -= 2 * rl * nslots
         lay = em.lay
-        lc = em.alloc_lc(lay.l1b * rl)
+        lc = em.alloc_lc(2 * lay.l1b * rl)        # two areas: one row's MVs fly while the other's moves on
         lb = em.alloc_lb(rl)
         panel = em.seq_reg("rp")
         em.prologue.append(SeqSet(panel, "-1"))
@@ -180,61 +195,81 @@ class RowPlan:
 
     def stage(self, k, pitch, start, panel, need, lm, rl, lc, lb) -> list:
         """The items that bring panel `panel` (its first `need` long words) of every row of the wave
-        into the slots' regions; rows of no work-item stay where they are."""
+        into the slots' regions; rows of no work-item stay where they are.
+
+        Slot by slot (cycle c, PE x, then the odd and the even work-item's row): the MVs of the
+        next row are in flight (L2BM area and tag of their own, by lane) while the current row
+        moves on to the L1BMs and PEs."""
         em = self.em
         lay = em.lay
         P, N, L = lay.pe_l1b, lay.l1b, lay.l2b
         S2 = 4 * N * P // lay.narrow                 # long words of an L2B's share of the wave
         hi = lay.dram_longs - rl
+        sizes = [MIN_RL << j for j in range((rl // MIN_RL).bit_length())]    # MV sizes: 64 .. rl
+        tags = (em.tag(), em.tag())
+        areas = (lc, lc + N * rl)
+
+        def first(r, lane):
+            """The work-item whose row is the lowest of the slot's (L2B 0, L1B 0, group 0)."""
+            return f"(%wx * {lay.wave} + 2 * ({8 * N} * ({r} >> 3) + ({r} & 7)) + {1 - lane})"
+
+        def issue(r, lane) -> list:
+            """The MVs of slot row (r, lane) of every L2B, L1B and group into its lane's area."""
+            ri = em.seq_reg("ri")
+            mvs = []
+            for l in range(L):
+                q = f"({l * S2} + {8 * N} * ({r} >> 3) + 8 * {ri} + ({r} & 7))"
+                item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
+                a = f"({reg(row_copy(k))} + {item} * (({pitch}) >> 1) + (({start}) >> 1) + ({panel}) * {rl})"
+                xa = f"(({a})*(({a})>0))"
+                d = f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", "")
+                mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} $d0 $lc{areas[lane]}@.{l}", d, em.line,
+                                  lc_offset=f"{ri} * {rl}")
+                chosen = [mv(sizes[-1])]             # the smallest MV that holds what the row needs
+                for n in reversed(sizes[:-1]):
+                    chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
+                mvs.append(SeqIf(f"{item} < %gx", chosen))
+            return [SeqIf(f"{first(r, lane)} < %gx", [SeqLoop(ri, "0", str(N), mvs)])]
+
+        def move_on(r, lane, c, mask) -> list:
+            """Wait for slot row (r, lane), then L2BM -> each L1BM (l2bmb@i) -> the owner PE's region."""
+            outer, em.items = em.items, []
+            pieces = f"(({need} + 63) >> 6)"
+            area, dst = areas[lane], lm + 2 * rl * (2 * c + lane)
+            em.op(f"wait i{tags[lane]}", "wait")
+            q = em.seq_reg("rq")
+            em.items.append(SeqLoop(q, "0", pieces, [Call(
+                [Op(f"l2bmb@{i} $lc{area + i * rl} $lb{lb}", "l2bm", line=em.line,
+                    mem=(("r", "lc", area + i * rl, area + (i + 1) * rl), ("w", "lb", lb, lb + rl)))
+                 for i in range(N)], {"lc": f"{q} * 64", "lb": f"{q} * 64"})]))
+            sub, em.items = em.items, []
+            for u in range(8):
+                em.op(f"l1bmp $llb{lb + 8 * u} $llm{dst + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,), partial=True,
+                      mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
+            ops, em.items = em.items, sub
+            q = em.seq_reg("rq")
+            em.items.append(SeqLoop(q, "0", pieces, [Call(ops, {"lb": f"{q} * 64", "m": f"{q} * 128"})]))
+            body, em.items = em.items, outer
+            return [SeqIf(f"{first(r, lane)} < %gx", body)]
+
+        slots = self.slots()
         outer, em.items = em.items, []
-        for c, nx in self.slots():
+        em.items += issue(f"{P * slots[0][0]}", 0)
+        for j, (c, nx) in enumerate(slots):
             x = em.copy(em.c32(0))
             rx = em.seq_reg("rx")
             body_outer, em.items = em.items, []
+            r = f"({P * c} + {rx})"
             mask = em.flags("ixor $peid", x)       # the PEs whose index in the L1B is x
-            for lane in (0, 1):                      # the odd work-item's row, then the even one's
-                tg = em.tag()
-                r = f"({P * c} + {rx})"
-                ri = em.seq_reg("ri")
-                lane_outer, em.items = em.items, []
-                mvs = []
-                for l in range(L):                   # one MV per L2B and L1B moves every group's row
-                    q = f"({l * S2} + {8 * N} * ({r} >> 3) + 8 * {ri} + ({r} & 7))"
-                    item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
-                    a = f"({reg(row_copy(k))} + {item} * (({pitch}) >> 1) + (({start}) >> 1) + ({panel}) * {rl})"
-                    xa = f"(({a})*(({a})>0))"
-                    d = f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", "")
-                    sizes = []                       # the smallest MV that holds what the row needs
-                    n = MIN_RL
-                    while n <= rl:
-                        sizes.append(n)
-                        n *= 2
-                    mv = [MV(f"mvp/n{sizes[-1]}i{tg} $d0 $lc{lc}@.{l}", d, em.line, lc_offset=f"{ri} * {rl}")]
-                    for n in reversed(sizes[:-1]):
-                        mv = [SeqIf(f"{need} <= {n}", [MV(f"mvp/n{n}i{tg} $d0 $lc{lc}@.{l}", d, em.line,
-                                                             lc_offset=f"{ri} * {rl}")], mv)]
-                    mvs.append(SeqIf(f"{item} < %gx", mv))
-                em.items.append(SeqLoop(ri, "0", str(N), mvs))
-                em.op(f"wait i{tg}", "wait")
-                pieces = f"(({need} + 63) >> 6)"
-                em.items.append(SeqLoop(em.seq_reg("rq"), "0", pieces, []))
-                q = em.items[-1].reg
-                em.items[-1].body.append(Call(
-                    [Op(f"l2bmb@{i} $lc{lc + i * rl} $lb{lb}", "l2bm",
-                        mem=(("r", "lc", lc + i * rl, lc + (i + 1) * rl), ("w", "lb", lb, lb + rl)), line=em.line)
-                     for i in range(N)], {"lc": f"{q} * 64", "lb": f"{q} * 64"}))
-                dst = lm + 2 * rl * (2 * c + lane)
-                sub_outer, em.items = em.items, []
-                for u in range(8):
-                    em.op(f"l1bmp $llb{lb + 8 * u} $llm{dst + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,), partial=True,
-                          mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
-                ops, em.items = em.items, sub_outer
-                em.items.append(SeqLoop(em.seq_reg("rq"), "0", pieces, []))
-                q = em.items[-1].reg
-                em.items[-1].body.append(Call(ops, {"lb": f"{q} * 64", "m": f"{q} * 128"}))
-                first = f"(%wx * {lay.wave} + 2 * ({8 * N} * ({r} >> 3) + ({r} & 7)) + {1 - lane})"
-                lane_items, em.items = em.items, lane_outer     # (no MV, no wait when no row is a work-item's)
-                em.items.append(SeqIf(f"{first} < %gx", lane_items))
+            em.items += issue(r, 1)
+            em.items += move_on(r, 0, c, mask)
+            following = issue(f"({r} + 1)", 0)
+            if j + 1 < len(slots):                   # the next cycle's first row
+                following = [SeqIf(f"{rx} + 1 < {nx}", following, issue(f"{P * slots[j + 1][0]}", 0))]
+            else:
+                following = [SeqIf(f"{rx} + 1 < {nx}", following)]
+            em.items += following
+            em.items += move_on(r, 1, c, mask)
             em.alu("iinc", x, dst=x)
             body, em.items = em.items, body_outer
             em.items.append(SeqLoop(rx, "0", str(nx), body))
