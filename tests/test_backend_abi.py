@@ -25,6 +25,7 @@ class FakeBinary:
     resident_bytes: int = 4096
     args: list = field(default_factory=list)
     widened: list = field(default_factory=list)
+    row_copies: list = field(default_factory=list)
     name: str = "k"
 
 

@@ -133,3 +133,41 @@ def test_a_row_read_past_the_buffer_is_reported():
     prg = cl.Program(ctx, ROW_SUM).build()
     with pytest.raises(cl.Error, match="out of bounds|outside"):
         prg.rows(q, (rows,), None, bW, bx, by, *map(np.int32, (rows, cols, cols, 0))).wait()
+
+
+GESUMMV = """
+__kernel void gesummv(__global const float *A, __global const float *B, __global const float *x,
+                      __global float *y, float alpha, float beta, int n)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        float t = 0.0f, u = 0.0f;
+        for (int j = 0; j < n; j++) {
+            t += A[i * n + j] * x[j];
+            u += B[i * n + j] * x[j];
+        }
+        y[i] = alpha * t + beta * u;
+    }
+}
+"""
+
+
+def test_two_rows_and_no_room_left_in_lm0():
+    """Two row loads in one loop, in a launch small enough that the runtime keeps buffers resident
+    in LM0 (a "-res" build): the second plan finds no room and gathers.  (Finding no room once
+    sent the compiler into an endless loop.)"""
+    n = 16
+    rng = np.random.default_rng(3)
+    A, B = (rng.integers(1, 4, (n, n)).astype(np.float32) for _ in range(2))
+    x = rng.integers(1, 4, n).astype(np.float32)
+    dev = cl.get_device("emulator", machine="mncore2", new=True)
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (A, B, x)]
+    by = cl.Buffer(ctx, mf.WRITE_ONLY, n * 4)
+    cl.Program(ctx, GESUMMV).build().gesummv(q, (n,), None, *bufs, by, np.float32(2), np.float32(3),
+                                             np.int32(n)).wait()
+    y = np.empty(n, np.float32)
+    cl.enqueue_copy(q, y, by)
+    np.testing.assert_array_equal(y, 2 * (A @ x) + 3 * (B @ x))

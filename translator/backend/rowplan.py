@@ -114,7 +114,7 @@ class RowPlan:
         floor = 4 * em.CH + 8 * em.memory.private_layout()[2]
         room = (em.lm_top - floor - TABLE_RESERVE) // (2 * nslots)
         rl = MAX_RL
-        while rl > room:
+        while rl > room and rl >= MIN_RL:
             rl //= 2
         if rl < MIN_RL:
             em.row_plans[key] = None
