@@ -149,7 +149,9 @@ class RowPlan:
         outer, em.items = em.items, []
         panel_no = f"(({e}) / {t})"
         need = f"(((({trips}) + (({start}) & 1) - {panel_no} * {t}) + 1) >> 1)"    # long words left in the row
-        stage = self.stage(k, pitch, start, panel_no, f"({need} if {need} < {rl} else {rl})", lm, rl, lc, lb)
+        nreg = em.seq_reg("rn")                      # (sequencer registers keep the MVs' expressions short)
+        stage = [SeqSet(nreg, f"{need} if {need} < {rl} else {rl}")] + \
+            self.stage(k, pitch, start, panel_no, nreg, lm, rl, lc, lb)
         em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
         self.read(out, lm, rl, f"(({e}) % {t})")
         fast, em.items = em.items, []
@@ -206,6 +208,8 @@ class RowPlan:
         S2 = 4 * N * P // lay.narrow                 # long words of an L2B's share of the wave
         hi = lay.dram_longs - rl
         sizes = [MIN_RL << j for j in range((rl // MIN_RL).bit_length())]    # MV sizes: 64 .. rl
+        half = em.seq_reg("rh")                      # the pitch in long words
+        em.prologue.append(SeqSet(half, f"({pitch}) >> 1"))
         tags = (em.tag(), em.tag())
         areas = (lc, lc + N * rl)
 
@@ -216,20 +220,22 @@ class RowPlan:
         def issue(r, lane) -> list:
             """The MVs of slot row (r, lane) of every L2B, L1B and group into its lane's area."""
             ri = em.seq_reg("ri")
+            row0, at0 = em.seq_reg("rr"), em.seq_reg("ra")   # the slot's row and address in L2B 0, L1B 0
             mvs = []
             for l in range(L):
-                q = f"({l * S2} + {8 * N} * ({r} >> 3) + 8 * {ri} + ({r} & 7))"
-                item = f"(%wx * {lay.wave} + 2 * {q} + {1 - lane})"
-                a = f"({reg(row_copy(k))} + {item} * (({pitch}) >> 1) + (({start}) >> 1) + ({panel}) * {rl})"
-                xa = f"(({a})*(({a})>0))"
-                d = f"({xa}-({xa}-{hi})*({xa}>{hi}))".replace(" ", "")
+                item = f"{row0} + {2 * l * S2} + 16 * {ri}"
+                a = f"{at0} + ({2 * l * S2} + 16 * {ri}) * {half}"
+                d = f"(({a})-(({a})-{hi})*(({a})>{hi}))".replace(" ", "")
                 mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} $d0 $lc{areas[lane]}@.{l}", d, em.line,
                                   lc_offset=f"{ri} * {rl}")
                 chosen = [mv(sizes[-1])]             # the smallest MV that holds what the row needs
                 for n in reversed(sizes[:-1]):
                     chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
                 mvs.append(SeqIf(f"{item} < %gx", chosen))
-            return [SeqIf(f"{first(r, lane)} < %gx", [SeqLoop(ri, "0", str(N), mvs)])]
+            return [SeqSet(row0, first(r, lane)),
+                    SeqSet(at0, f"{reg(row_copy(k))} + {row0} * {half} + (({start}) >> 1) + ({panel}) * {rl}"),
+                    SeqSet(at0, f"{at0} if {at0} > 0 else 0"),
+                    SeqIf(f"{row0} < %gx", [SeqLoop(ri, "0", str(N), mvs)])]
 
         def move_on(r, lane, c, mask) -> list:
             """Wait for slot row (r, lane), then L2BM -> each L1BM (l2bmb@i) -> the owner PE's region."""
