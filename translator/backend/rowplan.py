@@ -204,7 +204,7 @@ class RowPlan:
         moves on to the L1BMs and PEs."""
         em = self.em
         lay = em.lay
-        P, N, L = lay.pe_l1b, lay.l1b, lay.l2b
+        P, N, L, G = lay.pe_l1b, lay.l1b, lay.l2b, lay.groups
         S2 = 4 * N * P // lay.narrow                 # long words of an L2B's share of the wave
         hi = lay.dram_longs - rl
         sizes = [MIN_RL << j for j in range((rl // MIN_RL).bit_length())]    # MV sizes: 64 .. rl
@@ -226,12 +226,20 @@ class RowPlan:
                 item = f"{row0} + {2 * l * S2} + 16 * {ri}"
                 a = f"{at0} + ({2 * l * S2} + 16 * {ri}) * {half}"
                 d = f"(({a})-(({a})-{hi})*(({a})>{hi}))".replace(" ", "")
-                mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} $d0 $lc{areas[lane]}@.{l}", d, em.line,
-                                  lc_offset=f"{ri} * {rl}")
-                chosen = [mv(sizes[-1])]             # the smallest MV that holds what the row needs
-                for n in reversed(sizes[:-1]):
-                    chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
-                mvs.append(SeqIf(f"{item} < %gx", chosen))
+                def sized(at):
+                    """The smallest MV that holds what the row needs, between DRAM and L2BM `at`."""
+                    mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} {at[0]} $lc{areas[lane]}{at[1]}", d, em.line,
+                                      lc_offset=f"{ri} * {rl}")
+                    chosen = [mv(sizes[-1])]
+                    for n in reversed(sizes[:-1]):
+                        chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
+                    return chosen
+                # one MV for every group (their copies are pitch x stripe apart); in a wave that ends
+                # before the last group's work-items, one per group that has this row's work-item
+                per_group = [SeqIf(f"{item} + {2 * g * lay.stripe} < %gx", sized(("$d0@" + str(g), f"@{g}.{l}")))
+                             for g in range(G)]
+                last = f"{item} + {2 * (G - 1) * lay.stripe} < %gx"
+                mvs.append(SeqIf(last, sized(("$d0", f"@.{l}")), per_group if G > 1 else []))
             return [SeqSet(row0, first(r, lane)),
                     SeqSet(at0, f"{reg(row_copy(k))} + {row0} * {half} + (({start}) >> 1) + ({panel}) * {rl}"),
                     SeqSet(at0, f"{at0} if {at0} > 0 else 0"),
