@@ -88,7 +88,7 @@ class Codegen:
         em.values, em.workitems, em.control = Values(em), WorkItems(em), Control(em)
         em.ints, em.floats, em.calls = IntSelection(em), FloatSelection(em), Calls(em)
         em.memory, em.resident_buffers, em.scatter, em.bounds = Memory(em), Resident(em), Scatter(em), Bounds(em)
-        em.rows = RowPlan(em)
+        em.row_plan = RowPlan(em)
         em.nans = NanFixups(em)
 
     # ------------------------------------------------------------------ the prologue

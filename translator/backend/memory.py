@@ -271,7 +271,7 @@ class Memory:
         if b[0] == "param":
             self.note_access(b[1], "load")
             em.bounds.check_bounds(b[1], ptr, type_size(ty), p, defer=True,
-                                   whole=em.rows.wave_in_bounds(b[1], em.accesses.get(i)))
+                                   whole=em.row_plan.wave_in_bounds(b[1], em.accesses.get(i)))
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
@@ -289,7 +289,7 @@ class Memory:
                 return Val(em.values.kind_of(ty), (reg,))
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
                 return self.uniform_load(b[1], aff, ty)
-            return em.rows.load(b[1], ptr, ty, p, em.accesses.get(i)) or self.gather(b[1], ptr, ty, p)
+            return em.row_plan.load(b[1], ptr, ty, p, em.accesses.get(i)) or self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
         if b == ("priv",):
