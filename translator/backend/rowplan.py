@@ -6,19 +6,21 @@ Without it such a load is a gather: all of W passes through every PE in every pa
 
 * a *panel* is T = 2 RL consecutive elements of every row of the wave (RL long words: what
   LM0 has room for, per work-item slot of a PE);
-* when the loop's pass counter enters a new panel (the sequencer keeps the panel it holds,
-  per wave, in a register), the panel moves row by row: for each slot (cycle c, PE x, lane)
-  of the L1Bs, one `mvp` per L2B and L1B brings that slot's row from the group's replicated
-  copy of W (layout.py) to the L2BM, `l2bmb@i` hands each L1B its row, and `l1bmp` broadcasts
-  it to the L1B's PEs under a write mask that only PE x's entry passes (`ixor $peid`), into
-  the slot's region of LM0;
+* when the loop's pass counter enters a new panel (the sequencer keeps the (wave, panel) the
+  regions hold in a register), the panel moves slot by slot (cycle c, PE x of the L1B, the odd
+  then the even work-item): one `mvp` per L2B and L1B brings the slot's row, for every group at
+  once, from the buffer's *row copy* (the runtime writes group g's copy P x g stripes lower, so
+  one address is each group's own row) to the L2BM, `l2bmb@i` hands each L1B its row, and
+  `l1bmp` broadcasts it to the L1B's PEs under a write mask only PE x's entry passes
+  (`ixor $peid`), into the slot's region of LM0; the next slot's MVs fly meanwhile;
 * each pass then reads its element from the regions of the PE's odd- and even-item slots
   (one long word each) and joins the two halves into the lanes' value (3 ALU operations).
 
-Conditions, checked at run time by the sequencer: the pitch P is even (so every row starts on
-a long word; an odd pitch takes the gather).  At compile time: a 1-D launch, a 32-bit element,
-a read-only buffer parameter, P and s uniform (scalar arguments and constants), k the counter
-of a counted loop the sequencer runs, and room in LM0 for at least 64 long words per slot.
+Conditions, checked at run time: the pitch P is even and positive and the copies fit in DRAM
+(else the runtime passes -1 for the copy and the kernel gathers).  At compile time: a 1-D launch,
+a 32-bit element, a read-only buffer parameter, P and s uniform (scalar arguments and constants),
+k the counter of a counted loop the sequencer runs, and room in LM0 for at least 64 long words per
+slot.
 """
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ class RowPlan:
 
     # -- which loads ---------------------------------------------------------------------------
     def match(self, k, access):
-        """(pitch, start, pass counter) as sequencer expressions (elements) if the access is a row
-        of buffer k this plan can stage, else None."""
+        """(pitch, start, pass counter, passes) as sequencer expressions (elements) if the access
+        is a row of buffer k this plan can stage, else None."""
         em = self.em
         if access is None or access.cls != "row" or access.elem != 4 or not em.one_d or not isinstance(k, int):
             return None
@@ -162,7 +164,7 @@ class RowPlan:
         slow, em.items = em.items, outer
         em.items.append(SeqIf(f"{reg(row_copy(k))} < 0", slow, fast))
         em.plans[(em.line, em.params[k].name)] = (f"row plan: staged through L2BM and L1BM into LM0 in panels of "
-                                                  f"{t} elements per work-item (a pitch that is not even gathers)")
+                                                  f"{t} elements per work-item (a pitch that is not even and positive gathers)")
         return Val(em.values.kind_of(ty), (out,))
 
     def operand(self, lm, rl, lane):
