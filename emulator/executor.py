@@ -31,6 +31,7 @@ from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, pack
 from .observers import Footprint, Hooks, Transfer
+from .plan import MASK_LETTER, StepPlan
 from .profile import Counters, Profile
 from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import MEM_NAME, State
@@ -38,10 +39,7 @@ from .transfers import mv_jobs
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
-MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
-FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
-                isa.MAU_MREAD: "mreadf"}
 
 
 def _nibble_lut(quarter_bits: int, quarters: tuple) -> np.ndarray:
@@ -74,6 +72,8 @@ def _lut_as(lut, dt):
 
 
 _TOKENS = itertools.count()
+_NO_READERS: dict = {}
+PLANS_PER_STEP = 64       # step plans kept per step (per emulator and PE-memory offsets); more are made per run
 
 
 # the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
@@ -147,6 +147,7 @@ class Emulator:
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
         self._one = False          # the expression being run is cycle-uniform (_cycle_uniform)
         self._fixed_cache: dict = {}
+        self._scratch: dict = {}          # scratch(): temporaries reused from step to step
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
@@ -154,6 +155,8 @@ class Emulator:
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
+        self._plan_key = (self._token, 0, 0, 0, 0)
+        self._readers = _NO_READERS      # the running step's bound readers (plan.py)
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
 
     # -- observers ---------------------------------------------------------------------------
@@ -361,11 +364,13 @@ class Emulator:
 
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
-        self.off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
-        for sp, v in self.off.items():
+        self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+        for sp, v in off.items():
             if abs(v) >= 1 << 40:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
                                   node.text, None)
+        # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
+        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0))
         hooks = self.hooks
         for hook in hooks.block_entered:
             hook(self, node)
@@ -391,45 +396,49 @@ class Emulator:
                 hook(self, st)
             self.steps += 1
             return
-        self.pending = []
+        self.pending = pending = []
         self.pending_mem = []
-        plan = self._plans.get(id(st))
-        if plan is None:
-            plan = self._plans[id(st)] = self._plan(st)
-        self._flag_dsts = plan[1]
-        for e in st.exprs:
-            self._one = id(e) in plan[2]
-            e.defn.sem(e, self)
+        plan = self._step_plan(st)
+        self._flag_dsts = plan.flag_dsts
+        self._readers = plan.readers
+        for e, sem, one in plan.exprs:
+            self._one = one
+            sem(e, self)
         self._one = False
-        for e, v0, v1, flags in self.pending:
-            for op in e.dsts:
-                self._write(op, e, v0, v1, flags, st)
+        self._readers = _NO_READERS
+        writers = plan.writers
+        for e, v0, v1, flags in pending:
+            for write in writers[id(e)]:
+                write(self, e, v0, v1, flags, st)
         for fn in self.pending_mem:
             fn()
-        if plan[0]:
-            fwd = self.state.fwd
-            for e, v0, v1, _ in self.pending:
-                name = plan[0].get(id(e))
+        if plan.fwd:
+            fwd, names = self.state.fwd, plan.fwd
+            for e, v0, v1, _ in pending:
+                name = names.get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
         for hook in self.hooks.step_executed:
             hook(self, st)
         self.steps += 1
 
-    def _plan(self, st: Step):
-        """What a step needs beyond its semantics: which forwarding path each result feeds, which
-        expressions write a mask entry, which are cycle-uniform."""
-        flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
-        one = frozenset(id(e) for e in st.exprs if _cycle_uniform(e))
-        if st.nop or st.noforward:
-            return {}, flag_dsts, one
-        names = {}
-        for e in st.exprs:
-            g = e.defn.group
-            if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
-                g = isa.L1BM_TURN
-            names[id(e)] = FWD_OF_GROUP.get(g)
-        return names, flag_dsts, one
+    def _step_plan(self, st: Step) -> StepPlan:
+        """The step's plan (plan.py) for this emulator and the block's PE-memory offsets, made at
+        the step's first run with them.  While an LM base-address register is set, addresses are
+        per PE: a plan then binds no operand (a separate one, made the same way)."""
+        key = self._plan_key if self.bar["m"] is None and self.bar["n"] is None else (self._token, None)
+        plans = st.plans
+        if plans is None:
+            plans = st.plans = {}
+        plan = plans.get(key)
+        if plan is None:
+            try:
+                plan = StepPlan(self, st, _cycle_uniform, bind=key[1] is not None)
+            except EmuFault:          # an operand out of range: the general path faults where it is read
+                return StepPlan(self, st, _cycle_uniform, bind=False)
+            if len(plans) < PLANS_PER_STEP:
+                plans[key] = plan
+        return plan
 
     def _wait(self, st: Step):
         """Retire the transfers with the step's tag: until then they are in flight."""
@@ -445,6 +454,15 @@ class Emulator:
     # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
     def zeros(self):
         return self._zeros
+
+    def scratch(self, shape: tuple, dtype, slot: int = 0) -> np.ndarray:
+        """A buffer reused by every step: for a temporary that the caller lets go of before it
+        returns (never a result: results live on in the pending writes and forwarding paths)."""
+        key = (shape, dtype, slot)
+        buf = self._scratch.get(key)
+        if buf is None:
+            buf = self._scratch[key] = np.empty(shape, dtype)
+        return buf
 
     def full(self, value: int):
         return np.full((4, self.m.n_pe), value, dtype=U64)
@@ -543,6 +561,9 @@ class Emulator:
         return a, words, r0, r1, views
 
     def read(self, op, e):
+        rd = self._readers.get(id(op))
+        if rd is not None:            # bound by the step's plan
+            return rd(self)
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
