@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .numbers import WIDTH, lanes, pack
-from .semantics import from_float, sm_key, to_float
+from .semantics import from_float, lanes_le, pack_le, sm_key, to_float
 
 L2BM_STEP_LONGS = 64     # long words one l2bmb / l2bm@ / l2bmr step moves
 L2BMD_PER_CYCLE = 8      # long words per L1BM per cycle for l2bmd
@@ -51,14 +51,12 @@ def reduce(data: np.ndarray, axis: int, rop: str) -> np.ndarray:
         pick = key.argmax(axis=axis) if op == "max" else key.argmin(axis=axis)
         r = np.take_along_axis(b, np.expand_dims(pick, axis), axis=axis)
         return pack(np.squeeze(r, axis=axis))
-    b = lanes(data, w)
-    if op == "iadd":
-        r = b.sum(axis=axis, dtype=b.dtype)
-    elif op == "and":
-        r = np.bitwise_and.reduce(b, axis=axis)
-    else:  # or
-        r = np.bitwise_or.reduce(b, axis=axis)
-    return pack(r)
+    # wrapping sums and bitwise ops: exact in any order and lane by lane, so they run on the lanes
+    # in memory order with the reduced axis moved outermost (one contiguous copy): numpy then adds
+    # whole rows, several times faster than reducing a middle axis of small strided blocks
+    b = np.ascontiguousarray(np.moveaxis(lanes_le(data, w), axis, 0))
+    ufunc = {"iadd": np.add, "and": np.bitwise_and}.get(op, np.bitwise_or)
+    return pack_le(ufunc.reduce(b, axis=0, dtype=b.dtype))
 
 
 # -- L1BM <-> PE ------------------------------------------------------------------
