@@ -150,6 +150,7 @@ class Emulator:
         self._scratch: dict = {}          # scratch(): temporaries reused from step to step
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
+        self._cols_w = 2 * self._cols + 1       # _target: a word's flat index, less (a - h) * P - h
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
         self._sizes.update(self.state.words)
         st = self.state
@@ -494,7 +495,7 @@ class Emulator:
             if bar is not None:
                 a = a + bar[None, :]
             if op.tind:
-                a = a + (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
+                a = a + self._t_low()
             return self._work_out(op, a & ~np.int64(n - 1), off)
         if not op.tind:
             if op.cache is None:
@@ -504,9 +505,15 @@ class Emulator:
             if acc is None:
                 acc = op.cache[key] = self._work_out(op, op.addrs + off if off else op.addrs, off)
             return acc
-        t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
-        a = (op.addrs[:, None] + off + t) & ~np.int64(WL[op.width] - 1)   # unaligned run-time addresses truncate
+        a = self._t_low()
+        a += (op.addrs + off)[:, None]
+        if op.width != "w":                       # unaligned run-time addresses truncate
+            a &= ~np.int64(WL[op.width] - 1)
         return self._work_out(op, a, off)
+
+    def _t_low(self) -> np.ndarray:
+        """The low 32 bits of T's first long word, (4, P) int64 (a new array): T-indirect offsets."""
+        return self.state.t.view(np.uint32)[:, :, 0].astype(np.int64)
 
     def _work_out(self, op, a, off):
         sp, n = op.space, WL[op.width]
@@ -529,6 +536,8 @@ class Emulator:
         words = Footprint(lo, hi + n - 1, a, n)
         r0 = a >> 1
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
+            if a.ndim == 2:           # per-PE addresses: _target indexes with them directly
+                return a, words, None, None, None
             half = 1 - (a & 1)
             if a.ndim == 1 and (half == half[0]).all():
                 rows = _strided(r0)                     # one half, evenly strided rows: basic indexing
@@ -690,6 +699,13 @@ class Emulator:
         one ((4, P) addresses a) indexes mem's flat view with one array: about twice as fast in
         numpy as three (rows, PEs, halves)."""
         if a.ndim == 2:
+            if rows is None:          # words (a (long, PE, 2) view): word a of PE p is flat element
+                h = a & 1             # ((a >> 1) * P + p) * 2 + 1 - (a & 1) = (a - h) * P + 2p + 1 - h
+                idx = a - h
+                idx *= mem.shape[1]
+                idx += self._cols_w
+                idx -= h
+                return mem.reshape(-1), (idx,)
             idx = rows * mem.shape[1] + self._cols
             return mem.reshape(-1), (idx if halves is None else idx * 2 + halves,)
         return mem, ((rows,) if halves is None else (rows, slice(None), halves))
