@@ -158,6 +158,7 @@ class Emulator:
         self._token = next(_TOKENS)
         self._plan_key = (self._token, 0, 0, 0, 0)
         self._readers = _NO_READERS      # the running step's bound readers (plan.py)
+        self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
 
     # -- observers ---------------------------------------------------------------------------
@@ -402,10 +403,11 @@ class Emulator:
         plan = self._step_plan(st)
         self._flag_dsts = plan.flag_dsts
         self._readers = plan.readers
-        for e, sem, one in plan.exprs:
+        for e, sem, one, views_ok in plan.exprs:
             self._one = one
+            self._views_ok = views_ok
             sem(e, self)
-        self._one = False
+        self._one = self._views_ok = False
         self._readers = _NO_READERS
         writers = plan.writers
         for e, v0, v1, flags in pending:
@@ -592,7 +594,10 @@ class Emulator:
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
-            return st.fwd[sp]
+            v0, v1 = st.fwd[sp]
+            if v0.ndim > 2:             # a broadcast kept as a view (transfers._down): (cycle, P) now
+                v0, v1 = v0.reshape(v0.shape[0], -1), v1.reshape(v1.shape[0], -1)
+            return v0, v1
         if sp == "fixed":
             v = self._fixed(op.fixed, e.prec or "l")
             return (v[0][:1], v[1][:1]) if self._one else v
@@ -614,6 +619,9 @@ class Emulator:
         return self._fixed_cache[key]
 
     def write_all(self, e, v0, v1, flags):
+        if v0 is not None and v0.ndim > 2 and not self._views_ok:   # a broadcast view: (cycle, P) here
+            v0 = v0.reshape(v0.shape[0], -1)
+            v1 = v1.reshape(v1.shape[0], -1) if v1 is not None else None
         # results that are views of the machine's storage (pass-through reads) are copied now:
         # the commit or a later step may overwrite what they view
         if v0 is not None and v0.base is not None and id(v0.base) in self._owners:

@@ -45,19 +45,31 @@ def _const_reader(value):
     return lambda emu: value
 
 
+def _store(dst, v):
+    """dst (cycle, P) = v, which may be a broadcast view shaped (cycle, L1B, ...) (transfers._down)."""
+    if v.ndim == 2:
+        dst[...] = v
+    else:
+        dst.reshape(v.shape)[...] = v
+
+
 def _memory_writer(sp, words, text, mem, r0, r1):
     """An unmasked store of a result into PE-memory rows r0 (and r1, the second long word of ll)."""
+    d0 = mem[r0]
     if r1 is None:
         def write(emu, e, v0, v1, flags, st):
             for hook in emu.hooks.memory_written:
                 hook(emu, sp, words, text, None)
-            mem[r0] = v0
+            _store(d0, v0)
     else:
+        d1 = mem[r1]
+
         def write(emu, e, v0, v1, flags, st):
             for hook in emu.hooks.memory_written:
                 hook(emu, sp, words, text, None)
-            mem[r0] = v0
-            mem[r1] = v1 if v1 is not None else emu._zeros
+            _store(d0, v0)
+            _store(d1, v1 if v1 is not None else emu._zeros)
+    write.plain_store = True
     return write
 
 
@@ -66,7 +78,8 @@ def _general_writer(op):
 
 
 class StepPlan:
-    """What one step does, decided: ``exprs`` (expression, its semantics, cycle-uniform?),
+    """What one step does, decided: ``exprs`` (expression, its semantics, cycle-uniform?, may
+    its result stay a broadcast view?),
     ``readers`` {id(source operand): reader(emu) -> (v0, v1)} for the operands bound here (the
     others are read by the general path), ``writers`` {id(expression): [writer per destination]},
     ``fwd`` {id(expression): forwarding path} and ``flag_dsts`` (ids of expressions writing a
@@ -94,6 +107,10 @@ class StepPlan:
                     self.readers[id(op)] = rd
         self.writers = {id(e): [self._writer(emu, op, e, st, bind) for op in e.dsts if op.space != "nowrite"]
                         for e in st.exprs}
+        # expressions whose results only plain stores take: they may stay broadcast views
+        self.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False)
+                                                             for w in self.writers[id(e)]))
+                      for e, sem, one in self.exprs]
 
     @staticmethod
     def _reader(emu, op, e, one):

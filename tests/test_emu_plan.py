@@ -35,6 +35,7 @@ PROGRAM = """
     lpassa $mauf $llr160v
     lpassa $peid $lr136
     imax $lr8v $lr16v $omr3; l1bmp $lb0 $llm64v
+    ladd $lbf $lr16v $lr240v
     iadd $lr24v $lm0v $lr96v
     nop
     lpassa $lr8v $lr192v/$imr3
@@ -78,7 +79,7 @@ def _run(text, machine="tiny", seed=0, pfn=False):
     prof = emu.run(assemble(text, "plan_test.vsm"))
     st = emu.state
     arrays = {**{f"mem_{k}": v for k, v in st.mem.items()}, "t": st.t, "omr": st.omr, "l1bm": st.l1bm,
-              "l2bm": st.l2bm, **{f"fwd_{k}_{i}": v[i] for k, v in st.fwd.items() for i in (0, 1)}}
+              "l2bm": st.l2bm, **{f"fwd_{k}_{i}": v[i].reshape(4, -1) for k, v in st.fwd.items() for i in (0, 1)}}
     return {k: np.array(v) for k, v in arrays.items()}, emu.dump, prof.cycles, prof.steps
 
 
