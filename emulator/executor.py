@@ -73,7 +73,7 @@ def _lut_as(lut, dt):
 
 _TOKENS = itertools.count()
 _NO_READERS: dict = {}
-PLANS_PER_STEP = 64       # step plans kept per step (per emulator and PE-memory offsets); more are made per run
+PLANS_PER_STEP = 64       # binding step plans per step (emulator, PE-memory offsets); past them, one that binds nothing
 
 
 # the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
@@ -428,19 +428,23 @@ class Emulator:
     def _step_plan(self, st: Step) -> StepPlan:
         """The step's plan (plan.py) for this emulator and the block's PE-memory offsets, made at
         the step's first run with them.  While an LM base-address register is set, addresses are
-        per PE: a plan then binds no operand (a separate one, made the same way)."""
+        per PE, and past PLANS_PER_STEP offsets plans would pile up: the step then runs with a plan
+        that binds no operand (made the same way, kept once)."""
         key = self._plan_key if self.bar["m"] is None and self.bar["n"] is None else (self._token, None)
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
         plan = plans.get(key)
         if plan is None:
+            if len(plans) >= PLANS_PER_STEP:      # offsets that keep changing: the plan that binds nothing
+                key = (self._token, None)
+                plan = plans.get(key)
+                if plan is not None:
+                    return plan
             try:
-                plan = StepPlan(self, st, _cycle_uniform, bind=key[1] is not None)
+                plan = plans[key] = StepPlan(self, st, _cycle_uniform, bind=key[1] is not None)
             except EmuFault:          # an operand out of range: the general path faults where it is read
                 return StepPlan(self, st, _cycle_uniform, bind=False)
-            if len(plans) < PLANS_PER_STEP:
-                plans[key] = plan
         return plan
 
     def _wait(self, st: Step):
@@ -536,10 +540,10 @@ class Emulator:
             a = a % size
             lo, hi = int(a.min()), int(a.max())
         words = Footprint(lo, hi + n - 1, a, n)
+        if op.width == "w" and a.ndim == 2:    # per-PE word addresses: _target indexes with them directly
+            return a, words, None, None, None
         r0 = a >> 1
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
-            if a.ndim == 2:           # per-PE addresses: _target indexes with them directly
-                return a, words, None, None, None
             half = 1 - (a & 1)
             if a.ndim == 1 and (half == half[0]).all():
                 rows = _strided(r0)                     # one half, evenly strided rows: basic indexing

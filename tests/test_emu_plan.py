@@ -129,6 +129,19 @@ def test_a_base_address_register_unbinds_the_plan(monkeypatch):
     _same_with_and_without_plans(monkeypatch, text)
 
 
+def test_offsets_past_the_plans_kept_run_unbound(monkeypatch):
+    """A step called with more block offsets than PLANS_PER_STEP runs the later ones unbound."""
+    monkeypatch.setattr(executor, "PLANS_PER_STEP", 2)
+    got = _run(PROGRAM)
+    prog = assemble(PROGRAM)
+    Emulator("tiny").run(prog)
+    plans = prog.blocks["b"].stmts[0].plans
+    assert len(plans) == 3 and sum(not p.readers for p in plans.values()) == 1
+    monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    want = _run(PROGRAM)
+    assert got[1:] == want[1:] and all(np.array_equal(got[0][k], want[0][k]) for k in want[0])
+
+
 def test_fp32_fma_rounds_as_before_with_specials():
     """fvfma: the float64 sum of the exact product, rounded once to fp32, normalised."""
     emu = Emulator("tiny")
