@@ -426,26 +426,30 @@ class Emulator:
         self.steps += 1
 
     def _step_plan(self, st: Step) -> StepPlan:
-        """The step's plan (plan.py) for this emulator and the block's PE-memory offsets, made at
-        the step's first run with them.  While an LM base-address register is set, addresses are
-        per PE, and past PLANS_PER_STEP offsets plans would pile up: the step then runs with a plan
-        that binds no operand (made the same way, kept once)."""
-        key = self._plan_key if self.bar["m"] is None and self.bar["n"] is None else (self._token, None)
+        """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
+        that binds operands is made at the step's second run with the same offsets: the first runs
+        with the step's plan that binds nothing (made once), so a block called with ever-new offsets
+        costs what it did before plans.  So does a step while an LM base-address register is set
+        (addresses per PE), and one past PLANS_PER_STEP offsets (plans would pile up)."""
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
+        key = self._plan_key
         plan = plans.get(key)
-        if plan is None:
-            if len(plans) >= PLANS_PER_STEP:      # offsets that keep changing: the plan that binds nothing
-                key = (self._token, None)
-                plan = plans.get(key)
-                if plan is not None:
-                    return plan
+        if plan is not None:
+            return plan
+        general = plans.get(self._token)
+        if general is None:
+            general = plans[self._token] = StepPlan(st, _cycle_uniform)
+        if key in plans and self.bar["m"] is None and self.bar["n"] is None:     # seen once: bind now
             try:
-                plan = plans[key] = StepPlan(self, st, _cycle_uniform, bind=key[1] is not None)
+                plan = plans[key] = general.bound(self, st)
+                return plan
             except EmuFault:          # an operand out of range: the general path faults where it is read
-                return StepPlan(self, st, _cycle_uniform, bind=False)
-        return plan
+                pass
+        elif len(plans) <= PLANS_PER_STEP:
+            plans[key] = None
+        return general
 
     def _wait(self, st: Step):
         """Retire the transfers with the step's tag: until then they are in flight."""

@@ -87,9 +87,10 @@ class StepPlan:
 
     __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts")
 
-    def __init__(self, emu, st, cycle_uniform, bind: bool = True):
+    def __init__(self, st, cycle_uniform):
+        """The step's plan that binds nothing: what does not depend on the block's offsets."""
         self.flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
-        self.exprs = [(e, e.defn.sem, cycle_uniform(e)) for e in st.exprs]
+        self.exprs = [(e, e.defn.sem, cycle_uniform(e), False) for e in st.exprs]
         self.fwd = {}
         if not (st.nop or st.noforward):
             for e in st.exprs:
@@ -100,17 +101,25 @@ class StepPlan:
                 if name:
                     self.fwd[id(e)] = name
         self.readers = {}
-        for e, _, one in self.exprs if bind else ():
+        self.writers = {id(e): [_general_writer(op) for op in e.dsts if op.space != "nowrite"] for e in st.exprs}
+
+    def bound(self, emu, st) -> "StepPlan":
+        """This plan with the operands bound at the emulator's current block offsets."""
+        plan = object.__new__(StepPlan)
+        plan.flag_dsts, plan.fwd = self.flag_dsts, self.fwd
+        plan.readers = {}
+        for e, _, one, _ in self.exprs:
             for op in e.srcs:
                 rd = self._reader(emu, op, e, one)
                 if rd is not None:
-                    self.readers[id(op)] = rd
-        self.writers = {id(e): [self._writer(emu, op, e, st, bind) for op in e.dsts if op.space != "nowrite"]
+                    plan.readers[id(op)] = rd
+        plan.writers = {id(e): [self._writer(emu, op, e, st) for op in e.dsts if op.space != "nowrite"]
                         for e in st.exprs}
         # expressions whose results only plain stores take: they may stay broadcast views
-        self.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False)
-                                                             for w in self.writers[id(e)]))
-                      for e, sem, one in self.exprs]
+        plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False)
+                                                             for w in plan.writers[id(e)]))
+                      for e, sem, one, _ in self.exprs]
+        return plan
 
     @staticmethod
     def _reader(emu, op, e, one):
@@ -127,9 +136,9 @@ class StepPlan:
         return None
 
     @staticmethod
-    def _writer(emu, op, e, st, bind):
+    def _writer(emu, op, e, st):
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
-        if bind and plain(op) and not entry and op.width != "w":
+        if plain(op) and not entry and op.width != "w":
             _, words, r0, r1, views = emu._access(op)
             if views is not None and isinstance(r0, slice):     # rows as a slice: a plain store
                 return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
