@@ -106,13 +106,8 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     if n == 1:
         return f[..., 0].view(np.uint8) * np.uint8(15)
     f = np.ascontiguousarray(f)    # lane k of a row is byte k of a uint16 / uint32
-    if n == 2:
-        v = f.view(np.uint16)[..., 0]
-        if le:                     # byte 0 -> bits 1..0, byte 1 -> bits 3..2
-            v = (v | (v >> np.uint16(6))) & np.uint16(0b101)
-        else:                      # byte 0 -> bits 3..2, byte 1 -> bits 1..0
-            v = ((v << np.uint16(2)) | (v >> np.uint16(8))) & np.uint16(0b101)
-        return (v * np.uint16(3)).astype(np.uint8)
+    if n == 2:                     # the two lanes' bytes as one uint16 index a table: one pass
+        return _NIBBLE_OF_PAIR[le].take(f.view(np.uint16)[..., 0])
     v = f.view(np.uint32)[..., 0]
     if not le:
         v = v.byteswap()
@@ -120,6 +115,18 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     v |= v >> np.uint32(14)
     v &= np.uint32(15)
     return v.astype(np.uint8)
+
+
+def _nibble_of_pair(le: bool) -> np.ndarray:
+    """uint16 (byte 0: lane 0's flag, byte 1: lane 1's, each 0 or 1) -> the nibble, each lane owning
+    2 bits: byte 0 the low bits when le (lanes in memory order), the high bits otherwise."""
+    v = np.arange(1 << 16)
+    b0, b1 = (v & 0xFF) != 0, (v >> 8) != 0
+    lo, hi = (b0, b1) if le else (b1, b0)
+    return (lo * 3 + hi * 12).astype(np.uint8)
+
+
+_NIBBLE_OF_PAIR = {True: _nibble_of_pair(True), False: _nibble_of_pair(False)}
 
 
 def _flags_nibble_general(flag_lanes, msb_first):
@@ -248,27 +255,30 @@ def _bits_result(r, x1):
     return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 
+def _words_result(r, prec, x1):
+    """A bitwise result computed on whole long words (the same bits, lane by lane, whatever the lanes:
+    one numpy call, no lane views); flag: lane zero, worked out from the lanes when asked."""
+    return r, x1, lambda: flags_nibble(lanes_le(r, WIDTH[prec]) == 0, False)
+
+
 @alu_op
 def and_(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) & lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_and(x0, y0), prec, x1)
 
 
 @alu_op
 def or_(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) | lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_or(x0, y0), prec, x1)
 
 
 @alu_op
 def xor(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) ^ lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_xor(x0, y0), prec, x1)
 
 
 @alu_op
 def not_(e, prec, x0, x1, y0, ctx):
-    return _bits_result(~lanes_le(x0, WIDTH[prec]), x1)
+    return _words_result(np.invert(x0), prec, x1)
 
 
 @alu_op
