@@ -4,6 +4,7 @@
     python benchmarks/compiled_kernels.py --emu-timeout 420   # the issue's sizes: ~8 min; the row-major
                                                               # matvec times out (docs/performance.md)
     python benchmarks/compiled_kernels.py --kernel saxpy --no-oclgrind
+    python benchmarks/compiled_kernels.py --quick --baseline /work/wt/base   # steps/s against another checkout
 
 Four kernels, the same OpenCL C source on both sides:
 
@@ -49,6 +50,9 @@ one subprocess per kernel; the child times only the kernel call +
 parent checks the child's result against numpy too.  ratio = Oclgrind time /
 emulator time.  Without oclgrind or pyopencl the Oclgrind columns say why.
 
+``--baseline DIR`` only compares the emulator's speed: each kernel's steps/s in Emulator.run with
+this tree's packages and with DIR's (another checkout), the two taking turns ``--rounds`` times.
+
 Targets (from the issue): emulator wall time at least 10x shorter than
 Oclgrind's; saxpy at >= 50% of the modelled DRAM bandwidth; compile under 2 s.
 The exit status is 0 unless ``--check`` is given and a target is missed or a
@@ -67,8 +71,9 @@ import time
 
 import numpy as np
 
-from kernel_harness import (REPEAT, emulator_child, first_line, fmt_table, oclgrind_child, oclgrind_how, pct,
-                            run_emulator_process, run_oclgrind, short_error, source_tree, timed_out, times)
+from kernel_harness import (REPEAT, compare_checkouts, emulator_child, first_line, fmt_table, oclgrind_child,
+                            oclgrind_how, pct, run_emulator_process, run_oclgrind, short_error, source_tree, timed_out,
+                            times)
 
 MACHINE = "mncore2"
 SEED = 7
@@ -283,6 +288,8 @@ def main(argv=None) -> int:
     ap.add_argument("--emu-timeout", type=float, default=1800.0,
                     help="seconds per kernel for the emulator's build + launch (default 1800)")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed or a result is wrong")
+    ap.add_argument("--baseline", metavar="DIR", help="only compare steps/s with the packages of checkout DIR")
+    ap.add_argument("--rounds", type=int, default=3, help="--baseline: child processes per side and kernel (default 3)")
     ap.add_argument("--oclgrind-child", metavar="DIR", help=argparse.SUPPRESS)
     ap.add_argument("--emulator-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -290,6 +297,11 @@ def main(argv=None) -> int:
         return oclgrind_child(args.oclgrind_child)
     if args.emulator_child:
         return emulator_child(args.emulator_child, check_outputs, MACHINE)
+    if args.baseline:
+        names = [k for k in KERNELS if not args.kernel or k in args.kernel]
+        compare_checkouts([make_case(k, args.quick, args.stencil_2d) for k in names], __file__, args.baseline,
+                          args.rounds, args.emu_timeout)
+        return 0
 
     t_start = time.perf_counter()
     names = [k for k in KERNELS if not args.kernel or k in args.kernel]

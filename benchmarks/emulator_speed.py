@@ -2,6 +2,7 @@
 
     python benchmarks/emulator_speed.py            # about a minute on a 2-core machine
     python benchmarks/emulator_speed.py --help     # runs, loop counts, --check
+    python benchmarks/emulator_speed.py --baseline /work/wt/base   # [1] against another checkout
 
 Prints, in one run:
 
@@ -24,6 +25,11 @@ Prints, in one run:
    the script compares their results, so "equivalent" is checked, not just
    claimed.  Skipped, with a line saying why, when oclgrind or pyopencl
    (``pip install pyopencl``) is missing.
+
+``--baseline DIR`` measures [1] only, in child processes: one imports the emulator from this
+checkout, the other from DIR (another checkout, e.g. today's main), taking turns (``--rounds``
+of each, ``--runs`` timed runs per child), and prints both sides' steps/s and the ratio this /
+DIR of the fastest runs and of the medians: both sides see the same machine load.
 
 The exit status is 0 unless ``--check`` is given and a target is not met.
 This file is not a test: pytest collects only tests/ (pyproject testpaths).
@@ -179,6 +185,54 @@ print(json.dumps({"before": before, "after": after, "state_nbytes": emu.state.nb
 """
 
 
+STEPS_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])                       # the checkout whose emulator is measured
+sys.path.insert(1, sys.argv[2])                       # this script's directory
+import emulator_speed as es
+from emulator import Emulator, assemble
+runs, loops = int(sys.argv[3]), int(sys.argv[4])
+prog = assemble(es.program_text(loops), source="emulator_speed.vsm")
+emu = Emulator(es.MACHINE)
+m = emu.m
+es.load_memory(emu, es.initial_memory(m.n_pe, m.lm_words // 2, m.grf_words // 2, m.n_l1b, m.l1bm_longs))
+res = es.time_runs(emu, prog, runs)
+print(json.dumps({"rates": [s / dt for s, dt, _ in res], "source": es.emulator_source()}))
+"""
+
+
+def steps_child(checkout: str, runs: int, loops: int) -> dict:
+    """[1] in a fresh process that imports the emulator from `checkout`."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {**os.environ, "PYTHONPATH": checkout}
+    r = subprocess.run([sys.executable, "-c", STEPS_CHILD, checkout, here, str(runs), str(loops)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    if r.returncode:
+        raise RuntimeError(f"steps child for {checkout} failed: {r.stderr.strip()[-400:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def compare_baseline(base: str, rounds: int, runs: int, loops: int) -> int:
+    """[1] here and in `base`, alternating; prints both and the ratios."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sides = {"this": here, "base": os.path.abspath(base)}
+    rates = {k: [] for k in sides}
+    src = {}
+    print(f"steps/s of [1] ({BLOCK_STEPS} steps x {loops} loops, {runs} timed runs per child), "
+          f"{rounds} rounds, the two sides taking turns")
+    for i in range(rounds):
+        for k in (("this", "base") if i % 2 == 0 else ("base", "this")):
+            out = steps_child(sides[k], runs, loops)
+            rates[k] += out["rates"]
+            src[k] = out["source"]
+            print(f"    round {i + 1} {k}: " + ", ".join(f"{r:,.0f}" for r in out["rates"]))
+    for k in sides:
+        print(f"{k:>5}: {src[k]}: steps/s best {max(rates[k]):,.0f}, median {statistics.median(rates[k]):,.0f}")
+    print(f"ratio this / base: best {max(rates['this']) / max(rates['base']):.2f}x, "
+          f"median {statistics.median(rates['this']) / statistics.median(rates['base']):.2f}x")
+    return 0
+
+
 def measure_rss(machine: str) -> dict:
     r = subprocess.run([sys.executable, "-c", RSS_CHILD, machine], capture_output=True, text=True, timeout=120)
     if r.returncode:
@@ -314,12 +368,16 @@ def main(argv=None) -> int:
     ap.add_argument("--oclgrind-timeout", type=float, default=180.0)
     ap.add_argument("--no-oclgrind", action="store_true", help="skip the Oclgrind comparison")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is not met")
+    ap.add_argument("--baseline", metavar="DIR", help="compare [1] with the emulator of checkout DIR (child processes)")
+    ap.add_argument("--rounds", type=int, default=3, help="--baseline: child processes per side (default 3)")
     ap.add_argument("--oclgrind-host", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--outdir", help=argparse.SUPPRESS)
     ap.add_argument("--shape", type=int, nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.oclgrind_host:
         return oclgrind_host(args)
+    if args.baseline:
+        return compare_baseline(args.baseline, args.rounds, args.runs, args.loops)
     if args.oclgrind_steps % 32:
         ap.error("--oclgrind-steps must be a multiple of 32 (the block's address pattern)")
 

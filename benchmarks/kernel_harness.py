@@ -256,17 +256,19 @@ def last_json(text) -> dict | None:
     return None
 
 
-def run_emulator_process(case: dict, timeout: float, script: str, child_args=()) -> dict:
+def run_emulator_process(case: dict, timeout: float, script: str, child_args=(), checkout: str | None = None) -> dict:
     """run_emulator in a fresh process (`script --emulator-child DIR *child_args`): a kernel that
     hangs, crashes the interpreter or exhausts memory becomes a row that says so, and no launch
-    sees another kernel's."""
+    sees another kernel's.  checkout: import the emulator (and mncl, translator) from that tree."""
     d = tempfile.mkdtemp(prefix="kernel_harness_emu_")
     try:
         write_case(case, d)
         cmd = [sys.executable, os.path.abspath(script), "--emulator-child", d, *child_args]
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                               env={**os.environ, "MNCL_CACHE": "0"})
+            env = {**os.environ, "MNCL_CACHE": "0"}
+            if checkout:
+                env["PYTHONPATH"] = os.path.abspath(checkout)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired as e:
             res = last_json(e.stdout) or {"stage": "start-up"}
             res["error"] = f"{res.pop('stage', 'launch')} failed: timed out after {timeout:.0f} s (--emu-timeout)"
@@ -280,6 +282,38 @@ def run_emulator_process(case: dict, timeout: float, script: str, child_args=())
         return res
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def compare_checkouts(cases, script: str, checkout: str, rounds: int, timeout: float, child_args=()) -> None:
+    """Each case's emulator steps/s (steps / time in Emulator.run) with this tree's packages and with
+    `checkout`'s, the two taking turns `rounds` times (the same machine load for both); prints the
+    best and the median of each side and their ratios."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f"steps/s in Emulator.run, this tree ({here}) against {os.path.abspath(checkout)}, "
+          f"{rounds} alternating round(s) of child processes per kernel")
+    rows = [("kernel", "steps", "this best", "this median", "base best", "base median", "ratio best", "ratio median")]
+    for case in cases:
+        rates = {"this": [], "base": []}
+        steps = None
+        for i in range(rounds):
+            for side in (("this", "base") if i % 2 == 0 else ("base", "this")):
+                res = run_emulator_process(case, timeout, script, child_args, None if side == "this" else checkout)
+                if "error" in res:
+                    print(f"    [{case['name']}] {side}: {res['error']}")
+                    continue
+                steps = res["steps"]
+                rates[side].append(res["steps"] / max(res["run_s"], 1e-9))
+        if not rates["this"] or not rates["base"]:
+            continue
+        best = {k: max(v) for k, v in rates.items()}
+        med = {k: float(np.median(v)) for k, v in rates.items()}
+        rows.append((case["name"], f"{steps:,}", f"{best['this']:,.0f}", f"{med['this']:,.0f}", f"{best['base']:,.0f}",
+                     f"{med['base']:,.0f}", f"{best['this'] / best['base']:.2f}x", f"{med['this'] / med['base']:.2f}x"))
+        print(f"    [{case['name']}] this {', '.join(f'{r:,.0f}' for r in rates['this'])}; "
+              f"base {', '.join(f'{r:,.0f}' for r in rates['base'])}")
+    print()
+    for line in fmt_table(rows):
+        print(line)
 
 
 # -- Oclgrind ----------------------------------------------------------------------------------------

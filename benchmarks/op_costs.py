@@ -52,6 +52,15 @@ CASES = [
     ("l2bmd up", "    l2bmd $lb0 $lc0\n    nop\n    nop"),
     ("mvd down", "    mvd/n4096i1 $d0 $lc64\n    wait i1\n    nop"),
     ("mvd up", "    mvd/n4096i1 $lc64 $d0\n    wait i1\n    nop"),
+    # the commonest steps of compiled kernels (benchmarks/real_kernels.py: jacobi-2d, gemv_t, atax)
+    ("l1bmp ll", "    l1bmp $llb72 $llm16v\n    nop\n    nop"),
+    ("lpassa", "    lpassa $lr232v $lr272v\n    nop\n    nop"),
+    ("lpassa flag mask", "    inot $lr0v $omr1\n    nop\n    lpassa $lr8v $lr16v/$imr1\n    nop"),
+    ("imax flag", "    imax $lr496v $lr248v $omr5\n    nop\n    nop"),
+    ("msl", "    msl $lr320v $lr344v\n    nop\n    nop"),
+    ("zero", "    zero $lr320v\n    nop\n    nop"),
+    ("iadd; l1bmriiadd", "    iadd $lr0v $lr8v $lr16v; l1bmriiadd $lr24v $lb64\n    nop\n    nop"),
+    ("fvmul; iand", "    iand $lr112v $lr488v $lr248v; fvmul $lr112v $lr160v $lr168v\n    nop\n    nop"),
 ]
 
 

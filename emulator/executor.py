@@ -31,6 +31,7 @@ from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, pack
 from .observers import Footprint, Hooks, Transfer
+from .plan import MASK_LETTER, StepPlan
 from .profile import Counters, Profile
 from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import MEM_NAME, State
@@ -38,10 +39,7 @@ from .transfers import mv_jobs
 
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
-MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
-FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
-                isa.MAU_MREAD: "mreadf"}
 
 
 def _nibble_lut(quarter_bits: int, quarters: tuple) -> np.ndarray:
@@ -74,6 +72,8 @@ def _lut_as(lut, dt):
 
 
 _TOKENS = itertools.count()
+_NO_READERS: dict = {}
+PLANS_PER_STEP = 64       # binding step plans per step (emulator, PE-memory offsets); past them, one that binds nothing
 
 
 # the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
@@ -147,13 +147,18 @@ class Emulator:
         self._zeros = np.zeros((4, self.m.n_pe), dtype=U64)
         self._one = False          # the expression being run is cycle-uniform (_cycle_uniform)
         self._fixed_cache: dict = {}
+        self._scratch: dict = {}          # scratch(): temporaries reused from step to step
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
+        self._cols_w = 2 * self._cols + 1       # _target: a word's flat index, less (a - h) * P - h
         self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
         self._sizes.update(self.state.words)
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
+        self._plan_key = (self._token, 0, 0, 0, 0)
+        self._readers = _NO_READERS      # the running step's bound readers (plan.py)
+        self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
 
     # -- observers ---------------------------------------------------------------------------
@@ -361,11 +366,13 @@ class Emulator:
 
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
-        self.off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
-        for sp, v in self.off.items():
+        self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+        for sp, v in off.items():
             if abs(v) >= 1 << 40:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
                                   node.text, None)
+        # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
+        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0))
         hooks = self.hooks
         for hook in hooks.block_entered:
             hook(self, node)
@@ -391,45 +398,58 @@ class Emulator:
                 hook(self, st)
             self.steps += 1
             return
-        self.pending = []
+        self.pending = pending = []
         self.pending_mem = []
-        plan = self._plans.get(id(st))
-        if plan is None:
-            plan = self._plans[id(st)] = self._plan(st)
-        self._flag_dsts = plan[1]
-        for e in st.exprs:
-            self._one = id(e) in plan[2]
-            e.defn.sem(e, self)
-        self._one = False
-        for e, v0, v1, flags in self.pending:
-            for op in e.dsts:
-                self._write(op, e, v0, v1, flags, st)
+        plan = self._step_plan(st)
+        self._flag_dsts = plan.flag_dsts
+        self._readers = plan.readers
+        for e, sem, one, views_ok in plan.exprs:
+            self._one = one
+            self._views_ok = views_ok
+            sem(e, self)
+        self._one = self._views_ok = False
+        self._readers = _NO_READERS
+        writers = plan.writers
+        for e, v0, v1, flags in pending:
+            for write in writers[id(e)]:
+                write(self, e, v0, v1, flags, st)
         for fn in self.pending_mem:
             fn()
-        if plan[0]:
-            fwd = self.state.fwd
-            for e, v0, v1, _ in self.pending:
-                name = plan[0].get(id(e))
+        if plan.fwd:
+            fwd, names = self.state.fwd, plan.fwd
+            for e, v0, v1, _ in pending:
+                name = names.get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
         for hook in self.hooks.step_executed:
             hook(self, st)
         self.steps += 1
 
-    def _plan(self, st: Step):
-        """What a step needs beyond its semantics: which forwarding path each result feeds, which
-        expressions write a mask entry, which are cycle-uniform."""
-        flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
-        one = frozenset(id(e) for e in st.exprs if _cycle_uniform(e))
-        if st.nop or st.noforward:
-            return {}, flag_dsts, one
-        names = {}
-        for e in st.exprs:
-            g = e.defn.group
-            if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
-                g = isa.L1BM_TURN
-            names[id(e)] = FWD_OF_GROUP.get(g)
-        return names, flag_dsts, one
+    def _step_plan(self, st: Step) -> StepPlan:
+        """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
+        that binds operands is made at the step's second run with the same offsets: the first runs
+        with the step's plan that binds nothing (made once), so a block called with ever-new offsets
+        costs what it did before plans.  So does a step while an LM base-address register is set
+        (addresses per PE), and one past PLANS_PER_STEP offsets (plans would pile up)."""
+        plans = st.plans
+        if plans is None:
+            plans = st.plans = {}
+        key = self._plan_key
+        plan = plans.get(key)
+        if plan is not None:
+            return plan
+        general = plans.get(self._token)
+        if general is None:
+            general = plans[self._token] = StepPlan(st, _cycle_uniform)
+        if key in plans and self.bar["m"] is None and self.bar["n"] is None:     # seen once: bind now
+            try:
+                plan = plans[key] = general.bound(self, st)
+                return plan
+            except EmuFault:          # an operand out of range: the general path faults where it is read
+                pass
+        elif len(plans) <= PLANS_PER_STEP:
+            plans[key] = None
+        return general
 
     def _wait(self, st: Step):
         """Retire the transfers with the step's tag: until then they are in flight."""
@@ -445,6 +465,15 @@ class Emulator:
     # -- the ctx interface of semantics.py and transfers.py ----------------------------------------
     def zeros(self):
         return self._zeros
+
+    def scratch(self, shape: tuple, dtype, slot: int = 0) -> np.ndarray:
+        """A buffer reused by every step: for a temporary that the caller lets go of before it
+        returns (never a result: results live on in the pending writes and forwarding paths)."""
+        key = (shape, dtype, slot)
+        buf = self._scratch.get(key)
+        if buf is None:
+            buf = self._scratch[key] = np.empty(shape, dtype)
+        return buf
 
     def full(self, value: int):
         return np.full((4, self.m.n_pe), value, dtype=U64)
@@ -476,7 +505,7 @@ class Emulator:
             if bar is not None:
                 a = a + bar[None, :]
             if op.tind:
-                a = a + (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
+                a = a + self._t_low()
             return self._work_out(op, a & ~np.int64(n - 1), off)
         if not op.tind:
             if op.cache is None:
@@ -486,9 +515,15 @@ class Emulator:
             if acc is None:
                 acc = op.cache[key] = self._work_out(op, op.addrs + off if off else op.addrs, off)
             return acc
-        t = (self.state.t[:, :, 0] & U64(0xFFFFFFFF)).astype(np.int64)
-        a = (op.addrs[:, None] + off + t) & ~np.int64(WL[op.width] - 1)   # unaligned run-time addresses truncate
+        a = self._t_low()
+        a += (op.addrs + off)[:, None]
+        if op.width != "w":                       # unaligned run-time addresses truncate
+            a &= ~np.int64(WL[op.width] - 1)
         return self._work_out(op, a, off)
+
+    def _t_low(self) -> np.ndarray:
+        """The low 32 bits of T's first long word, (4, P) int64 (a new array): T-indirect offsets."""
+        return self.state.t.view(np.uint32)[:, :, 0].astype(np.int64)
 
     def _work_out(self, op, a, off):
         sp, n = op.space, WL[op.width]
@@ -509,6 +544,8 @@ class Emulator:
             a = a % size
             lo, hi = int(a.min()), int(a.max())
         words = Footprint(lo, hi + n - 1, a, n)
+        if op.width == "w" and a.ndim == 2:    # per-PE word addresses: _target indexes with them directly
+            return a, words, None, None, None
         r0 = a >> 1
         if op.width == "w":           # the word's half of its long word (0 upper), as r1
             half = 1 - (a & 1)
@@ -543,6 +580,9 @@ class Emulator:
         return a, words, r0, r1, views
 
     def read(self, op, e):
+        rd = self._readers.get(id(op))
+        if rd is not None:            # bound by the step's plan
+            return rd(self)
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
@@ -562,7 +602,10 @@ class Emulator:
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
-            return st.fwd[sp]
+            v0, v1 = st.fwd[sp]
+            if v0.ndim > 2:             # a broadcast kept as a view (transfers._down): (cycle, P) now
+                v0, v1 = v0.reshape(v0.shape[0], -1), v1.reshape(v1.shape[0], -1)
+            return v0, v1
         if sp == "fixed":
             v = self._fixed(op.fixed, e.prec or "l")
             return (v[0][:1], v[1][:1]) if self._one else v
@@ -584,6 +627,9 @@ class Emulator:
         return self._fixed_cache[key]
 
     def write_all(self, e, v0, v1, flags):
+        if v0 is not None and v0.ndim > 2 and not self._views_ok:   # a broadcast view: (cycle, P) here
+            v0 = v0.reshape(v0.shape[0], -1)
+            v1 = v1.reshape(v1.shape[0], -1) if v1 is not None else None
         # results that are views of the machine's storage (pass-through reads) are copied now:
         # the commit or a later step may overwrite what they view
         if v0 is not None and v0.base is not None and id(v0.base) in self._owners:
@@ -669,6 +715,13 @@ class Emulator:
         one ((4, P) addresses a) indexes mem's flat view with one array: about twice as fast in
         numpy as three (rows, PEs, halves)."""
         if a.ndim == 2:
+            if rows is None:          # words (a (long, PE, 2) view): word a of PE p is flat element
+                h = a & 1             # ((a >> 1) * P + p) * 2 + 1 - (a & 1) = (a - h) * P + 2p + 1 - h
+                idx = a - h
+                idx *= mem.shape[1]
+                idx += self._cols_w
+                idx -= h
+                return mem.reshape(-1), (idx,)
             idx = rows * mem.shape[1] + self._cols
             return mem.reshape(-1), (idx if halves is None else idx * 2 + halves,)
         return mem, ((rows,) if halves is None else (rows, slice(None), halves))

@@ -134,6 +134,7 @@ class Step:
     wait: int | None = None      # tag awaited before this step issues
     groups: tuple = ()
     src: int = 0                 # C source line a '# line N' comment names (0: none)
+    plans: dict | None = field(default=None, compare=False, repr=False)   # the executor's step plans (plan.py)
 
 
 @dataclass

@@ -106,13 +106,8 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     if n == 1:
         return f[..., 0].view(np.uint8) * np.uint8(15)
     f = np.ascontiguousarray(f)    # lane k of a row is byte k of a uint16 / uint32
-    if n == 2:
-        v = f.view(np.uint16)[..., 0]
-        if le:                     # byte 0 -> bits 1..0, byte 1 -> bits 3..2
-            v = (v | (v >> np.uint16(6))) & np.uint16(0b101)
-        else:                      # byte 0 -> bits 3..2, byte 1 -> bits 1..0
-            v = ((v << np.uint16(2)) | (v >> np.uint16(8))) & np.uint16(0b101)
-        return (v * np.uint16(3)).astype(np.uint8)
+    if n == 2:                     # the two lanes' bytes as one uint16 index a table: one pass
+        return _NIBBLE_OF_PAIR[le].take(f.view(np.uint16)[..., 0])
     v = f.view(np.uint32)[..., 0]
     if not le:
         v = v.byteswap()
@@ -120,6 +115,18 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     v |= v >> np.uint32(14)
     v &= np.uint32(15)
     return v.astype(np.uint8)
+
+
+def _nibble_of_pair(le: bool) -> np.ndarray:
+    """uint16 (byte 0: lane 0's flag, byte 1: lane 1's, each 0 or 1) -> the nibble, each lane owning
+    2 bits: byte 0 the low bits when le (lanes in memory order), the high bits otherwise."""
+    v = np.arange(1 << 16)
+    b0, b1 = (v & 0xFF) != 0, (v >> 8) != 0
+    lo, hi = (b0, b1) if le else (b1, b0)
+    return (lo * 3 + hi * 12).astype(np.uint8)
+
+
+_NIBBLE_OF_PAIR = {True: _nibble_of_pair(True), False: _nibble_of_pair(False)}
 
 
 def _flags_nibble_general(flag_lanes, msb_first):
@@ -248,27 +255,30 @@ def _bits_result(r, x1):
     return pack_le(r), x1, lambda: flags_nibble(r == 0, False)
 
 
+def _words_result(r, prec, x1):
+    """A bitwise result computed on whole long words (the same bits, lane by lane, whatever the lanes:
+    one numpy call, no lane views); flag: lane zero, worked out from the lanes when asked."""
+    return r, x1, lambda: flags_nibble(lanes_le(r, WIDTH[prec]) == 0, False)
+
+
 @alu_op
 def and_(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) & lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_and(x0, y0), prec, x1)
 
 
 @alu_op
 def or_(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) | lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_or(x0, y0), prec, x1)
 
 
 @alu_op
 def xor(e, prec, x0, x1, y0, ctx):
-    w = WIDTH[prec]
-    return _bits_result(lanes_le(x0, w) ^ lanes_le(y0, w), x1)
+    return _words_result(np.bitwise_xor(x0, y0), prec, x1)
 
 
 @alu_op
 def not_(e, prec, x0, x1, y0, ctx):
-    return _bits_result(~lanes_le(x0, WIDTH[prec]), x1)
+    return _words_result(np.invert(x0), prec, x1)
 
 
 @alu_op
@@ -446,16 +456,26 @@ def packbit(e, prec, x0, x1, y0, ctx):
     return pack(r), x1, lambda: flags_nibble(sign_flags(yb, w))
 
 
+def _mab_rotate(x0: np.ndarray, shift: int) -> np.ndarray:
+    """x0 (cycles, P) with PE i's long word moved to PE i+shift of its MAB (mod 4): two slice copies
+    into one new array (np.roll on the (MAB, cycle, PE) view costs ten times as much)."""
+    src = x0.reshape(x0.shape[0], -1, 4)
+    out = np.empty(src.shape, dtype=x0.dtype)
+    out[..., shift:] = src[..., :4 - shift]
+    out[..., :shift] = src[..., 4 - shift:]
+    return out.reshape(x0.shape)
+
+
 @alu_op
 def msl(e, prec, x0, x1, y0, ctx):
     """PE i's long word moves to PE i+1 of its MAB (0->1->2->3->0)."""
-    return from_mab(np.roll(to_mab(x0), 1, axis=2)), x1, None
+    return _mab_rotate(x0, 1), x1, None
 
 
 @alu_op
 def msr(e, prec, x0, x1, y0, ctx):
     """PE i's long word moves to PE i-1 of its MAB."""
-    return from_mab(np.roll(to_mab(x0), -1, axis=2)), x1, None
+    return _mab_rotate(x0, 3), x1, None
 
 
 # -- MAU vector mode ----------------------------------------------------------
@@ -549,6 +569,16 @@ def vfma(e, ctx):
     """x*y + z per lane (the fp32 addend of a half FMA: mau_acc_in)."""
     x, x1, raw = _mau_x(e, ctx)
     with np.errstate(invalid="ignore", over="ignore"):
+        if x.dtype == np.float32:     # fp32 lanes: the same float64 sum of the exact product, in two
+            r = ctx.scratch(x.shape, np.float64, 0)          # reused buffers; a plain cast-copy is
+            t = ctx.scratch(x.shape, np.float64, 1)          # several times cheaper than a ufunc
+            np.copyto(r, x)                                  # casting its inputs as it goes
+            np.copyto(t, mau_in(ctx, e.srcs[1], e, e.prec, raw)[0])
+            np.multiply(r, t, out=r)
+            np.copyto(t, mau_in(ctx, e.srcs[2], e, e.prec, raw)[0])
+            np.add(r, t, out=r)
+            mau_out(ctx, e, r, e.prec, x1, raw)      # rounds r into a new fp32 array: r does not escape
+            return
         r = _product(e, ctx, x, raw)
         z = mau_acc_in(ctx, e.srcs[2], e) if e.prec == "h" else mau_in(ctx, e.srcs[2], e, e.prec, raw)[0]
         np.add(r, z, out=r)

@@ -96,6 +96,8 @@ class State:
         self.dram = [PagedMemory(m.dram_longs) for _ in range(m.groups)]
         self.pdm = [PagedMemory(m.pdm_longs) for _ in range(m.groups)]
         z = np.zeros((4, P), dtype=U64)
+        # the forwarding paths' last values; an L1BM broadcast's may be a view shaped (cycle, L1B, ...)
+        # with P elements per cycle (transfers._down), made (cycle, P) when it is read
         self.fwd = {k: (z, z) for k in ("aluf", "mauf", "lbf", "mreadf")}
         # tree coordinates of every PE: group, l2b, l1b, mab, pe
         idx = np.arange(P)

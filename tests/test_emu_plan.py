@@ -1,0 +1,226 @@
+"""The executor's step plans and the cheaper computations of issue 22, against what they replace.
+
+A step plan (emulator/plan.py) binds a step's operands once per block offset; a run with plans
+must leave exactly the state, dumps and cycles of a run where every operand goes through the
+general path.  The cheaper computations (fp32 FMA through reused float64 buffers, integer
+reductions along a moved axis, MAB rotations by slices, T-indirect word indexing) must give the
+bits of the straightforward formulas.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emulator.executor as executor
+from emulator.asm import assemble
+from emulator.executor import Emulator
+from emulator.numbers import WIDTH, lanes, pack
+from emulator.plan import StepPlan
+from emulator.semantics import _mab_rotate
+from emulator.transfers import reduce
+from test_fast_paths import fp32_values, reference_normalize
+
+FIDELITY = Path(__file__).parent / "fidelity"
+
+# Operand forms the plans bind or leave alone: block offsets, ll pairs, words, _Same (no auto-stride),
+# fixed values, forwarding, cycle-uniform expressions, fixed and flag-entry masks, T-indirect reads
+# and writes, a base-address register, the L1BM and the reduce network.
+PROGRAM = """
+.block b
+    linc $lr0v $lr64v
+    ladd $aluf $lr16v $lr128v; fvfma $lm0v $ln0v $lr0v $ls64v
+    lpassa $mauf $llr160v
+    lpassa $peid $lr136
+    imax $lr8v $lr16v $omr3; l1bmp $lb0 $llm64v
+    ladd $lbf $lr16v $lr240v
+    iadd $lr24v $lm0v $lr96v
+    nop
+    lpassa $lr8v $lr192v/$imr3
+    lpassa $lm8v $lr200v/1010
+    ipassa $lm2 $ls8
+    msl $lr8v $ls128v; l1bmriiadd $ln16v $lb64
+    msr $ls16v $ls136v
+    zero $ln128v
+    nop
+    ipassa $mt4 $ls200v
+    nop
+    nop
+    ipassa $ls200v $mt16
+    nop
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b m=%i*8 r=%i*16 s=%i*32
+.endloop
+d get $ls200n0c0b0m0p0 4
+d get $ln16n0c0b0m0p0 2
+ipassa $subpeid $lmb
+nop
+nop
+lpassa $lm0v $lr220v
+zero $lmb
+nop
+nop
+"""
+
+
+def _fill(emu, seed):
+    rng = np.random.default_rng(seed)
+    for sp, mem in emu.state.mem.items():
+        mem[:256] = fp32_values(rng, mem[:256].size * 2).view(np.uint64).reshape(mem[:256].shape)
+    emu.state.t[...] = rng.integers(0, 64, emu.state.t.shape, dtype=np.uint64)
+    emu.state.l1bm[:, :256] = rng.integers(0, 1 << 63, emu.state.l1bm[:, :256].shape, dtype=np.uint64)
+
+
+def _run(text, machine="tiny", seed=0, pfn=False):
+    """Two runs of the program on one emulator (a step binds its operands at its second run with the
+    same offsets), then the state."""
+    emu = Emulator(machine, pfn=pfn)
+    _fill(emu, seed)
+    prog = assemble(text, "plan_test.vsm")
+    emu.run(prog)
+    prof = emu.run(prog)
+    st = emu.state
+    arrays = {**{f"mem_{k}": v for k, v in st.mem.items()}, "t": st.t, "omr": st.omr, "l1bm": st.l1bm,
+              "l2bm": st.l2bm, **{f"fwd_{k}_{i}": v[i].reshape(4, -1) for k, v in st.fwd.items() for i in (0, 1)}}
+    return {k: np.array(v) for k, v in arrays.items()}, emu.dump, prof.cycles, prof.steps
+
+
+class _Unbound(StepPlan):
+    """A plan that binds nothing: every operand through the executor's general path."""
+
+    __slots__ = ()
+
+    def bound(self, emu, st):
+        return self
+
+
+def _same_with_and_without_plans(monkeypatch, text, **kw):
+    got = _run(text, **kw)
+    monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    want = _run(text, **kw)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+def test_the_program_uses_the_forms_it_claims():
+    """PROGRAM really runs bound operands, general ones and both kinds of writer."""
+    emu = Emulator("tiny")
+    prog = assemble(PROGRAM)
+    emu.run(prog)
+    steps = [st for st in prog.blocks["b"].stmts if st.exprs]
+    assert not [p for st in steps for p in st.plans.values() if p is not None and p.readers]
+    emu.run(prog)                      # the second run with the same offsets binds
+    plans = [p for st in steps for p in st.plans.values() if p is not None]
+    assert len(plans) == 4 * len(steps)        # one per offset, and the one that binds nothing
+    kinds = {w.__qualname__.split(".")[0] for p in plans for ws in p.writers.values() for w in ws}
+    assert kinds == {"_memory_writer", "_general_writer"}
+    assert any(p.readers for p in plans)
+
+
+def test_plans_change_no_result(monkeypatch):
+    _same_with_and_without_plans(monkeypatch, PROGRAM)
+
+
+@pytest.mark.parametrize("path", sorted(FIDELITY.glob("*.vsm")), ids=lambda p: p.stem)
+def test_plans_change_no_published_program(monkeypatch, path):
+    text = path.read_text()
+    machine = re.search(r"^# machine:\s*(\S+)", text, re.M)
+    _same_with_and_without_plans(monkeypatch, text, pfn="# mode: pfn" in text,
+                                 machine=machine[1] if machine else "tiny")
+
+
+def test_a_base_address_register_unbinds_the_plan(monkeypatch):
+    """While $lmb is set, LM0 addresses are per PE: the same step runs with a plan that binds nothing."""
+    text = "ipassa $subpeid $lmb\nnop\nnop\nlpassa $lm0v $lr8v\nnop\nnop\nlpassa $lm8v $lr16v\nnop\n"
+    _same_with_and_without_plans(monkeypatch, text)
+
+
+def test_offsets_past_the_plans_kept_run_unbound(monkeypatch):
+    """A step called with more block offsets than PLANS_PER_STEP runs the later ones unbound."""
+    monkeypatch.setattr(executor, "PLANS_PER_STEP", 2)
+    got = _run(PROGRAM)
+    prog = assemble(PROGRAM)
+    emu = Emulator("tiny")
+    emu.run(prog)
+    emu.run(prog)
+    plans = [p for p in prog.blocks["b"].stmts[0].plans.values() if p is not None]
+    assert sorted(bool(p.readers) for p in plans) == [False, True, True]   # two offsets' and the general one
+    monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    want = _run(PROGRAM)
+    assert got[1:] == want[1:] and all(np.array_equal(got[0][k], want[0][k]) for k in want[0])
+
+
+def test_fp32_fma_rounds_as_before_with_specials():
+    """fvfma: the float64 sum of the exact product, rounded once to fp32, normalised."""
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(5)
+    xs, ys, zs = (fp32_values(rng, 4 * P * 2).reshape(4, P, 2) for _ in range(3))
+    for c in range(4):
+        emu.write_pe("r", 8 + 2 * c, xs[c].view(np.uint64))
+        emu.write_pe("r", 16 + 2 * c, ys[c].view(np.uint64))
+        emu.write_pe("r", 24 + 2 * c, zs[c].view(np.uint64))
+    emu.run(assemble("fvfma $lr8v -$lr16v $lr24v $lr0v\nnop\nnop\n"))
+    got = np.stack([emu.read_pe("r", 2 * c)[:, 0] for c in range(4)])
+    with np.errstate(all="ignore"):
+        x, y, z = (v.view(np.float32).astype(np.float64) for v in (xs, ys ^ np.uint32(0x80000000), zs))
+        r = (x * y + z).astype(np.float32)
+    assert np.array_equal(got, reference_normalize(r.view(np.uint32), 32).view(np.uint64)[..., 0])
+
+
+@pytest.mark.parametrize("rop", ["liadd", "iiadd", "siadd", "land", "ior", "sband", "lbor"])
+@pytest.mark.parametrize("shape,axis", [((4, 2, 16, 4, 1), 2), ((4, 3, 4, 4, 2), 2), ((3, 16, 8), 1), ((5, 7), 0)])
+def test_integer_reductions_lane_by_lane(rop, shape, axis):
+    rng = np.random.default_rng(len(shape) * 10 + axis)
+    data = rng.integers(0, 1 << 64, shape, dtype=np.uint64)
+    w = WIDTH[rop[0]]
+    op = rop[1:].replace("band", "and").replace("bor", "or")
+    lanes_in = lanes(data, w)
+    ufunc = {"iadd": np.add, "and": np.bitwise_and, "or": np.bitwise_or}[op]
+    want = pack(ufunc.reduce(lanes_in, axis=axis, dtype=lanes_in.dtype))
+    assert np.array_equal(reduce(data, axis, rop), want)
+
+
+@pytest.mark.parametrize("cycles", [4, 1])
+def test_mab_rotation_is_a_roll_within_each_mab(cycles):
+    rng = np.random.default_rng(cycles)
+    x = rng.integers(0, 1 << 63, (cycles, 64), dtype=np.uint64)
+    for shift, sem_shift in ((1, 1), (3, -1)):
+        want = np.roll(x.reshape(cycles, -1, 4), sem_shift, axis=2).reshape(cycles, -1)
+        assert np.array_equal(_mab_rotate(x, shift), want)
+        wide = np.broadcast_to(x[:1], (4, 64))          # a broadcast operand (one long word, all cycles)
+        assert np.array_equal(_mab_rotate(wide, shift),
+                              np.roll(np.array(wide).reshape(4, -1, 4), sem_shift, axis=2).reshape(4, -1))
+
+
+def test_t_indirect_words_read_and_write_the_addressed_words():
+    """$mt<a>: PE p's word a + T[c, p] (low 32 bits of T's first long word) in each cycle c."""
+    emu = Emulator("tiny")
+    P = emu.m.n_pe
+    rng = np.random.default_rng(3)
+    words = rng.integers(0, 1 << 32, (P, 64), dtype=np.uint64).astype(np.uint32)
+    for a in range(0, 64, 2):
+        emu.write_pe("m", a, ((words[:, a].astype(np.uint64) << np.uint64(32)) | words[:, a + 1])[:, None])
+    t = rng.integers(0, 40, (4, P), dtype=np.uint64)
+    emu.state.t[:, :, 0] = t | (rng.integers(1, 8, (4, P), dtype=np.uint64) << np.uint64(32))  # high bits ignored
+    for c in range(4):
+        emu.write_pe("r", 16 + 2 * c, rng.integers(0, 1 << 63, P, dtype=np.uint64))
+    emu.run(assemble("ipassa $mt3 $lr0v\nnop\nnop\nipassa $lr16v $mt64\nnop\n"))
+    got = np.stack([emu.read_pe("r", 2 * c)[:, 0] for c in range(4)])
+    addr = 3 + t.astype(np.int64)
+    want = words[np.arange(P)[None, :], addr].astype(np.uint64) << np.uint64(32)
+    assert np.array_equal(got >> np.uint64(32), want >> np.uint64(32))
+    # the write: cycle c's word of $lr16v (its upper half) to word 64 + T[c, p] of LM0, later cycles last
+    src = np.stack([emu.read_pe("r", 16 + 2 * c)[:, 0] >> np.uint64(32) for c in range(4)]).astype(np.uint32)
+    lm0 = emu.read_words("m", 0, 128)
+    for p in range(P):
+        expect = {}
+        for c in range(4):
+            expect[64 + int(t[c, p])] = src[c, p]
+        for a, v in expect.items():
+            assert lm0[p, a] == v, (p, a)
