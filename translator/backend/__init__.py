@@ -26,6 +26,7 @@ from .verify import enabled as verifying, verify
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
+from .colplan import pipeline_columns
 from .prefetch import prefetch_waves
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
@@ -58,6 +59,7 @@ class KernelBinary:
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
+    plans: list = field(default_factory=list)       # [C line, buffer, plan]: transfer plans chosen (colplan.py)
 
     def to_dict(self):
         return asdict(self)
@@ -132,6 +134,14 @@ def _select(b: Build) -> dict:
     return {"em": em, "tree": tree}
 
 
+def _columns(b: Build) -> dict:
+    em = b.em
+
+    def alloc(n):       # None when L2BM has no room (alloc_lc would raise and stay past the end)
+        return em.alloc_lc(n) if em.lc_next + n <= b.lay.l2bm_longs else None
+    return {"tree": pipeline_columns(b.tree, b.lay, alloc, em.columns, em.plans)}
+
+
 def _prefetch(b: Build) -> dict:
     return {"tree": prefetch_waves(b.tree, b.em.memory.prefetch_loads(), b.lay, b.em.alloc_lc)}
 
@@ -151,6 +161,7 @@ PIPELINE = (
     ("cleanup: sink into branches", "cleanup",    lambda b: {"tree": sink_into_branches(b.tree)}),
     ("cleanup: carried copies",     "cleanup",    lambda b: {"tree": coalesce_carried(b.tree)}),
     ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
+    ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
@@ -234,7 +245,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [list(x) for x in em.oob_sites], sorted(em.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
-                        [] if resident or candidates(True) == candidates() else candidates(True))
+                        [] if resident or candidates(True) == candidates() else candidates(True),
+                        [[line, buf, "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

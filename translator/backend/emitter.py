@@ -74,6 +74,8 @@ class Emitter:
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
         self.own_share_loads = []         # ... of buffers it writes (prefetch.py, if it only stores p[gid])
+        self.columns = {}                 # staged loads in loops (their MVs' chain) -> (C line, buffer): colplan.py
+        self.plans = {}                   # (C line, buffer) -> the plans colplan.py chose (mncl-cc --stats)
         self.scatters = False             # a buffer parameter is stored to other than at p[gid]
         self.wide_args = wide_args        # by-value arguments wider than 8 bytes -> their slots
         self.wide_vals = {}               # (slot, byte, type) -> Val of an element of one

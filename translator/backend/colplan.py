@@ -1,0 +1,298 @@
+"""The column plan: a load that walks a read-only buffer by a pitch per pass of a counted loop
+(``A[k*n + i]``, access class "column"; also ``x[i + k]``) moves the next pass's share while this
+pass computes.
+
+codegen stages such a load in every pass (Memory.shifted_load -> long_shift_load -> staged): the
+MV of the wave's share moved by the pass's shift into L2BM, then ``wait``, l2bmd, l1bmd, so each
+pass waits out its transfer's whole latency.  Memory records those loads (``Memory.columns``:
+their MVs' ``chain``); this pass, after packing.py (which multi-buffers the loads of the loops it
+packs) and before the wave prefetch, double-buffers them in every other counted loop
+``.loop %n = a, b`` (step 1)::
+
+    .if a < b [and the load's branch conditions at a]
+        pass a's MV into set a & 1
+    .loop %n = a, b
+        .if (%n & 1) == 0
+            .if %n + 1 < b [and the load's branch conditions at %n + 1]
+                pass %n + 1's MV into set 1             (its own L2BM area and tag)
+            the body, the load waiting on set 0 and moving from its area: no MV
+        .else
+            the same with the sets the other way round  (a copy with fresh registers)
+        .endif
+    .endloop
+
+No MV goes past the last pass, and every MV issued is waited for in the pass it belongs to, so no
+transfer is in flight after the loop.  The buffer is replicated (never written during the launch),
+so moving a pass's share early cannot read what a store of the loop has not written yet; the
+loop's own stores keep their waits (settle_stores).  A load under sequencer branches (an odd
+shift's second long word, ``.if u & 1``) is issued under the same branches taken at the next pass.
+
+A load keeps codegen's form (and --stats says why) when its address or a branch it runs under
+reads a register the loop assigns (the next pass's value is not known a pass early), when it is
+inside an inner loop or a per-lane branch, when its wait / l2bmd / l1bmd were moved apart by the
+cleanups, or when L2BM or the MV tags have no room for a second set.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import replace
+
+from .abi import CODEGEN_TAGS
+from .ops import Call, IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny
+from .packing import moved
+from .seqexpr import Num, Paren, Reg, all_of, at, binary, compare, negation
+from .versioning import KIDS, events, fresh_registers
+
+ENABLED = True          # tests switch it off to compare against the unpipelined loop
+DEPTHS = (4, 3, 2)      # buffer sets tried: pass k + depth - 1's MV goes out before pass k waits
+
+PIPELINED = "column: double-buffered shifted load"
+PER_PASS = "column: shifted load waited for in every pass"
+PACKED = "column: packed, multi-buffered (packing.py)"
+
+_COUNT = itertools.count(1)     # the registers holding a loop's first pass (%col<k>)
+_TAG = re.compile(r"(?:/n\d+i|wait i)(\d+)\b")
+
+
+def pipeline_columns(tree: list, lay, alloc_lc, columns: dict, plans: dict) -> list:
+    """tree with the staged column loads (`columns`: MV chain -> (C line, buffer)) of its counted
+    loops double-buffered; `plans` gets, per (line, buffer), the plans chosen (a set of texts)."""
+    if not columns:
+        return tree
+    used = {int(m) for it in _all(tree) for m in _TAG.findall(_text(it))}
+    slots = _Slots([t for t in CODEGEN_TAGS if t not in used], alloc_lc, lay.stripe // lay.l2b)
+
+    def note(chain, text):
+        plans.setdefault(columns[chain], set()).add(text)
+    for chain in _packed(tree):
+        if chain in columns:
+            note(chain, PACKED)
+
+    def visit(items):
+        k = 0
+        while k < len(items):
+            it = items[k]
+            for attr in KIDS:
+                visit(getattr(it, attr, ()))
+            new = _Pipeline(it, columns, note, slots, tree, lay).rewrite() \
+                if isinstance(it, SeqLoop) else None
+            if new is not None:
+                items[k:k + 1] = new
+                k += len(new)
+                continue
+            k += 1
+    if ENABLED:
+        visit(tree)
+    else:
+        for chain in columns:
+            note(chain, PER_PASS + " (the column plan is switched off)")
+    return tree
+
+
+class _Slots:
+    """The staging of pipelined loads: per slot, the MV tags and L2BM areas of its buffer sets.
+    A loop's transfers are all waited for inside it, so loops run one after the other share
+    slots; a loop takes none that a loop inside it uses (its tags appear in its body)."""
+
+    def __init__(self, free_tags, alloc_lc, size):
+        self.free, self.alloc_lc, self.size = free_tags, alloc_lc, size
+        self.slots = []                 # (tags, areas), one per set
+
+    def take(self, n: int, busy: set):
+        """n slots none of whose tags is in `busy`, made as needed (None: no room)."""
+        out = [x for x in self.slots if not busy & set(x[0])][:n]
+        while len(out) < n:
+            for depth in DEPTHS:            # fewer sets when MV tags or L2BM run short
+                base = self.alloc_lc(depth * self.size) if depth <= len(self.free) else None
+                if base is not None:
+                    tags, self.free = self.free[:depth], self.free[depth:]
+                    self.slots.append((tags, [base + s * self.size for s in range(depth)]))
+                    out.append(self.slots[-1])
+                    break
+            else:
+                return None
+        return out
+
+
+class _Pipeline:
+    """One counted loop's staged column loads, double-buffered (rewrite), or why not (note)."""
+
+    def __init__(self, loop, columns, note, slots, tree, lay):
+        self.loop, self.columns, self.note, self.steps = loop, columns, note, lay.l2bmd_steps
+        self.slots, self.size, self.tree = slots, slots.size, tree
+        self.assigned = {loop.reg.name} | {x.reg.name for x in _all(loop.body) if isinstance(x, (SeqSet, SeqLoop))}
+
+    def rewrite(self):
+        """[the first pass's MVs, the loop] with its column loads double-buffered, or None."""
+        L = self.loop
+        loads = []                  # (MV, its chain ops, the branch conditions it runs under)
+        self.collect(L.body, (), loads, top=True)
+        if not loads:
+            return None
+        if L.step != Num(1) or (L.start.regs() | L.stop.regs()) & self.assigned:
+            return self.refuse(loads, "the loop does not count up by one from bounds it keeps")
+        ok = []
+        for mv, ops, conds in loads:
+            why = self.why_not(mv, conds)
+            if why:
+                self.note(mv.chain, f"{PER_PASS} ({why})")
+            else:
+                ok.append((mv, ops, conds))
+        if not ok:
+            return None
+        taken = self.slots.take(len(ok), {int(m) for it in _all(L.body) for m in _TAG.findall(_text(it))})
+        if taken is None:
+            return self.refuse(ok, "no MV tags or L2BM left for a second buffer")
+        depth = min(len(t) for t, _ in taken)
+        sets = [[(tags[s], areas[s]) for s in range(depth)] for tags, areas in taken]   # per load, per set
+        roles = {}
+        for i, (mv, ops, _) in enumerate(ok):
+            roles[id(mv)] = (i, "mv")
+            for o in ops:
+                roles[id(o)] = (i, "op")
+        reg, stop = L.reg, L.stop
+
+        def issue(k, s):
+            """Pass k's MVs (a sequencer expression without spaces) into set s, under the branches
+            each load runs under."""
+            out = []
+            for (mv, _, conds), st in zip(ok, sets):
+                tag, area = st[s]
+                one = moved(mv, area, at(mv.d_offset, reg, k), tag)
+                out += [SeqIf(all_of(Paren(at(c, reg, k)) for c in conds), [one])] if conds else [one]
+            return out
+
+        # pass first + j uses set j mod depth; an MV offset prints as it is, without spaces, so a
+        # first pass that is an expression goes into a register of its own
+        first, pre = L.start, []
+        if not isinstance(first, Num):
+            first = Reg(f"col{next(_COUNT)}")
+            pre.append(SeqSet(first, L.start))
+        pass_of = (lambda j: Num(first.value + j)) if isinstance(first, Num) else \
+            (lambda j: binary("+", first, j, gap="") if j else first)
+        for j in range(depth - 1):
+            pre.append(SeqIf(compare(pass_of(j), "<", stop), issue(pass_of(j), j)))
+        ahead = binary("+", reg, depth - 1, gap="")
+        inside, rest = list(events(L.body)), list(events(self.tree, skip=L))
+        bodies = [[SeqIf(compare(ahead, "<", stop), issue(ahead, (s + depth - 1) % depth))]
+                  + self.copy(L.body, s, fresh_registers(inside, rest) if s else {}, roles, sets, ok)
+                  for s in range(depth)]
+        which = binary("%", Paren(binary("-", reg, first)) if first != Num(0) else reg, depth)
+        body = bodies[-1]
+        for s in range(depth - 2, -1, -1):
+            body = [SeqIf(compare(which, "==", s), bodies[s], body)]
+        for mv, _, _ in ok:
+            self.note(mv.chain, PIPELINED)
+        return pre + [replace(L, body=body)]
+
+    def refuse(self, loads, why):
+        for mv, _, _ in loads:
+            self.note(mv.chain, f"{PER_PASS} ({why})")
+        return None
+
+    def collect(self, items, conds, out, top):
+        """The staged column loads of items (the loop's body; conds: the sequencer branches around
+        them), not those of inner loops (their own loop pipelines them) or of per-lane branches."""
+        for k, it in enumerate(items):
+            if isinstance(it, MV) and it.chain in self.columns:
+                ops = self.chain_ops(items, k)
+                if ops is None:
+                    self.note(it.chain, f"{PER_PASS} (its wait and moves do not follow its MV)")
+                else:
+                    out.append((it, ops, conds))
+            elif isinstance(it, SeqIf):
+                if it.unless:
+                    self.skip(it, "it is inside a bounds check's fallback")
+                    continue
+                self.collect(it.then, conds + (it.cond,), out, False)
+                self.collect(it.orelse, conds + (negation(it.cond),), out, False)
+            elif isinstance(it, (IfAnyLane, WhileAny)):
+                self.skip(it, "it runs under a per-lane branch")
+            # (inner SeqLoops: visited on their own; Calls hold no MVs)
+
+    def skip(self, node, why):
+        for x in _all([node]):
+            if isinstance(x, MV) and x.chain in self.columns:
+                self.note(x.chain, f"{PER_PASS} ({why})")
+
+    def chain_ops(self, items, k):
+        """The wait, l2bmds and l1bmd that follow staged MV items[k] (Memory.staged), or None."""
+        t, lc, lb = items[k].chain
+        ops = items[k + 1:k + 3 + self.steps]
+        want = [f"wait i{t}"] + ["l2bmd $lc"] * self.steps + [f"l1bmd $lb{lb} {{d0}}"]
+        if len(ops) != len(want) or not all(isinstance(o, Op) and o.text.startswith(w) for o, w in zip(ops, want)) \
+                or ops[0].text != want[0] or ops[-1].text != want[-1]:
+            return None
+        return ops
+
+    def why_not(self, mv, conds):
+        reads = mv.d_offset.regs().union(*(c.regs() for c in conds))
+        late = sorted(reads & self.assigned - {self.loop.reg.name})
+        if late:
+            return f"its address or branch reads %{late[0]}, which the loop assigns"
+        return ""
+
+    def copy(self, items, s, fresh, roles, sets, ok):
+        """The body for passes of parity s: the column loads' MVs gone (issued a pass early), their
+        waits and l2bmds on set s; registers renamed by `fresh`."""
+        out = []
+        for it in items:
+            role = roles.get(id(it))
+            if role and role[1] == "mv":
+                continue
+            if isinstance(it, Op):
+                ren = lambda rs: tuple(fresh.get(r, r) for r in rs)
+                new = replace(it, dsts=ren(it.dsts), srcs=ren(it.srcs), mdst=ren(it.mdst), msrc=ren(it.msrc))
+                if role:
+                    tag, area = sets[role[0]][s]
+                    new = retarget(new, ok[role[0]][0].chain, tag, area, self.size)
+                out.append(new)
+                continue
+            new = replace(it)
+            for attr in KIDS:
+                if hasattr(it, attr):
+                    setattr(new, attr, self.copy(getattr(it, attr), s, fresh, roles, sets, ok))
+            if isinstance(it, (WhileAny, IfAnyLane)):
+                new.mask = fresh.get(it.mask, it.mask)
+            out.append(new)
+        return out
+
+
+def retarget(op: Op, chain, tag: int, area: int, size: int) -> Op:
+    """A staged load's wait or l2bmd (chain: its MV's (tag, lc, lb)) on tag `tag` and L2BM area
+    `area` instead (prefetch.py and the column plan move a load's staging)."""
+    t, lc, _ = chain
+    if op.text == f"wait i{t}":
+        return replace(op, text=f"wait i{tag}")
+    m = re.match(r"l2bmd \$lc(\d+) ", op.text)
+    if m and lc <= int(m.group(1)) < lc + size:
+        a = int(m.group(1))
+        b = area + a - lc
+        return replace(op, text=op.text.replace(f"$lc{a} ", f"$lc{b} ", 1),
+                       mem=tuple((rw, sp, lo - a + b, hi - a + b) if sp == "lc" else (rw, sp, lo, hi)
+                                 for rw, sp, lo, hi in op.mem))
+    return op
+
+
+def _packed(items):
+    """The chains of the staged loads of the loops packing.py packed: a packed loop (%pq) keeps
+    the original body for groups whose passes disagree, and is followed by the tail loop."""
+    for k, it in enumerate(items):
+        if isinstance(it, SeqLoop) and it.reg.name.startswith("pq"):
+            tail = items[k + 1:k + 2]
+            yield from (x.chain for x in _all([it] + tail) if isinstance(x, MV) and x.chain)
+        for attr in KIDS:
+            yield from _packed(getattr(it, attr, ()))
+
+
+def _all(items):
+    """Every node of a tree, depth first."""
+    for it in items:
+        yield it
+        for attr in KIDS:
+            yield from _all(getattr(it, attr, ()))
+
+
+def _text(it) -> str:
+    return it.text if isinstance(it, (Op, MV)) else ""
