@@ -26,7 +26,7 @@ from .verify import enabled as verifying, verify
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
-from .colplan import pipeline_columns
+from .colplan import narrow_shares, pipeline_columns
 from .prefetch import prefetch_waves
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
@@ -163,6 +163,8 @@ PIPELINE = (
     ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
     ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
+    ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
+        b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
     ("register allocation",         "regalloc",   _allocate),

@@ -51,6 +51,7 @@ PIPELINED = "column: double-buffered shifted load"
 PER_PASS = "column: shifted load waited for in every pass"
 PACKED = "column: packed, multi-buffered (packing.py)"
 
+_BASE = re.compile(r"b\d+")            # a buffer's base address register (abi.base)
 _COUNT = itertools.count(1)     # the registers holding a loop's first pass (%col<k>)
 _TAG = re.compile(r"(?:/n\d+i|wait i)(\d+)\b")
 
@@ -296,3 +297,49 @@ def _all(items):
 
 def _text(it) -> str:
     return it.text if isinstance(it, (Op, MV)) else ""
+
+
+TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below; and 1/8 .. 1/2 of one)
+
+
+def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
+    """In a wave narrowed 8 times, a launch may fill only a fraction of it (512 work-items of
+    4096): every MV of a read-only buffer's wave share (``mvd/n<S> $d0 $lc<a>``, a contiguous or
+    shifted load, packed or prefetched) then moves the whole share while the work-items need the
+    first h of its G x L2B halves.  Each such MV becomes a sequencer choice on the wave's
+    work-items (%gx - %wx W): the first 1/8, 1/4 or 1/2 of the first half, or h = 1, 2 or 4
+    halves, moved by mvp into exactly the places mvd would put them (L2B l of group g: the l-th half of group g's share, at the same address in every
+    group's copy of a replicated buffer), else the mvd.  The L2BM words of the halves left out
+    hold stale data, read only by lanes that hold no work-item; a buffer the kernel writes is
+    never replicated, so no store writes those words back."""
+    if lay.narrow != 8 or not replicated:
+        return tree
+    halves = lay.groups * lay.l2b
+    per, n = lay.wave // halves, lay.stripe // lay.l2b          # work-items and long words per half
+    share = re.compile(rf"mvd/n{lay.stripe}i(\d+) \$d0 \$lc(\d+)")
+    bases = {f"b{k}" for k in replicated}
+
+    def half(mv, t, lc, j, longs):
+        """The first `longs` long words of half j of the share, by mvp, where mvd puts them."""
+        g, l = divmod(j, lay.l2b)
+        return replace(mv, text=f"mvp/n{longs}i{t} $d{l * n}@{g} $lc{lc}@{g}.{l}", chain=())
+
+    def tiered(mv):
+        t, lc = share.fullmatch(mv.text).groups()
+        tiers = [(per // f, [half(mv, t, lc, 0, n // f)]) for f in (8, 4, 2) if n % (64 * f) == 0]     # (MV sizes: multiples of 64)
+        tiers += [(h * per, [half(mv, t, lc, j, n) for j in range(h)]) for h in TIERS if h < halves]
+        out = [mv]
+        for items, mvs in reversed(tiers):
+            out = [SeqIf(compare(binary("-", Reg("gx"), binary("*", Reg("wx"), lay.wave)), "<=", items), mvs, out)]
+        return out[0]
+
+    def visit(items):
+        for k, it in enumerate(items):
+            for attr in KIDS:
+                visit(getattr(it, attr, ()))
+            buffers = {r for r in (it.d_offset.regs() if isinstance(it, MV) else ()) if _BASE.fullmatch(r)}
+            if isinstance(it, MV) and share.fullmatch(it.text) and buffers and buffers <= bases:
+                items[k] = tiered(it)
+                uses["launch"] = True
+    visit(tree)
+    return tree
