@@ -139,7 +139,7 @@ def _columns(b: Build) -> dict:
 
     def alloc(n):       # None when L2BM has no room (alloc_lc would raise and stay past the end)
         return em.alloc_lc(n) if em.lc_next + n <= b.lay.l2bm_longs else None
-    return {"tree": pipeline_columns(b.tree, b.lay, alloc, em.columns, em.plans)}
+    return {"tree": pipeline_columns(b.tree, b.lay, alloc, em.columns, em.plans, b.machine.links["dram_l2bm"])}
 
 
 def _prefetch(b: Build) -> dict:

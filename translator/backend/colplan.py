@@ -39,7 +39,7 @@ import re
 from dataclasses import replace
 
 from .abi import CODEGEN_TAGS
-from .ops import Call, IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny
+from .ops import Call, IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny, flat_ops
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, all_of, at, binary, compare, negation
 from .versioning import KIDS, events, fresh_registers
@@ -53,16 +53,19 @@ PACKED = "column: packed, multi-buffered (packing.py)"
 
 _BASE = re.compile(r"b\d+")            # a buffer's base address register (abi.base)
 _COUNT = itertools.count(1)     # the registers holding a loop's first pass (%col<k>)
+ADDRESSES = "cla"               # %cla<i>: load i's address for the coming pass, set just before its MVs
 _TAG = re.compile(r"(?:/n\d+i|wait i)(\d+)\b")
 
 
-def pipeline_columns(tree: list, lay, alloc_lc, columns: dict, plans: dict) -> list:
+def pipeline_columns(tree: list, lay, alloc_lc, columns: dict, plans: dict, link) -> list:
     """tree with the staged column loads (`columns`: MV chain -> (C line, buffer)) of its counted
-    loops double-buffered; `plans` gets, per (line, buffer), the plans chosen (a set of texts)."""
+    loops multi-buffered; `plans` gets, per (line, buffer), the plans chosen (a set of texts);
+    alloc_lc(n): n long words of L2BM or None; link: the DRAM -> L2BM link (latency, bytes per cycle)."""
     if not columns:
         return tree
     used = {int(m) for it in _all(tree) for m in _TAG.findall(_text(it))}
     slots = _Slots([t for t in CODEGEN_TAGS if t not in used], alloc_lc, lay.stripe // lay.l2b)
+    link = (int(link.latency), int(8 * lay.stripe // link.bytes_per_cycle))     # a share's MV: latency, busy cycles
 
     def note(chain, text):
         plans.setdefault(columns[chain], set()).add(text)
@@ -76,7 +79,7 @@ def pipeline_columns(tree: list, lay, alloc_lc, columns: dict, plans: dict) -> l
             it = items[k]
             for attr in KIDS:
                 visit(getattr(it, attr, ()))
-            new = _Pipeline(it, columns, note, slots, tree, lay).rewrite() \
+            new = _Pipeline(it, columns, note, slots, tree, lay, link).rewrite() \
                 if isinstance(it, SeqLoop) else None
             if new is not None:
                 items[k:k + 1] = new
@@ -119,8 +122,8 @@ class _Slots:
 class _Pipeline:
     """One counted loop's staged column loads, double-buffered (rewrite), or why not (note)."""
 
-    def __init__(self, loop, columns, note, slots, tree, lay):
-        self.loop, self.columns, self.note, self.steps = loop, columns, note, lay.l2bmd_steps
+    def __init__(self, loop, columns, note, slots, tree, lay, link):
+        self.loop, self.columns, self.note, self.steps, self.link = loop, columns, note, lay.l2bmd_steps, link
         self.slots, self.size, self.tree = slots, slots.size, tree
         self.assigned = {loop.reg.name} | {x.reg.name for x in _all(loop.body) if isinstance(x, (SeqSet, SeqLoop))}
 
@@ -133,6 +136,8 @@ class _Pipeline:
             return None
         if L.step != Num(1) or (L.start.regs() | L.stop.regs()) & self.assigned:
             return self.refuse(loads, "the loop does not count up by one from bounds it keeps")
+        if L.start != Num(0):       # packing.py's loops of 1 to 4 passes: not worth depth copies of the body
+            return self.refuse(loads, "a packed loop's group or tail runs the body a few times")
         ok = []
         for mv, ops, conds in loads:
             why = self.why_not(mv, conds)
@@ -145,7 +150,7 @@ class _Pipeline:
         taken = self.slots.take(len(ok), {int(m) for it in _all(L.body) for m in _TAG.findall(_text(it))})
         if taken is None:
             return self.refuse(ok, "no MV tags or L2BM left for a second buffer")
-        depth = min(len(t) for t, _ in taken)
+        depth = min(min(len(t) for t, _ in taken), self.depth())
         sets = [[(tags[s], areas[s]) for s in range(depth)] for tags, areas in taken]   # per load, per set
         roles = {}
         for i, (mv, ops, _) in enumerate(ok):
@@ -154,13 +159,13 @@ class _Pipeline:
                 roles[id(o)] = (i, "op")
         reg, stop = L.reg, L.stop
 
-        def issue(k, s):
+        def issue(k, s, where=None):
             """Pass k's MVs (a sequencer expression without spaces) into set s, under the branches
-            each load runs under."""
+            each load runs under; where: registers holding their addresses (ADDRESSES)."""
             out = []
-            for (mv, _, conds), st in zip(ok, sets):
+            for i, ((mv, _, conds), st) in enumerate(zip(ok, sets)):
                 tag, area = st[s]
-                one = moved(mv, area, at(mv.d_offset, reg, k), tag)
+                one = moved(mv, area, where[i] if where else at(mv.d_offset, reg, k), tag)
                 out += [SeqIf(all_of(Paren(at(c, reg, k)) for c in conds), [one])] if conds else [one]
             return out
 
@@ -174,18 +179,33 @@ class _Pipeline:
             (lambda j: binary("+", first, j, gap="") if j else first)
         for j in range(depth - 1):
             pre.append(SeqIf(compare(pass_of(j), "<", stop), issue(pass_of(j), j)))
+        # the body copies issue the same addresses (pass %n + depth - 1's): worked out once, before
+        # the copy is chosen (the assembler compiles each long expression it meets)
         ahead = binary("+", reg, depth - 1, gap="")
+        more = compare(ahead, "<", stop)
+        where = [Reg(f"{ADDRESSES}{i}") for i in range(len(ok))]
         inside, rest = list(events(L.body)), list(events(self.tree, skip=L))
-        bodies = [[SeqIf(compare(ahead, "<", stop), issue(ahead, (s + depth - 1) % depth))]
+        bodies = [[SeqIf(more, issue(ahead, (s + depth - 1) % depth, where))]
                   + self.copy(L.body, s, fresh_registers(inside, rest) if s else {}, roles, sets, ok)
                   for s in range(depth)]
         which = binary("%", Paren(binary("-", reg, first)) if first != Num(0) else reg, depth)
         body = bodies[-1]
         for s in range(depth - 2, -1, -1):
             body = [SeqIf(compare(which, "==", s), bodies[s], body)]
+        body = [SeqIf(more, [SeqSet(r, at(mv.d_offset, reg, ahead)) for r, (mv, _, _) in zip(where, ok)])] + body
         for mv, _, _ in ok:
             self.note(mv.chain, PIPELINED)
         return pre + [replace(L, body=body)]
+
+    def depth(self) -> int:
+        """Buffer sets enough to keep the link busy: a pass takes about T cycles (4 per op of the
+        body, a rough upper bound), a share's MV latency + busy cycles, so about
+        (latency + busy + T) / max(busy, T) passes' transfers are in flight at once.  (A big body
+        needs two, a small one in a narrow wave four: each set is a copy of the body.)"""
+        latency, busy = self.link
+        t = 4 * sum(1 for o in flat_ops(self.loop.body) if o.unit not in ("wait", "nop"))
+        want = -(-(latency + busy + t) // max(busy, t, 1))
+        return max(min(DEPTHS), min(max(DEPTHS), want))
 
     def refuse(self, loads, why):
         for mv, _, _ in loads:
@@ -276,6 +296,17 @@ def retarget(op: Op, chain, tag: int, area: int, size: int) -> Op:
     return op
 
 
+def _readdress(it, d):
+    """A copy of tree `it` with the MVs' offsets ADDRESS replaced by d."""
+    if isinstance(it, MV):
+        return replace(it, d_offset=d)
+    new = replace(it)
+    for attr in KIDS:
+        if hasattr(it, attr):
+            setattr(new, attr, [_readdress(x, d) for x in getattr(it, attr)])
+    return new
+
+
 def _packed(items):
     """The chains of the staged loads of the loops packing.py packed: a packed loop (%pq) keeps
     the original body for groups whose passes disagree, and is followed by the tail loop."""
@@ -299,7 +330,8 @@ def _text(it) -> str:
     return it.text if isinstance(it, (Op, MV)) else ""
 
 
-TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below; and 1/8 .. 1/2 of one)
+ADDRESS = Reg("shr")    # a narrow launch's share address (narrow_shares)
+TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below)
 
 
 def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
@@ -307,8 +339,7 @@ def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
     4096): every MV of a read-only buffer's wave share (``mvd/n<S> $d0 $lc<a>``, a contiguous or
     shifted load, packed or prefetched) then moves the whole share while the work-items need the
     first h of its G x L2B halves.  Each such MV becomes a sequencer choice on the wave's
-    work-items (%gx - %wx W): the first 1/8, 1/4 or 1/2 of the first half, or h = 1, 2 or 4
-    halves, moved by mvp into exactly the places mvd would put them (L2B l of group g: the l-th half of group g's share, at the same address in every
+    work-items (%gx - %wx W): h = 1, 2 or 4 halves moved by mvp into exactly the places mvd would put them (L2B l of group g: the l-th half of group g's share, at the same address in every
     group's copy of a replicated buffer), else the mvd.  The L2BM words of the halves left out
     hold stale data, read only by lanes that hold no work-item; a buffer the kernel writes is
     never replicated, so no store writes those words back."""
@@ -322,24 +353,40 @@ def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
     def half(mv, t, lc, j, longs):
         """The first `longs` long words of half j of the share, by mvp, where mvd puts them."""
         g, l = divmod(j, lay.l2b)
-        return replace(mv, text=f"mvp/n{longs}i{t} $d{l * n}@{g} $lc{lc}@{g}.{l}", chain=())
+        return replace(mv, text=f"mvp/n{longs}i{t} $d{l * n}@{g} $lc{lc}@{g}.{l}", d_offset=ADDRESS, chain=())
 
     def tiered(mv):
+        """[the address into a register (one long expression for the assembler, not one per MV), the
+        choice of MVs]."""
         t, lc = share.fullmatch(mv.text).groups()
-        tiers = [(per // f, [half(mv, t, lc, 0, n // f)]) for f in (8, 4, 2) if n % (64 * f) == 0]     # (MV sizes: multiples of 64)
-        tiers += [(h * per, [half(mv, t, lc, j, n) for j in range(h)]) for h in TIERS if h < halves]
-        out = [mv]
+        tiers = [(h * per, [half(mv, t, lc, j, n) for j in range(h)]) for h in TIERS if h < halves]
+        out = [replace(mv, d_offset=ADDRESS)]
         for items, mvs in reversed(tiers):
             out = [SeqIf(compare(binary("-", Reg("gx"), binary("*", Reg("wx"), lay.wave)), "<=", items), mvs, out)]
-        return out[0]
+        if mv.d_offset.unwrapped() in [Reg(r) for r in held]:       # (already in a register)
+            return [_readdress(x, mv.d_offset) for x in out]
+        return [SeqSet(ADDRESS, mv.d_offset)] + out
+
+    held = set()                # registers holding such an address (pipeline_columns' %cla<i>)
+
+    def read_only(e):
+        buffers = {r for r in e.regs() if _BASE.fullmatch(r)}
+        return bool(buffers) and buffers <= bases or e.unwrapped() in [Reg(r) for r in held]
+    for it in _all(tree):
+        if isinstance(it, SeqSet) and it.reg.name.startswith(ADDRESSES) and read_only(it.expr):
+            held.add(it.reg.name)
 
     def visit(items):
-        for k, it in enumerate(items):
+        k = 0
+        while k < len(items):
+            it = items[k]
             for attr in KIDS:
                 visit(getattr(it, attr, ()))
-            buffers = {r for r in (it.d_offset.regs() if isinstance(it, MV) else ()) if _BASE.fullmatch(r)}
-            if isinstance(it, MV) and share.fullmatch(it.text) and buffers and buffers <= bases:
-                items[k] = tiered(it)
+            if isinstance(it, MV) and share.fullmatch(it.text) and read_only(it.d_offset):
+                new = tiered(it)
+                items[k:k + 1] = new
+                k += len(new) - 1
                 uses["launch"] = True
+            k += 1
     visit(tree)
     return tree
