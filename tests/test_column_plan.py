@@ -178,3 +178,23 @@ def test_stats_name_the_plan(tmp_path):
                        capture_output=True, text=True, check=True)
     assert f"{src}:8: load Wt (global, 4 B): column in the loop at line 8; column: double-buffered shifted load" \
         in r.stderr, r.stderr
+
+
+SAXPY = r"""
+__kernel void saxpy(__global const float *x, __global float *y, float a, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        y[i] = a * x[i] + y[i];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [100, 1000, 3000, 9000])
+def test_narrow_shares_of_loads_outside_loops(mncore2, n):
+    """A read-only buffer's wave share moved by the wave's first loads, issued a wave early
+    (prefetch.py, also before the wave loop) and narrowed to the launch's part."""
+    rng = np.random.default_rng(n)
+    x, y = small_ints(rng, n), small_ints(rng, n)
+    (_, out), _ = launch(mncore2, SAXPY, "saxpy", n, x, y.copy(), np.float32(2), np.int32(n))
+    np.testing.assert_array_equal(out, (2 * x.astype(np.float64) + y).astype(np.float32))

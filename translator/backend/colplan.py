@@ -388,5 +388,7 @@ def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
                 k += len(new) - 1
                 uses["launch"] = True
             k += 1
-    visit(tree)
+    for it in _all(tree):       # (inside the wave loop: %wx is set; the next wave's MVs of prefetch.py
+        if isinstance(it, SeqLoop) and it.reg.name == "wx":     # need no more than this wave's)
+            visit(it.body)
     return tree
