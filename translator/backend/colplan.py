@@ -1,40 +1,46 @@
 """The column plan: a load that walks a read-only buffer by a pitch per pass of a counted loop
-(``A[k*n + i]``, access class "column"; also ``x[i + k]``) moves the next pass's share while this
-pass computes.
+(``A[k*n + i]``, access class "column"; also ``x[i + k]``) moves the coming passes' shares while
+this pass computes, and a launch narrower than its wave moves only its own part of each share.
 
 codegen stages such a load in every pass (Memory.shifted_load -> long_shift_load -> staged): the
 MV of the wave's share moved by the pass's shift into L2BM, then ``wait``, l2bmd, l1bmd, so each
-pass waits out its transfer's whole latency.  Memory records those loads (``Memory.columns``:
-their MVs' ``chain``); this pass, after packing.py (which multi-buffers the loads of the loops it
-packs) and before the wave prefetch, double-buffers them in every other counted loop
-``.loop %n = a, b`` (step 1)::
+pass waited out its transfer's whole latency (400 cycles + the share's bytes on the DRAM link).
+codegen records those loads (``Emitter.columns``: their MVs' ``chain``); ``pipeline_columns``,
+after packing.py (which multi-buffers the loads of the loops it packs) and before the wave
+prefetch, multi-buffers them in every other counted loop ``.loop %n = 0, b`` (step 1) with D
+buffer sets (D = 2..4: about (latency + busy + body) / max(busy, body) transfers in flight keep
+the link busy; fewer when MV tags or L2BM run short)::
 
-    .if a < b [and the load's branch conditions at a]
-        pass a's MV into set a & 1
-    .loop %n = a, b
-        .if (%n & 1) == 0
-            .if %n + 1 < b [and the load's branch conditions at %n + 1]
-                pass %n + 1's MV into set 1             (its own L2BM area and tag)
-            the body, the load waiting on set 0 and moving from its area: no MV
-        .else
-            the same with the sets the other way round  (a copy with fresh registers)
-        .endif
+    .if j < b [and the load's branch conditions at j]      for j = 0 .. D - 2
+        pass j's MV into set j
+    .loop %n = 0, b
+        .if %n + D - 1 < b
+            .set %cla<i> = load i's address at pass %n + D - 1
+        .if %n % D == s                                     for s = 0 .. D - 1
+            .if %n + D - 1 < b [and the load's branch conditions at %n + D - 1]
+                pass %n + D - 1's MV into set (s + D - 1) % D  (its own L2BM area and tag)
+            the body, the load waiting on set s's tag and moving from its area: no MV
+                                                            (copy s, with fresh registers)
     .endloop
 
 No MV goes past the last pass, and every MV issued is waited for in the pass it belongs to, so no
-transfer is in flight after the loop.  The buffer is replicated (never written during the launch),
-so moving a pass's share early cannot read what a store of the loop has not written yet; the
-loop's own stores keep their waits (settle_stores).  A load under sequencer branches (an odd
-shift's second long word, ``.if u & 1``) is issued under the same branches taken at the next pass.
+transfer is in flight after the loop, and loops that run one after the other share their sets
+(``_Slots``; a loop never takes the sets of a loop inside it).  The buffer is replicated (never
+written during the launch), so moving a pass's share early cannot read what a store of the loop
+has not written yet; the loop's own stores keep their waits (settle_stores).  A load under
+sequencer branches (an odd shift's second long word, ``.if u & 1``) is issued under the same
+branches taken at its pass.
 
 A load keeps codegen's form (and --stats says why) when its address or a branch it runs under
-reads a register the loop assigns (the next pass's value is not known a pass early), when it is
-inside an inner loop or a per-lane branch, when its wait / l2bmd / l1bmd were moved apart by the
-cleanups, or when L2BM or the MV tags have no room for a second set.
+reads a register the loop assigns (a later pass's value is not known early), when it is inside a
+bounds check's fallback or a per-lane branch, when its wait / l2bmd / l1bmd were moved apart by
+the cleanups, in packing.py's loops of 1..4 passes, or when L2BM or the MV tags have no room.
+
+``narrow_shares`` (after the wave prefetch) cuts every MV of a read-only buffer's wave share in a
+wave narrowed 8 times down to the L2B halves the launch's work-items fill (below).
 """
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import replace
 
@@ -52,7 +58,6 @@ PER_PASS = "column: shifted load waited for in every pass"
 PACKED = "column: packed, multi-buffered (packing.py)"
 
 _BASE = re.compile(r"b\d+")            # a buffer's base address register (abi.base)
-_COUNT = itertools.count(1)     # the registers holding a loop's first pass (%col<k>)
 ADDRESSES = "cla"               # %cla<i>: load i's address for the coming pass, set just before its MVs
 _TAG = re.compile(r"(?:/n\d+i|wait i)(\d+)\b")
 
@@ -134,10 +139,10 @@ class _Pipeline:
         self.collect(L.body, (), loads, top=True)
         if not loads:
             return None
-        if L.step != Num(1) or (L.start.regs() | L.stop.regs()) & self.assigned:
-            return self.refuse(loads, "the loop does not count up by one from bounds it keeps")
         if L.start != Num(0):       # packing.py's loops of 1 to 4 passes: not worth depth copies of the body
             return self.refuse(loads, "a packed loop's group or tail runs the body a few times")
+        if L.step != Num(1) or L.stop.regs() & self.assigned:
+            return self.refuse(loads, "the loop does not count up by one to a bound it keeps")
         ok = []
         for mv, ops, conds in loads:
             why = self.why_not(mv, conds)
@@ -169,16 +174,8 @@ class _Pipeline:
                 out += [SeqIf(all_of(Paren(at(c, reg, k)) for c in conds), [one])] if conds else [one]
             return out
 
-        # pass first + j uses set j mod depth; an MV offset prints as it is, without spaces, so a
-        # first pass that is an expression goes into a register of its own
-        first, pre = L.start, []
-        if not isinstance(first, Num):
-            first = Reg(f"col{next(_COUNT)}")
-            pre.append(SeqSet(first, L.start))
-        pass_of = (lambda j: Num(first.value + j)) if isinstance(first, Num) else \
-            (lambda j: binary("+", first, j, gap="") if j else first)
-        for j in range(depth - 1):
-            pre.append(SeqIf(compare(pass_of(j), "<", stop), issue(pass_of(j), j)))
+        # pass j uses set j mod depth
+        pre = [SeqIf(compare(Num(j), "<", stop), issue(Num(j), j)) for j in range(depth - 1)]
         # the body copies issue the same addresses (pass %n + depth - 1's): worked out once, before
         # the copy is chosen (the assembler compiles each long expression it meets)
         ahead = binary("+", reg, depth - 1, gap="")
@@ -188,7 +185,7 @@ class _Pipeline:
         bodies = [[SeqIf(more, issue(ahead, (s + depth - 1) % depth, where))]
                   + self.copy(L.body, s, fresh_registers(inside, rest) if s else {}, roles, sets, ok)
                   for s in range(depth)]
-        which = binary("%", Paren(binary("-", reg, first)) if first != Num(0) else reg, depth)
+        which = binary("%", reg, depth)
         body = bodies[-1]
         for s in range(depth - 2, -1, -1):
             body = [SeqIf(compare(which, "==", s), bodies[s], body)]
