@@ -164,7 +164,7 @@ PIPELINE = (
     ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
     ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
-        b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses)}),
+        b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses, b.em.columns)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
     ("register allocation",         "regalloc",   _allocate),

@@ -331,16 +331,17 @@ ADDRESS = Reg("shr")    # a narrow launch's share address (narrow_shares)
 TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below)
 
 
-def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
+def narrow_shares(tree: list, lay, replicated: set, uses: dict, columns: dict) -> list:
     """In a wave narrowed 8 times, a launch may fill only a fraction of it (512 work-items of
-    4096): every MV of a read-only buffer's wave share (``mvd/n<S> $d0 $lc<a>``, a contiguous or
-    shifted load, packed or prefetched) then moves the whole share while the work-items need the
-    first h of its G x L2B halves.  Each such MV becomes a sequencer choice on the wave's
-    work-items (%gx - %wx W): h = 1, 2 or 4 halves moved by mvp into exactly the places mvd would put them (L2B l of group g: the l-th half of group g's share, at the same address in every
-    group's copy of a replicated buffer), else the mvd.  The L2BM words of the halves left out
+    4096): every MV of a read-only buffer's wave share (``mvd/n<S> $d0 $lc<a>``; in a kernel with
+    column loads, which move one every pass) then moves the whole share while the work-items need
+    the first h of its G x L2B halves.  Each such MV becomes a sequencer choice on the wave's
+    work-items (%gx - %wx W): h = 1, 2 or 4 halves moved by mvp into exactly the places mvd
+    would put them (L2B l of group g: the l-th half of group g's share, at the same address in
+    every group's copy of a replicated buffer), else the mvd.  The L2BM words of the halves left out
     hold stale data, read only by lanes that hold no work-item; a buffer the kernel writes is
     never replicated, so no store writes those words back."""
-    if lay.narrow != 8 or not replicated:
+    if lay.narrow != 8 or not replicated or not columns:
         return tree
     halves = lay.groups * lay.l2b
     per, n = lay.wave // halves, lay.stripe // lay.l2b          # work-items and long words per half
@@ -385,7 +386,7 @@ def narrow_shares(tree: list, lay, replicated: set, uses: dict) -> list:
                 k += len(new) - 1
                 uses["launch"] = True
             k += 1
-    for it in _all(tree):       # (inside the wave loop: %wx is set; the next wave's MVs of prefetch.py
-        if isinstance(it, SeqLoop) and it.reg.name == "wx":     # need no more than this wave's)
-            visit(it.body)
+    for wave in _all(tree):     # (inside the wave loop, where %wx is set; a next wave's MV (prefetch.py)
+        if isinstance(wave, SeqLoop) and wave.reg.name == "wx":         # needs no more than this one's)
+            visit(wave.body)
     return tree
