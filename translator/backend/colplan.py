@@ -125,7 +125,7 @@ class _Slots:
 
 
 class _Pipeline:
-    """One counted loop's staged column loads, double-buffered (rewrite), or why not (note)."""
+    """One counted loop's staged column loads, multi-buffered (rewrite), or why not (note)."""
 
     def __init__(self, loop, columns, note, slots, tree, lay, link):
         self.loop, self.columns, self.note, self.steps, self.link = loop, columns, note, lay.l2bmd_steps, link
@@ -133,14 +133,14 @@ class _Pipeline:
         self.assigned = {loop.reg.name} | {x.reg.name for x in _all(loop.body) if isinstance(x, (SeqSet, SeqLoop))}
 
     def rewrite(self):
-        """[the first pass's MVs, the loop] with its column loads double-buffered, or None."""
+        """[the first passes' MVs, the loop] with its column loads multi-buffered, or None."""
         L = self.loop
         loads = []                  # (MV, its chain ops, the branch conditions it runs under)
         self.collect(L.body, (), loads, top=True)
         if not loads:
             return None
-        if L.start != Num(0):       # packing.py's loops of 1 to 4 passes: not worth depth copies of the body
-            return self.refuse(loads, "a packed loop's group or tail runs the body a few times")
+        if L.start != Num(0):       # packing.py's loops of 1 to 4 passes (the packed plan's): not worth
+            return None             # depth copies of the body
         if L.step != Num(1) or L.stop.regs() & self.assigned:
             return self.refuse(loads, "the loop does not count up by one to a bound it keeps")
         ok = []
