@@ -230,7 +230,8 @@ class _Pipeline:
             # (inner SeqLoops: visited on their own; Calls hold no MVs)
 
     def skip(self, node, why):
-        for x in _all([node]):
+        """Note why the column loads of node (not those of loops inside it) stay as they are."""
+        for x in _all([node], into_loops=False):
             if isinstance(x, MV) and x.chain in self.columns:
                 self.note(x.chain, f"{PER_PASS} ({why})")
 
@@ -315,12 +316,13 @@ def _packed(items):
             yield from _packed(getattr(it, attr, ()))
 
 
-def _all(items):
-    """Every node of a tree, depth first."""
+def _all(items, into_loops=True):
+    """Every node of a tree, depth first (into_loops=False: not the bodies of its SeqLoops)."""
     for it in items:
         yield it
-        for attr in KIDS:
-            yield from _all(getattr(it, attr, ()))
+        if into_loops or not isinstance(it, SeqLoop):
+            for attr in KIDS:
+                yield from _all(getattr(it, attr, ()), into_loops)
 
 
 def _text(it) -> str:
