@@ -45,7 +45,7 @@ import re
 from dataclasses import replace
 
 from .abi import CODEGEN_TAGS
-from .ops import Call, IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny, flat_ops
+from .ops import IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny, flat_ops
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, all_of, at, binary, compare, negation
 from .versioning import KIDS, events, fresh_registers
@@ -265,7 +265,8 @@ class _Pipeline:
                 new = replace(it, dsts=ren(it.dsts), srcs=ren(it.srcs), mdst=ren(it.mdst), msrc=ren(it.msrc))
                 if role:
                     tag, area = sets[role[0]][s]
-                    new = retarget(new, ok[role[0]][0].chain, tag, area, self.size)
+                    t, lc, _ = ok[role[0]][0].chain
+                    new = retarget(new, {t: tag}, {lc: area}, self.size)
                 out.append(new)
                 continue
             new = replace(it)
@@ -278,19 +279,21 @@ class _Pipeline:
         return out
 
 
-def retarget(op: Op, chain, tag: int, area: int, size: int) -> Op:
-    """A staged load's wait or l2bmd (chain: its MV's (tag, lc, lb)) on tag `tag` and L2BM area
-    `area` instead (prefetch.py and the column plan move a load's staging)."""
-    t, lc, _ = chain
-    if op.text == f"wait i{t}":
-        return replace(op, text=f"wait i{tag}")
+def retarget(op: Op, tags: dict, areas: dict, size: int) -> Op:
+    """A staged load's wait or l2bmd on other tags and L2BM staging areas (tags: old -> new;
+    areas: the start of an old area of `size` long words -> the new one's): prefetch.py and the
+    column plan move loads' staging so."""
+    m = re.fullmatch(r"wait i(\d+)", op.text)
+    if m and int(m.group(1)) in tags:
+        return replace(op, text=f"wait i{tags[int(m.group(1))]}")
     m = re.match(r"l2bmd \$lc(\d+) ", op.text)
-    if m and lc <= int(m.group(1)) < lc + size:
-        a = int(m.group(1))
-        b = area + a - lc
-        return replace(op, text=op.text.replace(f"$lc{a} ", f"$lc{b} ", 1),
-                       mem=tuple((rw, sp, lo - a + b, hi - a + b) if sp == "lc" else (rw, sp, lo, hi)
-                                 for rw, sp, lo, hi in op.mem))
+    a = int(m.group(1)) if m else None
+    for lc, area in areas.items() if m else ():
+        if lc <= a < lc + size:
+            b = area + a - lc
+            return replace(op, text=op.text.replace(f"$lc{a} ", f"$lc{b} ", 1),
+                           mem=tuple((rw, sp, lo - a + b, hi - a + b) if sp == "lc" else (rw, sp, lo, hi)
+                                     for rw, sp, lo, hi in op.mem))
     return op
 
 
