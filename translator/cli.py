@@ -294,12 +294,13 @@ def _print_accesses(module, binaries, name):
         if info.task:
             continue
         gathered = {(line, msg) for line, msg in kb.remarks}
+        plans = {(line, buf): plan for line, buf, plan in kb.plans}
         click.echo(f"kernel '{kb.name}': memory accesses", err=True)
         for a in analyse(read_function(module.llvm_ir, info.wg_function), info.params):
             where = f" in the loop at line {a.loop_line}" if a.loop else ""
-            planned = [text for line, buf, text in kb.plans if line == a.line and buf == a.buffer]
-            how = planned[0] if planned else "whole-buffer gather (see the remark)" \
-                if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) else ""
+            how = "whole-buffer gather (see the remark)" \
+                if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) \
+                else plans.get((a.line, a.buffer), "") if a.kind == "load" else ""
             extra = f" ({a.why})" if a.why else ""
             click.echo(f"  {name}:{a.line}: {a.kind} {a.buffer} ({a.space}, {a.elem} B): {a.cls}{where}{extra}"
                        + (f"; {how}" if how else ""), err=True)

@@ -26,6 +26,7 @@ from .verify import enabled as verifying, verify
 from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
+from .colplan import narrow_shares, pipeline_columns
 from .prefetch import prefetch_waves
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
@@ -58,7 +59,8 @@ class KernelBinary:
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
-    plans: list = field(default_factory=list)       # [C line, buffer, text]: accesses with a transfer plan
+    plans: list = field(default_factory=list)       # [C line, buffer, plan]: transfer plans chosen (rowplan.py,
+                                                    # colplan.py; mncl-cc --stats)
     row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression)]: row copies it
                                                     # reads (abi.LaunchPlan.row_copies, rowplan.py)
 
@@ -135,6 +137,14 @@ def _select(b: Build) -> dict:
     return {"em": em, "tree": tree}
 
 
+def _columns(b: Build) -> dict:
+    em = b.em
+
+    def alloc(n):       # None when L2BM has no room (alloc_lc would raise and stay past the end)
+        return em.alloc_lc(n) if em.lc_next + n <= b.lay.l2bm_longs else None
+    return {"tree": pipeline_columns(b.tree, b.lay, alloc, em.columns, em.plans, b.machine.links["dram_l2bm"])}
+
+
 def _prefetch(b: Build) -> dict:
     return {"tree": prefetch_waves(b.tree, b.em.memory.prefetch_loads(), b.lay, b.em.alloc_lc)}
 
@@ -154,7 +164,10 @@ PIPELINE = (
     ("cleanup: sink into branches", "cleanup",    lambda b: {"tree": sink_into_branches(b.tree)}),
     ("cleanup: carried copies",     "cleanup",    lambda b: {"tree": coalesce_carried(b.tree)}),
     ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
+    ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
+    ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
+        b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses, b.em.columns)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
     ("register allocation",         "regalloc",   _allocate),
@@ -238,7 +251,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
                         [] if resident or candidates(True) == candidates() else candidates(True),
-                        plans=[[line, buf, text] for (line, buf), text in sorted(em.plans.items())],
+                        plans=[[line, buf, "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())],
                         row_copies=[[k, p] for k, p in sorted(em.uses.get("row_copies", {}).items())])
 
 

@@ -65,7 +65,6 @@ class Emitter:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
-        self.plans = {}                   # (C line, buffer name) -> the transfer plan of its access (mncl-cc --stats)
         self.accesses = {}                # load/store Inst -> its Access (access.py), made by Codegen.translate
         self.row_plans = {}               # (buffer, pitch, start) -> its LM0 regions (rowplan.py)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line
@@ -77,6 +76,8 @@ class Emitter:
         self.hoisted = []                 # (MV, its wait and moves to the PEs) of loads that start the wave
         self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
         self.own_share_loads = []         # ... of buffers it writes (prefetch.py, if it only stores p[gid])
+        self.columns = {}                 # staged loads in loops (their MVs' chain) -> (C line, buffer): colplan.py
+        self.plans = {}                   # (C line, buffer) -> the plans chosen, a set (rowplan, colplan; --stats)
         self.scatters = False             # a buffer parameter is stored to other than at p[gid]
         self.wide_args = wide_args        # by-value arguments wider than 8 bytes -> their slots
         self.wide_vals = {}               # (slot, byte, type) -> Val of an element of one

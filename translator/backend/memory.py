@@ -785,6 +785,8 @@ class Memory:
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
         d = em.new(f"sh{k}")
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
+        if em.loop_stack:           # the column plan (colplan.py) moves the next pass's share early
+            em.columns[mv.chain] = (em.line, self.param(k).name)
         if key:
             em.fast_cache[key] = d
         return d

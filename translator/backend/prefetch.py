@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from .ops import MV, Op, SeqIf, SeqLoop
+from .colplan import retarget
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, at, binary, compare
 from .versioning import KIDS, clone, events, fresh_registers
@@ -99,19 +100,9 @@ def _insert_before(items, target, new) -> bool:
 
 def _retarget(items, tags, areas, size):
     """The wave body waiting on set 1: the loads' waits on TAG, their l2bmds from set 1's areas."""
-    for it in items:
+    for k, it in enumerate(items):
         if isinstance(it, Op):
-            m = re.fullmatch(r"wait i(\d+)", it.text)
-            if m and int(m.group(1)) in tags:
-                it.text = f"wait i{TAG}"
-            elif it.text.startswith("l2bmd $lc"):
-                a = int(re.match(r"l2bmd \$lc(\d+)", it.text).group(1))
-                for lc, new in areas.items():
-                    if lc <= a < lc + size:
-                        b = new + a - lc
-                        it.text = it.text.replace(f"$lc{a} ", f"$lc{b} ", 1)
-                        it.mem = tuple((rw, sp, lo - a + b, hi - a + b) if sp == "lc" else (rw, sp, lo, hi)
-                                       for rw, sp, lo, hi in it.mem)
+            items[k] = retarget(it, {t: TAG for t in tags}, areas, size)
         for attr in KIDS:
             _retarget(getattr(it, attr, ()), tags, areas, size)
     return items

@@ -163,8 +163,9 @@ class RowPlan:
         em.copy(g.regs[0], out)
         slow, em.items = em.items, outer
         em.items.append(SeqIf(f"{reg(row_copy(k))} < 0", slow, fast))
-        em.plans[(em.line, em.params[k].name)] = (f"row plan: staged through L2BM and L1BM into LM0 in panels of "
-                                                  f"{t} elements per work-item (a pitch that is not even and positive gathers)")
+        em.plans.setdefault((em.line, em.params[k].name), set()).add(
+            f"row plan: staged through L2BM and L1BM into LM0 in panels of {t} elements per work-item "
+            f"(a pitch that is not even and positive gathers)")
         return Val(em.values.kind_of(ty), (out,))
 
     def operand(self, lm, rl, lane):
