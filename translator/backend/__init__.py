@@ -27,6 +27,7 @@ from .irread import Unsupported, read_function
 from .layout import Layout
 from .packing import pack_loops
 from .prefetch import prefetch_waves
+from .rows import FlatRows
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
 
@@ -43,7 +44,8 @@ class KernelBinary:
                                     # "-norep": no replicated buffers; "-res": buffers gathered in loops
                                     # resident in LM0 (Resident.resident_copies); "-res1": the same for a
                                     # launch of one work-item (KernelBinary.resident_one); "task": a task
-                                    # kernel (runs once on the whole machine)
+                                    # kernel (runs once on the whole machine); "rows": a 2-D launch run flat,
+                                    # in row-major order (rows.py)
     asm: str
     args: list                      # sequencer arguments, in order (abi.py names them)
     params: list                    # ParamInfo as dicts
@@ -58,6 +60,10 @@ class KernelBinary:
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
+    pitches: list = field(default_factory=list)     # "rows": the pitches ("p<k>", "gx", ints) its accesses take
+                                                    # to equal the global size in x (rows.py); [] gains nothing
+    plans: list = field(default_factory=list)       # [C line, buffer, load|store, plan] of the accesses a
+                                                    # "rows" build moves as 1-D ones (mncl-cc --stats)
 
     def to_dict(self):
         return asdict(self)
@@ -116,6 +122,7 @@ def _select(b: Build) -> dict:
                      replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
                      lazy_cap=lazy_cap)
         em = cg.em
+        em.rows = FlatRows(em, func) if abi.flat_rows(mode) else None
         box.append(em)
         try:
             cg.translate()
@@ -234,7 +241,9 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [list(x) for x in em.oob_sites], sorted(em.uses.get("widened", ())),
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
-                        [] if resident or candidates(True) == candidates() else candidates(True))
+                        [] if resident or candidates(True) == candidates() else candidates(True),
+                        em.rows.recorded() if em.rows else [],
+                        em.rows.plan_list() if em.rows else [])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -329,3 +329,17 @@ def _neighbourhoods(accesses: list) -> None:
         if len(shifts) > 1:
             for a in g:
                 a.cls = "neighbourhood"
+
+
+class PointerForms:
+    """The byte-offset polynomial of each pointer IR value of one function, as the analysis above
+    computes it, for the code generator (rows.py reads a row-major index off it)."""
+
+    def __init__(self, func: Func):
+        self._forms = _Forms(func, cfg_of(func).loops)
+
+    def offset(self, ptr) -> tuple | None:
+        """(buffer key: "base<k>" for parameter k, offset polynomial in bytes) of pointer ptr, or None."""
+        f = self._forms.of(ptr)
+        based = None if f is None else _base(f)
+        return None if based is None else based[1:]

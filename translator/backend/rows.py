@@ -1,0 +1,97 @@
+"""Row-major 2-D launches run flat (the "rows" builds, abi.py).
+
+A 2-D NDRange without a global offset, barriers or __local memory can be walked in row-major
+order: the wave is W consecutive flat positions f = gid1 * gx + gid0 (gx the global size in x),
+exactly as a 1-D launch of gx * gy work-items is, and each lane gets gid1 = f div gx and gid0 =
+f mod gx (WorkItems.wave_ids).  An access whose byte offset is
+
+    e * (gid1 * P + gid0) + u        (e the element size, u uniform: constants and parameters)
+
+with the pitch P equal to gx at the launch is then e * f + u: the 1-D contiguous access
+(``B[i*n + j]``: Memory.fast_load / fast_store) or a shifted one (``A[(i-1)*n + j]``,
+``A[i*n + j + 1]``: Memory.shifted_load), the wave's share moving as one block where the "nd"
+build streams the whole buffer through every PE.  The pitch is a by-value parameter ("p<k>"),
+get_global_size(0) ("gx") or a constant; the build records the pitches its accesses rely on
+(KernelBinary.pitches) and choose_variant takes it only for a launch where they all equal gx.
+
+The offset comes from the access analysis' polynomial of the IR pointer (access.PointerForms):
+the registers know nothing of the pitch, which is only equal to gx at launch time.
+"""
+from __future__ import annotations
+
+from .abi import param, reg
+from .access import PointerForms
+
+GX = "gx"                          # the pitch get_global_size(0): equal to gx at every launch
+
+
+class FlatRows:
+    """The flat (row-major) forms of a "rows" build's accesses, and the pitches they rely on."""
+
+    def __init__(self, em, func):
+        self.em = em
+        self.forms = PointerForms(func)
+        self.pitches = set()           # "p<k>", GX or an int, for KernelBinary.pitches
+        self.plans = {}                # (C line, parameter, kind) -> {pitch: [plan]}, for mncl-cc --stats
+
+    def affine(self, x, k):
+        """(coef, const, seq, pitch) of IR pointer x into buffer parameter k when its byte offset is
+        coef * f + const + seq over the flat position f (seq a sequencer expression or None), with f
+        = gid1 * pitch + gid0 at launches where pitch == gx; else None."""
+        got = self.forms.offset(x)
+        if got is None or got[0] != f"base{k}":
+            return None
+        off = got[1]
+        e = off.get(("gid0",))
+        if not e:
+            return None
+        pitch, rest = None, {}
+        for m, c in off.items():
+            if m == ("gid0",):
+                continue
+            if any(v.startswith(("gid", "lid", "grp", "k@")) and v != "gid1" for v in m) or m.count("gid1") > 1:
+                return None            # another id, a loop counter, gid1 squared
+            if "gid1" not in m:
+                rest[m] = c
+                continue
+            if pitch is not None:      # gid1 times more than one pitch term
+                return None
+            other = tuple(v for v in m if v != "gid1")
+            if other == () and c % e == 0 and c // e > 0:
+                pitch = c // e
+            elif other == ("wg1",) and c == e:
+                pitch = GX
+            elif len(other) == 1 and other[0].startswith("p") and c == e:
+                pitch = other[0]
+            else:
+                return None
+        if pitch is None:
+            return None
+        const, seq = rest.pop((), 0), []
+        for m, c in rest.items():       # uniform terms: products of integer parameters
+            if not all(v.startswith("p") and v[1:].isdigit() for v in m):
+                return None
+            for v in m:
+                self.em.uses.setdefault("params", set()).add(int(v[1:]))
+            seq.append(" * ".join([f"({c})"] + [reg(param(int(v[1:]))) for v in m]))
+        return e, const, " + ".join(seq) or None, pitch
+
+    def use(self, pitch, line: int, k: int, kind: str, plan: str):
+        """Record that an access at C line `line` of parameter k relies on `pitch`, with its plan."""
+        self.pitches.add(pitch)
+        name = self.em.params[k].name
+        shown = f"the parameter '{self.em.params[int(pitch[1:])].name}'" if isinstance(pitch, str) and pitch != GX \
+            else "get_global_size(0)" if pitch == GX else str(pitch)
+        plans = self.plans.setdefault((line, name, kind), {})      # (accesses of one line and buffer: all)
+        plans.setdefault(shown, [])
+        if plan not in plans[shown]:
+            plans[shown].append(plan)
+
+    def plan_list(self) -> list:
+        """[C line, buffer, kind, plan] of each line's flat accesses, for KernelBinary.plans."""
+        return [[*key, "; ".join(f"{' and '.join(v)} (row-major: pitch {shown} == global size 0)"
+                                 for shown, v in by.items())] for key, by in sorted(self.plans.items())]
+
+    def recorded(self) -> list:
+        """The pitches, in a stable order, for KernelBinary.pitches."""
+        return sorted(self.pitches, key=str)
