@@ -31,12 +31,14 @@ WG_SLOT = 0                  # wg[0..15]: work_dim, global size, local size, 0 0
 PARAM_SLOT = 16              # one long word per kernel parameter (32-bit values in both halves)
 SHAPE_SLOT = 40              # launch shape values, see SHAPE (32-bit, in both halves)
 SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy", "offz",
-         "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz", "kx", "ky", "lbytes", "rgx")
+         "lsx", "lsy", "lsz", "rlsx", "rlsy", "rlsz", "kx", "ky", "lbytes")
 # r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
 # wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
 # __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
 # __local block is lbytes long in the local scratch buffer (see WorkItems.local_base).  A "rows" build's
-# wave is W x 1 x 1 flat row-major positions f (gid1 = f * rgx rounded down: WorkItems.flat_ids)
+# wave is W x 1 x 1 flat row-major positions f (gid1 = f * (1 / gx) rounded down, 1 / gx at RGX_SLOT:
+# WorkItems.flat_ids)
+RGX_SLOT = SHAPE_SLOT + len(SHAPE)    # fp64 1 / gx: read only by "rows" builds (WorkItems.flat_ids)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 # -- MV tags: which part of a program may use which (the emulator has tags 0..255)
@@ -326,10 +328,12 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     shape = dict(wx=wx, wy=wy, wz=wz, wxy=wx * wy, gx=gs[0], gy=gs[1], gz=gs[2], offx=off[0],
                  offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=lbytes)
     for j, k in enumerate(SHAPE):
-        if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants (rgx: of gx)
+        if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
             blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
         else:
             blk[SHAPE_SLOT + j] = _dup(shape[k])
+    if flat_rows(kb.mode):
+        blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
            "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2])}

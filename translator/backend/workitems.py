@@ -2,6 +2,7 @@
 and the __local block base made from it (once per wave or in the prologue)."""
 from __future__ import annotations
 
+from .abi import RGX_SLOT
 from .ops import VReg
 from .values import MAX_GLOBAL_ID, Val
 
@@ -36,6 +37,8 @@ class WorkItems:
         em = self.em
         sh = em.shape
         f = em.alu("iadd", em.X0, em.sx, hint="flat")
+        if "rgx" not in sh:
+            sh["rgx"] = em.codegen.argval(RGX_SLOT, "rgx")      # (in the prologue)
         y = em.ints.div_exact(f, sh["rgx"])
         x = em.alu("isub", f, em.ints.mul32(y, sh["gx"]))
         em.pos = [x, y, em.alu("iadd", em.Z0, em.sz)]
