@@ -64,6 +64,21 @@ __kernel void centre(__global float *d, __global const float *mean, __global flo
 }
 """
 
+CLAMP = """
+__kernel void clamp4(__global const float *t, __global float *o, int rows, int cols)
+{
+    int c = get_global_id(0);
+    int r = get_global_id(1);
+    if (r < rows && c < cols) {
+        float n = t[(r > 0 ? r - 1 : r) * cols + c];
+        float s = t[(r < rows - 1 ? r + 1 : r) * cols + c];
+        float w = t[r * cols + (c > 0 ? c - 1 : c)];
+        float e = t[r * cols + (c < cols - 1 ? c + 1 : c)];
+        o[r * cols + c] = n + 2.0f * s + 4.0f * w + 8.0f * e;
+    }
+}
+"""
+
 SHIFT = """
 __kernel void shift(__global const float *x, __global float *o, int n, int k)
 {
@@ -215,6 +230,22 @@ def test_pitches_from_the_global_size_and_a_constant(tiny, modes):
         ref[:, :gx] = 2 * mean[:gx]
         np.testing.assert_array_equal(read(q, eb, e).reshape(rows, 24), ref)
     assert modes == ["rows", "nd"]
+
+
+@pytest.mark.parametrize("rows,cols", [(30, 40), (17, 29)])
+def test_clamped_neighbours_are_two_flat_loads_chosen_per_lane(tiny, modes, rows, cols):
+    """Rodinia hotspot's edges: LLVM writes r > 0 ? r - 1 : r as r + sext(r > 0); each such load
+    is two shifted wave shares and a per-lane select, no gather."""
+    ctx, q = tiny
+    T = np.random.default_rng(rows).random(rows * cols, dtype=np.float32)
+    o = np.zeros(rows * cols, np.float32)
+    prg = cl.Program(ctx, CLAMP).build()
+    ob = buf(ctx, o)
+    prg.clamp4(q, (cols, rows), None, buf(ctx, T), ob, np.int32(rows), np.int32(cols))
+    t = np.pad(T.reshape(rows, cols), 1, mode="edge")
+    ref = (t[:-2, 1:-1] + np.float32(2) * t[2:, 1:-1]) + np.float32(4) * t[1:-1, :-2] + np.float32(8) * t[1:-1, 2:]
+    np.testing.assert_array_equal(read(q, ob, o).reshape(rows, cols), ref)
+    assert modes == ["rows"]
 
 
 def test_out_of_bounds_in_a_flat_launch_is_reported(tiny, modes):

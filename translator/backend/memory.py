@@ -293,6 +293,10 @@ class Memory:
                 return Val(em.values.kind_of(ty), (reg,))
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
                 return self.uniform_load(b[1], aff, ty)
+            if em.rows is not None and size == 4 and pitch is None and self.is_replicated(b[1]):
+                two = self.flat_choice(i.ops[0], b[1], ty)
+                if two is not None:
+                    return two
             return self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
@@ -393,6 +397,20 @@ class Memory:
             return ptr, None
         em.rows.pitches.add(got[3])
         return replace(ptr, gid_affine=got[:3]), got[3]
+
+    def flat_choice(self, x, k, ty) -> Val | None:
+        """In a "rows" build, a load of replicated buffer k at one of two flat offsets chosen per
+        lane (FlatRows.choice: a clamped neighbour): both wave shares moved, the lane's selected;
+        its bounds were checked per lane on the address it takes.  None if x is not such a load."""
+        em = self.em
+        got = em.rows.choice(x, k)
+        if got is None:
+            return None
+        c, yes, no, pitch = got
+        em.rows.pitches.add(pitch)
+        self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
+        regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
+        return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
 
     def plan_flat(self, pitch, k, kind: str, plan: str):
         """Note a "rows" build's flat access (flat_rows) and its plan, for mncl-cc --stats."""

@@ -30,7 +30,7 @@ class FlatRows:
 
     def __init__(self, em, func):
         self.em = em
-        self.forms = PointerForms(func)
+        self.forms = PointerForms(func, lane_bools=True)
         self.pitches = set()           # "p<k>", GX or an int, for KernelBinary.pitches
         self.plans = {}                # (C line, parameter, kind) -> {pitch: [plan]}, for mncl-cc --stats
 
@@ -38,10 +38,42 @@ class FlatRows:
         """(coef, const, seq, pitch) of IR pointer x into buffer parameter k when its byte offset is
         coef * f + const + seq over the flat position f (seq a sequencer expression or None), with f
         = gid1 * pitch + gid0 at launches where pitch == gx; else None."""
-        got = self.forms.offset(x)
-        if got is None or got[0] != f"base{k}":
+        off = self._offset(x, k)
+        if off is None or any(v.startswith("bool:") for m in off for v in m):
             return None
-        off = got[1]
+        return self._flat(off)
+
+    def choice(self, x, k):
+        """(c, true form, false form, pitch) when IR pointer x into parameter k is one of two flat
+        accesses (affine's coef, const, seq) chosen per lane by the i1 IR value c: a clamped
+        neighbour, ``temp[(r > 0 ? r - 1 : r) * cols + c]``, which LLVM writes as r + sext(r > 0);
+        else None."""
+        off = self._offset(x, k)
+        used = None if off is None else {v for m in off for v in m if v.startswith("bool:")}
+        if not used or len(used) > 1:
+            return None
+        (b,) = used
+        if any(m.count(b) > 1 for m in off):
+            return None
+        forms = []
+        for bit in (1, 0):
+            sub = {}
+            for m, c in off.items():
+                if b in m and not bit:
+                    continue
+                m = tuple(v for v in m if v != b)
+                sub[m] = sub.get(m, 0) + c
+            forms.append(self._flat({m: c for m, c in sub.items() if c}))
+        if None in forms or forms[0][3] != forms[1][3]:
+            return None
+        return self.forms.bools[int(b[5:])], forms[0][:3], forms[1][:3], forms[0][3]
+
+    def _offset(self, x, k):
+        got = self.forms.offset(x)
+        return None if got is None or got[0] != f"base{k}" else got[1]
+
+    def _flat(self, off):
+        """affine's answer for a byte-offset polynomial."""
         e = off.get(("gid0",))
         if not e:
             return None
