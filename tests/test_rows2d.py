@@ -289,3 +289,49 @@ def test_mncl_cc_prints_the_plan_of_a_rows_build(tmp_path):
            "global size 0)" in r.stderr
     assert "shifted load of the replicated buffer (row-major" in r.stderr
     assert "gather" not in r.stderr
+
+
+@pytest.mark.parametrize("gs,off,barrier,n,pitches,modes_built,want", [
+    ((64, 64), (0, 0, 0), False, 64, ["p1"], ("rows", "nd"), "rows"),
+    ((64, 64), (0, 0, 0), False, 63, ["p1"], ("rows", "nd"), "nd"),         # the pitch is not the row
+    ((64, 64), (0, 0, 0), False, 64, ["p1", 64, "gx"], ("rows", "nd"), "rows"),
+    ((64, 64), (0, 0, 0), False, 64, ["p1", 32], ("rows", "nd"), "nd"),
+    ((64, 64), (0, 0, 0), False, 64, [], ("rows", "nd"), "nd"),              # nothing to gain
+    ((64, 64), (0, 0, 0), False, 64, ["p1"], ("nd",), "nd"),                 # rows does not compile
+    ((64, 64), (0, 1, 0), False, 64, ["p1"], ("rows", "nd"), "nd"),          # a global offset
+    ((64, 64), (0, 0, 0), True, 64, ["p1"], ("rows", "nd"), "nd"),           # barriers: whole groups
+    ((64, 64, 2), (0, 0, 0), False, 64, ["p1"], ("rows", "nd"), "nd"),       # 3-D
+])
+def test_choose_variant_takes_rows_only_where_the_pitches_are_the_row(gs, off, barrier, n, pitches, modes_built,
+                                                                       want):
+    from dataclasses import dataclass, field
+
+    from emulator.machine import load_machine
+    from mncl.backend import Launch
+    from translator import CompileError
+    from translator.backend import Layout
+    from translator.module import Diagnostic, KernelInfo, ParamInfo
+
+    @dataclass
+    class Binary:
+        mode: str
+        pitches: list = field(default_factory=list)
+        replicated: list = field(default_factory=list)
+        resident: list = field(default_factory=list)
+        resident_one: list = field(default_factory=list)
+        resident_bytes: int = 0
+
+    def build(mode):
+        if mode not in modes_built:
+            raise CompileError([Diagnostic("error", "refused (test)", "k.cl", 1, 1)])
+        return Binary(mode, pitches if mode == "rows" else [])
+
+    params = (ParamInfo("a", "global", "float *", "float32", 4), ParamInfo("n", "scalar", "int", "int32", 4))
+    info = KernelInfo("k", params, "k__wg", uses_barrier=barrier)
+    lay = Layout.of(load_machine("mncore2"))
+    gs3 = tuple(gs) + (1,) * (3 - len(gs))
+    kb, _, shape = abi.choose_variant(lay, info, Launch(len(gs), gs3, (1, 1, 1), off),
+                                      [type("B", (), {"nbytes": 4 << 20, "dram": 0})(),
+                                       np.int32(n).tobytes()], build, set())
+    assert kb.mode == want
+    assert (shape[:3] == (lay.wave, 1, 1)) == (want == "rows")
