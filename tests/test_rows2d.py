@@ -248,6 +248,54 @@ def test_clamped_neighbours_are_two_flat_loads_chosen_per_lane(tiny, modes, rows
     assert modes == ["rows"]
 
 
+ROW0 = """
+__kernel void ey(__global const float *fict, __global float *ey, __global const float *hz, int t, int nx, int ny)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (i < nx && j < ny) {
+        if (i == 0)
+            ey[j] = fict[t];
+        else
+            ey[i * ny + j] = ey[i * ny + j] - 0.5f * (hz[i * ny + j] - hz[(i - 1) * ny + j]);
+    }
+}
+
+__kernel void row1(__global float *o, int n)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (i == 1)
+        o[j] = 7.0f;
+    else if (i > 1)
+        o[i * n + j] = (float)i;
+}
+"""
+
+
+@pytest.mark.parametrize("nx,ny", [(30, 40), (9, 70)])
+def test_a_store_only_row_0_makes_is_contiguous(tiny, modes, nx, ny):
+    """PolyBench fdtd-2d's ey update: ey[j] under i == 0 is the flat position there (no pitch to
+    check), so it is a contiguous store like the others; a store under i == 1 is not (scattered)."""
+    ctx, q = tiny
+    rng = np.random.default_rng(nx)
+    fict = np.arange(4, dtype=np.float32) * 0.25
+    E, H = rng.random(nx * ny, dtype=np.float32), rng.random(nx * ny, dtype=np.float32)
+    prg = cl.Program(ctx, ROW0).build()
+    eb = buf(ctx, E)
+    prg.ey(q, (ny, nx), None, buf(ctx, fict), eb, buf(ctx, H), np.int32(2), np.int32(nx), np.int32(ny))
+    e, h = E.reshape(nx, ny), H.reshape(nx, ny)
+    ref = np.concatenate([np.full((1, ny), fict[2]), e[1:] - np.float32(0.5) * (h[1:] - h[:-1])])
+    np.testing.assert_array_equal(read(q, eb, E).reshape(nx, ny), ref)
+    o = np.zeros(nx * ny, np.float32)
+    ob = buf(ctx, o)
+    prg.row1(q, (ny, nx), None, ob, np.int32(ny))
+    ref = np.repeat(np.arange(nx, dtype=np.float32), ny).reshape(nx, ny)
+    ref[0], ref[1] = 7, 0
+    np.testing.assert_array_equal(read(q, ob, o).reshape(nx, ny), ref)
+    assert modes == ["rows", "rows"]
+
+
 def test_out_of_bounds_in_a_flat_launch_is_reported(tiny, modes):
     """x[(i + k) * n + j] leaves x in the last k rows: the sequencer cannot clear those waves,
     and the per-lane check reports a bad index (the first lane's that went out of bounds, as in a
@@ -289,6 +337,12 @@ def test_mncl_cc_prints_the_plan_of_a_rows_build(tmp_path):
            "global size 0)" in r.stderr
     assert "shifted load of the replicated buffer (row-major" in r.stderr
     assert "gather" not in r.stderr
+    src.write_text(ROW0)
+    r = subprocess.run([sys.executable, "-m", "translator.cli", "--machine", "tiny", "--mode", "rows", "--stats",
+                        "-o", str(tmp_path / "e.mnb"), str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert ":8: store ey (global, 4 B): unit; contiguous store (row-major: pitch none: row 0 only)" in r.stderr
+    assert ":19: store o (global, 4 B): unit; contiguous" not in r.stderr
 
 
 @pytest.mark.parametrize("gs,off,barrier,n,pitches,modes_built,want", [

@@ -357,6 +357,10 @@ class PointerForms:
         self._forms = (_LaneBoolForms if lane_bools else _Forms)(func, cfg_of(func).loops)
         self.bools = getattr(self._forms, "bools", [])
 
+    def value(self, x) -> dict | None:
+        """The polynomial of integer IR value x (None: not one)."""
+        return self._forms.of(x)
+
     def offset(self, ptr) -> tuple | None:
         """(buffer key: "base<k>" for parameter k, offset polynomial in bytes) of pointer ptr, or None."""
         f = self._forms.of(ptr)

@@ -16,6 +16,7 @@ from . import irtypes
 from .abi import ARGBLK, LAUNCH, STORE_TAG, base, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
+from .rows import ROW0
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
@@ -271,7 +272,7 @@ class Memory:
         flat, pitch = ptr, None
         if b[0] == "param":
             self.note_access(b[1], "load")
-            flat, pitch = self.flat_rows(i.ops[0], ptr, type_size(ty))
+            flat, pitch = self.flat_rows(i.ops[0], ptr, type_size(ty), i.block)
             em.bounds.check_bounds(b[1], flat, type_size(ty), p, defer=True)
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
@@ -371,7 +372,7 @@ class Memory:
         whole = p is em.active
         if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
             p = em.scatter.elect(p)     # every lane stores to one element: one of them, not their sum
-        flat, pitch = (ptr, None) if k == "L" else self.flat_rows(i.ops[1], ptr, size)
+        flat, pitch = (ptr, None) if k == "L" else self.flat_rows(i.ops[1], ptr, size, i.block)
         if k != "L":              # a store out of bounds is dropped (and reported)
             p = em.b_and(p, em.bounds.check_bounds(k, flat, size, p, store=True))
         if (em.one_d or pitch is not None) and size == 4 and flat.gid_affine == (4, 0, None) and k != "L":
@@ -384,7 +385,7 @@ class Memory:
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", em.line)
 
-    def flat_rows(self, x, ptr: Val, size: int) -> tuple:
+    def flat_rows(self, x, ptr: Val, size: int, block) -> tuple:
         """(ptr, None), or in a "rows" build for a 32-bit access of a buffer parameter row-major in
         the ids (IR pointer x; rows.py): (a copy of ptr whose gid_affine is its form over the flat
         position, which the bounds checks and the 1-D paths read; its pitch, recorded for the
@@ -392,10 +393,11 @@ class Memory:
         em = self.em
         if em.rows is None or size != 4 or ptr.gid_affine is not None or ptr.base[0] != "param":
             return ptr, None
-        got = em.rows.affine(x, ptr.base[1])
+        got = em.rows.affine(x, ptr.base[1]) or em.rows.in_row0(x, ptr.base[1], block)
         if got is None or got[0] != 4:
             return ptr, None
-        em.rows.pitches.add(got[3])
+        if got[3] != ROW0:
+            em.rows.pitches.add(got[3])
         return replace(ptr, gid_affine=got[:3]), got[3]
 
     def flat_choice(self, x, k, ty) -> Val | None:

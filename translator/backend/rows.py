@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from .abi import param, reg
 from .access import PointerForms
+from .idforms import dominators
+from .irread import Const, Inst
 
 GX = "gx"                          # the pitch get_global_size(0): equal to gx at every launch
+ROW0 = "row 0"                     # no pitch: the access runs only in row 0, where f == gid0
 
 
 class FlatRows:
@@ -42,6 +45,35 @@ class FlatRows:
         if off is None or any(v.startswith("bool:") for m in off for v in m):
             return None
         return self._flat(off)
+
+    def in_row0(self, x, k, block):
+        """affine's answer, with the pitch ROW0, for an access e * gid0 + u in an IR block that runs
+        only where gid1 == 0 (a branch on it dominates the block: fdtd's ``if (i == 0) ey[j] = ...``),
+        where gid0 is the flat position; else None."""
+        off = self._offset(x, k)
+        if off is None or any(v.startswith("bool:") or v == "gid1" for m in off for v in m):
+            return None
+        em = self.em
+        if em.dominators is None:
+            em.dominators = dominators(em.rpo, em.preds)
+        for d in em.dominators.get(block, ()):
+            ps = em.preds.get(d, [])
+            br = em.bmap[ps[0]].insts[-1] if len(ps) == 1 else None
+            if br is not None and br.op == "br" and len(em.succ[ps[0]]) == 2 and len(set(em.succ[ps[0]])) == 2 \
+                    and self._row0(br.ops[0], d == em.succ[ps[0]][0]):
+                return self._flat(off, pitched=False)
+        return None
+
+    def _row0(self, c, truth: bool) -> bool:
+        """Whether branch condition c being `truth` means gid1 == 0 (through `and`, as in id_below)."""
+        if not isinstance(c, Inst):
+            return False
+        if truth and (c.op == "and" or c.op == "select" and isinstance(c.ops[2], Const) and c.ops[2].value in (0, False)):
+            return any(self._row0(x, True) for x in c.ops[:2])
+        if c.op != "icmp" or c.pred != ("eq" if truth else "ne"):
+            return False
+        a, b = (self.forms.value(x) for x in c.ops[:2])
+        return {("gid1",): 1} in (a, b) and {} in (a, b)          # gid1 == 0 (a form {}: the constant 0)
 
     def choice(self, x, k):
         """(c, true form, false form, pitch) when IR pointer x into parameter k is one of two flat
@@ -72,8 +104,8 @@ class FlatRows:
         got = self.forms.offset(x)
         return None if got is None or got[0] != f"base{k}" else got[1]
 
-    def _flat(self, off):
-        """affine's answer for a byte-offset polynomial."""
+    def _flat(self, off, pitched=True):
+        """affine's answer for a byte-offset polynomial (not pitched: one without gid1, ROW0)."""
         e = off.get(("gid0",))
         if not e:
             return None
@@ -97,8 +129,9 @@ class FlatRows:
                 pitch = other[0]
             else:
                 return None
-        if pitch is None:
+        if pitch is None and pitched or pitch is not None and not pitched:
             return None
+        pitch = pitch or ROW0
         const, seq = rest.pop((), 0), []
         for m, c in rest.items():       # uniform terms: products of integer parameters
             if not all(v.startswith("p") and v[1:].isdigit() for v in m):
@@ -110,10 +143,11 @@ class FlatRows:
 
     def use(self, pitch, line: int, k: int, kind: str, plan: str):
         """Record that an access at C line `line` of parameter k relies on `pitch`, with its plan."""
-        self.pitches.add(pitch)
+        if pitch != ROW0:
+            self.pitches.add(pitch)
         name = self.em.params[k].name
-        shown = f"the parameter '{self.em.params[int(pitch[1:])].name}'" if isinstance(pitch, str) and pitch != GX \
-            else "get_global_size(0)" if pitch == GX else str(pitch)
+        shown = "none: row 0 only" if pitch == ROW0 else "get_global_size(0)" if pitch == GX \
+            else f"the parameter '{self.em.params[int(pitch[1:])].name}'" if isinstance(pitch, str) else str(pitch)
         plans = self.plans.setdefault((line, name, kind), {})      # (accesses of one line and buffer: all)
         plans.setdefault(shown, [])
         if plan not in plans[shown]:
@@ -121,7 +155,8 @@ class FlatRows:
 
     def plan_list(self) -> list:
         """[C line, buffer, kind, plan] of each line's flat accesses, for KernelBinary.plans."""
-        return [[*key, "; ".join(f"{' and '.join(v)} (row-major: pitch {shown} == global size 0)"
+        return [[*key, "; ".join(f"{' and '.join(v)} (row-major: pitch {shown}" +
+                                 ("" if shown.startswith("none") else " == global size 0") + ")"
                                  for shown, v in by.items())] for key, by in sorted(self.plans.items())]
 
     def recorded(self) -> list:
