@@ -15,7 +15,10 @@ get_global_size(0) ("gx") or a constant; the build records the pitches its acces
 (KernelBinary.pitches) and choose_variant takes it only for a launch where they all equal gx.
 
 The offset comes from the access analysis' polynomial of the IR pointer (access.PointerForms):
-the registers know nothing of the pitch, which is only equal to gx at launch time.
+the registers know nothing of the pitch, which is only equal to gx at launch time.  Rows may
+straddle waves and the last wave may be partial: nothing needs a wave of whole rows.  Two more
+shapes are flat: a clamped neighbour, one of two flat offsets chosen per lane (choice), and an
+access e * gid0 + u in a block only row 0 runs (in_row0), where f == gid0 with no pitch at all.
 """
 from __future__ import annotations
 
