@@ -1,7 +1,7 @@
 """mncl-cc: the compiler driver, OpenCL C -> .mnb program (or assembly, or LLVM IR).
 
   mncl-cc KERNEL.cl [-o OUT] [-S | --emit-llvm] [-O0..-O3] [-D NAME[=VAL]]... [-I DIR]...
-          [--machine NAME|FILE.toml] [-k KERNEL]... [--mode 1d|1d-n2|1d-n4|1d-n8|nd] [-X OPTION]... [-w] [-Werror] [--stats]
+          [--machine NAME|FILE.toml] [-k KERNEL]... [--mode 1d|1d-n2|1d-n4|1d-n8|nd|rows] [-X OPTION]... [-w] [-Werror] [--stats]
 
 Takes one source file ('-' reads standard input) and runs the stages of
 translator/ in order: ``compile_opencl(spmd=True)`` (front end, lowering,
@@ -167,9 +167,11 @@ def _read_source(path: str) -> "tuple[str, str]":
               help="preset (mncore2, tiny) or machine TOML file")
 @click.option("-k", "--kernel", "kernels", multiple=True, metavar="KERNEL",
               help="compile only this kernel (repeatable; default: all)")
-@click.option("--mode", type=click.Choice(["1d", "1d-n2", "1d-n4", "1d-n8", "nd"]), default="1d",
+@click.option("--mode", type=click.Choice(["1d", "1d-n2", "1d-n4", "1d-n8", "nd", "rows"]), default="1d",
               show_default=True, help="launch shape the code is specialised for (1d: contiguous fast paths; "
-                                      "1d-n<f>: a wave f times narrower, for launches of at most 1/f of one)")
+                                      "1d-n<f>: a wave f times narrower, for launches of at most 1/f of one; "
+                                      "rows: a 2-D launch run flat in row-major order, whose pitches equal "
+                                      "the global size in x)")
 @click.option("--stats", is_flag=True, help="print per-kernel steps, registers, flops and compile time to stderr")
 @click.version_option(package_name="mncl-sdk", prog_name=PROG)
 def main(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror, machine,
@@ -294,13 +296,12 @@ def _print_accesses(module, binaries, name):
         if info.task:
             continue
         gathered = {(line, msg) for line, msg in kb.remarks}
-        plans = {(line, buf): plan for line, buf, plan in kb.plans}
-        click.echo(f"kernel '{kb.name}': memory accesses", err=True)
+        plans = {(line, buf, kind): plan for line, buf, kind, plan in kb.plans}     # ("rows" builds)
+        click.echo(f"kernel '{kb.name}' ({kb.mode}): memory accesses", err=True)
         for a in analyse(read_function(module.llvm_ir, info.wg_function), info.params):
             where = f" in the loop at line {a.loop_line}" if a.loop else ""
-            how = "whole-buffer gather (see the remark)" \
-                if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) \
-                else plans.get((a.line, a.buffer), "") if a.kind == "load" else ""
+            how = plans.get((a.line, a.buffer, a.kind)) or ("whole-buffer gather (see the remark)"
+                  if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) else "")
             extra = f" ({a.why})" if a.why else ""
             click.echo(f"  {name}:{a.line}: {a.kind} {a.buffer} ({a.space}, {a.elem} B): {a.cls}{where}{extra}"
                        + (f"; {how}" if how else ""), err=True)

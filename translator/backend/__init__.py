@@ -28,6 +28,7 @@ from .layout import Layout
 from .packing import pack_loops
 from .colplan import narrow_shares, pipeline_columns
 from .prefetch import prefetch_waves
+from .rows import FlatRows
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
 
@@ -44,7 +45,8 @@ class KernelBinary:
                                     # "-norep": no replicated buffers; "-res": buffers gathered in loops
                                     # resident in LM0 (Resident.resident_copies); "-res1": the same for a
                                     # launch of one work-item (KernelBinary.resident_one); "task": a task
-                                    # kernel (runs once on the whole machine)
+                                    # kernel (runs once on the whole machine); "rows": a 2-D launch run flat,
+                                    # in row-major order (rows.py)
     asm: str
     args: list                      # sequencer arguments, in order (abi.py names them)
     params: list                    # ParamInfo as dicts
@@ -59,8 +61,10 @@ class KernelBinary:
     resident_bytes: int = 0                         # ... when the buffer has at most this many bytes
     resident_one: list = field(default_factory=list)  # for a launch of one work-item ("-res1"), when more
                                                     # (buffers two work-items may store to: Resident.resident_candidates)
-    plans: list = field(default_factory=list)       # [C line, buffer, plan]: transfer plans chosen (rowplan.py,
-                                                    # colplan.py; mncl-cc --stats)
+    pitches: list = field(default_factory=list)     # "rows": the pitches ("p<k>", "gx", ints) its accesses take
+                                                    # to equal the global size in x (rows.py); [] gains nothing
+    plans: list = field(default_factory=list)       # [C line, buffer, load|store, plan]: transfer plans chosen
+                                                    # (rowplan.py, colplan.py, rows.py; mncl-cc --stats)
     row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression)]: row copies it
                                                     # reads (abi.LaunchPlan.row_copies, rowplan.py)
 
@@ -121,6 +125,7 @@ def _select(b: Build) -> dict:
                      replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
                      lazy_cap=lazy_cap)
         em = cg.em
+        em.rows = FlatRows(em, func) if abi.flat_rows(mode) else None
         box.append(em)
         try:
             cg.translate()
@@ -251,8 +256,10 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[line, text] for (line, *_), text in sorted(em.remarks.items())],
                         list(em.resident) if resident else candidates(), 8 * em.CH,
                         [] if resident or candidates(True) == candidates() else candidates(True),
-                        plans=[[line, buf, "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())],
-                        row_copies=[[k, p] for k, p in sorted(em.uses.get("row_copies", {}).items())])
+                        em.rows.recorded() if em.rows else [],
+                        [[line, buf, "load", "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())]
+                        + (em.rows.plan_list() if em.rows else []),
+                        [[k, p] for k, p in sorted(em.uses.get("row_copies", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -36,7 +36,10 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # r<name> is fp64 1/<name> (64 bits); the others are 32-bit values in both halves.  The wave is
 # wx x wy x wz work-items (slot s -> s mod wx, (s div wx) mod wy, s div wxy); when the kernel has
 # __local memory or barriers it holds whole work-groups, kx x ky x kz of them, and each group's
-# __local block is lbytes long in the local scratch buffer (see WorkItems.local_base)
+# __local block is lbytes long in the local scratch buffer (see WorkItems.local_base).  A "rows" build's
+# wave is W x 1 x 1 flat row-major positions f (gid1 = f * (1 / gx) rounded down, 1 / gx at RGX_SLOT:
+# WorkItems.flat_ids)
+RGX_SLOT = SHAPE_SLOT + len(SHAPE)    # fp64 1 / gx: read only by "rows" builds (WorkItems.flat_ids)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 # -- MV tags: which part of a program may use which (the emulator has tags 0..255)
@@ -53,7 +56,8 @@ TASK_SYNC_TAG = 250               # task kernels: a transfer waited for at once
 # their first out-of-bounds access), or const_table(n) ("G<n>": __constant data)
 ARGBLK = "argblk"                 # the argument block's DRAM address
 WAVE_COUNTS = ("nwx", "nwy", "nwz")   # waves per dimension
-LAUNCH = ("gx", "offx")           # the global size and offset in x (bounds of contiguous accesses)
+LAUNCH = ("gx", "offx")           # the global size and offset in x (bounds of contiguous accesses;
+                                  # a "rows" build: gx * gy, the flat launch's size)
 ITEMS = "items"                   # work-items of the launch
 GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
@@ -135,11 +139,13 @@ def wide_arg_slots(params) -> dict:
 
 
 # -- variants ----------------------------------------------------------------------------------
-# A kernel has several builds (KernelBinary.mode): "1d" (contiguous fast paths, no global offset) or
-# "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep" (no replicated buffers),
+# A kernel has several builds (KernelBinary.mode): "1d" (contiguous fast paths, no global offset),
+# "rows" (a 2-D launch run flat: rows.py) or "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py);
+# then "-norep" (no replicated buffers),
 # "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
 
 TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
+ROWS_MODE = "rows"               # a 2-D launch run flat in row-major order (rows.py)
 
 
 def narrowed_mode(f: int) -> str:
@@ -149,6 +155,12 @@ def narrowed_mode(f: int) -> str:
 def one_d(mode: str) -> bool:
     """A build for 1-D launches without a global offset (the contiguous fast paths)."""
     return mode.startswith("1d")
+
+
+def flat_rows(mode: str) -> bool:
+    """A build for 2-D launches run flat in row-major order (rows.py): the contiguous fast paths
+    for accesses e * (gid1 * P + gid0) + u whose pitches P equal the global size in x."""
+    return mode.startswith("rows")
 
 
 def replicates(mode: str) -> bool:
@@ -212,6 +224,9 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
 
     * "1d" for a 1-D launch with no global offset whose wave spans the machine (the contiguous
       fast paths address the wave by position), else "nd";
+    * "rows" for a 2-D launch with no global offset, barriers or __local memory when that build's
+      pitches (KernelBinary.pitches, rows.py) all equal the global size in x: the launch runs
+      flat, W row-major positions a wave, and its row-major accesses take the 1-D paths;
     * a 1-D launch of few work-items and no work-groups to keep whole: "1d-n<f>", the narrowest
       wave holding it (it moves less);
     * "-norep" when a replicated (read-only) buffer is also passed as another argument;
@@ -223,10 +238,16 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
     mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] else "nd"
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
     kb = _optional(build, narrowed_mode(narrow), failed) if narrow > 1 else None
-    if kb is not None:
+    if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
+        kb = _optional(build, ROWS_MODE, failed)
+        if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
+            kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
+        elif kb is not None:
+            shape = (lay.wave, 1, 1, 1, 1, 1)
+    if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)
         shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
-    else:
+    elif kb is None:
         kb = build(mode)
     ids = [id(a) for a in args if is_buffer(a)]
     if kb.replicated and any(ids.count(id(args[k])) > 1 for k in kb.replicated):
@@ -236,6 +257,17 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
     if res and all(args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
         kb = _optional(build, rmode, failed) or kb
     return kb, lay, shape
+
+
+def pitch_value(pitch, args, gs) -> int | None:
+    """The value of a "rows" build's pitch (KernelBinary.pitches) at a launch: "gx" (the global
+    size in x), "p<k>" (by-value integer parameter k), or a constant."""
+    if pitch == "gx":
+        return gs[0]
+    if isinstance(pitch, int):
+        return pitch
+    a = args[int(pitch[1:])]
+    return int.from_bytes(bytes(a), "little", signed=True) if is_value(a) and len(a) <= 8 else None
 
 
 def _optional(build, mode, failed):
@@ -309,9 +341,14 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
         else:
             blk[SHAPE_SLOT + j] = _dup(shape[k])
+    if flat_rows(kb.mode):
+        blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
            "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2])}
+    if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
+        items = gs[0] * gs[1]
+        seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))
     replicated = {id(args[k]) for k in kb.replicated}
     buffers, seen = [], set()
     for i, a in enumerate(args):

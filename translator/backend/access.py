@@ -330,3 +330,40 @@ def _neighbourhoods(accesses: list) -> None:
         if len(shifts) > 1:
             for a in g:
                 a.cls = "neighbourhood"
+
+
+class _LaneBoolForms(_Forms):
+    """_Forms where a boolean widened to an integer (``r + (r > 0 ? -1 : 0)``, as LLVM writes a
+    clamped neighbour ``r > 0 ? r - 1 : r``) is a variable ``bool:<n>`` in {0, 1} (times -1 for
+    sext); ``bools[n]`` is its i1 IR value.  Not for classes: the variable is not uniform."""
+
+    def __init__(self, func: Func, loops: dict):
+        super().__init__(func, loops)
+        self.bools = []
+
+    def _form(self, x):
+        if isinstance(x, Inst) and x.op in ("sext", "zext") and getattr(x.ops[0], "type", "") == "i1":
+            if x.ops[0] not in self.bools:
+                self.bools.append(x.ops[0])
+            return {(f"bool:{self.bools.index(x.ops[0])}",): -1 if x.op == "sext" else 1}
+        return super()._form(x)
+
+
+class PointerForms:
+    """The byte-offset polynomial of each pointer IR value of one function, as the analysis above
+    computes it, for the code generator (rows.py reads a row-major index off it); with lane_bools,
+    widened booleans are variables too (_LaneBoolForms), their i1 IR values in ``bools``."""
+
+    def __init__(self, func: Func, lane_bools: bool = False):
+        self._forms = (_LaneBoolForms if lane_bools else _Forms)(func, cfg_of(func).loops)
+        self.bools = getattr(self._forms, "bools", [])
+
+    def value(self, x) -> dict | None:
+        """The polynomial of integer IR value x (None: not one)."""
+        return self._forms.of(x)
+
+    def offset(self, ptr) -> tuple | None:
+        """(buffer key: "base<k>" for parameter k, offset polynomial in bytes) of pointer ptr, or None."""
+        f = self._forms.of(ptr)
+        based = None if f is None else _base(f)
+        return None if based is None else based[1:]

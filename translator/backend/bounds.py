@@ -159,7 +159,7 @@ class Bounds:
         """A sequencer condition that holds when every work-item of the wave accesses buffer k
         inside it, for an access at byte offset coef * gid + const + seq (1-D launches), or None."""
         em = self.em
-        if not em.one_d or aff is None:
+        if not (em.one_d or em.rows is not None) or aff is None:      # (rows: aff over the flat position)
             return None
         em.uses.setdefault("sizes", set()).add(k)
         lo, hi = self.wave_extent(aff)

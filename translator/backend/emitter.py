@@ -40,6 +40,7 @@ class Emitter:
         self.lay = layout
         self.params = params              # ParamInfo tuple
         self.one_d = one_d
+        self.rows = None                  # a "rows" build's FlatRows (rows.py), set by _select
         self.replicate = replicate        # read-only buffers may be replicated for offset loads
         self.CH = chunk_longs
         self.items: list = []             # the wave body being built

@@ -16,6 +16,7 @@ from . import irtypes
 from .abi import ARGBLK, LAUNCH, STORE_TAG, base, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
+from .rows import ROW0
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
@@ -268,9 +269,11 @@ class Memory:
             return Val("i64", (r, r))
         if b == ("ids",):
             return em.workitems.ids_value(ptr.coff // 8)
+        flat, pitch = ptr, None
         if b[0] == "param":
             self.note_access(b[1], "load")
-            em.bounds.check_bounds(b[1], ptr, type_size(ty), p, defer=True,
+            flat, pitch = self.flat_rows(i.ops[0], ptr, type_size(ty), i.block)
+            em.bounds.check_bounds(b[1], flat, type_size(ty), p, defer=True,
                                    whole=em.row_plan.wave_in_bounds(b[1], em.accesses.get(i)))
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
@@ -280,15 +283,22 @@ class Memory:
             return self.gather(b[1], ptr, ty, p)
         if b[0] == "param":
             size = type_size(ty)
-            aff = ptr.gid_affine
-            if em.one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
+            aff = flat.gid_affine
+            one_d = em.one_d or pitch is not None          # (a "rows" build's flat access: rows.py)
+            if one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
                     and self.is_replicated(b[1]):
+                self.plan_flat(pitch, b[1], "load", "shifted load of the replicated buffer")
                 return Val(em.values.kind_of(ty), (self.shifted_load(b[1], aff),))
-            if em.one_d and size == 4 and aff == (4, 0, None):
+            if one_d and size == 4 and aff == (4, 0, None):
+                self.plan_flat(pitch, b[1], "load", "contiguous load")
                 reg = self.fast_load(b[1])[0]
                 return Val(em.values.kind_of(ty), (reg,))
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
                 return self.uniform_load(b[1], aff, ty)
+            if em.rows is not None and size == 4 and pitch is None and self.is_replicated(b[1]):
+                two = self.flat_choice(i.ops[0], b[1], ty)
+                if two is not None:
+                    return two
             return em.row_plan.load(b[1], ptr, ty, p, em.accesses.get(i)) or self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
@@ -363,16 +373,52 @@ class Memory:
         whole = p is em.active
         if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
             p = em.scatter.elect(p)     # every lane stores to one element: one of them, not their sum
+        flat, pitch = (ptr, None) if k == "L" else self.flat_rows(i.ops[1], ptr, size, i.block)
         if k != "L":              # a store out of bounds is dropped (and reported)
-            p = em.b_and(p, em.bounds.check_bounds(k, ptr, size, p, store=True))
-        if em.one_d and size == 4 and ptr.gid_affine == (4, 0, None) and k != "L":
+            p = em.b_and(p, em.bounds.check_bounds(k, flat, size, p, store=True))
+        if (em.one_d or pitch is not None) and size == 4 and flat.gid_affine == (4, 0, None) and k != "L":
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
-            full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, ptr.gid_affine, size)}"
+            full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, flat.gid_affine, size)}"
+            self.plan_flat(pitch, k, "store", "contiguous store")
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
             return em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", em.line)
+
+    def flat_rows(self, x, ptr: Val, size: int, block) -> tuple:
+        """(ptr, None), or in a "rows" build for a 32-bit access of a buffer parameter row-major in
+        the ids (IR pointer x; rows.py): (a copy of ptr whose gid_affine is its form over the flat
+        position, which the bounds checks and the 1-D paths read; its pitch, recorded for the
+        launch to check)."""
+        em = self.em
+        if em.rows is None or size != 4 or ptr.gid_affine is not None or ptr.base[0] != "param":
+            return ptr, None
+        got = em.rows.affine(x, ptr.base[1]) or em.rows.in_row0(x, ptr.base[1], block)
+        if got is None or got[0] != 4:
+            return ptr, None
+        if got[3] != ROW0:
+            em.rows.pitches.add(got[3])
+        return replace(ptr, gid_affine=got[:3]), got[3]
+
+    def flat_choice(self, x, k, ty) -> Val | None:
+        """In a "rows" build, a load of replicated buffer k at one of two flat offsets chosen per
+        lane (FlatRows.choice: a clamped neighbour): both wave shares moved, the lane's selected;
+        its bounds were checked per lane on the address it takes.  None if x is not such a load."""
+        em = self.em
+        got = em.rows.choice(x, k)
+        if got is None:
+            return None
+        c, yes, no, pitch = got
+        em.rows.pitches.add(pitch)
+        self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
+        regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
+        return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
+
+    def plan_flat(self, pitch, k, kind: str, plan: str):
+        """Note a "rows" build's flat access (flat_rows) and its plan, for mncl-cc --stats."""
+        if pitch is not None:
+            self.em.rows.use(pitch, self.em.line, k, kind, plan)
 
     # private arrays --------------------------------------------------------------------------
     def private_layout(self):

@@ -2,6 +2,7 @@
 and the __local block base made from it (once per wave or in the prologue)."""
 from __future__ import annotations
 
+from .abi import RGX_SLOT
 from .ops import VReg
 from .values import MAX_GLOBAL_ID, Val
 
@@ -16,6 +17,8 @@ class WorkItems:
         """At the top of each wave: this lane's global position per dimension and whether it is live."""
         em = self.em
         sh = em.shape
+        if em.rows is not None:
+            return self.flat_ids()
         em.pos = []
         act = None
         for d, (s, o, g) in enumerate(((em.sx, em.X0, "gx"), (em.sy, em.Y0, "gy"), (em.sz, em.Z0, "gz"))):
@@ -28,6 +31,21 @@ class WorkItems:
         em.active = act if em.in_wave is None else em.b_and(act, em.in_wave)
         em.ids_cache = {}
 
+    def flat_ids(self):
+        """A "rows" build (rows.py): the wave is W consecutive row-major positions f of a 2-D launch,
+        gid1 = f div gx and gid0 = f - gid1 * gx; a lane is live while gid1 < gy."""
+        em = self.em
+        sh = em.shape
+        f = em.alu("iadd", em.X0, em.sx, hint="flat")
+        if "rgx" not in sh:
+            sh["rgx"] = em.codegen.argval(RGX_SLOT, "rgx")      # (in the prologue)
+        y = em.ints.div_exact(f, sh["rgx"])
+        x = em.alu("isub", f, em.ints.mul32(y, sh["gx"]))
+        em.pos = [x, y, em.alu("iadd", em.Z0, em.sz)]
+        act = em.bool_from_mask(em.flags("uimax", sh["gy"], em.alu("iinc", y)))     # gy >= gid1 + 1
+        em.active = act if em.in_wave is None else em.b_and(act, em.in_wave)
+        em.ids_cache = {}
+
     def ids_value(self, k: int) -> Val:
         """ids[k]: local ids (0..2), global ids (3..5), as 64-bit values with an exact 32-bit facet."""
         em = self.em
@@ -37,7 +55,7 @@ class WorkItems:
         d = k % 3
         if k >= 3:
             n = em.alu("iadd", em.pos[d], sh[("offx", "offy", "offz")[d]])
-            aff = (1, 0, None) if d == 0 else None
+            aff = (1, 0, None) if d == 0 and em.rows is None else None     # (rows: not the flat position)
         else:
             q = self.group_index(d)
             size = Val("i32", (sh[("lsx", "lsy", "lsz")[d]],))
