@@ -90,7 +90,7 @@ def test_narrowed_wave_on_mncore2():
     each of the 96 passes).  An MV moves 64 long words where a row needs 48."""
     y, ref, stats = run_rows("mncore2", 1000, 96, 96, 0)
     np.testing.assert_array_equal(y, ref)
-    assert stats.dram_bytes <= 1000 * 64 * 8 + 32 * 1024
+    assert stats.dram_bytes <= 1000 * 64 * 8 + 64 * 1024     # (+ x, y and the argument block)
 
 
 def test_integer_rows_and_stats_name_the_plan(tmp_path):
