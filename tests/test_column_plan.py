@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-import mncl as cl
+from emulator_harness import device_env, launch
 from translator.backend import colplan
 
 GEMV_T = r"""
@@ -62,32 +62,12 @@ __kernel void two(__global const float *A, __global const float *B, __global flo
 
 @pytest.fixture(scope="module")
 def tiny():
-    ctx = cl.Context([cl.get_device("emulator", "tiny")])
-    return ctx, cl.CommandQueue(ctx)
+    return device_env("tiny")
 
 
 @pytest.fixture(scope="module")
 def mncore2():
-    ctx = cl.Context([cl.get_device("emulator", "mncore2", new=True)])
-    return ctx, cl.CommandQueue(ctx)
-
-
-def launch(env, src, name, n, *args):
-    """Run kernel `name` of src over n work-items (groups of 64 when n allows); arrays become
-    buffers, read back after the launch.  Gives (the arrays' new contents, the event)."""
-    ctx, q = env
-    prg = cl.Program(ctx, src).build()
-    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
-            if isinstance(a, np.ndarray) else a for a in args]
-    ev = getattr(prg, name)(q, (max(n, 1),), None, *bufs)
-    out = []
-    for a, b in zip(args, bufs):
-        if isinstance(a, np.ndarray):
-            r = np.empty_like(a)
-            cl.enqueue_copy(q, r, b)
-            out.append(r)
-    q.finish()
-    return out, ev
+    return device_env("mncore2", new=True)
 
 
 def small_ints(rng, *shape, lo=-2):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import mncl as cl
+from emulator_harness import device_env, launch
 
 ROW_SUM = """
 __kernel void rows(__global const float *W, __global const float *x, __global float *y,
@@ -37,19 +38,9 @@ def run_rows(machine, rows, cols, pitch, start, rng=np.random.default_rng(22)):
     need = max(rows * pitch + start + cols, 1) if pitch >= 0 else (rows + 2) * abs(pitch) + cols
     W = rng.integers(1, 5, need).astype(np.float32)     # small positive integers: exact sums, never 0
     x = rng.integers(1, 5, max(cols, 1)).astype(np.float32)
-    dev = cl.get_device("emulator", machine=machine, new=True)
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    bW = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=W)
-    bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    by = cl.Buffer(ctx, mf.WRITE_ONLY, rows * 4)
-    prg = cl.Program(ctx, ROW_SUM).build()
     base = 0 if pitch >= 0 else (rows + 1) * -pitch
-    ev = prg.rows(q, (rows,), None, bW, bx, by, *map(np.int32, (rows, cols, pitch, start + base)))
-    ev.wait()
-    y = np.empty(rows, np.float32)
-    cl.enqueue_copy(q, y, by)
+    (_, _, y), ev = launch(device_env(machine, new=True), ROW_SUM, "rows", rows, W, x, np.zeros(rows, np.float32),
+                           *map(np.int32, (rows, cols, pitch, start + base)))
     ref = np.array([W[r * pitch + start + base: r * pitch + start + base + cols] @ x[:cols] for r in range(rows)],
                    np.float32)
     return y, ref, ev.stats
@@ -103,15 +94,8 @@ def test_integer_rows_and_stats_name_the_plan(tmp_path):
     assert "row plan" in out.output and "gather" not in out.output.replace("pitch that is not even and positive gathers", "")
     n, p = 20, 22
     A = np.random.default_rng(5).integers(-50, 50, 200 * p + n).astype(np.int32)
-    dev = cl.get_device("emulator", machine="tiny", new=True)
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    bA = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=A)
-    bo = cl.Buffer(ctx, mf.WRITE_ONLY, 200 * 4)
-    cl.Program(ctx, INT_ROW).build().irow(q, (200,), None, bA, bo, np.int32(n), np.int32(p)).wait()
-    got = np.empty(200, np.int32)
-    cl.enqueue_copy(q, got, bo)
+    (_, got), _ = launch(device_env("tiny", new=True), INT_ROW, "irow", 200, A, np.zeros(200, np.int32),
+                         np.int32(n), np.int32(p))
     ref = np.zeros(200, np.int64)
     for k in range(n):
         ref = ref * 3 + A[np.arange(200) * p + k]
@@ -124,16 +108,9 @@ def test_a_row_read_past_the_buffer_is_reported():
     rows, cols = 10, 64
     W = np.ones(rows * cols - 5, np.float32)
     x = np.ones(cols, np.float32)
-    dev = cl.get_device("emulator", machine="tiny", new=True)
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    bW = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=W)
-    bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    by = cl.Buffer(ctx, mf.WRITE_ONLY, rows * 4)
-    prg = cl.Program(ctx, ROW_SUM).build()
     with pytest.raises(cl.Error, match="out of bounds|outside"):
-        prg.rows(q, (rows,), None, bW, bx, by, *map(np.int32, (rows, cols, cols, 0))).wait()
+        launch(device_env("tiny", new=True), ROW_SUM, "rows", rows, W, x, np.zeros(rows, np.float32),
+               *map(np.int32, (rows, cols, cols, 0)))
 
 
 GESUMMV = """
@@ -161,14 +138,6 @@ def test_two_rows_and_no_room_left_in_lm0():
     rng = np.random.default_rng(3)
     A, B = (rng.integers(1, 4, (n, n)).astype(np.float32) for _ in range(2))
     x = rng.integers(1, 4, n).astype(np.float32)
-    dev = cl.get_device("emulator", machine="mncore2", new=True)
-    ctx = cl.Context([dev])
-    q = cl.CommandQueue(ctx)
-    mf = cl.mem_flags
-    bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (A, B, x)]
-    by = cl.Buffer(ctx, mf.WRITE_ONLY, n * 4)
-    cl.Program(ctx, GESUMMV).build().gesummv(q, (n,), None, *bufs, by, np.float32(2), np.float32(3),
-                                             np.int32(n)).wait()
-    y = np.empty(n, np.float32)
-    cl.enqueue_copy(q, y, by)
+    (*_, y), _ = launch(device_env("mncore2", new=True), GESUMMV, "gesummv", n, A, B, x, np.zeros(n, np.float32),
+                        np.float32(2), np.float32(3), np.int32(n))
     np.testing.assert_array_equal(y, 2 * (A @ x) + 3 * (B @ x))

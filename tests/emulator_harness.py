@@ -1,0 +1,31 @@
+"""Launching a kernel on the emulator device with numpy arrays as its buffers, for the tests of
+the transfer plans (test_column_plan.py, test_row_plan.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+import mncl as cl
+
+
+def device_env(machine: str, new: bool = False):
+    """(context, queue) on the emulator device for machine (a fresh device when new)."""
+    ctx = cl.Context([cl.get_device("emulator", machine, new=new)])
+    return ctx, cl.CommandQueue(ctx)
+
+
+def launch(env, src, name, n, *args):
+    """Run kernel `name` of src over n work-items; arrays become buffers, read back after the
+    launch.  Gives (the arrays' new contents, the event)."""
+    ctx, q = env
+    prg = cl.Program(ctx, src).build()
+    bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+            if isinstance(a, np.ndarray) else a for a in args]
+    ev = getattr(prg, name)(q, (max(n, 1),), None, *bufs)
+    out = []
+    for a, b in zip(args, bufs):
+        if isinstance(a, np.ndarray):
+            r = np.empty_like(a)
+            cl.enqueue_copy(q, r, b)
+            out.append(r)
+    q.finish()
+    return out, ev
