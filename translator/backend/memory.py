@@ -24,6 +24,14 @@ from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U
 
 
 
+def dram_clamped(a: str, hi: int) -> str:
+    """DRAM long-word address a (a sequencer expression) clamped to 0 .. hi, as a `.call d=`
+    offset (no spaces): lanes outside the buffer may ask for addresses beyond DRAM; the transfer
+    is clamped and those lanes' values are don't-care."""
+    x = f"(({a})*(({a})>0))"
+    return f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", "")
+
+
 class Memory:
     """Loads, stores and the data movement behind them."""
 
@@ -720,8 +728,8 @@ class Memory:
         em = self.em
         a = f"{reg(copy(k))} + {blk}"
         hi = em.lay.dram_longs - 64
-        x = f"(({a})*(({a})>0))"        # an index out of bounds (reported by its check) reads a clamped block
-        return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
+        # an index out of bounds (reported by its check) reads a clamped block
+        return MV(f"mvb/n64i{t} $d0@0 $lc{lc}", dram_clamped(a, hi), em.line)
 
     def l2bmb(self, lc: int, lb: int) -> Op:
         """64 long words of L2BM at lc to every L1BM at lb."""
@@ -827,8 +835,7 @@ class Memory:
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
         hi = lay.dram_longs - S
-        x = f"(({a})*(({a})>0))"
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", ""), em.line)
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", dram_clamped(a, hi), em.line)
         d = em.new(f"sh{k}")
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
         if em.loop_stack:           # the column plan (colplan.py) moves the next pass's share early

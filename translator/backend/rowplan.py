@@ -24,7 +24,8 @@ slot.
 """
 from __future__ import annotations
 
-from .abi import nbytes, reg, row_copy
+from .abi import nbytes, param, reg, row_copy
+from .memory import dram_clamped
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
@@ -46,8 +47,8 @@ class RowPlan:
         em = self.em
         if access is None or access.cls != "row" or access.elem != 4 or not em.one_d or not isinstance(k, int):
             return None
-        ctx = next((c for c in em.loop_stack if c["header"] == access.loop), None)
-        if ctx is None or ctx is not em.loop_stack[-1] or ctx["seq_reg"] is None:
+        ctx = em.loop_stack[-1] if em.loop_stack else None      # k counts the innermost loop's passes
+        if ctx is None or ctx["header"] != access.loop or ctx["seq_reg"] is None:
             return None
         pitch, start, step = [], [], None
         for mono, coef in access.form.items():
@@ -72,7 +73,6 @@ class RowPlan:
         """Sum of coef * monomial over terms, in elements, as a sequencer expression: only scalar
         parameters (%p<k>) and constants; None otherwise or if a coefficient is not whole
         elements."""
-        from .abi import param
         em = self.em
         parts = []
         for names, coef in terms:
@@ -224,28 +224,27 @@ class RowPlan:
             """The MVs of slot row (r, lane) of every L2B, L1B and group into its lane's area."""
             ri = em.seq_reg("ri")
             row0, at0 = em.seq_reg("rr"), em.seq_reg("ra")   # the slot's row and address in L2B 0, L1B 0
+
+            def sized(d, dram, lc):
+                """The smallest MV that holds what the row needs, from `dram` at d to L2BM `lc`."""
+                mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} {dram} $lc{areas[lane]}{lc}", d, em.line,
+                                  lc_offset=f"{ri} * {rl}")
+                chosen = [mv(sizes[-1])]
+                for n in reversed(sizes[:-1]):
+                    chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
+                return chosen
             mvs = []
             for l in range(L):
                 item = f"{row0} + {2 * l * S2} + 16 * {ri}"
-                a = f"{at0} + ({2 * l * S2} + 16 * {ri}) * {half}"
-                d = f"(({a})-(({a})-{hi})*(({a})>{hi}))".replace(" ", "")
-                def sized(at):
-                    """The smallest MV that holds what the row needs, between DRAM and L2BM `at`."""
-                    mv = lambda n: MV(f"mvp/n{n}i{tags[lane]} {at[0]} $lc{areas[lane]}{at[1]}", d, em.line,
-                                      lc_offset=f"{ri} * {rl}")
-                    chosen = [mv(sizes[-1])]
-                    for n in reversed(sizes[:-1]):
-                        chosen = [SeqIf(f"{need} <= {n}", [mv(n)], chosen)]
-                    return chosen
+                d = dram_clamped(f"{at0} + ({2 * l * S2} + 16 * {ri}) * {half}", hi)
                 # one MV for every group (their copies are pitch x stripe apart); in a wave that ends
                 # before the last group's work-items, one per group that has this row's work-item
-                per_group = [SeqIf(f"{item} + {2 * g * lay.stripe} < %gx", sized(("$d0@" + str(g), f"@{g}.{l}")))
+                per_group = [SeqIf(f"{item} + {2 * g * lay.stripe} < %gx", sized(d, f"$d0@{g}", f"@{g}.{l}"))
                              for g in range(G)]
                 last = f"{item} + {2 * (G - 1) * lay.stripe} < %gx"
-                mvs.append(SeqIf(last, sized(("$d0", f"@.{l}")), per_group if G > 1 else []))
+                mvs.append(SeqIf(last, sized(d, "$d0", f"@.{l}"), per_group if G > 1 else []))
             return [SeqSet(row0, first(r, lane)),
                     SeqSet(at0, f"{reg(row_copy(k))} + {row0} * {half} + (({start}) >> 1) + ({panel}) * {rl}"),
-                    SeqSet(at0, f"{at0} if {at0} > 0 else 0"),
                     SeqIf(f"{row0} < %gx", [SeqLoop(ri, "0", str(N), mvs)])]
 
         def move_on(r, lane, c, mask) -> list:
