@@ -45,7 +45,7 @@ import re
 from dataclasses import replace
 
 from .abi import CODEGEN_TAGS
-from .ops import IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny, flat_ops
+from .ops import IfAnyLane, MV, Op, SeqIf, SeqLoop, SeqSet, WhileAny, flat_ops, rewrite
 from .packing import moved
 from .seqexpr import Num, Paren, Reg, all_of, at, binary, compare, negation
 from .versioning import KIDS, events, fresh_registers
@@ -78,21 +78,9 @@ def pipeline_columns(tree: list, lay, alloc_lc, columns: dict, plans: dict, link
         if chain in columns:
             note(chain, PACKED)
 
-    def visit(items):
-        k = 0
-        while k < len(items):
-            it = items[k]
-            for attr in KIDS:
-                visit(getattr(it, attr, ()))
-            new = _Pipeline(it, columns, note, slots, tree, lay, link).rewrite() \
-                if isinstance(it, SeqLoop) else None
-            if new is not None:
-                items[k:k + 1] = new
-                k += len(new)
-                continue
-            k += 1
     if ENABLED:
-        visit(tree)
+        rewrite(tree, lambda it: _Pipeline(it, columns, note, slots, tree, lay, link).rewrite()
+                if isinstance(it, SeqLoop) else None)
     else:
         for chain in columns:
             note(chain, PER_PASS + " (the column plan is switched off)")
@@ -379,19 +367,13 @@ def narrow_shares(tree: list, lay, replicated: set, uses: dict, columns: dict) -
         if isinstance(it, SeqSet) and it.reg.name.startswith(ADDRESSES) and read_only(it.expr):
             held.add(it.reg.name)
 
-    def visit(items):
-        k = 0
-        while k < len(items):
-            it = items[k]
-            for attr in KIDS:
-                visit(getattr(it, attr, ()))
-            if isinstance(it, MV) and share.fullmatch(it.text) and read_only(it.d_offset):
-                new = tiered(it)
-                items[k:k + 1] = new
-                k += len(new) - 1
-                uses["launch"] = True
-            k += 1
+    def narrowed(it):
+        """An MV of a read-only share as the tiers of it the launch fills, or None."""
+        if not (isinstance(it, MV) and share.fullmatch(it.text) and read_only(it.d_offset)):
+            return None
+        uses["launch"] = True
+        return tiered(it)
     for wave in _all(tree):     # (inside the wave loop, where %wx is set; a next wave's MV (prefetch.py)
         if isinstance(wave, SeqLoop) and wave.reg.name == "wx":         # needs no more than this one's)
-            visit(wave.body)
+            rewrite(wave.body, narrowed)
     return tree

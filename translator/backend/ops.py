@@ -213,6 +213,22 @@ def flat_ops(items):
             yield from flat_ops(getattr(it, attr, ()))
 
 
+def rewrite(items, fn):
+    """Replace, inner items first, each item of an ops tree for which fn gives a list (None keeps
+    the item), in place; a replacement is not visited again."""
+    k = 0
+    while k < len(items):
+        it = items[k]
+        for attr in ("body", "then", "orelse"):
+            rewrite(getattr(it, attr, ()), fn)
+        new = fn(it)
+        if new is None:
+            k += 1
+        else:
+            items[k:k + 1] = new
+            k += len(new)
+
+
 def drop_ops(items, ids: set):
     """Remove the Ops whose id() is in ids from an ops tree, in place."""
     items[:] = [it for it in items if not (isinstance(it, Op) and id(it) in ids)]

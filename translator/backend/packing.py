@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops
+from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops, rewrite
 from .abi import PACK_TAGS
 from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, at, binary, compare, negation
 from .versioning import KIDS, clone, events
@@ -81,30 +81,25 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
                 raise NoPack("no L2BM left") from None
         return areas[key]
 
-    def visit(items):
-        k = 0
-        while k < len(items):
-            it = items[k]
-            for attr in KIDS:
-                visit(getattr(it, attr, ()))
-            if isinstance(it, SeqLoop) and it.reg.name.startswith("n") and it.start == Num(0) and it.step == Num(1):
+    def pack(it):
+        """The packed loops replacing counted loop `it`, or None (it stays as it is)."""
+        if not (isinstance(it, SeqLoop) and it.reg.name.startswith("n") and it.start == Num(0)
+                and it.step == Num(1)):
+            return None
+        try:
+            packer = Packer(it, tree, lay, lc_areas, Reg(f"pq{count[0] + 1}"))
+            for depth in (4, 2, 1):      # buffer sets; fewer when tags or L2BM run out
                 try:
-                    packer = Packer(it, tree, lay, lc_areas, Reg(f"pq{count[0] + 1}"))
-                    for depth in (4, 2, 1):      # buffer sets; fewer when tags or L2BM run out
-                        try:
-                            new = packer.loops(depth)
-                            break
-                        except NoPack:
-                            if depth == 1:
-                                raise
-                    count[0] += 1
-                    items[k:k + 1] = new
-                    k += len(new)
-                    continue
+                    new = packer.loops(depth)
+                    break
                 except NoPack:
-                    pass
-            k += 1
-    visit(tree)
+                    if depth == 1:
+                        raise
+        except NoPack:
+            return None
+        count[0] += 1
+        return new
+    rewrite(tree, pack)
     return tree
 
 
