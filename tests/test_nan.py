@@ -401,3 +401,51 @@ def test_counted_loop_settles_every_pass(zenv):
     with np.errstate(all="ignore"):
         same_bits(y, a.prod(axis=0))
     assert np.isnan(y[[0, 2]]).all() and np.signbit(y[1])
+
+
+ACCUMULATE = r"""
+__kernel void dot(__global const float *a, __global const float *x, __global float *y, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;                       /* +0: sums of it are never -0 but by a flushed underflow */
+  for (int k = 0; k < n; k++) s += a[i * n + k] * x[k];
+  y[i] = s;
+}
+__kernel void dot_from(__global const float *a, __global const float *x, __global float *y, int n) {
+  int i = get_global_id(0);
+  float s = y[i];                       /* may be -0: a zero result needs the exact run */
+  for (int k = 0; k < n; k++) s += a[i * n + k] * x[k];
+  y[i] = s;
+}
+"""
+
+
+def test_zero_sum_from_plus_zero_needs_no_exact_run():
+    """An accumulator that starts at +0 and is only added to is +0 wherever it ends at zero
+    (x - x is +0; -0 + -0 is the only -0 sum), so a zero sum no longer runs the loop again:
+    the same cycles as sums that are never zero.  One that starts from memory still does, and
+    keeps -0 + -0 ... = -0."""
+    from tests.emulator_harness import device_env, launch
+    env = device_env("tiny")
+    m, n = 64, 12
+    rng = np.random.default_rng(9)
+    x = rng.integers(1, 4, n).astype(np.float32)
+    a = rng.integers(1, 4, (m, n)).astype(np.float32)
+    a_zero = a.copy()
+    a_zero[::3, :2] = [x[1], -x[0]]              # exactly cancelling terms ...
+    a_zero[::3, 2:] = 0.0                        # ... and nothing else: the sum is 0
+    a_zero[1::3] *= -0.0                         # products of -0: still a +0 sum
+    a_zero[2, :2] = [-1.5e-38 / x[0], 1.4e-38 / x[1]]    # an underflow (its sign is undefined)
+    a_zero[2, 2:] = 0.0
+    cycles = []
+    for data in (a, a_zero):
+        (_, _, y), ev = launch(env, ACCUMULATE, "dot", m, data.ravel(), x, np.ones(m, np.float32), np.int32(n))
+        want = (data.astype(np.float64) @ x).astype(np.float32)
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-37)
+        cycles.append(ev.stats.cycles)
+    assert (y == 0).sum() > 30 and not np.signbit(y).any()
+    assert cycles[1] == cycles[0], cycles           # no exact run for the zero sums
+    neg = np.full(m, -0.0, np.float32)
+    minus = np.full((m, n), -1.0, np.float32)
+    (_, _, y), ev = launch(env, ACCUMULATE, "dot_from", m, minus.ravel(), np.zeros(n, np.float32), neg, np.int32(n))
+    assert (y == 0).all() and np.signbit(y).all()  # -0 + (-1 * 0) ... = -0, from the exact run
+    assert ev.stats.cycles > cycles[0]

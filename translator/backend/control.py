@@ -494,9 +494,10 @@ class Control:
         caps = [cap for lst in phicaps.values() for _, cap in lst]
         exports = list(esc.values()) + list(carried.values()) + caps
         if lazy:
-            carried_read_after = [reg for phi, reg in carried.items()
-                                  if any(u.block not in blocks for u in em.users.get(phi, []))]
-            em.nans.rerun_exactly(h, body, before, exports, list(esc.values()) + carried_read_after + caps, entry_pred)
+            leaving = list(esc.items()) + [(phi, reg) for phi, reg in carried.items()
+                                           if any(u.block not in blocks for u in em.users.get(phi, []))]
+            leaving += [(phi.ops[phi.phi_blocks.index(src)], cap) for (src, _), lst in phicaps.items() for phi, cap in lst]
+            em.nans.rerun_exactly(h, body, before, exports, leaving, entry_pred)
         em.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             em.vals[i] = cap

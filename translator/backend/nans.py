@@ -30,9 +30,10 @@ gives the same, and where IEEE gives NaN the MAU gives +-inf.  So:
 from __future__ import annotations
 
 import functools
+import math
 import re
 
-from .irread import Inst
+from .irread import Const, Inst
 from .ops import IfAnyLane
 
 # the emitter's state a loop's exact run starts again from (snapshot, restore)
@@ -122,6 +123,12 @@ class NanFixups:
         a = em.alu(p + "and", r, mag)
         d = em.alu(p + "dec", a) if step is None else em.alu("iadd", a, step)
         return em.flags("u" + p + "max", d, top)
+
+    def infinite(self, v, r):
+        """A mask entry set in the lanes of register r of float v that hold +-inf (or a NaN)."""
+        em = self.em
+        p, mag, inf, _, _ = self._w(v.kind == "f64")
+        return em.flags("u" + p + "max", em.alu(p + "and", r, mag), inf)
 
     def fix_nans(self, v, guard: bool):
         """Put the IEEE value in the lanes of lazy v where the MAU's differs: a quiet NaN where
@@ -322,6 +329,44 @@ class NanFixups:
                 work.append(u)
         return True
 
+    def never_minus_zero(self, h) -> set:
+        """The float values of lazy loop h that can be -0 only by a flushed underflow: a sum is
+        -0 only when both its terms are (x - x is +0), an fma only when its addend is, so an
+        accumulator that starts at a +0 constant and is only added to stays clear of -0.  OpenCL
+        1.2 (7.5.3) leaves the sign of a flushed zero undefined, so such a value that ends at
+        zero is +0 as the MAU made it and needs no exact run (docs/language.md)."""
+        em = self.em
+        blocks = em.loops[h]
+        chain = [i for n in blocks for i in em.bmap[n].insts if i.type in ("float", "double") and (
+            i.op in CHAIN_OPS or i.op == "phi" and i.block == h or i.op == "call" and callee_base(i) in CHAIN_CALLS)]
+        maybe = set()              # may be -0: grows to a fixed point from the optimistic start
+
+        def neg0(o) -> bool:
+            if isinstance(o, Const):
+                return o.value == 0 and math.copysign(1.0, o.value) < 0
+            return o in maybe or o not in chain
+
+        changed = True
+        while changed:
+            changed = False
+            for i in chain:
+                if i in maybe:
+                    continue
+                if i.op == "phi":
+                    hit = any(neg0(o) for o in i.ops)
+                elif i.op == "fadd":
+                    hit = neg0(i.ops[0]) and neg0(i.ops[1])
+                elif i.op == "fsub":
+                    hit = neg0(i.ops[0])
+                elif i.op == "call":
+                    hit = neg0([o for o in i.ops if not isinstance(o, tuple)][2])
+                else:                   # fmul, fneg: a zero operand of either sign
+                    hit = True
+                if hit:
+                    maybe.add(i)
+                    changed = True
+        return set(chain) - maybe
+
     def snapshot(self) -> dict:
         em = self.em
         return {a: dict(getattr(em, a)) for a in STATE} | {"flops": em.flops}
@@ -333,26 +378,25 @@ class NanFixups:
         em.settled = set()
 
     def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
-        """After loop h ran with lazy accumulators: if any lane of a float value in `leaving` (those
-        of `exports`, the first run's escape, carried and exit-phi registers in the order emit_loop
-        gives them, read after the loop) is +-inf or +-0 (where NaNs and zero signs may be
-        wrong), run the loop again from the state `before` it in exact mode and copy its results
-        over the first run's.  lanes: the bool of the lanes that entered the loop (only those are
-        tested, for float values)."""
+        """After loop h ran with lazy accumulators: if any lane of a float value in `leaving`
+        ((IR value, register) of those of `exports`, the first run's escape, carried and exit-phi
+        registers in the order emit_loop gives them, read after the loop) is +-inf or +-0 (where
+        NaNs and zero signs may be wrong; +-inf only for a value never_minus_zero clears), run
+        the loop again from the state `before` it in exact mode and copy its results over the
+        first run's.  lanes: the bool of the lanes that entered the loop (only those are tested
+        for zeros, for float values)."""
         em = self.em
-        floats = [v for v in leaving if v.kind in ("f32", "f64")]
+        floats = [(i, v) for i, v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
-        regs = [(v, r) for v in floats for r in v.regs]
+        plus_zero = self.never_minus_zero(h)
         # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
         # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
-        step = em.alu("ior", lanes, em.c32(0x3F800000)) if lanes is not None else None
-        if len(regs) == 1:
-            v, r = regs[0]
-            k = self.special(v, r, step if v.kind == "f32" else None)
-        else:
-            k = em.mask_of(functools.reduce(em.b_or, (
-                em.bool_from_mask(self.special(v, r, step if v.kind == "f32" else None)) for v, r in regs)))
+        step = em.alu("ior", lanes, em.c32(0x3F800000)) if lanes is not None and any(
+            i not in plus_zero and v.kind == "f32" for i, v in floats) else None
+        tests = [self.infinite(v, r) if i in plus_zero else self.special(v, r, step if v.kind == "f32" else None)
+                 for i, v in floats for r in v.regs]
+        k = tests[0] if len(tests) == 1 else em.mask_of(functools.reduce(em.b_or, map(em.bool_from_mask, tests)))
         after = self.snapshot()
         self.restore(before)
         outer, em.items = em.items, []
