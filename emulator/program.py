@@ -14,6 +14,7 @@ the same structure can be built from Python with these dataclasses.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -182,15 +183,22 @@ class _Rewrite(ast.NodeTransformer):
             ast.Subscript(ast.Name("R", ast.Load()), ast.Constant(node.id), ast.Load()), node)
 
 
-def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "") -> ScalarExpr:
-    """Compile an integer expression where registers are written %name."""
+class _BadExpr(Exception):
+    """A scalar expression the assembler rejects (compile_scalar adds where it is)."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _scalar_fn(text: str):
+    """(function of the register dict, register names) for an expression; cached by its text,
+    since compiled code repeats the same address expressions on many lines (the row plan's
+    staging: 5,718 expressions, 725 different, in atax)."""
     py = re.sub(r"%([A-Za-z_]\w*)", r"_r_\1", text).replace("&&", " and ").replace("||", " or ")
     try:
         tree = ast.parse(py.strip(), mode="eval")
     except (SyntaxError, ValueError):       # ValueError: a NUL byte, before Python 3.11.4
-        raise AsmError(f"bad scalar expression '{text.strip()}'", line, raw, source) from None
+        raise _BadExpr(f"bad scalar expression '{text.strip()}'") from None
     except (RecursionError, MemoryError):   # what Python's parser raises on too deep nesting
-        raise AsmError(f"scalar expression '{text.strip()[:40]}...' is too deeply nested", line, raw, source) from None
+        raise _BadExpr(f"scalar expression '{text.strip()[:40]}...' is too deeply nested") from None
     names = []
     for node in ast.walk(tree):
         ok = isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Not,
@@ -203,15 +211,15 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
             if ok:
                 names.append(node.id[3:])
         if not ok:
-            raise AsmError(f"bad scalar expression '{text.strip()}': only integers, %registers and "
-                           f"C operators are allowed", line, raw, source)
+            raise _BadExpr(f"bad scalar expression '{text.strip()}': only integers, %registers and "
+                           f"C operators are allowed")
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.RShift)):
             k = _const(node.right)
             if k is not None and not 0 <= k <= SHIFT_MAX:
-                raise AsmError(f"bad scalar expression '{text.strip()}': shift count {k} is outside "
-                               f"0..{SHIFT_MAX}", line, raw, source)
+                raise _BadExpr(f"bad scalar expression '{text.strip()}': shift count {k} is outside "
+                               f"0..{SHIFT_MAX}")
     try:
-        tree = ast.fix_missing_locations(_Rewrite().visit(tree))
+        tree = _Rewrite().visit(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_r_"):
                 node.value = node.value[3:]
@@ -221,7 +229,16 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
         fn = eval(compile(ast.fix_missing_locations(lam), "<scalar>", "eval"),
                   {"_cdiv": _cdiv, "_cmod": _cmod, "_shc": _shc, "__builtins__": {}})
     except (RecursionError, MemoryError):   # the rewrite and Python's compiler recurse too
-        raise AsmError(f"scalar expression '{text.strip()[:40]}...' is too deeply nested", line, raw, source) from None
+        raise _BadExpr(f"scalar expression '{text.strip()[:40]}...' is too deeply nested") from None
+    return fn, tuple(dict.fromkeys(names))
+
+
+def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "") -> ScalarExpr:
+    """Compile an integer expression where registers are written %name."""
+    try:
+        fn, names = _scalar_fn(text)
+    except _BadExpr as e:
+        raise AsmError(str(e), line, raw, source) from None
 
     def run(regs, fn=fn):
         try:
@@ -235,4 +252,4 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
         # squaring itself without end, no silent wrap)
         raise EmuFault(f"'{text.strip()}' = {_short(v)} overflows a sequencer register "
                        f"(64-bit signed: {SEQ_MIN}..{SEQ_MAX})", line, raw, None, source)
-    return ScalarExpr(text.strip(), run, tuple(dict.fromkeys(names)))
+    return ScalarExpr(text.strip(), run, names)
