@@ -12,12 +12,13 @@ the sequencer knows runs as a sequencer loop (counted_loop).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from . import irtypes
 from .irread import _VEC, Const, Inst
 from .ops import MaskReg, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 from .emitter import CodegenError
-from .values import KINDS, Val
+from .values import KINDS, Val, aff_add
 
 
 class MixedPointer(Exception):
@@ -97,31 +98,52 @@ class Control:
         return None
 
     def pass_ivs(self, h, blocks, phis):
-        """(pass counter, phis) for a loop that runs until no lane is left: its header phis that
-        start at a value the sequencer knows and step by a constant on the one back edge.  Every
-        lane still in the loop in pass t entered with the others and took the back edge t times, so
-        such a phi is start + t * step in every lane that runs the pass: a sequencer expression in
-        the loop (its index then moves no more than one element), not after it."""
+        """(pass counter, uniform phis, {phi: affine form}) for a loop that runs until no lane is
+        left: its header phis that step by a uniform amount (a constant, or one the sequencer
+        knows: a grid-stride loop's get_global_size(0)) on the one back edge.  Every lane still in
+        the loop in pass t entered with the others and took the back edge t times, so such a phi
+        is start + t * step in every lane that runs the pass.  One that starts at a value the
+        sequencer knows becomes a sequencer expression in the loop (its index then moves no more
+        than one element), not after it; one that starts at an affine form in the global id
+        (`for (i = gid; i < n; i += get_global_size(0))`) keeps its register but gets the form
+        start + t * step in the loop, so `in[i]` is a shifted contiguous load, not a gather."""
         em = self.em
         latches = [b for b in em.preds[h] if b in blocks]
         if len(latches) != 1:
             return None
-        found = []
+        found, forms = [], {}
         for iv in phis:
-            starts = {em.values.seq_expr(v) for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks}
             nxt = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
-            if len(starts) != 1 or None in starts or not (isinstance(nxt, Inst) and nxt.op in ("add", "sub")
-                                                          and nxt.ops[0] is iv and isinstance(nxt.ops[1], Const)
-                                                          and type(nxt.ops[1].value) is int):
+            if not (isinstance(nxt, Inst) and nxt.op in ("add", "sub") and nxt.ops[0] is iv):
                 continue
-            found.append((iv, starts.pop(), nxt.ops[1].value * (1 if nxt.op == "add" else -1)))
-        if not found:
+            step = em.values.seq_expr(nxt.ops[1])
+            entries = [v for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks]
+            if step is None or len(entries) != 1:
+                continue
+            c = nxt.ops[1]
+            if isinstance(c, Const):
+                step = f"({c.value * (1 if nxt.op == 'add' else -1)})"
+            else:
+                step = f"({step})" if nxt.op == "add" else f"(-({step}))"
+            start = em.values.seq_expr(entries[0])
+            if start is not None:
+                found.append((iv, start, step))
+                continue
+            v = em.vals.get(entries[0]) if isinstance(entries[0], Inst) else None
+            aff = em.values.affine(v, entries[0]) if v is not None and v.kind == "i32" else None
+            if aff is not None:
+                forms[iv] = aff
+        if not found and not forms:
             return None
         t = em.seq_reg("t")
         em.pass_counters.add(t)
         for iv, start, step in found:
-            em.seq_ivs[iv] = f"(({start}) + ({step}) * {t})"
-        return t, [iv for iv, _, _ in found]
+            em.seq_ivs[iv] = f"(({start}) + {step} * {t})"
+        for iv, aff in forms.items():
+            nxt = iv.ops[iv.phi_blocks.index(latches[0])]
+            step = em.values.seq_expr(nxt.ops[1])
+            forms[iv] = aff_add(aff, (0, 0, f"({step}) * {t}"), 1 if nxt.op == "add" else -1)
+        return t, [iv for iv, _, _ in found], forms
 
     def in_loop(self, n, h):
         em = self.em
@@ -428,8 +450,8 @@ class Control:
                "seq_reg": seq_reg if counted else None,           # the pass counter and the number of
                "trips": counted[0] if counted else None}          # passes (rowplan.py)
         em.loop_stack.append(ctx)
-        for phi, reg in carried.items():
-            em.vals[phi] = reg
+        for phi, reg in carried.items():        # (in the loop: a grid-stride phi's form, pass_ivs)
+            em.vals[phi] = replace(reg, gid_affine=passes[2][phi]) if passes and phi in passes[2] else reg
         if counted and counted[1] in carried and carried[counted[1]].kind in ("i32", "i64"):
             # the counter runs from its start up to its bound (one past, inclusive): its range
             lo = em.values.int_rng(self.phi_value(counted[1], entry_edges))

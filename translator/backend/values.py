@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 
 from . import irtypes
-from .abi import const_table, param, reg
+from .abi import LAUNCH, const_table, param, reg
 from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
 from .ops import VReg
@@ -453,6 +453,9 @@ class Values:
                     and not ptr.coff and ptr.base[1] not in em.wide_args:
                 em.uses.setdefault("params", set()).add(ptr.base[1])
                 out = reg(param(ptr.base[1]))
+            elif ptr is not None and ptr.base == ("wg",) and ptr.off is None and ptr.coff == 8 and em.rows is None:
+                em.uses["launch"] = True           # wg[1], get_global_size(0): the launch's %gx
+                out = reg(LAUNCH[0])
         elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
             out, stable = self._seq_expr(x.ops[0])
         elif x.op in ("add", "sub", "mul"):
