@@ -747,6 +747,40 @@ class Emulator:
         self._keep_cache[key] = (raw, keep)
         return keep
 
+    def _few(self, key, keep):
+        """For a (4, P) write mask that keeps few elements (at most 1/16; l1bmp to one PE of each
+        L1B): ((cycles, PEs) of those, their flat positions, whether every bit of each is kept);
+        else None.  Kept beside the mask in _keep's cache."""
+        hit = self._keep_cache[key]
+        if len(hit) == 3:
+            return hit[2]
+        at = np.nonzero(keep)
+        few = None
+        if len(at[0]) * 16 <= keep.size:
+            src = at[0] * keep.shape[1] + at[1]
+            few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()))
+        self._keep_cache[key] = hit + (few,)
+        return few
+
+    def _store_few(self, mem, rows, val, keep, key) -> bool:
+        """mem[rows] = val under write mask keep, touching only the PEs keep writes when they are
+        few (_few) and the four cycles' rows differ; False (nothing done) otherwise."""
+        few = self._few(key, keep)
+        if few is None:
+            return False
+        rows = np.arange(rows.start, rows.stop, rows.step) if isinstance(rows, slice) else np.asarray(rows)
+        if rows.shape != (4,) or len(np.unique(rows)) != 4:
+            return False
+        at, src, full = few
+        idx = rows[at[0]] * mem.shape[1] + at[1]
+        flat = mem.reshape(-1)
+        new = val.reshape(-1)[src]
+        if not full:
+            old = flat[idx]
+            new = old ^ ((old ^ new) & keep.reshape(-1)[src])
+        flat[idx] = new
+        return True
+
     def _store(self, mem, where, val, nib, entry, lut, dt):
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
@@ -764,6 +798,9 @@ class Emulator:
                 return
             if keep is True:          # as the merge below with every bit kept: a plain store
                 mem[where] = val
+                return
+            if len(where) == 1 and keep.shape == val.shape == (4, mem.shape[1]) and \
+                    self._store_few(mem, where[0], val, keep, (entry, id(lut), dt)):
                 return
             if all(isinstance(x, slice) for x in where):   # a view: merge in place
                 old = mem[where]

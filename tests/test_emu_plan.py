@@ -224,3 +224,34 @@ def test_t_indirect_words_read_and_write_the_addressed_words():
             expect[64 + int(t[c, p])] = src[c, p]
         for a, v in expect.items():
             assert lm0[p, a] == v, (p, a)
+
+
+FEW_PES = """
+lpassa $peid $lr0v
+nop
+nop
+ixor $lr0v $ls0v $omr3
+nop
+nop
+l1bmp $llb0 $llm64v/$imr3
+lpassa $lr8v $lm200v/$imr3
+ipassa $lr16v $lm300v/$imr3
+nop
+nop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_stores_to_a_few_pes_write_what_the_whole_merge_writes(monkeypatch, machine):
+    """A store under a mask that keeps few PEs (the row plan's l1bmp to one PE of each L1B) writes
+    only those PEs' words (Emulator._few): the state a merge over every PE leaves."""
+    calls = []
+    few = Emulator._few
+    monkeypatch.setattr(Emulator, "_few", lambda self, key, keep: calls.append(1) or few(self, key, keep))
+    got = _run(FEW_PES, machine=machine, seed=3)
+    assert calls
+    monkeypatch.setattr(Emulator, "_few", lambda self, key, keep: None)
+    want = _run(FEW_PES, machine=machine, seed=3)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
