@@ -799,7 +799,8 @@ class Emulator:
             if keep is True:          # as the merge below with every bit kept: a plain store
                 mem[where] = val
                 return
-            if len(where) == 1 and keep.shape == val.shape == (4, mem.shape[1]) and \
+            if mem.ndim == 2 and len(where) == 1 and np.ndim(where[0]) <= 1 and \
+                    keep.shape == val.shape == (4, mem.shape[1]) and \
                     self._store_few(mem, where[0], val, keep, (entry, id(lut), dt)):
                 return
             if all(isinstance(x, slice) for x in where):   # a view: merge in place

@@ -236,6 +236,8 @@ nop
 l1bmp $llb0 $llm64v/$imr3
 lpassa $lr8v $lm200v/$imr3
 ipassa $lr16v $lm300v/$imr3
+ipassa $lr24v $mt16/$imr3
+lpassa $lr32v $mt64/$imr3
 nop
 nop
 """
