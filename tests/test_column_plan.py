@@ -178,3 +178,18 @@ def test_narrow_shares_of_loads_outside_loops(mncore2, n):
     x, y = small_ints(rng, n), small_ints(rng, n)
     (_, out), _ = launch(mncore2, SAXPY, "saxpy", n, x, y.copy(), np.float32(2), np.int32(n))
     np.testing.assert_array_equal(out, (2 * x.astype(np.float64) + y).astype(np.float32))
+
+
+def test_many_column_loads_share_the_l2bm_evenly():
+    """covariance's symmetric product: two column loads whose loop bounds checks version the loop
+    (four staged loads) in a full-wave build.  Buffer sets of one depth for all of them fit in
+    L2BM where sets made one load at a time (the first ones four deep) ran out at the last and
+    left every load waiting for its MV in every pass."""
+    from pathlib import Path
+    from translator import compile_opencl
+    from translator.backend import compile_kernel
+    import emulator.machine
+    src = (Path(__file__).parent.parent / "benchmarks" / "real_kernels" / "covariance.cl").read_text()
+    kb = compile_kernel(compile_opencl(src, spmd=True), "cov_symm", emulator.machine.load_machine("mncore2"))
+    plans = [p[3] for p in kb.plans if p[1] == "data"]
+    assert plans == ["column: double-buffered shifted load"], plans

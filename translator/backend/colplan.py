@@ -99,17 +99,19 @@ class _Slots:
     def take(self, n: int, busy: set):
         """n slots none of whose tags is in `busy`, made as needed (None: no room)."""
         out = [x for x in self.slots if not busy & set(x[0])][:n]
-        while len(out) < n:
-            for depth in DEPTHS:            # fewer sets when MV tags or L2BM run short
-                base = self.alloc_lc(depth * self.size) if depth <= len(self.free) else None
-                if base is not None:
+        need = n - len(out)
+        if not need:
+            return out
+        for depth in DEPTHS:                # fewer sets, for all of them, when MV tags or L2BM run short
+            base = self.alloc_lc(need * depth * self.size) if need * depth <= len(self.free) else None
+            if base is not None:
+                for i in range(need):
                     tags, self.free = self.free[:depth], self.free[depth:]
-                    self.slots.append((tags, [base + s * self.size for s in range(depth)]))
+                    first = base + i * depth * self.size
+                    self.slots.append((tags, [first + s * self.size for s in range(depth)]))
                     out.append(self.slots[-1])
-                    break
-            else:
-                return None
-        return out
+                return out
+        return None
 
 
 class _Pipeline:
