@@ -106,6 +106,10 @@ class NanFixups:
         """v with IEEE NaNs and zero signs (in place): a lazy value's NaN and zero lanes, fixed
         when any lane is +-0 or +-inf."""
         em = self.em
+        if v.elts is not None:              # a vector of lazy elements (Values.make_vec)
+            for e in v.elts:
+                self.settle(e)
+            return v
         if v.lazy is None or id(v) in em.settled:
             return v
         self.fix_nans(v, guard=not em.exact_mode)

@@ -15,6 +15,7 @@ from . import irtypes
 from .abi import LAUNCH, const_table, param, reg
 from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
+from .nans import CHAIN_CALLS, CHAIN_OPS, callee_base
 from .ops import VReg
 from .emitter import CodegenError
 
@@ -47,6 +48,7 @@ class Val:
     orng: tuple | None = None       # ptr without idx: interval of the offset register's signed value
     o64: tuple | None = None        # ptr without idx: the offset's 64-bit value (odd, even) where orng is not 32-bit
     good: object = None             # ptr: bool VReg, false in lanes already known out of bounds, or None
+    elts: tuple | None = None       # vec: its element Vals, when some are lazy floats (nans.py)
 
 
 def is_pow2(n):
@@ -213,12 +215,20 @@ class Values:
         raise CodegenError(f"constant of type {ty} is not supported on the emulator device", em.line)
 
     # vectors: one Val per element, side by side ------------------------------------------------
-    def make_vec(self, vals) -> Val:
+    def make_vec(self, vals, lazy=False) -> Val:
+        """A vector of vals, settled (nans.py) unless lazy: the result of a chain operation done
+        element by element keeps its elements lazy, so `(q - p).x * s` settles nothing until a
+        value leaves the chain (Values.val settles a vector's lazy elements)."""
         em = self.em
-        vals = [em.nans.settle(x) for x in vals]       # a vector's elements are exact
-        return Val("vec", tuple(r for x in vals for r in x.regs), parts=tuple(x.kind for x in vals))
+        if not (lazy and any(x.lazy is not None for x in vals)):
+            vals = [em.nans.settle(x) for x in vals]
+            lazy = False
+        return Val("vec", tuple(r for x in vals for r in x.regs), parts=tuple(x.kind for x in vals),
+                   elts=tuple(vals) if lazy else None)
 
     def elems(self, v: Val) -> list:
+        if v.elts is not None:
+            return list(v.elts)
         out, k = [], 0
         for kind in v.parts:
             n = KINDS[kind]
@@ -284,9 +294,10 @@ class Values:
         op = i.op
         vec_of = lambda o: _VEC.fullmatch(getattr(o, "type", "") or "")
         if op == "extractelement":
-            items, idx = self.elems(self.val(i.ops[0])), self.val(i.ops[1])
-            if idx.const is not None:
-                return items[idx.const]
+            idx = self.val(i.ops[1])
+            if idx.const is not None:       # a lazy element stays lazy
+                return self.elems(self.raw(i.ops[0]))[idx.const]
+            items = self.elems(self.val(i.ops[0]))
             out = items[0]
             for j, e in enumerate(items[1:], 1):
                 out = self.select(em.ints.icmp("eq", Val("i32", (self.narrow(idx),)), self.const_val(Const("i32", j))),
@@ -323,6 +334,8 @@ class Values:
         n = int(m.group(1))
         ety = m.group(2).strip()
         out = []
+        chain = op in CHAIN_OPS or op == "call" and callee_base(i) in CHAIN_CALLS
+        get = self.raw if chain else self.val
         for j in range(n):
             ops = []
             for o in i.ops:
@@ -330,7 +343,7 @@ class Values:
                 if vo and isinstance(o, Const):
                     ops.append(Const(vo.group(2).strip(), o.value[j]))
                 elif vo:
-                    ops.append(self.proxy(vo.group(2).strip(), self.elems(self.val(o))[j]))
+                    ops.append(self.proxy(vo.group(2).strip(), self.elems(get(o))[j]))
                 elif op in ("load", "store") and getattr(o, "type", "") == "ptr":
                     ptr = self.val(o)
                     size = type_size(ety)
@@ -347,7 +360,7 @@ class Values:
             em.codegen.inst(fake, p)
             if op != "store":
                 out.append(em.vals[fake])
-        return None if op == "store" else self.make_vec(out)
+        return None if op == "store" else self.make_vec(out, lazy=chain)
 
     def bitcast_words(self, v: Val, st: str, dt: str) -> Val:
         """A bitcast between types of equal width whose elements differ in size (i32 <-> <4 x i8>,
