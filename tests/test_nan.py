@@ -492,3 +492,51 @@ def test_vector_elements_are_settled_where_they_leave_the_chain():
     leaving a chain (15 tests); settling every element of every vector result made 35."""
     import re
     assert len(re.findall(r"\.if any", asm(VECTORS, "vec"))) <= 15
+
+
+ROOTS = r"""
+__kernel void roots(__global const float *a, __global const float *x, __global float *y, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++)          /* sqrt has no effect: the loop still carries s lazily */
+    s += sqrt(a[i * n + j]) * x[j];
+  y[i] = s;
+}
+"""
+
+
+def test_a_loop_calling_a_pure_intrinsic_carries_its_sum_lazily():
+    """sqrt in the loop (not on the sum) leaves it a lazy loop: no settle test in each pass, one
+    after it; a NaN from sqrt(-1) or inf * 0 still comes out as numpy's."""
+    from tests.emulator_harness import device_env, launch
+    import re
+    tests = len(re.findall(r"\.if any", asm(ROOTS, "roots")))
+    assert tests <= 2, tests       # the test after the loop and the bounds report's (5 with a test per pass)
+    m, n = 40, 6
+    rng = np.random.default_rng(11)
+    a = rng.uniform(0, 4, (m, n)).astype(np.float32)
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    a[1, 2], a[2, 0], a[3, 1], a[4, :] = -1.0, np.inf, 0.0, 0.0
+    x[1] = 0.0
+    a[5, 1] = np.inf                                     # sqrt(inf) * 0: NaN
+    (_, _, y), _ = launch(device_env("tiny"), ROOTS, "roots", m, a.ravel(), x, np.zeros(m, np.float32), np.int32(n))
+    with np.errstate(all="ignore"):
+        want = np.zeros(m, np.float32)
+        for j in range(n):
+            want = (want + np.sqrt(a[:, j]) * x[j]).astype(np.float32)
+    same_bits(y, want)
+    assert np.isnan(y[[1, 5]]).all() and np.isinf(y[2]) and y[4] == 0 and not np.signbit(y[4])
+
+
+SIXTEEN = "__kernel void sums(__global const float *a, __global float *y, int n) {\n  int i = get_global_id(0);\n" + \
+    "".join(f"  float s{k} = 0.0f;\n" for k in range(16)) + \
+    "  for (int j = 0; j < n; j++) {\n" + \
+    "".join(f"    s{k} += a[(i + {k}) * n + j] * {k + 1}.0f;\n" for k in range(16)) + "  }\n" + \
+    "".join(f"  y[16 * i + {k}] = s{k};\n" for k in range(16)) + "}\n"
+
+
+def test_sixteen_lazy_accumulators_leave_their_loop_within_the_mask_entries():
+    """The test after a lazy loop makes each accumulator's mask a bool at once: sixteen masks live
+    together do not fit the machine's 15 entries (SHOC's register-blocked sgemm failed to build)."""
+    text = asm(SIXTEEN, "sums")
+    assert text.count(".if any") >= 1

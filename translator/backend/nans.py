@@ -42,6 +42,10 @@ STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", 
 
 CHAIN_OPS = ("fadd", "fsub", "fmul", "fneg")
 CHAIN_CALLS = ("fmuladd", "fma")
+# intrinsics without an effect: a lazy loop may call them (on values outside its chains)
+PURE_CALLS = frozenset("sqrt fabs floor ceil trunc rint nearbyint round roundeven copysign minnum maxnum "
+                       "minimum maximum exp exp2 log log2 log10 sin cos pow powi fshl fshr smax smin umax "
+                       "umin abs ctpop ctlz cttz bswap bitreverse".split())
 _FLAGS = re.compile(r"\s*(?:%\S+\s*=\s*)?(?:(?:tail|notail|musttail)\s+)?\w+((?:\s+(?:nnan|ninf|nsz|arcp|contract|afn|"
                     r"reassoc|fast))*)")
 
@@ -301,7 +305,8 @@ class NanFixups:
     # loops -------------------------------------------------------------------------------------
     def lazy_loop(self, h) -> bool:
         """Whether loop h may carry its float accumulators lazily and be run again exactly when a
-        value leaving it is +-inf: it has no inner loop, no store or call with an effect, and
+        value leaving it is +-inf: it has no inner loop, no store or call with an effect (an
+        intrinsic of PURE_CALLS has none), and
         every use inside it of a float header phi, and of what is chained from one, is a chain
         operation or a header phi (no settling inside the loop)."""
         em = self.em
@@ -313,7 +318,8 @@ class NanFixups:
         insts = [i for n in blocks for i in em.bmap[n].insts]
         for i in insts:
             if i.op in ("store", "atomicrmw", "cmpxchg", "fence") or i.op == "call" and not (
-                    callee_base(i) in CHAIN_CALLS or (i.callee or "").startswith(("llvm.lifetime", "llvm.dbg"))):
+                    callee_base(i) in CHAIN_CALLS or (i.callee or "").startswith(("llvm.lifetime", "llvm.dbg"))
+                    or (i.callee or "").startswith("llvm.") and callee_base(i) in PURE_CALLS):
                 return False
         work = [i for i in em.bmap[h].insts if i.op == "phi" and i.type in ("float", "double")]
         if not work:
@@ -398,9 +404,11 @@ class NanFixups:
         # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
         step = em.alu("ior", lanes, em.c32(0x3F800000)) if lanes is not None and any(
             i not in plus_zero and v.kind == "f32" for i, v in floats) else None
-        tests = [self.infinite(v, r) if i in plus_zero else self.special(v, r, step if v.kind == "f32" else None)
-                 for i, v in floats for r in v.regs]
-        k = tests[0] if len(tests) == 1 else em.mask_of(functools.reduce(em.b_or, map(em.bool_from_mask, tests)))
+        test = lambda i, v, r: self.infinite(v, r) if i in plus_zero else self.special(v, r, step if v.kind == "f32" else None)
+        regs = [(i, v, r) for i, v in floats for r in v.regs]
+        # each mask made into a bool at once: sixteen accumulators' masks would not all fit
+        k = test(*regs[0]) if len(regs) == 1 else em.mask_of(functools.reduce(
+            em.b_or, (em.bool_from_mask(test(*x)) for x in regs)))
         after = self.snapshot()
         self.restore(before)
         outer, em.items = em.items, []
