@@ -59,6 +59,7 @@ WAVE_COUNTS = ("nwx", "nwy", "nwz")   # waves per dimension
 LAUNCH = ("gx", "offx")           # the global size and offset in x (bounds of contiguous accesses;
                                   # a "rows" build: gx * gy, the flat launch's size)
 ITEMS = "items"                   # work-items of the launch
+ROW_LENGTH = "rlen"               # a "rows" build: the global size in x, the launch's row (tileplan.py)
 GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
 LOCAL = "L"
@@ -115,6 +116,7 @@ def kernel_args(uses: dict) -> list:
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
         + (list(LAUNCH) if "launch" in uses else []) + ([ITEMS] if "items" in uses else []) \
+        + ([ROW_LENGTH] if "row_length" in uses else []) \
         + sorted(uses.get("extents", ()))
 
 
@@ -349,6 +351,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
         items = gs[0] * gs[1]
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))
+        seq[ROW_LENGTH] = gs[0]
     replicated = {id(args[k]) for k in kb.replicated}
     buffers, seen = [], set()
     for i, a in enumerate(args):
