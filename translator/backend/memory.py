@@ -873,7 +873,8 @@ class Memory:
         # scatter, which may read it back) waits first
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
+            # (the store tag's first transfer, so the first wait has one: the smallest mvd will do)
+            em.prologue += [MV(f"mvd/n{64 * lay.l2b}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))

@@ -149,7 +149,7 @@ class TilePlan:
         out = em.new("tile")
         outer, em.items = em.items, []
         if kind == ROW:
-            self.row_pass(k, pitch, start, n, plan, out)
+            self.row_pass(k, pitch, start, n, trips, plan, out)
             what = (f"tile plan: the wave's rows of each L2B staged once per wave (mvp, l2bmb), panels of "
                     f"{KA} columns into LM0 (l1bmp), read T-indirect")
         else:
@@ -276,7 +276,7 @@ class TilePlan:
         op = Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", line=em.line, mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64)))
         return SeqLoop(c, "0", f"(({longs}) + 63) / 64", [Call([op], {"lc": f"{c} * 64", "lb": f"{c} * 64"})])
 
-    def row_pass(self, k, pitch, start, n, plan, out):
+    def row_pass(self, k, pitch, start, n, trips, plan, out):
         """A's element of this pass (kind ROW)."""
         em = self.em
         lay = em.lay
@@ -295,9 +295,13 @@ class TilePlan:
         for b in range(G * L):
             g, l = divmod(b, L)
             first = f"(%wx * {lay.wave} + {b * q})"
-            d = f"{reg(base(k))} - {g * S} + ((({first}) / {rl}) * ({pitch}) + ({start})) / 2"
+            last = f"(({first} + {q - 1} if {first} + {q - 1} < {reg('gx')} else {reg('gx')} - 1) / {rl})"
+            lo = f"(({first}) / {rl})"
+            d = f"{reg(base(k))} - {g * S} + ({lo} * ({pitch}) + ({start})) / 2"
+            # the L2B's rows, up to the last one's element trips - 1
+            longs = f"((({last} - {lo}) * ({pitch}) + (({start}) & 1) + ({trips}) + 1) / 2)"
             mvs.append(SeqIf(f"{first} < {reg('gx')}", self.mvs("mvp/n{n}i{t} $d0@" + str(g) + " $lc{lc}@" + f"{g}.{l}",
-                                                                 d, lc, plan["need"], lay.dram_longs, tag)))
+                                                                 d, lc, longs, lay.dram_longs, tag)))
         stage.append(SeqIf(f"{plan['held']} < 0 or {wave_key} != %wx", mvs + [
             Op(f"wait i{tag}", "wait", line=em.line), self.to_l1bm(lc, lb, plan["need"])]))
         # per panel: the 8 long words of each row that hold it, into LM0
@@ -324,7 +328,8 @@ class TilePlan:
         panel = f"({n} / {per})"
         key = f"(%wx * 1048576 + {panel})"
         first = f"(({start}) + {per} * {panel} * ({pitch}))"           # the panel's first element
-        longs = f"((({per}) - 1) * ({pitch}) + {rl} + 4) / 2"
+        # its long words: up to the element the last lane (gid0 = gx - 1) reads in the last pass
+        longs = f"(({first} + (({per}) - 1) * ({pitch}) + {rl} - 1) / 2 - ({first}) / 2 + 1)"
         tag = em.tag()
         c = em.seq_reg("tq")
         cp = Op(f"l1bmp $llb{lb} $llm{lm}v", "l1bm", line=em.line,
