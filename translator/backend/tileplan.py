@@ -198,11 +198,11 @@ class TilePlan:
         em.prologue.append(SeqSet(plan["held"], "-1"))
         if kind == ROW:
             q = lay.wave // (lay.groups * lay.l2b)          # work-items per L2B
-            rmax = f"(({q} - 2 + {rl}) / {rl} + 1)"
-            need = f"(((({rmax}) - 1) * ({pitch}) + ({trips}) + {KA} + 2) / 2 + 8)"
+            rmax, need = em.seq_reg("tm"), em.seq_reg("tb")     # rows per L2B at most; long words of L1BM read
+            em.prologue += [SeqSet(rmax, f"({q} - 2 + {rl}) / {rl} + 1"),
+                            SeqSet(need, f"(({rmax} - 1) * ({pitch}) + ({trips}) + {KA} + 2) / 2 + 8")]
             plan["rmax"], plan["need"] = rmax, need
-            ok = (f"({pitch}) > 0 and (({pitch}) & 1) == 0 and {rmax} <= {rows} "
-                  f"and (({need}) + 63) / 64 * 64 <= {block}")
+            ok = f"({pitch}) > 0 and (({pitch}) & 1) == 0 and {rmax} <= {rows} and ({need} + 63) / 64 * 64 <= {block}"
             em.prologue.append(SeqSet(plan["per"], str(KA)))
         else:
             per = f"(({words} - 20 - {rl}) / ({pitch}) + 1)"
@@ -252,21 +252,20 @@ class TilePlan:
         em.alu("lor", em.alu("land", hi, em.const64(0xFFFFFFFF00000000)), lo, dst=out)
 
     def mvs(self, text, d, lc_area, longs, hi_dram, tag):
-        """MVs moving `longs` long words (a sequencer expression, rounded up to 64) from DRAM offset
-        d to L2BM lc_area: 1024-long-word MVs, then one of each smaller size the rest needs;
-        `text` formats (size, tag, lc) into the statement."""
+        """MVs moving `longs` long words (a sequencer register, rounded up to 64) from DRAM offset
+        d (a register) to L2BM lc_area: 1024-long-word MVs, then one of each smaller size the rest
+        needs; `text` formats (size, tag, lc) into the statement."""
         em = self.em
-        n64 = em.seq_reg("tn")
-        c = em.seq_reg("tc")
-        big = MV(text.format(n=1024, t=tag, lc=lc_area), dram_clamped(f"{d} + {c} * 1024", hi_dram - 1024),
+        n64, c, at = em.seq_reg("tn"), em.seq_reg("tc"), em.seq_reg("tp")
+        big = MV(text.format(n=1024, t=tag, lc=lc_area), dram_clamped(f"{d}+{c}*1024", hi_dram - 1024),
                  em.line, lc_offset=f"{c} * 1024")
-        out = [SeqSet(n64, f"(({longs}) + 63) / 64"), SeqLoop(c, "0", f"{n64} / 16", [big])]
-        done = f"({n64} / 16) * 1024"
+        out = [SeqSet(n64, f"({longs} + 63) / 64"), SeqLoop(c, "0", f"{n64} / 16", [big]),
+               SeqSet(at, f"({n64} / 16) * 1024")]
         for size in (512, 256, 128, 64):      # the rest: one MV per set bit of n64 mod 16
-            moved = " + ".join([done] + [f"(({n64} / {s // 64}) & 1) * {s}" for s in (512, 256, 128) if s > size])
             out.append(SeqIf(f"({n64} / {size // 64}) & 1", [
-                MV(text.format(n=size, t=tag, lc=lc_area), dram_clamped(f"{d} + {moved}", hi_dram - size),
-                   em.line, lc_offset=moved)]))
+                MV(text.format(n=size, t=tag, lc=lc_area), dram_clamped(f"{d}+{at}", hi_dram - size),
+                   em.line, lc_offset=at),
+                SeqSet(at, f"{at} + {size}")]))
         return out
 
     def to_l1bm(self, lc, lb, longs):
@@ -292,16 +291,17 @@ class TilePlan:
         # once per wave: each L2B's rows of A, whole, from its group's copy (long word L at
         # base - g * stripe + L), then to its L1BMs
         mvs = []
+        fr, lo, nl, d = (em.seq_reg(x) for x in ("tf", "tl", "tn", "td"))
         for b in range(G * L):
             g, l = divmod(b, L)
-            first = f"(%wx * {lay.wave} + {b * q})"
-            last = f"(({first} + {q - 1} if {first} + {q - 1} < {reg('gx')} else {reg('gx')} - 1) / {rl})"
-            lo = f"(({first}) / {rl})"
-            d = f"{reg(base(k))} - {g * S} + ({lo} * ({pitch}) + ({start})) / 2"
-            # the L2B's rows, up to the last one's element trips - 1
-            longs = f"((({last} - {lo}) * ({pitch}) + (({start}) & 1) + ({trips}) + 1) / 2)"
-            mvs.append(SeqIf(f"{first} < {reg('gx')}", self.mvs("mvp/n{n}i{t} $d0@" + str(g) + " $lc{lc}@" + f"{g}.{l}",
-                                                                 d, lc, longs, lay.dram_longs, tag)))
+            # the L2B's rows, up to the last one's element trips - 1, from its group's copy
+            mvs.append(SeqIf(f"%wx * {lay.wave} + {b * q} < {reg('gx')}", [
+                SeqSet(fr, f"%wx * {lay.wave} + {b * q}"),
+                SeqSet(lo, f"{fr} / {rl}"),
+                SeqSet(nl, f"((({fr} + {q - 1} if {fr} + {q - 1} < {reg('gx')} else {reg('gx')} - 1) / {rl} - {lo})"
+                           f" * ({pitch}) + (({start}) & 1) + ({trips}) + 1) / 2"),
+                SeqSet(d, f"{reg(base(k))} - {g * S} + ({lo} * ({pitch}) + ({start})) / 2"),
+                *self.mvs("mvp/n{n}i{t} $d0@" + str(g) + " $lc{lc}@" + f"{g}.{l}", d, lc, nl, lay.dram_longs, tag)]))
         stage.append(SeqIf(f"{plan['held']} < 0 or {wave_key} != %wx", mvs + [
             Op(f"wait i{tag}", "wait", line=em.line), self.to_l1bm(lc, lb, plan["need"])]))
         # per panel: the 8 long words of each row that hold it, into LM0
@@ -327,20 +327,21 @@ class TilePlan:
         per = plan["per"]
         panel = f"({n} / {per})"
         key = f"(%wx * 1048576 + {panel})"
-        first = f"(({start}) + {per} * {panel} * ({pitch}))"           # the panel's first element
+        fe, nl, d = (em.seq_reg(x) for x in ("tf", "tn", "td"))
+        first = f"({start}) + {per} * {panel} * ({pitch})"           # the panel's first element
         # its long words: up to the element the last lane (gid0 = gx - 1) reads in the last pass
-        longs = f"(({first} + (({per}) - 1) * ({pitch}) + {rl} - 1) / 2 - ({first}) / 2 + 1)"
+        longs = f"({fe} + ({per} - 1) * ({pitch}) + {rl} - 1) / 2 - {fe} / 2 + 1"
         tag = em.tag()
         c = em.seq_reg("tq")
         cp = Op(f"l1bmp $llb{lb} $llm{lm}v", "l1bm", line=em.line,
                 mem=(("r", "lb", lb, lb + plan["block"]), ("w", "m", lm, lm + plan["words"])))
-        stage = self.mvs("mvb/n{n}i{t} $d0@0 $lc{lc}", f"{reg(base(k))} + ({first}) / 2", lc, longs,
-                         lay.dram_longs, tag)
-        stage += [Op(f"wait i{tag}", "wait", line=em.line), self.to_l1bm(lc, lb, longs),
-                  SeqLoop(c, "0", f"(({longs}) + 7) / 8", [Call([cp], {"lb": f"{c} * 8", "m": f"{c} * 16"})]),
+        stage = [SeqSet(fe, first), SeqSet(nl, longs), SeqSet(d, f"{reg(base(k))} + {fe} / 2")]
+        stage += self.mvs("mvb/n{n}i{t} $d0@0 $lc{lc}", d, lc, nl, lay.dram_longs, tag)
+        stage += [Op(f"wait i{tag}", "wait", line=em.line), self.to_l1bm(lc, lb, nl),
+                  SeqLoop(c, "0", f"({nl} + 7) / 8", [Call([cp], {"lb": f"{c} * 8", "m": f"{c} * 16"})]),
                   SeqSet(plan["held"], key)]
         em.items.append(SeqIf(f"{key} != {plan['held']}", stage))
-        u = f"(({n} - {per} * {panel}) * ({pitch}) + ({first} & 1))"
+        u = f"(({n} - {per} * {panel}) * ({pitch}) + ({fe} & 1))"
         hi, w = em.new("tilehi"), em.new("tilew")
         outer, em.items = em.items, []
         self.read(plan["t"][1], lm, plan["words"], f"{u} - 1", hi, w)
