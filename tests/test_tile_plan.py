@@ -99,16 +99,17 @@ def test_gemm_matches_numpy_on_ragged_sizes_and_partial_waves(tiny, modes, ni, n
     assert ev.stats.dram_bytes < 4 * (2 * ni * nk + waves * (2 * nk * nj + 8 * 512))
 
 
-def test_the_plan_moves_far_less_than_the_gather(tiny, modes):
-    """An odd pitch of A (nk = 41) makes the launch gather A (the plan's launch test fails; B keeps
-    its plan): still exact, and the staged launch moves a small fraction of its bytes."""
+def test_a_launch_the_plan_does_not_fit_runs_nd(tiny, modes):
+    """An odd pitch of A (nk = 41) fails the plan's launch test (KernelBinary.launch_tests): the
+    launch runs the nd build, which gathers, still exact; the staged launch moves a small fraction
+    of its bytes."""
     out, ref, ev = gemm(tiny, 30, 30, 41)
     np.testing.assert_array_equal(out, ref)
     gathered = ev.stats.dram_bytes
     out, ref, ev = gemm(tiny, 30, 30, 40)
     np.testing.assert_array_equal(out, ref)
     assert ev.stats.dram_bytes * 5 < gathered
-    assert modes == ["rows", "rows"]
+    assert modes == ["nd", "rows"]
 
 
 @pytest.mark.parametrize("sa,sb", [(0, 1), (1, 0), (3, 5)])

@@ -31,10 +31,10 @@ traffic).  With it each element crosses DRAM about once per wave:
 
 Conditions.  At compile time: a "rows" build, a 32-bit element of a read-only (replicated) buffer
 parameter, the counter of the innermost counted loop, pitch and start made of scalar parameters
-and constants, a trip count the launch fixes, room in LM0 / L1BM / L2BM.  At launch (the
-sequencer sets a flag in the prologue, else the load is gathered as before): for A, PA even and
-positive, the wave's rows of an L2B fit the LM0 region and the block fits L1BM; for B, PB
-positive and at least one row of B per panel fits.
+and constants, a trip count the launch fixes, room in LM0 / L1BM / L2BM.  At launch, the build's
+*launch tests* (KernelBinary.launch_tests, abi.choose_variant; a launch that fails one runs the
+"nd" build, which gathers): for A, PA even and positive, the wave's rows of an L2B fit the LM0
+region and the block fits L1BM; for B, PB positive and at least one row of B per panel fits.
 """
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ KB_MAX = 32                  # passes per panel of B at most
 MAX_ROWS = 64                # rows of A per L2B the LM0 region holds at most
 MAX_BLOCK = 4096             # long words of A's per-wave block (L2BM and L1BM) at most
 MAX_B = 2048                 # LM0 words of B's panel at most
+B_SLACK = 140               # LM0 words of B's region a panel leaves: parity, rounding to 64 long words
 TABLE_RESERVE = 256          # LM0 words left for two x[k] tables (as rowplan.py leaves)
 
 
@@ -61,6 +62,7 @@ class TilePlan:
     def __init__(self, em):
         self.em = em
         self.regions = {}        # (kind, buffer, pitch, start) -> the plan's allocation, or None
+        self.tests = []          # launch tests (KernelBinary.launch_tests): each plan's conditions
 
     # -- which loads ---------------------------------------------------------------------------
     def match(self, k, access):
@@ -134,7 +136,7 @@ class TilePlan:
     # -- the plan ------------------------------------------------------------------------------
     def load(self, k, ptr, ty, p, access) -> Val | None:
         """The staged load of buffer k at this pass, or None when the plan does not apply (the
-        caller gathers)."""
+        caller gathers); its conditions on the launch join self.tests."""
         em = self.em
         m = self.match(k, access)
         if m is None:
@@ -147,7 +149,7 @@ class TilePlan:
         em.uses["launch"] = True
         em.uses["row_length"] = True
         out = em.new("tile")
-        outer, em.items = em.items, []
+        self.tests.append(plan["test"])
         if kind == ROW:
             self.row_pass(k, pitch, start, n, trips, plan, out)
             what = (f"tile plan: the wave's rows of each L2B staged once per wave (mvp, l2bmb), panels of "
@@ -155,15 +157,8 @@ class TilePlan:
         else:
             self.column_pass(k, pitch, start, n, plan, out)
             what = ("tile plan: panels of rows broadcast into LM0 (mvb, l2bmb, l1bmp), read T-indirect")
-        fast, em.items = em.items, []
-        remarks = dict(em.remarks)
-        g = em.memory.gather(k, ptr, ty, p)
-        em.remarks = remarks                 # (the gather runs only where the launch does not fit)
-        em.copy(g.regs[0], out)
-        slow, em.items = em.items, outer
-        em.items.append(SeqIf(f"{plan['valid']} == 1", fast, slow))
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
-            what + " (a launch that does not fit gathers)")
+            what + " (a launch that does not fit runs the nd build)")
         return Val(em.values.kind_of(ty), (out,))
 
     def region(self, kind, k, pitch, start, trips):
@@ -193,22 +188,24 @@ class TilePlan:
                 return None
         em.lm_top -= words
         plan = {"lm": em.lm_top, "words": words, "lc": em.alloc_lc(block), "lb": em.alloc_lb(block),
-                "block": block, "held": em.seq_reg("th"), "valid": em.seq_reg("tv"), "per": em.seq_reg("tk")}
+                "block": block, "held": em.seq_reg("th"), "per": em.seq_reg("tk")}
         rl = reg(ROW_LENGTH)
         em.prologue.append(SeqSet(plan["held"], "-1"))
         if kind == ROW:
             q = lay.wave // (lay.groups * lay.l2b)          # work-items per L2B
             rmax, need = em.seq_reg("tm"), em.seq_reg("tb")     # rows per L2B at most; long words of L1BM read
-            em.prologue += [SeqSet(rmax, f"({q} - 2 + {rl}) / {rl} + 1"),
-                            SeqSet(need, f"(({rmax} - 1) * ({pitch}) + ({trips}) + {KA} + 2) / 2 + 8")]
+            rows_at_most = f"(({q} - 2 + {rl}) / {rl} + 1)"
+            reads = f"((({rows_at_most} - 1) * ({pitch}) + ({trips}) + {KA} + 2) / 2 + 8)"
+            em.prologue += [SeqSet(rmax, rows_at_most), SeqSet(need, reads)]
             plan["rmax"], plan["need"] = rmax, need
-            ok = f"({pitch}) > 0 and (({pitch}) & 1) == 0 and {rmax} <= {rows} and ({need} + 63) / 64 * 64 <= {block}"
+            ok = f"({pitch}) > 0 and (({pitch}) & 1) == 0 and {rows_at_most} <= {rows} and ({reads} + 63) / 64 * 64 <= {block}"
             em.prologue.append(SeqSet(plan["per"], str(KA)))
         else:
-            per = f"(({words} - 20 - {rl}) / ({pitch}) + 1)"
+            # (its long words, rounded up to 64, fit the region: B_SLACK words spare)
+            per = f"(({words} - {B_SLACK} - {rl}) / ({pitch}) + 1)"
             em.prologue.append(SeqSet(plan["per"], f"({per} if ({pitch}) > 0 and {per} < {KB_MAX} else {KB_MAX})"))
-            ok = f"({pitch}) > 0 and {words} - 20 - {rl} >= 0"
-        em.prologue.append(SeqSet(plan["valid"], f"1 if {ok} else 0"))
+            ok = f"({pitch}) > 0 and {words} - {B_SLACK} - {rl} >= 0"
+        plan["test"] = ok
         plan["t"] = self.lane_parts(kind)
         self.regions[key] = plan
         return plan
@@ -333,12 +330,13 @@ class TilePlan:
         longs = f"({fe} + ({per} - 1) * ({pitch}) + {rl} - 1) / 2 - {fe} / 2 + 1"
         tag = em.tag()
         c = em.seq_reg("tq")
-        cp = Op(f"l1bmp $llb{lb} $llm{lm}v", "l1bm", line=em.line,
-                mem=(("r", "lb", lb, lb + plan["block"]), ("w", "m", lm, lm + plan["words"])))
+        cp = [Op(f"l1bmp $llb{lb + 8 * u} $llm{lm + 16 * u}v", "l1bm", line=em.line,
+                 mem=(("r", "lb", lb + 8 * u, lb + 8 * u + 8), ("w", "m", lm + 16 * u, lm + 16 * u + 16)))
+              for u in range(8)]                                        # 64 long words a call
         stage = [SeqSet(fe, first), SeqSet(nl, longs), SeqSet(d, f"{reg(base(k))} + {fe} / 2")]
         stage += self.mvs("mvb/n{n}i{t} $d0@0 $lc{lc}", d, lc, nl, lay.dram_longs, tag)
         stage += [Op(f"wait i{tag}", "wait", line=em.line), self.to_l1bm(lc, lb, nl),
-                  SeqLoop(c, "0", f"({nl} + 7) / 8", [Call([cp], {"lb": f"{c} * 8", "m": f"{c} * 16"})]),
+                  SeqLoop(c, "0", f"({nl} + 63) / 64", [Call(cp, {"lb": f"{c} * 64", "m": f"{c} * 128"})]),
                   SeqSet(plan["held"], key)]
         em.items.append(SeqIf(f"{key} != {plan['held']}", stage))
         u = f"(({n} - {per} * {panel}) * ({pitch}) + ({fe} & 1))"
