@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from .abi import ROW_LENGTH, base, nbytes, reg
 from .emitter import TR, TW
-from .memory import dram_clamped
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
@@ -250,18 +249,20 @@ class TilePlan:
 
     def mvs(self, text, d, lc_area, longs, hi_dram, tag):
         """MVs moving `longs` long words (a sequencer register, rounded up to 64) from DRAM offset
-        d (a register) to L2BM lc_area: 1024-long-word MVs, then one of each smaller size the rest
+        d (a register, clamped here to DRAM: a launch that reads out of bounds is reported, not
+        faulted) to L2BM lc_area: 1024-long-word MVs, then one of each smaller size the rest
         needs; `text` formats (size, tag, lc) into the statement."""
         em = self.em
         n64, c, at = em.seq_reg("tn"), em.seq_reg("tc"), em.seq_reg("tp")
-        big = MV(text.format(n=1024, t=tag, lc=lc_area), dram_clamped(f"{d}+{c}*1024", hi_dram - 1024),
-                 em.line, lc_offset=f"{c} * 1024")
-        out = [SeqSet(n64, f"({longs} + 63) / 64"), SeqLoop(c, "0", f"{n64} / 16", [big]),
+        top = f"{hi_dram} - {n64} * 64"
+        out = [SeqSet(n64, f"({longs} + 63) / 64"), SeqSet(d, f"{d} if {d} > 0 else 0"),
+               SeqSet(d, f"{d} if {d} < {top} else {top}"),
+               SeqLoop(c, "0", f"{n64} / 16", [MV(text.format(n=1024, t=tag, lc=lc_area), f"{d}+{c}*1024", em.line,
+                                                  lc_offset=f"{c} * 1024")]),
                SeqSet(at, f"({n64} / 16) * 1024")]
         for size in (512, 256, 128, 64):      # the rest: one MV per set bit of n64 mod 16
             out.append(SeqIf(f"({n64} / {size // 64}) & 1", [
-                MV(text.format(n=size, t=tag, lc=lc_area), dram_clamped(f"{d}+{at}", hi_dram - size),
-                   em.line, lc_offset=at),
+                MV(text.format(n=size, t=tag, lc=lc_area), f"{d}+{at}", em.line, lc_offset=at),
                 SeqSet(at, f"{at} + {size}")]))
         return out
 
