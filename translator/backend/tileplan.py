@@ -149,6 +149,7 @@ class TilePlan:
         em.uses["row_length"] = True
         out = em.new("tile")
         self.tests.append(plan["test"])
+        em.memory.note_access(k, "gather")       # (what it replaces: a buffer that fits stays resident, "-res")
         if kind == ROW:
             self.row_pass(k, pitch, start, n, trips, plan, out)
             what = (f"tile plan: the wave's rows of each L2B staged once per wave (mvp, l2bmb), panels of "
