@@ -38,6 +38,8 @@ region and the block fits L1BM; for B, PB positive and at least one row of B per
 """
 from __future__ import annotations
 
+import re
+
 from .abi import ROW_LENGTH, base, nbytes, reg
 from .emitter import TR, TW
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
@@ -51,7 +53,7 @@ KB_MAX = 32                  # passes per panel of B at most
 MAX_ROWS = 64                # rows of A per L2B the LM0 region holds at most
 MAX_BLOCK = 4096             # long words of A's per-wave block (L2BM and L1BM) at most
 MAX_B = 2048                 # LM0 words of B's panel at most
-B_SLACK = 140               # LM0 words of B's region a panel leaves: parity, rounding to 64 long words
+B_SLACK = 140                # LM0 words of B's region a panel leaves: parity, rounding to 64 long words
 TABLE_RESERVE = 256          # LM0 words left for two x[k] tables (as rowplan.py leaves)
 
 
@@ -354,5 +356,4 @@ class TilePlan:
 
 def _launch_constant(expr: str) -> bool:
     """Whether a sequencer expression reads only scalar parameters (%p<k>) and numbers."""
-    import re
     return all(re.fullmatch(r"p\d+", r) for r in re.findall(r"%(\w+)", expr))
