@@ -182,8 +182,36 @@ class _Rewrite(ast.NodeTransformer):
             ast.Subscript(ast.Name("R", ast.Load()), ast.Constant(node.id), ast.Load()), node)
 
 
+_COMPILED: dict = {}      # expression text -> (function, register names): a program repeats its expressions
+_COMPILED_MAX = 1 << 16  # (a loop's versioned and prefetched copies), each compiled once per process
+
+
 def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "") -> ScalarExpr:
     """Compile an integer expression where registers are written %name."""
+    got = _COMPILED.get(text)
+    if got is None:
+        got = _compile_scalar(text, line, source, raw)
+        if len(_COMPILED) < _COMPILED_MAX:
+            _COMPILED[text] = got
+    fn, names = got
+
+    def run(regs, fn=fn):
+        try:
+            v = fn(regs)
+        except _ShiftCount as e:
+            raise EmuFault(f"shift count {e.args[0]} in '{text.strip()}' is outside 0..{SHIFT_MAX}",
+                           line, raw, None, source) from None
+        if -0x8000000000000000 <= v <= 0x7fffffffffffffff:     # SEQ_MIN..SEQ_MAX, as constants
+            return v
+        # evaluated exactly, then checked: a register never grows past 64 bits (no Python bigint
+        # squaring itself without end, no silent wrap)
+        raise EmuFault(f"'{text.strip()}' = {_short(v)} overflows a sequencer register "
+                       f"(64-bit signed: {SEQ_MIN}..{SEQ_MAX})", line, raw, None, source)
+    return ScalarExpr(text.strip(), run, names)
+
+
+def _compile_scalar(text: str, line: int, source: str, raw: str) -> tuple:
+    """(the function of a register dict, the register names) of compile_scalar's expression."""
     py = re.sub(r"%([A-Za-z_]\w*)", r"_r_\1", text).replace("&&", " and ").replace("||", " or ")
     try:
         tree = ast.parse(py.strip(), mode="eval")
@@ -222,17 +250,4 @@ def compile_scalar(text: str, line: int = 0, source: str = "<asm>", raw: str = "
                   {"_cdiv": _cdiv, "_cmod": _cmod, "_shc": _shc, "__builtins__": {}})
     except (RecursionError, MemoryError):   # the rewrite and Python's compiler recurse too
         raise AsmError(f"scalar expression '{text.strip()[:40]}...' is too deeply nested", line, raw, source) from None
-
-    def run(regs, fn=fn):
-        try:
-            v = fn(regs)
-        except _ShiftCount as e:
-            raise EmuFault(f"shift count {e.args[0]} in '{text.strip()}' is outside 0..{SHIFT_MAX}",
-                           line, raw, None, source) from None
-        if -0x8000000000000000 <= v <= 0x7fffffffffffffff:     # SEQ_MIN..SEQ_MAX, as constants
-            return v
-        # evaluated exactly, then checked: a register never grows past 64 bits (no Python bigint
-        # squaring itself without end, no silent wrap)
-        raise EmuFault(f"'{text.strip()}' = {_short(v)} overflows a sequencer register "
-                       f"(64-bit signed: {SEQ_MIN}..{SEQ_MAX})", line, raw, None, source)
-    return ScalarExpr(text.strip(), run, tuple(dict.fromkeys(names)))
+    return fn, tuple(dict.fromkeys(names))

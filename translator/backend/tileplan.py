@@ -123,12 +123,19 @@ class TilePlan:
         em.uses.setdefault("sizes", set()).add(k)
         rl = reg(ROW_LENGTH)
         if kind == ROW:
-            lo = f"((%wx * {em.lay.wave}) / {rl})"
-            end = f"((%wx + 1) * {em.lay.wave})"
-            hi = f"((({reg('gx')} if {reg('gx')} < {end} else {end}) - 1) / {rl})"
-            a, b = f"({pitch}) * {lo}", f"({pitch}) * {hi}"
-            least = f"({a} if {a} < {b} else {b}) + {start} + {n}"
-            most = f"({a} if {a} > {b} else {b}) + {start} + {n}"
+            # the wave's first and last row, set before the outermost loop (short conditions: the
+            # assembler compiles each whole, and versioning writes them twice); PA > 0 is a launch test
+            outermost = em.loop_stack[0]
+            if "tile rows" not in outermost:
+                lo, hi = em.seq_reg("tlo"), em.seq_reg("thi")
+                end = f"(%wx + 1) * {em.lay.wave}"
+                outermost.setdefault("before", []).extend([
+                    SeqSet(lo, f"(%wx * {em.lay.wave}) / {rl}"),
+                    SeqSet(hi, f"(({reg('gx')} if {reg('gx')} < {end} else {end}) - 1) / {rl}")])
+                outermost["tile rows"] = (lo, hi)
+            lo, hi = outermost["tile rows"]
+            least = f"({pitch}) * {lo} + {start} + {n}"
+            most = f"({pitch}) * {hi} + {start} + {n}"
         else:
             a = f"({pitch}) * {n} + {start}"
             least, most = a, f"{a} + {rl} - 1"
