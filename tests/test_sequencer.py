@@ -74,6 +74,18 @@ def test_division_by_zero_in_the_sequencer_names_the_line():
     assert ei.value.line == 2
 
 
+def test_an_expression_compiled_once_still_names_each_line():
+    """program.compile_scalar compiles a text once per process; a fault in a later copy of the same
+    expression names that copy's line, not the first one's."""
+    src = ".arg %n\n.set %x = 4 / (%n - 1)\n.set %x = 4 / %n\n.set %x = 4 / (%n - 1)"
+    with pytest.raises(EmuFault) as ei:
+        Emulator("tiny").run(assemble(src, "s.vsm"), {"n": 1})
+    assert ei.value.line == 2
+    with pytest.raises(EmuFault) as ei:
+        Emulator("tiny").run(assemble(src.replace("%n - 1", "%n - 2", 1), "s.vsm"), {"n": 1})
+    assert ei.value.line == 4
+
+
 @pytest.mark.parametrize("src,msg", [
     (".loop 3\nnop", "no matching '.endloop'"),
     (".endloop", "without '.loop'"),

@@ -59,6 +59,7 @@ WAVE_COUNTS = ("nwx", "nwy", "nwz")   # waves per dimension
 LAUNCH = ("gx", "offx")           # the global size and offset in x (bounds of contiguous accesses;
                                   # a "rows" build: gx * gy, the flat launch's size)
 ITEMS = "items"                   # work-items of the launch
+ROW_LENGTH = "rlen"               # a "rows" build: the global size in x, the launch's row (tileplan.py)
 GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
 LOCAL = "L"
@@ -115,6 +116,7 @@ def kernel_args(uses: dict) -> list:
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
         + (list(LAUNCH) if "launch" in uses else []) + ([ITEMS] if "items" in uses else []) \
+        + ([ROW_LENGTH] if "row_length" in uses else []) \
         + sorted(uses.get("extents", ()))
 
 
@@ -243,12 +245,21 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
         if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
             kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
         elif kb is not None:
-            shape = (lay.wave, 1, 1, 1, 1, 1)
+            final = _specialised(kb, build, args, gs, failed)
+            if launch_tests_hold(final, args, gs):
+                return final, lay, (lay.wave, 1, 1, 1, 1, 1)
+            kb = None                   # a tile plan the launch does not fit (tileplan.py): the nd build
     if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)
         shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
     elif kb is None:
         kb = build(mode)
+    return _specialised(kb, build, args, gs, failed), lay, shape
+
+
+def _specialised(kb, build, args, gs, failed):
+    """kb, or its "-norep" build when a replicated buffer is passed twice, then its "-res" /
+    "-res1" build when every buffer that one keeps resident fits (choose_variant)."""
     ids = [id(a) for a in args if is_buffer(a)]
     if kb.replicated and any(ids.count(id(args[k])) > 1 for k in kb.replicated):
         kb = build(kb.mode + "-norep")
@@ -256,7 +267,23 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
     res, rmode = (kb.resident_one, kb.mode + "-res1") if one else (kb.resident, kb.mode + "-res")
     if res and all(args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
         kb = _optional(build, rmode, failed) or kb
-    return kb, lay, shape
+    return kb
+
+
+def launch_tests_hold(kb, args, gs) -> bool:
+    """Whether a launch meets the build's launch tests (KernelBinary.launch_tests: sequencer
+    conditions on its integer arguments %p<k> and the row length %rlen; tileplan.py)."""
+    tests = getattr(kb, "launch_tests", None)
+    if not tests:
+        return True
+    env = {ROW_LENGTH: gs[0]}
+    for i, a in enumerate(args):
+        if is_value(a) and len(a) <= 8:
+            env[param(i)] = int.from_bytes(bytes(a), "little", signed=True)
+    try:
+        return all(evaluate(t, env) for t in tests)
+    except Exception:                   # noqa: BLE001 - a value it cannot evaluate: do not take the plan
+        return False
 
 
 def pitch_value(pitch, args, gs) -> int | None:
@@ -349,6 +376,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
         items = gs[0] * gs[1]
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))
+        seq[ROW_LENGTH] = gs[0]
     replicated = {id(args[k]) for k in kb.replicated}
     buffers, seen = [], set()
     for i, a in enumerate(args):

@@ -66,6 +66,7 @@ from .resident import Resident
 from .scatter import Scatter
 from .bounds import Bounds
 from .rowplan import RowPlan
+from .tileplan import TilePlan
 from .access import analyse
 
 
@@ -89,6 +90,7 @@ class Codegen:
         em.ints, em.floats, em.calls = IntSelection(em), FloatSelection(em), Calls(em)
         em.memory, em.resident_buffers, em.scatter, em.bounds = Memory(em), Resident(em), Scatter(em), Bounds(em)
         em.row_plan = RowPlan(em)
+        em.tile_plan = TilePlan(em)
         em.nans = NanFixups(em)
 
     # ------------------------------------------------------------------ the prologue

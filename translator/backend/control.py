@@ -511,6 +511,7 @@ class Control:
         em.items = outer
         if ctx.get("settle_before"):
             em.memory.settle_stores(whole_buffer=True)
+        em.items += ctx.get("before", [])         # values the loop's staged loads made for it (tileplan.py)
         em.items.append(loop)
         em.escapes = saved_esc
         caps = [cap for lst in phicaps.values() for _, cap in lst]

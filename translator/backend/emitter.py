@@ -137,7 +137,7 @@ class Emitter:
         # the parts of instruction selection, wired up by Codegen (codegen.py)
         self.codegen = self.values = self.workitems = self.control = self.ints = self.floats = None
         self.calls = self.memory = self.resident_buffers = self.scatter = self.bounds = self.nans = None
-        self.row_plan = None
+        self.row_plan = self.tile_plan = None
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):

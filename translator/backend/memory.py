@@ -282,7 +282,8 @@ class Memory:
             self.note_access(b[1], "load")
             flat, pitch = self.flat_rows(i.ops[0], ptr, type_size(ty), i.block)
             em.bounds.check_bounds(b[1], flat, type_size(ty), p, defer=True,
-                                   whole=em.row_plan.wave_in_bounds(b[1], em.accesses.get(i)))
+                                   whole=em.row_plan.wave_in_bounds(b[1], em.accesses.get(i))
+                                   or em.tile_plan.wave_in_bounds(b[1], em.accesses.get(i)))
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
@@ -307,7 +308,9 @@ class Memory:
                 two = self.flat_choice(i.ops[0], b[1], ty)
                 if two is not None:
                     return two
-            return em.row_plan.load(b[1], ptr, ty, p, em.accesses.get(i)) or self.gather(b[1], ptr, ty, p)
+            access = em.accesses.get(i)
+            return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
+                or self.gather(b[1], ptr, ty, p)
         if b == ("local",):
             return self.gather("L", ptr, ty, p)
         if b == ("priv",):
@@ -870,7 +873,8 @@ class Memory:
         # scatter, which may read it back) waits first
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            em.prologue += [MV(f"mvd/n{S}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
+            # (the store tag's first transfer, so the first wait has one: the smallest mvd will do)
+            em.prologue += [MV(f"mvd/n{64 * lay.l2b}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
