@@ -41,8 +41,8 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
     for loop in list(_wx_loops(tree)):
         body = loop.body
         top = []
-        for x in body:                     # the hoisted MVs start the body
-            if not isinstance(x, MV):
+        for x in body:                     # the hoisted MVs start the body (and the window plan's)
+            if not isinstance(x, MV) and not getattr(x, "wave_issue", False):
                 break
             top.append(x)
         mvs = [mv for mv in loads if any(mv is x for x in top)]
