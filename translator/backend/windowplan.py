@@ -45,6 +45,11 @@ class Window:
         self.lo_c, self.hi_c = lo_c, hi_c
         self.issued = False
 
+    @property
+    def size(self) -> int:
+        """Long words of its L2BM area: a half share, the halo each side, a block of rounding."""
+        return self.share + 2 * self.halo + 64
+
 
 def _shift_words(aff):
     """(the long-word shifts a flat form (4, const, seq) reads: ints, or sequencer expressions)."""
@@ -103,12 +108,13 @@ class WindowPlan:
             if any(not -halo <= w < halo for w in const):
                 continue
             try:
-                area = em.alloc_lc(S // L + 2 * halo + 64)
+                area = em.alloc_lc(S // L + 2 * halo + 64)     # (Window.size)
             except Exception:        # noqa: BLE001 - L2BM is full: the shifts stay as they are
                 continue
             lo_c, hi_c = (min(const), max(const) + 1) if const else (0, 1)
             regs = tuple(em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm"))
             self.windows[k] = Window(k, affs, area, halo, em.tag(), regs, lo_c, hi_c)
+            self.windows[k].share = S // L
             em.uses.setdefault("bases", set()).add(k)
 
     def covers(self, k, aff) -> bool:
@@ -219,9 +225,10 @@ class WindowPlan:
         else:
             a, b = 1, 2 * w.halo // 64 + 1
         issue = self._ladder(w, a, b)
-        for x in issue:
-            x.wave_issue = True                # prefetch.py: among the wave's first MVs
+        for x in issue:                        # prefetch.py: among the wave's first MVs, moved a wave early
+            x.wave_issue, x.chain, x.area_size = True, (w.tag, w.area, -1), w.size
             em.hoisted.append((x, []))
+            em.prefetchable.append(x)
         em.hoisted.append((None, [Op(f"wait i{w.tag}", "wait", line=em.line)]))
 
     def _ladder(self, w, a: int, b: int) -> list:
@@ -238,5 +245,5 @@ class WindowPlan:
         for l2b in range(L):
             d = f"{reg(base(w.k))} + %wx * {G * S} + {l2b * (S // L)} + {w.lo}"
             out.append(MV(f"mvp/n{n}i{w.tag} $d0 $lc{w.area}@.{l2b}", dram_clamped(d, lay.dram_longs - n), em.line,
-                          lc_offset=f"{w.halo}+{w.lo}"))
+                          chain=(w.tag, w.area, -1), lc_offset=f"{w.halo}+{w.lo}"))
         return out
