@@ -39,25 +39,47 @@ HALO_MAX = 1024               # long words each side: a pitch of up to ~2000 32-
 class Window:
     """One buffer's window: its L2BM area, tag, sequencer registers and the shifts it serves."""
 
-    def __init__(self, k, affs, area, halo, tag, regs, lo_c, hi_c):
-        self.k, self.affs, self.area, self.halo, self.tag = k, affs, area, halo, tag
+    def __init__(self, k, affs, area, share, halo, tag, regs, lo_c, hi_c):
+        self.k, self.affs, self.area, self.share, self.halo, self.tag = k, affs, area, share, halo, tag
         self.lo, self.hi, self.ok, self.m = regs
         self.lo_c, self.hi_c = lo_c, hi_c
         self.issued = False
+        self.bands = {}               # runtime part (bytes, a sequencer expression) -> its constants (elements)
+        for a in affs:
+            if a[2] is not None:
+                self.bands.setdefault(a[2], set()).add(a[1] // 4)
 
     @property
     def size(self) -> int:
         """Long words of its L2BM area: a half share, the halo each side, a block of rounding."""
         return self.share + 2 * self.halo + 64
 
+    def words(self) -> list:
+        """The long-word shifts of the share the window must hold: ints, and per band its first
+        and last as sequencer expressions."""
+        out = [x for a in self.affs if a[2] is None for x in const_words(a[1] // 4)]
+        for band, cs in sorted(self.bands.items()):
+            js = band_words(cs)
+            out += [f"(({band}) >> 3) + {js[0]}", f"(({band}) >> 3) + {js[-1]}"]
+        return out
 
-def _shift_words(aff):
-    """(the long-word shifts a flat form (4, const, seq) reads: ints, or sequencer expressions)."""
-    if aff[2] is None and aff[1] % 4 == 0:
-        e = aff[1] >> 2
-        return [e >> 1, (e >> 1) + 1] if e & 1 else [e >> 1]
-    u = f"((({aff[1]}) + ({aff[2]})) >> 2)"
-    return [f"({u} >> 1)", f"({u} >> 1) + 1"]
+
+def const_words(e: int) -> list:
+    """The long-word shifts element shift e reads (an odd one funnels two)."""
+    return [e >> 1, (e >> 1) + 1] if e & 1 else [e >> 1]
+
+
+def band_words(cs) -> list:
+    """The long words j (from q = R >> 1) that element shifts R + c, c in cs, read for either
+    parity of R: R = 2q reads those of c, R = 2q + 1 those of c + 1."""
+    return sorted({j for c in cs for x in (c, c + 1) for j in const_words(x)})
+
+
+def whole(aff) -> bool:
+    """Whether flat form aff's shift is whole elements: its constant and each coefficient of its
+    uniform part (FlatRows writes it as "(c) * %p.. + ...") multiples of 4 bytes."""
+    terms = [] if aff[2] is None else aff[2].split(" + ")
+    return aff[1] % 4 == 0 and all(t.startswith("(") and int(t[1:t.index(")")]) % 4 == 0 for t in terms)
 
 
 class WindowPlan:
@@ -69,25 +91,23 @@ class WindowPlan:
 
     # ------------------------------------------------------------------ which loads
     def _shifts(self) -> dict:
-        """buffer -> the set of flat forms (4, const, seq) of its loads, from the access analysis."""
+        """buffer -> the set of flat forms (4, const, seq) of its loads, from the access analysis
+        (None among them: a load of another shape)."""
         em = self.em
         out = {}
         for acc in em.accesses.values():
             i = acc.inst
-            if acc.kind != "load" or acc.elem != 4 or i is None:
+            if acc.kind != "load" or i is None:
                 continue
             got = em.rows.forms.offset(i.ops[0])
             if got is None or not got[0].startswith("base"):
                 continue
             k = int(got[0][4:])
-            two = em.rows.choice(i.ops[0], k)
-            one = em.rows.affine(i.ops[0], k)
-            forms = [two[1], two[2]] if two else [one[:3]] if one else []
+            two = em.rows.choice(i.ops[0], k) if acc.elem == 4 else None
+            one = em.rows.affine(i.ops[0], k) if acc.elem == 4 else None
+            forms = [two[1], two[2]] if two else [one[:3]] if one else [None]
             for f in forms:
-                if f[0] == 4:
-                    out.setdefault(k, set()).add(f)
-                else:
-                    out.setdefault(k, set()).add(None)        # another element stride: no window
+                out.setdefault(k, set()).add(f if f is not None and f[0] == 4 and whole(f) else None)
         return out
 
     def _make(self):
@@ -101,11 +121,11 @@ class WindowPlan:
         if halo < 64:
             return
         for k, affs in sorted(self._shifts().items()):
-            if None in affs or len(affs) < 2 or not em.memory.is_replicated(k):
+            affs.discard(None)       # (loads of another shape keep their own paths)
+            if len(affs) < 2 or not em.memory.is_replicated(k):
                 continue
-            words = [w for a in affs for w in _shift_words(a)]
-            const = [w for w in words if isinstance(w, int)]
-            if any(not -halo <= w < halo for w in const):
+            const = [x for a in affs if a[2] is None for x in const_words(a[1] // 4)]
+            if any(not -halo <= x < halo for x in const):
                 continue
             try:
                 area = em.alloc_lc(S // L + 2 * halo + 64)     # (Window.size)
@@ -113,8 +133,7 @@ class WindowPlan:
                 continue
             lo_c, hi_c = (min(const), max(const) + 1) if const else (0, 1)
             regs = tuple(em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm"))
-            self.windows[k] = Window(k, affs, area, halo, em.tag(), regs, lo_c, hi_c)
-            self.windows[k].share = S // L
+            self.windows[k] = Window(k, affs, area, S // L, halo, em.tag(), regs, lo_c, hi_c)
             em.uses.setdefault("bases", set()).add(k)
 
     def covers(self, k, aff) -> bool:
@@ -138,19 +157,20 @@ class WindowPlan:
         w = self.windows[k]
         if not w.issued:
             self._issue(w)
+        if aff[2] is not None:
+            key = (k, "window band", aff[2])
+            if key not in em.fast_cache:
+                em.fast_cache[key] = self._band(w, aff[2])
+            return em.fast_cache[key][aff[1] // 4]
+        e = aff[1] // 4
+        a = self._word(w, e >> 1)
+        return self._join(a, self._word(w, (e >> 1) + 1)) if e & 1 else a
+
+    def _join(self, a, b):
+        """The odd element shift's long words from the halves of two even ones'."""
+        em = self.em
         c32 = em.c32(32)
-        join = lambda a, b: em.alu("lor", em.alu("ulsr", a, c32), em.alu("llsl", b, c32))
-        if aff[2] is None and aff[1] % 4 == 0:
-            e = aff[1] >> 2
-            a = self._word(w, e >> 1)
-            return join(a, self._word(w, (e >> 1) + 1)) if e & 1 else a
-        u = f"((({aff[1]}) + ({aff[2]})) >> 2)"
-        a = em.copy(self._word(w, f"({u} >> 1)"))        # its own register: an odd u rewrites it
-        out, em.items = em.items, []
-        em.copy(join(a, self._word(w, f"({u} >> 1) + 1", cache=False)), a)
-        odd, em.items = em.items, out
-        em.items.append(SeqIf(f"({u}) & 1", odd))
-        return a
+        return em.alu("lor", em.alu("ulsr", a, c32), em.alu("llsl", b, c32))
 
     def _chain(self, w, lb, at: int) -> list:
         """The l2bmds moving the window's long words from L2BM address `at` on to L1BM area lb."""
@@ -160,42 +180,68 @@ class WindowPlan:
                    mem=(("r", "lc", at + 32 * N * s, at + 32 * N * (s + 1)), ("w", "lb", lb + 32 * s, lb + 32 * s + 32)))
                 for s in range(em.lay.l2bmd_steps)]
 
-    def _word(self, w, sigma, cache=True):
-        """The share moved by sigma long words (an int, or a sequencer expression) in a register;
-        not cache: made under a sequencer branch, for that branch only."""
+    def _to_pe(self, lb, d):
+        em = self.em
+        P = em.lay.pe_l1b
+        em.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+
+    def _word(self, w, sigma: int):
+        """The share moved by sigma long words in a register: hoisted to the top of the wave with
+        the other first loads (while L1BM has room for its own area), cached for the wave."""
         em = self.em
         P = em.lay.pe_l1b
         key = (w.k, "window", sigma)
-        if key in em.fast_cache and cache:
+        if key in em.fast_cache:
             return em.fast_cache[key]
         d = em.new(f"wn{w.k}")
-        if isinstance(sigma, int):
-            lb = None
-            if not em.stored:
-                try:
-                    lb = em.alloc_lb(4 * P)
-                except Exception:    # noqa: BLE001 - L1BM is full: the shared area, in place
-                    lb = None
-            if lb is not None:       # with the wave's first loads, at the top of the wave
-                ops = self._chain(w, lb, w.area + w.halo + sigma)
-                ops.append(Op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), line=em.line, mem=(("r", "lb", lb, lb + 4 * P),)))
-                em.hoisted.append((None, ops))
-            else:
-                lb = em.shared_area(("window", w.k), 0, 4 * P)[1]
-                em.items += self._chain(w, lb, w.area + w.halo + sigma)
-                em.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
+        lb = None
+        if not em.stored:
+            try:
+                lb = em.alloc_lb(4 * P)
+            except Exception:        # noqa: BLE001 - L1BM is full: the shared area, in place
+                lb = None
+        if lb is not None:
+            ops = self._chain(w, lb, w.area + w.halo + sigma)
+            ops.append(Op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), line=em.line, mem=(("r", "lb", lb, lb + 4 * P),)))
+            em.hoisted.append((None, ops))
         else:
             lb = em.shared_area(("window", w.k), 0, 4 * P)[1]
-            em.items.append(SeqIf(f"{w.ok} == 1", [Call(self._chain(w, lb, w.area + w.halo), {"lc": sigma})],
-                                  self._from_dram(w, sigma, lb)))
-            em.op(f"l1bmd $lb{lb} {{d0}}", "l1bm", (d,), mem=(("r", "lb", lb, lb + 4 * P),))
-        if cache:
-            em.fast_cache[key] = d
+            em.items += self._chain(w, lb, w.area + w.halo + sigma)
+            self._to_pe(lb, d)
+        em.fast_cache[key] = d
         return d
 
+    def _band(self, w, band: str) -> dict:
+        """The shares moved by R + c elements (R = band / 4, known at the launch) for each c of
+        the band, as {c: register}: the long words q + j (q = R >> 1) come through one `.call
+        lc=q` block, and each shift's value is picked from them by R's parity."""
+        em = self.em
+        P = em.lay.pe_l1b
+        js = band_words(w.bands[band])
+        q = f"(({band}) >> 3)"
+        lbs = [em.shared_area(("window", w.k, n), 0, 4 * P)[1] for n in range(len(js))]
+        chains = [op for j, lb in zip(js, lbs) for op in self._chain(w, lb, w.area + w.halo + j)]
+        em.items.append(SeqIf(f"{w.ok} == 1", [Call(chains, {"lc": q})],
+                              [x for j, lb in zip(js, lbs) for x in self._from_dram(w, f"{q} + {j}", lb)]))
+        word = {}
+        for j, lb in zip(js, lbs):
+            word[j] = em.new(f"wn{w.k}")
+            self._to_pe(lb, word[j])
+
+        def value(x):                  # shift 2q + x: long word q + (x >> 1), funnelled when x is odd
+            a = x >> 1
+            return self._join(word[a], word[a + 1]) if x & 1 else em.copy(word[a])
+        out = {c: value(c) for c in sorted(w.bands[band])}          # R even
+        then, em.items = em.items, []
+        for c, r in out.items():                                    # R odd: R + c = 2q + (c + 1)
+            em.copy(value(c + 1), r)
+        odd, em.items = em.items, then
+        em.items.append(SeqIf(f"(({band}) >> 2) & 1", odd))
+        return out
+
     def _from_dram(self, w, sigma: str, lb: int) -> list:
-        """A launch whose halo exceeds the area: the shifted share straight from DRAM (as
-        Memory.long_shift_load does) into L1BM area lb."""
+        """A launch whose halo exceeds the area: the share moved by sigma long words straight from
+        DRAM (as Memory.long_shift_load moves it) into L1BM area lb."""
         em = self.em
         from .memory import dram_clamped
         lay = em.lay
@@ -211,7 +257,7 @@ class WindowPlan:
         """The prologue's window extent and, at the top of every wave, the window's MVs and wait."""
         em = self.em
         w.issued = True
-        words = [x for a in sorted(w.affs, key=str) for x in _shift_words(a)]
+        words = w.words()
         lo, hi, ok, m = w.lo, w.hi, w.ok, w.m
         pro = [SeqSet(lo, str(words[0])), SeqSet(hi, f"{words[0]} + 1")]
         for x in words[1:]:
