@@ -12,6 +12,7 @@ import pytest
 import mncl as cl
 import translator
 from emulator.machine import load_machine
+from emulator_harness import device_env, launch
 from translator.backend import abi, compile_kernel
 
 # constant offsets (odd ones funnelled, +5 and -3 in x), pitch multiples -2 and +1, and a row offset
@@ -65,8 +66,7 @@ __kernel void one(__global const float *x, __global float *o, int n)
 
 @pytest.fixture(scope="module")
 def tiny():
-    ctx = cl.Context([cl.get_device("emulator", "tiny")])
-    return ctx, cl.CommandQueue(ctx)
+    return device_env("tiny")
 
 
 @pytest.fixture
@@ -96,18 +96,29 @@ def read(q, b, like):
 
 def taps(env, m, n, k):
     """The TAPS kernel over m rows of n on small integers (every sum exact): (result, numpy's)."""
-    ctx, q = env
     rng = np.random.default_rng(m * n + k)
     a = rng.integers(-8, 9, m * n).astype(np.float32)
     o = rng.integers(-8, 9, m * n).astype(np.float32)
-    ob = buf(ctx, o)
-    cl.Program(ctx, TAPS).build().taps(q, (n, m), None, buf(ctx, a), ob, np.int32(n), np.int32(m), np.int32(k))
-    out = read(q, ob, o).reshape(m, n)
+    (_, out), _ = launch(env, TAPS, "taps", (n, m), a, o, np.int32(n), np.int32(m), np.int32(k))
     a2, ref = a.reshape(m, n), o.reshape(m, n).copy()
     rows, cols = slice(2, m - 1), slice(3, n - 5)
     sh = lambda di, dj: a2[2 + di:m - 1 + di, 3 + dj:n - 5 + dj]
     ref[rows, cols] = sh(-2, 5) + 2 * sh(1, -3) + 4 * sh(0, 5) + 8 * sh(k, 0) + 16 * sh(0, 0)
-    return out, ref
+    return out.reshape(m, n), ref
+
+
+def conv(env, ni, nj):
+    """CONV over ni x nj on small integers: (result, numpy's, the event)."""
+    rng = np.random.default_rng(ni * nj)
+    A = rng.integers(-4, 5, ni * nj).astype(np.float32)
+    w = rng.integers(-3, 4, 9).astype(np.float32)
+    (_, _, out), ev = launch(env, CONV, "conv2d", (nj, ni), A, w, np.zeros(ni * nj, np.float32),
+                             np.int32(ni), np.int32(nj))
+    a2, ref = A.reshape(ni, nj), np.zeros((ni, nj), np.float32)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            ref[1:-1, 1:-1] += w[(di + 1) * 3 + dj + 1] * a2[1 + di:ni - 1 + di, 1 + dj:nj - 1 + dj]
+    return out.reshape(ni, nj), ref, ev
 
 
 def plans(src, kernel, machine="tiny"):
@@ -135,18 +146,7 @@ def test_a_halo_beyond_the_window_takes_the_old_path(tiny, modes):
 
 @pytest.mark.parametrize("ni,nj", [(33, 47), (8, 200)])
 def test_convolution_matches_numpy(tiny, modes, ni, nj):
-    ctx, q = tiny
-    rng = np.random.default_rng(ni)
-    A = rng.integers(-4, 5, ni * nj).astype(np.float32)
-    w = rng.integers(-3, 4, 9).astype(np.float32)
-    B = np.zeros(ni * nj, np.float32)
-    b = buf(ctx, B)
-    cl.Program(ctx, CONV).build().conv2d(q, (nj, ni), None, buf(ctx, A), buf(ctx, w), b, np.int32(ni), np.int32(nj))
-    out = read(q, b, B).reshape(ni, nj)
-    a2, ref = A.reshape(ni, nj), np.zeros((ni, nj), np.float32)
-    for di in (-1, 0, 1):
-        for dj in (-1, 0, 1):
-            ref[1:-1, 1:-1] += w[(di + 1) * 3 + dj + 1] * a2[1 + di:ni - 1 + di, 1 + dj:nj - 1 + dj]
+    out, ref, _ = conv(tiny, ni, nj)
     np.testing.assert_array_equal(out, ref)
     assert modes == ["rows"]
 
@@ -186,20 +186,7 @@ def test_convolution_reads_its_input_once_per_wave_on_mncore2(modes):
     """250 x 250 on mncore2: two waves, the second partial.  A crosses DRAM once per wave and L2B
     with a halo of a row each side (1.13x); B is written and, where the border keeps its values,
     read to merge: at most 2x the compulsory bytes (the shifted loads moved 7.8x)."""
-    ctx = cl.Context([cl.get_device("emulator", "mncore2")])
-    q = cl.CommandQueue(ctx)
-    n = 250
-    rng = np.random.default_rng(7)
-    A = rng.integers(-4, 5, n * n).astype(np.float32)
-    w = rng.integers(-3, 4, 9).astype(np.float32)
-    B = np.zeros(n * n, np.float32)
-    b = buf(ctx, B)
-    ev = cl.Program(ctx, CONV).build().conv2d(q, (n, n), None, buf(ctx, A), buf(ctx, w), b, np.int32(n), np.int32(n))
-    out = read(q, b, B).reshape(n, n)
-    a2, ref = A.reshape(n, n), np.zeros((n, n), np.float32)
-    for di in (-1, 0, 1):
-        for dj in (-1, 0, 1):
-            ref[1:-1, 1:-1] += w[(di + 1) * 3 + dj + 1] * a2[1 + di:n - 1 + di, 1 + dj:n - 1 + dj]
+    out, ref, ev = conv(device_env("mncore2"), 250, 250)
     np.testing.assert_array_equal(out, ref)
     assert modes == ["rows"]
-    assert ev.stats.summary()["dram_bytes"] <= 2 * (2 * n * n * 4)
+    assert ev.stats.summary()["dram_bytes"] <= 2 * (2 * 250 * 250 * 4)
