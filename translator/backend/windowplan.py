@@ -39,9 +39,9 @@ HALO_MAX = 1024               # long words each side: a pitch of up to ~2000 32-
 class Window:
     """One buffer's window: its L2BM area, tag, sequencer registers and the shifts it serves."""
 
-    def __init__(self, k, affs, area, share, halo, tag, regs, lo_c, hi_c):
+    def __init__(self, k, affs, area, share, halo, tag, lo_c, hi_c):
         self.k, self.affs, self.area, self.share, self.halo, self.tag = k, affs, area, share, halo, tag
-        self.lo, self.hi, self.ok, self.m = regs
+        self.lo = self.hi = self.ok = self.m = self.dram = None     # its sequencer registers
         self.lo_c, self.hi_c = lo_c, hi_c
         self.issued = False
         self.bands = {}               # runtime part (bytes, a sequencer expression) -> its constants (elements)
@@ -50,9 +50,20 @@ class Window:
                 self.bands.setdefault(a[2], set()).add(a[1] // 4)
 
     @property
+    def sizes(self) -> list:
+        """The sizes its MVs may take, in blocks of 64 long words beyond the half share: one when
+        every shift is constant; else every size up to 4 blocks, then steps of about 1.4."""
+        if not self.bands:
+            return [-(-(self.hi_c - self.lo_c) // 64)]
+        top = 2 * self.halo // 64 + 1
+        return sorted({m for m in (1, 2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64) if m < top} | {top})
+
+    @property
     def size(self) -> int:
-        """Long words of its L2BM area: a half share, the halo each side, a block of rounding."""
-        return self.share + 2 * self.halo + 64
+        """Long words of its L2BM area: a half share, the halo each side, a block of rounding and
+        what the next size up reads beyond the m blocks needed."""
+        s = self.sizes
+        return self.share + 2 * self.halo + 64 * (1 + max([b - a - 1 for a, b in zip(s, s[1:])], default=0))
 
     def words(self) -> list:
         """The long-word shifts of the share the window must hold: ints, and per band its first
@@ -127,13 +138,15 @@ class WindowPlan:
             const = [x for a in affs if a[2] is None for x in const_words(a[1] // 4)]
             if any(not -halo <= x < halo for x in const):
                 continue
+            lo_c, hi_c = (min(const), max(const) + 1) if const else (0, 1)
+            w = Window(k, affs, None, S // L, halo, None, lo_c, hi_c)
             try:
-                area = em.alloc_lc(S // L + 2 * halo + 64)     # (Window.size)
+                w.area = em.alloc_lc(w.size)
             except Exception:        # noqa: BLE001 - L2BM is full: the shifts stay as they are
                 continue
-            lo_c, hi_c = (min(const), max(const) + 1) if const else (0, 1)
-            regs = tuple(em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm"))
-            self.windows[k] = Window(k, affs, area, S // L, halo, em.tag(), regs, lo_c, hi_c)
+            w.tag = em.tag()
+            w.lo, w.hi, w.ok, w.m, w.dram = (em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm", "wd"))
+            self.windows[k] = w
             em.uses.setdefault("bases", set()).add(k)
 
     def covers(self, k, aff) -> bool:
@@ -214,19 +227,22 @@ class WindowPlan:
     def _band(self, w, band: str) -> dict:
         """The shares moved by R + c elements (R = band / 4, known at the launch) for each c of
         the band, as {c: register}: the long words q + j (q = R >> 1) come through one `.call
-        lc=q` block, and each shift's value is picked from them by R's parity."""
+        lc=q` block (those R's parity needs), and each shift's value is picked from them by that
+        parity."""
         em = self.em
         P = em.lay.pe_l1b
-        js = band_words(w.bands[band])
-        q = f"(({band}) >> 3)"
-        lbs = [em.shared_area(("window", w.k, n), 0, 4 * P)[1] for n in range(len(js))]
-        chains = [op for j, lb in zip(js, lbs) for op in self._chain(w, lb, w.area + w.halo + j)]
-        em.items.append(SeqIf(f"{w.ok} == 1", [Call(chains, {"lc": q})],
-                              [x for j, lb in zip(js, lbs) for x in self._from_dram(w, f"{q} + {j}", lb)]))
+        cs = w.bands[band]
+        js = band_words(cs)
+        q, odd_r = f"(({band}) >> 3)", f"(({band}) >> 2) & 1"
+        lbs = dict(zip(js, (em.shared_area(("window", w.k, n), 0, 4 * P)[1] for n in range(len(js)))))
+        moves = lambda part: [Call([op for j in sorted({j for c in cs for j in const_words(c + part)})
+                                    for op in self._chain(w, lbs[j], w.area + w.halo + j)], {"lc": q})]
+        em.items.append(SeqIf(f"{w.ok} == 1", [SeqIf(odd_r, moves(1), moves(0))],     # (what R's parity reads)
+                              [x for j in js for x in self._from_dram(w, f"{q} + {j}", lbs[j])]))
         word = {}
-        for j, lb in zip(js, lbs):
+        for j in js:
             word[j] = em.new(f"wn{w.k}")
-            self._to_pe(lb, word[j])
+            self._to_pe(lbs[j], word[j])
 
         def value(x):                  # shift 2q + x: long word q + (x >> 1), funnelled when x is odd
             a = x >> 1
@@ -236,7 +252,7 @@ class WindowPlan:
         for c, r in out.items():                                    # R odd: R + c = 2q + (c + 1)
             em.copy(value(c + 1), r)
         odd, em.items = em.items, then
-        em.items.append(SeqIf(f"(({band}) >> 2) & 1", odd))
+        em.items.append(SeqIf(odd_r, odd))
         return out
 
     def _from_dram(self, w, sigma: str, lb: int) -> list:
@@ -265,31 +281,31 @@ class WindowPlan:
         pro += [SeqIf(f"{lo} + {w.halo} >= 0 and {hi} <= {w.halo}", [SeqSet(ok, "1")],
                       [SeqSet(ok, "0"), SeqSet(lo, str(w.lo_c)), SeqSet(hi, str(w.hi_c))]),
                 SeqSet(m, f"({hi} - {lo} + 63) >> 6")]
+        pro.append(SeqSet(w.dram, f"{reg(base(w.k))} + {lo}"))
         em.prologue += pro
-        if all(isinstance(x, int) for x in words):        # one size, known now
-            a = b = -(-(w.hi_c - w.lo_c) // 64)
-        else:
-            a, b = 1, 2 * w.halo // 64 + 1
-        issue = self._ladder(w, a, b)
+        issue = self._ladder(w, w.sizes)
         for x in issue:                        # prefetch.py: among the wave's first MVs, moved a wave early
             x.wave_issue, x.chain, x.area_size = True, (w.tag, w.area, -1), w.size
             em.hoisted.append((x, []))
             em.prefetchable.append(x)
         em.hoisted.append((None, [Op(f"wait i{w.tag}", "wait", line=em.line)]))
 
-    def _ladder(self, w, a: int, b: int) -> list:
-        """The window's mvps (one per L2B) for m in a..b blocks of halo, chosen by the sequencer."""
-        if a < b:
-            mid = (a + b) // 2
-            return [SeqIf(f"{w.m} <= {mid}", self._ladder(w, a, mid), self._ladder(w, mid + 1, b))]
+    def _ladder(self, w, sizes: list) -> list:
+        """The window's mvps (one per L2B) of the smallest of `sizes` (blocks of 64 long words of
+        halo) that holds its m blocks, chosen by a tree of sequencer branches."""
+        if len(sizes) > 1:
+            mid = (len(sizes) - 1) // 2
+            return [SeqIf(f"{w.m} <= {sizes[mid]}", self._ladder(w, sizes[:mid + 1]), self._ladder(w, sizes[mid + 1:]))]
         em = self.em
-        from .memory import dram_clamped
         lay = em.lay
         S, L, G = lay.stripe, lay.l2b, lay.groups
-        n = S // L + 64 * a
+        n = S // L + 64 * sizes[0]
         out = []
         for l2b in range(L):
-            d = f"{reg(base(w.k))} + %wx * {G * S} + {l2b * (S // L)} + {w.lo}"
-            out.append(MV(f"mvp/n{n}i{w.tag} $d0 $lc{w.area}@.{l2b}", dram_clamped(d, lay.dram_longs - n), em.line,
+            # (at least the buffer's margin below its base, the first group's copy; clamped only at
+            # the top of DRAM, beyond a buffer a launch outgrows)
+            d = f"{w.dram}+%wx*{G * S}+{l2b * (S // L)}"
+            hi = lay.dram_longs - n
+            out.append(MV(f"mvp/n{n}i{w.tag} $d0 $lc{w.area}@.{l2b}", f"{d}-({d}-{hi})*({d}>{hi})", em.line,
                           chain=(w.tag, w.area, -1), lc_offset=f"{w.halo}+{w.lo}"))
         return out
