@@ -7,26 +7,29 @@ thirteen times per wave (nine shifts, four of them odd and funnelled from two lo
 This plan reads it once: per wave and L2B, the L2B's half of the wave's share of the buffer plus
 its halo,
 
-    long words [lo, S/L + hi)  of the share  (lo = min over the shifts of u >> 1, hi = max + 2)
+    long words [lo, S/L + hi)  of the share  (lo, hi - 1: the smallest and largest long-word shift)
 
 crosses DRAM in one ``mvp`` (every group at once: the buffer is replicated, group g's copy g
 stripes lower, so one address gives each group its own share).  In L2BM the window's long word
-lo lands at A + H + lo (H the largest halo the area allows, a `.call lc=` offset), so a shift of
+lo lands at A + H + lo (H the largest halo the area allows; a `.call lc=` offset), so a shift of
 sigma long words is the ordinary contiguous chain (l2bmd -> L1BM -> l1bmd -> PE) read from
 A + H + sigma: at a fixed address for a constant shift (``A[i*n + j + 1]``), hoisted to the top
-of the wave with the other first loads, and through a ``.call lc=sigma`` block for one the
-sequencer knows only at the launch (``A[(i-1)*n + j]``).
+of the wave with the other first loads; for a band of shifts R + c whose R the sequencer knows
+only at the launch (``A[(i-1)*n + j + c]``, R = -n), through one ``.call lc=(R >> 1)`` block per
+band, the shifts' values picked by R's parity.
 
-The window's size depends on the pitch, which only the launch knows, and an MV's size is in its
-text: the prologue computes lo, hi and the window's 64-long-word blocks m, and a binary tree of
-sequencer branches issues the ``mvp`` of that size (at most 64 long words read for nothing per L2B).
-A launch whose halo exceeds H (a pitch of more than about 2H elements) keeps the window for the
-constant shifts only, and moves each pitch-dependent shift from DRAM as before (``%wok`` is 0).
+The window's size depends on the pitch, and an MV's size is in its text: the prologue computes lo,
+hi and the window's 64-long-word blocks m, and a binary tree of sequencer branches issues the
+``mvp`` of the smallest of a few sizes that holds m blocks.  prefetch.py moves the window's MVs a
+wave early, as it moves the first loads'.  A launch whose halo exceeds H (a pitch of more than
+about 2H elements) keeps the window for the constant shifts only and moves each pitch-dependent
+long word from DRAM as before (``%wok`` is 0).
 
 Which accesses: loads outside loops of a read-only 32-bit buffer with at least two distinct
-shifts, each of whose flat forms (FlatRows.affine / choice, for a clamped neighbour both) the
-build saw before emitting anything, so the window covers every shift it serves; a load whose form
-is not among them (or in a loop) takes the old path.  Bounds checks are unchanged (bounds.py).
+shifts, whose flat forms (FlatRows.affine / choice, for a clamped neighbour both) the plan reads
+off the access analysis before the first of them is emitted, so the window covers every shift it
+serves; a load whose form is not among them, or in a loop, takes the old path.  Bounds checks
+are unchanged (bounds.py).
 """
 from __future__ import annotations
 
@@ -139,25 +142,30 @@ class WindowPlan:
             if any(not -halo <= x < halo for x in const):
                 continue
             lo_c, hi_c = (min(const), max(const) + 1) if const else (0, 1)
-            w = Window(k, affs, None, S // L, halo, None, lo_c, hi_c)
-            try:
-                w.area = em.alloc_lc(w.size)
-            except Exception:        # noqa: BLE001 - L2BM is full: the shifts stay as they are
-                continue
-            w.tag = em.tag()
-            w.lo, w.hi, w.ok, w.m, w.dram = (em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm", "wd"))
-            self.windows[k] = w
-            em.uses.setdefault("bases", set()).add(k)
+            self.windows[k] = Window(k, affs, None, S // L, halo, None, lo_c, hi_c)
 
     def covers(self, k, aff) -> bool:
-        """Whether the load of buffer k at flat form aff comes from k's window."""
+        """Whether the load of buffer k at flat form aff comes from k's window (which gets its L2BM
+        area, tag and registers at the first such load: a buffer whose shifts are all in loops
+        takes none)."""
         em = self.em
         if em.rows is None or em.loop_stack or not isinstance(k, int):
             return False
         if self.windows is None:
             self._make()
         w = self.windows.get(k)
-        return w is not None and tuple(aff) in w.affs
+        if w is None or tuple(aff) not in w.affs:
+            return False
+        if w.area is None:
+            try:
+                w.area = em.alloc_lc(w.size)
+            except Exception:        # noqa: BLE001 - L2BM is full: the shifts stay as they are
+                del self.windows[k]
+                return False
+            w.tag = em.tag()
+            w.lo, w.hi, w.ok, w.m, w.dram = (em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm", "wd"))
+            em.uses.setdefault("bases", set()).add(k)
+        return True
 
     def plan(self, k) -> str:
         """The plan's name for mncl-cc --stats."""
