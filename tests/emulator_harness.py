@@ -14,13 +14,13 @@ def device_env(machine: str, new: bool = False):
 
 
 def launch(env, src, name, n, *args):
-    """Run kernel `name` of src over n work-items; arrays become buffers, read back after the
-    launch.  Gives (the arrays' new contents, the event)."""
+    """Run kernel `name` of src over n work-items (a tuple: that global size); arrays become
+    buffers, read back after the launch.  Gives (the arrays' new contents, the event)."""
     ctx, q = env
     prg = cl.Program(ctx, src).build()
     bufs = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
             if isinstance(a, np.ndarray) else a for a in args]
-    ev = getattr(prg, name)(q, (max(n, 1),), None, *bufs)
+    ev = getattr(prg, name)(q, tuple(n) if isinstance(n, tuple) else (max(n, 1),), None, *bufs)
     out = []
     for a, b in zip(args, bufs):
         if isinstance(a, np.ndarray):

@@ -335,7 +335,8 @@ def test_mncl_cc_prints_the_plan_of_a_rows_build(tmp_path):
     assert "kernel 'jacobi_step' (rows): memory accesses" in r.stderr
     assert "store B (global, 4 B): unit; contiguous store (row-major: pitch the parameter 'n' == " \
            "global size 0)" in r.stderr
-    assert "shifted load of the replicated buffer (row-major" in r.stderr
+    assert "sliding window of the wave's rows and halo, one DRAM read per wave (windowplan.py) (row-major" \
+        in r.stderr                  # (the window plan: tests/test_window_plan.py)
     assert "gather" not in r.stderr
     src.write_text(ROW0)
     r = subprocess.run([sys.executable, "-m", "translator.cli", "--machine", "tiny", "--mode", "rows", "--stats",

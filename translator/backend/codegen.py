@@ -67,6 +67,7 @@ from .scatter import Scatter
 from .bounds import Bounds
 from .rowplan import RowPlan
 from .tileplan import TilePlan
+from .windowplan import WindowPlan
 from .access import analyse
 
 
@@ -91,6 +92,7 @@ class Codegen:
         em.memory, em.resident_buffers, em.scatter, em.bounds = Memory(em), Resident(em), Scatter(em), Bounds(em)
         em.row_plan = RowPlan(em)
         em.tile_plan = TilePlan(em)
+        em.window = WindowPlan(em)
         em.nans = NanFixups(em)
 
     # ------------------------------------------------------------------ the prologue
@@ -217,8 +219,10 @@ class Codegen:
             em.epilogue, em.items = em.items, saved
         # the transfers of the wave's first loads start together at the top of the wave
         # (waits first: a wait orders every op after it, so the moves can then mix with the compute)
+        # (the plain MVs first, then the window plan's sequencer-sized ones: prefetch.py)
         ops = [o for _, ops in em.hoisted for o in ops]
-        em.items[:0] = [mv for mv, _ in em.hoisted] + [o for o in ops if o.unit == "wait"] + \
+        mvs = [mv for mv, _ in em.hoisted if mv is not None]
+        em.items[:0] = sorted(mvs, key=lambda mv: not isinstance(mv, MV)) + [o for o in ops if o.unit == "wait"] + \
             [o for o in ops if o.unit != "wait"]
 
     def wave_invariant(self, x) -> bool:

@@ -138,6 +138,7 @@ class Emitter:
         self.codegen = self.values = self.workitems = self.control = self.ints = self.floats = None
         self.calls = self.memory = self.resident_buffers = self.scatter = self.bounds = self.nans = None
         self.row_plan = self.tile_plan = None
+        self.window = None                # the window plan (windowplan.py)
 
     # ------------------------------------------------------------------ emission helpers
     def op(self, text, unit="alu", dsts=(), srcs=(), mdst=(), msrc=(), partial=False, mem=()):

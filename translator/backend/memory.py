@@ -294,6 +294,9 @@ class Memory:
             size = type_size(ty)
             aff = flat.gid_affine
             one_d = em.one_d or pitch is not None          # (a "rows" build's flat access: rows.py)
+            if one_d and size == 4 and aff is not None and em.window.covers(b[1], aff):
+                self.plan_flat(pitch, b[1], "load", em.window.plan(b[1]))
+                return Val(em.values.kind_of(ty), (em.window.load(b[1], aff),))
             if one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
                     and self.is_replicated(b[1]):
                 self.plan_flat(pitch, b[1], "load", "shifted load of the replicated buffer")
@@ -422,8 +425,12 @@ class Memory:
             return None
         c, yes, no, pitch = got
         em.rows.pitches.add(pitch)
-        self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
-        regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
+        if em.window.covers(k, yes) and em.window.covers(k, no):
+            self.plan_flat(pitch, k, "load", "two loads from the " + em.window.plan(k) + ", one chosen per lane")
+            regs = [em.window.load(k, aff) for aff in (yes, no)]
+        else:
+            self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
+            regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
 
     def plan_flat(self, pitch, k, kind: str, plan: str):

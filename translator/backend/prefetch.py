@@ -24,6 +24,8 @@ The wave's own loads are issued before the next wave's, so they come first on th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+
 from .ops import MV, Op, SeqIf, SeqLoop
 from .colplan import retarget
 from .packing import moved
@@ -41,8 +43,8 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
     for loop in list(_wx_loops(tree)):
         body = loop.body
         top = []
-        for x in body:                     # the hoisted MVs start the body
-            if not isinstance(x, MV):
+        for x in body:                     # the hoisted MVs start the body (and the window plan's)
+            if not isinstance(x, MV) and not getattr(x, "wave_issue", False):
                 break
             top.append(x)
         mvs = [mv for mv in loads if any(mv is x for x in top)]
@@ -50,17 +52,19 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
         tags = {mv.chain[0] for mv in mvs}
         if not mvs or any(re.search(rf"/n\d+i{t}\b", x.text) for x in _mvs(rest) for t in tags):
             continue                       # (a tag used again in the wave: its waits are not the load's)
-        size = lay.stripe // lay.l2b
+        # (a staged load's area is a wave share; a window's (windowplan.py) says its size)
+        sizes = {mv.chain[1]: getattr(mv, "area_size", lay.stripe // lay.l2b) for mv in mvs}
         try:
-            areas = {mv.chain[1]: alloc_lc(size) for mv in mvs}
+            areas = {lc: alloc_lc(size) for lc, size in sizes.items()}
         except Exception:                  # L2BM is full: the waves stay as they are
             continue
         fresh = fresh_registers(list(events(rest)), list(events(tree, skip=loop)))
-        other = _retarget(clone(rest, fresh, []), tags, areas, size)
+        other = clone(rest, fresh, [])
+        for size in sorted(set(sizes.values())):
+            other = _retarget(other, tags, {lc: a for lc, a in areas.items() if sizes[lc] == size}, size)
 
         def issue(wave, s):
-            return [moved(mv, areas[mv.chain[1]] if s else mv.chain[1], at(mv.d_offset, WX, wave),
-                          TAG if s else None) for mv in mvs]
+            return [_moved(mv, areas[mv.chain[1]] if s else mv.chain[1], wave, TAG if s else None) for mv in mvs]
         start = SeqIf(compare(Num(0), "<", NWX), issue(Num(0), 0))
         k = len(top) - len(mvs)            # the wave's own loads go first, then the next wave's
         more, following = compare(binary("+", WX, 1), "<", NWX), binary("+", WX, 1, gap="")
@@ -69,6 +73,14 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
                            other[:k] + [SeqIf(more, issue(following, 0))] + other[k:])]
         _insert_before(tree, loop, start)
     return tree
+
+
+def _moved(x, area: int, wave, tag):
+    """moved() for a load's MV, or for each MV of a window's sizing branches (windowplan.py)."""
+    if isinstance(x, MV):
+        return moved(x, area, at(x.d_offset, WX, wave), tag)
+    return replace(x, then=[_moved(y, area, wave, tag) for y in x.then],
+                   orelse=[_moved(y, area, wave, tag) for y in x.orelse])
 
 
 def _mvs(items):
