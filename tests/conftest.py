@@ -14,3 +14,18 @@ def tiny_env():
     import mncl as cl
     ctx = cl.Context([cl.get_device(machine="tiny")])
     return ctx, cl.CommandQueue(ctx)
+
+
+@pytest.fixture
+def modes(monkeypatch):
+    """The variant (KernelBinary.mode) each launch takes, in order."""
+    from translator.backend import abi
+    seen = []
+    plan = abi.plan_launch
+
+    def spy(*a, **k):
+        p = plan(*a, **k)
+        seen.append(p.binary.mode)
+        return p
+    monkeypatch.setattr(abi, "plan_launch", spy)
+    return seen

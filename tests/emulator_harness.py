@@ -29,3 +29,15 @@ def launch(env, src, name, n, *args):
             out.append(r)
     q.finish()
     return out, ev
+
+
+def buf(ctx, a):
+    return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+
+
+def read(q, b, like):
+    """Buffer b's contents as an array like `like`."""
+    out = np.empty_like(like)
+    cl.enqueue_copy(q, out, b)
+    q.finish()
+    return out

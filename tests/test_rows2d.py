@@ -11,6 +11,8 @@ import pytest
 import mncl as cl
 from translator.backend import abi
 
+from emulator_harness import buf, read
+
 JACOBI = """
 __kernel void jacobi_step(__global const float *A, __global float *B, int n)
 {
@@ -95,29 +97,6 @@ def tiny():
     return ctx, cl.CommandQueue(ctx)
 
 
-@pytest.fixture
-def modes(monkeypatch):
-    """The variant (KernelBinary.mode) each launch takes, in order."""
-    seen = []
-    plan = abi.plan_launch
-
-    def spy(*a, **k):
-        p = plan(*a, **k)
-        seen.append(p.binary.mode)
-        return p
-    monkeypatch.setattr(abi, "plan_launch", spy)
-    return seen
-
-
-def buf(ctx, a):
-    return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
-
-
-def read(q, b, like):
-    out = np.empty_like(like)
-    cl.enqueue_copy(q, out, b)
-    q.finish()
-    return out
 
 
 def jacobi(ctx, q, n, gx=None):

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from translator.backend import abi
 
 from emulator_harness import device_env
 
@@ -50,19 +49,6 @@ __kernel void shifted(__global const float *A, __global const float *B, __global
 def tiny():
     return device_env("tiny")
 
-
-@pytest.fixture
-def modes(monkeypatch):
-    """The variant (KernelBinary.mode) each launch takes, in order."""
-    seen = []
-    plan = abi.plan_launch
-
-    def spy(*a, **k):
-        p = plan(*a, **k)
-        seen.append(p.binary.mode)
-        return p
-    monkeypatch.setattr(abi, "plan_launch", spy)
-    return seen
 
 
 def ints(rng, *shape):

@@ -12,8 +12,8 @@ import pytest
 import mncl as cl
 import translator
 from emulator.machine import load_machine
-from emulator_harness import device_env, launch
-from translator.backend import abi, compile_kernel
+from emulator_harness import buf, device_env, launch, read
+from translator.backend import compile_kernel
 
 # constant offsets (odd ones funnelled, +5 and -3 in x), pitch multiples -2 and +1, and a row offset
 # k known only at the launch (a band k * n, with the centre a[i * n + j] beside it)
@@ -69,29 +69,6 @@ def tiny():
     return device_env("tiny")
 
 
-@pytest.fixture
-def modes(monkeypatch):
-    """The variant (KernelBinary.mode) each launch takes, in order."""
-    seen = []
-    plan = abi.plan_launch
-
-    def spy(*a, **k):
-        p = plan(*a, **k)
-        seen.append(p.binary.mode)
-        return p
-    monkeypatch.setattr(abi, "plan_launch", spy)
-    return seen
-
-
-def buf(ctx, a):
-    return cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
-
-
-def read(q, b, like):
-    out = np.empty_like(like)
-    cl.enqueue_copy(q, out, b)
-    q.finish()
-    return out
 
 
 def taps(env, m, n, k):
