@@ -219,8 +219,10 @@ class EmulatorDevice:
         kernel is assembled on its first launch: that build already succeeded."""
         from translator.backend import abi
         prog = LoadedProgram(module, self, self._cached_kernels(object_code))
+        restrict = set(getattr(module, "restrict_kernels", ()))
         for name, info in module.kernels.items():
-            mode = abi.TASK_MODE if info.task else "1d"     # (the build most launches take)
+            # the build most launches take: buffers that do not overlap, in a 1-D range
+            mode = abi.TASK_MODE if info.task else "1d" + (abi.NOALIAS if name in restrict else "")
             if (name, mode) not in prog.kernels:
                 prog.binary(name, mode)
         return prog
@@ -387,7 +389,8 @@ class EmulatorDevice:
         from translator.backend import abi
         name = kernel_info.name
         plan = abi.plan_launch(self.layout, kernel_info, launch, args, lambda mode: loaded.kernel_binary(name, mode),
-                               loaded.failed.setdefault(name, set()), ARGBLK)
+                               loaded.failed.setdefault(name, set()), ARGBLK,
+                               name in getattr(loaded.module, "restrict_kernels", ()))
         kb, prog, tables = loaded.binary(name, plan.binary.mode)
         lay, extra = plan.layout, dict(tables)
         report = [self.scratch(f"bounds{j}", plan.report_bytes) for j in range(plan.report)]
