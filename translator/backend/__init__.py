@@ -289,4 +289,4 @@ def _error(module, msg, line=0):
     return CompileError([Diagnostic("error", msg, module.filename, line, 0)])
 
 
-__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT", "PIPELINE"]
+__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT", "PIPELINE", "ir_text"]
