@@ -215,3 +215,23 @@ def test_cpu_device_keeps_aliasing_semantics():
     prg.row_chain(q, (4,), None, a, b, np.int32(16))
     q.finish()
     np.testing.assert_array_equal(host, expect)
+
+
+def test_a_noalias_build_that_does_not_compile_leaves_the_usual_one(monkeypatch):
+    import translator.backend as backend
+    from translator.module import CompileError, Diagnostic
+    real = backend.compile_kernel
+
+    def no_noalias(module, kernel, machine, mode="1d"):
+        if abi.restricted(mode):
+            raise CompileError([Diagnostic("error", "no room", "<kernel>", 1, 0)])
+        return real(module, kernel, machine, mode)
+    monkeypatch.setattr(backend, "compile_kernel", no_noalias)
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, REPEAT_ADD + "/* a build of its own (no cache hit) */").build()
+    assert builds(prg, ctx) == ["1d"]
+    x0, y0 = np.arange(300, dtype=np.float32), np.ones(300, np.float32)
+    x, y = buffers(ctx, x0, y0)
+    prg.repeat_add(q, (300,), None, x, y, np.int32(3))
+    np.testing.assert_array_equal(read(q, x, x0), x0 + 3)
+    assert builds(prg, ctx) == ["1d"]

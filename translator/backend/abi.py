@@ -255,17 +255,21 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
       resident fits (KernelBinary.resident_bytes) and is passed once;
     * each of these from the restrict IR ("-noalias" after the first part) when ``restrict`` (the
       kernel has such builds: CompiledModule.restrict_kernels) and no two buffer arguments
-      overlap (overlapping_args); otherwise from the IR that assumes nothing about aliasing."""
+      overlap (overlapping_args); otherwise, or where such a build does not compile, from the IR
+      that assumes nothing about aliasing."""
     gs, ls, off = launch.global_size, launch.local_size, launch.offset
     group = grouped(kernel, args)
     shape = wave_shape(lay, gs, ls, group)
     shared = overlapping_args(args)
     na = NOALIAS if restrict and not shared else ""
+
+    def optional(m):                    # the -noalias build if it compiles, else the usual one if it does
+        return na and _optional(build, m + na, failed) or _optional(build, m, failed)
     mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] else "nd"
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
-    kb = _optional(build, narrowed_mode(narrow) + na, failed) if narrow > 1 else None
+    kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        kb = _optional(build, ROWS_MODE + na, failed)
+        kb = optional(ROWS_MODE)
         if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
             kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
         elif kb is not None:
@@ -274,7 +278,7 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
         lay = lay.narrowed(narrow)
         shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
     elif kb is None:
-        kb = build(mode + na)
+        kb = na and _optional(build, mode + na, failed) or build(mode)
     if kb.replicated and shared & set(kb.replicated):
         kb = build(kb.mode + "-norep")
     one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one
