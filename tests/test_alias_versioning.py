@@ -84,6 +84,32 @@ def test_kernels_the_restrict_ir_does_not_change_have_no_restrict_build():
     assert compile_opencl(MVT_ROWS).restrict_ir == ""                                   # the CPU device's form
 
 
+SYNCED = """
+__kernel void bar(__global float *a, __global float *b, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) { a[i] += b[i]; barrier(CLK_GLOBAL_MEM_FENCE); }
+}
+__kernel void fen(__global float *a, __global float *b, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) { a[i] += b[i]; mem_fence(CLK_GLOBAL_MEM_FENCE); }
+}
+__kernel void ato(__global float *a, __global float *b, __global int *c, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) { a[i] += b[i]; atomic_inc(c); }
+}
+__kernel void plain(__global float *a, __global float *b, int n) {
+  int i = get_global_id(0);
+  for (int k = 0; k < n; k++) a[i] += b[i];
+}
+"""
+
+
+def test_kernels_whose_work_items_synchronise_have_no_restrict_build():
+    """LLVM takes a barrier, fence or atomic not to touch a noalias buffer and could move the
+    buffer's accesses across it, missing another work-item's store: such kernels keep one build."""
+    assert compile_opencl(SYNCED, spmd=True).restrict_kernels == ("plain",)
+
+
 def test_program_binary_keeps_the_restrict_ir():
     from mncl.binary import BinaryError, dump_module, load_module
     m = compile_opencl(MVT_ROWS, spmd=True)
