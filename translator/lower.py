@@ -170,11 +170,12 @@ class FuncCtx:
 
 class Lowering:
     def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False,
-                 restrict=False):
+                 restrict=False, noalias=True):
         self.ast, self.filename = ast, filename
         self.where = SourceMap(filename, sources, colmap)    # node -> located Diagnostic
         self.spmd = spmd            # per-work-item kernels (K__wi) for the SIMD backend
-        self.restrict = restrict    # SPMD: buffer parameters as if restrict (restrict_buffers)
+        self.restrict = restrict    # SPMD: buffer parameters as if restrict (restrict_buffers) ...
+        self.noalias = noalias      # ... (False: the same shape without noalias, to compare with)
         self.fast_math = fast_math
         self.single_const = single_const
         self.module = ir.Module(name=filename)
@@ -929,6 +930,9 @@ class Lowering:
         if buffers:
             fn.linkage = "internal"
             fn.attributes.add("alwaysinline")
+            for a in given.values():
+                if not self.noalias:
+                    a.attributes.discard("noalias")
         try:
             b = self.b
             ctx.wg, ctx.lid = fn.args[1], fn.args[2]
