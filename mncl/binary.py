@@ -2,8 +2,9 @@
 
 Format: the magic line ``MNCL-BINARY 1`` then one JSON object with
 ``format_version``, ``translator_version``, ``filename``, ``options``,
-``log``, ``kernels`` (each KernelInfo with its ParamInfo list) and
-``llvm_ir`` (the optimised IR text).  ``Program(ctx, devices, binaries)``
+``log``, ``kernels`` (each KernelInfo with its ParamInfo list),
+``llvm_ir`` (the optimised IR text), ``restrict_ir`` and ``restrict_kernels`` (the IR with
+buffer parameters as if restrict, and the kernels it changes: translator/restrict.py).  ``Program(ctx, devices, binaries)``
 loads it without the front end; the disk cache stores the same bytes.
 """
 from __future__ import annotations
@@ -40,6 +41,8 @@ def dump_module(module: CompiledModule) -> bytes:
                     for name, k in module.kernels.items()},
         "llvm_ir": module.llvm_ir,
         "task_text": module.task_text,
+        "restrict_ir": module.restrict_ir,
+        "restrict_kernels": list(module.restrict_kernels),
     }
     return MAGIC + json.dumps(doc).encode()
 
@@ -75,14 +78,20 @@ def load_module(data: bytes) -> CompiledModule:
                 raise BinaryError(f"corrupt MNCL program binary: kernel '{name}' is named {k['name']!r:.40} inside")
             kernels[name] = KernelInfo(**{**k, "params": params,
                                           "reqd_work_group_size": tuple(rwg) if rwg else None})
-        for key, kind in (("llvm_ir", str), ("filename", str), ("options", list), ("log", str),
-                          ("task_text", str)):
-            _expect(doc.get(key, ""), kind, f"'{key}'")
+        for key, kind, empty in (("llvm_ir", str, ""), ("filename", str, ""), ("options", list, ""),
+                                 ("log", str, ""), ("task_text", str, ""), ("restrict_ir", str, ""),
+                                 ("restrict_kernels", list, [])):
+            _expect(doc.get(key, empty), kind, f"'{key}'")
         if not all(isinstance(o, str) for o in doc["options"]):
             raise BinaryError("corrupt MNCL program binary: 'options' must be a list of strings")
+        restrict = doc.get("restrict_kernels", [])
+        if not all(k in kernels for k in restrict) or restrict and not doc.get("restrict_ir"):
+            raise BinaryError("corrupt MNCL program binary: 'restrict_kernels' names kernels it has no "
+                              "restrict IR for")
         return CompiledModule(llvm_ir=doc["llvm_ir"], kernels=kernels, filename=doc["filename"],
                               options=tuple(doc["options"]), log=doc.get("log", ""),
-                              task_text=doc.get("task_text", ""))
+                              task_text=doc.get("task_text", ""), restrict_ir=doc.get("restrict_ir", ""),
+                              restrict_kernels=tuple(restrict))
     except BinaryError:
         raise
     except RecursionError:

@@ -217,12 +217,23 @@ class EmulatorDevice:
         """Compile and assemble every kernel now, so compile errors belong to the build.  With
         ``object_code`` from an earlier load (a disk-cache hit) the backend is skipped and each
         kernel is assembled on its first launch: that build already succeeded."""
+        from translator import CompileError
         from translator.backend import abi
         prog = LoadedProgram(module, self, self._cached_kernels(object_code))
+        restrict = set(getattr(module, "restrict_kernels", ()))
         for name, info in module.kernels.items():
-            mode = abi.TASK_MODE if info.task else "1d"     # (the build most launches take)
-            if (name, mode) not in prog.kernels:
-                prog.binary(name, mode)
+            mode = abi.TASK_MODE if info.task else "1d"     # the build most launches take: buffers apart
+            modes = [mode + abi.NOALIAS, mode] if name in restrict else [mode]
+            if any((name, m) in prog.kernels for m in modes):
+                continue
+            for m in modes:
+                try:
+                    prog.binary(name, m)
+                    break
+                except CompileError:   # a -noalias build that does not compile: the usual one, always
+                    if m == modes[-1]:
+                        raise
+                    prog.failed.setdefault(name, set()).add(m)
         return prog
 
     def _cached_kernels(self, object_code):
@@ -387,7 +398,8 @@ class EmulatorDevice:
         from translator.backend import abi
         name = kernel_info.name
         plan = abi.plan_launch(self.layout, kernel_info, launch, args, lambda mode: loaded.kernel_binary(name, mode),
-                               loaded.failed.setdefault(name, set()), ARGBLK)
+                               loaded.failed.setdefault(name, set()), ARGBLK,
+                               name in getattr(loaded.module, "restrict_kernels", ()))
         kb, prog, tables = loaded.binary(name, plan.binary.mode)
         lay, extra = plan.layout, dict(tables)
         report = [self.scratch(f"bounds{j}", plan.report_bytes) for j in range(plan.report)]

@@ -540,3 +540,44 @@ def test_sixteen_lazy_accumulators_leave_their_loop_within_the_mask_entries():
     together do not fit the machine's 15 entries (SHOC's register-blocked sgemm failed to build)."""
     text = asm(SIXTEEN, "sums")
     assert text.count(".if any") >= 1
+
+
+def test_zero_sum_from_a_start_that_is_not_minus_zero_needs_no_exact_run():
+    """An accumulator that starts from memory (``s = y[i]``, mvt's ``x1[i] += ...``) can end at -0
+    only where it starts at -0: the loop's after-test asks that of the starts (in the lanes that
+    entered), not of every zero result, so zero sums from +0 or non-zero starts run once; a -0
+    start still takes the exact run and keeps IEEE's signs."""
+    from tests.emulator_harness import device_env, launch
+    env = device_env("tiny")
+    m, n = 64, 12
+    rng = np.random.default_rng(10)
+    x = rng.integers(1, 4, n).astype(np.float32)
+    a = rng.integers(1, 4, (m, n)).astype(np.float32)
+    start = rng.integers(-3, 4, m).astype(np.float32)
+    a_zero = a.copy()
+    a_zero[:, 0] = -start / x[0]                 # start + a x ... = 0 in every row: zero results
+    a_zero[:, 1:] = 0.0
+    a_zero[::2] *= -1.0                          # (and -0 products in half of them)
+    a_zero[::2, 0] *= -1.0
+    def sequential(data, s):                     # the loop's order, in fp32 (numpy's dot starts from +0)
+        for k in range(n):
+            s = s + data[:, k] * x[k]
+        return s
+
+    cycles = []
+    for data in (a, a_zero):
+        (_, _, y), ev = launch(env, ACCUMULATE, "dot_from", m, data.ravel(), x, start.copy(), np.int32(n))
+        same_bits(y, sequential(data, start))
+        cycles.append(ev.stats.cycles)
+    assert (y == 0).all()
+    assert cycles[1] == cycles[0], cycles           # no exact run for the zero sums
+    mixed = start.copy()
+    mixed[5] = -0.0                                  # one -0 start: the exact run, IEEE's signs
+    zeros = a_zero.copy()
+    zeros[5] = -0.0                                  # -0 + (-0 * x) ... = -0
+    zeros[6] = 0.0
+    mixed[6] = -0.0                                  # -0 + (+0 * x) = +0
+    (_, _, y), ev = launch(env, ACCUMULATE, "dot_from", m, zeros.ravel(), x, mixed.copy(), np.int32(n))
+    same_bits(y, sequential(zeros, mixed))
+    assert np.signbit(y[5]) and not np.signbit(y[6])
+    assert ev.stats.cycles > cycles[0]

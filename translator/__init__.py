@@ -181,11 +181,30 @@ def _compile(source, filename, options, opt_level, spmd=False):
             raise CompileError([Diagnostic("error", f"kernel '{clash[0]}' is defined twice", filename, 0, 0)])
     with llvm_lock:
         out = _finish(ir_text, kernels, filename, bo, warnings, spmd)
+        if spmd and bo.opt_level > 0 and any(lw.restrict_buffers(f) for f in lw.funcs.values() if f["kernel"]):
+            _add_restrict_ir(out, ast, filename, sources, colmap, bo)
     if tasks:
         out.kernels.update(task_infos)
         out.task_text = text
         out.task_sources = sources
     return out
+
+
+def _add_restrict_ir(out, ast, filename, sources, colmap, bo):
+    """out.restrict_ir and out.restrict_kernels: the module lowered again with its kernels' buffer
+    parameters as if restrict (translator/restrict.py), and the kernels where that changes the
+    optimised code: compared with the same lowering without noalias, so that only what noalias
+    made possible counts (the body inlined into a wrapper alone moves a few instructions)."""
+    from .lower import Lowering
+    from .restrict import differing
+    texts = []
+    for noalias in (True, False):
+        lw = Lowering(ast, filename, sources, colmap, fast_math=bo.fast_math,
+                      single_const=bo.single_precision_constant, spmd=True, restrict=True, noalias=noalias)
+        module, kernels = lw.run()
+        texts.append(_finish(str(module), kernels, filename, bo, [], True).llvm_ir)
+    out.restrict_kernels = differing(texts[1], texts[0], out.kernels)
+    out.restrict_ir = texts[0] if out.restrict_kernels else ""
 
 
 MAX_IDENTIFIER = 1000     # characters: LLVM's names stop at 1024, and the lowering adds suffixes

@@ -172,14 +172,17 @@ def _read_source(path: str) -> "tuple[str, str]":
                                       "1d-n<f>: a wave f times narrower, for launches of at most 1/f of one; "
                                       "rows: a 2-D launch run flat in row-major order, whose pitches equal "
                                       "the global size in x)")
+@click.option("--noalias", is_flag=True, help="compile, for the kernels it changes, the build that assumes the "
+              "buffers bound to the pointer parameters do not overlap (mode suffix -noalias: what the runtime "
+              "runs when a launch's buffers are pairwise disjoint)")
 @click.option("--stats", is_flag=True, help="print per-kernel steps, registers, flops and compile time to stderr")
 @click.version_option(package_name="mncl-sdk", prog_name=PROG)
 def main(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror, machine,
-         kernels, mode, stats):
+         kernels, mode, noalias, stats):
     """Compile the OpenCL C kernels in KERNEL.cl for an MN-Core-style machine."""
     try:
         status = _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror,
-                      machine, kernels, mode, stats)
+                      machine, kernels, mode, stats, noalias)
     except _Fail as e:
         _error(str(e))
         status = e.status
@@ -194,7 +197,7 @@ def main(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
 
 
 def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warnings, werror, machine,
-         kernels, mode, stats) -> int:
+         kernels, mode, stats, noalias=False) -> int:
     from . import CompileError, compile_opencl
     from .module import Diagnostic
 
@@ -246,11 +249,13 @@ def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
         raise _Fail(f"{name} defines no __kernel function")
 
     from .backend import compile_kernel
+    from .backend.abi import NOALIAS
     binaries, times = [], []
     for k in selected:
         t1 = time.perf_counter()
         try:
-            binaries.append(compile_kernel(module, k, mach, mode=mode))
+            binaries.append(compile_kernel(module, k, mach, mode=mode + (
+                NOALIAS if noalias and k in module.restrict_kernels else "")))
         except CompileError as e:
             for d in e.diagnostics:
                 click.echo(format_diagnostic(d), err=True)
@@ -289,6 +294,8 @@ def _run(source, output, asm, emit_llvm, opt, defines, includes, extra, no_warni
 def _print_accesses(module, binaries, name):
     """Each memory access of each kernel, beside its C line: its class (translator/backend/access.py),
     the loop it moves in, and how the kernel moves its data (a gather where the backend said so)."""
+    from .backend import ir_text
+    from .backend.abi import restricted
     from .backend.access import analyse
     from .backend.irread import read_function
     for kb in binaries:
@@ -298,7 +305,12 @@ def _print_accesses(module, binaries, name):
         gathered = {(line, msg) for line, msg in kb.remarks}
         plans = {(line, buf, kind): plan for line, buf, kind, plan in kb.plans}     # ("rows" builds)
         click.echo(f"kernel '{kb.name}' ({kb.mode}): memory accesses", err=True)
-        for a in analyse(read_function(module.llvm_ir, info.wg_function), info.params):
+        if kb.name in module.restrict_kernels:     # translator/restrict.py
+            click.echo("  " + ("built assuming its buffers do not overlap (launches whose buffers do run this build)"
+                               if restricted(kb.mode) else
+                               "its buffers may overlap, so LLVM keeps accesses it could move (launches whose buffers "
+                               "are disjoint run the -noalias build: --noalias shows it)"), err=True)
+        for a in analyse(read_function(ir_text(module, kb.name, kb.mode), info.wg_function), info.params):
             where = f" in the loop at line {a.loop_line}" if a.loop else ""
             how = plans.get((a.line, a.buffer, a.kind)) or ("whole-buffer gather (see the remark)"
                   if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) else "")

@@ -40,6 +40,7 @@ How the pieces fit:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from llvmlite import ir
 from pycparser import c_ast, c_generator
@@ -168,10 +169,13 @@ class FuncCtx:
 
 
 class Lowering:
-    def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False):
+    def __init__(self, ast, filename, sources, colmap, fast_math=False, single_const=False, spmd=False,
+                 restrict=False, noalias=True):
         self.ast, self.filename = ast, filename
         self.where = SourceMap(filename, sources, colmap)    # node -> located Diagnostic
         self.spmd = spmd            # per-work-item kernels (K__wi) for the SIMD backend
+        self.restrict = restrict    # SPMD: buffer parameters as if restrict (restrict_buffers) ...
+        self.noalias = noalias      # ... (False: the same shape without noalias, to compare with)
         self.fast_math = fast_math
         self.single_const = single_const
         self.module = ir.Module(name=filename)
@@ -918,9 +922,17 @@ class Lowering:
         in the body is ``__mncl_local(i64 offset, i64 bytes)``: the group's shared
         scratch, which the backend places.
         """
+        abi = {"args": I8P.as_pointer(), "wg": I64.as_pointer(), "ids": ir.ArrayType(I64, 6).as_pointer()}
+        buffers = self.restrict_buffers(f) if self.restrict else []
         fn, ctx, entry, saved = self.begin_kernel(
-            name, "__wi", {"args": I8P.as_pointer(), "wg": I64.as_pointer(), "ids": ir.ArrayType(I64, 6).as_pointer()},
-            fdef.decl)
+            name, "__wi.restrict" if buffers else "__wi", {**abi, **{f"p{i}": I8P for i in buffers}}, fdef.decl)
+        given = dict(zip(buffers, fn.args[3:]))
+        if buffers:
+            fn.linkage = "internal"
+            fn.attributes.add("alwaysinline")
+            for a in given.values():
+                if not self.noalias:
+                    a.attributes.discard("noalias")
         try:
             b = self.b
             ctx.wg, ctx.lid = fn.args[1], fn.args[2]
@@ -933,7 +945,7 @@ class Lowering:
             ctx.ret_block = fn.append_basic_block("exit")
             start = fn.append_basic_block("start")
             b.position_at_end(start)
-            params = [self.kernel_param(i, pt, pname, pd, fn.args[0])
+            params = [self.kernel_param(i, pt, pname, pd, fn.args[0], given.get(i))
                       for i, (pt, pname, pd) in enumerate(zip(f["params"], f["names"], f["pdecls"]))]
             ctx.uses_barrier = self.has_barrier(fdef.body)
             ctx.item_latch, ctx.in_region = ctx.ret_block, True
@@ -942,6 +954,33 @@ class Lowering:
         finally:
             self.pop()
             self.ctx, self.b = saved
+        if buffers:
+            self.restrict_wrapper(name, fn, abi, buffers, fdef.decl)
+
+    @staticmethod
+    def restrict_buffers(f) -> list:
+        """The __global / __constant pointer parameters of a kernel (f: self.funcs' entry) that the
+        restrict build (compile_opencl's restrict IR) passes as noalias: all of them, when there are
+        two or more (one alone cannot alias another argument)."""
+        ks = [i for i, pt in enumerate(f["params"]) if pt.is_pointer and pt.space in ("global", "constant")]
+        return ks if len(ks) >= 2 else []
+
+    def restrict_wrapper(self, name, body, abi, buffers, decl):
+        """``K__wi`` of the restrict build: it loads the buffer pointers from ``args`` and calls
+        ``body`` (K__wi.restrict: the kernel, with those pointers as noalias parameters).  The body is
+        internal and alwaysinline: LLVM simplifies it knowing the buffers apart (LICM keeps
+        ``x[i] += ...`` in a register across a loop), then inlines it, turning noalias into scoped
+        alias metadata, so the optimised K__wi has the usual shape (loads of args[k]) for the backend."""
+        fn, ctx, entry, saved = self.begin_kernel(name, "__wi", abi, decl)
+        try:
+            b = self.b
+            raw = [b.load(b.gep(fn.args[0], [ir.Constant(I64, i)])) for i in buffers]
+            b.call(body, [*fn.args, *raw])
+            b.ret_void()
+        finally:
+            self.pop()
+            self.ctx, self.b = saved
+        self.kernels[name] = replace(self.kernels[name], wg_function=fn.name)
 
     def begin_kernel(self, name, suffix, args, decl):
         """Create kernel function name+suffix with the named ABI arguments; enter its context and scope
@@ -1002,9 +1041,11 @@ class Lowering:
                     self.warn(e, f"unknown kernel attribute '{e.name.name}' ignored")
         return reqd
 
-    def kernel_param(self, i, pt, pname, pd, args):
+    def kernel_param(self, i, pt, pname, pd, args, raw=None):
+        """Parameter i's symbol, from its slot of ``args`` (or ``raw``: a restrict body's pointer)."""
         b = self.b
-        raw = b.load(b.gep(args, [ir.Constant(I64, i)]))
+        if raw is None:
+            raw = b.load(b.gep(args, [ir.Constant(I64, i)]))
         if pname is None:
             self.error(pd, "kernel parameter needs a name")
         if pt.is_pointer:

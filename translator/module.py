@@ -122,3 +122,6 @@ class CompiledModule:
     diagnostics: list = field(default_factory=list)
     task_text: str = ""                # the preprocessed source, when it has task kernels (compiled per machine)
     task_sources: dict = field(default_factory=dict)   # ... and the lines of each file it read (diagnostics)
+    restrict_ir: str = ""              # SPMD: the IR with every kernel's buffer parameters as if restrict
+                                       # (translator/restrict.py), "" when no kernel's function differs
+    restrict_kernels: tuple = ()       # ... the kernels whose function differs (their "-noalias" builds read it)

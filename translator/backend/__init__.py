@@ -46,7 +46,8 @@ class KernelBinary:
                                     # resident in LM0 (Resident.resident_copies); "-res1": the same for a
                                     # launch of one work-item (KernelBinary.resident_one); "task": a task
                                     # kernel (runs once on the whole machine); "rows": a 2-D launch run flat,
-                                    # in row-major order (rows.py)
+                                    # in row-major order (rows.py); "-noalias": from the restrict IR, for
+                                    # launches whose buffers do not overlap (translator/restrict.py)
     asm: str
     args: list                      # sequencer arguments, in order (abi.py names them)
     params: list                    # ParamInfo as dicts
@@ -108,8 +109,16 @@ class Build:
         return Registers.of(self.machine, lm1_from=2 * abi.ARG_LONGS)      # LM1 holds the argument block at 0
 
 
+def ir_text(module, kernel: str, mode: str) -> str:
+    """The optimised IR a build of this mode reads: the restrict IR (translator/restrict.py) for a
+    "-noalias" build of a kernel it changes, else the module's."""
+    if abi.restricted(mode) and kernel in getattr(module, "restrict_kernels", ()):
+        return module.restrict_ir
+    return module.llvm_ir
+
+
 def _read_ir(b: Build) -> dict:
-    return {"func": read_function(b.module.llvm_ir, b.info.wg_function)}
+    return {"func": read_function(ir_text(b.module, b.info.name, b.mode), b.info.wg_function)}
 
 
 def _if_convert(b: Build) -> None:
@@ -246,7 +255,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
     except Exception as e:           # a backend bug: still a located diagnostic, the cause chained for debugging
         raise _error(module, f"kernel '{kernel}': internal compiler error ({type(e).__name__}: {e}); the "
                              f"emulator device cannot compile this construct", box[-1].line if box else 0) from e
-    tables = read_globals(module.llvm_ir)
+    tables = read_globals(ir_text(module, kernel, mode))
     try:
         constants = [[n, const_bytes(*tables[n]).hex()] for n in em.uses.get("constants", [])]
     except (KeyError, Unsupported) as e:
@@ -283,4 +292,4 @@ def _error(module, msg, line=0):
     return CompileError([Diagnostic("error", msg, module.filename, line, 0)])
 
 
-__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT", "PIPELINE"]
+__all__ = ["compile_kernel", "KernelBinary", "Layout", "FORMAT", "PIPELINE", "ir_text"]

@@ -147,6 +147,8 @@ def wide_arg_slots(params) -> dict:
 # "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
 
 TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
+NOALIAS = "-noalias"             # built from the restrict IR (translator/restrict.py): launches whose buffers
+                                 # are pairwise disjoint (overlapping_args), of kernels it changes
 ROWS_MODE = "rows"               # a 2-D launch run flat in row-major order (rows.py)
 
 
@@ -181,6 +183,11 @@ def narrowing(mode: str) -> int:
     return int(m[1]) if m else 1
 
 
+def restricted(mode: str) -> bool:
+    """A build from the restrict IR: for launches whose buffer arguments do not overlap."""
+    return NOALIAS in mode
+
+
 def without_resident(mode: str) -> str:
     """The build a "-res" / "-res1" build starts from (the one that gathers those buffers)."""
     return re.sub(r"-res1?", "", mode)
@@ -193,6 +200,20 @@ def is_buffer(a) -> bool:
 
 def is_value(a) -> bool:
     return isinstance(a, (bytes, bytearray))
+
+
+def overlapping_args(args) -> set:
+    """The indices of the buffer arguments whose bytes overlap another buffer argument's: the same
+    buffer passed twice, or two buffers over one memory (the host ranges [address, address +
+    nbytes) of their mirrors intersect).  A buffer of no bytes overlaps nothing."""
+    bufs = [(i, a) for i, a in enumerate(args) if is_buffer(a) and a.nbytes]
+    out = set()
+    for x, (i, a) in enumerate(bufs):
+        for j, b in bufs[x + 1:]:
+            lo, hi = getattr(a, "address", None), getattr(b, "address", None)
+            if a is b or lo is not None and hi is not None and lo < hi + b.nbytes and hi < lo + a.nbytes:
+                out.update((i, j))
+    return out
 
 
 def wave_shape(lay, gs, ls, grouped) -> tuple:
@@ -217,7 +238,7 @@ def grouped(kernel, args) -> bool:
                 or any(not is_buffer(a) and not is_value(a) for a in args))
 
 
-def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
+def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool = False) -> tuple:
     """(KernelBinary, Layout, wave shape) of the build that runs this launch.
 
     build(mode) gives the KernelBinary of a mode (raising CompileError if it does not compile);
@@ -233,19 +254,28 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
       wave holding it (it moves less);
     * "-norep" when a replicated (read-only) buffer is also passed as another argument;
     * "-res1" for a launch of one work-item, else "-res", when every buffer that build keeps
-      resident fits (KernelBinary.resident_bytes) and is passed once."""
+      resident fits (KernelBinary.resident_bytes) and is passed once;
+    * each of these from the restrict IR ("-noalias" after the first part) when ``restrict`` (the
+      kernel has such builds: CompiledModule.restrict_kernels) and no two buffer arguments
+      overlap (overlapping_args); otherwise, or where such a build does not compile, from the IR
+      that assumes nothing about aliasing."""
     gs, ls, off = launch.global_size, launch.local_size, launch.offset
     group = grouped(kernel, args)
     shape = wave_shape(lay, gs, ls, group)
+    shared = overlapping_args(args)
+    na = NOALIAS if restrict and not shared else ""
+
+    def optional(m):                    # the -noalias build if it compiles, else the usual one if it does
+        return na and _optional(build, m + na, failed) or _optional(build, m, failed)
     mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] else "nd"
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
-    kb = _optional(build, narrowed_mode(narrow), failed) if narrow > 1 else None
+    kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        kb = _optional(build, ROWS_MODE, failed)
+        kb = optional(ROWS_MODE)
         if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
             kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
         elif kb is not None:
-            final = _specialised(kb, build, args, gs, failed)
+            final = _specialised(kb, build, args, gs, failed, shared)
             if launch_tests_hold(final, args, gs):
                 return final, lay, (lay.wave, 1, 1, 1, 1, 1)
             kb = None                   # a tile plan the launch does not fit (tileplan.py): the nd build
@@ -253,19 +283,19 @@ def choose_variant(lay, kernel, launch, args, build, failed: set) -> tuple:
         lay = lay.narrowed(narrow)
         shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
     elif kb is None:
-        kb = build(mode)
-    return _specialised(kb, build, args, gs, failed), lay, shape
+        kb = na and _optional(build, mode + na, failed) or build(mode)
+    return _specialised(kb, build, args, gs, failed, shared), lay, shape
 
 
-def _specialised(kb, build, args, gs, failed):
-    """kb, or its "-norep" build when a replicated buffer is passed twice, then its "-res" /
-    "-res1" build when every buffer that one keeps resident fits (choose_variant)."""
-    ids = [id(a) for a in args if is_buffer(a)]
-    if kb.replicated and any(ids.count(id(args[k])) > 1 for k in kb.replicated):
+def _specialised(kb, build, args, gs, failed, shared: set):
+    """kb, or its "-norep" build when a replicated buffer overlaps another argument, then its
+    "-res" / "-res1" build when every buffer that one keeps resident fits and overlaps none
+    (choose_variant)."""
+    if kb.replicated and shared & set(kb.replicated):
         kb = build(kb.mode + "-norep")
     one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one
     res, rmode = (kb.resident_one, kb.mode + "-res1") if one else (kb.resident, kb.mode + "-res")
-    if res and all(args[k].nbytes <= kb.resident_bytes and ids.count(id(args[k])) == 1 for k in res):
+    if res and all(args[k].nbytes <= kb.resident_bytes and k not in shared for k in res):
         kb = _optional(build, rmode, failed) or kb
     return kb
 
@@ -342,16 +372,17 @@ def _dup(v) -> int:
     return (int(v) & 0xFFFFFFFF) * 0x100000001
 
 
-def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 0) -> LaunchPlan:
+def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 0,
+                restrict: bool = False) -> LaunchPlan:
     """The plan of one NDRange of ``kernel`` (a KernelInfo) on a machine of layout ``lay``.
 
     ``args`` holds, per parameter, a buffer (anything with ``nbytes`` and ``dram``, its long-word
     address in every group's DRAM), a by-value argument's bytes, or a __local pointer's size
-    (anything else with ``nbytes``); ``build`` and ``failed`` are choose_variant's.  The values of
+    (anything else with ``nbytes``); ``build``, ``failed`` and ``restrict`` are choose_variant's.  The values of
     the device's own buffers (the out-of-bounds report, __local DRAM, widened copies, __constant
     tables) are left to the device: the plan says what they must hold."""
     wave = lay.wave                 # (the report buffers have a lane for each slot of the full wave)
-    kb, lay, (wx, wy, wz, kx, ky, kz) = choose_variant(lay, kernel, launch, args, build, failed)
+    kb, lay, (wx, wy, wz, kx, ky, kz) = choose_variant(lay, kernel, launch, args, build, failed, restrict)
     gs, ls, off = launch.global_size, launch.local_size, launch.offset
     blk = np.zeros(ARG_LONGS, np.uint64)
     wg = [launch.work_dim, *gs, *ls, 0, 0, 0, *off, *launch.num_groups]

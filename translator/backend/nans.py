@@ -339,22 +339,59 @@ class NanFixups:
                 work.append(u)
         return True
 
-    def never_minus_zero(self, h) -> set:
+    def _chain(self, h) -> list:
+        """The chain operations and header phis of float values in loop h."""
+        em = self.em
+        return [i for n in em.loops[h] for i in em.bmap[n].insts if i.type in ("float", "double") and (
+            i.op in CHAIN_OPS or i.op == "phi" and i.block == h or i.op == "call" and callee_base(i) in CHAIN_CALLS)]
+
+    @staticmethod
+    def _sign_operands(i) -> list:
+        """The operands of chain operation i whose -0 can make its result -0 (fmul and fneg: any
+        zero operand, so all)."""
+        if i.op == "fadd" or i.op == "phi":
+            return list(i.ops)
+        if i.op == "fsub":
+            return [i.ops[0]]
+        if i.op == "call":
+            return [[o for o in i.ops if not isinstance(o, tuple)][2]]
+        return list(i.ops)
+
+    def clear_starts(self, h) -> list:
+        """[(IR value, f32 register)] of the values from outside loop h whose -0 could make a
+        value leaving it -0 (mvt's ``x1[i] += ...`` starts at the loaded x1[i]), when every such
+        value is f32 and settled (its register holds its IEEE bits); else [].  In the lanes where
+        none of them is -0, never_minus_zero(h, those values) holds (rerun_exactly)."""
+        em = self.em
+        inside = set(em.loops[h])
+        chain = self._chain(h)
+        out = []
+        for i in chain:
+            for o in self._sign_operands(i):
+                if isinstance(o, Const) or o in chain or any(o is x for x, _ in out):
+                    continue
+                if isinstance(o, Inst) and o.block in inside:
+                    continue                    # varies in the loop: not a start
+                v = em.vals.get(o)
+                if v is None or v.kind != "f32" or v.lazy is not None and id(v) not in em.settled:
+                    return []
+                out.append((o, v.regs[0]))
+        return out
+
+    def never_minus_zero(self, h, clear=()) -> set:
         """The float values of lazy loop h that can be -0 only by a flushed underflow: a sum is
         -0 only when both its terms are (x - x is +0), an fma only when its addend is, so an
         accumulator that starts at a +0 constant and is only added to stays clear of -0.  OpenCL
         1.2 (7.5.3) leaves the sign of a flushed zero undefined, so such a value that ends at
-        zero is +0 as the MAU made it and needs no exact run (docs/language.md)."""
-        em = self.em
-        blocks = em.loops[h]
-        chain = [i for n in blocks for i in em.bmap[n].insts if i.type in ("float", "double") and (
-            i.op in CHAIN_OPS or i.op == "phi" and i.block == h or i.op == "call" and callee_base(i) in CHAIN_CALLS)]
+        zero is +0 as the MAU made it and needs no exact run (docs/language.md).  clear: values
+        from outside the loop taken not to be -0 (clear_starts)."""
+        chain = self._chain(h)
         maybe = set()              # may be -0: grows to a fixed point from the optimistic start
 
         def neg0(o) -> bool:
             if isinstance(o, Const):
                 return o.value == 0 and math.copysign(1.0, o.value) < 0
-            return o in maybe or o not in chain
+            return o in maybe or o not in chain and not any(o is c for c in clear)
 
         changed = True
         while changed:
@@ -362,14 +399,10 @@ class NanFixups:
             for i in chain:
                 if i in maybe:
                     continue
-                if i.op == "phi":
-                    hit = any(neg0(o) for o in i.ops)
-                elif i.op == "fadd":
-                    hit = neg0(i.ops[0]) and neg0(i.ops[1])
-                elif i.op == "fsub":
-                    hit = neg0(i.ops[0])
-                elif i.op == "call":
-                    hit = neg0([o for o in i.ops if not isinstance(o, tuple)][2])
+                if i.op == "fadd":
+                    hit = all(neg0(o) for o in self._sign_operands(i))
+                elif i.op in ("phi", "fsub", "call"):
+                    hit = any(neg0(o) for o in self._sign_operands(i))
                 else:                   # fmul, fneg: a zero operand of either sign
                     hit = True
                 if hit:
@@ -391,24 +424,36 @@ class NanFixups:
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving`
         ((IR value, register) of those of `exports`, the first run's escape, carried and exit-phi
         registers in the order emit_loop gives them, read after the loop) is +-inf or +-0 (where
-        NaNs and zero signs may be wrong; +-inf only for a value never_minus_zero clears), run
-        the loop again from the state `before` it in exact mode and copy its results over the
-        first run's.  lanes: the bool of the lanes that entered the loop (only those are tested
+        NaNs and zero signs may be wrong; +-inf only for a value never_minus_zero clears, or
+        clears given that no start of the loop (clear_starts) is -0 in a lane that entered it,
+        which is then tested instead), run the loop again from the state `before` it in exact
+        mode and copy its results over the first run's.  lanes: the bool of the lanes that entered the loop (only those are tested
         for zeros, for float values)."""
         em = self.em
         floats = [(i, v) for i, v in leaving if v.kind in ("f32", "f64")]
         if not floats:
             return
         plus_zero = self.never_minus_zero(h)
+        starts = self.clear_starts(h) if any(i not in plus_zero for i, _ in floats) else []
+        cleared = self.never_minus_zero(h, [o for o, _ in starts]) - plus_zero if starts else set()
+        if not any(i in cleared for i, _ in floats):
+            starts = []
         # only the lanes that entered the loop: the wave's idle lanes keep a zero (an integer -1
         # where `lanes` is set, 1.0's pattern where not, is added to |r|: see special)
         step = em.alu("ior", lanes, em.c32(0x3F800000)) if lanes is not None and any(
-            i not in plus_zero and v.kind == "f32" for i, v in floats) else None
-        test = lambda i, v, r: self.infinite(v, r) if i in plus_zero else self.special(v, r, step if v.kind == "f32" else None)
-        regs = [(i, v, r) for i, v in floats for r in v.regs]
+            i not in plus_zero | cleared and v.kind == "f32" for i, v in floats) else None
+
+        def masks():
+            for i, v in floats:
+                for r in v.regs:
+                    yield self.infinite(v, r) if i in plus_zero | cleared else \
+                        self.special(v, r, step if v.kind == "f32" else None)
+            for _, r in starts:            # a start that is -0 (in a lane that entered): exact run
+                k0 = em.flags("ixor", r, em.c32(-(1 << 31)))
+                yield k0 if lanes is None else em.mask_of(em.b_and(em.bool_from_mask(k0), lanes))
+        n = sum(len(v.regs) for _, v in floats) + len(starts)
         # each mask made into a bool at once: sixteen accumulators' masks would not all fit
-        k = test(*regs[0]) if len(regs) == 1 else em.mask_of(functools.reduce(
-            em.b_or, (em.bool_from_mask(test(*x)) for x in regs)))
+        k = next(masks()) if n == 1 else em.mask_of(functools.reduce(em.b_or, map(em.bool_from_mask, masks())))
         after = self.snapshot()
         self.restore(before)
         outer, em.items = em.items, []
