@@ -13,6 +13,7 @@ import mncl as cl
 import translator
 from emulator.machine import load_machine
 from emulator_harness import buf, device_env, launch, read
+from test_rows2d import CONV
 from translator.backend import compile_kernel
 
 # constant offsets (odd ones funnelled, +5 and -3 in x), pitch multiples -2 and +1, and a row offset
@@ -25,21 +26,6 @@ __kernel void taps(__global const float *a, __global float *o, int n, int m, int
     if (i >= 2 && i < m - 1 && j >= 3 && j < n - 5)
         o[i * n + j] = a[(i - 2) * n + j + 5] + 2.0f * a[(i + 1) * n + j - 3] + 4.0f * a[i * n + j + 5]
                        + 8.0f * a[(i + k) * n + j] + 16.0f * a[i * n + j];
-}
-"""
-
-CONV = """
-__kernel void conv2d(__global const float *A, __constant float *w, __global float *B, int ni, int nj)
-{
-    int j = get_global_id(0);
-    int i = get_global_id(1);
-    if (i > 0 && i < ni - 1 && j > 0 && j < nj - 1) {
-        float acc = 0.0f;
-        for (int di = -1; di <= 1; di++)
-            for (int dj = -1; dj <= 1; dj++)
-                acc += w[(di + 1) * 3 + dj + 1] * A[(i + di) * nj + j + dj];
-        B[i * nj + j] = acc;
-    }
 }
 """
 
