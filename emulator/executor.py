@@ -769,7 +769,7 @@ class Emulator:
         if few is None:
             return False
         rows = np.arange(rows.start, rows.stop, rows.step) if isinstance(rows, slice) else np.asarray(rows)
-        if rows.shape != (4,) or len(np.unique(rows)) != 4:
+        if rows.shape != (4,) or len(set(rows.tolist())) != 4:
             return False
         at, src, full = few
         idx = rows[at[0]] * mem.shape[1] + at[1]

@@ -244,7 +244,9 @@ def _to_l1b_set(e, ctx, b, vals):
     keep = _l1b_set(e, ctx)
     if len(keep) < m.l1b_per_l2b:
         old = ctx.state.l1bm.reshape(m.n_l2b, m.l1b_per_l2b, -1)[:, :, where]
-        vals = np.where(np.isin(np.arange(m.l1b_per_l2b), keep)[None, :, None], vals, old)
+        sel = np.zeros((1, m.l1b_per_l2b, 1), bool)
+        sel[0, keep, 0] = True
+        vals = np.where(sel, vals, old)
     ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * m.n_l2b)
     ctx.lb_write(b, where, np.ascontiguousarray(vals).reshape(m.n_l2b * m.l1b_per_l2b, -1))
 
