@@ -768,11 +768,18 @@ class Emulator:
         few = self._few(key, keep)
         if few is None:
             return False
-        rows = np.arange(rows.start, rows.stop, rows.step) if isinstance(rows, slice) else np.asarray(rows)
-        if rows.shape != (4,) or len(set(rows.tolist())) != 4:
-            return False
         at, src, full = few
-        idx = rows[at[0]] * mem.shape[1] + at[1]
+        P = mem.shape[1]
+        if isinstance(rows, slice):           # rows start + step c: the flat positions are src moved
+            r = range(*rows.indices(mem.shape[0]))
+            if len(r) != 4:
+                return False
+            idx = src + r.start * P if r.step == 1 else (r.start + r.step * at[0]) * P + at[1]
+        else:
+            rows = np.asarray(rows)
+            if rows.shape != (4,) or len(set(rows.tolist())) != 4:
+                return False
+            idx = rows[at[0]] * P + at[1]
         flat = mem.reshape(-1)
         new = val.reshape(-1)[src]
         if not full:
