@@ -111,7 +111,7 @@ class Control:
         latches = [b for b in em.preds[h] if b in blocks]
         if len(latches) != 1:
             return None
-        found, forms = [], {}
+        found = []                      # (phi, its start: a sequencer expression or an affine form, its step)
         for iv in phis:
             nxt = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
             if not (isinstance(nxt, Inst) and nxt.op in ("add", "sub") and nxt.ops[0] is iv):
@@ -126,24 +126,22 @@ class Control:
             else:
                 step = f"({step})" if nxt.op == "add" else f"(-({step}))"
             start = em.values.seq_expr(entries[0])
+            if start is None and isinstance(entries[0], Inst) and em.vals.get(entries[0]) is not None \
+                    and em.vals[entries[0]].kind == "i32":
+                start = em.values.affine(em.vals[entries[0]], entries[0])
             if start is not None:
                 found.append((iv, start, step))
-                continue
-            v = em.vals.get(entries[0]) if isinstance(entries[0], Inst) else None
-            aff = em.values.affine(v, entries[0]) if v is not None and v.kind == "i32" else None
-            if aff is not None:
-                forms[iv] = aff
-        if not found and not forms:
+        if not found:
             return None
         t = em.seq_reg("t")
         em.pass_counters.add(t)
+        forms = {}
         for iv, start, step in found:
-            em.seq_ivs[iv] = f"(({start}) + {step} * {t})"
-        for iv, aff in forms.items():
-            nxt = iv.ops[iv.phi_blocks.index(latches[0])]
-            step = em.values.seq_expr(nxt.ops[1])
-            forms[iv] = aff_add(aff, (0, 0, f"({step}) * {t}"), 1 if nxt.op == "add" else -1)
-        return t, [iv for iv, _, _ in found], forms
+            if isinstance(start, str):
+                em.seq_ivs[iv] = f"(({start}) + {step} * {t})"
+            else:
+                forms[iv] = aff_add(start, (0, 0, f"{step} * {t}"))
+        return t, [iv for iv, start, _ in found if isinstance(start, str)], forms
 
     def in_loop(self, n, h):
         em = self.em
