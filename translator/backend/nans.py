@@ -61,6 +61,11 @@ def callee_base(i: Inst) -> str:
     return name.split(".")[1] if name.startswith("llvm.") else name
 
 
+def is_chain(i: Inst) -> bool:
+    """i is an operation a lazy value may flow through: + - * negation, fma / fmuladd."""
+    return i.op in CHAIN_OPS or i.op == "call" and callee_base(i) in CHAIN_CALLS
+
+
 class NanFixups:
     """Lazy NaN results, their settling, and loops run again exactly."""
 
@@ -332,8 +337,7 @@ class NanFixups:
                     continue
                 if u.op == "phi" and u.block == h:
                     continue
-                if u.type not in ("float", "double") or no_nans(u) or not (
-                        u.op in CHAIN_OPS or u.op == "call" and callee_base(u) in CHAIN_CALLS):
+                if u.type not in ("float", "double") or no_nans(u) or not is_chain(u):
                     return False         # a sink, or exact already
                 chained.add(u)
                 work.append(u)
@@ -343,7 +347,7 @@ class NanFixups:
         """The chain operations and header phis of float values in loop h."""
         em = self.em
         return [i for n in em.loops[h] for i in em.bmap[n].insts if i.type in ("float", "double") and (
-            i.op in CHAIN_OPS or i.op == "phi" and i.block == h or i.op == "call" and callee_base(i) in CHAIN_CALLS)]
+            is_chain(i) or i.op == "phi" and i.block == h)]
 
     @staticmethod
     def _sign_operands(i) -> list:

@@ -15,7 +15,7 @@ from . import irtypes
 from .abi import LAUNCH, const_table, param, reg
 from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
-from .nans import CHAIN_CALLS, CHAIN_OPS, callee_base
+from .nans import is_chain
 from .ops import VReg
 from .emitter import CodegenError
 
@@ -334,7 +334,7 @@ class Values:
         n = int(m.group(1))
         ety = m.group(2).strip()
         out = []
-        chain = op in CHAIN_OPS or op == "call" and callee_base(i) in CHAIN_CALLS
+        chain = is_chain(i)
         get = self.raw if chain else self.val
         for j in range(n):
             ops = []
