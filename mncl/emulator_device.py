@@ -316,16 +316,16 @@ class EmulatorDevice:
             return f"a private array ({k[1]} bytes"
         return f"the buffer passed as argument {k} ('{kernel_info.params[k].name}', {args[k].nbytes} bytes"
 
-    def local_scratch(self, nbytes, kernel):
-        """DRAM for the __local blocks of one wave, kept between launches and grown as needed."""
-        rows = self.layout.rows(max(nbytes, 1))
+    def local_scratch(self, rows, kernel):
+        """DRAM for the __local blocks of one wave, `rows` stripes in each group, kept between
+        launches and grown as needed."""
         if getattr(self, "_local", None) is None or self._local.rows < rows:
             try:
                 self._local = self.allocate(rows * self.layout.stripe * self.layout.groups * 8)
             except Exception as e:
                 raise make_error("enqueue_nd_range_kernel", status_code.OUT_OF_RESOURCES,
                                  f"kernel '{kernel}': no DRAM for its __local memory: {e}") from None
-        return self._local.dram, self._local.rows
+        return self._local.dram
 
     def run(self, loaded, kernel_info, args, launch):
         if any(a is NULL for a in args):      # a NULL pointer: a buffer of no bytes, every access out of bounds
@@ -405,8 +405,9 @@ class EmulatorDevice:
         report = [self.scratch(f"bounds{j}", plan.report_bytes) for j in range(plan.report)]
         for j, a in enumerate(report):       # where lanes record their first out-of-bounds access
             extra[abi.base(abi.REPORT[j])] = a.dram
-        if plan.local_bytes:                 # every group of the wave gets its __local block in DRAM
-            extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(plan.local_bytes, name)
+        streamed, held = plan.local_rows
+        if held:                             # the wave's __local blocks in DRAM (abi.local_rows)
+            extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(held, name), streamed
         emu = self.emu
         emu.write_dram(0, ARGBLK, plan.argblk)
         for i, replicated in plan.buffers:

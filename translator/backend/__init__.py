@@ -134,7 +134,7 @@ def _select(b: Build) -> dict:
     while True:                      # again when a pointer register turns out to span buffers
         cg = Codegen(func, lay, b.info.params, abi.one_d(mode), chunk_longs=min(lay.stripe, 512),
                      replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
-                     lazy_cap=lazy_cap)
+                     lazy_cap=lazy_cap, local_l2b=abi.local_per_l2b(mode, lay))
         em = cg.em
         em.rows = FlatRows(em, func) if abi.flat_rows(mode) else None
         box.append(em)

@@ -161,6 +161,26 @@ def one_d(mode: str) -> bool:
     return mode.startswith("1d")
 
 
+def local_per_l2b(mode: str, lay) -> bool:
+    """Whether a build keeps each L2B's __local blocks apart (memory.py, scatter.py: an L2B streams
+    only the blocks of its own work-groups, an eighth of the wave's on mncore2): the "1d" builds,
+    on a layout whose L2Bs hold a power of two of work-items, so a local size that tiles the wave
+    tiles each L2B's run when it is no longer (choose_variant takes "nd" for longer ones)."""
+    n = lay.l2b_items
+    return one_d(mode) and n & (n - 1) == 0
+
+
+def local_rows(lay, mode: str, lbytes: int, ls0: int, groups: int) -> tuple:
+    """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), stripe rows of it in each
+    group's DRAM): when local_per_l2b, the rows of one L2B's blocks, the group's L2Bs' one after
+    the other; else the wave's `groups` blocks, striped like a buffer."""
+    if local_per_l2b(mode, lay):
+        n = max(1, -(-(lay.l2b_items // ls0) * lbytes // (8 * lay.stripe)))
+        return n, n * lay.l2b
+    n = lay.rows(lbytes * groups)
+    return n, n
+
+
 def flat_rows(mode: str) -> bool:
     """A build for 2-D launches run flat in row-major order (rows.py): the contiguous fast paths
     for accesses e * (gid1 * P + gid0) + u whose pitches P equal the global size in x."""
@@ -234,8 +254,12 @@ def wave_shape(lay, gs, ls, grouped) -> tuple:
 
 def grouped(kernel, args) -> bool:
     """Whether the kernel's work-groups must be whole in a wave (barriers or __local memory)."""
-    return bool(kernel.uses_barrier or kernel.local_mem_bytes
-                or any(not is_buffer(a) and not is_value(a) for a in args))
+    return bool(kernel.uses_barrier or uses_local(kernel, args))
+
+
+def uses_local(kernel, args) -> bool:
+    """Whether the kernel has __local memory: arrays of its own or __local pointer arguments."""
+    return bool(kernel.local_mem_bytes or any(not is_buffer(a) and not is_value(a) for a in args))
 
 
 def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool = False) -> tuple:
@@ -246,7 +270,8 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
     the launch takes the build below it.  The ladder:
 
     * "1d" for a 1-D launch with no global offset whose wave spans the machine (the contiguous
-      fast paths address the wave by position), else "nd";
+      fast paths address the wave by position) and, with __local memory, whose work-groups tile
+      each L2B's work-items (local_per_l2b), else "nd";
     * "rows" for a 2-D launch with no global offset, barriers or __local memory when that build's
       pitches (KernelBinary.pitches, rows.py) all equal the global size in x: the launch runs
       flat, W row-major positions a wave, and its row-major accesses take the 1-D paths;
@@ -267,7 +292,8 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
 
     def optional(m):                    # the -noalias build if it compiles, else the usual one if it does
         return na and _optional(build, m + na, failed) or _optional(build, m, failed)
-    mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] else "nd"
+    mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] and not (
+        uses_local(kernel, args) and lay.l2b_items % ls[0]) else "nd"     # (local_per_l2b)
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
@@ -355,7 +381,8 @@ class LaunchPlan:
                                                     # row_copy(k) (rowplan.py), group g's pitch * g stripes lower
     report: int = 0              # out-of-bounds report buffers (base(REPORT[j])) the kernel writes, 0 if none
     report_bytes: int = 0        # ... each this long
-    local_bytes: int = 0         # __local DRAM the wave needs (base(LOCAL), rows(LOCAL)), 0 if none
+    local_rows: tuple = (0, 0)   # __local scratch (local_rows): rows the kernel streams (rows(LOCAL)), rows in
+                                 # each group's DRAM; (0, 0) if none
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -433,7 +460,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                 at = wide_arg_slots(kernel.params)[i]
                 blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
-    local = lbytes * kx * ky * kz if base(LOCAL) in kb.args else 0
+    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz) if base(LOCAL) in kb.args else (0, 0)
     pitches = [(k, evaluate(pitch, seq)) for k, pitch in kb.row_copies]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local)

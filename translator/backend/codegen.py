@@ -83,9 +83,9 @@ class Codegen:
     SCATTER_BATCH = 32                    # stores one pass over a buffer's chunks applies at most
 
     def __init__(self, func: Func, layout: Layout, params, one_d: bool, chunk_longs: int, replicate: bool = True,
-                 resident=(), ptr_bases=None, scatter_batch: int = SCATTER_BATCH, lazy_cap=None):
+                 resident=(), ptr_bases=None, scatter_batch: int = SCATTER_BATCH, lazy_cap=None, local_l2b=False):
         self.em = em = Emitter(func, layout, params, wide_arg_slots(params), one_d, chunk_longs, replicate, resident,
-                               ptr_bases, scatter_batch, lazy_cap)
+                               ptr_bases, scatter_batch, lazy_cap, local_l2b)
         em.codegen = self
         em.values, em.workitems, em.control = Values(em), WorkItems(em), Control(em)
         em.ints, em.floats, em.calls = IntSelection(em), FloatSelection(em), Calls(em)

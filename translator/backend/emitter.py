@@ -34,12 +34,13 @@ class Emitter:
     """One kernel's instruction-selection state and the operations every part emits with."""
 
     def __init__(self, func: Func, layout: Layout, params, wide_args: dict, one_d: bool, chunk_longs: int,
-                 replicate: bool, resident, ptr_bases, scatter_batch: int, lazy_cap):
+                 replicate: bool, resident, ptr_bases, scatter_batch: int, lazy_cap, local_l2b: bool = False):
         self.f = func
         self.ptr_bases = ptr_bases or {}  # IR value name -> the buffers its pointer register holds (MixedPointer)
         self.lay = layout
         self.params = params              # ParamInfo tuple
         self.one_d = one_d
+        self.local_l2b = local_l2b        # each L2B streams only its own work-groups' __local blocks (abi.local_per_l2b)
         self.rows = None                  # a "rows" build's FlatRows (rows.py), set by _select
         self.replicate = replicate        # read-only buffers may be replicated for offset loads
         self.CH = chunk_longs
@@ -129,7 +130,7 @@ class Emitter:
         self.written = None               # parameters the kernel may store through (memory.written_params)
         self.uniform_blocks = set()       # ("uniform", k): buffers whose uniform-load block register is set
         self.tables: dict = {}            # (buffer, size) -> its uniform-load table (memory.uniform_table)
-        self.scatter_regs = None          # (subpeid, Z base, T base) of the scatter areas (scatter_setup), made once
+        self.scatter_regs = {}            # per_l2b -> (subpeid, Z base, T base) of the scatter areas (scatter_setup)
         self.slot1_reg = None             # slot + 1 (scatter.slot1), made once
         self.z_digit_bases: dict = {}     # digit -> T-indirect base (scatter.z_digit_base)
         self.counts: dict = {}            # (buffer, add, n) -> register (bounds.bound_count)

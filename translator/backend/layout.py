@@ -72,6 +72,12 @@ class Layout:
         return 4 * self.n_pe // self.groups // self.narrow
 
     @property
+    def l2b_items(self) -> int:
+        """Work-items of a wave each L2B holds, a contiguous run of them (item_of_slot): the __local
+        blocks of a "1d" build live per L2B (abi.local_per_l2b)."""
+        return self.wave // (self.groups * self.l2b)
+
+    @property
     def l2bmd_steps(self) -> int:
         """l2bmd steps that move one L2B's share of a wave (32 long words per L1B per step)."""
         return self.pe_l1b // 8 // self.narrow

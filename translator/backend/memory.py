@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
-from .abi import ARGBLK, LAUNCH, STORE_TAG, base, reg, rows, widened
+from .abi import ARGBLK, LAUNCH, LOCAL, STORE_TAG, base, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -898,12 +898,13 @@ class Memory:
         em = self.em
         return em.shared_area("gather", em.lay.stripe, em.CH)
 
-    def chunk_to_lm0(self, at: int = 0):
-        """The chunk in the gather area's L2BM to every PE's LM0 words at .. at + 2 CH (l2bmb, l1bmp)."""
+    def chunk_to_lm0(self, at: int = 0, lc: int = None):
+        """The chunk in the gather area's L2BM (or at L2BM address lc) to every PE's LM0 words at ..
+        at + 2 CH (l2bmb, l1bmp)."""
         em = self.em
         glc, glb = self.gather_area()
         for t in range(em.CH // 64):
-            em.items.append(self.l2bmb(glc + 64 * t, glb + 64 * t))
+            em.items.append(self.l2bmb((glc if lc is None else lc) + 64 * t, glb + 64 * t))
         for u in range(em.CH // 8):
             em.op(f"l1bmp $llb{glb + 8 * u} $llm{at + 16 * u}v", "l1bm",
                   mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", at + 16 * u, at + 16 * u + 16)))
@@ -945,17 +946,34 @@ class Memory:
         em.items = []
         r, c = em.seq_reg("r"), em.seq_reg("c")
         tg = em.tag()
-        for g in range(G):
-            if self.is_replicated(k):       # stripe rG + g of the whole copy in group 0
-                em.items.append(MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{reg(base(k))}+({r}*{G}+{g})*{S}", em.line))
-            else:
-                em.items.append(MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line))
+        if k == LOCAL and em.local_l2b:     # each L2B its own work-groups' blocks (abi.local_per_l2b)
+            rounds = [[MV(f"mvp/n{S}i{tg} $d0 $lc{glc}@.{h}", self.local_row(h, r), em.line) for h in range(lay.l2b)]]
+        elif self.is_replicated(k):         # stripe rG + g of the whole copy in group 0
+            rounds = [[MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{reg(base(k))}+({r}*{G}+{g})*{S}", em.line)]
+                      for g in range(G)]
+        else:
+            rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
+        for mvs in rounds:
+            em.items += mvs
             em.op(f"wait i{tg}", "wait")
             em.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
         loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
         return self.lane_value(acc, ty)
+
+    def by_group(self, g: str, mv) -> list:
+        """The MV mv(q) for the group q that sequencer register g holds (an MV names its group in its
+        text): a chain of sequencer branches."""
+        items = [mv(self.em.lay.groups - 1)]
+        for q in range(self.em.lay.groups - 2, -1, -1):
+            items = [SeqIf(f"{g} == {q}", [mv(q)], items)]
+        return items
+
+    def local_row(self, h: int, r: str) -> str:
+        """DRAM address (a sequencer expression) of stripe row r of L2B h's __local blocks, in
+        every group (abi.local_rows: a group's L2Bs' rows one after the other)."""
+        return f"{reg(base(LOCAL))}+({r}+{h}*{reg(rows(LOCAL))})*{self.em.lay.stripe}"
 
     def word_index(self, ptr: Val, size: int):
         """(each lane's word index into the buffer: its element's word, 2 x its long word for 64-bit

@@ -8,7 +8,7 @@ the tree (l1bmr, l2bmr, mvr with integer add) into DRAM.
 from __future__ import annotations
 
 from . import idforms
-from .abi import GLOBAL_EXTENTS, ITEMS, LAUNCH, LOCAL_EXTENTS, base, reg, rows
+from .abi import GLOBAL_EXTENTS, ITEMS, LAUNCH, LOCAL, LOCAL_EXTENTS, base, reg, rows
 from .irread import Arg, Inst
 from .ops import MV, SeqIf, SeqLoop, VReg
 from .emitter import CodegenError, TR, TW
@@ -24,30 +24,33 @@ class Scatter:
     def __init__(self, em):
         self.em = em
 
-    def scatter_setup(self):
+    def scatter_setup(self, per_l2b: bool = False):
         """Per-PE constants of the scatter (made once): the PE's reduction digit and Z base.
 
-        PEs 0..3 of MAB 0 of L1B 0 of L2B 0 of group 0 are *designated*: their
-        reduction source is the broadcast chunk itself (old values plus their
-        own stores), every other PE's is its zeroed Z area holding V - old for its
-        stores, so the sum up the tree is the new chunk."""
+        PEs 0..3 of MAB 0 of L1B 0 of L2B 0 of group 0 (of every L2B for `per_l2b`: the sums stop
+        there, local_per_l2b) are *designated*: their reduction source is the broadcast chunk
+        itself (old values plus their own stores), every other PE's is its zeroed Z area holding
+        V - old for its stores, so the sum up the tree is the new chunk."""
         em = self.em
-        if em.scatter_regs is None:
+        if per_l2b not in em.scatter_regs:
             saved, em.items = em.items, []
             n_words = 2 * em.CH
             ids = {}
             for name in ("subpeid", "mabid", "l1bid", "l2bid"):
                 ids[name] = em.new(name)
                 em.op(f"ipassa ${name} {{d0}}", "alu", (ids[name],))
-            nz = em.alu("ior", em.alu("ior", ids["mabid"], ids["l1bid"]), ids["l2bid"])
+            nz = em.alu("ior", ids["mabid"], ids["l1bid"])
+            if not per_l2b:
+                nz = em.alu("ior", nz, ids["l2bid"])
             des = em.bool_from_mask(em.flags("uimin", nz, em.c32(0)))      # nz <= 0: designated
             zoff = em.alu("iand", em.b_not(des), em.c32(n_words))           # Z base (words): the chunk or Z
             tz = em.alu("iadd", zoff, em.alu("ilsl", ids["subpeid"], em.c32(1)))
-            self.zero_z()             # Z starts zeroed (and every scatter leaves it so)
+            if not em.scatter_regs:
+                self.zero_z()         # Z starts zeroed (and every scatter leaves it so)
             em.prologue += em.items
             em.items = saved
-            em.scatter_regs = (ids["subpeid"], zoff, tz)
-        return em.scatter_regs
+            em.scatter_regs[per_l2b] = (ids["subpeid"], zoff, tz)
+        return em.scatter_regs[per_l2b]
 
     def zero_z(self):
         em = self.em
@@ -199,33 +202,38 @@ class Scatter:
         cb = em.copy(em.c32(0), em.new("chunk"))
         outer, em.items = em.items, []
         r, c = em.seq_reg("r"), em.seq_reg("c")
-        for g in range(G):
-            body_outer, em.items = em.items, []
-            tg = em.tag()
-            daddr = f"{reg(base(k))}+{r}*{S}+{c}*{CH}"
-            em.items.append(MV(f"mvb/n{CH}i{tg} $d0@{g} $lc{glc}", daddr, em.line))
-            em.op(f"wait i{tg}", "wait")
-            em.memory.chunk_to_lm0()
-            # the sum up the tree, straight into this chunk's place in DRAM
-            if rotated:
-                self.apply_rotated(entries[0], areas, cb)
-                em.op("lpassa {s0} $t", "alu", (), (self.scatter_setup()[2],), mem=TW)
-                for s_ in range(CH // 16):
-                    em.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
-                          mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
-            else:
-                here = self.claim_winners(entries, claims, keys, cb) if claimed else entries
-                for s_, acc in enumerate(self.apply_batch(here, cb)):
-                    em.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
-                          mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
-            self.sum_into_dram(g, daddr)
-            em.alu("iadd", cb, em.c32(n_words), dst=cb)
-            chunk_items = em.items
-            em.items = body_outer
-            em.items.append(SeqLoop(c, "0", str(S // CH), chunk_items))
-        loop = SeqLoop(r, "0", reg(rows(k)), em.items)
+        tg = em.tag()
+        own = k == LOCAL and em.local_l2b
+        if own:               # each L2B its own work-groups' blocks, every group at once (abi.local_per_l2b)
+            at = [f"{em.memory.local_row(h, r)}+{c}*{CH}" for h in range(lay.l2b)]
+            em.items += [MV(f"mvp/n{CH}i{tg} $d0 $lc{glc}@.{h}", a, em.line) for h, a in enumerate(at)]
+        else:                 # group g's chunk to every PE, g a sequencer loop: the PE steps are written once
+            g = em.seq_reg("g")
+            at = f"{reg(base(k))}+{r}*{S}+{c}*{CH}"
+            em.items += em.memory.by_group(g, lambda q: MV(f"mvb/n{CH}i{tg} $d0@{q} $lc{glc}", at, em.line))
+        em.op(f"wait i{tg}", "wait")
+        em.memory.chunk_to_lm0()
+        # the sum up the tree, straight into this chunk's place in DRAM
+        if rotated:
+            self.apply_rotated(entries[0], areas, cb, own)
+            em.op("lpassa {s0} $t", "alu", (), (self.scatter_setup(own)[2],), mem=TW)
+            for s_ in range(CH // 16):
+                em.op(f"l1bmriiadd $lmt{32 * s_}v4 $lb{red_lb + 16 * s_}", "l1bm",
+                      mem=(("r", "m", 0, 2 * n_words),) + TR + (("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+        else:
+            here = self.claim_winners(entries, claims, keys, cb, own) if claimed else entries
+            for s_, acc in enumerate(self.apply_batch(here, cb, own)):
+                em.op(f"l1bmriiadd {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
+                      mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
+        if own:
+            self.sum_into(lambda lc, t: [MV(f"mvp/n{CH}i{t} $lc{lc}@.{h} $d0", a, em.line) for h, a in enumerate(at)])
+        else:
+            self.sum_into(lambda lc, t: em.memory.by_group(
+                g, lambda q: MV(f"mvriiadd/n{CH}i{t} $lc{lc} $d0@{q}", at, em.line)))
+        em.alu("iadd", cb, em.c32(n_words), dst=cb)
+        chunks = SeqLoop(c, "0", str(S // CH), em.items)
         em.items = outer
-        em.items.append(loop)
+        em.items.append(SeqLoop(r, "0", reg(rows(k)), [chunks if own else SeqLoop(g, "0", str(G), [chunks])]))
 
     def may_collide(self, k, aff, size: int, form=None, block=None):
         """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
@@ -371,7 +379,7 @@ class Scatter:
         return [None if c is None else em.alu("iadd", self.slot1(), em.c32(e << shift))
                 for e, c in enumerate(claims)]
 
-    def claim_winners(self, entries, claims, keys, cb):
+    def claim_winners(self, entries, claims, keys, cb, per_l2b: bool = False):
         """The entries as apply_batch is to apply them in this chunk: a claiming lane's word index
         is -1 where it lost its element.
 
@@ -382,7 +390,8 @@ class Scatter:
         an entry of their own: apply_batch's lanes of one PE must not change one word in one step
         (each would add its change to the Z word all of them read).  A launch of one work-item
         (%items, the sequencer knows) skips the claims, and so does a 1-D launch of stores that
-        collide only in more dimensions (may_collide)."""
+        collide only in more dimensions (may_collide).  per_l2b: the maximum is each L2B's
+        (local_per_l2b)."""
         em = self.em
         n_words = 2 * em.CH
         lm_all = (("r", "m", 0, 2 * n_words), ("w", "m", 0, 2 * n_words))
@@ -408,7 +417,7 @@ class Scatter:
                     em.op("lpassa {s0} $t", "alu", (), (ta,), mem=TW)
                     em.op(f"ipassa {{s0}} $mt{n_words}/{{k0}}", "alu", (), (up(keys[e]),),
                           msrc=(em.mask_of(up(cond)),), mem=lm_all + TR)
-            self.claim_max()
+            self.claim_max(per_l2b)
             for e, (_, wa, _) in here.items():
                 got = []
                 for ta, _ in self.lanes(wa):
@@ -430,11 +439,12 @@ class Scatter:
             out += [(entry[0], won[(e, b)]) + tuple(entry[2:]) for b in rounds[e]] if e in rounds else [entry]
         return out
 
-    def claim_max(self):
+    def claim_max(self, per_l2b: bool = False):
         """The maximum of every PE's claim copy (its Z area) into every PE's Z area: within the MAB
         (quarter_sums with imax), over the MABs (l1bmr), the L1Bs (l2bmr) and the L2Bs and groups
         (mvr) into group 0's PDM, and back (mvb, l2bmb, l1bmp), all with fmax (the keys are
-        positive: sign-magnitude order is their integer order)."""
+        positive: sign-magnitude order is their integer order).  per_l2b: each L2B's maximum, from
+        its L2BM straight back down."""
         em = self.em
         CH, n_words = em.CH, 2 * em.CH
         _, red_lb = em.shared_area("reduce", CH, CH)
@@ -443,6 +453,9 @@ class Scatter:
             em.op(f"l1bmrfmax {{s0}} $lb{red_lb + 16 * s_}", "l1bm", (), (acc,),
                   mem=(("w", "lb", red_lb + 16 * s_, red_lb + 16 * s_ + 16),))
         red_lc = self.reduce_l1bs("fmax")
+        if per_l2b:
+            em.memory.chunk_to_lm0(n_words, red_lc)
+            return
         for mv in (f"mvrfmax/n{CH}i{{t}} $lc{red_lc} $p0@0", f"mvb/n{CH}i{{t}} $p0@0 $lc{glc}"):
             t = em.tag()
             em.items.append(MV(mv.format(t=t), "0", em.line))
@@ -481,15 +494,21 @@ class Scatter:
         em.op("nop", "nop")
         return red_lc
 
-    def sum_into_dram(self, g: int, daddr: str):
-        """The MAB sums in the reduce area's L1BM, summed over the L1Bs (l2bmr) and the L2Bs (mvr)
-        into group g's DRAM at daddr; Z is zeroed again."""
+    def sum_into(self, put):
+        """The MAB sums in the reduce area's L1BM summed over the L1Bs (l2bmr) into the L2BM, and
+        from there by the MVs put(L2BM address, tag) (over the L2Bs into DRAM, mvr; or each L2B
+        its own, mvp); Z is zeroed again."""
         em = self.em
         red_lc = self.reduce_l1bs("iiadd")
         tg = em.tag()
-        em.items.append(MV(f"mvriiadd/n{em.CH}i{tg} $lc{red_lc} $d0@{g}", daddr, em.line))
+        em.items += put(red_lc, tg)
         em.op(f"wait i{tg}", "wait")
         self.zero_z()
+
+    def sum_into_dram(self, g: int, daddr: str):
+        """sum_into over every L2B of the board into group g's DRAM at daddr."""
+        em = self.em
+        self.sum_into(lambda lc, t: [MV(f"mvriiadd/n{em.CH}i{t} $lc{lc} $d0@{g}", daddr, em.line)])
 
     def rotate_areas(self, entry):
         """One store's registers in L1BM, twice over (round r reads up to 3 long words past the first copy)."""
@@ -557,11 +576,11 @@ class Scatter:
         yield em.alu("ulsr", wa, em.c32(32)), (lambda x: x)
         yield em.alu("land", wa, em.const64(0xFFFFFFFF)), (lambda x: em.alu("llsl", x, em.c32(32)))
 
-    def apply_rotated(self, entry, areas, cb):
+    def apply_rotated(self, entry, areas, cb, per_l2b: bool = False):
         """One store, rotated: in round rd each PE takes its L1B neighbour i + rd's pairs and applies
         those whose word has its reduction digit, to its Z copy (the chunk itself on designated PEs)."""
         em = self.em
-        sub, zoff, _ = self.scatter_setup()
+        sub, zoff, _ = self.scatter_setup(per_l2b)
         for rd in range(4):
             got = []
             for area in areas:
@@ -575,7 +594,7 @@ class Scatter:
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(got[1]), up(got[2]) if len(got) > 2 else None, up(cond), zoff)
 
-    def apply_batch(self, entries, cb):
+    def apply_batch(self, entries, cb, per_l2b: bool = False):
         """A batch of stores: each PE applies its own lanes' to its Z copy and to the chunk; then the
         Z quarters rotate within the MAB so PE p sums digit p over its MAB (round 0 is its own:
         the chunk on designated PEs, Z elsewhere).  Returns the sums, one register per 16 long words
@@ -591,7 +610,7 @@ class Scatter:
                 continue
             for ta, up in self.lanes(wa):
                 self.apply_word(ta, up(vals[0]), up(vals[1]) if len(vals) > 1 else None, up(inr), n_words)
-        return self.quarter_sums()
+        return self.quarter_sums(self.digit_bases(per_l2b))
 
     def quarter_sums(self, bases=None, combine="iadd"):
         """The Z quarters (the chunk on designated PEs in round 0) rotated within the MAB so PE p sums
@@ -613,7 +632,7 @@ class Scatter:
                     em.alu(combine, sums[s_], x, dst=sums[s_])
         return sums
 
-    def digit_bases(self):
+    def digit_bases(self, per_l2b: bool = False):
         """T-indirect bases (words) of the quarters each PE sends in the four rounds of apply_batch:
         round 0 its own digit's (tz), round r digit (subpeid + r) & 3 of its Z (made once)."""
-        return [self.scatter_setup()[2]] + [self.z_digit_base(r) for r in (1, 2, 3)]
+        return [self.scatter_setup(per_l2b)[2]] + [self.z_digit_base(r) for r in (1, 2, 3)]

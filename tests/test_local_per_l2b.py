@@ -1,0 +1,84 @@
+"""__local memory kept per L2B (abi.local_per_l2b): in a "1d" build each L2B streams only its own
+work-groups' __local blocks through its PEs, for loads, stores and the claims of colliding
+stores; a local size longer than an L2B's run of work-items takes the "nd" build, which streams
+the wave's blocks.  Checked against numpy on `tiny` (two L2Bs of 256 work-items)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import mncl as cl
+from emulator_harness import buf, read
+
+SRC = """
+__kernel void rotate(__global const int *in, __global int *out, __local int *s)
+{
+    int l = get_local_id(0), n = get_local_size(0);
+    s[l] = in[get_global_id(0)] * 3 + (int)get_group_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[(l + 1) % n] - s[n - 1 - l];
+}
+
+__kernel void collide(__global int *out)          /* four work-items store to each element */
+{
+    __local int s[64];
+    int l = get_local_id(0);
+    s[l / 4] = l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[l / 4];
+}
+"""
+
+N = 1024                     # two waves of `tiny`
+
+
+@pytest.fixture(scope="module")
+def program(tiny_env_module):
+    ctx, q = tiny_env_module
+    return ctx, q, cl.Program(ctx, SRC).build()
+
+
+@pytest.fixture(scope="module")
+def tiny_env_module():
+    ctx = cl.Context([cl.get_device(machine="tiny")])
+    return ctx, cl.CommandQueue(ctx)
+
+
+@pytest.mark.parametrize("ls, mode", [(32, "1d"), (256, "1d"), (512, "nd")])
+def test_each_group_reads_its_own_block(program, modes, ls, mode):
+    ctx, q, prg = program
+    x = np.random.default_rng(ls).integers(-1000, 1000, N).astype(np.int32)
+    ob = buf(ctx, np.zeros(N, np.int32))
+    prg.rotate(q, (N,), (ls,), buf(ctx, x), ob, cl.LocalMemory(4 * ls)).wait()
+    s = (x * 3 + np.arange(N) // ls).reshape(-1, ls)
+    want = np.roll(s, -1, axis=1) - s[:, ::-1]
+    np.testing.assert_array_equal(read(q, ob, x), want.reshape(-1))
+    assert modes[-1] == mode
+
+
+@pytest.mark.parametrize("ls", [64, 256])
+def test_colliding_stores_leave_one_value_per_element(program, ls):
+    ctx, q, prg = program
+    ob = buf(ctx, np.zeros(N, np.int32))
+    prg.collide(q, (N,), (ls,), ob).wait()
+    got = read(q, ob, np.zeros(N, np.int32)).reshape(-1, 4)
+    lid = (np.arange(N) % ls).reshape(-1, 4)
+    assert (got == got[:, :1]).all()                      # one value per element
+    assert np.isin(got[:, 0], lid).all() and ((got[:, 0] // 4) == lid[:, 0] // 4).all()
+
+
+def test_an_l2b_streams_only_its_own_blocks():
+    """On mncore2 a "1d" build moves __local rows to each L2B with its own mvp (L2Bs 0 and 1 of
+    every group), never broadcasting the wave's blocks to every L2B (mvb)."""
+    from emulator.machine import load_machine
+    import translator
+    from translator.backend import compile_kernel
+    module = translator.compile_opencl(SRC, spmd=True)
+    for name in ("rotate", "collide"):
+        asm = compile_kernel(module, name, load_machine("mncore2"), "1d").asm
+        blocks = dict(re.findall(r"^\.block (\w+)\n\s*(\S+ .*?)\n\.endblock", asm, re.M))
+        local = [blocks[b] for b in re.findall(r"\.call (\w+) d=%bL", asm)]
+        assert local and all(mv.startswith("mvp/") for mv in local), local
+        assert {re.search(r"@\.(\d)", mv)[1] for mv in local} == {"0", "1"}
