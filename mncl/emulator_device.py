@@ -405,7 +405,7 @@ class EmulatorDevice:
         report = [self.scratch(f"bounds{j}", plan.report_bytes) for j in range(plan.report)]
         for j, a in enumerate(report):       # where lanes record their first out-of-bounds access
             extra[abi.base(abi.REPORT[j])] = a.dram
-        streamed, held = plan.local_rows
+        streamed, _, held = plan.local_rows
         if held:                             # the wave's __local blocks in DRAM (abi.local_rows)
             extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(held, name), streamed
         emu = self.emu

@@ -118,6 +118,19 @@ def test_a_build_the_launch_needs_raises_its_compile_error():
         abi.choose_variant(LAY, kernel(2), launch([64, 64]), [x, y], build, set())
 
 
+def test_a_1d_build_streams_one_l2bs_local_blocks():
+    """local_rows: a "1d" build's L2Bs each stream the rows of their own work-groups' __local blocks
+    (l2b_items / local size of them), and each group's DRAM holds its L2Bs' rows one after the
+    other; an "nd" build streams the wave's blocks."""
+    n = LAY.l2b_items
+    assert abi.local_per_l2b("1d", LAY) and not abi.local_per_l2b("nd", LAY)
+    per_row = 8 * LAY.stripe                        # bytes: 8 chunks of 4 KiB
+    assert abi.local_rows(LAY, "1d", per_row // (n // 64), 64, LAY.wave // 64) == (1, 8, LAY.l2b)
+    assert abi.local_rows(LAY, "1d", per_row // (n // 64) + 16, 64, LAY.wave // 64) == (2, 8, 2 * LAY.l2b)
+    assert abi.local_rows(LAY, "1d", 3 * 4096 // (n // 64), 64, LAY.wave // 64) == (1, 3, LAY.l2b)
+    assert abi.local_rows(LAY, "nd", 1024, 64, 8) == (LAY.rows(8192), 8, LAY.rows(8192))
+
+
 def test_the_plan_of_a_launch():
     """Argument block, sequencer values and the buffers to move, for a launch with a buffer passed
     twice, a replicated one, a by-value int, a wide by-value argument and a __local pointer."""
@@ -136,7 +149,8 @@ def test_the_plan_of_a_launch():
     assert plan.report == 2 and plan.report_bytes == 4 * LAY.wave
     wx, wy = plan.seq["ex"], plan.seq["ey"]                      # the wave holds whole 4 x 2 groups
     assert (wx, wy) == (300, 2)
-    assert plan.local_bytes == (32 + 48) * (wx // 4) * (wy // 2)    # 20 -> 32 static, 40 -> 48 for s
+    local = (32 + 48) * (wx // 4) * (wy // 2)                     # 20 -> 32 static, 40 -> 48 for s
+    assert plan.local_rows == (LAY.rows(local), 8, LAY.rows(local))  # (nd: the wave's blocks, striped)
     seq = plan.registers({"bE": 1, "bF": 2, "bL": 3, "rowsL": 4})
     assert seq == {"argblk": 8, "nwx": 1, "b0": 64, "b1": 640, "rows1": 1, "p2": -7, "nb5": 100, "bE": 1,
                    "bF": 2, "bL": 3, "rowsL": 4, "items": 600}

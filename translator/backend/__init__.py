@@ -132,7 +132,7 @@ def _select(b: Build) -> dict:
     batch, lazy_cap = b.batch, b.lazy_cap
     ptr_bases = {}
     while True:                      # again when a pointer register turns out to span buffers
-        cg = Codegen(func, lay, b.info.params, abi.one_d(mode), chunk_longs=min(lay.stripe, 512),
+        cg = Codegen(func, lay, b.info.params, abi.one_d(mode), chunk_longs=abi.chunk_longs(lay),
                      replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
                      lazy_cap=lazy_cap, local_l2b=abi.local_per_l2b(mode, lay))
         em = cg.em

@@ -63,6 +63,7 @@ ROW_LENGTH = "rlen"               # a "rows" build: the global size in x, the la
 GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
 LOCAL = "L"
+LOCAL_CHUNKS = "chL"              # a per-L2B __local build: the chunks it reads of each streamed row (local_rows)
 REPORT = ("E", "F", "G")
 
 
@@ -116,7 +117,7 @@ def kernel_args(uses: dict) -> list:
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
         + (list(LAUNCH) if "launch" in uses else []) + ([ITEMS] if "items" in uses else []) \
-        + ([ROW_LENGTH] if "row_length" in uses else []) \
+        + ([ROW_LENGTH] if "row_length" in uses else []) + ([LOCAL_CHUNKS] if "local_chunks" in uses else []) \
         + sorted(uses.get("extents", ()))
 
 
@@ -170,15 +171,23 @@ def local_per_l2b(mode: str, lay) -> bool:
     return one_d(mode) and n & (n - 1) == 0
 
 
+def chunk_longs(lay) -> int:
+    """Long words of a gather's or scatter's chunk: what one pass brings to every PE's LM0."""
+    return min(lay.stripe, 512)
+
+
 def local_rows(lay, mode: str, lbytes: int, ls0: int, groups: int) -> tuple:
-    """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), stripe rows of it in each
-    group's DRAM): when local_per_l2b, the rows of one L2B's blocks, the group's L2Bs' one after
-    the other; else the wave's `groups` blocks, striped like a buffer."""
+    """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), the chunks it reads of
+    each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM): when local_per_l2b, the rows of
+    one L2B's blocks, no more chunks than they fill, the group's L2Bs' rows one after the other;
+    else the wave's `groups` blocks, striped like a buffer, every chunk."""
+    per_row = lay.stripe // chunk_longs(lay)
     if local_per_l2b(mode, lay):
-        n = max(1, -(-(lay.l2b_items // ls0) * lbytes // (8 * lay.stripe)))
-        return n, n * lay.l2b
+        chunks = max(1, -(-(lay.l2b_items // ls0) * lbytes // (8 * chunk_longs(lay))))
+        n = -(-chunks // per_row)
+        return n, min(chunks, per_row), n * lay.l2b
     n = lay.rows(lbytes * groups)
-    return n, n
+    return n, per_row, n
 
 
 def flat_rows(mode: str) -> bool:
@@ -381,8 +390,8 @@ class LaunchPlan:
                                                     # row_copy(k) (rowplan.py), group g's pitch * g stripes lower
     report: int = 0              # out-of-bounds report buffers (base(REPORT[j])) the kernel writes, 0 if none
     report_bytes: int = 0        # ... each this long
-    local_rows: tuple = (0, 0)   # __local scratch (local_rows): rows the kernel streams (rows(LOCAL)), rows in
-                                 # each group's DRAM; (0, 0) if none
+    local_rows: tuple = (0, 0, 0)   # __local scratch (local_rows): rows the kernel streams (rows(LOCAL)),
+                                    # chunks of each it reads, rows in each group's DRAM; zeros if none
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -460,7 +469,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                 at = wide_arg_slots(kernel.params)[i]
                 blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
-    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz) if base(LOCAL) in kb.args else (0, 0)
+    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz) if base(LOCAL) in kb.args else (0, 0, 0)
+    seq[LOCAL_CHUNKS] = local[1]
     pitches = [(k, evaluate(pitch, seq)) for k, pitch in kb.row_copies]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local)

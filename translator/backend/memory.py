@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
-from .abi import ARGBLK, LAUNCH, LOCAL, STORE_TAG, base, reg, rows, widened
+from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_CHUNKS, STORE_TAG, base, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -956,7 +956,7 @@ class Memory:
         for mvs in rounds:
             em.items += mvs
             em.op(f"wait i{tg}", "wait")
-            em.items.append(SeqLoop(c, "0", str(S // CH), [Call(body, {"lc": f"{c}*{CH}"})]))
+            em.items.append(SeqLoop(c, "0", self.chunks_per_row(k), [Call(body, {"lc": f"{c}*{CH}"})]))
         loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
@@ -969,6 +969,15 @@ class Memory:
         for q in range(self.em.lay.groups - 2, -1, -1):
             items = [SeqIf(f"{g} == {q}", [mv(q)], items)]
         return items
+
+    def chunks_per_row(self, k) -> str:
+        """The chunks a gather or scatter of buffer k reads of each row (a sequencer expression):
+        all of them, but a per-L2B __local row's that its blocks fill (abi.local_rows)."""
+        em = self.em
+        if k == LOCAL and em.local_l2b:
+            em.uses["local_chunks"] = True
+            return reg(LOCAL_CHUNKS)
+        return str(em.lay.stripe // em.CH)
 
     def local_row(self, h: int, r: str) -> str:
         """DRAM address (a sequencer expression) of stripe row r of L2B h's __local blocks, in
