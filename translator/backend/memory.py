@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
-from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_CHUNKS, STORE_TAG, base, reg, rows, widened
+from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_CHUNKS, STORE_TAG, base, nbytes, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -486,13 +486,13 @@ class Memory:
         at = [(o, a) for a, o in offs.items() if o <= ptr.coff] or [(0, next(iter(offs)))]
         o, a = max(at, key=lambda t: t[0])
         n = a.ops[0].value if a.ops and isinstance(a.ops[0], Const) else 1
-        nbytes = type_size(a.elem) * n
+        extent = type_size(a.elem) * n
         rel = replace(ptr, coff=ptr.coff - o)
         if rel.idx is not None and rel.coff % rel.idx[1] == 0 and rel.coff + size <= rel.idx[1]:
             q, r = rel.coff // rel.idx[1], rel.idx[2]           # (the index's range is inside: no check)
-            if r is not None and 0 <= r[0] + q and r[1] + q < nbytes // rel.idx[1]:
+            if r is not None and 0 <= r[0] + q and r[1] + q < extent // rel.idx[1]:
                 return p
-        return em.b_and(p, em.bounds.check_bounds(("priv", nbytes), rel, size, p, store=store))
+        return em.b_and(p, em.bounds.check_bounds(("priv", extent), rel, size, p, store=store))
 
     def private_access(self, ptr: Val, ty: str, v: Val = None, p: VReg = None):
         """A load (v None) or masked store of each lane's own private element, T-indirect in LM0."""
@@ -953,10 +953,12 @@ class Memory:
                       for g in range(G)]
         else:
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
-        for mvs in rounds:
-            em.items += mvs
+        for g, mvs in enumerate(rounds):
+            n = self.chunks_in(k, f"{r} * {G} + {g}")
+            outer_round, em.items = em.items, list(mvs)
             em.op(f"wait i{tg}", "wait")
-            em.items.append(SeqLoop(c, "0", self.chunks_per_row(k), [Call(body, {"lc": f"{c}*{CH}"})]))
+            em.items.append(SeqLoop(c, "0", n, [Call(body, {"lc": f"{c}*{CH}"})]))
+            em.items = outer_round + (em.items if n.isdigit() or n.startswith("%") else [SeqIf(f"{n} > 0", em.items)])
         loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
@@ -970,14 +972,20 @@ class Memory:
             items = [SeqIf(f"{g} == {q}", [mv(q)], items)]
         return items
 
-    def chunks_per_row(self, k) -> str:
-        """The chunks a gather or scatter of buffer k reads of each row (a sequencer expression):
-        all of them, but a per-L2B __local row's that its blocks fill (abi.local_rows)."""
+    def chunks_in(self, k, t: str) -> str:
+        """The chunks a gather or scatter of buffer k reads of its stripe t (a sequencer expression):
+        those that start inside the buffer (a small buffer's passes are few), at most a stripe's;
+        a per-L2B __local row's that its blocks fill (abi.local_rows)."""
         em = self.em
+        full = em.lay.stripe // em.CH
         if k == LOCAL and em.local_l2b:
             em.uses["local_chunks"] = True
             return reg(LOCAL_CHUNKS)
-        return str(em.lay.stripe // em.CH)
+        if not isinstance(k, int):
+            return str(full)
+        em.uses.setdefault("sizes", set()).add(k)
+        n = f"({reg(nbytes(k))} - {8 * em.lay.stripe} * ({t}) + {8 * em.CH - 1}) / {8 * em.CH}"
+        return f"({n} if {n} < {full} else {full})"
 
     def local_row(self, h: int, r: str) -> str:
         """DRAM address (a sequencer expression) of stripe row r of L2B h's __local blocks, in

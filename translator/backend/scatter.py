@@ -231,7 +231,7 @@ class Scatter:
             self.sum_into(lambda lc, t: em.memory.by_group(
                 g, lambda q: MV(f"mvriiadd/n{CH}i{t} $lc{lc} $d0@{q}", at, em.line)))
         em.alu("iadd", cb, em.c32(n_words), dst=cb)
-        chunks = SeqLoop(c, "0", em.memory.chunks_per_row(k), em.items)
+        chunks = SeqLoop(c, "0", em.memory.chunks_in(k, f"{r} * {G}" if own else f"{r} * {G} + {g}"), em.items)
         em.items = outer
         em.items.append(SeqLoop(r, "0", reg(rows(k)), [chunks if own else SeqLoop(g, "0", str(G), [chunks])]))
 
