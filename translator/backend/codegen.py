@@ -246,6 +246,8 @@ class Codegen:
 
     def inst(self, i: Inst, p: VReg):
         em = self.em
+        if em.gathers and self.may_use_gathers(i):
+            em.memory.flush_gathers()
         if em.batch and self.may_see_stores(i):
             em.scatter.flush_scatters()
         if i.op in WAVE_INVARIANT_OPS and self.wave_invariant(i):
@@ -257,6 +259,14 @@ class Codegen:
                 em.items = outer
         else:
             self.inst_here(i, p)
+
+    GATHER_NEUTRAL = {"getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor",
+                      "sext", "zext", "trunc", "icmp", "select", "load"}
+
+    def may_use_gathers(self, i: Inst) -> bool:
+        """Whether i may read what the waiting gathers load or change what they read (so their pass
+        goes first): anything but integer arithmetic and loads that do not use their values."""
+        return i.op not in self.GATHER_NEUTRAL or any(o in self.em.pending for o in i.ops)
 
     def may_see_stores(self, i: Inst) -> bool:
         """Whether what i reads or does may depend on the batched stores (so they go first): a

@@ -341,10 +341,15 @@ class Control:
                 continue
             em.line = i.line or em.line
             em.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
+            em.deferred = False
             em.codegen.inst(i, p)
+            if em.deferred:               # its value comes from a gather still waiting for its pass
+                em.pending.add(i)
             if i in em.escapes:
+                em.memory.flush_gathers()
                 ctx = em.loop_stack[-1]
                 self.capture(em.escapes[i], em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i]), p)
+        em.memory.flush_gathers()
         em.scatter.flush_scatters()
         em.bounds.flush_checks()
         t = b.insts[-1]

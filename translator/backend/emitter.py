@@ -60,6 +60,9 @@ class Emitter:
         self.oob_high = None              # the high word of a 64-bit index or offset out of bounds
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
         self.batch = None                 # (buffer, stores, items, claims) scattered stores not yet emitted (scatter)
+        self.gathers = None               # (buffer, loads, items) gathers whose pass is not yet emitted (Memory.gather)
+        self.pending = set()              # the IR instructions whose values those gathers give (control.py)
+        self.deferred = False             # the last gather waits (Memory.gather's defer)
         self.elem_of = {}                 # a vector access's element pointer -> (its IR pointer, byte offset)
         self.colliding = set()            # buffers with a store two lanes may make to one element (may_collide)
         self.batched = False              # a batch of more than one store was emitted

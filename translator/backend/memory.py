@@ -21,7 +21,7 @@ from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
 
-
+GATHER_BATCH = 8        # loads one gather pass serves at most (each keeps 3 or 4 registers live until it)
 
 
 def dram_clamped(a: str, hi: int) -> str:
@@ -289,7 +289,7 @@ class Memory:
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
             return self.narrow_load(ptr, ty, p)
         if b[0] == "global":
-            return self.gather(b[1], ptr, ty, p)
+            return self.gather(b[1], ptr, ty, p, defer=True)
         if b[0] == "param":
             size = type_size(ty)
             aff = flat.gid_affine
@@ -313,9 +313,9 @@ class Memory:
                     return two
             access = em.accesses.get(i)
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
-                or self.gather(b[1], ptr, ty, p)
+                or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
-            return self.gather("L", ptr, ty, p)
+            return self.gather("L", ptr, ty, p, defer=True)
         if b == ("priv",):
             return self.private_access(ptr, ty)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", em.line)
@@ -919,9 +919,12 @@ class Memory:
             f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so all of "
             f"the buffer passes through every PE{loop} (docs/architecture.md, data movement)")
 
-    def gather(self, k, ptr: Val, ty: str, p: VReg) -> Val:
+    def gather(self, k, ptr: Val, ty: str, p: VReg, defer: bool = False) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0
-        (or, resident, is there: resident_read)."""
+        (or, resident, is there: resident_read).  A load's pass may wait (`defer`, em.gathers) so
+        that the loads of k that follow, before anything reads one of them or may store
+        (Codegen.may_use_gathers), share it: one chunk stream, each lane reading each of its
+        elements from it."""
         em = self.em
         self.note_access(k, "gather")
         size = type_size(ty)
@@ -931,17 +934,37 @@ class Memory:
         if k in em.resident:
             return em.resident_buffers.resident_read(k, ptr, ty)
         self.remark(k, "gathered")
+        if em.gathers and (em.gathers[0] != k or len(em.gathers[1]) >= min(em.scatter_batch, GATHER_BATCH)):
+            self.flush_gathers()
         self.settle_stores(whole_buffer=True)
+        rel, acc = self.word_index(ptr, size)
+        out = acc if size == 8 else [em.new("ld")]
+        if not em.gathers:
+            em.gathers = (k, [], em.items)
+        em.gathers[1].append((rel, ty, acc, out))
+        em.deferred = defer
+        if not defer:
+            self.flush_gathers()
+        return Val(em.values.kind_of(ty), tuple(out))
+
+    def flush_gathers(self):
+        """Emit the waiting gathers' pass (gather): before anything that may read what they load."""
+        em = self.em
+        if not em.gathers:
+            return
+        (k, entries, items), em.gathers = em.gathers, None
+        em.pending = set()
+        assert items is em.items, "a batch of gathers must end where it began"
         lay = em.lay
         S, G, CH = lay.stripe, lay.groups, em.CH
         glc, _ = self.gather_area()
         em.uses.setdefault("bases", set()).add(k)
         em.uses.setdefault("rows", set()).add(k)
-        rel, acc = self.word_index(ptr, size)
         outer, em.items = em.items, []
         self.chunk_to_lm0()
-        self.read_chunk(rel, size, 0, acc)
-        em.alu("isub", rel, em.c32(2 * CH), dst=rel)
+        for rel, ty, acc, _ in entries:
+            self.read_chunk(rel, type_size(ty), 0, acc)
+            em.alu("isub", rel, em.c32(2 * CH), dst=rel)
         body = em.items
         em.items = []
         r, c = em.seq_reg("r"), em.seq_reg("c")
@@ -962,7 +985,8 @@ class Memory:
         loop = SeqLoop(r, "0", reg(rows(k)), em.items)
         em.items = outer
         em.items.append(loop)
-        return self.lane_value(acc, ty)
+        for _, ty, acc, out in entries:
+            self.lane_value(acc, ty, out[0])
 
     def by_group(self, g: str, mv) -> list:
         """The MV mv(q) for the group q that sequencer register g holds (an MV names its group in its
@@ -1031,13 +1055,13 @@ class Memory:
                 em.op(f"lpassa $lmt{at} {{d0}}/{{k0}}", "alu", (acc[part],), (acc[part],), msrc=(inr,),
                       partial=True, mem=lm + TR)
 
-    def lane_value(self, acc, ty) -> Val:
-        """read_chunk's accumulators as the loaded value."""
+    def lane_value(self, acc, ty, dst: VReg = None) -> Val:
+        """read_chunk's accumulators as the loaded value (a 32-bit one into dst if given)."""
         em = self.em
         if type_size(ty) == 4:
             hi = em.alu("land", acc[0], em.const64(0xFFFFFFFF00000000))
             lo = em.alu("land", acc[1], em.const64(0xFFFFFFFF))
-            return Val(em.values.kind_of(ty), (em.alu("lor", hi, lo),))
+            return Val(em.values.kind_of(ty), (em.alu("lor", hi, lo, dst=dst),))
         return Val(em.values.kind_of(ty), tuple(acc))
 
     # resident buffers ----------------------------------------------------------------------------
