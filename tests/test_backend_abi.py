@@ -120,15 +120,16 @@ def test_a_build_the_launch_needs_raises_its_compile_error():
 
 def test_a_1d_build_streams_one_l2bs_local_blocks():
     """local_rows: a "1d" build's L2Bs each stream the rows of their own work-groups' __local blocks
-    (l2b_items / local size of them), and each group's DRAM holds its L2Bs' rows one after the
-    other; an "nd" build streams the wave's blocks."""
-    n = LAY.l2b_items
+    (l2b_items / local size of them, fewer in a launch shorter than an L2B's run), and each
+    group's DRAM holds its L2Bs' rows one after the other; an "nd" build streams the wave's blocks."""
+    n, W = LAY.l2b_items, LAY.wave
     assert abi.local_per_l2b("1d", LAY) and not abi.local_per_l2b("nd", LAY)
     per_row = 8 * LAY.stripe                        # bytes: 8 chunks of 4 KiB
-    assert abi.local_rows(LAY, "1d", per_row // (n // 64), 64, LAY.wave // 64) == (1, 8, LAY.l2b)
-    assert abi.local_rows(LAY, "1d", per_row // (n // 64) + 16, 64, LAY.wave // 64) == (2, 8, 2 * LAY.l2b)
-    assert abi.local_rows(LAY, "1d", 3 * 4096 // (n // 64), 64, LAY.wave // 64) == (1, 3, LAY.l2b)
-    assert abi.local_rows(LAY, "nd", 1024, 64, 8) == (LAY.rows(8192), 8, LAY.rows(8192))
+    assert abi.local_rows(LAY, "1d", per_row // (n // 64), 64, W // 64, W) == (1, 8, LAY.l2b)
+    assert abi.local_rows(LAY, "1d", per_row // (n // 64) + 16, 64, W // 64, W) == (2, 8, 2 * LAY.l2b)
+    assert abi.local_rows(LAY, "1d", 3 * 4096 // (n // 64), 64, W // 64, 4 * W) == (1, 3, LAY.l2b)
+    assert abi.local_rows(LAY, "1d", 4096, 64, W // 64, 128) == (1, 2, LAY.l2b)     # two groups
+    assert abi.local_rows(LAY, "nd", 1024, 64, 8, 512) == (LAY.rows(8192), 8, LAY.rows(8192))
 
 
 def test_the_plan_of_a_launch():

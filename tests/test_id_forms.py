@@ -86,13 +86,16 @@ def test_local_stores_that_meet_in_a_2d_group_still_leave_one_value(tiny_env):
 
 
 def test_local_stores_by_local_id_in_a_1d_group_skip_the_claims(tiny_env):
-    """The same kernel in 1-D groups: no two lanes meet, and it costs what it costs without the
-    claim code at all (a 2-D group of the same size, where they must claim, costs more)."""
+    """The same kernel in 1-D groups: no two lanes meet, and it costs less than the same launch
+    storing through an index the compiler cannot prove one-to-one ((5 x) % 16, which is), whose
+    stores must claim."""
     ctx, q = tiny_env
     flat, ev1 = run(ctx, q, LOCAL_BY_X, (64,), (16,), np.zeros(64, np.int32))
     np.testing.assert_array_equal(flat, np.tile(np.arange(16), 4))
-    _, ev2 = run(ctx, q, LOCAL_BY_X, (16, 4), (16, 4), np.zeros(64, np.int32))
-    assert ev1.stats.cycles < 0.8 * ev2.stats.cycles, (ev1.stats.cycles, ev2.stats.cycles)
+    claiming = LOCAL_BY_X.replace("t[x] = 100", "t[(x * 5) % 16] = 100").replace("= t[x];", "= t[(x * 5) % 16];")
+    flat2, ev2 = run(ctx, q, claiming, (64,), (16,), np.zeros(64, np.int32))
+    np.testing.assert_array_equal(flat2, flat)
+    assert ev1.stats.cycles < 0.9 * ev2.stats.cycles, (ev1.stats.cycles, ev2.stats.cycles)
 
 
 ROWS = """__kernel void k(__global int *o, int pitch) {

@@ -176,14 +176,15 @@ def chunk_longs(lay) -> int:
     return min(lay.stripe, 512)
 
 
-def local_rows(lay, mode: str, lbytes: int, ls0: int, groups: int) -> tuple:
+def local_rows(lay, mode: str, lbytes: int, ls: int, groups: int, items: int) -> tuple:
     """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), the chunks it reads of
-    each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM): when local_per_l2b, the rows of
-    one L2B's blocks, no more chunks than they fill, the group's L2Bs' rows one after the other;
-    else the wave's `groups` blocks, striped like a buffer, every chunk."""
+    each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM), for work-groups of ls work-items
+    in a launch of `items`: when local_per_l2b, the rows of one L2B's blocks (of as many groups
+    as the first L2B holds), no more chunks than they fill, the group's L2Bs' rows one after the
+    other; else the wave's `groups` blocks, striped like a buffer, every chunk."""
     per_row = lay.stripe // chunk_longs(lay)
     if local_per_l2b(mode, lay):
-        chunks = max(1, -(-(lay.l2b_items // ls0) * lbytes // (8 * chunk_longs(lay))))
+        chunks = max(1, -(-(min(lay.l2b_items, items) // ls) * lbytes // (8 * chunk_longs(lay))))
         n = -(-chunks // per_row)
         return n, min(chunks, per_row), n * lay.l2b
     n = lay.rows(lbytes * groups)
@@ -469,7 +470,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                 at = wide_arg_slots(kernel.params)[i]
                 blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
-    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz) if base(LOCAL) in kb.args else (0, 0, 0)
+    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]
     pitches = [(k, evaluate(pitch, seq)) for k, pitch in kb.row_copies]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
