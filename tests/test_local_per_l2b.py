@@ -82,3 +82,29 @@ def test_an_l2b_streams_only_its_own_blocks():
         local = [blocks[b] for b in re.findall(r"\.call (\w+) d=%bL", asm)]
         assert local and all(mv.startswith("mvp/") for mv in local), local
         assert {re.search(r"@\.(\d)", mv)[1] for mv in local} == {"0", "1"}
+
+
+GATHERS = """
+__kernel void two(__global const int *a, __global const int *idx, __global int *o)
+{
+    int i = get_global_id(0);
+    int j = idx[i];
+    o[i] = a[j] - a[(j * 7) & 1023];
+}
+"""
+
+
+def test_loads_of_one_buffer_share_a_gather_pass(tiny_env):
+    """Two loads of `a` through data-given indices, nothing between them that reads either or
+    stores: one chunk stream serves both (one MV per stripe row of `a`, not two)."""
+    from emulator.machine import load_machine
+    import translator
+    from translator.backend import compile_kernel
+    asm = compile_kernel(translator.compile_opencl(GATHERS, spmd=True), "two", load_machine("tiny"), "1d").asm
+    assert len(re.findall(r"\.call mv\d+ d=%b0\b", asm)) == 2       # (the wave loop has two copies)
+    ctx, q = tiny_env
+    rng = np.random.default_rng(5)
+    a, idx = rng.integers(-99, 99, 1024).astype(np.int32), rng.integers(0, 1024, 512).astype(np.int32)
+    ob = buf(ctx, np.zeros(512, np.int32))
+    cl.Program(ctx, GATHERS).build().two(q, (512,), None, buf(ctx, a), buf(ctx, idx), ob).wait()
+    np.testing.assert_array_equal(read(q, ob, idx), a[idx] - a[(idx * 7) & 1023])

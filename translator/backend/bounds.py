@@ -139,7 +139,8 @@ class Bounds:
                 bits = lambda v: struct.unpack("<Q", struct.pack("<d", v))[0]
                 r = em.ints.div_exact(r, em.const64(bits(1 / n)), em.const64(bits(1 / (2 * n))))
             if here:
-                em.items = outer + em.items
+                outer += em.items             # (in place: a batch of gathers holds the list)
+                em.items = outer
                 return r
             counts[(k, add, n)] = r
             em.prologue += em.items

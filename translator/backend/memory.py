@@ -349,6 +349,7 @@ class Memory:
             em.codegen.inst(fake, q)
             out.append(em.vals.get(fake))
         if i.op != "store":
+            self.flush_gathers()          # (the select reads both loads now)
             return em.values.select(c, out[0], out[1])
 
     def store(self, i: Inst, p: VReg):
@@ -934,7 +935,8 @@ class Memory:
         if k in em.resident:
             return em.resident_buffers.resident_read(k, ptr, ty)
         self.remark(k, "gathered")
-        if em.gathers and (em.gathers[0] != k or len(em.gathers[1]) >= min(em.scatter_batch, GATHER_BATCH)):
+        if em.gathers and (em.gathers[0] != k or em.gathers[2] is not em.items
+                           or len(em.gathers[1]) >= min(em.scatter_batch, GATHER_BATCH)):
             self.flush_gathers()
         self.settle_stores(whole_buffer=True)
         rel, acc = self.word_index(ptr, size)
@@ -954,7 +956,7 @@ class Memory:
             return
         (k, entries, items), em.gathers = em.gathers, None
         em.pending = set()
-        assert items is em.items, "a batch of gathers must end where it began"
+        here, em.items = em.items, items     # (at the end of the list the loads went to)
         lay = em.lay
         S, G, CH = lay.stripe, lay.groups, em.CH
         glc, _ = self.gather_area()
@@ -987,6 +989,7 @@ class Memory:
         em.items.append(loop)
         for _, ty, acc, out in entries:
             self.lane_value(acc, ty, out[0])
+        em.items = here
 
     def by_group(self, g: str, mv) -> list:
         """The MV mv(q) for the group q that sequencer register g holds (an MV names its group in its

@@ -49,7 +49,8 @@ class Resident:
             em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", reg(base(k)), em.line))
             em.op(f"wait i{tg}", "wait")
             em.memory.chunk_to_lm0(em.lm_top)
-        em.items = outer + em.items
+        outer += em.items                     # (in place: a batch of gathers holds the list)
+        em.items = outer
 
     def resident_read(self, k, ptr: Val, ty: str) -> Val:
         """A load from buffer k's resident copy: T-indirect, or at an offset the sequencer adds
