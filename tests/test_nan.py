@@ -581,3 +581,28 @@ def test_zero_sum_from_a_start_that_is_not_minus_zero_needs_no_exact_run():
     same_bits(y, sequential(zeros, mixed))
     assert np.signbit(y[5]) and not np.signbit(y[6])
     assert ev.stats.cycles > cycles[0]
+
+
+def test_products_by_one_and_minus_one_are_exact_sign_flips(tiny_env):
+    """`x * (float2)(1, -1)` (LLVM keeps a vector product by a constant): x and -x bit for bit,
+    zeros' signs and subnormals included, NaN still NaN; no MAU product and so no settle of it."""
+    import translator
+    from emulator.machine import load_machine
+    from translator.backend import compile_kernel
+    src = """__kernel void k(__global const float2 *a, __global float2 *o) {
+        o[get_global_id(0)] = a[get_global_id(0)] * (float2)(1.0f, -1.0f);
+    }"""
+    asm = compile_kernel(translator.compile_opencl(src, spmd=True), "k", load_machine("tiny"), "1d").asm
+    assert "fvmul" not in asm
+    ctx, q = tiny_env
+    a = np.tile(np.array([0.0, -0.0, 1.5, np.inf, -np.inf, 3e-39, np.nan, -2.0], np.float32), 64)
+    mf = cl.mem_flags
+    ab = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    ob = cl.Buffer(ctx, mf.READ_WRITE, a.nbytes)
+    cl.Program(ctx, src).build().k(q, (a.size // 2,), None, ab, ob).wait()
+    o = np.empty_like(a)
+    cl.enqueue_copy(q, o, ob)
+    want = (a.reshape(-1, 2) * np.array([1, -1], np.float32)).reshape(-1)
+    num = ~np.isnan(want)
+    np.testing.assert_array_equal(o[num].view(np.uint32), want[num].view(np.uint32))
+    assert np.isnan(o[~num]).all()

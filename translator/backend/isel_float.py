@@ -3,7 +3,7 @@ division and sqrt by Newton sequences, compares with IEEE NaNs, and the conversi
 integer and float kinds."""
 from __future__ import annotations
 
-from .irread import Inst
+from .irread import Const, Inst
 from .ops import VReg
 from .emitter import CodegenError
 from .values import I32, KINDS, SMALL, U32, Val, within
@@ -90,11 +90,14 @@ class FloatSelection:
         if i.type not in ("float", "double"):
             raise CodegenError(f"floating-point type {i.type} is not supported on the emulator device", em.line)
         chain = op != "fdiv"              # a division's operands are settled (nans.py)
+        if op == "fmul":                  # x * 1 and x * -1 are exact: x and -x, not lazy MAU products
+            for x, c in ((i.ops[0], i.ops[1]), (i.ops[1], i.ops[0])):
+                if isinstance(c, Const) and isinstance(c.value, float) and c.value in (1.0, -1.0):
+                    v = em.values.raw(x)
+                    return v if c.value == 1.0 else self.negate(i, v, wide)
         a = em.values.raw(i.ops[0]) if chain else em.values.val(i.ops[0])
         if op == "fneg":
-            sign = em.const64(1 << 63) if wide else em.c32(0x80000000)
-            v = Val(a.kind, tuple(em.alu("lxor", r, sign) for r in a.regs))
-            return em.nans.lazy_result(i, v, ("neg", a)) if a.lazy else v
+            return self.negate(i, a, wide)
         b = em.values.raw(i.ops[1]) if chain else em.values.val(i.ops[1])
         v = self.float_arith(op, wide, a, b)
         if op == "fdiv":                  # exact: its special values are fixed at once
@@ -102,6 +105,13 @@ class FloatSelection:
                 v.regs = tuple(em.nans.division_specials(q, x, y, wide) for q, x, y in zip(v.regs, a.regs, b.regs))
             return v
         return em.nans.lazy_result(i, v, ({"fadd": "add", "fsub": "sub", "fmul": "mul"}[op], a, b))
+
+    def negate(self, i: Inst, a: Val, wide: bool) -> Val:
+        """-a by its sign bit (exact; lazy when a is: nans.py)."""
+        em = self.em
+        sign = em.const64(1 << 63) if wide else em.c32(0x80000000)
+        v = Val(a.kind, tuple(em.alu("lxor", r, sign) for r in a.regs))
+        return em.nans.lazy_result(i, v, ("neg", a)) if a.lazy else v
 
     def float_arith(self, op, wide, a: Val, b: Val) -> Val:
         em = self.em
