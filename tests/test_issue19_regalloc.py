@@ -207,9 +207,10 @@ def test_fft_matches_numpy(tiny_env):
 
 
 def test_fft_builds_within_time():
-    """The backend's CPU time for one FFT kernel on the full machine (2.7-4.6 s measured on a
-    shared 2-core machine, 4.7-6.9 s before the scheduler, allocator and seq_expr fixes): the
-    bound is about 3 times the measured time, so it catches a pass going quadratic again."""
+    """The backend's CPU time for one FFT kernel on the full machine (2.0-2.6 s measured on a
+    shared 2-core machine with __local memory per L2B and batched gathers, 2.7-4.6 s before, 4.7-6.9 s
+    before the scheduler, allocator and seq_expr fixes): the bound is about 3 times the measured
+    time, so it catches a pass going quadratic again."""
     import time
 
     import translator
@@ -218,4 +219,4 @@ def test_fft_builds_within_time():
     module = translator.compile_opencl(FFT, spmd=True)
     t = time.process_time()
     compile_kernel(module, "fft_forward", load_machine("mncore2"), "1d")
-    assert time.process_time() - t < 12.0
+    assert time.process_time() - t < 8.0
