@@ -71,7 +71,8 @@ def test_colliding_stores_leave_one_value_per_element(program, ls):
 
 def test_an_l2b_streams_only_its_own_blocks():
     """On mncore2 a "1d" build moves __local rows to each L2B with its own mvp (L2Bs 0 and 1 of
-    every group), never broadcasting the wave's blocks to every L2B (mvb)."""
+    every group), never broadcasting the wave's blocks to every L2B (mvb); a gather's row MV is as
+    long as the chunks the launch's blocks fill (1, 2, 4 or 8 of 512 long words)."""
     from emulator.machine import load_machine
     import translator
     from translator.backend import compile_kernel
@@ -82,6 +83,7 @@ def test_an_l2b_streams_only_its_own_blocks():
         local = [blocks[b] for b in re.findall(r"\.call (\w+) d=%bL", asm)]
         assert local and all(mv.startswith("mvp/") for mv in local), local
         assert {re.search(r"@\.(\d)", mv)[1] for mv in local} == {"0", "1"}
+        assert {"mvp/n1024", "mvp/n2048", "mvp/n4096"} <= {mv.split("i")[0] for mv in local}
 
 
 GATHERS = """

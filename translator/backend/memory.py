@@ -972,7 +972,8 @@ class Memory:
         r, c = em.seq_reg("r"), em.seq_reg("c")
         tg = em.tag()
         if k == LOCAL and em.local_l2b:     # each L2B its own work-groups' blocks (abi.local_per_l2b)
-            rounds = [[MV(f"mvp/n{S}i{tg} $d0 $lc{glc}@.{h}", self.local_row(h, r), em.line) for h in range(lay.l2b)]]
+            rounds = [self.by_chunks(S // CH, lambda n: [MV(f"mvp/n{n * CH}i{tg} $d0 $lc{glc}@.{h}",
+                                                            self.local_row(h, r), em.line) for h in range(lay.l2b)])]
         elif self.is_replicated(k):         # stripe rG + g of the whole copy in group 0
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{reg(base(k))}+({r}*{G}+{g})*{S}", em.line)]
                       for g in range(G)]
@@ -997,6 +998,16 @@ class Memory:
         items = [mv(self.em.lay.groups - 1)]
         for q in range(self.em.lay.groups - 2, -1, -1):
             items = [SeqIf(f"{g} == {q}", [mv(q)], items)]
+        return items
+
+    def by_chunks(self, most: int, mvs) -> list:
+        """mvs(n) for the least power of two n of chunks (up to `most`) that covers the chunks a
+        per-L2B __local row holds (LOCAL_CHUNKS): an MV names its size in its text, so a chain of
+        sequencer branches picks it."""
+        sizes = [1 << j for j in range(most.bit_length()) if 1 << j < most]
+        items = mvs(most)
+        for n in reversed(sizes):
+            items = [SeqIf(f"{reg(LOCAL_CHUNKS)} <= {n}", mvs(n), items)]
         return items
 
     def chunks_in(self, k, t: str) -> str:
