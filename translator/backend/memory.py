@@ -956,13 +956,13 @@ class Memory:
             return
         (k, entries, items), em.gathers = em.gathers, None
         em.pending = set()
-        here, em.items = em.items, items     # (at the end of the list the loads went to)
+        here = em.items
         lay = em.lay
         S, G, CH = lay.stripe, lay.groups, em.CH
         glc, _ = self.gather_area()
         em.uses.setdefault("bases", set()).add(k)
         em.uses.setdefault("rows", set()).add(k)
-        outer, em.items = em.items, []
+        em.items = []
         self.chunk_to_lm0()
         for rel, ty, acc, _ in entries:
             self.read_chunk(rel, type_size(ty), 0, acc)
@@ -986,7 +986,7 @@ class Memory:
             em.items.append(SeqLoop(c, "0", n, [Call(body, {"lc": f"{c}*{CH}"})]))
             em.items = outer_round + (em.items if n.isdigit() or n.startswith("%") else [SeqIf(f"{n} > 0", em.items)])
         loop = SeqLoop(r, "0", reg(rows(k)), em.items)
-        em.items = outer
+        em.items = items                     # (the pass goes at the end of the list the loads went to)
         em.items.append(loop)
         for _, ty, acc, out in entries:
             self.lane_value(acc, ty, out[0])
