@@ -1,6 +1,9 @@
-"""Launching a kernel on the emulator device with numpy arrays as its buffers, for the tests of
-the transfer plans (test_column_plan.py, test_row_plan.py)."""
+"""Launching a kernel on the emulator device with numpy arrays as its buffers, and mncl-cc's --stats
+report, for the tests of the transfer plans (test_column_plan.py, test_row_plan.py, ...)."""
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 
@@ -41,3 +44,13 @@ def read(q, b, like):
     cl.enqueue_copy(q, out, b)
     q.finish()
     return out
+
+
+def mncc_stats(path, src: str, *options) -> str:
+    """`mncl-cc --stats` (with `options`) on the kernel source src, written to the file `path`:
+    its report (stderr), after checking that the build succeeded."""
+    path.write_text(src)
+    r = subprocess.run([sys.executable, "-m", "translator.cli", *options, "--stats", "-o",
+                        str(path.with_suffix(".mnb")), str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stderr

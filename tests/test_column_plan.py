@@ -11,13 +11,10 @@ DRAM bytes of a narrow launch, both bounds that today's main missed (779 cycles 
 compulsory bytes), and `mncl-cc --stats` naming the plan."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
-from emulator_harness import device_env, launch
+from emulator_harness import device_env, launch, mncc_stats
 from translator.backend import colplan
 
 GEMV_T = r"""
@@ -153,11 +150,9 @@ def test_narrow_launch_moves_its_own_share(mncore2):
 
 def test_stats_name_the_plan(tmp_path):
     src = tmp_path / "gemv_t.cl"
-    src.write_text(GEMV_T)
-    r = subprocess.run([sys.executable, "-m", "translator.cli", "--stats", "-o", "/dev/null", str(src)],
-                       capture_output=True, text=True, check=True)
+    err = mncc_stats(src, GEMV_T)
     assert f"{src}:8: load Wt (global, 4 B): column in the loop at line 8; column: double-buffered shifted load" \
-        in r.stderr, r.stderr
+        in err, err
 
 
 SAXPY = r"""

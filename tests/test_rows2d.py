@@ -2,8 +2,6 @@
 row-major accesses take the 1-D contiguous and shifted paths; checked against numpy, with the
 variant each launch took, the fallback to "nd" where a pitch is not the row, partial waves and the
 out-of-bounds report."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,7 +9,7 @@ import pytest
 import mncl as cl
 from translator.backend import abi
 
-from emulator_harness import buf, read
+from emulator_harness import buf, mncc_stats, read
 
 JACOBI = """
 __kernel void jacobi_step(__global const float *A, __global float *B, int n)
@@ -306,23 +304,16 @@ def test_jacobi_2d_on_mncore2(modes):
 
 
 def test_mncl_cc_prints_the_plan_of_a_rows_build(tmp_path):
-    src = tmp_path / "jacobi.cl"
-    src.write_text(JACOBI)
-    r = subprocess.run([sys.executable, "-m", "translator.cli", "--machine", "tiny", "--mode", "rows", "--stats",
-                        "-o", str(tmp_path / "j.mnb"), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "kernel 'jacobi_step' (rows): memory accesses" in r.stderr
+    err = mncc_stats(tmp_path / "jacobi.cl", JACOBI, "--machine", "tiny", "--mode", "rows")
+    assert "kernel 'jacobi_step' (rows): memory accesses" in err
     assert "store B (global, 4 B): unit; contiguous store (row-major: pitch the parameter 'n' == " \
-           "global size 0)" in r.stderr
+           "global size 0)" in err
     assert "sliding window of the wave's rows and halo, one DRAM read per wave (windowplan.py) (row-major" \
-        in r.stderr                  # (the window plan: tests/test_window_plan.py)
-    assert "gather" not in r.stderr
-    src.write_text(ROW0)
-    r = subprocess.run([sys.executable, "-m", "translator.cli", "--machine", "tiny", "--mode", "rows", "--stats",
-                        "-o", str(tmp_path / "e.mnb"), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert ":8: store ey (global, 4 B): unit; contiguous store (row-major: pitch none: row 0 only)" in r.stderr
-    assert ":19: store o (global, 4 B): unit; contiguous" not in r.stderr
+        in err                       # (the window plan: tests/test_window_plan.py)
+    assert "gather" not in err
+    err = mncc_stats(tmp_path / "row0.cl", ROW0, "--machine", "tiny", "--mode", "rows")
+    assert ":8: store ey (global, 4 B): unit; contiguous store (row-major: pitch none: row 0 only)" in err
+    assert ":19: store o (global, 4 B): unit; contiguous" not in err
 
 
 @pytest.mark.parametrize("gs,off,barrier,n,pitches,modes_built,want", [

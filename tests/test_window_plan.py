@@ -3,8 +3,6 @@ from one window of the wave's rows and halo per wave and L2B, read from DRAM onc
 Checked against numpy on ragged sizes with partial last waves, constant and pitch-dependent offsets,
 a launch whose halo exceeds the window's area (the old per-shift path), the out-of-bounds report,
 and the DRAM bytes against the compulsory ones on mncore2.  The device runs strict."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,7 +10,7 @@ import pytest
 import mncl as cl
 import translator
 from emulator.machine import load_machine
-from emulator_harness import buf, device_env, launch, read
+from emulator_harness import buf, device_env, launch, mncc_stats, read
 from test_rows2d import CONV
 from translator.backend import compile_kernel
 
@@ -136,13 +134,9 @@ def test_the_plan_is_named_and_single_shifts_keep_theirs():
 
 
 def test_mncl_cc_stats_names_the_window(tmp_path):
-    src = tmp_path / "conv.cl"
-    src.write_text(CONV)
-    r = subprocess.run([sys.executable, "-m", "translator.cli", "--machine", "tiny", "--mode", "rows", "--stats",
-                        "-o", str(tmp_path / "c.mnb"), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    err = mncc_stats(tmp_path / "conv.cl", CONV, "--machine", "tiny", "--mode", "rows")
     assert "load A (global, 4 B): neighbourhood; sliding window of the wave's rows and halo, one DRAM read " \
-           "per wave (windowplan.py) (row-major: pitch the parameter 'nj' == global size 0)" in r.stderr
+           "per wave (windowplan.py) (row-major: pitch the parameter 'nj' == global size 0)" in err
 
 
 def test_convolution_reads_its_input_once_per_wave_on_mncore2(modes):
