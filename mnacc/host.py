@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from pycparser.c_generator import CGenerator
+from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
 
 from .loops import Analysis, Loop
 from .source import MnaccError

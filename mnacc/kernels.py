@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from pycparser import c_ast
-from pycparser.c_generator import CGenerator
+from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
 
 from .ctype import ARITH, CType, combine, identity, normalise
 from .loops import GCC_BUILTINS, INT_MATH, MATH, Loop

@@ -80,6 +80,7 @@ class Loop:
     funcs: list = field(default_factory=list)      # user functions the loop calls (FuncDefs)
     warnings: list = field(default_factory=list)
     has_continue: bool = False
+    auto_collapsed: int = 0     # inner loops made parallel because their iterations are independent
 
     @property
     def name(self) -> str:
@@ -161,7 +162,8 @@ def _directive(prog, node, errors):
 
 def _walk_function(prog, fd, globals_, typedefs, funcs, loops, errors):
     scope = dict(globals_)
-    params = fd.decl.type.args.params if isinstance(fd.decl.type, c_ast.FuncDecl) and fd.decl.type.args else []
+    args = getattr(fd.decl.type, "args", None)      # FuncDecl, or pycparserext's FuncDeclExt
+    params = args.params if args else []
     for p in params:
         if isinstance(p, c_ast.Decl) and p.name:
             scope[p.name] = ("param", p)
@@ -268,11 +270,66 @@ def _loop(prog, d, pnode, node, fd, scope, typedefs, funcs) -> Loop:
                                       f"loopcounter names '{nm}' but no loop over '{nm}' is inside the loop over "
                                       f"'{counters[0].name}'"))
             streamed.append(nm)
+    _check_control(prog, Loop(0, d, pnode, node, fd, counters, streamed, {}, counters[-1].node.stmt),
+                   counters[-1].node.stmt)
+    auto = _independent_levels(prog, counters, scope, typedefs)
     body = counters[-1].node.stmt
-    loop = Loop(0, d, pnode, node, fd, counters, streamed, {}, body)
+    loop = Loop(0, d, pnode, node, fd, counters, streamed, {}, body, auto_collapsed=auto)
     _check_control(prog, loop, body)
     _classify(prog, loop, scope, typedefs, funcs)
     return loop
+
+
+def _independent_levels(prog, counters, scope, typedefs) -> int:
+    """Make parallel the loops nested perfectly inside the parallel ones whose iterations are
+    independent: rectangular bounds, a constant step, no break, no variable from outside written
+    but array elements whose subscripts use every counter, and every read of a written array
+    at the element written.  Such a loop's iterations touch disjoint elements and read nothing
+    another writes, so any order gives the sequential result.  Returns how many were added."""
+    added = 0
+    while len(counters) < 3:
+        outer = counters[-1].node
+        if isinstance(outer.stmt, c_ast.Compound) and any(isinstance(x, c_ast.Pragma) for x in outer.stmt.block_items or []):
+            break                                   # '#pragma acc loop seq' and the like: as written
+        inner = _only_loop(outer.stmt)
+        if inner is None:
+            break
+        try:
+            c = _counter(prog, inner, scope, typedefs, parallel=True)
+        except (_Fail, MnaccError):
+            break
+        names = {k.name for k in counters} | {c.name}
+        if (_ids(c.lo) | _ids(c.hi)) & names or not _disjoint(prog, inner.stmt, names):
+            break
+        counters.append(c)
+        added += 1
+    return added
+
+
+def _disjoint(prog, body, counters) -> bool:
+    local = {n.name for n in _walk(body) if isinstance(n, c_ast.Decl) and n.name}
+    local |= {_counter_name(f) for f in _walk(body) if isinstance(f, c_ast.For) and _has_counter(f)}
+    if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Goto, c_ast.Return, c_ast.Pragma)) for n in _walk(body)):
+        return False
+    try:
+        accs, _ = _accesses(prog, body, local)
+    except _Fail:
+        return False
+    from pycparserext.ext_c_generator import GnuCGenerator
+    gen = GnuCGenerator()
+    written: dict = {}
+    for a in accs:
+        if a.kind != "read" and a.name not in local:
+            if not a.subs or not counters <= set().union(*(_ids(x) for x in a.subs)):
+                return False
+            written.setdefault(a.name, set()).add(tuple(gen.visit(x) for x in a.subs))
+    for name, at in written.items():
+        if len(at) > 1:
+            return False
+        for a in accs:
+            if a.name == name and a.kind == "read" and tuple(gen.visit(x) for x in a.subs) not in at:
+                return False
+    return True
 
 
 def _only_loop(stmt):
@@ -741,7 +798,7 @@ def _check_array(prog, loop, var, accs, uses, par):
 
 
 def _extent(prog, var, accs, uses) -> str:
-    from pycparser.c_generator import CGenerator
+    from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
     name, ct = var.name, var.ctype
     for c, it in uses:
         if c.name in pragma.DATA_CLAUSES + ("result", "reduction") and it.subs and it.subs[0].kind != "index":
@@ -770,7 +827,7 @@ def _affine(n, counters):
 
 
 def _dependence(prog, loop, var, accs, par):
-    from pycparser.c_generator import CGenerator
+    from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
     gen = CGenerator()
     writes = [a for a in accs if a.kind != "read"]
     reads = [a for a in accs if a.kind == "read"]

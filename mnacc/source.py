@@ -126,13 +126,16 @@ def _split_top(text: str) -> list[str]:
     return out
 
 
-def strip_system(pre: str) -> tuple[str, list[str]]:
-    """Preprocessed text without the system headers' lines, and the typedef names those declared."""
+def strip_system(pre: str, path: str) -> tuple[str, list[str]]:
+    """Preprocessed text without the system headers' lines, and the typedef names those declared.
+
+    A system macro expanded in the user's file (NULL) is marked as system code too, but named
+    by the user's file: it stays."""
     keep, system, in_system = [], [], False
     for line in pre.split("\n"):
         m = _MARKER.match(line)
         if m:
-            in_system = "3" in m.group(3).split()
+            in_system = "3" in m.group(3).split() and m.group(2) != path
             keep.append(line)
             continue
         if in_system:
@@ -150,7 +153,7 @@ def load(path: str, defines=(), includes=()) -> Program:
     except OSError as e:
         raise MnaccError([Diagnostic("error", f"cannot read {path}: {e.strerror}", path, 0, 0)]) from None
     pre = preprocess(path, defines, includes)
-    body, names = strip_system(pre)
+    body, names = strip_system(pre, path)
     names = sorted(set(names))
     prelude = "".join(f"typedef {KNOWN_TYPEDEFS.get(n, 'int')} {n};\n" for n in names)
     sources = {path: text.split("\n")}
