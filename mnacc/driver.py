@@ -53,7 +53,8 @@ def compile_program(path: str, defines=(), includes=()) -> Compiled:
         c = loop.pragma_node.coord
         out.loops.append(LoopInfo(
             loop.index, f"{c.file or path}:{c.line}", loop.name, kernels.kernel_source(loop, analysis, path),
-            [dict(name=v.name, role=v.role, dtype=v.ctype.dtype.str, dims=v.ctype.dims, written=v.written, op=v.op)
+            [dict(name=v.name, role=v.role, dtype=v.ctype.dtype.str, dims=v.ctype.dims, written=v.written, op=v.op,
+                  snapshot=v.snapshot)
              for v in host.arg_order(loop)],
             [dict(name=k.name, dtype=k.ctype.dtype.str, start_arg=loops.const_int(k.lo) is None)
              for k in loop.counters],

@@ -36,9 +36,10 @@ def cl_name(name: str) -> str:
 class _Gen(CGenerator):
     """CGenerator that writes OpenCL C: #line per source line, C library calls and types mapped."""
 
-    def __init__(self, typedefs):
+    def __init__(self, typedefs, snapshot_reads=()):
         super().__init__(reduce_parentheses=True)
         self.typedefs = typedefs
+        self.snapshot_reads = snapshot_reads
 
     def _generate_stmt(self, n, add_indent=False):
         text = super()._generate_stmt(n, add_indent)
@@ -48,7 +49,7 @@ class _Gen(CGenerator):
         return f'#line {coord.line} "{coord.file}"\n' + text
 
     def visit_ID(self, n):
-        return cl_name(n.name)
+        return cl_name(n.name) + ("_in" if id(n) in self.snapshot_reads else "")
 
     def visit_Pragma(self, n):
         return f"/* #pragma {n.string} */"
@@ -115,21 +116,23 @@ def _decl(name: str, t: CType, space: str = "") -> str:
 
 def kernel_source(loop: Loop, analysis, path: str) -> str:
     """The MNCL C of one marked loop: its kernel and, with reductions, the combining kernel."""
-    gen = _Gen(analysis.typedefs)
+    gen = _Gen(analysis.typedefs, loop.snapshot_reads)
     d = loop.directive
     uses_double = False
     params, pre = [], []
     for v in loop.arrays():
         t = v.ctype
         uses_double |= t.base == "double"
-        const = "" if v.written else "const "
-        name = cl_name(v.name)
-        if len(t.dims) == 1:
-            params.append(f"__global {const}{t.cl} *{name}")
-        else:
-            rows = "".join(f"[{x}]" for x in t.dims[1:])
-            params.append(f"__global {const}{t.cl} *{name}_buf")
-            pre.append(f"__global {const}{t.cl} (*{name}){rows} = (__global {const}{t.cl} (*){rows}){name}_buf;")
+        views = [(cl_name(v.name), "" if v.written else "const ")]
+        if v.snapshot:                        # the copy its reads see (loops.py, Var.snapshot)
+            views.append((cl_name(v.name) + "_in", "const "))
+        for name, const in views:
+            if len(t.dims) == 1:
+                params.append(f"__global {const}{t.cl} *{name}")
+            else:
+                rows = "".join(f"[{x}]" for x in t.dims[1:])
+                params.append(f"__global {const}{t.cl} *{name}_buf")
+                pre.append(f"__global {const}{t.cl} (*{name}){rows} = (__global {const}{t.cl} (*){rows}){name}_buf;")
     for v in loop.by_value():
         uses_double |= v.ctype.base == "double"
         params.append(f"{v.ctype.cl} {cl_name(v.name)}")

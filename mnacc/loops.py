@@ -64,6 +64,7 @@ class Var:
     op: str = ""            # a reduction's operator
     extent: str = ""        # an array's size in bytes, as host C
     decl: object = None
+    snapshot: bool = False  # written, and read at other elements: reads see a copy from loop entry
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Loop:
     funcs: list = field(default_factory=list)      # user functions the loop calls (FuncDefs)
     warnings: list = field(default_factory=list)
     has_continue: bool = False
+    snapshot_reads: set = field(default_factory=set)   # id() of the IDs naming a snapshot array in a read
     auto_collapsed: int = 0     # inner loops made parallel because their iterations are independent
 
     @property
@@ -794,7 +796,16 @@ def _check_array(prog, loop, var, accs, uses, par):
                   f"(its subscripts do not use '{missing[0]}'); each iteration may only write its own elements"
                   + ("; reductions into shared array elements are not supported" if a.kind == "update" else ""))
     var.extent = _extent(prog, var, accs, uses)
-    _dependence(prog, loop, var, accs, par)
+    crossing = _dependence(prog, loop, var, accs, par)
+    if crossing:
+        # a read provably of another iteration's element goes to a copy taken at loop entry, so
+        # the result does not depend on the order the device runs the iterations in
+        var.snapshot = True
+        for a in crossing:
+            base = a.node
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            loop.snapshot_reads.add(id(base))
 
 
 def _extent(prog, var, accs, uses) -> str:
@@ -826,11 +837,15 @@ def _affine(n, counters):
     return None
 
 
-def _dependence(prog, loop, var, accs, par):
+def _dependence(prog, loop, var, accs, par) -> list:
+    """The reads of var that provably read an element another iteration writes (the same
+    subscripts but one, there 'c + k' against the write's 'c + k2', k != k2 for a parallel
+    counter c); the first is warned about."""
     from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
     gen = CGenerator()
     writes = [a for a in accs if a.kind != "read"]
     reads = [a for a in accs if a.kind == "read"]
+    crossing = []
     for w in writes:
         wt = [gen.visit(s) for s in w.subs]
         for r in reads:
@@ -840,18 +855,16 @@ def _dependence(prog, loop, var, accs, par):
                 continue
             k = diff[0]
             fw, fr = _affine(w.subs[k], par), _affine(r.subs[k], par)
-            if fw and fr and fw[0] == fr[0] and fw[1] != fr[1]:
+            if fw and fr and fw[0] == fr[0] and fw[1] != fr[1] and r not in crossing:
                 c = fw[0]
                 other = fr[1] - fw[1]
-                loop.warnings.append(prog.diag(
-                    r.node.coord, f"loop-carried dependence: iteration {c} reads '{name_of(var)}[{rt[k]}]', which "
-                    f"iteration {c} {'+' if other > 0 else '-'} {abs(other)} writes; the parallel loop reads the "
-                    f"value from before the loop, the sequential program may not", "warning"))
-                return
-
-
-def name_of(var):
-    return var.name
+                if not crossing:
+                    loop.warnings.append(prog.diag(
+                        r.node.coord, f"loop-carried dependence: iteration {c} reads '{var.name}[{rt[k]}]', which "
+                        f"iteration {c} {'+' if other > 0 else '-'} {abs(other)} writes; the parallel loop reads the "
+                        f"value from before the loop, the sequential program may not", "warning"))
+                crossing.append(r)
+    return crossing
 
 
 def _check_calls(prog, loop, calls, funcs, seen):

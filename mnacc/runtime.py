@@ -115,6 +115,8 @@ class Runner:
             addr, size = ptrs[n], int(sizes[n])
             if v["role"] == "array":
                 arrays.append((v, self._device_array(addr, size)))
+                if v.get("snapshot"):
+                    arrays.append((dict(v, written=False), self._device_array(addr, size, "entry copy")))
             elif v["role"] == "reduction":
                 start = np.frombuffer(ctypes.string_at(addr, size), dtype=v["dtype"]).copy()
                 buf = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=start)
@@ -177,11 +179,11 @@ class Runner:
             return 1e-12 if np.dtype(v["dtype"]).itemsize == 8 else 1e-5
         return 0.0
 
-    def _device_array(self, addr, size):
+    def _device_array(self, addr, size, role="array"):
         host = _view(addr, size)
-        entry = self.buffers.get((addr, size))
+        entry = self.buffers.get((addr, size, role))
         if entry is None:
-            entry = self.buffers[(addr, size)] = [self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, max(size, 1)),
+            entry = self.buffers[(addr, size, role)] = [self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, max(size, 1)),
                                                   None]
         if entry[1] is None or not np.array_equal(entry[1], host):
             if size:
