@@ -199,7 +199,7 @@ def _check(tmp_path, pragma, header):
 
 
 # Inputs the property test found breaking its property (recorded in diagnostics/PROBLEMS.md,
-# "Property test"), each checked on its own so the fix is seen: (pragma line, loop header, why).
+# entries 9 and 10), each checked on its own so the fix is seen: (pragma line, loop header, why).
 FOUND = [
     ("#pragmagoose parallel for", "i = 0; i < N; i++",
      "PROBLEMS.md 9: a preprocessor error is one diagnostic at line 0 with gcc's whole log as its message"),
