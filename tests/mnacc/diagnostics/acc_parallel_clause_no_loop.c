@@ -1,0 +1,16 @@
+/* '#pragma acc parallel copyin(...)' without 'loop', directly before a for loop */
+#include <stdio.h>
+#define N 16
+static double a[N], c[N];
+
+int main(void)
+{
+    int i;
+    for (i = 0; i < N; i++)
+        a[i] = (double)i;
+#pragma acc parallel copyin(a)
+    for (i = 0; i < N; i++)
+        c[i] = 2.0 * a[i];
+    printf("%g\n", c[N - 1]);
+    return 0;
+}

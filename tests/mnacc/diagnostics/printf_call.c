@@ -1,0 +1,18 @@
+/* printf inside a parallel loop */
+#include <stdio.h>
+#define N 16
+static double a[N], c[N];
+
+int main(void)
+{
+    int i;
+    for (i = 0; i < N; i++)
+        a[i] = (double)i;
+#pragma acc parallel loop
+    for (i = 0; i < N; i++) {
+        c[i] = 2.0 * a[i];
+        printf("%d\n", i);
+    }
+    printf("%g\n", c[N - 1]);
+    return 0;
+}

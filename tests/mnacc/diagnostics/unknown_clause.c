@@ -1,0 +1,16 @@
+/* a misspelt clause: mnacc names it and suggests the clause meant */
+#include <stdio.h>
+#define N 16
+static double a[N], c[N];
+
+int main(void)
+{
+    int i;
+    for (i = 0; i < N; i++)
+        a[i] = (double)i;
+#pragma goose parallel for loopcounter(i) reslt(c[i])
+    for (i = 0; i < N; i++)
+        c[i] = 2.0 * a[i];
+    printf("%g\n", c[N - 1]);
+    return 0;
+}
