@@ -92,9 +92,9 @@ def _run(compiled, argv, device, machine, mode, rtol, show_profile) -> int:
         click.echo(f"mnacc: {e}", err=True)
         return 1
     if show_profile:
-        for where, launches, ns, cycles in runner.profile():
-            click.echo(f"mnacc: {where}: {launches} launch(es), {ns / 1e3:.1f} us emulated, {cycles} cycles",
-                       err=True)
+        for p in runner.profile():
+            click.echo(f"mnacc: {p['where']}: {p['launches']} launch(es), {p['time_s'] * 1e6:.1f} us emulated, "
+                       f"{p['cycles']:.0f} cycles, {p['dram_fraction']:.1%} of DRAM bandwidth", err=True)
     if runner.mismatches:
         click.echo(f"mnacc: check: {runner.mismatches} loop run(s) differ from the sequential program", err=True)
         return status or 1

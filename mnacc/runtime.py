@@ -125,6 +125,7 @@ class Runner:
                 results.append((v, addr, size, buf, part))
             else:
                 values.append(np.frombuffer(ctypes.string_at(addr, size), dtype=v["dtype"])[0])
+        _no_overlap([(v["name"], ptrs[n], int(sizes[n])) for n, v in enumerate(lp.vars) if v["role"] == "array"])
         starts = [np.dtype(c["dtype"]).type(bounds[2 * j]) for j, c in enumerate(lp.counters) if c["start_arg"]]
         device_out = {}
         if total > 0:
@@ -208,13 +209,28 @@ class Runner:
         return status
 
     def profile(self) -> list:
-        """Per loop: (where, launches, emulated ns, cycles) of its kernels."""
+        """Per loop that ran on the emulator: where, launches, emulated seconds, cycles, DRAM bytes
+        and the fraction of the machine's DRAM bandwidth they took (summed over its launches)."""
         out = []
         for k, evs in sorted(self.events.items()):
-            ns = sum(e.profile.end - e.profile.start for e in evs)
-            cycles = sum((getattr(e, "stats", None) and e.stats.summary().get("cycles")) or 0 for e in evs)
-            out.append((self.loops[k].where, len(evs), ns, cycles))
+            sums = [e.stats.summary() for e in evs if getattr(e, "stats", None) is not None]
+            t = sum(s["time_s"] for s in sums)
+            dram = sum(s["dram_bytes"] for s in sums)
+            peak = sums[0]["roofline"]["dram_bytes_per_s"] if sums else 0
+            out.append(dict(where=self.loops[k].where, launches=len(evs), time_s=t,
+                            cycles=sum(s["cycles"] for s in sums), dram_bytes=dram,
+                            dram_fraction=dram / t / peak if t and peak else 0.0))
         return out
+
+
+def _no_overlap(spans):
+    """Each array of a loop is its own device buffer: two that share host memory would not see
+    each other's writes, so that is an error, not a wrong answer."""
+    spans = sorted((addr, addr + size, name) for name, addr, size in spans if size)
+    for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise ValueError(f"arrays '{an}' and '{bn}' overlap in memory; the arrays a marked loop uses must be "
+                             f"distinct objects (mnacc gives each its own device buffer)")
 
 
 def first_difference(dev, host, v, rtol):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from . import irtypes
 from .cfg import cfg_of
+from .idforms import sext_of_trunc
 from .irread import Arg, Const, Func, Inst, leading_type
 
 IDS = {0: "lid", 3: "gid"}           # %ids slots: 0..2 local ids, 3..5 global ids
@@ -142,6 +143,8 @@ class _Forms:
             return None
         if op in ("sext", "zext", "trunc", "freeze", "ptrtoint", "inttoptr"):
             return self.of(ops[0])
+        if sext_of_trunc(x):                            # (x << k) >> k: as sext(trunc x)
+            return self.of(ops[0].ops[0])
         if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
             a, b = self.of(ops[0]), self.of(ops[1])
             return None if a is None or b is None else _add(a, b, -1 if op == "sub" else 1)

@@ -62,6 +62,16 @@ def form_of(x, leaf, memo: dict | None = None):
     return out
 
 
+def sext_of_trunc(x) -> bool:
+    """``ashr (shl y, k), k``: how LLVM's instcombine writes ``sext (trunc y)`` (an ``int`` made from
+    ``get_global_id`` and used as a 64-bit index); the same value as y while y fits the narrow type,
+    the wrap sext and trunc are already taken to not have."""
+    if not (isinstance(x, Inst) and x.op == "ashr" and isinstance(x.ops[0], Inst) and x.ops[0].op == "shl"):
+        return False
+    k1, k2 = x.ops[1], x.ops[0].ops[1]
+    return isinstance(k1, Const) and isinstance(k2, Const) and k1.value == k2.value and isinstance(k1.value, int)
+
+
 def _form(x, leaf, memo):
     if isinstance(x, Const):
         return {ONE: x.value} if isinstance(x.value, int) and not isinstance(x.value, bool) and x.value else \
@@ -72,6 +82,8 @@ def _form(x, leaf, memo):
     op, ops = x.op, x.ops
     if op in ("sext", "zext", "trunc", "freeze"):     # (wraps: see injective)
         return form_of(ops[0], leaf, memo)
+    if sext_of_trunc(x):
+        return form_of(ops[0].ops[0], leaf, memo)
     if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
         a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
         return None if a is None or b is None else add(a, b, -1 if op == "sub" else 1)
