@@ -133,14 +133,14 @@ def analyse(prog: Program) -> Analysis:
                 funcs[ext.decl.name] = (ext, pending)
             pending = None
             _walk_function(prog, ext, globals_, typedefs, funcs, loops, errors)
-            globals_[ext.decl.name] = ext.decl
+            globals_[ext.decl.name] = ("global", ext.decl)
         elif isinstance(ext, c_ast.Decl):
             if pending is not None:
-                errors.append(prog.diag(ext.coord, f"'{pending.spelling}' must be followed by a function definition",
-                                        column=pending.pos[2]))
+                errors.append(prog.diag(pending.pos, f"'{pending.spelling}' must be followed by a function definition"))
                 pending = None
             if ext.name:
-                globals_[ext.name] = ext
+                globals_[ext.name] = ("global", ext)
+    errors = [e for e in errors if e is not None]
     if errors:
         raise MnaccError(errors)
     for i, loop in enumerate(loops, 1):
@@ -155,6 +155,8 @@ def _directive(prog, node, errors):
         d = pragma.parse(file, lines, node.coord.line)
     except pragma.DirectiveError as e:
         errors.append(prog.diag(e.pos, e.msg))
+        if "without 'loop'" in e.msg:
+            errors.append(None)     # an OpenACC region: its inner 'acc loop's follow from it (no cascade)
         return None
     if d is not None and d.form == "parallel for" and d.one("loopcounter") is None:
         errors.append(prog.diag(d.pos, "'#pragma goose parallel for' needs a loopcounter(...) clause"))
@@ -192,8 +194,8 @@ def _walk_function(prog, fd, globals_, typedefs, funcs, loops, errors):
                             errors.extend(e.diagnostics)
                         i += 2
                         continue
-                elif d is not None and d.form == "loop":
-                    errors.append(prog.diag(it.coord, "'#pragma acc loop' outside a parallel loop", column=d.pos[2]))
+                elif d is not None and d.form == "loop" and None not in errors:
+                    errors.append(prog.diag(d.pos, "'#pragma acc loop' outside a parallel loop"))
                 elif d is not None and d.form in ("func", "routine"):
                     errors.append(prog.diag(it.coord, f"'{d.spelling}' must be at file scope, before a function",
                                             column=d.pos[2]))
@@ -529,7 +531,10 @@ def _check_control(prog, loop: Loop, body):
         if isinstance(n, c_ast.Continue) and depth == 0:
             loop.has_continue = True
         if isinstance(n, c_ast.Pragma):
-            d = _directive(prog, n, [])
+            errs = []
+            d = _directive(prog, n, errs)
+            if errs and errs[0] is not None:
+                raise _Fail(errs[0])
             if d is not None and d.form in LOOP_FORMS:
                 _fail(prog, n, f"'{d.spelling}' inside the parallel loop over '{outer}': nested parallel loops "
                       f"are not supported", column=d.pos[2])
@@ -614,7 +619,10 @@ def _accesses(prog, body, local_names):
             out.append(_Access(n.name, n, [], "read", "", guarded))
             return
         if isinstance(n, c_ast.StructRef):
-            _fail(prog, n, "struct member access is not supported in a parallel loop")
+            from pycparserext.ext_c_generator import GnuCGenerator
+            text = GnuCGenerator().visit(n)
+            _fail(prog, n, f"struct member access is not supported in a parallel loop; copy '{text}' into a "
+                  f"scalar variable before the loop")
         if isinstance(n, c_ast.Constant) and n.type == "string":
             _fail(prog, n, "a string literal in a parallel loop is not supported")
         if isinstance(n, c_ast.FuncCall):
@@ -622,7 +630,8 @@ def _accesses(prog, body, local_names):
                 _fail(prog, n, "a call through a function pointer is not supported in a parallel loop")
             calls.append(n)
             for a in (n.args.exprs if n.args else []):
-                go(a, guarded)
+                if not (isinstance(a, c_ast.Constant) and a.type == "string"):   # the call is what is wrong
+                    go(a, guarded)
             return
         if isinstance(n, (c_ast.Decl,)):
             go(n.init, guarded)
@@ -686,7 +695,7 @@ def _classify(prog, loop: Loop, scope, typedefs, funcs):
         entry = scope.get(name)
         if entry is None:
             _fail(prog, accs[0].node, f"use of undeclared identifier '{name}'")
-        kind, decl = entry if isinstance(entry, tuple) else ("global", entry)
+        kind, decl = entry
         if isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl):
             _fail(prog, accs[0].node, f"function '{name}' used as a value in a parallel loop")
         ctype = _ctype(prog, decl, typedefs)
@@ -730,6 +739,7 @@ def _has_counter(f):
 def _reduction_op(prog, loop, var, accs, uses):
     ops = set()
     name = var.name
+    what = "result" if loop.directive.family == "goose" else "reduction variable"
     for a in accs:
         if a.kind == "read":
             continue
@@ -737,7 +747,7 @@ def _reduction_op(prog, loop, var, accs, uses):
         if a.kind == "update":
             ops.add(UPDATE_OPS.get(a.op, "?") if isinstance(n, c_ast.Assignment) else "+")
             if isinstance(n, c_ast.Assignment) and name in _ids(n.rvalue):
-                _fail(prog, n, f"result '{name}' is read in its own update")
+                _fail(prog, n, f"{what} '{name}' is read in its own update")
             continue
         rv = n.rvalue
         if isinstance(rv, c_ast.BinaryOp) and rv.op in ("+", "*", "&", "|", "^", "&&", "||", "-"):
@@ -753,24 +763,24 @@ def _reduction_op(prog, loop, var, accs, uses):
             if (_is_id(x, name) and name not in _ids(y)) or (_is_id(y, name) and name not in _ids(x)):
                 ops.add(rv.name.name.rstrip("f").lstrip("f"))
                 continue
-        _fail(prog, n, f"result '{name}' is assigned in the parallel loop; a shared result must be accumulated "
+        _fail(prog, n, f"{what} '{name}' is assigned in the parallel loop; a {'shared result' if what == 'result' else what} must be accumulated "
               f"({name} += ..., {name} = fmax({name}, ...))")
     reads = [a for a in accs if a.kind == "read"]
     own = {id(s) for a in accs if a.kind != "read" for s in _walk(a.node)}
     stray = [a for a in reads if id(a.node) not in own]
     if stray:
-        _fail(prog, stray[0].node, f"result '{name}' is read in the parallel loop outside its updates; "
+        _fail(prog, stray[0].node, f"{what} '{name}' is read in the parallel loop outside its updates; "
               f"its value there would depend on the order of the iterations")
     if "?" in ops:
-        _fail(prog, accs[0].node, f"result '{name}' is updated by an operator that is not a reduction")
+        _fail(prog, accs[0].node, f"{what} '{name}' is updated by an operator that is not a reduction")
     if len(ops) > 1:
-        _fail(prog, accs[0].node, f"result '{name}' is updated with different operators ({', '.join(sorted(ops))})")
+        _fail(prog, accs[0].node, f"{what} '{name}' is updated with different operators ({', '.join(sorted(ops))})")
     op = ops.pop() if ops else "+"
     for c, _ in uses:
         if c.name == "reduction" and c.op != op:
             _fail(prog, accs[0].node, f"reduction({c.op}: {name}) but '{name}' is updated with '{op}'")
     if op in ("&", "|", "^") and var.ctype.is_float:
-        _fail(prog, accs[0].node, f"result '{name}': '{op}' needs an integer type")
+        _fail(prog, accs[0].node, f"{what} '{name}': '{op}' needs an integer type")
     return op
 
 
@@ -868,6 +878,7 @@ def _dependence(prog, loop, var, accs, par) -> list:
 
 
 def _check_calls(prog, loop, calls, funcs, seen):
+    mark = "#pragma goose func" if loop.directive.family == "goose" else "#pragma acc routine seq"
     for call in calls:
         fname = call.name.name
         if fname in MATH or (fname.endswith("f") and fname[:-1] in MATH) or fname in INT_MATH or fname in GCC_BUILTINS:
@@ -881,8 +892,9 @@ def _check_calls(prog, loop, calls, funcs, seen):
             continue
         defined = any(isinstance(e, c_ast.FuncDef) and e.decl.name == fname for e in prog.ast.ext)
         if defined:
-            _fail(prog, call, f"call to '{fname}' in a parallel loop: mark its definition with '#pragma goose func'")
-        _fail(prog, call, f"'{fname}' cannot be called in a parallel loop")
+            _fail(prog, call, f"call to '{fname}' in a parallel loop: mark its definition with '{mark}'")
+        _fail(prog, call, f"'{fname}' cannot be called in a parallel loop (only <math.h> functions and functions "
+              f"marked '{mark}' can)")
 
 
 def _check_func(prog, loop, fd, funcs, seen):

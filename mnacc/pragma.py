@@ -140,25 +140,20 @@ def parse(path: str, lines: list[str], line: int) -> Directive | None:
         return None
     r.take()
     form_pos = r.pos()
-    words = []
-    while r.peek() and re.fullmatch(r"[A-Za-z_]\w*", r.peek()) and r.peek() not in (
-            *GOOSE_CLAUSES, *ACC_LOOP_CLAUSES, *ACC_INNER_CLAUSES) and (family == "acc" or len(words) < 2):
-        words.append(r.take())
-    form = " ".join(words)
     if family == "goose":
+        words = []
+        while len(words) < 2 and words != ["func"] and re.fullmatch(r"[A-Za-z_]\w*", r.peek() or "") \
+                and r.peek() not in GOOSE_CLAUSES:
+            words.append(r.take())
+        form = " ".join(words)
+        if not form:
+            raise DirectiveError(form_pos, "'#pragma goose' needs a directive ('parallel for' or 'func')")
         if form not in ("parallel for", "func"):
             raise DirectiveError(form_pos, f"unknown directive '#pragma goose {form}'"
                                  + _suggest(form, ("parallel for", "func")))
         known = GOOSE_CLAUSES if form == "parallel for" else ()
     else:
-        if form in ("parallel", "kernels") and r.peek() in ACC_LOOP_CLAUSES:
-            raise DirectiveError(form_pos, f"'#pragma acc {form}' without 'loop' is not supported by mnacc; "
-                                 f"write '#pragma acc {form} loop' before the loop")
-        if form not in ("parallel loop", "kernels loop", "loop", "routine", "routine seq"):
-            raise DirectiveError(form_pos, f"'#pragma acc {form}' is not supported by mnacc"
-                                 " (it supports 'parallel loop', 'kernels loop', 'loop' and 'routine')")
-        if form == "routine seq":
-            form = "routine"
+        form = _acc_form(r, form_pos)
         known = {"loop": ACC_INNER_CLAUSES, "routine": ("seq",)}.get(form, ACC_LOOP_CLAUSES)
     d = Directive(family, form, hash_pos, [], last)
     while r.peek():
@@ -166,6 +161,10 @@ def parse(path: str, lines: list[str], line: int) -> Directive | None:
         name = r.take()
         if name == ",":
             continue
+        if name not in known and d.form == "loop" and name in ACC_LOOP_CLAUSES:
+            raise DirectiveError(pos, f"'{name}' on an inner '#pragma acc loop' is not supported by mnacc: the "
+                                 f"parallel loop already spreads its iterations over the device; an inner loop "
+                                 f"takes only seq, reduction(...) or private(...)")
         if name not in known:
             what = f"'{d.spelling}'"
             if not known:
@@ -175,6 +174,25 @@ def parse(path: str, lines: list[str], line: int) -> Directive | None:
             raise DirectiveError(pos, f"clause '{name}' given twice")
         d.clauses.append(_clause(r, name, pos, d))
     return d
+
+
+def _acc_form(r: _Reader, pos) -> str:
+    """The OpenACC directive name: 'parallel loop', 'kernels loop', 'loop' or 'routine'."""
+    first = r.peek()
+    if not first or not re.fullmatch(r"[A-Za-z_]\w*", first):
+        raise DirectiveError(pos, "'#pragma acc' needs a directive ('parallel loop', 'kernels loop', 'loop' "
+                                  "or 'routine')")
+    r.take()
+    if first in ("parallel", "kernels"):
+        if r.peek() == "loop":
+            r.take()
+            return f"{first} loop"
+        raise DirectiveError(pos, f"'#pragma acc {first}' without 'loop' is not supported by mnacc; write "
+                                  f"'#pragma acc {first} loop' before each loop")
+    if first in ("loop", "routine"):
+        return first
+    raise DirectiveError(pos, f"'#pragma acc {first}' is not supported by mnacc (it supports 'parallel loop', "
+                              f"'kernels loop', 'loop' and 'routine')")
 
 
 def _suggest(word, options):

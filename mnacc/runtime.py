@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 
 from .driver import Compiled
-from .source import MnaccError, cc
+from .source import MnaccError, cc, compiler_diagnostics
 
 _ARGS = (ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_ulonglong),
          ctypes.POINTER(ctypes.c_longlong))
@@ -47,8 +47,7 @@ def build_host(compiled: Compiled, cflags=CFLAGS) -> ctypes.CDLL:
         except (OSError, subprocess.TimeoutExpired) as e:
             raise MnaccError([_plain(compiled.path, f"the C compiler failed to run: {e}")]) from None
         if res.returncode != 0:
-            raise MnaccError([_plain(compiled.path, "the C compiler rejected the host program:\n"
-                                     + res.stderr.strip()[:8000])])
+            raise MnaccError(compiler_diagnostics(res.stderr, compiled.path, "the C compiler rejected the host program"))
         if res.stderr.strip():
             sys.stderr.write(res.stderr)
         return ctypes.CDLL(lib)

@@ -78,8 +78,30 @@ def preprocess(path: str, defines=(), includes=()) -> str:
     except (OSError, subprocess.TimeoutExpired) as e:
         raise MnaccError([Diagnostic("error", f"preprocessing failed: {e}", path, 0, 0)]) from None
     if res.returncode != 0:
-        raise MnaccError([Diagnostic("error", "the C preprocessor failed:\n" + res.stderr.strip()[:4000], path, 0, 0)])
+        raise MnaccError(compiler_diagnostics(res.stderr, path, "the C preprocessor failed"))
     return res.stdout
+
+
+_CC_DIAG = re.compile(r"^(.+?):(\d+):(\d+): (?:fatal )?(error|warning): (.*)$", re.M)
+
+
+def compiler_diagnostics(stderr: str, path: str, what: str) -> list:
+    """The C compiler's ``file:line:col: error: ...`` lines as located diagnostics (with the source
+    line quoted); its whole output at line 0 when it names no place."""
+    out = []
+    for m in _CC_DIAG.finditer(stderr):
+        file, line, col, sev, msg = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)
+        text = ""
+        try:
+            with open(file, encoding="utf-8", errors="replace") as f:
+                lines = f.read().split("\n")
+            text = lines[line - 1] if 0 < line <= len(lines) else ""
+        except OSError:
+            pass
+        out.append(Diagnostic(sev, msg, file, line, col, text))
+    if not any(d.severity == "error" for d in out):
+        out.append(Diagnostic("error", f"{what}:\n" + stderr.strip()[:4000], path, 0, 0))
+    return out
 
 
 def typedef_names(chunk: str) -> list[str]:

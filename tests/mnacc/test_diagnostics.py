@@ -6,10 +6,6 @@ stderr for ``python -m mnacc.cli tests/mnacc/diagnostics/NAME.c -o /dev/null`` r
 repository root (``... NAME.c ARGS`` for a run case, which must exit 0): ``file:line:col: severity: message``, the
 source line and a caret.  Exit status 1 for errors, 0 for a warning-only run.
 
-Cases listed in PROBLEMS are ones where mnacc's output is not yet what it should be (the
-.expected file holds what it should print; diagnostics/PROBLEMS.md says why): they are xfail,
-strictly, so fixing mnacc makes them pass loudly and the entry is removed.
-
 The property test feeds random and mutated directives and loop headers through mnacc's front end
 in-process: every outcome is a compiled program or an MnaccError whose every diagnostic is
 located (line > 0) and says something; never any other exception.
@@ -30,23 +26,6 @@ DIR = Path(__file__).resolve().parent / "diagnostics"
 CASES = sorted(p.stem for p in DIR.glob("*.c"))
 RUN = re.compile(r"mnacc-diag:\s*run\b([^*\n]*)")
 
-# case -> why it is xfail (details in diagnostics/PROBLEMS.md)
-PROBLEMS = {
-    "acc_unknown_clause": "PROBLEMS.md 8: an unknown acc clause is read as part of the directive name",
-    "global_counter": "PROBLEMS.md 10: a global loop counter crashes mnacc (TypeError)",
-    "acc_loop_gang_inside": "PROBLEMS.md 1: directives inside a marked loop are never checked (compiles)",
-    "inner_clause_typo": "PROBLEMS.md 1: directives inside a marked loop are never checked (compiles)",
-    "printf_call": "PROBLEMS.md 2: printf reported as 'a string literal', caret on the string",
-    "loop_carried_warning": "PROBLEMS.md 3: dependence warning claims old values, false on the CPU device",
-    "acc_unmarked_call": "PROBLEMS.md 4: acc loop told to use '#pragma goose func'",
-    "acc_reduction_assigned": "PROBLEMS.md 4: acc reduction variable called 'result'",
-    "acc_parallel_no_loop": "PROBLEMS.md 5: inconsistent 'acc parallel' message plus a cascade error",
-    "func_not_function": "PROBLEMS.md 6: line of the declaration, column of the pragma",
-    "func_indented": "PROBLEMS.md 6: line of the declaration, column of the pragma",
-    "struct_member": "PROBLEMS.md 7: does not say what to do",
-}
-
-
 def _run_args(name: str):
     """The extra command line of a run case (it runs instead of compiling only), or None."""
     m = RUN.search((DIR / f"{name}.c").read_text())
@@ -57,17 +36,9 @@ def test_corpus_is_big_enough():
     assert len(CASES) >= 20
     for name in CASES:
         assert (DIR / f"{name}.expected").exists(), f"{name}.c has no .expected file"
-    assert set(PROBLEMS) <= set(CASES), set(PROBLEMS) - set(CASES)
-    assert (DIR / "PROBLEMS.md").exists()
 
 
-def _case(name):
-    if name in PROBLEMS:
-        return pytest.param(name, marks=pytest.mark.xfail(reason=PROBLEMS[name], strict=True))
-    return name
-
-
-@pytest.mark.parametrize("name", [_case(n) for n in CASES])
+@pytest.mark.parametrize("name", CASES)
 def test_diagnostic(name):
     rel = f"tests/mnacc/diagnostics/{name}.c"
     extra = _run_args(name)
@@ -198,23 +169,16 @@ def _check(tmp_path, pragma, header):
             assert d.message.strip(), (pragma, header, d.format())
 
 
-# Inputs the property test found breaking its property (recorded in diagnostics/PROBLEMS.md,
-# entries 9 and 10), each checked on its own so the fix is seen: (pragma line, loop header, why).
-FOUND = [
-    ("#pragmagoose parallel for", "i = 0; i < N; i++",
-     "PROBLEMS.md 9: a preprocessor error is one diagnostic at line 0 with gcc's whole log as its message"),
-    ("#pragma acc parallel loop", "n = 0; n < N; n++",
-     "PROBLEMS.md 10: a global loop counter crashes mnacc (TypeError in loops._counter)"),
-]
+# Inputs the property test found breaking its property (a preprocessor error reported at line 0;
+# a file-scope loop counter crashing the analysis), kept as regression tests.
+FOUND = [("#pragmagoose parallel for", "i = 0; i < N; i++"), ("#pragma acc parallel loop", "n = 0; n < N; n++")]
 
 
-@pytest.mark.parametrize("pragma,header", [
-    pytest.param(p, h, marks=pytest.mark.xfail(reason=why, strict=True)) for p, h, why in FOUND])
+@pytest.mark.parametrize("pragma,header", FOUND)
 def test_found_inputs(tmp_path, pragma, header):
     _check(tmp_path, pragma, header)
 
 
-@pytest.mark.xfail(reason="; ".join(why for _, _, why in FOUND), strict=False)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pragma=pragma_line(), header=loop_header())
 def test_random_directives_never_crash(tmp_path, pragma, header):
