@@ -178,13 +178,15 @@ def kernel_source(loop: Loop, analysis, path: str) -> str:
         head.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     src = "\n".join(head) + "\n\n"
     src += "".join(f + "\n" for f in funcs)
-    src += f"__kernel void {loop.name}(" + ",\n    ".join(params or ["void"]) + ")\n{\n"
+    c = loop.pragma_node.coord
+    at_pragma = f'#line {c.line} "{c.file or path}"\n'     # the set-up and the partials: the directive's line
+    src += at_pragma + f"__kernel void {loop.name}(" + ",\n    ".join(params or ["void"]) + ")\n{\n" + at_pragma
     src += "".join(f"    {line}\n" for line in pre)
     src += _indent(body)
-    src += "".join(f"    {line}\n" for line in post)
+    src += (at_pragma if post else "") + "".join(f"    {line}\n" for line in post)
     src += "}\n"
     if loop.reductions():
-        src += "\n" + combine_source(loop)
+        src += "\n" + combine_source(loop, at_pragma)
     return drop_redundant_lines(src)
 
 
@@ -205,7 +207,7 @@ def drop_redundant_lines(src: str) -> str:
     return "\n".join(out)
 
 
-def combine_source(loop: Loop) -> str:
+def combine_source(loop: Loop, at_pragma: str = "") -> str:
     """One work-item folds every reduction's partials, in iteration order, into its entry value."""
     params, body = [], []
     for v in loop.reductions():
@@ -217,7 +219,7 @@ def combine_source(loop: Loop) -> str:
                  f"{n}[0] = {n}_acc;"]
     params.append("long count")
     return (f"/* folds the partial results of {loop.name}, in iteration order */\n"
-            f"__kernel void {loop.name}_combine(" + ", ".join(params) + ")\n{\n"
+            + at_pragma + f"__kernel void {loop.name}_combine(" + ", ".join(params) + ")\n{\n" + at_pragma
             + "".join(f"    {b}\n" for b in body) + "}\n")
 
 

@@ -166,3 +166,41 @@ def test_host_py_and_emitted_kernels(tmp_path, reference):
                          "--machine", "tiny", "-o", str(tmp_path / "k.mnb")], capture_output=True, text=True,
                         cwd=ROOT, timeout=300)
     assert cc.returncode == 0, cc.stderr
+
+
+def test_cycles_are_charged_to_the_users_lines():
+    """The kernels carry #line directives: every cycle of the loop's launches is charged to a
+    line of the loop (its directive for the set-up and the reduction's folding)."""
+    from mnacc.driver import compile_program
+    from mnacc.runtime import Runner
+    runner = Runner(compile_program(os.path.join(PROGRAMS, "nbody_f.c")), "emulator", "tiny")
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    try:
+        assert runner.run(["nbody_f"]) == 0
+    finally:
+        os.dup2(saved, 1)
+        os.close(null)
+    lines = {int(k) for e in runner.events[1] for k in e.stats.summary()["cycles_by_source_line"]} - {0}
+    assert lines and lines <= set(range(25, 48)), sorted(lines)      # the loop: nbody_f.c lines 25-47
+
+
+def test_overlapping_arrays_are_an_error(tmp_path):
+    src = tmp_path / "overlap.c"
+    src.write_text("""#include <stdio.h>
+double a[32];
+int main(void) {
+    double *p = a + 8;
+    int i;
+    printf("start\\n");
+#pragma acc parallel loop copy(p[0:8])
+    for (i = 0; i < 8; i++)
+        p[i] = a[i] + 1.0;
+    printf("%g\\n", a[8]);
+    return 0;
+}
+""")
+    res = mnacc(str(src), "--device", "cpu")
+    assert res.returncode == 1
+    assert res.stdout == "start\n"          # what the program printed before is kept
+    assert f"{src}:7: loop 1 failed on the device:\narrays 'a' and 'p' overlap in memory" in res.stderr
