@@ -276,9 +276,14 @@ def _loop(prog, d, pnode, node, fd, scope, typedefs, funcs) -> Loop:
             streamed.append(nm)
     _check_control(prog, Loop(0, d, pnode, node, fd, counters, streamed, {}, counters[-1].node.stmt),
                    counters[-1].node.stmt)
+    remarks = [prog.diag(c.pos, "nip_pack(...) is a GRAPE-DR packing hint; mnacc accepts it and ignores it", "remark")
+               for c in d.all("nip_pack")]
+    remarks += [prog.diag(c.pos, 'precision("single"): the loop computes in the types the program declares '
+                          '(declare its variables float for single precision)', "remark")
+                for c in d.all("precision") if c.value == "single"]
     auto = _independent_levels(prog, counters, scope, typedefs)
     body = counters[-1].node.stmt
-    loop = Loop(0, d, pnode, node, fd, counters, streamed, {}, body, auto_collapsed=auto)
+    loop = Loop(0, d, pnode, node, fd, counters, streamed, {}, body, auto_collapsed=auto, warnings=remarks)
     _check_control(prog, loop, body)
     _classify(prog, loop, scope, typedefs, funcs)
     return loop
