@@ -274,8 +274,6 @@ def _loop(prog, d, pnode, node, fd, scope, typedefs, funcs) -> Loop:
                                       f"loopcounter names '{nm}' but no loop over '{nm}' is inside the loop over "
                                       f"'{counters[0].name}'"))
             streamed.append(nm)
-    _check_control(prog, Loop(0, d, pnode, node, fd, counters, streamed, {}, counters[-1].node.stmt),
-                   counters[-1].node.stmt)
     remarks = [prog.diag(c.pos, "nip_pack(...) is a GRAPE-DR packing hint; mnacc accepts it and ignores it", "remark")
                for c in d.all("nip_pack")]
     remarks += [prog.diag(c.pos, 'precision("single"): the loop computes in the types the program declares '

@@ -124,7 +124,8 @@ class Runner:
                 results.append((v, addr, size, buf, part))
             else:
                 values.append(np.frombuffer(ctypes.string_at(addr, size), dtype=v["dtype"])[0])
-        _no_overlap([(v["name"], ptrs[n], int(sizes[n])) for n, v in enumerate(lp.vars) if v["role"] == "array"])
+        _no_overlap([(v["name"], ptrs[n], int(sizes[n]), v["written"]) for n, v in enumerate(lp.vars)
+                     if v["role"] == "array"])
         starts = [np.dtype(c["dtype"]).type(bounds[2 * j]) for j, c in enumerate(lp.counters) if c["start_arg"]]
         device_out = {}
         if total > 0:
@@ -223,13 +224,15 @@ class Runner:
 
 
 def _no_overlap(spans):
-    """Each array of a loop is its own device buffer: two that share host memory would not see
-    each other's writes, so that is an error, not a wrong answer."""
-    spans = sorted((addr, addr + size, name) for name, addr, size in spans if size)
-    for (a0, a1, an), (b0, b1, bn) in zip(spans, spans[1:]):
-        if b0 < a1:
-            raise ValueError(f"arrays '{an}' and '{bn}' overlap in memory; the arrays a marked loop uses must be "
-                             f"distinct objects (mnacc gives each its own device buffer)")
+    """Each array of a loop is its own device buffer: a written one that shares host memory with
+    another would not see, or be seen by, the other's copy, so that is an error, not a wrong answer.
+    (Read-only arrays may alias: dot(v, v).)"""
+    for k, (an, a0, asz, aw) in enumerate(spans):
+        for bn, b0, bsz, bw in spans[k + 1:]:
+            if (aw or bw) and asz and bsz and a0 < b0 + bsz and b0 < a0 + asz:
+                raise ValueError(f"arrays '{an}' and '{bn}' overlap in memory and the loop writes "
+                                 f"'{an if aw else bn}'; the arrays a marked loop writes must be distinct objects "
+                                 f"(mnacc gives each array its own device buffer)")
 
 
 def first_difference(dev, host, v, rtol):

@@ -203,4 +203,4 @@ int main(void) {
     res = mnacc(str(src), "--device", "cpu")
     assert res.returncode == 1
     assert res.stdout == "start\n"          # what the program printed before is kept
-    assert f"{src}:7: loop 1 failed on the device:\narrays 'a' and 'p' overlap in memory" in res.stderr
+    assert f"{src}:7: loop 1 failed on the device:\narrays 'a' and 'p' overlap in memory and the loop writes 'p'" in res.stderr
