@@ -59,11 +59,9 @@ class Var:
     name: str
     ctype: CType
     role: str               # "array" | "scalar" | "reduction" | "private" | "firstprivate"
-    read: bool = False
     written: bool = False
     op: str = ""            # a reduction's operator
     extent: str = ""        # an array's size in bytes, as host C
-    decl: object = None
     snapshot: bool = False  # written, and read at other elements: reads see a copy from loop entry
 
 
@@ -709,9 +707,11 @@ def _classify(prog, loop: Loop, scope, typedefs, funcs):
             _fail(prog, accs[0].node, f"'{name}' has a variable row length; mnacc needs constant inner dimensions")
         ctype.is_param = kind == "param"
         clauses = {c.name for c, _ in clause_names.get(name, [])}
-        var = Var(name, ctype, "scalar", decl=decl)
-        var.read = any(a.kind in ("read", "update") for a in accs)
+        var = Var(name, ctype, "scalar")
         var.written = any(a.kind in ("write", "update") for a in accs)
+        if "firstprivate" in clauses and ctype.is_array:
+            _fail(prog, accs[0].node, f"firstprivate array '{name}' is not supported; copy it into an array "
+                  f"declared inside the loop")
         if "private" in clauses or "firstprivate" in clauses:
             var.role = "firstprivate" if "firstprivate" in clauses else "private"
         elif ctype.is_array:
