@@ -16,6 +16,7 @@ class FloatSelection:
 
     def __init__(self, em):
         self.em = em
+        self.div_parts = {}            # (x, y) registers of a double division -> (|x|, |y|, sign)
 
     def fmul64(self, x, y, add=None):
         """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
@@ -156,9 +157,11 @@ class FloatSelection:
         """x / y correctly rounded (mathlib's _D.div_cr) for registers x, y, or for tuples of
         registers (the lanes of a double Val) at once, sharing their constants; special values
         are nans.division_specials' work."""
-        if isinstance(x, tuple):
-            return _D(self.em, len(x), prologue=True).div_cr(x, y)
-        return _D(self.em, 1, prologue=True).div_cr(x, y)[0]
+        D = _D(self.em, len(x) if isinstance(x, tuple) else 1, prologue=True)
+        q = D.div_cr(x, y)
+        for lane in zip(*((x, y) if isinstance(x, tuple) else ((x,), (y,))), *D.parts):
+            self.div_parts[lane[:2]] = lane[2:]        # |x|, |y|, the sign: for division_specials
+        return q if isinstance(x, tuple) else q[0]
 
     def fsqrt32(self, x):
         """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0 (a subnormal x

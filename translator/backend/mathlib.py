@@ -301,8 +301,8 @@ class _D:
         """a / b correctly rounded (IEEE round to nearest even) for finite a, b != 0 whose
         quotient is a normal double, subnormal operands included; a quotient beyond the largest
         double is inf, one below the normal range (flushed by the MAU) the zero of its sign.
-        0 / b is +-0 and a / 0 +-inf (a != 0); 0 / 0, infinities and NaNs give some number
-        (nans.division_specials puts the IEEE results there).
+        0 / b is +-0; a / 0, infinities and NaNs give some number (nans.division_specials puts
+        the IEEE results there).
 
         The mantissas m_a, m_b in [1, 2) (a subnormal's from an exact integer-to-double
         conversion of its bits) are divided, and the quotient scaled by 2^(e_a - e_b) in two exact
@@ -320,6 +320,7 @@ class _D:
         doubles is never a midpoint itself, so there is no tie to break."""
         ax, ay = self.abs(a), self.abs(b)
         sgn = self.ia("land", self.ia("lxor", a, b), SIGN)
+        self.parts = (ax, ay, sgn)                     # for nans.division_specials
 
         def split_exp(z):
             """(w, m): w the pattern of z with the exponent field made signed and exact for a
@@ -348,11 +349,10 @@ class _D:
         q0 = self.mul(mx, r)
         q1 = self.fma(residual(q0), r, q0)
         r1 = residual(q1)
-        ex = self.ia("land", q1, INF)
-        tu = self.ia("ladd", ex, self.ia("lsub", my, 1076 << 52))      # m_b ulp(q1) / 2
-        ntu = self.ia("ladd", ex, self.ia("ladd", my, (SIGN - (1076 << 52)) & M64))
-        res = self.sel(self.ge_f(tu, r1), q1, self.ia("ladd", q1, 1))
-        self.put(self.ge_f(ntu, r1), self.ia("lsub", q1, 1), res)
+        tu = self.ia("ladd", self.ia("land", q1, INF), self.ia("lsub", my, 1076 << 52))   # m_b ulp(q1) / 2
+        res = self.ia("ladd", q1, 1)                                   # beyond the upper midpoint
+        self.put(self.ge_f(tu, r1), q1, res)
+        self.put(self.ge_f(self.neg(tu), r1), self.ia("lsub", q1, 1), res)     # below the lower one
         return self.ia("lor", self.mul(self.mul(res, p1), p2), sgn)
 
 
