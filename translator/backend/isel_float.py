@@ -8,6 +8,7 @@ from .ops import VReg
 from .emitter import CodegenError
 from .values import I32, KINDS, SMALL, U32, Val, within
 from .nans import no_nans
+from .mathlib import _D
 
 
 class FloatSelection:
@@ -15,6 +16,7 @@ class FloatSelection:
 
     def __init__(self, em):
         self.em = em
+        self.div_parts = {}            # (x, y) registers of a double division -> (|x|, |y|, sign)
 
     def fmul64(self, x, y, add=None):
         """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
@@ -125,7 +127,7 @@ class FloatSelection:
                 return Val("f64", tuple(em.mau("dvadd", x, y, neg=(1,)) for x, y in zip(a.regs, b.regs)))
             if op == "fmul":
                 return Val("f64", tuple(self.fmul64(x, y) for x, y in zip(a.regs, b.regs)))
-            return Val("f64", tuple(self.fdiv64(x, y) for x, y in zip(a.regs, b.regs)))
+            return Val("f64", self.fdiv64(tuple(a.regs), tuple(b.regs)))
         x, y = a.regs[0], b.regs[0]
         if op == "fadd":
             return Val("f32", (em.mau("fvadd", x, y),))
@@ -152,20 +154,14 @@ class FloatSelection:
         return em.mau("fvfma", res, r, q)
 
     def fdiv64(self, x, y):
-        em = self.em
-        sign = em.const64(1 << 63)
-        ay = em.alu("land", y, em.const64((1 << 63) - 1))
-        sx = em.alu("lxor", x, em.alu("land", y, sign))
-        r0 = em.alu("drsqrt", ay)
-        r = self.fmul64(r0, r0)
-        one = em.const64(0x3FF0000000000000)
-        nay = em.alu("lxor", ay, sign)
-        for _ in range(4):
-            e = self.fmul64(nay, r, add=one)
-            r = self.fmul64(r, e, add=r)
-        q = self.fmul64(sx, r)
-        res = self.fmul64(nay, q, add=sx)
-        return self.fmul64(res, r, add=q)
+        """x / y correctly rounded (mathlib's _D.div_cr) for registers x, y, or for tuples of
+        registers (the lanes of a double Val) at once, sharing their constants; special values
+        are nans.division_specials' work."""
+        D = _D(self.em, len(x) if isinstance(x, tuple) else 1, prologue=True)
+        q = D.div_cr(x, y)
+        for lane in zip(*((x, y) if isinstance(x, tuple) else ((x,), (y,))), *D.parts):
+            self.div_parts[lane[:2]] = lane[2:]        # |x|, |y|, the sign: for division_specials
+        return q if isinstance(x, tuple) else q[0]
 
     def fsqrt32(self, x):
         """sqrt(x) = x * rsqrt(x), rsqrt refined by Newton steps; sqrt(+-0) = +-0 (a subnormal x

@@ -139,14 +139,17 @@ class _D:
     a float Val's two work-items widened).  Operands: a tuple (one register per lane), a VReg
     (the same in every lane), a float (a constant value) or an int (a constant bit pattern)."""
 
-    def __init__(self, em, n=2):
+    def __init__(self, em, n=2, prologue=False):
         self.em, self.n = em, n
+        self.prologue = prologue         # constants made once in the kernel's prologue (em.const64)
 
     # operands
     def kb(self, bits: int) -> VReg:
         """A register holding the pattern, made where it is used (an ALU step, usually free
         beside the MAU work) so that no constant stays live across a long computation."""
         bits &= M64
+        if self.prologue:
+            return self.em.const64(bits)
         r = self.em.new(f"k{bits:x}")
         self.em.op(f"limm 0x{bits:016x} {{d0}}", "alu", (r,), ())
         return r
@@ -288,19 +291,71 @@ class _D:
         return r
 
     def div(self, a, b, acc):
-        """a / b for finite b != 0: about 0.5 ulp ('d', with an exact residual) or 2^-50 ('f')."""
-        sa = self.ia("lxor", a, self.ia("land", b, SIGN))
-        ab = self.abs(b)
-        r = self.recip(ab, 4)
-        q = self.mul(sa, r)
+        """a / b for finite b != 0: correctly rounded ('d', div_cr) or about 2^-50 ('f')."""
         if acc == "d":
-            p, e = self.two_prod(q, ab)
-            res = self.sub(self.sub(sa, p), e)
-            q = self.fma(res, r, q)
-        return q
+            return self.div_cr(a, b)
+        sa = self.ia("lxor", a, self.ia("land", b, SIGN))
+        return self.mul(sa, self.recip(self.abs(b), 4))
+
+    def div_cr(self, a, b):
+        """a / b correctly rounded (IEEE round to nearest even) for finite a, b != 0 whose
+        quotient is a normal double, subnormal operands included; a quotient beyond the largest
+        double is inf, one below the normal range (flushed by the MAU) the zero of its sign.
+        0 / b is +-0; a / 0, infinities and NaNs give some number (nans.division_specials puts
+        the IEEE results there).
+
+        The mantissas m_a, m_b in [1, 2) (a subnormal's from an exact integer-to-double
+        conversion of its bits) are divided, and the quotient scaled by 2^(e_a - e_b) in two exact
+        MAU steps, which overflow to inf and underflow to 0 where the quotient does.  Division of
+        the mantissas: 1/m_b from the rsqrt seed and three Newton steps (relative error about
+        2^-32), q0 = m_a r, the residual m_a - q0 m_b by Dekker's split (its first three steps are
+        exact, the last rounds once), q1 = q0 + residual * r, which is faithful (within an ulp,
+        between the two doubles around the quotient).  The residual of q1 is exact
+        (|m_a - q1 m_b| < ulp: 53 bits on the grid of the products), and the quotient m_a / m_b
+        lies beyond the midpoint between q1 and its upper neighbour exactly when that residual
+        exceeds m_b * ulp(q1)/2 (an exact product: a power of two times m_b, made on the ALU),
+        beyond the lower midpoint when it is below -m_b * ulp(q1)/2 (where q1 is a power of two
+        the lower ulp is half as large, but then the quotient is never between the two
+        thresholds: m_a / m_b is 1 or at least 2^-52 / m_b away from 1).  A quotient of two
+        doubles is never a midpoint itself, so there is no tie to break."""
+        ax, ay = self.abs(a), self.abs(b)
+        sgn = self.ia("land", self.ia("lxor", a, b), SIGN)
+        self.parts = (ax, ay, sgn)                     # for nans.division_specials
+
+        def split_exp(z):
+            """(w, m): w the pattern of z with the exponent field made signed and exact for a
+            subnormal z (its bits converted to a double, exponent lowered by 1074), m the mantissa
+            in [1, 2)."""
+            w = self.ia("lsub", self.ia("uditof", z), 1074 << 52)
+            self.put(self.flags("ulmax", z, 1 << 52), z, w)           # normal (or inf / NaN): z
+            return w, self.ia("lor", self.ia("land", w, FRAC), ONE)
+        wx, mx = split_exp(ax)
+        wy, my = split_exp(ay)
+        # 2^k = 2^n1 2^n2 with k = e_a - e_b clamped to [-2046, 2046] (beyond: 0 or inf anyway)
+        k2 = self.ia("ladd", self.ia("lsub", self.ia("llsr", wx, 52), self.ia("llsr", wy, 52)), 2046)
+        k2 = self.ia("lmin", self.ia("lmax", k2, 0), 4092)
+        n1 = self.ia("llsr", k2, 1)
+        p1 = self.ia("llsl", n1, 52)                                   # 2^(n1 - 1023)
+        p2 = self.ia("llsl", self.ia("lsub", k2, n1), 52)
+        r = self.recip(my, 3)
+        bh, bl = self.split(my)
+
+        def residual(q):                                               # m_a - q m_b
+            qh, ql = self.split(q)
+            t = self.fma(qh, bh, mx, na=True)
+            t = self.fma(qh, bl, t, na=True)
+            t = self.fma(ql, bh, t, na=True)
+            return self.fma(ql, bl, t, na=True)
+        q0 = self.mul(mx, r)
+        q1 = self.fma(residual(q0), r, q0)
+        r1 = residual(q1)
+        tu = self.ia("ladd", self.ia("land", q1, INF), self.ia("lsub", my, 1076 << 52))   # m_b ulp(q1) / 2
+        res = self.ia("ladd", q1, 1)                                   # beyond the upper midpoint
+        self.put(self.ge_f(tu, r1), q1, res)
+        self.put(self.ge_f(self.neg(tu), r1), self.ia("lsub", q1, 1), res)     # below the lower one
+        return self.ia("lor", self.mul(self.mul(res, p1), p2), sgn)
 
 
-# ------------------------------------------------------------------ fp64 algorithms on lanes
 def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0):
     """base^x (e^(x + xl) for base e) for finite or infinite x; NaN is the caller's.
 

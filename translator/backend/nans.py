@@ -40,6 +40,7 @@ from .ops import IfAnyLane
 STATE = ("vals", "acc", "edge", "pred", "phi_caps_after", "seq_ivs", "checked", "fast_cache", "escapes")
 
 
+ABS64, INF64, QNAN64 = (1 << 63) - 1, 0x7FF << 52, 0x7FF8 << 48
 CHAIN_OPS = ("fadd", "fsub", "fmul", "fneg")
 CHAIN_CALLS = ("fmuladd", "fma")
 # intrinsics without an effect: a lazy loop may call them (on values outside its chains)
@@ -282,6 +283,8 @@ class NanFixups:
         subnormal operand is the zero of its sign, and a quotient the MAU flushed is the zero of
         the quotient's sign (no CL_FP_DENORM)."""
         em = self.em
+        if wide:
+            return self._division_specials64(q, x, y)
         p, mag, inf, qnan, _ = self._w(wide)
         c = em.const64 if wide else em.c32
         top = 1 << (63 if wide else 31)
@@ -306,6 +309,28 @@ class NanFixups:
         em.masked_copy(x, q, self.nan_mask(x, wide))     # a NaN operand
         em.masked_copy(y, q, self.nan_mask(y, wide))
         return q
+
+    def _division_specials64(self, q, x, y):
+        """Double: the division (mathlib's div_cr) is IEEE for finite nonzero operands (subnormals
+        included), so the IEEE value of the other cases is made from x and y alone, beside the
+        division, and replaces q in one step: a NaN operand (y's if both are), NaN for 0 / 0 and
+        inf / inf, else (one operand 0 or inf) +-inf where |x| > |y| and +-0 where |x| < |y|."""
+        em = self.em
+        c = em.const64
+        parts = em.floats.div_parts.get((x, y))
+        if parts:
+            ax, ay, zero = parts
+        else:
+            ax, ay = em.alu("land", x, c(ABS64)), em.alu("land", y, c(ABS64))
+            zero = em.alu("land", em.alu("lxor", x, y), c(1 << 63))                     # the quotient's sign
+        v = em.alu("lor", zero, c(INF64))
+        em.masked_copy(zero, v, em.flags("ulmax", ay, ax))                              # |x| <= |y|: 0
+        em.masked_copy(c(QNAN64), v, em.flags("lxor", ax, ay))                           # 0/0, inf/inf
+        em.masked_copy(x, v, em.flags("lmax", ax, c(INF64 + 1)))                         # a NaN operand
+        em.masked_copy(y, v, em.flags("lmax", ay, c(INF64 + 1)))
+        m = em.alu("ulmax", em.alu("lsub", ax, c(1)), em.alu("lsub", ay, c(1)))       # 0 wraps to the top
+        em.masked_copy(q, v, em.flags("ulmax", c(INF64 - 2), m))                          # both finite, nonzero
+        return v
 
     # loops -------------------------------------------------------------------------------------
     def lazy_loop(self, h) -> bool:
