@@ -37,9 +37,10 @@ __kernel void matvec(__global const float *a, __global const float *x, __global 
     "stencil2d": """
 __kernel void jacobi(__global const float *u, __global float *v, int n)
 {
-    int j = get_global_id(0) + 1, i = get_global_id(1) + 1;
-    v[i * n + j] = 0.2f * (u[i * n + j] + u[(i - 1) * n + j] + u[(i + 1) * n + j]
-                           + u[i * n + j - 1] + u[i * n + j + 1]);
+    int j = get_global_id(0), i = get_global_id(1);     /* the whole grid: its rows are the array's */
+    if (i >= 1 && i < n - 1 && j >= 1 && j < n - 1)
+        v[i * n + j] = 0.2f * (u[i * n + j] + u[(i - 1) * n + j] + u[(i + 1) * n + j]
+                               + u[i * n + j - 1] + u[i * n + j + 1]);
 }""",
     "nbody": """
 __kernel void forces(__global const float *pos, __global const float *mass, __global float *acc,
@@ -94,8 +95,8 @@ def hand(name, size, ctx, queue):
         u0 = ((i * 3 + j * 5) % 17 * 0.125).astype(np.float32)
         u, v = buf(u0), buf(u0)
         for _ in range(steps):
-            evs.append(prg.jacobi(queue, (n - 2, n - 2), None, u, v, np.int32(n)))
-            evs.append(prg.jacobi(queue, (n - 2, n - 2), None, v, u, np.int32(n)))
+            evs.append(prg.jacobi(queue, (n, n), None, u, v, np.int32(n)))
+            evs.append(prg.jacobi(queue, (n, n), None, v, u, np.int32(n)))
         got = np.empty_like(u0)
         cl.enqueue_copy(queue, got, u)
         a, b = u0.copy(), u0.copy()

@@ -21,6 +21,7 @@ class LoopInfo:
     source: str                 # its MNCL C
     vars: list                  # in the host's order: {name, role, dtype, dims, written, op}
     counters: list              # {name, dtype, start_arg}: start_arg when the start is passed in
+    grid: list                  # per counter, the extent a launch may span (loops._grid), or []
 
 
 @dataclass
@@ -56,5 +57,5 @@ def compile_program(path: str, defines=(), includes=()) -> Compiled:
                   snapshot=v.snapshot)
              for v in host.arg_order(loop)],
             [dict(name=k.name, dtype=k.ctype.dtype.str, start_arg=loops.const_int(k.lo) is None)
-             for k in loop.counters]))
+             for k in loop.counters], loop.grid))
     return out

@@ -81,6 +81,7 @@ class Loop:
     has_continue: bool = False
     snapshot_reads: set = field(default_factory=set)   # id() of the IDs naming a snapshot array in a read
     auto_collapsed: int = 0     # inner loops made parallel because their iterations are independent
+    grid: list = field(default_factory=list)   # per counter: the array extent its launch may span, or None
 
     @property
     def name(self) -> str:
@@ -282,7 +283,38 @@ def _loop(prog, d, pnode, node, fd, scope, typedefs, funcs) -> Loop:
     loop = Loop(0, d, pnode, node, fd, counters, streamed, {}, body, auto_collapsed=auto, warnings=remarks)
     _check_control(prog, loop, body)
     _classify(prog, loop, scope, typedefs, funcs)
+    loop.grid = _grid(prog, loop)
     return loop
+
+
+def _grid(prog, loop) -> list:
+    """For a loop with two or three parallel counters of step 1 and no reduction: per counter,
+    the extent of the array dimension a write indexes with it (``B[i][j]``: N and M).  The
+    runtime then launches that whole extent with the counters' range as a guard, so the launch's
+    rows are the arrays' rows: the backend's fast 2-D paths need a grid whose pitch is the
+    array's (a stencil's interior alone, 510 x 510 of a 512 x 512 array, is ~60x slower on
+    mncore2).  Empty when that does not apply."""
+    if len(loop.counters) < 2 or any(c.step != 1 for c in loop.counters) or loop.reductions():
+        return []
+    local = {n.name for n in _walk(loop.body) if isinstance(n, c_ast.Decl) and n.name}
+    accs, _ = _accesses(prog, loop.body, local)
+    out = []
+    for c in loop.counters:
+        ext = None
+        for a in accs:
+            var = loop.vars.get(a.name)
+            if a.kind == "read" or var is None or var.role != "array":
+                continue
+            for dim, sub in zip(var.ctype.dims, a.subs):
+                if isinstance(dim, int) and _affine(sub, {c.name}) is not None:
+                    ext = dim
+                    break
+            if ext is not None:
+                break
+        if ext is None:
+            return []
+        out.append(ext)
+    return out
 
 
 def _independent_levels(prog, counters, scope, typedefs) -> int:

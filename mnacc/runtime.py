@@ -127,11 +127,17 @@ class Runner:
         _no_overlap([(v["name"], ptrs[n], int(sizes[n]), v["written"]) for n, v in enumerate(lp.vars)
                      if v["role"] == "array"])
         starts = [np.dtype(c["dtype"]).type(bounds[2 * j]) for j, c in enumerate(lp.counters) if c["start_arg"]]
+        kernel, shape = lp.kernel, counts
+        lo = [int(bounds[2 * j]) for j in range(len(counts))]
+        if lp.grid and all(0 <= a and a + n <= e for a, n, e in zip(lo, counts, lp.grid)):
+            # the arrays' whole extents, the loop's range a guard (loops._grid)
+            kernel, shape = lp.kernel + "_grid", lp.grid
+            starts = [np.dtype(c["dtype"]).type(x) for c, a, n in zip(lp.counters, lo, counts) for x in (a, a + n)]
         device_out = {}
         if total > 0:
             prg = self.programs[k]
             args = [entry[0] for _, entry in arrays] + values + starts + parts
-            ev = getattr(prg, lp.kernel)(self.queue, tuple(reversed(counts)), None, *args)
+            ev = getattr(prg, kernel)(self.queue, tuple(reversed(shape)), None, *args)
             self.events.setdefault(k, []).append(ev)
             if results:
                 fold = [x for _, _, _, buf, part in results for x in (buf, part)] + [np.int64(total)]

@@ -204,3 +204,34 @@ int main(void) {
     assert res.returncode == 1
     assert res.stdout == "start\n"          # what the program printed before is kept
     assert f"{src}:7: loop 1 failed on the device:\narrays 'a' and 'p' overlap in memory and the loop writes 'p'" in res.stderr
+
+
+@pytest.mark.parametrize("device", [("--device", "cpu"), ("--machine", "tiny")])
+def test_grid_and_ranged_launches_agree_with_gcc(tmp_path, device):
+    """A 2-D loop runs over the arrays' whole extents with its range as a guard when its range
+    lies inside them (the first loop), and over its own range otherwise (the second: i from -1)."""
+    src = tmp_path / "grid.c"
+    src.write_text("""#include <stdio.h>
+#define N 12
+static float a[N][N], b[N][N];
+int main(void) {
+    int i, j;
+    for (i = 0; i < N; i++) for (j = 0; j < N; j++) a[i][j] = (float)(i * N + j);
+#pragma goose parallel for loopcounter(i, j) result(b[i][2..N-1])
+    for (i = 3; i < N - 1; i++)
+        for (j = 2; j < N; j++)
+            b[i][j] = a[i][j - 2] + 0.5f * a[i + 1][j];
+#pragma acc parallel loop collapse(2)
+    for (i = -1; i < N - 1; i++)
+        for (j = 0; j < N - 2; j++)
+            b[i + 1][j] += 2.0f * a[i + 1][j + 1];
+    for (i = 0; i < N; i++) for (j = 0; j < N; j++) printf("%g\\n", b[i][j]);
+    return 0;
+}
+""")
+    exe = tmp_path / "grid"
+    subprocess.run(["gcc", "-O2", "-ffp-contract=off", "-o", str(exe), str(src)], check=True)
+    want = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    res = mnacc(str(src), *device)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == want
