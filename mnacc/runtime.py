@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,7 +80,13 @@ class Runner:
             self.ctx = cl.Context([dev])
             self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
             for lp in compiled.loops:         # every build error before the program starts
-                self.programs[lp.index] = cl.Program(self.ctx, lp.source).build()
+                try:
+                    self.programs[lp.index] = cl.Program(self.ctx, lp.source).build()
+                except Exception as e:        # the backend names lines of the user's file (#line), not the file
+                    log = getattr(e, "log", None) or str(e)
+                    log = log.split("):\n", 1)[-1] if "Build on" in log else log
+                    log = re.sub(r"^kernel\.cl:", lp.where.rsplit(":", 1)[0] + ":", log.strip(), flags=re.M)
+                    raise RuntimeError(f"loop {lp.index} ({lp.where}) cannot be built for {dev.name}:\n{log}") from None
         self._launch = LAUNCH(self._guard(self.launch, 0))
         self._done = DONE(self._guard(self.done, None))
 

@@ -235,3 +235,23 @@ int main(void) {
     res = mnacc(str(src), *device)
     assert res.returncode == 0, res.stderr
     assert res.stdout == want
+
+
+def test_a_kernel_the_device_cannot_build_names_the_users_line(tmp_path):
+    src = tmp_path / "fmod.c"
+    src.write_text("""#include <stdio.h>
+#include <math.h>
+float x[8];
+int main(void) {
+    int i;
+#pragma acc parallel loop
+    for (i = 0; i < 8; i++)
+        x[i] = fmodf(i * 1.5f, 2.0f);
+    printf("%g\\n", x[7]);
+    return 0;
+}
+""")
+    res = mnacc(str(src), "--machine", "tiny")
+    assert res.returncode == 1 and res.stdout == ""
+    assert f"loop 1 ({src}:6) cannot be built for MN-Core 2 (emulator, tiny):\n{src}:8:0: error: " in res.stderr
+    assert "Traceback" not in res.stderr
