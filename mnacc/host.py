@@ -76,30 +76,36 @@ class _Scanner:
         self.i += 1
         return tok, off
 
-    def balanced(self, close):
+    def until(self, at_end) -> int:
+        """Consume tokens up to the first one at_end(token, depth) accepts, brackets counted;
+        the offset just after it."""
         depth = 0
         while self.i < len(self.toks):
             tok, off = self.take()
-            if tok in "([{" and len(tok) == 1:
+            if len(tok) == 1 and tok in "([{":
                 depth += 1
-            elif tok in ")]}" and len(tok) == 1:
+            elif len(tok) == 1 and tok in ")]}":
                 depth -= 1
-                if depth == 0:
-                    return off + 1
-        raise ValueError("unbalanced")
+            if at_end(tok, depth):
+                return off + 1
+        raise ValueError("no end")
+
+    def balanced(self) -> int:
+        """A bracketed group: '(...)' or '{...}'."""
+        return self.until(lambda tok, depth: depth == 0 and tok in ")}")
 
     def statement(self) -> int:
         """Consume one statement; the offset just after it."""
         tok = self.peek()
         if tok == "{":
-            return self.balanced("}")
+            return self.balanced()
         if tok in ("for", "while", "switch"):
             self.take()
-            self.balanced(")")
+            self.balanced()
             return self.statement()
         if tok == "if":
             self.take()
-            self.balanced(")")
+            self.balanced()
             end = self.statement()
             if self.peek() == "else":
                 self.take()
@@ -109,18 +115,9 @@ class _Scanner:
             self.take()
             self.statement()
             self.take()                              # while
-            self.balanced(")")
+            self.balanced()
             return self.take()[1] + 1                # ;
-        depth = 0
-        while self.i < len(self.toks):
-            tok, off = self.take()
-            if tok in "([{" and len(tok) == 1:
-                depth += 1
-            elif tok in ")]}" and len(tok) == 1:
-                depth -= 1
-            elif tok == ";" and depth == 0:
-                return off + 1
-        raise ValueError("no end")
+        return self.until(lambda tok, depth: depth == 0 and tok == ";")
 
 
 def _offset(text: str, line: int, col: int = 1) -> int:
