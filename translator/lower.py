@@ -639,6 +639,9 @@ class Lowering:
 
     def func_type(self, d):
         fd = d.type
+        if not hasattr(fd, "args"):     # 'float f { ... }': a body after a declarator that is no function's
+            self.error(d, f"'{d.name}' is defined with a body but declared without a parameter list; "
+                          f"write '{d.name}(...)'")
         ret = self.decl_type(fd.type, d)
         params, names, pdecls = [], [], []
         if fd.args is not None:
