@@ -16,7 +16,6 @@ class FloatSelection:
 
     def __init__(self, em):
         self.em = em
-        self.div_parts = {}            # (x, y) registers of a double division -> (|x|, |y|, sign)
 
     def fmul64(self, x, y, add=None):
         """fp64 x * y (+ add) on all four PEs of each MAB: the u and d halves."""
@@ -160,7 +159,7 @@ class FloatSelection:
         D = _D(self.em, len(x) if isinstance(x, tuple) else 1, prologue=True)
         q = D.div_cr(x, y)
         for lane in zip(*((x, y) if isinstance(x, tuple) else ((x,), (y,))), *D.parts):
-            self.div_parts[lane[:2]] = lane[2:]        # |x|, |y|, the sign: for division_specials
+            self.em.div_parts[lane[:2]] = lane[2:]        # |x|, |y|, the sign: for division_specials
         return q if isinstance(x, tuple) else q[0]
 
     def fsqrt32(self, x):

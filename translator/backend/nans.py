@@ -317,7 +317,7 @@ class NanFixups:
         inf / inf, else (one operand 0 or inf) +-inf where |x| > |y| and +-0 where |x| < |y|."""
         em = self.em
         c = em.const64
-        parts = em.floats.div_parts.get((x, y))
+        parts = em.div_parts.get((x, y))
         if parts:
             ax, ay, zero = parts
         else:
