@@ -156,7 +156,7 @@ def _select(b: Build) -> dict:
 def _columns(b: Build) -> dict:
     em = b.em
 
-    def alloc(n):       # None when L2BM has no room (alloc_lc would raise and stay past the end)
+    def alloc(n):       # None when L2BM has no room
         return em.alloc_lc(n) if em.lc_next + n <= b.lay.l2bm_longs else None
     return {"tree": pipeline_columns(b.tree, b.lay, alloc, em.columns, em.plans, b.machine.links["dram_l2bm"])}
 

@@ -170,10 +170,10 @@ class Emitter:
 
     def _alloc(self, attr, n, memory, size):
         a = getattr(self, attr)
-        setattr(self, attr, a + n)
-        if a + n > size:
+        if a + n > size:             # nothing taken: a caller that can do without the area goes on
             raise CodegenError(f"the kernel's transfers need {a + n} long words of {memory}; the machine has "
                                f"{size}", self.line)
+        setattr(self, attr, a + n)
         return a
 
     def alloc_lc(self, n):

@@ -54,10 +54,13 @@ def prefetch_waves(tree: list, loads: list, lay, alloc_lc) -> list:
             continue                       # (a tag used again in the wave: its waits are not the load's)
         # (a staged load's area is a wave share; a window's (windowplan.py) says its size)
         sizes = {mv.chain[1]: getattr(mv, "area_size", lay.stripe // lay.l2b) for mv in mvs}
-        try:
-            areas = {lc: alloc_lc(size) for lc, size in sizes.items()}
+        try:                               # one block: all of the wave's areas, or none taken
+            at = alloc_lc(sum(sizes.values()))
         except Exception:                  # L2BM is full: the waves stay as they are
             continue
+        areas = {}
+        for lc, size in sizes.items():
+            areas[lc], at = at, at + size
         fresh = fresh_registers(list(events(rest)), list(events(tree, skip=loop)))
         other = clone(rest, fresh, [])
         for size in sorted(set(sizes.values())):
