@@ -13,7 +13,8 @@ launch over the whole array with the domain's rows as a guard).
 ``params`` is any object with ``case`` ("taylor-green" | "cavity" | "channel"), ``n``, ``nu``,
 ``u0`` and ``u_lid`` (samples/lbm/reference.py's Params, or the minimal one here); tau = 3 nu +
 0.5.  The channel case also reads ``solid`` ((n, n) bool, default: a disc of radius n/10 at
-(n/4, n/2)) and uses u0 as its inflow speed.
+(n/4, n/2)) and uses u_lid as its inflow speed (as reference.py does); a channel
+wider than high (reference.py's aspect > 1) is not supported by this form yet.
 """
 from __future__ import annotations
 
@@ -79,6 +80,8 @@ class PlainLBM:
         if case not in CASES:
             raise ValueError(f"params.case must be one of {sorted(CASES)}, got {case!r}")
         n = int(params.n)
+        if getattr(params, "aspect", 1) != 1:
+            raise ValueError(f"the plain form runs square grids; params.aspect = {params.aspect}")
         if n < 3:
             raise ValueError(f"n must be at least 3, got {n}")
         self.params, self.case, self.n = params, case, n
@@ -100,7 +103,7 @@ class PlainLBM:
             host = np.zeros((n + 2, n), np.int32)
             host[1:-1] = solid
             self.solid_buf = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
-            self.extra = [np.float32(params.u0), self.solid_buf]
+            self.extra = [np.float32(params.u_lid), self.solid_buf]
         else:
             self.extra = [np.float32(getattr(params, "u_lid", 0.0))]
 
