@@ -1,0 +1,131 @@
+"""samples/lbm: the plain OpenCL C form against a straightforward numpy version of the scheme.
+
+The numpy version here is this test's own (issue 24: a reference first, the devices against it):
+the fused pull stream-and-collide of the common brief, in float32, written cell-array-wise with
+np.roll for the streaming and masks for the walls.  Fast tests: the CPU device and the `tiny`
+emulator, Taylor-Green and the cavity on small grids; slow: mncore2 at n = 64.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from samples.lbm import plain
+
+EX = np.array([0, 1, 0, -1, 0, 1, -1, -1, 1])
+EY = np.array([0, 0, 1, 0, -1, 1, 1, -1, -1])
+W = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4, np.float32)
+OPP = [0, 3, 4, 1, 2, 7, 8, 5, 6]
+
+
+def feq(rho, ux, uy):
+    f = np.empty((9,) + rho.shape, np.float32)
+    usq = np.float32(1.5) * (ux * ux + uy * uy)
+    for k in range(9):
+        eu = np.float32(EX[k]) * ux + np.float32(EY[k]) * uy
+        f[k] = W[k] * rho * (np.float32(1) + np.float32(3) * eu + np.float32(4.5) * eu * eu - usq)
+    return f
+
+
+def np_step(f, case, omega, u_lid):
+    """One step of the scheme on (9, n, n) float32 populations indexed [k, y, x]."""
+    _, n, _ = f.shape
+    y, x = np.mgrid[0:n, 0:n]
+    p = np.empty_like(f)
+    for k in range(9):
+        pulled = np.roll(f[k], (EY[k], EX[k]), axis=(0, 1))      # f_k(x - ex, y - ey), wrapped
+        if case == "cavity":
+            sx, sy = x - EX[k], y - EY[k]
+            out = (sx < 0) | (sx >= n) | (sy < 0) | (sy >= n)
+            lid = np.where(sy == n, np.float32(6 * W[k] * EX[k] * u_lid), np.float32(0))
+            pulled = np.where(out, f[OPP[k]] + lid, pulled)
+        p[k] = pulled
+    rho = p.sum(0, dtype=np.float32)
+    ux = (p[1] - p[3] + p[5] - p[6] - p[7] + p[8]) / rho
+    uy = (p[2] - p[4] + p[5] + p[6] - p[7] - p[8]) / rho
+    return (p - np.float32(omega) * (p - feq(rho, ux, uy))).astype(np.float32)
+
+
+def np_run(f, steps, case, nu, u_lid):
+    omega = np.float32(1 / (3 * nu + 0.5))
+    for _ in range(steps):
+        f = np_step(f, case, omega, u_lid)
+    return f
+
+
+def velocity(f):
+    rho = f.sum(0)
+    return (f[1] - f[3] + f[5] - f[6] - f[7] + f[8]) / rho, (f[2] - f[4] + f[5] + f[6] - f[7] - f[8]) / rho
+
+
+def initial(params):
+    n = params.n
+    if params.case == "taylor-green":
+        k = 2 * np.pi / n
+        yy, xx = np.mgrid[0:n, 0:n].astype(np.float64)
+        ux = -params.u0 * np.cos(k * xx) * np.sin(k * yy)
+        uy = params.u0 * np.sin(k * xx) * np.cos(k * yy)
+        rho = 1 - 3 * params.u0 ** 2 / 4 * (np.cos(2 * k * xx) + np.cos(2 * k * yy))
+        return feq(rho.astype(np.float32), ux.astype(np.float32), uy.astype(np.float32))
+    one = np.ones((n, n), np.float32)
+    return feq(one, 0 * one, 0 * one)
+
+
+def check(params, steps, device, machine=None):
+    f0 = initial(params)
+    res = plain.run(params, f0, steps, device=device, machine=machine)
+    ref = np_run(f0, steps, params.case, params.nu, params.u_lid)
+    assert res.f.shape == (9, params.n, params.n) and res.f.dtype == np.float32
+    assert np.isfinite(res.f).all()
+    umax = params.u0 if params.case == "taylor-green" else params.u_lid
+    (ux, uy), (rx, ry) = velocity(res.f), velocity(ref)
+    err = max(np.abs(ux - rx).max(), np.abs(uy - ry).max())
+    assert err <= 1e-4 * umax, f"velocity differs from numpy by {err:.3g} (> 1e-4 u_max = {1e-4 * umax:.3g})"
+    np.testing.assert_allclose(res.f, ref, rtol=0, atol=1e-6)
+    assert np.abs(ref).max() > 0 and (params.case != "cavity" or np.abs(rx).max() > 0.01)   # the flow moved
+    return res
+
+
+CASES = [
+    pytest.param(plain.Params("taylor-green", 16, 1 / 6, 0.04), 30, id="taylor-green-16"),
+    pytest.param(plain.Params("taylor-green", 32, 0.05, 0.04), 20, id="taylor-green-32"),
+    pytest.param(plain.Params("cavity", 16, 0.02, 0.04, 0.1), 50, id="cavity-16"),
+]
+
+
+@pytest.mark.parametrize("params,steps", CASES)
+def test_plain_cpu(params, steps):
+    check(params, steps, "cpu")
+
+
+@pytest.mark.parametrize("params,steps", CASES)
+def test_plain_tiny(params, steps):
+    res = check(params, steps, "emulator", "tiny")
+    assert all(ev.stats.cycles > 0 for ev in res.events)
+
+
+def test_plain_channel_tiny_runs_and_keeps_mass_bounded():
+    """The channel (pictures only): finite, the obstacle's cells at rest, flow to the right."""
+    n = 16
+    params = plain.Params("channel", n, 0.05, 0.04, 0.05)
+    res = plain.run(params, initial(plain.Params("cavity", n)), 20, device="emulator", machine="tiny")
+    assert np.isfinite(res.f).all()
+    ux, uy = velocity(res.f)
+    solid = plain.default_solid(n)
+    assert np.allclose(ux[solid], 0) and np.allclose(uy[solid], 0)
+    assert ux[:, : n // 8].mean() > 0.01
+
+
+def test_plain_rejects_bad_input():
+    with pytest.raises(ValueError, match="case"):
+        plain.run(plain.Params("poiseuille", 16), np.zeros((9, 16, 16), np.float32), 1, device="cpu")
+    with pytest.raises(ValueError, match="f0 must be"):
+        plain.run(plain.Params("cavity", 16), np.zeros((9, 8, 8), np.float32), 1, device="cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["taylor-green", "cavity"])
+def test_plain_mncore2(case):
+    params = plain.Params(case, 64, 0.05, 0.04, 0.1)
+    res = check(params, 10, "emulator", "mncore2")
+    assert all(ev.stats.cycles > 0 for ev in res.events)
