@@ -129,3 +129,19 @@ def test_plain_mncore2(case):
     params = plain.Params(case, 64, 0.05, 0.04, 0.1)
     res = check(params, 10, "emulator", "mncore2")
     assert all(ev.stats.cycles > 0 for ev in res.events)
+
+
+def test_a_fast_build_that_does_not_compile_is_said():
+    """On mncore2 the step's row-major build needs more L2BM than the machine has (its 18
+    buffers' staging areas): the launch runs the slower build, and says so once (it used to
+    fall back silently)."""
+    import warnings
+    from translator.backend.abi import SlowerBuildWarning
+    params = plain.Params(case="cavity", n=16, nu=0.05, u0=0.04, u_lid=0.1)
+    w = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4, np.float32)
+    f0 = np.broadcast_to(w[:, None, None], (9, 16, 16)).astype(np.float32).copy()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        plain.run(params, f0, 1, device="emulator", machine="mncore2")
+    said = [str(r.message) for r in rec if issubclass(r.category, SlowerBuildWarning)]
+    assert said and "'rows' build does not compile" in said[0] and "lbm_step" in said[0], said

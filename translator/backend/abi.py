@@ -19,6 +19,7 @@ LaunchPlan, so the whole launch interface is testable without the emulator
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -363,14 +364,23 @@ def pitch_value(pitch, args, gs) -> int | None:
     return int.from_bytes(bytes(a), "little", signed=True) if is_value(a) and len(a) <= 8 else None
 
 
+class SlowerBuildWarning(UserWarning):
+    """A faster build of a kernel did not compile, so its launches run a slower one."""
+
+
 def _optional(build, mode, failed):
-    """build(mode), or None if it does not compile (then and on every later launch)."""
+    """build(mode), or None if it does not compile (then and on every later launch; said once, as a
+    SlowerBuildWarning: a launch that silently runs a build many times slower is a surprise)."""
     if mode in failed:
         return None
     try:
         return build(mode)
-    except CompileError:
+    except CompileError as e:
         failed.add(mode)
+        first = (e.diagnostics[0].format().splitlines()[0] if getattr(e, "diagnostics", None)
+                 else str(e).splitlines()[0] if str(e) else type(e).__name__)
+        warnings.warn(f"the '{mode}' build does not compile, so launches run a slower one: {first}",
+                      SlowerBuildWarning, stacklevel=2)
         return None
 
 

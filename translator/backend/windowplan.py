@@ -37,6 +37,7 @@ from .abi import base, reg
 from .ops import Call, MV, Op, SeqIf, SeqSet
 
 HALO_MAX = 1024               # long words each side: a pitch of up to ~2000 32-bit elements
+WINDOW_SHARE = 0.5            # of L2BM the windows may take (a kernel's other loads and stores stage there too)
 
 
 class Window:
@@ -157,11 +158,10 @@ class WindowPlan:
         if w is None or tuple(aff) not in w.affs:
             return False
         if w.area is None:
-            try:
-                w.area = em.alloc_lc(w.size)
-            except Exception:        # noqa: BLE001 - L2BM is full: the shifts stay as they are
-                del self.windows[k]
+            if em.lc_next + w.size > WINDOW_SHARE * em.lay.l2bm_longs:
+                del self.windows[k]  # the rest of the kernel needs L2BM too: the shifts stay as they are
                 return False
+            w.area = em.alloc_lc(w.size)
             w.tag = em.tag()
             w.lo, w.hi, w.ok, w.m, w.dram = (em.seq_reg(p) for p in ("wlo", "whi", "wok", "wm", "wd"))
             em.uses.setdefault("bases", set()).add(k)
