@@ -26,6 +26,7 @@ over cells; one short loop over the nine populations):
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -169,12 +170,22 @@ def cylinder_radius(n: int) -> float:
     return n / 10
 
 
+@functools.lru_cache(maxsize=8)
 def channel_solid(p: Params) -> np.ndarray:
     """The channel's cylinder: cells whose centre lies within cylinder_radius of (n/2, n/2 + 0.5)
     (a hair off the axis, so the wake sheds without a seeded perturbation)."""
     yy, xx = np.mgrid[0:p.ny, 0:p.nx] + 0.5
     cx, cy, r = p.n / 2, p.n / 2 + 0.5, cylinder_radius(p.n)
-    return (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+    solid = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+    solid.flags.writeable = False
+    return solid
+
+
+@functools.lru_cache(maxsize=8)
+def _channel_hits(p: Params) -> tuple:
+    """Per k: fluid cells whose pull source lies inside the cylinder."""
+    solid = channel_solid(p)
+    return (None,) + tuple(np.roll(solid, (EY[k], EX[k]), axis=(0, 1)) & ~solid for k in range(1, 9))
 
 
 def init(case, n: int | None = None, u: float | None = None, nu: float | None = None) -> np.ndarray:
@@ -228,11 +239,9 @@ def stream(f: np.ndarray, p: Params, out: np.ndarray | None = None) -> np.ndarra
                 b = b + F32(6) * W[k] * F32(EX[k]) * lid
             pulled[k][wy, :] = b
     if p.case == "channel":
-        solid = channel_solid(p)
+        hits = _channel_hits(p)
         for k in range(1, 9):          # a source cell inside the cylinder: bounce back off it
-            src_solid = np.roll(solid, (EY[k], EX[k]), axis=(0, 1))
-            hit = src_solid & ~solid
-            pulled[k][hit] = f[OPP[k]][hit]
+            pulled[k][hits[k]] = f[OPP[k]][hits[k]]
     return pulled
 
 
