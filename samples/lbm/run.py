@@ -86,7 +86,7 @@ class Runner:
 
     def advance(self, f, steps, progress=None):
         base = self.steps
-        prog = (lambda d: progress(base + d)) if progress else None
+        prog = (lambda d, *_: progress(base + d)) if progress else None     # progress(done) (or (done, total))
         t0 = time.perf_counter()
         g = self._advance(f, steps, prog)
         if self.device is None:
