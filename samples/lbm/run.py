@@ -298,7 +298,13 @@ def main(argv=None) -> int:
     print(f"{p.case}: {p.nx} x {p.ny} cells, nu = {p.nu:.6g}, tau = {p.tau:.6g}, "
           + (f"u0 = {p.u0:g}" if p.case == "taylor-green" else f"U = {p.u_lid:g}, Re = {p.re:g}")
           + f"; {runner.label}", flush=True)
-    f0, f, prev, steps, frames = run_case(args, p, runner)
+    try:
+        f0, f, prev, steps, frames = run_case(args, p, runner)
+    except Exception as e:          # a build or launch error of the device form: its message, not a traceback
+        if runner.device is None or type(e).__module__.split(".")[0] != "mncl":
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
     reference_f = None
     if runner.device is not None:
