@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from .irread import Const, Inst
 from .irtypes import container_int, odd_int
+from .mathlib import _D
 from .ops import SeqIf, SeqLoop, VReg
 from .emitter import CodegenError
 from .values import aff_add, aff_scale, EXACT, I32, is_pow2, rng_add, rng_scale, SMALL, U32, Val, within
@@ -441,7 +442,9 @@ class IntSelection:
             ay = em.alu("isub", em.alu("ixor", y, em.alu("ilsr", y, em.c32(31))),
                         em.alu("ilsr", y, em.c32(31))) if signed else y
             fy = em.alu("uditof", em.alu("land", ay, em.const64(0xFFFFFFFF)))
-            rcp = em.floats.fdiv64(em.const64(0x3FF0000000000000), fy)
+            # (Newton's reciprocal is enough: div_exact's margin is 1/(2|y|), far above its
+            # few ulps; the correctly rounded division costs ~50 more steps)
+            rcp = _D(em, 1, prologue=True).recip(fy, 4)[0]
             em.ids_cache[key] = (ay, rcp, em.floats.fmul64(em.const64(0x3FE0000000000000), rcp))
             if param:
                 em.prologue += em.items
