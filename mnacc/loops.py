@@ -607,27 +607,27 @@ def _accesses(prog, body, local_names):
     """Every access of a variable in body, in evaluation order; the calls made."""
     out, calls = [], []
 
+    def access(target, node, kind, op, guarded, unsupported):
+        name, subs = _base(target)
+        if name is None:
+            _fail(prog, node, unsupported)
+        for sub in subs:
+            go(sub, guarded)
+        out.append(_Access(name, node, subs, kind, op, guarded))
+
     def go(n, guarded):
         if n is None:
             return
         if isinstance(n, c_ast.Assignment):
             go(n.rvalue, guarded)
-            name, subs = _base(n.lvalue)
-            if name is None:
-                _fail(prog, n.lvalue, "assignment to something other than a variable or an array element "
-                      "is not supported in a parallel loop")
-            for s in subs:
-                go(s, guarded)
-            out.append(_Access(name, n, subs, "write" if n.op == "=" else "update", n.op, guarded))
+            access(n.lvalue, n, "write" if n.op == "=" else "update", n.op, guarded,
+                   "assignment to something other than a variable or an array element is not supported in a "
+                   "parallel loop")
             return
         if isinstance(n, c_ast.UnaryOp):
             if n.op in ("++", "--", "p++", "p--"):
-                name, subs = _base(n.expr)
-                if name is None:
-                    _fail(prog, n, "'++'/'--' of something other than a variable or an array element")
-                for s in subs:
-                    go(s, guarded)
-                out.append(_Access(name, n, subs, "update", "+=", guarded))
+                access(n.expr, n, "update", "+=", guarded,
+                       "'++'/'--' of something other than a variable or an array element")
                 return
             if n.op == "&":
                 name, _ = _base(n.expr)
@@ -641,12 +641,7 @@ def _accesses(prog, body, local_names):
                     _fail(prog, n, f"sizeof of '{name}' in a parallel loop is not supported")
                 return
         if isinstance(n, c_ast.ArrayRef):
-            name, subs = _base(n)
-            if name is None:
-                _fail(prog, n, "only arrays named by a variable can be indexed in a parallel loop")
-            for s in subs:
-                go(s, guarded)
-            out.append(_Access(name, n, subs, "read", "", guarded))
+            access(n, n, "read", "", guarded, "only arrays named by a variable can be indexed in a parallel loop")
             return
         if isinstance(n, c_ast.ID):
             out.append(_Access(n.name, n, [], "read", "", guarded))
