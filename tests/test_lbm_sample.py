@@ -68,7 +68,7 @@ def test_plain_channel_tiny_runs_and_keeps_mass_bounded():
     """The channel (pictures only): finite, the obstacle's cells at rest, flow to the right."""
     n = 16
     params = plain.Params("channel", n, 0.05, 0.04, 0.05)
-    res = plain.run(params, initial(plain.Params("cavity", n)), 20, device="emulator", machine="tiny")
+    res = plain.run(params, initial(plain.Params("cavity", n, 0.05)), 20, device="emulator", machine="tiny")
     assert np.isfinite(res.f).all()
     ux, uy = velocity(res.f)
     solid = plain.default_solid(n)
@@ -78,9 +78,9 @@ def test_plain_channel_tiny_runs_and_keeps_mass_bounded():
 
 def test_plain_rejects_bad_input():
     with pytest.raises(ValueError, match="case"):
-        plain.run(plain.Params("poiseuille", 16), np.zeros((9, 16, 16), np.float32), 1, device="cpu")
+        plain.run(plain.Params("poiseuille", 16, 0.1), np.zeros((9, 16, 16), np.float32), 1, device="cpu")
     with pytest.raises(ValueError, match="f0 must be"):
-        plain.run(plain.Params("cavity", 16), np.zeros((9, 8, 8), np.float32), 1, device="cpu")
+        plain.run(plain.Params("cavity", 16, 0.1), np.zeros((9, 8, 8), np.float32), 1, device="cpu")
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ result read back once.  plain.cl says how the arrays are laid out and why (ghost
 launch over the whole array with the domain's rows as a guard).
 
 ``params`` is any object with ``case`` ("taylor-green" | "cavity" | "channel"), ``n``, ``nu``,
-``u0`` and ``u_lid`` (samples/lbm/reference.py's Params, or the minimal one here); tau = 3 nu +
+``u0`` and ``u_lid`` (samples/lbm/reference.py's Params, also importable from here); tau = 3 nu +
 0.5.  The channel case also reads ``solid`` ((n, n) bool, default: a disc of radius n/10 at
 (n/4, n/2)) and uses u_lid as its inflow speed (as reference.py does); a channel
 wider than high (reference.py's aspect > 1) is not supported by this form yet.
@@ -26,19 +26,11 @@ import numpy as np
 
 import mncl as cl
 
+from .reference import Params   # noqa: F401 - run()'s parameters, here for its callers
+
 SOURCE_PATH = Path(__file__).resolve().parent / "plain.cl"
 CASES = {"taylor-green": 0, "cavity": 1, "channel": 2}
 Q = 9
-
-
-@dataclass
-class Params:
-    """The minimum run() needs (samples/lbm/reference.py's Params has these fields too)."""
-    case: str = "taylor-green"
-    n: int = 32
-    nu: float = 1.0 / 6.0
-    u0: float = 0.04
-    u_lid: float = 0.1
 
 
 @dataclass
