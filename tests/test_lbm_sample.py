@@ -92,9 +92,9 @@ def test_plain_mncore2(case):
 
 
 def test_a_fast_build_that_does_not_compile_is_said():
-    """On mncore2 the step's row-major build needs more L2BM than the machine has (its 18
-    buffers' staging areas): the launch runs the slower build, and says so once (it used to
-    fall back silently)."""
+    """On mncore2 the step's full-wave row-major build needs more L2BM than the machine has (its
+    18 buffers' staging areas): the launch runs a narrower wave's rows build, and says once that
+    the faster one did not compile (the runtime used to fall back to the gathering nd build, silently)."""
     import warnings
     from translator.backend.abi import SlowerBuildWarning
     params = plain.Params(case="cavity", n=16, nu=0.05, u0=0.04, u_lid=0.1)

@@ -308,13 +308,19 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        kb = optional(ROWS_MODE)
+        for f in (1, 2, 4):             # a rows build whose staging does not fit L2BM: a narrower wave's may
+            if f > 1 and not lay.can_narrow(f):
+                break
+            kb = optional(ROWS_MODE + (f"-n{f}" if f > 1 else ""))
+            if kb is not None:
+                break
         if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
             kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
         elif kb is not None:
             final = _specialised(kb, build, args, gs, failed, shared)
+            rows_lay = lay.for_mode(kb.mode)
             if launch_tests_hold(final, args, gs):
-                return final, lay, (lay.wave, 1, 1, 1, 1, 1)
+                return final, rows_lay, (rows_lay.wave, 1, 1, 1, 1, 1)
             kb = None                   # a tile plan the launch does not fit (tileplan.py): the nd build
     if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)
