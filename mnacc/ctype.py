@@ -69,9 +69,9 @@ def identity(op: str, t: CType) -> str:
         return "1"
     if op == "&":
         return "~0"
-    info = np.finfo(t.dtype) if t.is_float else np.iinfo(t.dtype)
     if t.is_float:
         return "-INFINITY" if op == "max" else "INFINITY"
+    info = np.iinfo(t.dtype)
     value = int(info.min if op == "max" else info.max)
     suffix = {"long": "L", "ulong": "UL", "uint": "U"}.get(t.cl, "")
     if value == -(1 << 63):

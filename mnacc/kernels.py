@@ -56,21 +56,15 @@ class _Gen(CGenerator):
         return f"/* #pragma {n.string} */"
 
     def visit_IdentifierType(self, n):
+        """A C type name as OpenCL C spells it, through the program's typedefs."""
         names = n.names
-        if len(names) == 1 and names[0] in self.typedefs:
-            return self._type_text(self.typedefs[names[0]])
+        while len(names) == 1 and names[0] in self.typedefs:
+            t = self.typedefs[names[0]]
+            if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+                return self.visit(t)
+            names = t.type.names
         base = normalise(names)
         return ARITH[base][0] if base else " ".join(names)
-
-    def _type_text(self, t):
-        while isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
-            names = t.type.names
-            if len(names) == 1 and names[0] in self.typedefs:
-                t = self.typedefs[names[0]]
-                continue
-            base = normalise(names)
-            return ARITH[base][0] if base else " ".join(names)
-        return self.visit(t)
 
     def visit_Decl(self, n, no_type=False):
         if n.name:

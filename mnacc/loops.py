@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pycparser import c_ast
+from pycparserext.ext_c_generator import GnuCGenerator
 
 from . import pragma
 from .ctype import CType, normalise
@@ -296,7 +297,7 @@ def _grid(prog, loop) -> list:
     mncore2).  Empty when that does not apply."""
     if len(loop.counters) < 2 or any(c.step != 1 for c in loop.counters) or loop.reductions():
         return []
-    local = {n.name for n in _walk(loop.body) if isinstance(n, c_ast.Decl) and n.name}
+    local = _declared(loop.body)
     accs, _ = _accesses(prog, loop.body, local)
     out = []
     for c in loop.counters:
@@ -344,15 +345,13 @@ def _independent_levels(prog, counters, scope, typedefs) -> int:
 
 
 def _disjoint(prog, body, counters) -> bool:
-    local = {n.name for n in _walk(body) if isinstance(n, c_ast.Decl) and n.name}
-    local |= {_counter_name(f) for f in _walk(body) if isinstance(f, c_ast.For) and _has_counter(f)}
+    local = _declared(body) | _inner_counters(body)
     if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Goto, c_ast.Return, c_ast.Pragma)) for n in _walk(body)):
         return False
     try:
         accs, _ = _accesses(prog, body, local)
     except _Fail:
         return False
-    from pycparserext.ext_c_generator import GnuCGenerator
     gen = GnuCGenerator()
     written: dict = {}
     for a in accs:
@@ -498,6 +497,16 @@ def _walk(n):
     yield n
     for _, c in n.children():
         yield from _walk(c)
+
+
+def _declared(n) -> set:
+    """The names declared inside n."""
+    return {d.name for d in _walk(n) if isinstance(d, c_ast.Decl) and d.name}
+
+
+def _inner_counters(n) -> set:
+    """The counters of the canonical-looking for loops inside n."""
+    return {_counter_name(f) for f in _walk(n) if isinstance(f, c_ast.For) and _has_counter(f)}
 
 
 def _ids(n) -> set:
@@ -647,7 +656,6 @@ def _accesses(prog, body, local_names):
             out.append(_Access(n.name, n, [], "read", "", guarded))
             return
         if isinstance(n, c_ast.StructRef):
-            from pycparserext.ext_c_generator import GnuCGenerator
             text = GnuCGenerator().visit(n)
             _fail(prog, n, f"struct member access is not supported in a parallel loop; copy '{text}' into a "
                   f"scalar variable before the loop")
@@ -702,7 +710,7 @@ def _accesses(prog, body, local_names):
 def _classify(prog, loop: Loop, scope, typedefs, funcs):
     d = loop.directive
     body = loop.body
-    local_names = {n.name for n in _walk(body) if isinstance(n, c_ast.Decl) and n.name}
+    local_names = _declared(body)
     par = [c.name for c in loop.counters]
     clause_names = {}
     for cname in ("result", "reduction", "private", "firstprivate", *pragma.DATA_CLAUSES):
@@ -718,7 +726,7 @@ def _classify(prog, loop: Loop, scope, typedefs, funcs):
         if a.name in local_names or a.name in par:
             continue
         by_name.setdefault(a.name, []).append(a)
-    inner = {_counter_name(f) for f in _walk(body) if isinstance(f, c_ast.For) and _has_counter(f)}
+    inner = _inner_counters(body)
     for name, accs in by_name.items():
         entry = scope.get(name)
         if entry is None:
@@ -849,7 +857,6 @@ def _check_array(prog, loop, var, accs, uses, par):
 
 
 def _extent(prog, var, accs, uses) -> str:
-    from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
     name, ct = var.name, var.ctype
     for c, it in uses:
         if c.name in pragma.DATA_CLAUSES + ("result", "reduction") and it.subs and it.subs[0].kind != "index":
@@ -861,7 +868,7 @@ def _extent(prog, var, accs, uses) -> str:
     if ct.is_param and not ct.is_pointer and ct.dims[0] is not None:
         return f"(size_t)({ct.dims[0]}) * sizeof(*{name})"
     if ct.is_param and ct.first_dim_expr is not None:
-        return f"(size_t)({CGenerator().visit(ct.first_dim_expr)}) * sizeof(*{name})"
+        return f"(size_t)({GnuCGenerator().visit(ct.first_dim_expr)}) * sizeof(*{name})"
     _fail(prog, accs[0].node, f"the extent of '{name}' cannot be known (it is a pointer); give it in a data "
           f"clause such as copyin({name}[0:n]) or copy({name}[0:n])")
 
@@ -881,8 +888,7 @@ def _dependence(prog, loop, var, accs, par) -> list:
     """The reads of var that provably read an element another iteration writes (the same
     subscripts but one, there 'c + k' against the write's 'c + k2', k != k2 for a parallel
     counter c); the first is warned about."""
-    from pycparserext.ext_c_generator import GnuCGenerator as CGenerator
-    gen = CGenerator()
+    gen = GnuCGenerator()
     writes = [a for a in accs if a.kind != "read"]
     reads = [a for a in accs if a.kind == "read"]
     crossing = []
@@ -938,7 +944,7 @@ def _check_func(prog, loop, fd, funcs, seen):
             _fail(prog, p, f"function '{fd.decl.name}': parameter '{p.name}' must be an arithmetic scalar "
                   f"to be called from a parallel loop")
         names.add(p.name)
-    local = names | {n.name for n in _walk(fd.body) if isinstance(n, c_ast.Decl) and n.name}
+    local = names | _declared(fd.body)
     accs, calls = _accesses(prog, fd.body, local)
     for a in accs:
         if a.name not in local:

@@ -17,9 +17,6 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from translator.module import Diagnostic
-
-from .source import MnaccError
 
 DATA_CLAUSES = ("copyin", "copyout", "copy", "create", "present")
 REDUCTION_OPS = ("+", "*", "max", "min", "&", "|", "^", "&&", "||")
@@ -275,9 +272,3 @@ def _expr(r: _Reader, stops) -> str:
             raise DirectiveError(r.pos(), "unbalanced ')' or ']' in a subscript")
         out.append(tok)
     return " ".join(out)
-
-
-def error(e: DirectiveError, sources: dict) -> MnaccError:
-    file, line, col = e.pos
-    lines = sources.get(file, [])
-    return MnaccError([Diagnostic("error", e.msg, file, line, col, lines[line - 1] if 0 < line <= len(lines) else "")])

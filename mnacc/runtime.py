@@ -133,13 +133,14 @@ class Runner:
                 values.append(np.frombuffer(ctypes.string_at(addr, size), dtype=v["dtype"])[0])
         _no_overlap([(v["name"], ptrs[n], int(sizes[n]), v["written"]) for n, v in enumerate(lp.vars)
                      if v["role"] == "array"])
-        starts = [np.dtype(c["dtype"]).type(bounds[2 * j]) for j, c in enumerate(lp.counters) if c["start_arg"]]
-        kernel, shape = lp.kernel, counts
         lo = [int(bounds[2 * j]) for j in range(len(counts))]
         if lp.grid and all(0 <= a and a + n <= e for a, n, e in zip(lo, counts, lp.grid)):
             # the arrays' whole extents, the loop's range a guard (loops._grid)
             kernel, shape = lp.kernel + "_grid", lp.grid
             starts = [np.dtype(c["dtype"]).type(x) for c, a, n in zip(lp.counters, lo, counts) for x in (a, a + n)]
+        else:
+            kernel, shape = lp.kernel, counts
+            starts = [np.dtype(c["dtype"]).type(a) for c, a in zip(lp.counters, lo) if c["start_arg"]]
         device_out = {}
         if total > 0:
             prg = self.programs[k]

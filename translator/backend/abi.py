@@ -308,10 +308,9 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
     narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        for f in (1, 2, 4):             # a rows build whose staging does not fit L2BM: a narrower wave's may
-            if f > 1 and not lay.can_narrow(f):
-                break
-            kb = optional(ROWS_MODE + (f"-n{f}" if f > 1 else ""))
+        # a rows build whose staging does not fit L2BM: a wave narrowed 2 or 4 times may (smaller shares)
+        for m in [ROWS_MODE] + [f"{ROWS_MODE}-n{f}" for f in (2, 4) if lay.can_narrow(f)]:
+            kb = optional(m)
             if kb is not None:
                 break
         if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
