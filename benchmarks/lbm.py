@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from emulator.machine import load_machine          # noqa: E402
-from samples.lbm import plain                       # noqa: E402
+from samples.lbm import plain, reference            # noqa: E402
 
 BYTES_PER_CELL = 72
 
@@ -49,15 +49,10 @@ def rows_build(machine: str, case: str) -> tuple:
     return "nd", why
 
 
-def rest(n: int) -> np.ndarray:
-    w = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4, np.float32)
-    return np.broadcast_to(w[:, None, None], (9, n, n)).astype(np.float32).copy()
-
-
 def measure_plain(n: int, steps: int, machine: str, case: str) -> dict:
     params = plain.Params(case=case, n=n, nu=0.05, u0=0.04, u_lid=0.1)
     solver = plain.PlainLBM(params, "emulator", machine)
-    res = solver.run(rest(n), steps)
+    res = solver.run(reference.init(params), steps)
     if not np.isfinite(res.f).all():
         raise RuntimeError(f"n = {n}: non-finite populations after {steps} steps")
     cycles = sum(ev.stats.cycles for ev in res.events) / steps

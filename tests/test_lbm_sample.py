@@ -98,8 +98,7 @@ def test_a_fast_build_that_does_not_compile_is_said():
     import warnings
     from translator.backend.abi import SlowerBuildWarning
     params = plain.Params(case="cavity", n=16, nu=0.05, u0=0.04, u_lid=0.1)
-    w = np.array([4 / 9] + [1 / 9] * 4 + [1 / 36] * 4, np.float32)
-    f0 = np.broadcast_to(w[:, None, None], (9, 16, 16)).astype(np.float32).copy()
+    f0 = initial(params)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         plain.run(params, f0, 1, device="emulator", machine="mncore2")
