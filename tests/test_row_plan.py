@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from emulator_harness import device_env, launch
+from emulator_harness import device_env, launch, mncc_stats
 
 ROW_SUM = """
 __kernel void rows(__global const float *W, __global const float *x, __global float *y,
@@ -141,3 +141,25 @@ def test_two_rows_and_no_room_left_in_lm0():
     (*_, y), _ = launch(device_env("mncore2", new=True), GESUMMV, "gesummv", n, A, B, x, np.zeros(n, np.float32),
                         np.float32(2), np.float32(3), np.int32(n))
     np.testing.assert_array_equal(y, 2 * (A @ x) + 3 * (B @ x))
+
+
+ROWS_POINTER = """
+__kernel void mv(__global const float *a_buf, __global const float *x, __global float *y)
+{
+    __global const float (*a)[64] = (__global const float (*)[64])a_buf;
+    int i = (int)get_global_id(0);
+    float s = 0.0f;
+    for (int j = 0; j < 64; j++)
+        s += a[i][j] * x[j];
+    y[i] = s;
+}
+"""
+
+
+def test_an_int_row_index_into_a_pointer_to_rows_is_a_row(tmp_path):
+    """`a[i][j]` with `int i = get_global_id(0)` and a pointer to rows (how mnacc indexes a 2-D
+    array): LLVM writes the index's sign extension as `ashr (shl g, 32), 32`, which the access
+    analysis read as irregular, so all of `a` was gathered on every pass of the loop."""
+    err = mncc_stats(tmp_path / "mv.cl", ROWS_POINTER, "--machine", "tiny", "--noalias")
+    assert "load a_buf (global, 4 B): row in the loop" in err, err
+    assert "irregular" not in err and "whole-buffer gather" not in err, err
