@@ -341,7 +341,8 @@ class EmulatorDevice:
     def _run_task(self, loaded, kernel_info, args, launch):
         """A task kernel: every group's DRAM holds each buffer argument whole, at the same address
         (the host writes all copies; that costs no modeled time, like any host write); the kernel's
-        results are read back from group 0's copy, for the buffers it may write."""
+        results are read back from group 0's copy, for the buffers it may write.  A DRAM_SPLIT
+        buffer is in parts instead: part g in group g, written and read back per group."""
         from translator.backend import abi
         if launch.global_size != (1, 1, 1):
             raise make_error("enqueue_nd_range_kernel", status_code.INVALID_WORK_DIMENSION,
@@ -350,17 +351,33 @@ class EmulatorDevice:
         if any(isinstance(a, LocalScratch) for a in args):
             raise make_error("enqueue_task", status_code.INVALID_KERNEL_ARGS,
                              f"kernel '{kernel_info.name}': task kernels take no __local arguments")
+        groups = self.machine.groups
+        for p, a in zip(kernel_info.params, args):
+            if p.split and a.nbytes % (8 * groups):
+                raise make_error("enqueue_task", status_code.INVALID_BUFFER_SIZE,
+                                 f"kernel '{kernel_info.name}' argument '{p.name}' is DRAM_SPLIT over the {groups} "
+                                 f"groups: its {a.nbytes} bytes are not {groups} equal parts of whole long words "
+                                 f"(a multiple of {8 * groups} bytes)")
         kb, prog, _ = loaded.binary(kernel_info.name, abi.TASK_MODE)
-        plan = abi.plan_task(kb, kernel_info, args)
+        plan = abi.plan_task(kb, kernel_info, args, groups)
         emu = self.emu
         for i, _ in plan.buffers:
             data = _longs(args[i].view)
-            for g in range(self.machine.groups):
-                emu.write_dram(g, args[i].dram, data)
+            if kernel_info.params[i].split:
+                for g, part in enumerate(np.split(data, groups)):
+                    emu.write_dram(g, args[i].dram, part)
+            else:
+                for g in range(groups):
+                    emu.write_dram(g, args[i].dram, data)
         prof = self._emulate(prog, plan.registers({}), kernel_info, "enqueue_task")
         for i in plan.read:
             a = args[i]
-            a.view[:] = emu.read_dram(0, a.dram, -(-a.nbytes // 8)).view(np.uint8)[:a.nbytes]
+            if kernel_info.params[i].split:
+                n = a.nbytes // 8 // groups
+                data = np.concatenate([emu.read_dram(g, a.dram, n) for g in range(groups)])
+            else:
+                data = emu.read_dram(0, a.dram, -(-a.nbytes // 8))
+            a.view[:] = data.view(np.uint8)[:a.nbytes]
         return self._profile(prof, kernel_info, loaded)
 
     def _emulate(self, prog, regs, kernel_info, routine):

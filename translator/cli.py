@@ -69,7 +69,8 @@ def count_steps(asm: str) -> int:
 
 
 def _param_text(p: dict, task=False) -> str:
-    space = {"global": "DRAM " if task else "__global ", "constant": "__constant ", "local": "__local "}.get(p["kind"])
+    dram = "DRAM_SPLIT " if p.get("split") else "DRAM "
+    space = {"global": dram if task else "__global ", "constant": "__constant ", "local": "__local "}.get(p["kind"])
     if space is None:
         return f"{p['type_name']} {p['name']}"
     const = "const " if p.get("is_const") else ""

@@ -95,6 +95,7 @@ class ParamInfo:
                              # for a struct, a numpy dtype description as str(np.dtype(...).descr)
     size: int                # bytes of the by-value scalar, or of one pointee element
     is_const: bool = False   # pointee is const
+    split: bool = False      # a task kernel's DRAM_SPLIT buffer: part g of it in group g's DRAM
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pycparserext.ext_c_parser import OpenCLCParser
 
 from .module import Diagnostic
 
-RESERVED_SPACES = ("DRAM", "L2BM", "L1BM")
+RESERVED_SPACES = ("DRAM", "DRAM_SPLIT", "L2BM", "L1BM")
 
 
 class MnclLexer(OpenCLCLexer):

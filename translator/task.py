@@ -114,14 +114,14 @@ def signature(fdef, filename, sources=None, colmap=None) -> KernelInfo:
         tn = type_name(pd.type)
         if isinstance(pd.type, c_ast.PtrDecl):
             q = qualifiers(pd.type) | set(pd.quals or ())
-            if "DRAM" not in q:
+            if not q & {"DRAM", "DRAM_SPLIT"}:
                 raise error(pd, f"task kernel parameter '{pd.name}' must point to DRAM "
                                 f"(write 'DRAM {tn} *{pd.name}')")
             if tn not in ELEMS:
                 raise error(pd, f"task kernel parameter '{pd.name}': DRAM pointers to '{tn}' are not "
                                 f"supported (element types: {', '.join(ELEMS)})")
             size, dt, _ = ELEMS[tn]
-            params.append(ParamInfo(pd.name, "global", tn, dt, size, "const" in q))
+            params.append(ParamInfo(pd.name, "global", tn, dt, size, "const" in q, "DRAM_SPLIT" in q))
         elif tn in SCALARS:
             dt = SCALARS[tn]
             params.append(ParamInfo(pd.name, "scalar", tn, dt, 8 if "64" in dt else 4))

@@ -492,17 +492,23 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                       pitches, report, wave * 4, local)
 
 
-def plan_task(kb, kernel, args) -> LaunchPlan:
+def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:
     """The plan of a task kernel's launch (translator/task.py): every buffer whole in every group's
-    DRAM at the same address, read back from group 0 where the kernel may write it; by-value
-    arguments as sequencer integers.  ``args`` as plan_launch's, without __local pointers."""
+    DRAM at the same address, read back from group 0 where the kernel may write it; a DRAM_SPLIT
+    buffer in ``groups`` equal parts, part g in group g (the kernel sees one part: its size
+    register holds the part's bytes), read back from every group.  By-value arguments as sequencer
+    integers.  ``args`` as plan_launch's, without __local pointers."""
     seq, buffers, read = {}, [], []
     for i, a in enumerate(args):
+        p = kernel.params[i]
         if is_buffer(a):
-            seq[base(i)], seq[nbytes(i)] = a.dram, a.nbytes
+            if p.split and a.nbytes % (8 * groups):
+                raise ABIError(f"argument {i} ('{p.name}') is DRAM_SPLIT over {groups} groups: its {a.nbytes} "
+                                  f"bytes are not {groups} parts of whole long words (a multiple of {8 * groups} bytes)")
+            seq[base(i)], seq[nbytes(i)] = a.dram, a.nbytes // groups if p.split else a.nbytes
             buffers.append((i, True))
-            if not kernel.params[i].is_const:
+            if not p.is_const:
                 read.append(i)
         else:
-            seq[param(i)] = int.from_bytes(a, "little", signed=kernel.params[i].dtype[0] == "i")
+            seq[param(i)] = int.from_bytes(a, "little", signed=p.dtype[0] == "i")
     return LaunchPlan(kb, None, seq, np.zeros(0, np.uint64), buffers, read)

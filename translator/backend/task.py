@@ -1213,6 +1213,20 @@ class TaskCompiler:
             x, bits = t, 2 * bits
         return V(v.vt, t)
 
+    def b_mn_swap_lanes(self, n, args, want, tag=None):
+        """The two 32-bit lanes of every long word exchanged (mnfloat8, mnint8): 3 ALU steps.  What
+        a layout with two cells in a long word needs where the cells' neighbours cross lanes."""
+        self.nargs(n, args, 1)
+        v = self.vec_expr(args[0], want)
+        if v.vt.name not in ("mnfloat8", "mnint8"):
+            raise TaskError(n, "mn_swap_lanes takes an mnfloat8 or an mnint8")
+        k = self.consts(32, n)
+        t, u = self.temp(1, n), self.temp(1, n)
+        self.emit(f"ulsr {v.loc.operand()} {k.operand()} {t.operand()}", "alu", [v.loc, k], [t])
+        self.emit(f"llsl {v.loc.operand()} {k.operand()} {u.operand()}", "alu", [v.loc, k], [u])
+        self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
+        return V(v.vt, t)
+
     def b_mn_split_cycles(self, n, args, want, tag=None):
         """mn_split_cycles(arr, i, stride, v): arr[i + c * stride] = cycle c's long word of v."""
         self.nargs(n, args, 4)

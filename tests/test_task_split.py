@@ -1,0 +1,94 @@
+"""Two task-kernel features the LBM sample's task form needs (docs/language.md, "Task kernels"):
+
+- a ``DRAM_SPLIT`` buffer: part g of the host's buffer in group g's DRAM, the kernel seeing one
+  part at the same address in every group, written and read back per group (a whole ``DRAM``
+  buffer is copied into every group and read back from group 0's copy only);
+- ``mn_swap_lanes``: the two 32-bit lanes of each long word exchanged.
+
+The split buffer is checked on mncore2 (4 groups: a part landing in the wrong group, or a
+group's result not read back, shows) and on tiny (1 group: the whole buffer)."""
+import numpy as np
+import pytest
+
+import mncl as cl
+
+mf = cl.mem_flags
+
+# each group copies its own part's first 128 long words into the part's second half
+SPLIT = r'''
+__task void copy(DRAM_SPLIT float *x, DRAM float *whole)
+{
+    L2BM float xs[256];
+    mn_distribute(xs, x, 256);
+    mn_gather(x + 256, xs, 256);
+    mn_distribute(xs, whole, 256);
+    mn_gather(whole + 256, xs, 256);
+}
+'''
+
+
+def launch(machine, src, *arrays, opts=""):
+    dev = cl.get_device("emulator", machine)
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    knl = cl.Program(ctx, src).build(options=opts).all_kernels()[0]
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
+    knl.set_args(*bufs)
+    cl.enqueue_task(q, knl).wait()
+    outs = [np.empty_like(a) for a in arrays]
+    for o, b in zip(outs, bufs):
+        cl.enqueue_copy(q, o, b)
+    q.finish()
+    return outs
+
+
+@pytest.mark.parametrize("machine,groups", [("tiny", 1), ("mncore2", 4)])
+def test_a_split_buffer_is_one_part_per_group(machine, groups):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(512 * groups).astype(np.float32)
+    whole = rng.standard_normal(512).astype(np.float32)
+    out, whole_out = launch(machine, SPLIT, x, whole)
+    want = x.reshape(groups, 512).copy()
+    want[:, 256:] = want[:, :256]
+    assert np.array_equal(out.reshape(groups, 512), want)
+    # a whole buffer is still one copy per group, read back from group 0
+    assert np.array_equal(whole_out[256:], whole[:256])
+
+
+def test_a_split_buffer_of_parts_not_whole_long_words_is_an_error():
+    dev = cl.get_device("emulator", "mncore2")
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    knl = cl.Program(ctx, SPLIT).build().all_kernels()[0]
+    x = cl.Buffer(ctx, mf.READ_WRITE, 4 * 8 * 64 + 8)          # not 4 equal parts of long words
+    whole = cl.Buffer(ctx, mf.READ_WRITE, 4096)
+    knl.set_args(x, whole)
+    with pytest.raises(cl.Error, match=r"'x' is DRAM_SPLIT over the 4 groups: its 2056 bytes"):
+        cl.enqueue_task(q, knl).wait()
+
+
+def test_swap_lanes_exchanges_the_two_lanes_of_every_long_word():
+    src = r'''
+    __task void sw(DRAM float *x, DRAM int *k)
+    {
+        L2BM float xs[256];
+        L1BM float xl[128];
+        L2BM int ks[256];
+        L1BM int kl[128];
+        mn_distribute(xs, x, 256);
+        mn_distribute(xl, xs, 128);
+        mn_gather(xl, mn_swap_lanes(mn_distribute(xl)));
+        mn_gather(xs, xl, 128);
+        mn_gather(x, xs, 256);
+        mn_distribute(ks, k, 256);
+        mn_distribute(kl, ks, 128);
+        mn_gather(kl, mn_swap_lanes(mn_distribute(kl)));
+        mn_gather(ks, kl, 128);
+        mn_gather(k, ks, 256);
+    }
+    '''
+    x = np.arange(256, dtype=np.float32)
+    k = np.arange(256, dtype=np.int32) * 7 - 900
+    xo, ko = launch("tiny", src, x, k)
+    assert np.array_equal(xo, x.reshape(-1, 2)[:, ::-1].ravel())
+    assert np.array_equal(ko, k.reshape(-1, 2)[:, ::-1].ravel())
