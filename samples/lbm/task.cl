@@ -1,0 +1,311 @@
+/* D2Q9 lattice Boltzmann, BGK, fp32: the task-kernel form (samples/lbm/task.py runs it).
+
+   The same scheme as plain.cl (and reference.py): fused pull stream-and-collide, velocities
+   k = 0..8: (0,0) (1,0) (0,1) (-1,0) (0,-1) (1,1) (-1,1) (-1,-1) (1,-1), half-way bounce-back
+   walls with a moving lid (WALLS = 1: the cavity) or periodic in x and y (WALLS = 0: the
+   Taylor-Green vortex).  One launch runs `steps` time steps; every byte moves through the
+   machine's transfer instructions, double-buffered so that DRAM never waits for the PEs.
+
+   Layout (task.py packs and unpacks it).  Two cells share a long word: slot row s (0 .. n/2-1)
+   holds row s in lane 0 and row s + n/2 in lane 1, x contiguous (n long words a row), so a
+   neighbour in x is the next long word and a neighbour in y the next slot row, for both lanes.
+   The slot rows are split over the groups (DRAM_SPLIT: group g's DRAM holds its band of S slot
+   rows), each band with a halo row below and above: f = [2 halves][9 populations][S + 2][n].
+   A group's two L2Bs take alternate slot rows; an iteration moves R rows per L2B, which fill
+   one vector of every L1B (R = 4 x PEs per L1B / (n / L1Bs)).
+
+   Data movement, per iteration and population k (the velocity (EX, EY)):
+   - DRAM -> L2BM: the source rows, shifted by -EY rows (mvd: L2B l takes the l-th row), into a
+     row slot with a pad before it; reads for the next iteration start as soon as these rows
+     have moved on, so DRAM works while the PEs compute;
+   - L2BM -> L1BM: the row from EX long words before it (l2bmd from a shifted address: every
+     L1B takes its share already streamed in x); periodic in x, the pads first get a copy of
+     the row's other end (one l2bmd down and up: no DRAM traffic);
+   - L1BM -> PE (l1bmd), collide, PE -> L1BM -> L2BM -> DRAM into the other half (three
+     rotating output rows, written while the next populations are gathered).
+   Each step starts by refreshing the halo rows over the group bus (mvb from the neighbour
+   group's DRAM to every L2BM, then mvp into this group's halo); the two lanes meet across
+   the middle of the domain, so the halos of the first and last band carry lane-swapped rows.
+
+   Walls: a pulled value whose source is outside the domain is the cell's own opposite
+   population from the previous step (+ the lid's momentum on the top wall), which the PE that
+   owns the cell kept in its local memory (LM: the populations of every iteration that a
+   side wall needs; the bottom / top row's vertical ones).  The flags buffer marks the wall
+   cells (1: x = 0, 2: x = n-1, 4: y = 0, 8: y = n-1), read once.
+
+   Built with -D N=.. -D WALLS=0|1 -D OMEGA=<float> -D LID=<6 w_d u_lid, float> (task.py). */
+
+#define NL2 NUM_L2B
+#define NL1 NUM_L1B
+#define PEL1 (NUM_MAB * NUM_PE_MAB)
+#define W N                                   /* long words of a slot row */
+#define RF (2 * W)                            /* ... in floats */
+#define S (N / 2 / NUM_GROUPS)                /* slot rows of a group's band */
+#define SHARE (W / NL1)                       /* long words of a row each L1B takes */
+#define VEC (4 * PEL1)                        /* long words of one vector, per L1B */
+#define R (VEC / SHARE)                       /* rows per L2B per iteration */
+#define QQ (S / (NL2 * R))                    /* iterations per step */
+#define UNIT (32 * NL1)                       /* long words of one l2bmd */
+#define POP ((S + 2) * RF)                    /* floats of a population in one half */
+#define HALF (9 * POP)
+#define PITCH (2 * (W + UNIT))                /* floats of a row slot in L2BM: pad, row */
+#define NOUT 3                                /* output rows in rotation */
+
+#define EX(k) ((k) == 1 || (k) == 5 || (k) == 8 ? 1 : (k) == 3 || (k) == 6 || (k) == 7 ? -1 : 0)
+#define EY(k) ((k) == 2 || (k) == 5 || (k) == 6 ? 1 : (k) == 4 || (k) == 7 || (k) == 8 ? -1 : 0)
+/* the row slots in L2BM, EX = +1 first and EX = -1 last, so that a right pad (after an EX = -1
+   row) never lands on a left pad in use (before an EX = +1 row) */
+#define SLOT(k) ((k) == 1 ? 0 : (k) == 5 ? 1 : (k) == 8 ? 2 : (k) == 0 ? 3 : (k) == 2 ? 4 : \
+                 (k) == 4 ? 5 : (k) == 3 ? 6 : (k) == 6 ? 7 : 8)
+#define INROW(k, r) (in + (SLOT(k) * R + (r)) * PITCH + 2 * UNIT)
+#define OUTROW(b, r) (ob + ((b) * R + (r)) * RF)
+#define INL(k) (inl + (k) * 2 * VEC)
+#define OUTL(k) (outl + (k) * 2 * VEC)
+/* DRAM: population k of half h, slot row j of the band (0: the halo below) */
+#define ROW(h, k, j) (f + (h) * HALF + (k) * POP + (j) * RF)
+
+/* the rows of iteration q, population k, pulled from EY rows below, into their L2BM slots */
+#define READ(h, q, k, r) \
+    rd[(k) * R + (r)] = mn_distribute_async(INROW(k, r), ROW(h, k, NL2 * (R * (q) + (r)) + 1 - EY(k)), NL2 * RF)
+
+#define PULL_DOWN(k, r) mn_distribute(INL(k) + (r) * 2 * SHARE, INROW(k, r) - 2 * EX(k), RF)
+
+__task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
+{
+    L2BM float in[9 * R * PITCH + 2 * UNIT];
+    L2BM float ob[NOUT * R * RF];
+    L2BM int fls[R * RF];
+    L1BM float inl[9 * 2 * VEC];
+    L1BM float outl[9 * 2 * VEC];
+    L1BM float scr[2 * VEC];
+    L1BM int fll[2 * VEC];
+    mn_event rd[9 * R], wr[NOUT * R], ex[6];
+
+    mnfloat8 one = 1.0f;
+    mnfloat8 mone = -1.0f;
+    mnfloat8 zero = 0.0f;
+    mnfloat8 c3 = 3.0f;
+    mnfloat8 c45 = 4.5f;
+    mnfloat8 c15 = 1.5f;
+    mnfloat8 w0 = 0.44444445f;                /* 4/9, 1/9, 1/36 rounded to float */
+    mnfloat8 ws = 0.11111111f;
+    mnfloat8 wd = 0.027777778f;
+    mnfloat8 omega = OMEGA;
+
+#if WALLS
+    mnfloat8 lid = LID;
+    mnfloat8 nlid = -LID;
+    mnint8 b1 = 1, b2 = 2, b4 = 4, b8 = 8, b5 = 5, b6 = 6, b9 = 9, b10 = 10, b3 = 3;
+    mnfloat8 xw1[QQ], xw3[QQ], xw5[QQ], xw6[QQ], xw7[QQ], xw8[QQ];   /* last step's, per iteration */
+    mnfloat8 yb = 0.0f, yt = 0.0f;            /* pop 4 of the first iteration, pop 2 of the last */
+    mnint8 flf, fll_, flx;
+
+    /* the wall flags of the first and last iteration (the side walls are the same in all) */
+    for (int r = 0; r < R; r++) {
+        mn_distribute(fls + r * RF, flags + NL2 * r * RF, NL2 * RF);
+        mn_distribute(fll + r * 2 * SHARE, fls + r * RF, RF);
+    }
+    flf = mn_distribute(fll);
+    for (int r = 0; r < R; r++) {
+        mn_distribute(fls + r * RF, flags + NL2 * (R * (QQ - 1) + r) * RF, NL2 * RF);
+        mn_distribute(fll + r * 2 * SHARE, fls + r * RF, RF);
+    }
+    fll_ = mn_distribute(fll);
+    flx = flf & b3;
+
+    /* what the walls bounce back in the first step: the populations as they are, unshifted */
+    for (int q = 0; q < QQ; q++) {
+        for (int r = 0; r < R; r++) {
+            rd[1 * R + r] = mn_distribute_async(INROW(1, r), ROW(0, 1, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[3 * R + r] = mn_distribute_async(INROW(3, r), ROW(0, 3, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[5 * R + r] = mn_distribute_async(INROW(5, r), ROW(0, 5, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[6 * R + r] = mn_distribute_async(INROW(6, r), ROW(0, 6, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[7 * R + r] = mn_distribute_async(INROW(7, r), ROW(0, 7, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[8 * R + r] = mn_distribute_async(INROW(8, r), ROW(0, 8, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[2 * R + r] = mn_distribute_async(INROW(2, r), ROW(0, 2, NL2 * (R * q + r) + 1), NL2 * RF);
+            rd[4 * R + r] = mn_distribute_async(INROW(4, r), ROW(0, 4, NL2 * (R * q + r) + 1), NL2 * RF);
+        }
+        for (int k = 1; k < 9; k++) {
+            for (int r = 0; r < R; r++) {
+                mn_wait(rd[k * R + r]);
+                mn_distribute(INL(k) + r * 2 * SHARE, INROW(k, r), RF);
+            }
+        }
+        xw1[q] = mn_distribute(INL(1));
+        xw3[q] = mn_distribute(INL(3));
+        xw5[q] = mn_distribute(INL(5));
+        xw6[q] = mn_distribute(INL(6));
+        xw7[q] = mn_distribute(INL(7));
+        xw8[q] = mn_distribute(INL(8));
+        if (q == 0)
+            yb = mn_distribute(INL(4));
+        if (q == QQ - 1)
+            yt = mn_distribute(INL(2));
+    }
+#endif
+
+    for (int t = 0; t < steps; t++) {
+        int h = t % 2;
+
+        /* the halo rows, from the neighbour groups' DRAM over the group bus: a band's top row of
+           the populations streaming up (2, 5, 6) is the next band's halo below, its bottom row of
+           those streaming down (4, 7, 8) the previous band's halo above; across the middle of the
+           domain (the last band's top, the first band's bottom) the lanes swap */
+        for (int gs = 0; gs < NUM_GROUPS; gs++) {
+            ex[0] = mn_broadcast_board_async(in + 0 * RF, ROW(h, 2, S), RF, gs);
+            ex[1] = mn_broadcast_board_async(in + 1 * RF, ROW(h, 5, S), RF, gs);
+            ex[2] = mn_broadcast_board_async(in + 2 * RF, ROW(h, 6, S), RF, gs);
+            ex[3] = mn_broadcast_board_async(in + 3 * RF, ROW(h, 4, 1), RF, gs);
+            ex[4] = mn_broadcast_board_async(in + 4 * RF, ROW(h, 7, 1), RF, gs);
+            ex[5] = mn_broadcast_board_async(in + 5 * RF, ROW(h, 8, 1), RF, gs);
+            for (int i = 0; i < 6; i++)
+                mn_wait(ex[i]);
+            for (int i = 0; i < 6; i++) {
+                if ((i < 3 && gs == NUM_GROUPS - 1) || (i >= 3 && gs == 0)) {
+                    mn_distribute(scr, in + i * RF, RF);
+                    mn_gather(scr, mn_swap_lanes(mn_distribute(scr)));
+                    mn_gather(in + i * RF, scr, RF);
+                }
+            }
+            ex[0] = mn_unicast_async(ROW(h, 2, 0), in + 0 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
+            ex[1] = mn_unicast_async(ROW(h, 5, 0), in + 1 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
+            ex[2] = mn_unicast_async(ROW(h, 6, 0), in + 2 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
+            ex[3] = mn_unicast_async(ROW(h, 4, S + 1), in + 3 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
+            ex[4] = mn_unicast_async(ROW(h, 7, S + 1), in + 4 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
+            ex[5] = mn_unicast_async(ROW(h, 8, S + 1), in + 5 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
+            for (int i = 0; i < 6; i++)
+                mn_wait(ex[i]);
+        }
+
+        for (int k = 0; k < 9; k++)
+            for (int r = 0; r < R; r++)
+                READ(h, 0, k, r);
+
+        for (int q = 0; q < QQ; q++) {
+            /* this iteration's rows: into the L1BMs, streamed in x; then the next ones' reads */
+            for (int k = 0; k < 9; k++) {
+                for (int r = 0; r < R; r++) {
+                    mn_wait(rd[k * R + r]);
+#if !WALLS
+                    if (EX(k) == 1) {             /* the left pad <- the row's last unit */
+                        mn_distribute(scr, INROW(k, r) + RF - 2 * UNIT, 2 * UNIT);
+                        mn_gather(INROW(k, r) - 2 * UNIT, scr, 2 * UNIT);
+                    }
+                    if (EX(k) == -1) {            /* the right pad <- the row's first unit */
+                        mn_distribute(scr, INROW(k, r), 2 * UNIT);
+                        mn_gather(INROW(k, r) + RF, scr, 2 * UNIT);
+                    }
+#endif
+                    PULL_DOWN(k, r);
+                    if (q + 1 < QQ)
+                        READ(h, q + 1, k, r);
+                }
+            }
+
+            mnfloat8 p0 = mn_distribute(INL(0));
+            mnfloat8 p1 = mn_distribute(INL(1));
+            mnfloat8 p2 = mn_distribute(INL(2));
+            mnfloat8 p3 = mn_distribute(INL(3));
+            mnfloat8 p4 = mn_distribute(INL(4));
+            mnfloat8 p5 = mn_distribute(INL(5));
+            mnfloat8 p6 = mn_distribute(INL(6));
+            mnfloat8 p7 = mn_distribute(INL(7));
+            mnfloat8 p8 = mn_distribute(INL(8));
+#if WALLS
+            /* a source outside the domain: the cell's opposite population (+ the lid's share) */
+            mnint8 fl = flx;
+            if (q == 0)
+                fl = flf;
+            if (q == QQ - 1)
+                fl = fll_;
+            p1 = mn_select(fl & b1, xw3[q], p1);
+            p3 = mn_select(fl & b2, xw1[q], p3);
+            p2 = mn_select(fl & b4, yb, p2);
+            p4 = mn_select(fl & b8, yt, p4);
+            p5 = mn_select(fl & b5, xw7[q], p5);
+            p6 = mn_select(fl & b6, xw8[q], p6);
+            p7 = mn_select(fl & b10, mn_select(fl & b8, xw5[q] + nlid, xw5[q]), p7);
+            p8 = mn_select(fl & b9, mn_select(fl & b8, xw6[q] + lid, xw6[q]), p8);
+#endif
+            /* rho = 1 + sum (p_k - w_k), in plain.cl's order */
+            mnfloat8 d = p0 - w0;
+            d = d + (p1 - ws);
+            d = d + (p2 - ws);
+            d = d + (p3 - ws);
+            d = d + (p4 - ws);
+            d = d + (p5 - wd);
+            d = d + (p6 - wd);
+            d = d + (p7 - wd);
+            d = d + (p8 - wd);
+            mnfloat8 rho = one + d;
+            /* 1 / rho: Newton from 2 - rho (rho is within a few percent of 1) */
+            mnfloat8 nrho = mone - d;
+            mnfloat8 rr = one - d;
+            mnfloat8 e = mn_fma(nrho, rr, one);
+            rr = mn_fma(rr, e, rr);
+            e = mn_fma(nrho, rr, one);
+            rr = mn_fma(rr, e, rr);
+            mnfloat8 ux = (p1 - p3 + p5 - p6 - p7 + p8) * rr;
+            mnfloat8 uy = (p2 - p4 + p5 + p6 - p7 - p8) * rr;
+            mnfloat8 om = one - c15 * mn_fma(uy, uy, ux * ux);    /* 1 - 1.5 u.u */
+            mnfloat8 wr0 = w0 * rho;
+            mnfloat8 wrs = ws * rho;
+            mnfloat8 wrd = wd * rho;
+            mnfloat8 eu = zero;
+            /* f' = p + omega (feq - p), feq = w rho (1 - 1.5 u.u + eu (3 + 4.5 eu)) */
+            p0 = mn_fma(omega, om * wr0 - p0, p0);
+            eu = ux;
+            p1 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p1, p1);
+            eu = uy;
+            p2 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p2, p2);
+            eu = zero - ux;
+            p3 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p3, p3);
+            eu = zero - uy;
+            p4 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p4, p4);
+            eu = ux + uy;
+            p5 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p5, p5);
+            eu = uy - ux;
+            p6 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p6, p6);
+            eu = zero - ux - uy;
+            p7 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p7, p7);
+            eu = ux - uy;
+            p8 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p8, p8);
+#if WALLS
+            xw1[q] = p1;
+            xw3[q] = p3;
+            xw5[q] = p5;
+            xw6[q] = p6;
+            xw7[q] = p7;
+            xw8[q] = p8;
+            if (q == 0)
+                yb = p4;
+            if (q == QQ - 1)
+                yt = p2;
+#endif
+            mn_gather(OUTL(0), p0);
+            mn_gather(OUTL(1), p1);
+            mn_gather(OUTL(2), p2);
+            mn_gather(OUTL(3), p3);
+            mn_gather(OUTL(4), p4);
+            mn_gather(OUTL(5), p5);
+            mn_gather(OUTL(6), p6);
+            mn_gather(OUTL(7), p7);
+            mn_gather(OUTL(8), p8);
+
+            /* up to DRAM, into the other half, through the rotating output rows */
+            for (int k = 0; k < 9; k++) {
+                for (int r = 0; r < R; r++) {
+                    if (k >= NOUT)
+                        mn_wait(wr[(k % NOUT) * R + r]);
+                    else if (q > 0)
+                        mn_wait(wr[(k % NOUT) * R + r]);
+                    mn_gather(OUTROW(k % NOUT, r), OUTL(k) + r * 2 * SHARE, RF);
+                    wr[(k % NOUT) * R + r] = mn_gather_async(ROW(1 - h, k, NL2 * (R * q + r) + 1),
+                                                             OUTROW(k % NOUT, r), NL2 * RF);
+                }
+            }
+        }
+        for (int i = 0; i < NOUT * R; i++)
+            mn_wait(wr[i]);
+    }
+}
