@@ -1,15 +1,17 @@
-"""samples/lbm: the plain OpenCL C form against the numpy reference (samples/lbm/reference.py).
+"""samples/lbm: the plain OpenCL C form and the task form against the numpy reference
+(samples/lbm/reference.py).
 
 Issue 24: a numpy reference first, the devices against it (within 1e-4 u_max in velocity;
-with the same density sum the two agree bit for bit).  Fast tests: the CPU device and the
-`tiny` emulator, Taylor-Green and the cavity on small grids; slow: mncore2 at n = 64.
+with the same density sum the plain form agrees bit for bit, the task form within rounding:
+it divides by Newton's method and fuses multiply-adds).  Fast tests: the CPU device and the
+`tiny` emulator, Taylor-Green and the cavity on small grids; slow: mncore2.
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from samples.lbm import plain
+from samples.lbm import plain, task
 from samples.lbm import reference as R
 
 
@@ -31,9 +33,12 @@ def initial(params):
     return R.equilibrium(one, 0 * one, 0 * one)
 
 
-def check(params, steps, device, machine=None):
+def check(params, steps, device, machine=None, form=plain):
     f0 = initial(params)
-    res = plain.run(params, f0, steps, device=device, machine=machine)
+    if form is task:
+        res = task.run(params, f0, steps, machine=machine)
+    else:
+        res = plain.run(params, f0, steps, device=device, machine=machine)
     ref = R.run(f0, R.Params(params.case, params.n, params.nu, u0=params.u0, u_lid=params.u_lid), steps)
     assert res.f.shape == (9, params.n, params.n) and res.f.dtype == np.float32
     assert np.isfinite(res.f).all()
@@ -104,3 +109,49 @@ def test_a_fast_build_that_does_not_compile_is_said():
         plain.run(params, f0, 1, device="emulator", machine="mncore2")
     said = [str(r.message) for r in rec if issubclass(r.category, SlowerBuildWarning)]
     assert said and "'rows' build does not compile" in said[0] and "lbm_step" in said[0], said
+
+
+# -- the task form ---------------------------------------------------------------------------------
+
+TASK_CASES = [
+    pytest.param(plain.Params("taylor-green", 64, 1 / 6, 0.04), 6, id="taylor-green-64"),
+    pytest.param(plain.Params("cavity", 64, 0.02, 0.04, 0.1), 30, id="cavity-64"),
+    pytest.param(plain.Params("cavity", 128, 0.05, 0.04, 0.1), 3, id="cavity-128"),
+]
+
+
+@pytest.mark.parametrize("params,steps", TASK_CASES)
+def test_task_tiny(params, steps):
+    """Every step in one launch; on tiny, one group: the halos are the lane-swapped rows."""
+    res = check(params, steps, "emulator", "tiny", form=task)
+    assert len(res.events) == 1 and res.events[0].stats.cycles > 0
+
+
+def test_task_layout_round_trips():
+    rng = np.random.default_rng(0)
+    f = rng.standard_normal((9, 16, 16)).astype(np.float32)
+    for groups in (1, 2, 4):
+        dev = task.pack(f, groups)
+        assert dev.shape == (groups, 2, 9, 16 // 2 // groups + 2, 16, 2)
+        assert np.array_equal(task.unpack(dev, 0), f)
+    # slot row s holds rows s and s + n/2 in its two lanes, x contiguous
+    dev = task.pack(f, 2)
+    assert dev[1, 0, 3, 1 + 1, 5, 0] == f[3, 4 + 1, 5] and dev[1, 0, 3, 1 + 1, 5, 1] == f[3, 8 + 4 + 1, 5]
+
+
+def test_task_rejects_what_it_does_not_run():
+    with pytest.raises(ValueError, match="taylor-green and cavity"):
+        task.TaskLBM(plain.Params("channel", 64, 0.05, 0.04, 0.05), "tiny")
+    with pytest.raises(ValueError, match=r"takes n in \[64, 128"):
+        task.TaskLBM(plain.Params("cavity", 48, 0.05), "tiny")
+    assert task.sizes("mncore2", 4096) == [1024, 2048]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["taylor-green", "cavity"])
+def test_task_mncore2(case):
+    """Four groups: the bands' halos cross the group bus."""
+    params = plain.Params(case, 1024, 0.05, 0.04, 0.1)
+    res = check(params, 3, "emulator", "mncore2", form=task)
+    st = res.events[0].stats
+    assert st.cycles < 3 * 1024 * 1024 * 72 / 512 / 0.8      # within 80% of the DRAM roofline

@@ -40,7 +40,8 @@ def shape(machine, n: int) -> dict | None:
     if vec % share or vec // share not in (1, 2, 4):
         return None
     r = vec // share
-    if s % (l2b * r):
+    l2bm = 9 * r * (n + unit) + unit + 3 * r * n + r * n      # task.cl's in, ob and fls
+    if s % (l2b * r) or l2bm > m.l2bm_longs:
         return None
     return {"S": s, "R": r, "QQ": s // (l2b * r), "groups": groups}
 
