@@ -5,11 +5,13 @@
     python samples/lbm/run.py --case cavity --n 64 --reference --png out/   # Re 100 to steady state, vs Ghia
     python samples/lbm/run.py --case channel --n 96 --steps 24000 --reference --png out/
     python samples/lbm/run.py --form plain --device emulator --machine tiny --n 16 --steps 20
+    python samples/lbm/run.py --form task --machine mncore2 --case cavity --n 1024 --steps 4
 
 The scheme (reference.py has it in full): D2Q9, BGK, fp32, one fused pull stream-and-collide per
 step, half-way bounce-back walls, a moving lid (cavity).  Forms: 'plain' (samples/lbm/plain.py, one
-OpenCL C kernel per step on the 'cpu' or 'emulator' device), 'task' (not built yet), or --reference
-(the numpy fp32 reference, host only).  A device run is also run on the reference and compared with it.
+OpenCL C kernel per step on the 'cpu' or 'emulator' device), 'task' (samples/lbm/task.py, a task
+kernel running many steps per launch on the emulator; Taylor-Green and the cavity, n = 64 or 128
+on tiny, 1024 or 2048 on mncore2), or --reference (the numpy fp32 reference, host only).  A device run is also run on the reference and compared with it.
 
 Checks (checks.py has the definitions and the reasons for the tolerances):
   taylor-green: L2 error of u against the analytic decay; mass drift <= 1e-6;
@@ -64,21 +66,28 @@ class Runner:
         if args.reference:
             self._advance = lambda f, s, prog: R.run(f, p, s, progress=prog)
             return
-        if args.form == "task":
-            raise UsageError("--form task: the task-kernel form of the LBM sample is not built yet "
-                             "(issue 24); use --form plain or --reference")
         if p.case == "channel":
             raise UsageError("--case channel runs on the numpy reference only (pictures); add --reference")
-        if not (Path(__file__).resolve().parent / "plain.py").is_file():
-            raise UsageError("--form plain needs samples/lbm/plain.py, which is not in this checkout "
-                             "yet; use --reference")
-        from samples.lbm import plain
         self.device = args.device
         machine = args.machine if args.device == "emulator" else None
-        self.label = f"plain on {args.device}" + (f" ({machine or 'default machine'})" if args.device == "emulator" else "")
+        where = f" ({machine or 'default machine'})" if args.device == "emulator" else ""
+        if args.form == "task":
+            if args.device != "emulator":
+                raise UsageError("--form task runs on the emulator device (task kernels are the machine's)")
+            from samples.lbm import task
+            try:
+                solver = task.TaskLBM(p, machine or "mncore2")
+            except ValueError as e:
+                raise UsageError(f"--form task: {e}") from None
+            self.label = f"task on emulator ({solver.machine.name}; one launch per run, or per steady-state window)"
+            run = solver.run
+        else:
+            from samples.lbm import plain
+            self.label = f"plain on {args.device}{where}"
+            run = lambda f, s, prog: plain.run(p, f, s, device=args.device, machine=machine, progress=prog)  # noqa: E731
 
         def adv(f, s, prog):
-            res = plain.run(p, f, s, device=args.device, machine=machine, progress=prog)
+            res = run(f, s) if args.form == "task" else run(f, s, prog)
             self.events += list(res.events)
             self.wall_s += res.wall_s
             return np.asarray(res.f, np.float32)
