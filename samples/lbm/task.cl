@@ -70,6 +70,146 @@
 
 #define PULL_DOWN(k, r) mn_distribute(INL(k) + (r) * 2 * SHARE, INROW(k, r) - 2 * EX(k), RF)
 
+/* ---- pieces both kernels use -------------------------------------------------------------- */
+
+/* the per-PE constants (named vectors: made once) */
+#define CONSTANTS                                                                                \
+    mnfloat8 one = 1.0f;                                                                         \
+    mnfloat8 mone = -1.0f;                                                                       \
+    mnfloat8 zero = 0.0f;                                                                        \
+    mnfloat8 c3 = 3.0f;                                                                          \
+    mnfloat8 c45 = 4.5f;                                                                         \
+    mnfloat8 c15 = 1.5f;                                                                         \
+    mnfloat8 w0 = 0.44444445f;              /* 4/9, 1/9, 1/36 rounded to float */                \
+    mnfloat8 ws = 0.11111111f;                                                                   \
+    mnfloat8 wd = 0.027777778f;                                                                  \
+    mnfloat8 omega = OMEGA;                                                                      \
+    mnfloat8 lid = LID;                     /* 6 w_d u_lid: pop 8 off the lid; pop 7 the negative */ \
+    mnfloat8 nlid = -LID;                                                                        \
+    mnint8 b1 = 1, b2 = 2, b3 = 3, b4 = 4, b5 = 5, b6 = 6, b8 = 8, b9 = 9, b10 = 10
+
+/* the wall flags of the R rows of DRAM_SPLIT `flags` from slot row j of L2B `l` of the band
+   (l < 0: every L2B its own alternate row, as mvd gives), as a vector */
+#define LOAD_FLAGS(dst, j, l)                                                                    \
+    for (int r = 0; r < R; r++) {                                                                \
+        if ((l) < 0)                                                                             \
+            mn_distribute(fls + r * RF, flags + (NL2 * r + (j)) * RF, NL2 * RF);                 \
+        else                                                                                     \
+            for (int l2 = 0; l2 < NL2; l2++)                                                     \
+                mn_unicast(fls + r * RF, flags + (l2 * BR + r + (j)) * RF, RF, l2);              \
+        mn_distribute(fll + r * 2 * SHARE, fls + r * RF, RF);                                    \
+    }                                                                                            \
+    dst = mn_distribute(fll)
+
+/* periodic in x: a row slot's pad gets a copy of the row's other end (one l2bmd down and up),
+   so that the shifted read at the row's end finds the cell across the boundary */
+#if WALLS
+#define PERIODIC_PAD(k, r)
+#else
+#define PERIODIC_PAD(k, r)                                                                       \
+    if (EX(k) == 1) {                       /* the left pad <- the row's last unit */            \
+        mn_distribute(scr, INROW(k, r) + RF - 2 * UNIT, 2 * UNIT);                               \
+        mn_gather(INROW(k, r) - 2 * UNIT, scr, 2 * UNIT);                                        \
+    }                                                                                            \
+    if (EX(k) == -1) {                      /* the right pad <- the row's first unit */          \
+        mn_distribute(scr, INROW(k, r), 2 * UNIT);                                               \
+        mn_gather(INROW(k, r) + RF, scr, 2 * UNIT);                                              \
+    }
+#endif
+
+/* walls: a pulled value whose source is outside the domain is the cell's opposite population
+   of the previous step, Bk (+ the lid's share on the top wall, flag 8) */
+#if WALLS
+#define BOUNCE_BACK(fl, B1, B2, B3, B4, B5, B6, B7, B8)                                          \
+    p1 = mn_select(fl & b1, B1, p1);                                                             \
+    p3 = mn_select(fl & b2, B3, p3);                                                             \
+    p2 = mn_select(fl & b4, B2, p2);                                                             \
+    p4 = mn_select(fl & b8, B4, p4);                                                             \
+    p5 = mn_select(fl & b5, B5, p5);                                                             \
+    p6 = mn_select(fl & b6, B6, p6);                                                             \
+    p7 = mn_select(fl & b10, mn_select(fl & b8, B7 + nlid, B7), p7);                             \
+    p8 = mn_select(fl & b9, mn_select(fl & b8, B8 + lid, B8), p8)
+#else
+#define BOUNCE_BACK(fl, B1, B2, B3, B4, B5, B6, B7, B8)
+#endif
+
+/* the collision of the pulled p0..p8, in place: plain.cl's formulas */
+#define COLLIDE                                                                                  \
+    mnfloat8 d = p0 - w0;                   /* rho = 1 + sum (p_k - w_k), in plain.cl's order */ \
+    d = d + (p1 - ws);                                                                           \
+    d = d + (p2 - ws);                                                                           \
+    d = d + (p3 - ws);                                                                           \
+    d = d + (p4 - ws);                                                                           \
+    d = d + (p5 - wd);                                                                           \
+    d = d + (p6 - wd);                                                                           \
+    d = d + (p7 - wd);                                                                           \
+    d = d + (p8 - wd);                                                                           \
+    mnfloat8 rho = one + d;                                                                      \
+    mnfloat8 nrho = mone - d;               /* 1 / rho: Newton from 2 - rho (rho is near 1) */   \
+    mnfloat8 rr = one - d;                                                                       \
+    mnfloat8 e = mn_fma(nrho, rr, one);                                                          \
+    rr = mn_fma(rr, e, rr);                                                                      \
+    e = mn_fma(nrho, rr, one);                                                                   \
+    rr = mn_fma(rr, e, rr);                                                                      \
+    mnfloat8 ux = (p1 - p3 + p5 - p6 - p7 + p8) * rr;                                            \
+    mnfloat8 uy = (p2 - p4 + p5 + p6 - p7 - p8) * rr;                                            \
+    mnfloat8 om = one - c15 * mn_fma(uy, uy, ux * ux);        /* 1 - 1.5 u.u */                  \
+    mnfloat8 wr0 = w0 * rho;                                                                     \
+    mnfloat8 wrs = ws * rho;                                                                     \
+    mnfloat8 wrd = wd * rho;                                                                     \
+    mnfloat8 eu = zero;                                                                          \
+    /* f' = p + omega (feq - p), feq = w rho (1 - 1.5 u.u + eu (3 + 4.5 eu)) */                  \
+    p0 = mn_fma(omega, om * wr0 - p0, p0);                                                       \
+    eu = ux;                                                                                     \
+    p1 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p1, p1);                      \
+    eu = uy;                                                                                     \
+    p2 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p2, p2);                      \
+    eu = zero - ux;                                                                              \
+    p3 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p3, p3);                      \
+    eu = zero - uy;                                                                              \
+    p4 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p4, p4);                      \
+    eu = ux + uy;                                                                                \
+    p5 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p5, p5);                      \
+    eu = uy - ux;                                                                                \
+    p6 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p6, p6);                      \
+    eu = zero - ux - uy;                                                                         \
+    p7 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p7, p7);                      \
+    eu = ux - uy;                                                                                \
+    p8 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p8, p8)
+
+/* the halo rows of a step, over the group bus: from group gs's DRAM rows `up` (the populations
+   streaming up: the next band's halo below) and `down` (streaming down: the previous band's
+   halo above) via every L2BM into the neighbour groups' halo rows `to_up` / `to_down` on L2B
+   `l_up` / `l_down`; lane-swapped across the middle of the domain */
+#define EXCHANGE(h, up, down, to_up, to_down, l_up, l_down)                                      \
+    for (int gs = 0; gs < NUM_GROUPS; gs++) {                                                    \
+        ex[0] = mn_broadcast_board_async(in + 0 * RF, ROW(h, 2, up), RF, gs);                    \
+        ex[1] = mn_broadcast_board_async(in + 1 * RF, ROW(h, 5, up), RF, gs);                    \
+        ex[2] = mn_broadcast_board_async(in + 2 * RF, ROW(h, 6, up), RF, gs);                    \
+        ex[3] = mn_broadcast_board_async(in + 3 * RF, ROW(h, 4, down), RF, gs);                  \
+        ex[4] = mn_broadcast_board_async(in + 4 * RF, ROW(h, 7, down), RF, gs);                  \
+        ex[5] = mn_broadcast_board_async(in + 5 * RF, ROW(h, 8, down), RF, gs);                  \
+        for (int i = 0; i < 6; i++)                                                              \
+            mn_wait(ex[i]);                                                                      \
+        for (int i = 0; i < 6; i++) {                                                            \
+            if ((i < 3 && gs == NUM_GROUPS - 1) || (i >= 3 && gs == 0)) {                        \
+                mn_distribute(scr, in + i * RF, RF);                                             \
+                mn_gather(scr, mn_swap_lanes(mn_distribute(scr)));                               \
+                mn_gather(in + i * RF, scr, RF);                                                 \
+            }                                                                                    \
+        }                                                                                        \
+        ex[0] = mn_unicast_async(ROW(h, 2, to_up), in + 0 * RF, RF, (gs + 1) % NUM_GROUPS, l_up); \
+        ex[1] = mn_unicast_async(ROW(h, 5, to_up), in + 1 * RF, RF, (gs + 1) % NUM_GROUPS, l_up); \
+        ex[2] = mn_unicast_async(ROW(h, 6, to_up), in + 2 * RF, RF, (gs + 1) % NUM_GROUPS, l_up); \
+        ex[3] = mn_unicast_async(ROW(h, 4, to_down), in + 3 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, l_down); \
+        ex[4] = mn_unicast_async(ROW(h, 7, to_down), in + 4 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, l_down); \
+        ex[5] = mn_unicast_async(ROW(h, 8, to_down), in + 5 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, l_down); \
+        for (int i = 0; i < 6; i++)                                                              \
+            mn_wait(ex[i]);                                                                      \
+    }
+
+/* ---- the streaming kernel: DRAM -> PEs -> DRAM every step, at the DRAM roofline ------------- */
+
 __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
 {
     L2BM float in[9 * R * PITCH + 2 * UNIT];
@@ -81,36 +221,15 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
     L1BM int fll[2 * VEC];
     mn_event rd[9 * R], wr[NOUT * R], ex[6];
 
-    mnfloat8 one = 1.0f;
-    mnfloat8 mone = -1.0f;
-    mnfloat8 zero = 0.0f;
-    mnfloat8 c3 = 3.0f;
-    mnfloat8 c45 = 4.5f;
-    mnfloat8 c15 = 1.5f;
-    mnfloat8 w0 = 0.44444445f;                /* 4/9, 1/9, 1/36 rounded to float */
-    mnfloat8 ws = 0.11111111f;
-    mnfloat8 wd = 0.027777778f;
-    mnfloat8 omega = OMEGA;
-
+    CONSTANTS;
 #if WALLS
-    mnfloat8 lid = LID;
-    mnfloat8 nlid = -LID;
-    mnint8 b1 = 1, b2 = 2, b4 = 4, b8 = 8, b5 = 5, b6 = 6, b9 = 9, b10 = 10, b3 = 3;
     mnfloat8 xw1[QQ], xw3[QQ], xw5[QQ], xw6[QQ], xw7[QQ], xw8[QQ];   /* last step's, per iteration */
     mnfloat8 yb = 0.0f, yt = 0.0f;            /* pop 4 of the first iteration, pop 2 of the last */
     mnint8 flf, fll_, flx;
 
     /* the wall flags of the first and last iteration (the side walls are the same in all) */
-    for (int r = 0; r < R; r++) {
-        mn_distribute(fls + r * RF, flags + NL2 * r * RF, NL2 * RF);
-        mn_distribute(fll + r * 2 * SHARE, fls + r * RF, RF);
-    }
-    flf = mn_distribute(fll);
-    for (int r = 0; r < R; r++) {
-        mn_distribute(fls + r * RF, flags + NL2 * (R * (QQ - 1) + r) * RF, NL2 * RF);
-        mn_distribute(fll + r * 2 * SHARE, fls + r * RF, RF);
-    }
-    fll_ = mn_distribute(fll);
+    LOAD_FLAGS(flf, 0, -1);
+    LOAD_FLAGS(fll_, NL2 * R * (QQ - 1), -1);
     flx = flf & b3;
 
     /* what the walls bounce back in the first step: the populations as they are, unshifted */
@@ -147,35 +266,10 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
     for (int t = 0; t < steps; t++) {
         int h = t % 2;
 
-        /* the halo rows, from the neighbour groups' DRAM over the group bus: a band's top row of
-           the populations streaming up (2, 5, 6) is the next band's halo below, its bottom row of
-           those streaming down (4, 7, 8) the previous band's halo above; across the middle of the
-           domain (the last band's top, the first band's bottom) the lanes swap */
-        for (int gs = 0; gs < NUM_GROUPS; gs++) {
-            ex[0] = mn_broadcast_board_async(in + 0 * RF, ROW(h, 2, S), RF, gs);
-            ex[1] = mn_broadcast_board_async(in + 1 * RF, ROW(h, 5, S), RF, gs);
-            ex[2] = mn_broadcast_board_async(in + 2 * RF, ROW(h, 6, S), RF, gs);
-            ex[3] = mn_broadcast_board_async(in + 3 * RF, ROW(h, 4, 1), RF, gs);
-            ex[4] = mn_broadcast_board_async(in + 4 * RF, ROW(h, 7, 1), RF, gs);
-            ex[5] = mn_broadcast_board_async(in + 5 * RF, ROW(h, 8, 1), RF, gs);
-            for (int i = 0; i < 6; i++)
-                mn_wait(ex[i]);
-            for (int i = 0; i < 6; i++) {
-                if ((i < 3 && gs == NUM_GROUPS - 1) || (i >= 3 && gs == 0)) {
-                    mn_distribute(scr, in + i * RF, RF);
-                    mn_gather(scr, mn_swap_lanes(mn_distribute(scr)));
-                    mn_gather(in + i * RF, scr, RF);
-                }
-            }
-            ex[0] = mn_unicast_async(ROW(h, 2, 0), in + 0 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
-            ex[1] = mn_unicast_async(ROW(h, 5, 0), in + 1 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
-            ex[2] = mn_unicast_async(ROW(h, 6, 0), in + 2 * RF, RF, (gs + 1) % NUM_GROUPS, 0);
-            ex[3] = mn_unicast_async(ROW(h, 4, S + 1), in + 3 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
-            ex[4] = mn_unicast_async(ROW(h, 7, S + 1), in + 4 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
-            ex[5] = mn_unicast_async(ROW(h, 8, S + 1), in + 5 * RF, RF, (gs + NUM_GROUPS - 1) % NUM_GROUPS, 0);
-            for (int i = 0; i < 6; i++)
-                mn_wait(ex[i]);
-        }
+        /* the halo rows: a band's top row (slot row S) of the populations streaming up is the next
+           band's halo below (row 0), its bottom row (1) of those streaming down the previous
+           band's halo above (S + 1) */
+        EXCHANGE(h, S, 1, 0, S + 1, 0, 0);
 
         for (int k = 0; k < 9; k++)
             for (int r = 0; r < R; r++)
@@ -186,16 +280,7 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
             for (int k = 0; k < 9; k++) {
                 for (int r = 0; r < R; r++) {
                     mn_wait(rd[k * R + r]);
-#if !WALLS
-                    if (EX(k) == 1) {             /* the left pad <- the row's last unit */
-                        mn_distribute(scr, INROW(k, r) + RF - 2 * UNIT, 2 * UNIT);
-                        mn_gather(INROW(k, r) - 2 * UNIT, scr, 2 * UNIT);
-                    }
-                    if (EX(k) == -1) {            /* the right pad <- the row's first unit */
-                        mn_distribute(scr, INROW(k, r), 2 * UNIT);
-                        mn_gather(INROW(k, r) + RF, scr, 2 * UNIT);
-                    }
-#endif
+                    PERIODIC_PAD(k, r);
                     PULL_DOWN(k, r);
                     if (q + 1 < QQ)
                         READ(h, q + 1, k, r);
@@ -212,64 +297,14 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
             mnfloat8 p7 = mn_distribute(INL(7));
             mnfloat8 p8 = mn_distribute(INL(8));
 #if WALLS
-            /* a source outside the domain: the cell's opposite population (+ the lid's share) */
             mnint8 fl = flx;
             if (q == 0)
                 fl = flf;
             if (q == QQ - 1)
                 fl = fll_;
-            p1 = mn_select(fl & b1, xw3[q], p1);
-            p3 = mn_select(fl & b2, xw1[q], p3);
-            p2 = mn_select(fl & b4, yb, p2);
-            p4 = mn_select(fl & b8, yt, p4);
-            p5 = mn_select(fl & b5, xw7[q], p5);
-            p6 = mn_select(fl & b6, xw8[q], p6);
-            p7 = mn_select(fl & b10, mn_select(fl & b8, xw5[q] + nlid, xw5[q]), p7);
-            p8 = mn_select(fl & b9, mn_select(fl & b8, xw6[q] + lid, xw6[q]), p8);
+            BOUNCE_BACK(fl, xw3[q], yb, xw1[q], yt, xw7[q], xw8[q], xw5[q], xw6[q]);
 #endif
-            /* rho = 1 + sum (p_k - w_k), in plain.cl's order */
-            mnfloat8 d = p0 - w0;
-            d = d + (p1 - ws);
-            d = d + (p2 - ws);
-            d = d + (p3 - ws);
-            d = d + (p4 - ws);
-            d = d + (p5 - wd);
-            d = d + (p6 - wd);
-            d = d + (p7 - wd);
-            d = d + (p8 - wd);
-            mnfloat8 rho = one + d;
-            /* 1 / rho: Newton from 2 - rho (rho is within a few percent of 1) */
-            mnfloat8 nrho = mone - d;
-            mnfloat8 rr = one - d;
-            mnfloat8 e = mn_fma(nrho, rr, one);
-            rr = mn_fma(rr, e, rr);
-            e = mn_fma(nrho, rr, one);
-            rr = mn_fma(rr, e, rr);
-            mnfloat8 ux = (p1 - p3 + p5 - p6 - p7 + p8) * rr;
-            mnfloat8 uy = (p2 - p4 + p5 + p6 - p7 - p8) * rr;
-            mnfloat8 om = one - c15 * mn_fma(uy, uy, ux * ux);    /* 1 - 1.5 u.u */
-            mnfloat8 wr0 = w0 * rho;
-            mnfloat8 wrs = ws * rho;
-            mnfloat8 wrd = wd * rho;
-            mnfloat8 eu = zero;
-            /* f' = p + omega (feq - p), feq = w rho (1 - 1.5 u.u + eu (3 + 4.5 eu)) */
-            p0 = mn_fma(omega, om * wr0 - p0, p0);
-            eu = ux;
-            p1 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p1, p1);
-            eu = uy;
-            p2 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p2, p2);
-            eu = zero - ux;
-            p3 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p3, p3);
-            eu = zero - uy;
-            p4 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrs - p4, p4);
-            eu = ux + uy;
-            p5 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p5, p5);
-            eu = uy - ux;
-            p6 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p6, p6);
-            eu = zero - ux - uy;
-            p7 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p7, p7);
-            eu = ux - uy;
-            p8 = mn_fma(omega, mn_fma(mn_fma(eu, c45, c3), eu, om) * wrd - p8, p8);
+            COLLIDE;
 #if WALLS
             xw1[q] = p1;
             xw3[q] = p3;
@@ -309,3 +344,4 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
             mn_wait(wr[i]);
     }
 }
+

@@ -487,7 +487,7 @@ class TaskCompiler:
         return var
 
     def assign(self, s):
-        target = s.lvalue
+        target = self.chosen(s.lvalue)
         if isinstance(target, c_ast.ID) and self.lookup(target.name, target).kind == "u":
             var = self.uvar(target)
             v = self.uexpr(s.rvalue)
@@ -707,7 +707,15 @@ class TaskCompiler:
         return self.ubin("/", self.ubin("+", p.base, off, node), U.k(8), node)
 
     # -- vectors ----------------------------------------------------------------------------------
+    def chosen(self, n):
+        """n, or the branch a compile-time condition picks of `c ? a : b` (an unrolled loop's
+        counter choosing between arrays: `(t % 2 ? fb : fa)[i]` as `t % 2 ? fb[i] : fa[i]`)."""
+        while isinstance(n, c_ast.TernaryOp):
+            n = n.iftrue if self.const(n.cond, "a condition choosing between vectors") else n.iffalse
+        return n
+
     def vec_lvalue(self, n) -> V:
+        n = self.chosen(n)
         if isinstance(n, c_ast.ID):
             return self.lookup_kind(n.name, n, "vec", "a per-PE vector")
         if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID):
@@ -785,6 +793,8 @@ class TaskCompiler:
             if v is None:
                 raise TaskError(n, f"'{n.name.name}' gives no value")
             return v
+        if isinstance(n, c_ast.TernaryOp):
+            return self.vec_expr(self.chosen(n), want)
         if isinstance(n, c_ast.Cast):
             raise TaskError(n, "per-PE vectors have no casts: use mn_* conversions")
         raise TaskError(n, f"{type(n).__name__} is not a per-PE vector expression")
