@@ -45,6 +45,8 @@
 #define VEC (4 * PEL1)                        /* long words of one vector, per L1B */
 #define R (VEC / SHARE)                       /* rows per L2B per iteration */
 #define QQ (S / (NL2 * R))                    /* iterations per step */
+#define BR (S / NL2)                          /* the resident kernel: slot rows of an L2B's band */
+#define QR (BR / R)                           /* ... and its iterations per step */
 #define UNIT (32 * NL1)                       /* long words of one l2bmd */
 #define POP ((S + 2) * RF)                    /* floats of a population in one half */
 #define HALF (9 * POP)
@@ -345,3 +347,183 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
     }
 }
 
+
+
+/* ---- the resident kernel: the grid stays in the PEs' local memories for every step ---------
+
+   Where the grid fits in LM (two copies of the 9 populations: QR x 9 x 2 vectors per PE), it is
+   read from DRAM once, kept there for `steps` steps and written back once: per step DRAM
+   carries only the halo rows.  Each L2B owns a contiguous band of BR slot rows (alternate rows
+   would put every neighbour in y on the other L2B), QR iterations of R rows.  Per iteration
+   and population, the previous step's vectors q-1, q, q+1 go PE -> L1BM (l1bmd) into a window
+   in which the rows pulled from EY rows below start EY rows earlier; populations with EX != 0
+   take the round trip L1BM -> L2BM -> L1BM to be streamed in x (the shifted l2bmd of the
+   streaming kernel); the new values go straight into the other LM copy.  The band's halo rows
+   come through DRAM (half 1 of f is their scratch): the other L2B's edge row from this group's
+   DRAM, the neighbour group's over the group bus, lane-swapped across the middle. */
+
+/* L1BM: population k's vectors q-1, q (EY = 1), q, q+1 (EY = -1) or q (EY = 0) */
+#define WIN(k) (win + 2 * VEC * ((k) == 0 ? 0 : (k) == 1 ? 1 : (k) == 2 ? 2 : (k) == 3 ? 4 : (k) == 4 ? 5 : \
+                                 (k) == 5 ? 7 : (k) == 6 ? 9 : (k) == 7 ? 11 : 13))
+#define START(k) (WIN(k) + 2 * (EY(k) == 1 ? VEC - SHARE : EY(k) == -1 ? SHARE : 0))   /* its first row */
+#define HALO(k) (hl + ((k) == 2 ? 0 : (k) == 5 ? 1 : (k) == 6 ? 2 : (k) == 4 ? 3 : (k) == 7 ? 4 : 5) * RF)
+#define OLD(i) (ph ? fb[i] : fa[i])
+#define NEW(i) (ph ? fa[i] : fb[i])
+
+__task void lbm_resident(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
+{
+    L2BM float in[9 * R * PITCH + 2 * UNIT];
+    L2BM float hl[6 * RF];                    /* this step's halo rows */
+    L2BM int fls[R * RF];
+    L1BM float win[15 * 2 * VEC];
+    L1BM float inl[9 * 2 * VEC];
+    L1BM float scr[2 * VEC];
+    L1BM int fll[2 * VEC];
+    mnfloat8 fa[9 * QR], fb[9 * QR];          /* the grid: population k, iteration q at k QR + q */
+    mn_event rd[9 * R * NL2], ex[12];
+    CONSTANTS;
+#if WALLS
+    mnint8 flf, fll_, flx;
+    LOAD_FLAGS(flf, 0, 1);
+    LOAD_FLAGS(fll_, R * (QR - 1), 1);
+    flx = flf & b3;
+#endif
+
+    /* the grid into LM: every L2B its band */
+    for (int q = 0; q < QR; q++) {
+        for (int k = 0; k < 9; k++)
+            for (int r = 0; r < R; r++)
+                for (int l = 0; l < NL2; l++)
+                    rd[(k * R + r) * NL2 + l] = mn_unicast_async(INROW(k, r), ROW(0, k, 1 + l * BR + R * q + r), RF, l);
+        for (int k = 0; k < 9; k++) {
+            for (int r = 0; r < R; r++) {
+                for (int l = 0; l < NL2; l++)
+                    mn_wait(rd[(k * R + r) * NL2 + l]);
+                mn_distribute(INL(k) + r * 2 * SHARE, INROW(k, r), RF);
+            }
+            fa[k * QR + q] = mn_distribute(INL(k));
+        }
+    }
+
+    for (int t = 0; t < steps; t += 2) {
+        for (int ph = 0; ph < 2; ph++) {      /* unrolled: ph picks the copy read (fa, fb) */
+            if (t + ph < steps) {
+                /* the band's edge rows -> L2BM: the last row of the populations streaming up, the
+                   first of those streaming down */
+                mn_gather(scr, OLD(2 * QR + QR - 1));
+                mn_gather(in + 0 * RF, scr + 2 * (R - 1) * SHARE, RF);
+                mn_gather(scr, OLD(5 * QR + QR - 1));
+                mn_gather(in + 1 * RF, scr + 2 * (R - 1) * SHARE, RF);
+                mn_gather(scr, OLD(6 * QR + QR - 1));
+                mn_gather(in + 2 * RF, scr + 2 * (R - 1) * SHARE, RF);
+                mn_gather(scr, OLD(4 * QR));
+                mn_gather(in + 3 * RF, scr, RF);
+                mn_gather(scr, OLD(7 * QR));
+                mn_gather(in + 4 * RF, scr, RF);
+                mn_gather(scr, OLD(8 * QR));
+                mn_gather(in + 5 * RF, scr, RF);
+                /* within the group: L2B 0's top row is L2B 1's halo below (scratch row 1 of the
+                   population), L2B 1's bottom row L2B 0's halo above (row 0); the rows that go to
+                   the neighbour groups wait in row 3 */
+                ex[0] = mn_unicast_async(ROW(1, 2, 1), in + 0 * RF, RF, 0);
+                ex[1] = mn_unicast_async(ROW(1, 5, 1), in + 1 * RF, RF, 0);
+                ex[2] = mn_unicast_async(ROW(1, 6, 1), in + 2 * RF, RF, 0);
+                ex[3] = mn_unicast_async(ROW(1, 4, 0), in + 3 * RF, RF, 1);
+                ex[4] = mn_unicast_async(ROW(1, 7, 0), in + 4 * RF, RF, 1);
+                ex[5] = mn_unicast_async(ROW(1, 8, 0), in + 5 * RF, RF, 1);
+                ex[6] = mn_unicast_async(ROW(1, 2, 3), in + 0 * RF, RF, 1);
+                ex[7] = mn_unicast_async(ROW(1, 5, 3), in + 1 * RF, RF, 1);
+                ex[8] = mn_unicast_async(ROW(1, 6, 3), in + 2 * RF, RF, 1);
+                ex[9] = mn_unicast_async(ROW(1, 4, 3), in + 3 * RF, RF, 0);
+                ex[10] = mn_unicast_async(ROW(1, 7, 3), in + 4 * RF, RF, 0);
+                ex[11] = mn_unicast_async(ROW(1, 8, 3), in + 5 * RF, RF, 0);
+                for (int i = 0; i < 12; i++)
+                    mn_wait(ex[i]);
+                /* across groups: L2B 1's top row -> the next group's L2B 0 (row 0), L2B 0's bottom
+                   row -> the previous group's L2B 1 (row 1) */
+                EXCHANGE(1, 3, 3, 0, 1, 0, 1);
+                /* every L2B its halo rows: row l of the scratch pair (mvd) */
+                ex[0] = mn_distribute_async(HALO(2), ROW(1, 2, 0), NL2 * RF);
+                ex[1] = mn_distribute_async(HALO(5), ROW(1, 5, 0), NL2 * RF);
+                ex[2] = mn_distribute_async(HALO(6), ROW(1, 6, 0), NL2 * RF);
+                ex[3] = mn_distribute_async(HALO(4), ROW(1, 4, 0), NL2 * RF);
+                ex[4] = mn_distribute_async(HALO(7), ROW(1, 7, 0), NL2 * RF);
+                ex[5] = mn_distribute_async(HALO(8), ROW(1, 8, 0), NL2 * RF);
+                for (int i = 0; i < 6; i++)
+                    mn_wait(ex[i]);
+
+                for (int q = 0; q < QR; q++) {
+                    for (int k = 0; k < 9; k++) {
+                        if (EY(k) == 1) {             /* the row below: vector q-1's last, or the halo */
+                            if (q > 0)
+                                mn_gather(WIN(k), OLD(k * QR + q - 1));
+                            else
+                                mn_distribute(WIN(k) + 2 * (VEC - SHARE), HALO(k), RF);
+                        }
+                        mn_gather(WIN(k) + (EY(k) == 1 ? 2 * VEC : 0), OLD(k * QR + q));
+                        if (EY(k) == -1) {            /* the row above: vector q+1's first, or the halo */
+                            if (q < QR - 1)
+                                mn_gather(WIN(k) + 2 * VEC, OLD(k * QR + q + 1));
+                            else
+                                mn_distribute(WIN(k) + 2 * VEC, HALO(k), RF);
+                        }
+                        if (EX(k) != 0) {
+                            for (int r = 0; r < R; r++) {
+                                mn_gather(INROW(k, r), START(k) + r * 2 * SHARE, RF);
+                                PERIODIC_PAD(k, r);
+                                PULL_DOWN(k, r);
+                            }
+                        }
+                    }
+                    mnfloat8 p0 = mn_distribute(START(0));
+                    mnfloat8 p1 = mn_distribute(INL(1));
+                    mnfloat8 p2 = mn_distribute(START(2));
+                    mnfloat8 p3 = mn_distribute(INL(3));
+                    mnfloat8 p4 = mn_distribute(START(4));
+                    mnfloat8 p5 = mn_distribute(INL(5));
+                    mnfloat8 p6 = mn_distribute(INL(6));
+                    mnfloat8 p7 = mn_distribute(INL(7));
+                    mnfloat8 p8 = mn_distribute(INL(8));
+#if WALLS
+                    mnint8 fl = flx;
+                    if (q == 0)
+                        fl = flf;
+                    if (q == QR - 1)
+                        fl = fll_;
+                    BOUNCE_BACK(fl, OLD(3 * QR + q), OLD(4 * QR + q), OLD(1 * QR + q), OLD(2 * QR + q),
+                                OLD(7 * QR + q), OLD(8 * QR + q), OLD(5 * QR + q), OLD(6 * QR + q));
+#endif
+                    COLLIDE;
+                    NEW(0 * QR + q) = p0;
+                    NEW(1 * QR + q) = p1;
+                    NEW(2 * QR + q) = p2;
+                    NEW(3 * QR + q) = p3;
+                    NEW(4 * QR + q) = p4;
+                    NEW(5 * QR + q) = p5;
+                    NEW(6 * QR + q) = p6;
+                    NEW(7 * QR + q) = p7;
+                    NEW(8 * QR + q) = p8;
+                }
+            }
+        }
+    }
+
+    /* the grid back to DRAM, into the half the streaming kernel would end in */
+    for (int ph = 0; ph < 2; ph++) {
+        if (steps % 2 == ph) {
+            for (int q = 0; q < QR; q++) {
+                for (int k = 0; k < 9; k++) {
+                    mn_gather(INL(k), ph ? fb[k * QR + q] : fa[k * QR + q]);
+                    for (int r = 0; r < R; r++) {
+                        mn_gather(INROW(k, r), INL(k) + r * 2 * SHARE, RF);
+                        for (int l = 0; l < NL2; l++)
+                            rd[(k * R + r) * NL2 + l] = mn_unicast_async(ROW(ph, k, 1 + l * BR + R * q + r),
+                                                                         INROW(k, r), RF, l);
+                    }
+                }
+                for (int i = 0; i < 9 * R * NL2; i++)
+                    mn_wait(rd[i]);
+            }
+        }
+    }
+}

@@ -46,6 +46,14 @@ def shape(machine, n: int) -> dict | None:
     return {"S": s, "R": r, "QQ": s // (l2b * r), "groups": groups}
 
 
+def fits_resident(machine, n: int) -> bool:
+    """Whether lbm_resident keeps an n x n grid in LM: two copies of 9 populations, QR vectors
+    each, in one LM of the two each (task.cl's fa and fb)."""
+    m = load_machine(machine) if isinstance(machine, str) else machine
+    s = shape(m, n)
+    return s is not None and 9 * s["S"] // (m.l2b_per_group * s["R"]) * 8 <= m.lm_words
+
+
 def sizes(machine, upto: int = 8192) -> list:
     """The grid sizes n the task form runs on `machine`."""
     return [n for n in range(2, upto + 1, 2) if shape(machine, n)]
@@ -85,7 +93,7 @@ def flags(case: str, n: int, groups: int) -> np.ndarray:
 class TaskLBM:
     """The built program and its buffers for one (machine, case, n)."""
 
-    def __init__(self, params, machine="mncore2"):
+    def __init__(self, params, machine="mncore2", resident=False):
         if params.case not in ("taylor-green", "cavity"):
             raise ValueError(f"the task form runs the taylor-green and cavity cases, not {params.case!r}")
         n = int(params.n)
@@ -101,7 +109,12 @@ class TaskLBM:
         self.device = cl.get_device("emulator", self.machine.name)
         self.ctx = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-        self.kernel = cl.Program(self.ctx, SOURCE_PATH.read_text()).build(options=self.options).lbm
+        if resident and not fits_resident(self.machine, n):
+            raise ValueError(f"the resident mode needs the grid in LM: on {self.machine.name} n in "
+                             f"{[k for k in sizes(self.machine) if fits_resident(self.machine, k)]}, not {n}")
+        self.resident = resident
+        prg = cl.Program(self.ctx, SOURCE_PATH.read_text()).build(options=self.options)
+        self.kernel = prg.lbm_resident if resident else prg.lbm
         mf = cl.mem_flags
         self.host = pack(np.zeros((Q, n, n), np.float32), self.groups)
         self.buf = cl.Buffer(self.ctx, mf.READ_WRITE, self.host.nbytes)
@@ -125,6 +138,7 @@ class TaskLBM:
         return Result(unpack(self.host, steps % 2), [ev], wall)
 
 
-def run(params, f0, steps: int, machine="mncore2") -> Result:
-    """Run `steps` steps of the task form from populations f0 ((9, n, n) float32) in one launch."""
-    return TaskLBM(params, machine).run(f0, steps)
+def run(params, f0, steps: int, machine="mncore2", resident=False) -> Result:
+    """Run `steps` steps of the task form from populations f0 ((9, n, n) float32) in one launch
+    (resident: the grid kept in the PEs' local memories, lbm_resident)."""
+    return TaskLBM(params, machine, resident).run(f0, steps)
