@@ -92,3 +92,28 @@ def test_swap_lanes_exchanges_the_two_lanes_of_every_long_word():
     xo, ko = launch("tiny", src, x, k)
     assert np.array_equal(xo, x.reshape(-1, 2)[:, ::-1].ravel())
     assert np.array_equal(ko, k.reshape(-1, 2)[:, ::-1].ravel())
+
+
+def test_a_constant_condition_chooses_between_vectors():
+    """`(ph ? b : a)[i]`-style choices (an unrolled counter picking one of two LM arrays, as
+    the LBM resident kernel ping-pongs) as a value and as an assignment's target."""
+    src = r'''
+    __task void pingpong(DRAM float *x)
+    {
+        L2BM float xs[256];
+        L1BM float xl[128];
+        mnfloat8 a[2], b[2];
+        mnfloat8 two = 2.0f;
+        mn_distribute(xs, x, 256);
+        mn_distribute(xl, xs, 128);
+        a[1] = mn_distribute(xl);
+        for (int ph = 0; ph < 3; ph++)
+            (ph % 2 ? a[1] : b[0]) = two * (ph % 2 ? b[0] : a[1]);
+        mn_gather(xl, 1 ? b[0] : a[1]);
+        mn_gather(xs, xl, 128);
+        mn_gather(x, xs, 256);
+    }
+    '''
+    x = np.arange(256, dtype=np.float32)
+    (xo,) = launch("tiny", src, x)
+    assert np.array_equal(xo[:128], 8 * x[:128])
