@@ -118,3 +118,51 @@ def frames(fs: list, steps: list[int], path, solid=None, title: str = "") -> Pat
     fig.suptitle(title or "flow past a cylinder: vorticity", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def data_movement(path) -> Path:
+    """The task form's data-movement plan (task.cl), as a diagram: the layout of the grid in long
+    words, and the path one iteration's rows take through the machine and back."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+    fig, (lay, tree) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1.5]})
+    # left: slot rows, two lanes, bands over the groups
+    n2 = 8
+    for s in range(n2):
+        for x in range(6):
+            for lane in (0, 1):
+                lay.add_patch(Rectangle((x + 0.5 * lane, s), 0.46, 0.9, color=("#4c72b0", "#dd8452")[lane],
+                                        alpha=0.35 + 0.5 * (s // 2 % 2)))
+        lay.text(-0.3, s + 0.45, f"slot {s}", ha="right", va="center", fontsize=8)
+    for g in range(4):
+        lay.text(6.3, 2 * g + 0.9, f"group {g}: DRAM_SPLIT part {g}", va="center", fontsize=8)
+    lay.text(3, n2 + 0.4, "a long word = (row s, row s + n/2): lanes 0 | 1;\nx along the row, one long word per x",
+             ha="center", fontsize=8)
+    lay.set_xlim(-2, 11)
+    lay.set_ylim(-0.5, n2 + 1.6)
+    lay.axis("off")
+    lay.set_title("layout: slot rows, split over the groups")
+    # right: the path of one iteration
+    boxes = {"DRAM": (0.1, 0.78), "L2BM": (0.1, 0.53), "L1BM": (0.1, 0.28), "PE": (0.1, 0.03)}
+    for name, (x, y) in boxes.items():
+        tree.add_patch(Rectangle((x, y), 0.32, 0.16, fill=False, lw=1.5))
+        tree.text(x + 0.16, y + 0.08, name, ha="center", va="center", fontsize=11, weight="bold")
+    notes = [
+        (0.78, "mvd, async: population k's rows from EY rows below\n(L2B l takes row l: alternate rows);"
+               "\nthe next iteration's start as these move on"),
+        (0.53, "pad copy (periodic only): l2bmd down + up;\nl2bmd from row - EX long words: streamed in x"),
+        (0.28, "l1bmd: R rows x (n / L1Bs) long words = one vector\nl1bmd back: the 9 new populations"),
+        (0.03, "collide (~100 MAU steps); bounce-back: the cell's\nprevious value kept in LM; Newton 1 / rho"),
+    ]
+    for y, text in notes:
+        tree.text(0.47, y + 0.08, text, va="center", fontsize=8.5)
+    for (y0, y1), side in [((0.78, 0.69), -0.03), ((0.53, 0.44), -0.03), ((0.28, 0.19), -0.03)]:
+        tree.add_patch(FancyArrowPatch((0.2, y0), (0.2, y1), arrowstyle="->", mutation_scale=14))
+        tree.add_patch(FancyArrowPatch((0.32, y1), (0.32, y0), arrowstyle="->", mutation_scale=14, color="#c44e52"))
+    tree.text(0.1, 1.1, "down: the step's reads (black); up: the writes into the other half (red,\n"
+                         "three rotating output rows); halos: mvb over the group bus + mvp, each step",
+              fontsize=8.5, va="top")
+    tree.set_xlim(0, 1)
+    tree.set_ylim(0, 1.14)
+    tree.axis("off")
+    tree.set_title("one iteration, every L2B / L1B / PE at once")
+    return _save(fig, path)
