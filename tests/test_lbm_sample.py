@@ -166,3 +166,18 @@ def test_task_mncore2(case):
     assert st.cycles < 3 * 1024 * 1024 * 72 / 512 / 0.8      # within 80% of the DRAM roofline
     res = check(params, 3, "emulator", "mncore2", form=task, resident=True)
     assert res.events[0].stats.cycles < st.cycles             # faster than streaming, even with its load
+
+
+@pytest.mark.slow
+def test_task_cavity_against_ghia_on_the_emulator(tmp_path, capsys):
+    """Issue 24's slow check: the lid-driven cavity at Re = 100, N = 64, run on the emulator to
+    steady state (the resident task form on tiny, windows of 1000 steps: ~10000 steps, ~12 min),
+    then against Ghia et al. (1982) and the numpy reference; run.py exits 1 when a check fails."""
+    from samples.lbm import run
+    code = run.main(["--form", "task", "--resident", "--machine", "tiny", "--case", "cavity", "--n", "64",
+                     "--no-progress", "--png", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS  cavity vs Ghia et al. 1982 (Re 100), 17 + 17 points" in out, out
+    assert "PASS  device vs numpy reference" in out and "PASS  steady state" in out, out
+    assert (tmp_path / "cavity-n64-ghia.png").is_file()

@@ -6,6 +6,7 @@
     python samples/lbm/run.py --case channel --n 96 --steps 24000 --reference --png out/
     python samples/lbm/run.py --form plain --device emulator --machine tiny --n 16 --steps 20
     python samples/lbm/run.py --form task --machine mncore2 --case cavity --n 1024 --steps 4
+    python samples/lbm/run.py --form task --resident --machine tiny --case cavity --n 64 --png out/
 
 The scheme (reference.py has it in full): D2Q9, BGK, fp32, one fused pull stream-and-collide per
 step, half-way bounce-back walls, a moving lid (cavity).  Forms: 'plain' (samples/lbm/plain.py, one
@@ -76,10 +77,11 @@ class Runner:
                 raise UsageError("--form task runs on the emulator device (task kernels are the machine's)")
             from samples.lbm import task
             try:
-                solver = task.TaskLBM(p, machine or "mncore2")
+                solver = task.TaskLBM(p, machine or "mncore2", resident=args.resident)
             except ValueError as e:
                 raise UsageError(f"--form task: {e}") from None
-            self.label = f"task on emulator ({solver.machine.name}; one launch per run, or per steady-state window)"
+            self.label = (f"task{' (resident)' if args.resident else ''} on emulator ({solver.machine.name}; "
+                          f"one launch per run, or per steady-state window)")
             run = solver.run
         else:
             from samples.lbm import plain
@@ -278,6 +280,8 @@ def parse(argv):
     ap.add_argument("--re", type=float, default=R.RE, help="Reynolds number, cavity U_lid n / nu, channel U D / nu "
                     "(default 100)")
     ap.add_argument("--form", choices=("plain", "task"), default="plain")
+    ap.add_argument("--resident", action="store_true", help="--form task: keep the grid in the PEs' local "
+                    "memories for the whole run (where it fits: n = 64, 128 on tiny, 1024 on mncore2)")
     ap.add_argument("--machine", default=None, help="emulator machine: tiny, mncore2 or a TOML file "
                     "(default: the device's, $MNCL_MACHINE else mncore2)")
     ap.add_argument("--device", choices=("cpu", "emulator"), default="emulator")
@@ -292,6 +296,8 @@ def parse(argv):
         ap.error("--n must be at least 4")
     if args.steps is not None and args.steps < 1:
         ap.error("--steps must be at least 1")
+    if args.resident and args.form != "task":
+        ap.error("--resident is a mode of --form task")
     return args
 
 
