@@ -33,7 +33,8 @@
    side wall needs; the bottom / top row's vertical ones).  The flags buffer marks the wall
    cells (1: x = 0, 2: x = n-1, 4: y = 0, 8: y = n-1), read once.
 
-   Built with -D N=.. -D WALLS=0|1 -D OMEGA=<float> -D LID=<6 w_d u_lid, float> (task.py). */
+   Built with -D N=.. -D WALLS=0|1 -D OMEGA=<float> -D LID=<6 w_d u_lid, float>, and -D RESIDENT=1
+   for the resident kernel (task.py). */
 
 #define NL2 NUM_L2B
 #define NL1 NUM_L1B
@@ -363,6 +364,7 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
    DRAM, the neighbour group's over the group bus, lane-swapped across the middle. */
 
 /* L1BM: population k's vectors q-1, q (EY = 1), q, q+1 (EY = -1) or q (EY = 0) */
+#if RESIDENT      /* built only when asked for (task.py): at n where the grid does not fit, it does not compile */
 #define WIN(k) (win + 2 * VEC * ((k) == 0 ? 0 : (k) == 1 ? 1 : (k) == 2 ? 2 : (k) == 3 ? 4 : (k) == 4 ? 5 : \
                                  (k) == 5 ? 7 : (k) == 6 ? 9 : (k) == 7 ? 11 : 13))
 #define START(k) (WIN(k) + 2 * (EY(k) == 1 ? VEC - SHARE : EY(k) == -1 ? SHARE : 0))   /* its first row */
@@ -527,3 +529,4 @@ __task void lbm_resident(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int s
         }
     }
 }
+#endif

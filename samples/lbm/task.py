@@ -113,6 +113,7 @@ class TaskLBM:
             raise ValueError(f"the resident mode needs the grid in LM: on {self.machine.name} n in "
                              f"{[k for k in sizes(self.machine) if fits_resident(self.machine, k)]}, not {n}")
         self.resident = resident
+        self.options.append(f"-DRESIDENT={int(resident)}")
         prg = cl.Program(self.ctx, SOURCE_PATH.read_text()).build(options=self.options)
         self.kernel = prg.lbm_resident if resident else prg.lbm
         mf = cl.mem_flags
