@@ -136,6 +136,26 @@
 #define BOUNCE_BACK(fl, B1, B2, B3, B4, B5, B6, B7, B8)
 #endif
 
+/* the pulled populations p0..p8 from the L1BM vectors they were streamed into (SRC(k)) */
+#define PULLED(SRC)                                                                              \
+    mnfloat8 p0 = mn_distribute(SRC(0));                                                         \
+    mnfloat8 p1 = mn_distribute(SRC(1));                                                         \
+    mnfloat8 p2 = mn_distribute(SRC(2));                                                         \
+    mnfloat8 p3 = mn_distribute(SRC(3));                                                         \
+    mnfloat8 p4 = mn_distribute(SRC(4));                                                         \
+    mnfloat8 p5 = mn_distribute(SRC(5));                                                         \
+    mnfloat8 p6 = mn_distribute(SRC(6));                                                         \
+    mnfloat8 p7 = mn_distribute(SRC(7));                                                         \
+    mnfloat8 p8 = mn_distribute(SRC(8))
+
+/* iteration q's wall flags: the first and the last iteration's own, the side walls' between */
+#define ITERATION_FLAGS(fl, q, last)                                                             \
+    mnint8 fl = flx;                                                                             \
+    if ((q) == 0)                                                                                \
+        fl = flf;                                                                                \
+    if ((q) == (last))                                                                           \
+        fl = fll_
+
 /* the collision of the pulled p0..p8, in place: plain.cl's formulas */
 #define COLLIDE                                                                                  \
     mnfloat8 d = p0 - w0;                   /* rho = 1 + sum (p_k - w_k), in plain.cl's order */ \
@@ -237,16 +257,9 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
 
     /* what the walls bounce back in the first step: the populations as they are, unshifted */
     for (int q = 0; q < QQ; q++) {
-        for (int r = 0; r < R; r++) {
-            rd[1 * R + r] = mn_distribute_async(INROW(1, r), ROW(0, 1, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[3 * R + r] = mn_distribute_async(INROW(3, r), ROW(0, 3, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[5 * R + r] = mn_distribute_async(INROW(5, r), ROW(0, 5, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[6 * R + r] = mn_distribute_async(INROW(6, r), ROW(0, 6, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[7 * R + r] = mn_distribute_async(INROW(7, r), ROW(0, 7, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[8 * R + r] = mn_distribute_async(INROW(8, r), ROW(0, 8, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[2 * R + r] = mn_distribute_async(INROW(2, r), ROW(0, 2, NL2 * (R * q + r) + 1), NL2 * RF);
-            rd[4 * R + r] = mn_distribute_async(INROW(4, r), ROW(0, 4, NL2 * (R * q + r) + 1), NL2 * RF);
-        }
+        for (int r = 0; r < R; r++)
+            for (int k = 1; k < 9; k++)
+                rd[k * R + r] = mn_distribute_async(INROW(k, r), ROW(0, k, NL2 * (R * q + r) + 1), NL2 * RF);
         for (int k = 1; k < 9; k++) {
             for (int r = 0; r < R; r++) {
                 mn_wait(rd[k * R + r]);
@@ -290,21 +303,9 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
                 }
             }
 
-            mnfloat8 p0 = mn_distribute(INL(0));
-            mnfloat8 p1 = mn_distribute(INL(1));
-            mnfloat8 p2 = mn_distribute(INL(2));
-            mnfloat8 p3 = mn_distribute(INL(3));
-            mnfloat8 p4 = mn_distribute(INL(4));
-            mnfloat8 p5 = mn_distribute(INL(5));
-            mnfloat8 p6 = mn_distribute(INL(6));
-            mnfloat8 p7 = mn_distribute(INL(7));
-            mnfloat8 p8 = mn_distribute(INL(8));
+            PULLED(INL);
 #if WALLS
-            mnint8 fl = flx;
-            if (q == 0)
-                fl = flf;
-            if (q == QQ - 1)
-                fl = fll_;
+            ITERATION_FLAGS(fl, q, QQ - 1);
             BOUNCE_BACK(fl, xw3[q], yb, xw1[q], yt, xw7[q], xw8[q], xw5[q], xw6[q]);
 #endif
             COLLIDE;
@@ -368,6 +369,7 @@ __task void lbm(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int steps)
 #define WIN(k) (win + 2 * VEC * ((k) == 0 ? 0 : (k) == 1 ? 1 : (k) == 2 ? 2 : (k) == 3 ? 4 : (k) == 4 ? 5 : \
                                  (k) == 5 ? 7 : (k) == 6 ? 9 : (k) == 7 ? 11 : 13))
 #define START(k) (WIN(k) + 2 * (EY(k) == 1 ? VEC - SHARE : EY(k) == -1 ? SHARE : 0))   /* its first row */
+#define PULLED_FROM(k) (EX(k) == 0 ? START(k) : INL(k))   /* streamed in x: through L2BM into INL */
 #define HALO(k) (hl + ((k) == 2 ? 0 : (k) == 5 ? 1 : (k) == 6 ? 2 : (k) == 4 ? 3 : (k) == 7 ? 4 : 5) * RF)
 #define OLD(i) (ph ? fb[i] : fa[i])
 #define NEW(i) (ph ? fa[i] : fb[i])
@@ -477,21 +479,9 @@ __task void lbm_resident(DRAM_SPLIT float *f, DRAM_SPLIT const int *flags, int s
                             }
                         }
                     }
-                    mnfloat8 p0 = mn_distribute(START(0));
-                    mnfloat8 p1 = mn_distribute(INL(1));
-                    mnfloat8 p2 = mn_distribute(START(2));
-                    mnfloat8 p3 = mn_distribute(INL(3));
-                    mnfloat8 p4 = mn_distribute(START(4));
-                    mnfloat8 p5 = mn_distribute(INL(5));
-                    mnfloat8 p6 = mn_distribute(INL(6));
-                    mnfloat8 p7 = mn_distribute(INL(7));
-                    mnfloat8 p8 = mn_distribute(INL(8));
+                    PULLED(PULLED_FROM);
 #if WALLS
-                    mnint8 fl = flx;
-                    if (q == 0)
-                        fl = flf;
-                    if (q == QR - 1)
-                        fl = fll_;
+                    ITERATION_FLAGS(fl, q, QR - 1);
                     BOUNCE_BACK(fl, OLD(3 * QR + q), OLD(4 * QR + q), OLD(1 * QR + q), OLD(2 * QR + q),
                                 OLD(7 * QR + q), OLD(8 * QR + q), OLD(5 * QR + q), OLD(6 * QR + q));
 #endif
