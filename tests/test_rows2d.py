@@ -225,6 +225,47 @@ def test_clamped_neighbours_are_two_flat_loads_chosen_per_lane(tiny, modes, rows
     assert modes == ["rows"]
 
 
+# the neighbour forms LLVM rewrites: f - n - 1 as f + ~n (an xor), and the window's clipped
+# neighbour i >= 2 ? f - 2 n : f as f - (i >= 2 ? 2 n : 0) (a select between offsets)
+REWRITTEN = """
+__kernel void corners(__global const float *a, __global float *o, int n, int rows)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    int f = i * n + j;
+    float up_left = (i > 0 && j > 0) ? a[(i > 0 && j > 0) ? f - n - 1 : f] : 0.0f;
+    float m = a[f];
+    m = fmax(m, a[i >= 2 ? f - 2 * n : f]);
+    m = fmax(m, a[rows - 1 - i >= 2 ? f + 2 * n : f]);
+    o[f] = up_left + 4.0f * m;
+}
+"""
+
+
+@pytest.mark.parametrize("rows,cols", [(30, 40), (17, 29)])
+def test_neighbours_llvm_rewrites_are_not_gathered(tiny, modes, tmp_path, rows, cols):
+    """f - n - 1 (LLVM: f + ~n) and a choice between f - 2n and f (LLVM: f - select(c, 2n, 0))
+    are shifted wave shares chosen per lane, as the plain forms of the LBM and Harris samples
+    need; both used to be gathers (the whole buffer through every PE)."""
+    ctx, q = tiny
+    A = np.random.default_rng(rows).random(rows * cols, dtype=np.float32)
+    o = np.zeros(rows * cols, np.float32)
+    prg = cl.Program(ctx, REWRITTEN).build()
+    ob = buf(ctx, o)
+    ev = prg.corners(q, (cols, rows), None, buf(ctx, A), ob, np.int32(cols), np.int32(rows))
+    a = A.reshape(rows, cols)
+    ul = np.zeros_like(a)
+    ul[1:, 1:] = a[:-1, :-1]
+    m = a.copy()
+    m[2:] = np.maximum(m[2:], a[:-2])
+    m[:-2] = np.maximum(m[:-2], a[2:])
+    np.testing.assert_array_equal(read(q, ob, o).reshape(rows, cols), ul + np.float32(4) * m)
+    assert modes == ["rows"]
+    assert ev.stats.summary()["dram_bytes"] < 8 * 4 * rows * cols       # a gather moves the buffer per wave
+    report = mncc_stats(tmp_path / "k.cl", REWRITTEN, "--machine", "tiny", "--mode", "rows")
+    assert "gathered" not in report, report
+
+
 ROW0 = """
 __kernel void ey(__global const float *fict, __global float *ey, __global const float *hz, int t, int nx, int ny)
 {

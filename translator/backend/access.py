@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from . import irtypes
 from .cfg import cfg_of
-from .idforms import sext_of_trunc
+from .idforms import not_of, sext_of_trunc
 from .irread import Arg, Const, Func, Inst, leading_type
 
 IDS = {0: "lid", 3: "gid"}           # %ids slots: 0..2 local ids, 3..5 global ids
@@ -151,6 +151,9 @@ class _Forms:
         if op == "mul":
             a, b = self.of(ops[0]), self.of(ops[1])
             return None if a is None or b is None else _mul(a, b)
+        if not_of(x):                                   # ~y: how LLVM writes -y - 1 (f - n - 1 = f + ~n)
+            a = self.of(ops[0])
+            return None if a is None else _add(_mul(a, _const(-1)), _const(-1))
         if op == "shl":
             a, b = self.of(ops[0]), self.of(ops[1])
             if a is None or b is None or set(b) - {()} or not 0 <= b.get((), 0) < 63:
@@ -338,7 +341,8 @@ def _neighbourhoods(accesses: list) -> None:
 class _LaneBoolForms(_Forms):
     """_Forms where a boolean widened to an integer (``r + (r > 0 ? -1 : 0)``, as LLVM writes a
     clamped neighbour ``r > 0 ? r - 1 : r``) is a variable ``bool:<n>`` in {0, 1} (times -1 for
-    sext); ``bools[n]`` is its i1 IR value.  Not for classes: the variable is not uniform."""
+    sext), and so is the condition of a select between two forms (``f - (y >= 2 ? 2 W : 0)``);
+    ``bools[n]`` is its i1 IR value.  Not for classes: the variable is not uniform."""
 
     def __init__(self, func: Func, loops: dict):
         super().__init__(func, loops)
@@ -346,10 +350,19 @@ class _LaneBoolForms(_Forms):
 
     def _form(self, x):
         if isinstance(x, Inst) and x.op in ("sext", "zext") and getattr(x.ops[0], "type", "") == "i1":
-            if x.ops[0] not in self.bools:
-                self.bools.append(x.ops[0])
-            return {(f"bool:{self.bools.index(x.ops[0])}",): -1 if x.op == "sext" else 1}
+            return {(self._bool(x.ops[0]),): -1 if x.op == "sext" else 1}
+        if isinstance(x, Inst) and x.op == "select" and getattr(x.ops[0], "type", "") == "i1":
+            # c ? a : b = b + (a - b) c: LLVM's f - (c ? s : 0) for the clamped neighbour c ? f - s : f
+            a, b = self.of(x.ops[1]), self.of(x.ops[2])
+            if a is None or b is None:
+                return None
+            return _add(b, _mul(_add(a, b, -1), {(self._bool(x.ops[0]),): 1}))
         return super()._form(x)
+
+    def _bool(self, c) -> str:
+        if c not in self.bools:
+            self.bools.append(c)
+        return f"bool:{self.bools.index(c)}"
 
 
 class PointerForms:

@@ -72,6 +72,12 @@ def sext_of_trunc(x) -> bool:
     return isinstance(k1, Const) and isinstance(k2, Const) and k1.value == k2.value and isinstance(k1.value, int)
 
 
+def not_of(x) -> bool:
+    """``xor y, -1`` (~y): what LLVM's instcombine makes of ``-y - 1``, e.g. the index f - n - 1
+    (f + ~n); the same value as -y - 1 at any width."""
+    return isinstance(x, Inst) and x.op == "xor" and isinstance(x.ops[1], Const) and x.ops[1].value == -1
+
+
 def _form(x, leaf, memo):
     if isinstance(x, Const):
         return {ONE: x.value} if isinstance(x.value, int) and not isinstance(x.value, bool) and x.value else \
@@ -87,6 +93,9 @@ def _form(x, leaf, memo):
     if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
         a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
         return None if a is None or b is None else add(a, b, -1 if op == "sub" else 1)
+    if not_of(x):
+        a = form_of(ops[0], leaf, memo)
+        return None if a is None else add(_scale(a, -1), {ONE: -1})
     if op in ("mul", "shl"):
         a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
         if a is None or b is None:
