@@ -1,0 +1,94 @@
+"""Harris corners (samples/features) on the emulated machine, next to scikit-image on this host.
+
+    python benchmarks/features.py                        # mncore2, 64 frames of camera (16 megapixels)
+    python benchmarks/features.py --frames 64 --measure 1 --machine tiny --crop 64
+
+The workload is issue 25's 16 megapixels: 64 frames of a 512 x 512 image.  Per form, in one run:
+emulated time for the workload, megapixels/s, the % of the tighter of the two rooflines (DRAM:
+peak bandwidth / 12 B per pixel, the image read once and R and the peak mask written; fp32
+vector: peak rate / 129 flops per pixel, samples/features/run.py's counts), DRAM bytes per
+pixel and the emulator's wall time per frame; and scikit-image's wall time for the same
+workload (corner_harris + corner_peaks per frame) on this machine.
+
+Every frame is the same launches on the same image, so their emulated cycles are equal: a form
+runs --measure frames (default 2; the results are checked against scikit-image) and the
+workload's figures are those frames' scaled to --frames.  The fused task kernel's column says
+"not built" until samples/features has one.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from samples.features import checks, plain, reference as ref       # noqa: E402
+from samples.features.run import BYTES_PER_PIXEL, FLOPS_PER_PIXEL   # noqa: E402
+
+
+def skimage_wall(image, frames: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(frames):
+        ref.corners(ref.response(image))
+    return time.perf_counter() - t0
+
+
+def measure_plain(image, measure: int, frames: int, machine: str) -> dict:
+    solver = plain.PlainHarris("emulator", machine)
+    R_ref = ref.response(image)
+    want = ref.corners(R_ref)
+    cycles = wall = dram = 0.0
+    summ = None
+    for _ in range(measure):
+        res = solver.run(image)
+        ok = all(c.passed for c in checks.response(res.R, R_ref)) and checks.corners(res.corners, want, R_ref)[0].passed
+        if not ok:
+            raise RuntimeError("the plain form's corners differ from scikit-image's")
+        summ = [ev.stats.summary() for ev in res.events]
+        cycles += sum(s["cycles"] for s in summ)
+        dram += sum(s["dram_bytes"] for s in summ)
+        wall += res.wall_s
+    roof = summ[0]["roofline"]
+    clock = summ[0]["cycles"] / summ[0]["time_s"]
+    t_frame = cycles / measure / clock
+    mps = image.size / t_frame / 1e6
+    tight = min(roof["dram_bytes_per_s"] / BYTES_PER_PIXEL, roof["peak_flop_rate_f32_vector"] / FLOPS_PER_PIXEL)
+    return {"time_s": t_frame * frames, "mps": mps, "roof_pct": 100 * mps * 1e6 / tight,
+            "dram_px": dram / measure / image.size, "wall_frame": wall / measure, "tight_mps": tight / 1e6}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--machine", default="mncore2")
+    ap.add_argument("--image", default="camera", choices=ref.BUILTINS)
+    ap.add_argument("--crop", type=int, help="the top-left N x N of the image (quick looks)")
+    ap.add_argument("--frames", type=int, default=64, help="frames in the workload (default 64)")
+    ap.add_argument("--measure", type=int, default=2, help="frames each emulated form runs (default 2)")
+    a = ap.parse_args(argv)
+    image = ref.builtin(a.image)
+    if a.crop:
+        image = np.ascontiguousarray(image[:a.crop, :a.crop])
+    mp = image.size * a.frames / 1e6
+    print(f"Harris corners, {a.frames} frames of {a.image} {image.shape[1]} x {image.shape[0]} = {mp:.1f} megapixels, "
+          f"on {a.machine}")
+    sk = skimage_wall(image, a.frames)
+    p = measure_plain(image, a.measure, a.frames, a.machine)
+    head = f"{'form':<34} {'time for the workload':>22} {'megapixels/s':>13} {'roofline':>9} {'DRAM B/px':>9} {'wall s/frame':>12}"
+    print(head)
+    print("-" * len(head))
+    print(f"{'scikit-image on this host':<34} {sk:>20.3f} s {mp / sk:>13.1f} {'':>9} {'':>9} {sk / a.frames:>12.3f}")
+    print(f"{'plain (8 launches/frame, emulated)':<34} {p['time_s'] * 1e3:>19.3f} ms {p['mps']:>13.1f} "
+          f"{p['roof_pct']:>8.2f}% {p['dram_px']:>9.1f} {p['wall_frame']:>12.2f}")
+    print(f"{'fused task kernel':<34} {'not built':>22}")
+    print(f"(the tighter roofline: {p['tight_mps']:,.0f} megapixels/s; emulated figures from {a.measure} measured "
+          f"frame(s), scaled to {a.frames})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
