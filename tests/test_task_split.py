@@ -117,3 +117,44 @@ def test_a_constant_condition_chooses_between_vectors():
     x = np.arange(256, dtype=np.float32)
     (xo,) = launch("tiny", src, x)
     assert np.array_equal(xo[:128], 8 * x[:128])
+
+
+def test_max_min_and_ordered_selects():
+    """mn_max / mn_min and mn_select on x < y, x > y, x <= y, x >= y (mnfloat8 and mnint8): what
+    the Harris sample's fused kernel needs for its window maximum and threshold."""
+    src = r'''
+    __task void order(DRAM float *x, DRAM float *y, DRAM float *o, DRAM int *i, DRAM int *j, DRAM int *io)
+    {
+        L2BM float xs[256], ys[256], os[256];
+        L1BM float xl[128], yl[128], ol[128];
+        L2BM int is[256], js[256], ios[256];
+        L1BM int il[128], jl[128], iol[128];
+        mn_distribute(xs, x, 256); mn_distribute(xl, xs, 128);
+        mn_distribute(ys, y, 256); mn_distribute(yl, ys, 128);
+        mn_distribute(is, i, 256); mn_distribute(il, is, 128);
+        mn_distribute(js, j, 256); mn_distribute(jl, js, 128);
+        mnfloat8 a = mn_distribute(xl), b = mn_distribute(yl);
+        mnint8 p = mn_distribute(il), q = mn_distribute(jl);
+        mnfloat8 one = 1.0f, two = 2.0f, four = 4.0f, eight = 8.0f, zero = 0.0f;
+        mnfloat8 r = mn_select(a < b, one, zero) + mn_select(a > b, two, zero)
+                     + mn_select(a <= b, four, zero) + mn_select(a >= b, eight, zero);
+        mn_gather(ol, r + 16.0f * mn_max(a, b) + 256.0f * mn_min(a, b));
+        mnint8 k1 = 1, k2 = 2, k4 = 4, k8 = 8, k0 = 0;
+        mnint8 s = mn_select(p < q, k1, k0) + mn_select(p > q, k2, k0) + mn_select(p <= q, k4, k0)
+                   + mn_select(p >= q, k8, k0);
+        mn_gather(iol, s + (mn_max(p, q) << k4) + (mn_min(p, q) << k8));
+        mn_gather(os, ol, 128); mn_gather(o, os, 256);
+        mn_gather(ios, iol, 128); mn_gather(io, ios, 256);
+    }
+    '''
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 4, 256).astype(np.float32)
+    y = rng.integers(-3, 4, 256).astype(np.float32)
+    i = rng.integers(-3, 4, 256).astype(np.int32)
+    j = rng.integers(-3, 4, 256).astype(np.int32)
+    *_, o, _, _, io = launch("tiny", src, x, y, np.zeros(256, np.float32), i, j, np.zeros(256, np.int32))
+
+    def want(a, b):
+        return ((a < b) * 1 + (a > b) * 2 + (a <= b) * 4 + (a >= b) * 8).astype(np.float64)
+    assert np.array_equal(o, want(x, y) + 16 * np.maximum(x, y) + 256 * np.minimum(x, y))
+    assert np.array_equal(io, (want(i, j) + 16 * np.maximum(i, j) + 256 * np.minimum(i, j)).astype(np.int32))

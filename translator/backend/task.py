@@ -1292,8 +1292,28 @@ class TaskCompiler:
             raise TaskError(n, "mn_lo / mn_hi take an mnfloat16")
         return V(VECS["mnfloat8"], self.half(v.loc, part))
 
+    def b_mn_max(self, n, args, want, tag=None):
+        return self.larger(n, args, want, "max")
+
+    def b_mn_min(self, n, args, want, tag=None):
+        return self.larger(n, args, want, "min")
+
+    def larger(self, n, args, want, op):
+        """mn_max / mn_min per 32-bit lane of two mnfloat8 or mnint8: one ALU step (fmax, imin ...)."""
+        self.nargs(n, args, 2)
+        a = self.vec_expr(args[0], want)
+        b = self.vec_expr(args[1], a.vt)
+        p = {"mnfloat8": "f", "mnint8": "i"}.get(a.vt.name)
+        if a.vt != b.vt or p is None:
+            raise TaskError(n, f"mn_{op} takes two mnfloat8 or two mnint8, not {a.vt.name} and {b.vt.name}")
+        out = self.temp(a.vt, n)
+        xa, xb = self.operands([a.loc, b.loc], out, n)
+        self.emit(f"{p}{op} {xa.operand()} {xb.operand()} {out.operand()}", "alu", [xa, xb], [out])
+        return V(a.vt, out)
+
     def b_mn_select(self, n, args, want, tag=None):
-        """c ? a : b per 32-bit lane, c an mnint8 (or x == y / x != y on mnint8)."""
+        """c ? a : b per 32-bit lane, c an mnint8, or x == y / x != y (bits: mnint8 or mnfloat8), or
+        x < y, x > y, x <= y, x >= y (mnfloat8 or mnint8: the flag of one max)."""
         self.nargs(n, args, 3)
         c = args[0]
         a = self.vec_expr(args[1], want)
@@ -1307,6 +1327,17 @@ class TaskCompiler:
             xa, xb = self.operands([x.loc, y.loc], None, n)
             self.emit("ixor {0} {1} $omr1".format(xa.operand(), xb.operand()), "alu", [xa, xb], [], mask_w=mk)
             first, second = (b, a) if c.op == "==" else (a, b)   # flag: lane zero, i.e. equal
+        elif isinstance(c, c_ast.BinaryOp) and c.op in ("<", ">", "<=", ">="):
+            x = self.vec_expr(c.left)
+            y = self.vec_expr(c.right, x.vt)
+            p = {"mnfloat8": "f", "mnint8": "i"}.get(x.vt.name)
+            if x.vt != y.vt or p is None:
+                raise TaskError(c, f"'{c.op}' compares two mnfloat8 or two mnint8, not {x.vt.name} and {y.vt.name}")
+            # the flag of max(u, v) is u >= v: x >= y, or x < y as its negation; y >= x, or x > y
+            u, v, flag_is_true = {">=": (x, y, True), "<": (x, y, False), "<=": (y, x, True), ">": (y, x, False)}[c.op]
+            ua, va = self.operands([u.loc, v.loc], None, n)
+            self.emit(f"{p}max {ua.operand()} {va.operand()} $omr1", "alu", [ua, va], [], mask_w=mk)
+            first, second = (b, a) if flag_is_true else (a, b)
         else:
             x = self.vec_expr(c, VECS["mnint8"])
             self.emit(f"ipassa {x.loc.operand()} $omr1", "alu", [x.loc], [], mask_w=mk)
