@@ -7,8 +7,8 @@
      gauss_y    the three products smoothed along y (9 taps, sigma 1, zero padding)
      gauss_x    ... then along x: Arr, Arc, Acc
      harris     R = (Arr Acc - Arc^2) - K (Arr + Acc)^2
-     minmax     max and min of R: a tree in each work-group's local memory (1-D launch over
-                the pixels), then one work-group over the groups' results (minmax_final)
+     minmax     max and min of R: each row's (a work-item per row), then one work-group
+                over the rows' results, a tree in local memory (minmax_final)
      max_y      the maximum of R over the 11 rows around each pixel (clipped to the image)
      peaks      ... and over the 11 columns: a peak is R equal to that maximum, above
                 max(min R, THRESHOLD_REL max R), at least MD pixels from every border
@@ -100,29 +100,20 @@ __kernel void harris(__global const float *Arr, __global const float *Arc, __glo
     R[f] = det - K * (trace * trace);
 }
 
-/* each work-group: the max and min of its pixels (one each), by a tree in local memory */
-__kernel void minmax(__global const float *R, __global float *part,
-                     __local float *lmax, __local float *lmin)
+/* each work-item: the max and min of one row of R (a row per work-item: the backend stages rows) */
+__kernel void minmax(__global const float *R, __global float *part, int W)
 {
-    int lid = get_local_id(0);
-    float v = R[get_global_id(0)];
-    lmax[lid] = v;
-    lmin[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            lmax[lid] = fmax(lmax[lid], lmax[lid + s]);
-            lmin[lid] = fmin(lmin[lid], lmin[lid + s]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+    int y = get_global_id(0);
+    float mx = R[y * W], mn = mx;
+    for (int x = 1; x < W; x++) {
+        mx = fmax(mx, R[y * W + x]);
+        mn = fmin(mn, R[y * W + x]);
     }
-    if (lid == 0) {
-        part[2 * get_group_id(0)] = lmax[0];
-        part[2 * get_group_id(0) + 1] = lmin[0];
-    }
+    part[2 * y] = mx;
+    part[2 * y + 1] = mn;
 }
 
-/* one work-group: the groups' results -> mm[0] = max R, mm[1] = min R */
+/* one work-group: the rows' results, by a tree in local memory -> mm[0] = max R, mm[1] = min R */
 __kernel void minmax_final(__global const float *part, __global float *mm, int groups,
                            __local float *lmax, __local float *lmin)
 {

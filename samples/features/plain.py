@@ -25,7 +25,7 @@ import mncl as cl
 from . import reference as ref
 
 SOURCE_PATH = Path(__file__).resolve().parent / "plain.cl"
-REDUCE_LOCAL = 64             # work-group size of the min / max tree
+REDUCE_LOCAL = 64             # the work-group of the min / max tree
 
 
 @dataclass
@@ -80,11 +80,7 @@ class PlainHarris:
         mf = cl.mem_flags
         img = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=image)
         a, b, c, d, e, g, R, My = (cl.Buffer(ctx, mf.READ_WRITE, 4 * n) for _ in range(8))
-        local = REDUCE_LOCAL
-        while n % local:                         # a work-group size that divides the pixels
-            local //= 2
-        groups = n // local
-        part = cl.Buffer(ctx, mf.READ_WRITE, 8 * groups)
+        part = cl.Buffer(ctx, mf.READ_WRITE, 8 * H)
         mm = cl.Buffer(ctx, mf.READ_WRITE, 8)
         mask = cl.Buffer(ctx, mf.READ_WRITE, 4 * n)
         i32 = np.int32
@@ -94,8 +90,8 @@ class PlainHarris:
                p.gauss_y(q, shape, None, a, b, c, d, e, g, i32(W), i32(H)),
                p.gauss_x(q, shape, None, d, e, g, a, b, c, i32(W), i32(H)),
                p.harris(q, shape, None, a, b, c, R, i32(W), i32(H)),
-               p.minmax(q, (n,), (local,), R, part, cl.LocalMemory(4 * local), cl.LocalMemory(4 * local)),
-               p.minmax_final(q, (REDUCE_LOCAL,), (REDUCE_LOCAL,), part, mm, i32(groups),
+               p.minmax(q, (H,), None, R, part, i32(W)),
+               p.minmax_final(q, (REDUCE_LOCAL,), (REDUCE_LOCAL,), part, mm, i32(H),
                               cl.LocalMemory(4 * REDUCE_LOCAL), cl.LocalMemory(4 * REDUCE_LOCAL)),
                p.max_y(q, shape, None, R, My, i32(W), i32(H)),
                p.peaks(q, shape, None, R, My, mm, mask, i32(W), i32(H))]
