@@ -1,0 +1,270 @@
+/* Harris corners, fp32: the fused task kernel (samples/features/fused.py runs it).
+
+   One launch runs the whole pipeline of plain.cl on one frame per L1B (64 frames of 512 x 512 on
+   mncore2, 4 of 128 x H on tiny), streaming each frame's rows once from DRAM and keeping every
+   intermediate on chip: only the response R and the peak mask are written back.
+
+   Layout (fused.py packs it).  A frame row of W = 2 VEC pixels is one vector of its L1B: long
+   word x (0 .. VEC-1) holds pixel x in lane 0 and pixel x + W/2 in lane 1; PE p at cycle c
+   holds long word PEL1 c + p (l1bmd).  In DRAM (DRAM_SPLIT: group g's frames in its own DRAM) the
+   rows of a group's frames are interleaved as l2bmd deals them out: row y of every frame of the
+   group is one mvd (L2B l takes its half) and one l2bmd (L1B i takes its frame's row, whole).
+
+   Per row (iteration k), every L1B at once:
+     I(k) arrives (mvd, double-buffered: the next row is in flight while this one is used);
+     sx(k) = I(k)[x+1] - I(k)[x-1];  t(k-1) = I(k) - I(k-2);
+     Ir(k-1) = t[x-1] + 2 t + t[x+1],  Ic(k-1) = sx(k-2) + 2 sx(k-1) + sx(k)   (Sobel, zero padding)
+     P(k-1) = Ir^2, Ir Ic, Ic^2;  Gy(k-5) = sum_j w_j P(k-5+j)  (a ring of 9 rows in LM)
+     A(k-5) = sum_i w_i Gy(k-5)[x+i];  R(k-5) = det A - K trace^2, written to DRAM (async)
+     My(k-10) = max_j R(k-10+j) (11 rows, clipped), M = max_i My[x+i];
+     Rc(k-10) = R where R == M inside the border, else -big: kept in LM for the whole frame.
+   A shift in y is an LM ring index; a shift in x a shifted l1bmd from an L1BM copy of the row
+   between two pad vectors (the lanes meet in the middle of the row: a pad is the row with its
+   lanes swapped, the image's outside 0 or -big).  After the last row: the frame's max and min
+   of R by a tree (l1bmr over the MABs, then the cycles and lanes), the threshold
+   max(min R, 0.02 max R), and mask = Rc > threshold, written row by row.
+
+   Built with -D H=<rows> -D W0..W4=<the Gaussian's weights, centre out> (fused.py). */
+
+#define NL2 NUM_L2B
+#define NL1 NUM_L1B
+#define PEL1 (NUM_MAB * NUM_PE_MAB)           /* PEs per L1B */
+#define VEC (4 * PEL1)                        /* long words of a row: one vector per L1B */
+#define ROWF (2 * VEC)                        /* ... in floats (or ints) */
+#define BLOCK (NL1 * ROWF)                    /* a row of every frame of an L2B */
+#define GROUPROW (NL2 * BLOCK)                /* ... of every frame of a group: one mvd */
+#define K 0.05f
+#define MD 5
+#define BIG (-3.0e38f)                        /* "outside" for the window maximum */
+
+/* an x-shifted source row in L1BM: [left pad | row | right pad], each a vector */
+#define AREA(a) (sh + (a) * 3 * ROWF)
+#define AT(a, s) (AREA(a) + ROWF + 2 * (s))   /* the row seen s long words to the right */
+
+/* put vector v into area a with its pads: lanes swapped across the middle, `out` outside */
+#define SHIFTABLE(a, v, out)                                                                     \
+    mn_gather(AREA(a) + ROWF, v);                                                                \
+    sw = mn_swap_lanes(v);                                                                       \
+    mn_gather(AREA(a), mn_select(lane0, out, sw));                                               \
+    mn_gather(AREA(a) + 2 * ROWF, mn_select(lane0, sw, out))
+
+/* a row from L1BM `from` up to DRAM `to` through the L2BM buffer `via`, on event e (waited first,
+   when `busy`: the write two rows back used the same buffer) */
+#define WRITE_ROW(e, via, from, to, busy)                                                        \
+    if (busy)                                                                                    \
+        mn_wait(e);                                                                              \
+    mn_gather(via, from, BLOCK);                                                                 \
+    e = mn_gather_async(to, via, GROUPROW)
+
+__task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT float *R, DRAM_SPLIT int *mask)
+{
+    L2BM float inb[2 * BLOCK];
+    L2BM float outr[2 * BLOCK];
+    L2BM int outm[2 * BLOCK];
+    L2BM int geob[BLOCK];
+    L1BM float row[ROWF];
+    L1BM float sh[6 * 3 * ROWF];
+    L1BM float rl[ROWF];
+    L1BM int ml[ROWF];
+    L1BM int gl[ROWF];
+    L1BM float red[64];
+    mnfloat8 ir3[3], sx3[3];                  /* rings: I, sx (3 rows) */
+    mnfloat8 prr[9], prc[9], pcc[9];          /* P (9 rows) */
+    mnfloat8 r11[11];                         /* R (11 rows) */
+    mnfloat8 rc[H];                           /* the frame's candidates */
+    mn_event rd[2], wr[2], wm[2];
+
+    mnfloat8 zero = 0.0f;
+    mnfloat8 two = 2.0f;
+    mnfloat8 big = BIG;
+    mnfloat8 kk = K;
+    mnfloat8 w0 = W0, w1 = W1, w2 = W2, w3 = W3, w4 = W4;
+    mnfloat8 sw = 0.0f;
+    mnfloat8 rmax = BIG, rmin = 3.0e38f;
+    mnint8 one = 1, nil = 0;
+
+    /* the lane masks: geo row 0 is 1 in lane 0; row 1 marks the columns MD or more from the sides */
+    mn_distribute(geob, geo, GROUPROW);
+    mn_distribute(gl, geob, BLOCK);
+    mnint8 lane0 = mn_distribute(gl);
+    mn_distribute(geob, geo + GROUPROW, GROUPROW);
+    mn_distribute(gl, geob, BLOCK);
+    mnint8 xin = mn_distribute(gl);
+
+    for (int i = 0; i < 3; i++) {
+        ir3[i] = zero;
+        sx3[i] = zero;
+    }
+    for (int i = 0; i < 9; i++) {
+        prr[i] = zero;
+        prc[i] = zero;
+        pcc[i] = zero;
+    }
+    for (int i = 0; i < 11; i++)
+        r11[i] = big;
+
+    rd[0] = mn_distribute_async(inb, img, GROUPROW);
+    for (int k = 0; k < H + 2 * MD; k++) {
+        int b = k % 2;
+        /* I(k): into the L1BMs; the next row's read starts */
+        mnfloat8 iv = zero;
+        if (k < H) {
+            if (b == 0) {
+                mn_wait(rd[0]);
+                mn_distribute(row, inb, BLOCK);
+                if (k + 1 < H)
+                    rd[1] = mn_distribute_async(inb + BLOCK, img + (k + 1) * GROUPROW, GROUPROW);
+            } else {
+                mn_wait(rd[1]);
+                mn_distribute(row, inb + BLOCK, BLOCK);
+                if (k + 1 < H)
+                    rd[0] = mn_distribute_async(inb, img + (k + 1) * GROUPROW, GROUPROW);
+            }
+            iv = mn_distribute(row);
+        }
+        /* Sobel for row k - 1 */
+        SHIFTABLE(0, iv, zero);
+        mnfloat8 sxk = mn_distribute(AT(0, 1)) - mn_distribute(AT(0, -1));
+        mnfloat8 t = iv - ir3[(k + 1) % 3];           /* I(k) - I(k-2) */
+        ir3[k % 3] = iv;
+        SHIFTABLE(1, t, zero);
+        mnfloat8 rr = mn_fma(two, t, mn_distribute(AT(1, -1))) + mn_distribute(AT(1, 1));
+        mnfloat8 cc = mn_fma(two, sx3[(k + 2) % 3], sx3[(k + 1) % 3]) + sxk;
+        sx3[k % 3] = sxk;
+        if (k >= 1 && k <= H) {
+            prr[(k - 1) % 9] = rr * rr;
+            prc[(k - 1) % 9] = rr * cc;
+            pcc[(k - 1) % 9] = cc * cc;
+        } else {
+            prr[(k + 8) % 9] = zero;
+            prc[(k + 8) % 9] = zero;
+            pcc[(k + 8) % 9] = zero;
+        }
+        /* the Gaussian for row k - 5: along y over the ring, then along x */
+        if (k >= 5 && k < H + 5) {
+            /* rows k-9 .. k-1 sit in slots k % 9 .. (k + 8) % 9: the pairs j = +-4, +-3 ... */
+            mnfloat8 ga = w4 * prr[k % 9];
+            mnfloat8 gb = w4 * prc[k % 9];
+            mnfloat8 gc = w4 * pcc[k % 9];
+            ga = mn_fma(w4, prr[(k + 8) % 9], ga);
+            gb = mn_fma(w4, prc[(k + 8) % 9], gb);
+            gc = mn_fma(w4, pcc[(k + 8) % 9], gc);
+            ga = mn_fma(w3, prr[(k + 1) % 9], ga);
+            gb = mn_fma(w3, prc[(k + 1) % 9], gb);
+            gc = mn_fma(w3, pcc[(k + 1) % 9], gc);
+            ga = mn_fma(w3, prr[(k + 7) % 9], ga);
+            gb = mn_fma(w3, prc[(k + 7) % 9], gb);
+            gc = mn_fma(w3, pcc[(k + 7) % 9], gc);
+            ga = mn_fma(w2, prr[(k + 2) % 9], ga);
+            gb = mn_fma(w2, prc[(k + 2) % 9], gb);
+            gc = mn_fma(w2, pcc[(k + 2) % 9], gc);
+            ga = mn_fma(w2, prr[(k + 6) % 9], ga);
+            gb = mn_fma(w2, prc[(k + 6) % 9], gb);
+            gc = mn_fma(w2, pcc[(k + 6) % 9], gc);
+            ga = mn_fma(w1, prr[(k + 3) % 9], ga);
+            gb = mn_fma(w1, prc[(k + 3) % 9], gb);
+            gc = mn_fma(w1, pcc[(k + 3) % 9], gc);
+            ga = mn_fma(w1, prr[(k + 5) % 9], ga);
+            gb = mn_fma(w1, prc[(k + 5) % 9], gb);
+            gc = mn_fma(w1, pcc[(k + 5) % 9], gc);
+            ga = mn_fma(w0, prr[(k + 4) % 9], ga);
+            gb = mn_fma(w0, prc[(k + 4) % 9], gb);
+            gc = mn_fma(w0, pcc[(k + 4) % 9], gc);
+            SHIFTABLE(2, ga, zero);
+            SHIFTABLE(3, gb, zero);
+            SHIFTABLE(4, gc, zero);
+            mnfloat8 arr = w4 * mn_distribute(AT(2, -4));
+            mnfloat8 arc = w4 * mn_distribute(AT(3, -4));
+            mnfloat8 acc = w4 * mn_distribute(AT(4, -4));
+            arr = mn_fma(w4, mn_distribute(AT(2, 4)), arr);
+            arc = mn_fma(w4, mn_distribute(AT(3, 4)), arc);
+            acc = mn_fma(w4, mn_distribute(AT(4, 4)), acc);
+            arr = mn_fma(w3, mn_distribute(AT(2, -3)), arr);
+            arc = mn_fma(w3, mn_distribute(AT(3, -3)), arc);
+            acc = mn_fma(w3, mn_distribute(AT(4, -3)), acc);
+            arr = mn_fma(w3, mn_distribute(AT(2, 3)), arr);
+            arc = mn_fma(w3, mn_distribute(AT(3, 3)), arc);
+            acc = mn_fma(w3, mn_distribute(AT(4, 3)), acc);
+            arr = mn_fma(w2, mn_distribute(AT(2, -2)), arr);
+            arc = mn_fma(w2, mn_distribute(AT(3, -2)), arc);
+            acc = mn_fma(w2, mn_distribute(AT(4, -2)), acc);
+            arr = mn_fma(w2, mn_distribute(AT(2, 2)), arr);
+            arc = mn_fma(w2, mn_distribute(AT(3, 2)), arc);
+            acc = mn_fma(w2, mn_distribute(AT(4, 2)), acc);
+            arr = mn_fma(w1, mn_distribute(AT(2, -1)), arr);
+            arc = mn_fma(w1, mn_distribute(AT(3, -1)), arc);
+            acc = mn_fma(w1, mn_distribute(AT(4, -1)), acc);
+            arr = mn_fma(w1, mn_distribute(AT(2, 1)), arr);
+            arc = mn_fma(w1, mn_distribute(AT(3, 1)), arc);
+            acc = mn_fma(w1, mn_distribute(AT(4, 1)), acc);
+            arr = mn_fma(w0, ga, arr);
+            arc = mn_fma(w0, gb, arc);
+            acc = mn_fma(w0, gc, acc);
+            /* R = (Arr Acc - Arc^2) - K (Arr + Acc)^2 */
+            mnfloat8 tr = arr + acc;
+            mnfloat8 rv = (arr * acc - arc * arc) - kk * (tr * tr);
+            r11[(k - 5) % 11] = rv;
+            rmax = mn_max(rmax, rv);
+            rmin = mn_min(rmin, rv);
+            /* R(k - 5) up to DRAM, double-buffered */
+            mn_gather(rl, rv);
+            if (b == 0) {
+                WRITE_ROW(wr[0], outr, rl, R + (k - 5) * GROUPROW, k >= 7);
+            } else {
+                WRITE_ROW(wr[1], outr + BLOCK, rl, R + (k - 5) * GROUPROW, k >= 7);
+            }
+        } else {
+            r11[(k + 6) % 11] = big;               /* rows outside the frame: no candidates */
+        }
+        /* the window maximum for row k - 10: along y over the ring of R, then along x */
+        if (k >= 2 * MD) {
+            mnfloat8 my = r11[(k + 1) % 11];
+            for (int j = 2; j <= 11; j++)
+                my = mn_max(my, r11[(k + j) % 11]);
+            SHIFTABLE(5, my, big);
+            mnfloat8 m = my;
+            for (int s = 1; s <= MD; s++) {
+                m = mn_max(m, mn_distribute(AT(5, s)));
+                m = mn_max(m, mn_distribute(AT(5, -s)));
+            }
+            mnfloat8 rk = r11[(k + 1) % 11];       /* R(k - 10) */
+            mnfloat8 cand = mn_select(rk == m, rk, big);
+            if (k - 2 * MD >= MD && k - 2 * MD < H - MD)
+                rc[k - 2 * MD] = mn_select(xin, cand, big);
+            else
+                rc[k - 2 * MD] = big;
+        }
+    }
+    mn_wait(wr[0]);
+    mn_wait(wr[1]);
+
+    /* the frame's max and min of R: over the MABs (l1bmr), the cycles, the lanes */
+    mn_reduce(red, rmax, MN_MAX);
+    mnfloat8 v = mn_max(mn_max(mn_broadcast(red), mn_broadcast(red + 8)),
+                        mn_max(mn_broadcast(red + 16), mn_broadcast(red + 24)));
+    mn_gather(rl, v);
+    v = mn_max(mn_max(mn_broadcast(rl), mn_broadcast(rl + 2 * PEL1)),
+               mn_max(mn_broadcast(rl + 4 * PEL1), mn_broadcast(rl + 6 * PEL1)));
+    mnfloat8 hi = mn_max(v, mn_swap_lanes(v));
+    mn_reduce(red, rmin, MN_MIN);
+    v = mn_min(mn_min(mn_broadcast(red), mn_broadcast(red + 8)),
+               mn_min(mn_broadcast(red + 16), mn_broadcast(red + 24)));
+    mn_gather(rl, v);
+    v = mn_min(mn_min(mn_broadcast(rl), mn_broadcast(rl + 2 * PEL1)),
+               mn_min(mn_broadcast(rl + 4 * PEL1), mn_broadcast(rl + 6 * PEL1)));
+    mnfloat8 lo = mn_min(v, mn_swap_lanes(v));
+    mnfloat8 thr = mn_max(lo, 0.02f * hi);
+
+    /* the peak mask, row by row, double-buffered */
+    for (int y = 0; y < H; y++) {
+        int b = y % 2;
+        mn_gather(ml, mn_select(rc[y] > thr, one, nil));
+        if (b == 0) {
+            WRITE_ROW(wm[0], outm, ml, mask + y * GROUPROW, y >= 2);
+        } else {
+            WRITE_ROW(wm[1], outm + BLOCK, ml, mask + y * GROUPROW, y >= 2);
+        }
+    }
+    mn_wait(wm[0]);
+    mn_wait(wm[1]);
+}
