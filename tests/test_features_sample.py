@@ -74,6 +74,46 @@ def test_plain_tiny():
     assert len(res.corners) == 19 and all(ev.stats.cycles > 0 for ev in res.events)
 
 
+def tiny_frames():
+    """Four 64 x 128 crops (one per L1B of tiny) with corners in them."""
+    spots = [("coins", 16, 240), ("camera", 144, 200), ("astronaut", 352, 100), ("text", 16, 200)]
+    return np.stack([ref.builtin(n)[r:r + 64, c:c + 128] for n, r, c in spots])
+
+
+def test_fused_tiny():
+    """The fused task kernel: a frame per L1B, every stage on chip, the same corners as skimage."""
+    from samples.features import fused
+    frames = tiny_frames()
+    res = fused.run(frames, "tiny")
+    assert len(res.events) == 1
+    total = 0
+    for f, image in enumerate(frames):
+        R = check(type("R", (), {"R": res.R[f], "corners": res.corners[f], "mask": res.mask[f]}), image)
+        assert np.array_equal(res.mask[f], ref.peak_mask(R))
+        total += len(res.corners[f])
+    assert total > 20
+
+
+def test_fused_layout_round_trips():
+    from emulator.machine import load_machine
+    from samples.features import fused
+    for name in ("tiny", "mncore2"):
+        m = load_machine(name)
+        nf, w = fused.geometry(m)[:2]
+        x = np.random.default_rng(0).random((nf, 12, w), dtype=np.float32)
+        assert np.array_equal(fused.unpack(fused.pack(x, m), m, 12), x)
+
+
+def test_fused_rejects_frames_it_does_not_take():
+    from samples.features import fused
+    with pytest.raises(ValueError, match="frames must be 64 x 128 on tiny"):
+        fused.FusedHarris(64, "tiny").run(np.zeros((2, 64, 100), np.float32))
+    with pytest.raises(ValueError, match="at most 4 frames a launch"):
+        fused.FusedHarris(64, "tiny").run(np.zeros((5, 64, 128), np.float32))
+    with pytest.raises(ValueError, match="11 to 512 rows"):
+        fused.FusedHarris(8, "tiny")
+
+
 def test_run_cli_checks_and_draws(tmp_path, capsys):
     from samples.features import run
     assert run.main(["--builtin", "text", "--device", "cpu", "--png", str(tmp_path), "--no-progress"]) == 0
@@ -82,7 +122,21 @@ def test_run_cli_checks_and_draws(tmp_path, capsys):
     for kind in ("corners", "response", "difference"):
         assert (tmp_path / f"text-{kind}.png").is_file()
     assert run.main(["--builtin", "text", "--crop", "8", "--device", "cpu"]) == 2
-    assert run.main(["--form", "task"]) == 2
+    assert run.main(["--builtin", "text", "--form", "task", "--machine", "tiny"]) == 2    # 448 wide, not 128
+    assert run.main(["--builtin", "coins", "--crop", "128", "--form", "task", "--machine", "tiny"]) == 0
+
+
+@pytest.mark.slow
+def test_fused_mncore2():
+    """64 frames of 512 x 512 in one launch: camera, astronaut and brick, 21 or 22 times each."""
+    from samples.features import fused
+    names = ["camera", "astronaut", "brick"]
+    frames = np.stack([ref.builtin(names[f % 3]) for f in range(64)])
+    res = fused.run(frames, "mncore2")
+    for f in range(3):
+        check(type("R", (), {"R": res.R[f], "corners": res.corners[f], "mask": res.mask[f]}), frames[f])
+    for f in range(3, 64):
+        assert np.array_equal(res.R[f], res.R[f % 3]) and np.array_equal(res.mask[f], res.mask[f % 3])
 
 
 @pytest.mark.slow

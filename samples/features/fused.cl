@@ -17,7 +17,8 @@
      P(k-1) = Ir^2, Ir Ic, Ic^2;  Gy(k-5) = sum_j w_j P(k-5+j)  (a ring of 9 rows in LM)
      A(k-5) = sum_i w_i Gy(k-5)[x+i];  R(k-5) = det A - K trace^2, written to DRAM (async)
      My(k-10) = max_j R(k-10+j) (11 rows, clipped), M = max_i My[x+i];
-     Rc(k-10) = R where R == M inside the border, else -big: kept in LM for the whole frame.
+     Rc(k-10) = R where R == M inside the border, else -big: kept in LM for the whole frame
+     (the rows within MD of the top and bottom hold no candidates and are not kept).
    A shift in y is an LM ring index; a shift in x a shifted l1bmd from an L1BM copy of the row
    between two pad vectors (the lanes meet in the middle of the row: a pad is the row with its
    lanes swapped, the image's outside 0 or -big).  After the last row: the frame's max and min
@@ -68,10 +69,11 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     L1BM int ml[ROWF];
     L1BM int gl[ROWF];
     L1BM float red[64];
+    mnfloat8 rc[H - 2 * MD];                  /* the candidates of rows MD .. H-MD-1: first, so that
+                                                 they take one LM whole (512 rows: 4016 of 4096 words) */
     mnfloat8 ir3[3], sx3[3];                  /* rings: I, sx (3 rows) */
     mnfloat8 prr[9], prc[9], pcc[9];          /* P (9 rows) */
     mnfloat8 r11[11];                         /* R (11 rows) */
-    mnfloat8 rc[H];                           /* the frame's candidates */
     mn_event rd[2], wr[2], wm[2];
 
     mnfloat8 zero = 0.0f;
@@ -230,9 +232,7 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             mnfloat8 rk = r11[(k + 1) % 11];       /* R(k - 10) */
             mnfloat8 cand = mn_select(rk == m, rk, big);
             if (k - 2 * MD >= MD && k - 2 * MD < H - MD)
-                rc[k - 2 * MD] = mn_select(xin, cand, big);
-            else
-                rc[k - 2 * MD] = big;
+                rc[k - 3 * MD] = mn_select(xin, cand, big);
         }
     }
     mn_wait(wr[0]);
@@ -258,7 +258,10 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     /* the peak mask, row by row, double-buffered */
     for (int y = 0; y < H; y++) {
         int b = y % 2;
-        mn_gather(ml, mn_select(rc[y] > thr, one, nil));
+        if (y >= MD && y < H - MD)
+            mn_gather(ml, mn_select(rc[y - MD] > thr, one, nil));
+        else
+            mn_gather(ml, nil);
         if (b == 0) {
             WRITE_ROW(wm[0], outm, ml, mask + y * GROUPROW, y >= 2);
         } else {

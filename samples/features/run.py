@@ -4,13 +4,16 @@
     python samples/features/run.py --builtin coins --crop 64 --machine tiny
     python samples/features/run.py photo.png --machine mncore2 --png out/
     python samples/features/run.py --builtin camera --frames 4 --machine mncore2
+    python samples/features/run.py --builtin camera --form task --frames 64 --machine mncore2
+    python samples/features/run.py --builtin coins --crop 128 --form task --machine tiny
 
 The pipeline (reference.py has it stage by stage): Sobel -> structure-tensor products ->
 Gaussian, sigma 1 -> R = det - 0.05 trace^2 -> max and min of R by a tree reduction on the
 device -> non-maximum suppression in an 11 x 11 window above 0.02 max R -> the corners, as
 skimage.feature.corner_peaks(corner_harris(image), min_distance=5, threshold_rel=0.02) finds
 them.  Forms: 'plain' (samples/features/plain.py: one OpenCL C kernel per stage, on the 'cpu'
-or 'emulator' device); 'task', the fused task kernel, is not built yet.
+or 'emulator' device) and 'task' (samples/features/fused.py: one fused task kernel for a frame
+per L1B, on the emulator; frames 512 wide on mncore2, 128 on tiny).
 
 Checks (checks.py): R within 1e-5 max |R_ref| everywhere and 1e-6 in relative L2; the corner set
 equal to corner_peaks', a difference allowed only where two candidates' responses tie within
@@ -31,6 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))                      # samples.features, mncl, emulator from the checkout
 
 from samples.features import checks as C              # noqa: E402
+from samples.features import plain                    # noqa: E402
 from samples.features import reference as ref         # noqa: E402
 
 # the compulsory DRAM traffic of the pipeline: the image read, R and the peak mask written (fp32, int32)
@@ -100,10 +104,6 @@ def table(res_events, frames, pixels, wall_s) -> list:
 
 def main(argv=None) -> int:
     a = parse(argv)
-    if a.form == "task":
-        print("error: --form task: the fused task kernel of the Harris sample is not built yet "
-              "(issue 25); use --form plain", file=sys.stderr)
-        return 2
     try:
         name, image = load(a)
     except (OSError, ValueError) as e:
@@ -113,19 +113,43 @@ def main(argv=None) -> int:
         print(f"error: the image is {image.shape[0]} x {image.shape[1]}; the pipeline needs at least "
               f"{2 * ref.MIN_DISTANCE + 1} pixels a side", file=sys.stderr)
         return 2
-    from samples.features import plain
     import mncl as cl
+    if a.form == "task":
+        if a.device != "emulator":
+            print("error: --form task runs on the emulator device (task kernels are the machine's)", file=sys.stderr)
+            return 2
+        from samples.features import fused
+        machine = a.machine or "mncore2"
+        width = fused.frame_width(machine)
+        if image.shape[1] != width or image.shape[0] > 512:
+            print(f"error: --form task on {machine} takes frames {width} pixels wide and at most 512 high "
+                  f"(one row a vector of an L1B); this image is {image.shape[1]} x {image.shape[0]}: "
+                  f"try --crop {width}", file=sys.stderr)
+            return 2
     where = a.device if a.device == "cpu" else f"emulator ({a.machine or 'default machine'})"
-    print(f"{name}: {image.shape[1]} x {image.shape[0]} pixels, {a.frames} frame(s); plain form on {where}", flush=True)
+    print(f"{name}: {image.shape[1]} x {image.shape[0]} pixels, {a.frames} frame(s); {a.form} form on {where}",
+          flush=True)
     try:
-        solver = plain.PlainHarris(a.device, a.machine if a.device == "emulator" else None)
         events, wall, res = [], 0.0, None
         bar = _progress(a.frames, a.progress and a.frames > 1)
-        for i in range(a.frames):
-            res = solver.run(image)
-            events += res.events
-            wall += res.wall_s
-            bar(i + 1)
+        if a.form == "task":
+            solver = fused.FusedHarris(image.shape[0], machine)
+            done = 0
+            while done < a.frames:                   # one launch takes a frame per L1B
+                n = min(solver.nf, a.frames - done)
+                out = solver.run(np.broadcast_to(image, (n,) + image.shape))
+                res = plain.Result(out.R[0], out.mask[0], out.corners[0])
+                events += out.events
+                wall += out.wall_s
+                done += n
+                bar(done)
+        else:
+            solver = plain.PlainHarris(a.device, a.machine if a.device == "emulator" else None)
+            for i in range(a.frames):
+                res = solver.run(image)
+                events += res.events
+                wall += res.wall_s
+                bar(i + 1)
         bar(None)
     except cl.Error as e:
         print(f"error: {e}", file=sys.stderr)
