@@ -200,8 +200,10 @@ def test_cli_fails_on_a_failed_check(capsys):
 
 
 def test_cli_forms_not_there(capsys):
-    assert cli.main(["--form", "task", "--n", "16", "--steps", "2"]) == 2
-    assert "not built yet" in capsys.readouterr().err
+    assert cli.main(["--form", "task", "--n", "16", "--steps", "2"]) == 2      # sizes the task form does not run
+    assert "takes n in [1024, 2048], not 16" in capsys.readouterr().err
+    assert cli.main(["--form", "task", "--device", "cpu", "--n", "16", "--steps", "2"]) == 2
+    assert "runs on the emulator device" in capsys.readouterr().err
     assert cli.main(["--case", "channel", "--form", "plain", "--n", "16", "--steps", "2"]) == 2
     assert "reference only" in capsys.readouterr().err
 

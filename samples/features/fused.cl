@@ -23,7 +23,7 @@
    between two pad vectors (the lanes meet in the middle of the row: a pad is the row with its
    lanes swapped, the image's outside 0 or -big).  After the last row: the frame's max and min
    of R by a tree (l1bmr over the MABs, then the cycles and lanes), the threshold
-   max(min R, 0.02 max R), and mask = Rc > threshold, written row by row.
+   max(min R, 0.02 max R), and mask = Rc > threshold, written as a bitmap (32 rows a word).
 
    Built with -D H=<rows> -D W0..W4=<the Gaussian's weights, centre out> (fused.py). */
 
@@ -71,9 +71,12 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     L1BM float red[64];
     mnfloat8 rc[H - 2 * MD];                  /* the candidates of rows MD .. H-MD-1: first, so that
                                                  they take one LM whole (512 rows: 4016 of 4096 words) */
-    mnfloat8 ir3[3], sx3[3];                  /* rings: I, sx (3 rows) */
-    mnfloat8 prr[9], prc[9], pcc[9];          /* P (9 rows) */
-    mnfloat8 r11[11];                         /* R (11 rows) */
+    /* rings of the last rows, each row in two slots (s and s + n): the rows a step reads are then
+       n consecutive slots from one run-time base.  Each run-time LM offset is a block of its own
+       (the sequencer passes it), scheduled alone; one base keeps a stage's reads in one block */
+    mnfloat8 ir3[6], sx3[6];                  /* I, sx: 3 rows */
+    mnfloat8 prr[18], prc[18], pcc[18];       /* P: 9 rows */
+    mnfloat8 r11[22];                         /* R: 11 rows */
     mn_event rd[2], wr[2], wm[2];
 
     mnfloat8 zero = 0.0f;
@@ -93,16 +96,16 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     mn_distribute(gl, geob, BLOCK);
     mnint8 xin = mn_distribute(gl);
 
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 6; i++) {
         ir3[i] = zero;
         sx3[i] = zero;
     }
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 18; i++) {
         prr[i] = zero;
         prc[i] = zero;
         pcc[i] = zero;
     }
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < 22; i++)
         r11[i] = big;
 
     rd[0] = mn_distribute_async(inb, img, GROUPROW);
@@ -127,51 +130,59 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
         /* Sobel for row k - 1 */
         SHIFTABLE(0, iv, zero);
         mnfloat8 sxk = mn_distribute(AT(0, 1)) - mn_distribute(AT(0, -1));
-        mnfloat8 t = iv - ir3[(k + 1) % 3];           /* I(k) - I(k-2) */
-        ir3[k % 3] = iv;
+        int q3 = (k + 1) % 3;                      /* slots q3, q3 + 1: rows k-2, k-1 */
+        mnfloat8 t = iv - ir3[q3];                 /* I(k) - I(k-2) */
         SHIFTABLE(1, t, zero);
         mnfloat8 rr = mn_fma(two, t, mn_distribute(AT(1, -1))) + mn_distribute(AT(1, 1));
-        mnfloat8 cc = mn_fma(two, sx3[(k + 2) % 3], sx3[(k + 1) % 3]) + sxk;
-        sx3[k % 3] = sxk;
+        mnfloat8 cc = mn_fma(two, sx3[q3 + 1], sx3[q3]) + sxk;
+        int n3 = k % 3;
+        ir3[n3] = iv;
+        ir3[n3 + 3] = iv;
+        sx3[n3] = sxk;
+        sx3[n3 + 3] = sxk;
+        int n9 = (k + 8) % 9;                      /* the slots of row k - 1 */
         if (k >= 1 && k <= H) {
-            prr[(k - 1) % 9] = rr * rr;
-            prc[(k - 1) % 9] = rr * cc;
-            pcc[(k - 1) % 9] = cc * cc;
+            prr[n9] = rr * rr;
+            prc[n9] = rr * cc;
+            pcc[n9] = cc * cc;
         } else {
-            prr[(k + 8) % 9] = zero;
-            prc[(k + 8) % 9] = zero;
-            pcc[(k + 8) % 9] = zero;
+            prr[n9] = zero;
+            prc[n9] = zero;
+            pcc[n9] = zero;
         }
+        prr[n9 + 9] = prr[n9];
+        prc[n9 + 9] = prc[n9];
+        pcc[n9 + 9] = pcc[n9];
         /* the Gaussian for row k - 5: along y over the ring, then along x */
         if (k >= 5 && k < H + 5) {
-            /* rows k-9 .. k-1 sit in slots k % 9 .. (k + 8) % 9: the pairs j = +-4, +-3 ... */
-            mnfloat8 ga = w4 * prr[k % 9];
-            mnfloat8 gb = w4 * prc[k % 9];
-            mnfloat8 gc = w4 * pcc[k % 9];
-            ga = mn_fma(w4, prr[(k + 8) % 9], ga);
-            gb = mn_fma(w4, prc[(k + 8) % 9], gb);
-            gc = mn_fma(w4, pcc[(k + 8) % 9], gc);
-            ga = mn_fma(w3, prr[(k + 1) % 9], ga);
-            gb = mn_fma(w3, prc[(k + 1) % 9], gb);
-            gc = mn_fma(w3, pcc[(k + 1) % 9], gc);
-            ga = mn_fma(w3, prr[(k + 7) % 9], ga);
-            gb = mn_fma(w3, prc[(k + 7) % 9], gb);
-            gc = mn_fma(w3, pcc[(k + 7) % 9], gc);
-            ga = mn_fma(w2, prr[(k + 2) % 9], ga);
-            gb = mn_fma(w2, prc[(k + 2) % 9], gb);
-            gc = mn_fma(w2, pcc[(k + 2) % 9], gc);
-            ga = mn_fma(w2, prr[(k + 6) % 9], ga);
-            gb = mn_fma(w2, prc[(k + 6) % 9], gb);
-            gc = mn_fma(w2, pcc[(k + 6) % 9], gc);
-            ga = mn_fma(w1, prr[(k + 3) % 9], ga);
-            gb = mn_fma(w1, prc[(k + 3) % 9], gb);
-            gc = mn_fma(w1, pcc[(k + 3) % 9], gc);
-            ga = mn_fma(w1, prr[(k + 5) % 9], ga);
-            gb = mn_fma(w1, prc[(k + 5) % 9], gb);
-            gc = mn_fma(w1, pcc[(k + 5) % 9], gc);
-            ga = mn_fma(w0, prr[(k + 4) % 9], ga);
-            gb = mn_fma(w0, prc[(k + 4) % 9], gb);
-            gc = mn_fma(w0, pcc[(k + 4) % 9], gc);
+            int q9 = k % 9;                         /* rows k-9 .. k-1: slots q9 .. q9 + 8 */
+            mnfloat8 ga = w4 * prr[q9];
+            mnfloat8 gb = w4 * prc[q9];
+            mnfloat8 gc = w4 * pcc[q9];
+            ga = mn_fma(w4, prr[q9 + 8], ga);
+            gb = mn_fma(w4, prc[q9 + 8], gb);
+            gc = mn_fma(w4, pcc[q9 + 8], gc);
+            ga = mn_fma(w3, prr[q9 + 1], ga);
+            gb = mn_fma(w3, prc[q9 + 1], gb);
+            gc = mn_fma(w3, pcc[q9 + 1], gc);
+            ga = mn_fma(w3, prr[q9 + 7], ga);
+            gb = mn_fma(w3, prc[q9 + 7], gb);
+            gc = mn_fma(w3, pcc[q9 + 7], gc);
+            ga = mn_fma(w2, prr[q9 + 2], ga);
+            gb = mn_fma(w2, prc[q9 + 2], gb);
+            gc = mn_fma(w2, pcc[q9 + 2], gc);
+            ga = mn_fma(w2, prr[q9 + 6], ga);
+            gb = mn_fma(w2, prc[q9 + 6], gb);
+            gc = mn_fma(w2, pcc[q9 + 6], gc);
+            ga = mn_fma(w1, prr[q9 + 3], ga);
+            gb = mn_fma(w1, prc[q9 + 3], gb);
+            gc = mn_fma(w1, pcc[q9 + 3], gc);
+            ga = mn_fma(w1, prr[q9 + 5], ga);
+            gb = mn_fma(w1, prc[q9 + 5], gb);
+            gc = mn_fma(w1, pcc[q9 + 5], gc);
+            ga = mn_fma(w0, prr[q9 + 4], ga);
+            gb = mn_fma(w0, prc[q9 + 4], gb);
+            gc = mn_fma(w0, pcc[q9 + 4], gc);
             SHIFTABLE(2, ga, zero);
             SHIFTABLE(3, gb, zero);
             SHIFTABLE(4, gc, zero);
@@ -206,6 +217,7 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             mnfloat8 tr = arr + acc;
             mnfloat8 rv = (arr * acc - arc * arc) - kk * (tr * tr);
             r11[(k - 5) % 11] = rv;
+            r11[(k - 5) % 11 + 11] = rv;
             rmax = mn_max(rmax, rv);
             rmin = mn_min(rmin, rv);
             /* R(k - 5) up to DRAM, double-buffered */
@@ -217,19 +229,21 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             }
         } else {
             r11[(k + 6) % 11] = big;               /* rows outside the frame: no candidates */
+            r11[(k + 6) % 11 + 11] = big;
         }
         /* the window maximum for row k - 10: along y over the ring of R, then along x */
         if (k >= 2 * MD) {
-            mnfloat8 my = r11[(k + 1) % 11];
-            for (int j = 2; j <= 11; j++)
-                my = mn_max(my, r11[(k + j) % 11]);
+            int q11 = (k + 7) % 11;                /* rows k-15 .. k-5: slots q11 .. q11 + 10 */
+            mnfloat8 my = mn_max(mn_max(mn_max(r11[q11], r11[q11 + 1]), mn_max(r11[q11 + 2], r11[q11 + 3])),
+                                 mn_max(mn_max(r11[q11 + 4], r11[q11 + 5]), mn_max(r11[q11 + 6], r11[q11 + 7])));
+            my = mn_max(my, mn_max(mn_max(r11[q11 + 8], r11[q11 + 9]), r11[q11 + 10]));
             SHIFTABLE(5, my, big);
-            mnfloat8 m = my;
-            for (int s = 1; s <= MD; s++) {
-                m = mn_max(m, mn_distribute(AT(5, s)));
-                m = mn_max(m, mn_distribute(AT(5, -s)));
-            }
-            mnfloat8 rk = r11[(k + 1) % 11];       /* R(k - 10) */
+            mnfloat8 m = mn_max(mn_max(mn_max(mn_distribute(AT(5, 1)), mn_distribute(AT(5, -1))),
+                                       mn_max(mn_distribute(AT(5, 2)), mn_distribute(AT(5, -2)))),
+                                mn_max(mn_max(mn_distribute(AT(5, 3)), mn_distribute(AT(5, -3))),
+                                       mn_max(mn_distribute(AT(5, 4)), mn_distribute(AT(5, -4)))));
+            m = mn_max(mn_max(m, my), mn_max(mn_distribute(AT(5, 5)), mn_distribute(AT(5, -5))));
+            mnfloat8 rk = r11[q11 + 5];            /* R(k - 10) */
             mnfloat8 cand = mn_select(rk == m, rk, big);
             if (k - 2 * MD >= MD && k - 2 * MD < H - MD)
                 rc[k - 3 * MD] = mn_select(xin, cand, big);
@@ -255,17 +269,22 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     mnfloat8 lo = mn_min(v, mn_swap_lanes(v));
     mnfloat8 thr = mn_max(lo, 0.02f * hi);
 
-    /* the peak mask, row by row, double-buffered */
-    for (int y = 0; y < H; y++) {
-        int b = y % 2;
-        if (y >= MD && y < H - MD)
-            mn_gather(ml, mn_select(rc[y - MD] > thr, one, nil));
-        else
-            mn_gather(ml, nil);
+    /* the peak mask as a bitmap: bit j of packed row p is row 32 p + j (one long word row per 32
+       image rows), double-buffered */
+    for (int y0 = 0; y0 < H; y0 += 32) {
+        int b = y0 / 32 % 2;
+        mnint8 bits = nil;
+        for (int jj = 0; jj < 32; jj++) {          /* unrolled: rows y0 + 31 down to y0 */
+            int j = 31 - jj;
+            bits = bits << one;
+            if (y0 + j >= MD && y0 + j < H - MD)
+                bits = bits | mn_select(rc[y0 + j - MD] > thr, one, nil);
+        }
+        mn_gather(ml, bits);
         if (b == 0) {
-            WRITE_ROW(wm[0], outm, ml, mask + y * GROUPROW, y >= 2);
+            WRITE_ROW(wm[0], outm, ml, mask + y0 / 32 * GROUPROW, y0 >= 64);
         } else {
-            WRITE_ROW(wm[1], outm + BLOCK, ml, mask + y * GROUPROW, y >= 2);
+            WRITE_ROW(wm[1], outm + BLOCK, ml, mask + y0 / 32 * GROUPROW, y0 >= 64);
         }
     }
     mn_wait(wm[0]);

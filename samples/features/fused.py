@@ -2,6 +2,7 @@
 
     res = run(frames, machine="mncore2")     # frames: (F, H, W) float32, W = frame_width(machine)
     res.R, res.mask                          # (F, H, W): the response and the peak mask per frame
+                                             # (the kernel writes the mask as a bitmap: 32 rows a word)
     res.corners                              # a list of (n, 2) [row, col] per frame
     res.events, res.wall_s
 
@@ -98,20 +99,23 @@ class FusedHarris:
         full[:F] = frames
         mf = cl.mem_flags
         img = cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=pack(full, self.m))
+        packed = -(-H // 32)                     # the mask: a bitmap, 32 rows in a word
         rb = cl.Buffer(self.ctx, mf.READ_WRITE, full.nbytes)
-        mb = cl.Buffer(self.ctx, mf.READ_WRITE, full.nbytes)
+        mb = cl.Buffer(self.ctx, mf.READ_WRITE, full.nbytes // H * packed)
         self.kernel.set_args(img, self.geo, rb, mb)
         t0 = time.perf_counter()
         ev = cl.enqueue_task(self.queue, self.kernel)
         ev.wait()
         wall = time.perf_counter() - t0
         r_host = np.empty(pack(full, self.m).shape, np.float32)
-        m_host = np.empty(r_host.shape, np.int32)
+        m_host = np.empty(pack(full[:, :packed], self.m).shape, np.uint32)
         cl.enqueue_copy(self.queue, r_host, rb)
         cl.enqueue_copy(self.queue, m_host, mb)
         self.queue.finish()
         R = unpack(r_host, self.m, H)[:F]
-        mask = unpack(m_host, self.m, H)[:F] != 0
+        words = unpack(m_host, self.m, packed)[:F]                                # (F, packed, W)
+        bits = (words[:, :, None, :] >> np.arange(32, dtype=np.uint32)[None, None, :, None]) & 1
+        mask = bits.reshape(F, 32 * packed, W)[:, :H] != 0
         return Result(R, mask, [ref.corners_from_mask(R[f], mask[f]) for f in range(F)], [ev], wall)
 
 
