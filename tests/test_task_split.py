@@ -158,3 +158,29 @@ def test_max_min_and_ordered_selects():
         return ((a < b) * 1 + (a > b) * 2 + (a <= b) * 4 + (a >= b) * 8).astype(np.float64)
     assert np.array_equal(o, want(x, y) + 16 * np.maximum(x, y) + 256 * np.minimum(x, y))
     assert np.array_equal(io, (want(i, j) + 16 * np.maximum(i, j) + 256 * np.minimum(i, j)).astype(np.int32))
+
+
+def test_lanes_up_and_down_move_the_32_bit_halves():
+    """mn_lanes_up: the low 32 bits of each long word into the high ones (a host array's first
+    float of the long word into its second), zero below; mn_lanes_down the other way."""
+    src = r'''
+    __task void ud(DRAM float *x, DRAM float *u, DRAM float *d)
+    {
+        L2BM float xs[256];
+        L1BM float xl[128];
+        mn_distribute(xs, x, 256);
+        mn_distribute(xl, xs, 128);
+        mnfloat8 v = mn_distribute(xl);
+        mn_gather(xl, mn_lanes_up(v));
+        mn_gather(xs, xl, 128);
+        mn_gather(u, xs, 256);
+        mn_gather(xl, mn_lanes_down(v));
+        mn_gather(xs, xl, 128);
+        mn_gather(d, xs, 256);
+    }
+    '''
+    x = np.arange(1, 257, dtype=np.float32)
+    _, u, d = launch("tiny", src, x, np.zeros(256, np.float32), np.zeros(256, np.float32))
+    pairs = x.reshape(-1, 2)
+    assert np.array_equal(u.reshape(-1, 2), np.stack([np.zeros(128, np.float32), pairs[:, 0]], 1))
+    assert np.array_equal(d.reshape(-1, 2), np.stack([pairs[:, 1], np.zeros(128, np.float32)], 1))

@@ -5,7 +5,7 @@
    intermediate on chip: only the response R and the peak mask are written back.
 
    Layout (fused.py packs it).  A frame row of W = 2 VEC pixels is one vector of its L1B: long
-   word x (0 .. VEC-1) holds pixel x in lane 0 and pixel x + W/2 in lane 1; PE p at cycle c
+   word x (0 .. VEC-1) holds pixel x (its first float: the low 32 bits) and pixel x + W/2; PE p at cycle c
    holds long word PEL1 c + p (l1bmd).  In DRAM (DRAM_SPLIT: group g's frames in its own DRAM) the
    rows of a group's frames are interleaved as l2bmd deals them out: row y of every frame of the
    group is one mvd (L2B l takes its half) and one l2bmd (L1B i takes its frame's row, whole).
@@ -42,12 +42,19 @@
 #define AREA(a) (sh + (a) * 3 * ROWF)
 #define AT(a, s) (AREA(a) + ROWF + 2 * (s))   /* the row seen s long words to the right */
 
-/* put vector v into area a with its pads: lanes swapped across the middle, `out` outside */
-#define SHIFTABLE(a, v, out)                                                                     \
+/* put vector v into area a with its pads.  A long word's first pixel (x, the low 32 bits) and
+   second (x + W/2, the high ones): past the row's end the first pixel's neighbours are the second
+   pixels of the row's start (mn_lanes_down: high bits to low), before its start the second
+   pixel's are the first pixels of its end (mn_lanes_up); outside the image 0, or -big for the
+   window maximum (big0 / big1: -big in the first / second pixel, 0 in the other) */
+#define SHIFTABLE(a, v)                                                                          \
     mn_gather(AREA(a) + ROWF, v);                                                                \
-    sw = mn_swap_lanes(v);                                                                       \
-    mn_gather(AREA(a), mn_select(lane0, out, sw));                                               \
-    mn_gather(AREA(a) + 2 * ROWF, mn_select(lane0, sw, out))
+    mn_gather(AREA(a), mn_lanes_up(v));                                                          \
+    mn_gather(AREA(a) + 2 * ROWF, mn_lanes_down(v))
+#define SHIFTABLE_BIG(a, v)                                                                      \
+    mn_gather(AREA(a) + ROWF, v);                                                                \
+    mn_gather(AREA(a), mn_lanes_up(v) + big0);                                                   \
+    mn_gather(AREA(a) + 2 * ROWF, mn_lanes_down(v) + big1)
 
 /* a row from L1BM `from` up to DRAM `to` through the L2BM buffer `via`, on event e (waited first,
    when `busy`: the write two rows back used the same buffer) */
@@ -84,17 +91,18 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
     mnfloat8 big = BIG;
     mnfloat8 kk = K;
     mnfloat8 w0 = W0, w1 = W1, w2 = W2, w3 = W3, w4 = W4;
-    mnfloat8 sw = 0.0f;
     mnfloat8 rmax = BIG, rmin = 3.0e38f;
     mnint8 one = 1, nil = 0;
 
-    /* the lane masks: geo row 0 is 1 in lane 0; row 1 marks the columns MD or more from the sides */
+    /* geo row 0 is 1 in a long word's first pixel; row 1 marks the columns MD or more from the sides */
     mn_distribute(geob, geo, GROUPROW);
     mn_distribute(gl, geob, BLOCK);
-    mnint8 lane0 = mn_distribute(gl);
+    mnint8 first = mn_distribute(gl);
     mn_distribute(geob, geo + GROUPROW, GROUPROW);
     mn_distribute(gl, geob, BLOCK);
     mnint8 xin = mn_distribute(gl);
+    mnfloat8 big0 = mn_select(first, big, zero);
+    mnfloat8 big1 = mn_select(first, zero, big);
 
     for (int i = 0; i < 6; i++) {
         ir3[i] = zero;
@@ -128,11 +136,11 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             iv = mn_distribute(row);
         }
         /* Sobel for row k - 1 */
-        SHIFTABLE(0, iv, zero);
+        SHIFTABLE(0, iv);
         mnfloat8 sxk = mn_distribute(AT(0, 1)) - mn_distribute(AT(0, -1));
         int q3 = (k + 1) % 3;                      /* slots q3, q3 + 1: rows k-2, k-1 */
         mnfloat8 t = iv - ir3[q3];                 /* I(k) - I(k-2) */
-        SHIFTABLE(1, t, zero);
+        SHIFTABLE(1, t);
         mnfloat8 rr = mn_fma(two, t, mn_distribute(AT(1, -1))) + mn_distribute(AT(1, 1));
         mnfloat8 cc = mn_fma(two, sx3[q3 + 1], sx3[q3]) + sxk;
         int n3 = k % 3;
@@ -183,9 +191,9 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             ga = mn_fma(w0, prr[q9 + 4], ga);
             gb = mn_fma(w0, prc[q9 + 4], gb);
             gc = mn_fma(w0, pcc[q9 + 4], gc);
-            SHIFTABLE(2, ga, zero);
-            SHIFTABLE(3, gb, zero);
-            SHIFTABLE(4, gc, zero);
+            SHIFTABLE(2, ga);
+            SHIFTABLE(3, gb);
+            SHIFTABLE(4, gc);
             mnfloat8 arr = w4 * mn_distribute(AT(2, -4));
             mnfloat8 arc = w4 * mn_distribute(AT(3, -4));
             mnfloat8 acc = w4 * mn_distribute(AT(4, -4));
@@ -237,7 +245,7 @@ __task void harris(DRAM_SPLIT const float *img, DRAM const int *geo, DRAM_SPLIT 
             mnfloat8 my = mn_max(mn_max(mn_max(r11[q11], r11[q11 + 1]), mn_max(r11[q11 + 2], r11[q11 + 3])),
                                  mn_max(mn_max(r11[q11 + 4], r11[q11 + 5]), mn_max(r11[q11 + 6], r11[q11 + 7])));
             my = mn_max(my, mn_max(mn_max(r11[q11 + 8], r11[q11 + 9]), r11[q11 + 10]));
-            SHIFTABLE(5, my, big);
+            SHIFTABLE_BIG(5, my);
             mnfloat8 m = mn_max(mn_max(mn_max(mn_distribute(AT(5, 1)), mn_distribute(AT(5, -1))),
                                        mn_max(mn_distribute(AT(5, 2)), mn_distribute(AT(5, -2)))),
                                 mn_max(mn_max(mn_distribute(AT(5, 3)), mn_distribute(AT(5, -3))),

@@ -80,7 +80,7 @@ class FusedHarris:
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.kernel = cl.Program(self.ctx, SOURCE_PATH.read_text()).build(options=opts).harris
         geo = np.zeros((2, self.nf, 1, self.width), np.int32)
-        geo[0, :, :, :self.width // 2] = 1                                          # lane 0
+        geo[0, :, :, :self.width // 2] = 1                       # a long word's first pixel
         x = np.arange(self.width)
         geo[1, :, :, :] = (x >= ref.MIN_DISTANCE) & (x < self.width - ref.MIN_DISTANCE)
         g = np.concatenate([pack(geo[r], self.m)[0].reshape(-1) for r in (0, 1)])      # the same in every group

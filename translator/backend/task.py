@@ -1237,6 +1237,25 @@ class TaskCompiler:
         self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
         return V(v.vt, t)
 
+    def b_mn_lanes_up(self, n, args, want, tag=None):
+        return self.lane_shift(n, args, want, "llsl", "mn_lanes_up")
+
+    def b_mn_lanes_down(self, n, args, want, tag=None):
+        return self.lane_shift(n, args, want, "ulsr", "mn_lanes_down")
+
+    def lane_shift(self, n, args, want, mne, name):
+        """mn_lanes_up: lane 1 of every long word into lane 0, lane 1 zero; mn_lanes_down: lane 0
+        into lane 1, lane 0 zero (mnfloat8, mnint8; lane 0 is the most significant): one ALU step,
+        a 32-bit shift of the long word."""
+        self.nargs(n, args, 1)
+        v = self.vec_expr(args[0], want)
+        if v.vt.name not in ("mnfloat8", "mnint8"):
+            raise TaskError(n, f"{name} takes an mnfloat8 or an mnint8")
+        k = self.consts(32, n)
+        t = self.temp(1, n)
+        self.emit(f"{mne} {v.loc.operand()} {k.operand()} {t.operand()}", "alu", [v.loc, k], [t])
+        return V(v.vt, t)
+
     def b_mn_split_cycles(self, n, args, want, tag=None):
         """mn_split_cycles(arr, i, stride, v): arr[i + c * stride] = cycle c's long word of v."""
         self.nargs(n, args, 4)
