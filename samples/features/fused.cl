@@ -5,8 +5,8 @@
    intermediate on chip: only the response R and the peak mask are written back.
 
    Layout (fused.py packs it).  A frame row of W = 2 VEC pixels is one vector of its L1B: long
-   word x (0 .. VEC-1) holds pixel x (its first float: the low 32 bits) and pixel x + W/2; PE p at cycle c
-   holds long word PEL1 c + p (l1bmd).  In DRAM (DRAM_SPLIT: group g's frames in its own DRAM) the
+   word x (0 .. VEC-1) holds pixel x (its first float: the low 32 bits) and pixel x + W/2; PE p
+   at cycle c holds long word PEL1 c + p (l1bmd).  In DRAM (DRAM_SPLIT: group g's frames in its own DRAM) the
    rows of a group's frames are interleaved as l2bmd deals them out: row y of every frame of the
    group is one mvd (L2B l takes its half) and one l2bmd (L1B i takes its frame's row, whole).
 
@@ -20,8 +20,8 @@
      Rc(k-10) = R where R == M inside the border, else -big: kept in LM for the whole frame
      (the rows within MD of the top and bottom hold no candidates and are not kept).
    A shift in y is an LM ring index; a shift in x a shifted l1bmd from an L1BM copy of the row
-   between two pad vectors (the lanes meet in the middle of the row: a pad is the row with its
-   lanes swapped, the image's outside 0 or -big).  After the last row: the frame's max and min
+   between two pad vectors (the row's two halves meet in its middle: a pad holds the other
+   half's pixels, and 0 or -big outside the image; SHIFTABLE).  After the last row: the frame's max and min
    of R by a tree (l1bmr over the MABs, then the cycles and lanes), the threshold
    max(min R, 0.02 max R), and mask = Rc > threshold, written as a bitmap (32 rows a word).
 
