@@ -136,6 +136,9 @@ def main(argv=None) -> int:
         if a.form == "task":
             solver = fused.FusedHarris(image.shape[0], machine)
             done = 0
+            if a.frames % solver.nf:
+                print(f"(a launch takes {solver.nf} frames, one per L1B: {solver.nf - a.frames % solver.nf} L1Bs "
+                      f"idle in the last; the figures are per frame run)")
             while done < a.frames:                   # one launch takes a frame per L1B
                 n = min(solver.nf, a.frames - done)
                 out = solver.run(np.broadcast_to(image, (n,) + image.shape))
