@@ -1,0 +1,72 @@
+"""mncl.elementwise: PyOpenCL's ElementwiseKernel on MNCL's devices.
+
+    from mncl.elementwise import ElementwiseKernel
+    lin = ElementwiseKernel(ctx, "float a, float *x, float *y, float *z", "z[i] = a * x[i] + y[i]", "lin")
+    lin(np.float32(2), x_arr, y_arr, z_arr)          # mncl.array.Array arguments; returns the event
+
+The operation is C with ``i`` the element's index and ``n`` the element count (the first array
+argument's size), as PyOpenCL's.  The generated kernel runs one work-item per element (``if (i <
+n)``), which both devices run well; PyOpenCL's loop over a grid stride would be a strided access
+the emulator's backend gathers.  ``arguments`` is a C parameter list or a list of VectorArg /
+ScalarArg (mncl.tools).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .program import Program
+from .tools import ScalarArg, VectorArg, c_type, parse_arg_list
+
+
+def _source(name, args, operation, preamble) -> str:
+    params = ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
+                       else f"{c_type(a.dtype)} {a.name}" for a in args)
+    return f"""{preamble}
+__kernel void {name}({params}{', ' if params else ''}long n)
+{{
+    long i = get_global_id(0);
+    if (i < n) {{
+        {operation};
+    }}
+}}
+"""
+
+
+class ElementwiseKernel:
+    """A kernel applying `operation` at every index i < n (PyOpenCL's signature)."""
+
+    def __init__(self, context, arguments, operation, name="elwise_kernel", preamble="", options=None, **kwargs):
+        self.context = context
+        self.args = parse_arg_list(arguments)
+        if not any(isinstance(a, VectorArg) for a in self.args):
+            raise ValueError(f"ElementwiseKernel '{name}': no array argument to take the size from")
+        self.name = name
+        self.source = _source(name, self.args, operation, preamble)
+        self.program = Program(context, self.source).build(options=options or [])
+        self.kernel = getattr(self.program, name)
+
+    def __call__(self, *args, range=None, slice=None, queue=None, wait_for=None, **kwargs):
+        if len(args) != len(self.args):
+            raise TypeError(f"ElementwiseKernel '{self.name}' takes {len(self.args)} arguments, got {len(args)}")
+        from .array import Array
+        first = next(a for a, spec in zip(args, self.args) if isinstance(spec, VectorArg))
+        if not isinstance(first, Array):
+            raise TypeError(f"ElementwiseKernel '{self.name}': argument '{self.args[0].name}' must be an "
+                            f"mncl.array.Array")
+        if range is not None or slice is not None:
+            raise NotImplementedError(f"ElementwiseKernel '{self.name}': range= and slice= are not supported")
+        queue = queue or first.queue
+        n = first.size
+        call = []
+        for a, spec in zip(args, self.args):
+            if isinstance(spec, VectorArg):
+                if not isinstance(a, Array):
+                    raise TypeError(f"ElementwiseKernel '{self.name}': argument '{spec.name}' must be an "
+                                    f"mncl.array.Array, got {type(a).__name__}")
+                call.append(a.data)
+            else:
+                call.append(np.asarray(a, spec.dtype)[()])
+        call.append(np.int64(n))
+        if n == 0:
+            return None
+        return self.kernel(queue, (n,), None, *call, wait_for=wait_for)

@@ -1,0 +1,101 @@
+"""mncl.reduction: PyOpenCL's ReductionKernel on MNCL's devices.
+
+    from mncl.reduction import ReductionKernel
+    dot = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+                          arguments="__global const float *x, __global const float *y")
+    d = dot(x_arr, y_arr).get()                     # a 0-d mncl.array.Array
+
+Two launches: PARTS work-items each fold a contiguous share of the indices (map_expr at index i,
+then reduce_expr of the running value a and the mapped b, from `neutral`), then one work-item
+folds the shares in order.  A contiguous share per work-item is a row the backend stages, where
+PyOpenCL's grid-stride loop would be a strided access the emulator's backend gathers; the fold
+order is fixed, so a floating-point result is the same every run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .program import Program
+from .tools import ScalarArg, VectorArg, c_type, parse_arg_list
+
+PARTS = 64
+
+
+def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
+    params = ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
+                       else f"{c_type(a.dtype)} {a.name}" for a in args)
+    sep = ", " if params else ""
+    return f"""{preamble}
+#define MNCL_REDUCE(a, b) ({reduce_expr})
+#define MNCL_MAP(i) ({map_expr})
+
+__kernel void {name}_parts({params}{sep}long n, long share, __global {out_t} *parts)
+{{
+    long p = get_global_id(0);
+    long lo = p * share;
+    long hi = lo + share < n ? lo + share : n;
+    {out_t} acc = ({out_t})({neutral});
+    for (long i = lo; i < hi; i++) {{
+        {out_t} b = MNCL_MAP(i);
+        acc = MNCL_REDUCE(acc, b);
+    }}
+    parts[p] = acc;
+}}
+
+__kernel void {name}_total(__global const {out_t} *parts, int count, __global {out_t} *out)
+{{
+    {out_t} acc = ({out_t})({neutral});
+    for (int p = 0; p < count; p++)
+        acc = MNCL_REDUCE(acc, parts[p]);
+    out[0] = acc;
+}}
+"""
+
+
+class ReductionKernel:
+    """reduce_expr over map_expr at every index of the first array argument (PyOpenCL's signature)."""
+
+    def __init__(self, ctx, dtype_out, neutral, reduce_expr, map_expr=None, arguments=None,
+                 name="reduce_kernel", options=None, preamble="", **kwargs):
+        self.context = ctx
+        self.dtype_out = np.dtype(dtype_out)
+        self.args = parse_arg_list(arguments or [])
+        vectors = [a for a in self.args if isinstance(a, VectorArg)]
+        if not vectors:
+            raise ValueError(f"ReductionKernel '{name}': no array argument to take the size from")
+        if map_expr is None:
+            if len(vectors) != 1:
+                raise ValueError(f"ReductionKernel '{name}': without map_expr, one array argument (got {len(vectors)})")
+            map_expr = f"{vectors[0].name}[i]"
+        self.name = name
+        self.source = _source(name, c_type(self.dtype_out), neutral, reduce_expr, map_expr, self.args, preamble)
+        prg = Program(ctx, self.source).build(options=options or [])
+        self.parts, self.total = getattr(prg, f"{name}_parts"), getattr(prg, f"{name}_total")
+
+    def __call__(self, *args, queue=None, wait_for=None, return_event=False, out=None, range=None, slice=None,
+                 **kwargs):
+        from .array import Array, empty
+        if len(args) != len(self.args):
+            raise TypeError(f"ReductionKernel '{self.name}' takes {len(self.args)} arguments, got {len(args)}")
+        if range is not None or slice is not None:
+            raise NotImplementedError(f"ReductionKernel '{self.name}': range= and slice= are not supported")
+        first = next(a for a, spec in zip(args, self.args) if isinstance(spec, VectorArg))
+        if not isinstance(first, Array):
+            raise TypeError(f"ReductionKernel '{self.name}': array arguments must be mncl.array.Array")
+        queue = queue or first.queue
+        call = []
+        for a, spec in zip(args, self.args):
+            if isinstance(spec, VectorArg):
+                if not isinstance(a, Array):
+                    raise TypeError(f"ReductionKernel '{self.name}': argument '{spec.name}' must be an "
+                                    f"mncl.array.Array, got {type(a).__name__}")
+                call.append(a.data)
+            else:
+                call.append(np.asarray(a, spec.dtype)[()])
+        n = first.size
+        share = max(1, -(-n // PARTS))
+        parts = empty(queue, (PARTS,), self.dtype_out)
+        result = out if out is not None else empty(queue, (), self.dtype_out)
+        self.parts(queue, (PARTS,), None, *call, np.int64(n), np.int64(share), parts.data, wait_for=wait_for)
+        ev = self.total(queue, (1,), None, parts.data, np.int32(PARTS), result.data)
+        return (result, ev) if return_event else result

@@ -1,0 +1,93 @@
+"""mncl.array, mncl.elementwise, mncl.reduction (issue 26's first part): PyOpenCL's device arrays
+and generated kernels, against numpy, on the CPU device and on the emulator's tiny machine."""
+import numpy as np
+import pytest
+
+import mncl as cl
+import mncl.array as cla
+from mncl.elementwise import ElementwiseKernel
+from mncl.reduction import ReductionKernel
+from mncl.tools import ScalarArg, VectorArg, parse_arg_list
+
+
+@pytest.fixture(scope="module", params=["cpu", "tiny"])
+def queue(request):
+    dev = cl.get_device("cpu") if request.param == "cpu" else cl.get_device("emulator", "tiny")
+    return cl.CommandQueue(cl.Context([dev]))
+
+
+def data():
+    x = np.arange(1, 201, dtype=np.float32)
+    y = np.linspace(-1, 1, 200).astype(np.float32)
+    return x, y
+
+
+def test_arithmetic_and_comparisons_match_numpy(queue):
+    x, y = data()
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal((2 * a + 1).get(), 2 * x + 1)
+    np.testing.assert_array_equal((a - b).get(), x - y)
+    np.testing.assert_array_equal((1 - a).get(), 1 - x)
+    np.testing.assert_array_equal((a * b).get(), x * y)
+    np.testing.assert_array_equal((a / 4).get(), x / 4)
+    np.testing.assert_array_equal((-b).get(), -y)
+    assert (a > 50).dtype == np.int8
+    np.testing.assert_array_equal((a > 50).get(), (x > 50).astype(np.int8))
+    np.testing.assert_array_equal((b <= 0).get(), (y <= 0).astype(np.int8))
+    c = a.copy()
+    c += b
+    np.testing.assert_array_equal(c.get(), x + y)
+    i = cla.to_device(queue, np.arange(10, dtype=np.int32))
+    assert (i * 3).dtype == np.int32 and (i / 2).dtype == np.float64
+    np.testing.assert_array_equal((i / 2).get(), np.arange(10) / 2)
+
+
+def test_creation_and_shape(queue):
+    np.testing.assert_array_equal(cla.arange(queue, 0, 10, 2, dtype=np.int32).get(), np.arange(0, 10, 2, dtype=np.int32))
+    np.testing.assert_array_equal(cla.arange(queue, 5, dtype=np.float32).get(), np.arange(5, dtype=np.float32))
+    np.testing.assert_array_equal(cla.zeros(queue, (3, 4), np.float32).get(), np.zeros((3, 4), np.float32))
+    a = cla.to_device(queue, np.arange(12, dtype=np.float32))
+    r = a.reshape(3, 4)
+    assert r.shape == (3, 4) and r.data is a.data and r.strides == (16, 4)
+    np.testing.assert_array_equal(r.get(), np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(a.astype(np.int32).get(), np.arange(12, dtype=np.int32))
+    np.testing.assert_array_equal(cla.empty_like(a).fill(7).get(), np.full(12, 7, np.float32))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        a + cla.to_device(queue, np.zeros(3, np.float32))
+
+
+def test_reductions_match_numpy(queue):
+    x, y = data()
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    assert cla.sum(a).get() == x.sum()
+    assert cla.sum(a).shape == ()
+    np.testing.assert_allclose(cla.dot(a, b).get(), np.dot(x.astype(np.float64), y), rtol=1e-6)
+    assert cla.max(b).get() == y.max() and cla.min(b).get() == y.min()
+    i = cla.to_device(queue, np.array([5, -3, 9, 2], np.int32))
+    assert cla.max(i).get() == 9 and cla.min(i).get() == -3 and cla.sum(i).get() == 13
+    np.testing.assert_array_equal(cla.maximum(a, b).get(), np.maximum(x, y))
+    np.testing.assert_array_equal(cla.minimum(b, 0.5).get(), np.minimum(y, np.float32(0.5)))
+    np.testing.assert_array_equal(cla.if_positive(b, a, -a).get(), np.where(y > 0, x, -x))
+
+
+def test_elementwise_and_reduction_kernels(queue):
+    ctx = queue.context
+    x, y = data()
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    lin = ElementwiseKernel(ctx, "float k, __global const float *x, float *y, float *z",
+                            "z[i] = twice(k) * x[i] + y[i]", "lin", preamble="float twice(float v) { return 2 * v; }")
+    z = cla.empty_like(a)
+    lin(np.float32(1.5), a, b, z)
+    np.testing.assert_array_equal(z.get(), np.float32(3) * x + y)
+    sq = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*x[i]", arguments="float *x")
+    assert sq(a).get() == (x * x).sum()
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        lin(a, b, z)
+
+
+def test_argument_lists():
+    args = parse_arg_list("float a, __global const float *x, unsigned int n, double *restrict y")
+    assert args == [ScalarArg(np.float32, "a"), VectorArg(np.float32, "x"), ScalarArg(np.uint32, "n"),
+                    VectorArg(np.float64, "y")]
+    with pytest.raises(ValueError, match="unknown type 'float4'"):
+        parse_arg_list("float4 *v")
