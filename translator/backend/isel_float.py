@@ -259,7 +259,8 @@ class FloatSelection:
                 return Val("f64", regs)
             return Val("f64", tuple(self.widened_specials(d, f) for d, f in zip(regs, self.f32_in_high(v.regs[0]))))
         if op == "fptrunc" and st == "double" and dt == "float":
-            return self.f64_to_f32(v.regs)
+            out = self.f64_to_f32(v.regs)
+            return out if no_nans(i) else Val("f32", (self.narrowed_nans(v.regs, out.regs[0]),))
         raise CodegenError(f"conversion '{op}' from {st} to {dt} is not supported on the emulator device yet",
                            em.line)
 
@@ -286,6 +287,25 @@ class FloatSelection:
         d = em.copy(d)
         em.masked_copy(em.const64(0x7FF8 << 48), d, em.flags("ulmax", mag, em.const64(0x7F800001 << 32)))
         return em.alu("lor", d, em.alu("land", f, sign))
+
+    def narrowed_nans(self, regs, res):
+        """res (two floats narrowed from the doubles in regs: regs[0] -> the high half) with a quiet
+        NaN wherever the double was a NaN, and the double's sign: the MAU's narrowing makes a NaN
+        infinity and -0 +0, and a NaN or -0 made by a masked copy (a math function's special case)
+        is not one the MAU chains track."""
+        em = self.em
+        halves = (0xFFFFFFFF00000000, 0x00000000FFFFFFFF)
+        sign = em.const64(1 << 63)
+        res = em.alu("lor", res, em.alu("land", regs[0], sign))                        # the high float's
+        res = em.alu("lor", res, em.alu("ulsr", em.alu("land", regs[1], sign), em.c32(32)))   # the low one's
+        m = None
+        for r, half in zip(regs, halves):
+            nan = em.bool_from_mask(em.flags("lmax", em.alu("land", r, em.const64((1 << 63) - 1)),
+                                             em.const64(0x7FF0000000000001)))
+            part = em.alu("land", nan, em.const64(half))
+            m = part if m is None else em.alu("lor", m, part)
+        keep = em.alu("land", res, em.alu("lxor", m, em.const64((1 << 64) - 1)))
+        return em.alu("lor", keep, em.alu("land", m, em.const64(0x7FC000007FC00000)))
 
     def f64_to_f32(self, regs) -> Val:
         em = self.em

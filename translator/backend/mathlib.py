@@ -826,6 +826,128 @@ def _hypot_keep32(em, xr, yr, res):
     em.masked_copy(inf, res, em.flags("ixor", em.alu("iand", yr, em.c32(0x7FFFFFFF)), inf))
 
 
+# ------------------------------------------------------------------ inverse trigonometric, cbrt
+# atan u = u + u z ATAN(z), z = u^2, |u| <= tan(pi/12): alternating Taylor series
+ATAN_D = [(-1) ** (k + 1) / (2 * k + 3) for k in range(14)]             # z <= 0.0718: 2^-56
+ATAN_F = [(-1) ** (k + 1) / (2 * k + 3) for k in range(9)]              # 2^-38
+TAN_PI12 = float(_C.subtract(2, _C.sqrt(Decimal(3))))                   # 2 - sqrt 3 = tan(pi/12)
+SQRT3 = float(_C.sqrt(Decimal(3)))
+PIO6_HI, PIO6_LO = _split(_C.divide(_PI, 6), 53)
+PIO2_HI, PIO2_LO = _split(_PIO2, 53)
+PIO4 = float(_C.divide(_PI, 4))
+PI_HI, PI_LO = _split(_PI, 53)
+INV_PI = float(_C.divide(1, _PI))
+
+
+def _atan_core(D: _D, t, acc):
+    """atan t for 0 <= t <= 1: t > tan(pi/12) is reduced by atan t = pi/6 + atan((t sqrt3 - 1) /
+    (t + sqrt3)), then the series."""
+    mid = D.ge_f(t, TAN_PI12)
+    u = D.sel(mid, D.div(D.fma(t, SQRT3, 1.0, nc=True), D.add(t, SQRT3), acc), t)
+    z = D.mul(u, u)
+    p = D.fma(D.mul(u, z), D.poly(z, ATAN_D if acc == "d" else ATAN_F), u)
+    return D.sel(mid, D.add(D.add(p, PIO6_LO), PIO6_HI), p)
+
+
+def _atan_lanes(D, ax, acc):                           # odd: ax = |x|
+    """atan |x|: |x| > 1 as pi/2 - atan(1/|x|) (|x| clamped to 2^60: atan(inf) = pi/2 there)."""
+    big = D.ge_f(ax, 1.0)
+    a = D.ia("dmin", ax, 2.0 ** 60)
+    t = D.sel(big, D.div(1.0, a, acc), a)
+    r = _atan_core(D, t, acc)
+    return D.sel(big, D.add(D.sub(PIO2_LO, r), PIO2_HI), r)
+
+
+def _atan2_lanes(D, y, x, acc):
+    """atan2(y, x): atan of min/max of |y|, |x| (scaled by a power of two to keep the quotient in
+    range), pi/2 minus it where |y| > |x|, pi minus that where x is negative (its sign bit), the
+    sign of y; C99's cases for zeros, infinities and NaN."""
+    ax, ay = D.abs(x), D.abs(y)
+    swap = D.ge_f(ay, ax)                               # |y| >= |x|
+    num = D.ia("dmin", ax, ay)
+    den = D.ia("dmax", ax, ay)
+    hi = D.ge_f(den, 2.0 ** 500)
+    num = D.sel(hi, D.mul(num, 2.0 ** -600), num)
+    den = D.sel(hi, D.mul(den, 2.0 ** -600), den)
+    lo = D.ge_f(2.0 ** -500, den)
+    num = D.sel(lo, D.mul(num, 2.0 ** 600), num)
+    den = D.sel(lo, D.mul(den, 2.0 ** 600), den)
+    den = D.put(D.is_zero(den), 1.0, den)               # both zero: 0 / 1
+    r = _atan_core(D, D.div(num, D.ia("dmin", den, 2.0 ** 1000), acc), acc)
+    r = D.sel(swap, D.add(D.sub(PIO2_LO, r), PIO2_HI), r)
+    r = D.put(D.is_zero(ay), 0.0, r)                    # y = +-0: 0 (then pi for negative x)
+    xinf, yinf = D.ge_i(ax, INF), D.ge_i(ay, INF)
+    r = D.put(xinf, 0.0, r)                             # x infinite, y finite: 0 or pi
+    r = D.put(yinf, PIO2_HI, r)                         # y infinite, x finite: pi/2
+    both = D.flags("lxor", D.ia("land", D.bools(xinf), D.bools(yinf)), -1)
+    r = D.put(both, PIO4, r)                            # both infinite: pi/4 or 3 pi/4
+    r = D.sel(D.is_neg(x), D.add(D.sub(PI_LO, r), PI_HI), r)
+    r = D.ia("lor", r, D.ia("land", y, SIGN))
+    r = D.put(D.is_nan(x), QNAN, r)
+    return D.put(D.is_nan(y), QNAN, r)
+
+
+def _asin_lanes(D, ax, acc):                           # odd: asin |x| = atan(|x| / sqrt((1-|x|)(1+|x|)))
+    w = D.mul(D.sub(1.0, ax), D.add(1.0, ax))
+    s = _sqrt_lanes(D, D.ia("dmax", w, 0.0), acc)
+    r = D.sel(D.ge_f(ax, 0.5), _atan_lanes(D, D.div(ax, D.ia("dmax", s, 2.0 ** -1000), acc), acc),
+              _atan_core(D, D.div(ax, s, acc), acc))
+    r = D.put(D.flags("lxor", ax, ONE), PIO2_HI, r)     # |x| = 1
+    return D.put(D.ge_i(ax, ONE + 1), QNAN, r)          # |x| > 1
+
+
+def _acos_lanes(D, x, acc):                            # acos x = 2 atan(sqrt((1 - x) / (1 + x)))
+    ax = D.abs(x)
+    q = D.div(D.sub(1.0, x), D.ia("dmax", D.add(1.0, x), 2.0 ** -1000), acc)
+    r = D.mul(_atan_lanes(D, _sqrt_lanes(D, q, acc), acc), 2.0)
+    r = D.put(D.flags("lxor", x, _bits(-1.0)), PI_HI, r)      # x = -1
+    return D.put(D.ge_i(ax, ONE + 1), QNAN, r)           # |x| > 1
+
+
+def _per_pi(fn):
+    def lanes(D, x, acc):
+        return D.mul(fn(D, x, acc), INV_PI)
+    return lanes
+
+
+def _atan2pi_lanes(D, y, x, acc):
+    return D.mul(_atan2_lanes(D, y, x, acc), INV_PI)
+
+
+def _asinh_lanes(D, ax, acc):                          # odd: log1p(a + a^2 / (1 + sqrt(1 + a^2)))
+    a = D.ia("dmin", ax, 2.0 ** 500)
+    a2 = D.mul(a, a)
+    big = D.ge_f(a, 2.0 ** 26)                          # a^2 + 1 = a^2: log(2a)
+    r = _log1p_lanes(D, D.add(a, D.div(a2, D.add(1.0, _sqrt_lanes(D, D.add(1.0, a2), acc)), acc)), acc)
+    r = D.sel(big, D.add(_log_lanes("e")(D, a, acc), LN2_D), r)
+    return D.put(D.ge_i(ax, INF), INF, r)
+
+
+def _acosh_lanes(D, x, acc):                           # log1p(t + sqrt(t (t + 2))), t = x - 1
+    t = D.sub(D.ia("dmin", x, 2.0 ** 500), 1.0)
+    big = D.ge_f(x, 2.0 ** 26)
+    r = _log1p_lanes(D, D.add(t, _sqrt_lanes(D, D.mul(t, D.add(t, 2.0)), acc)), acc)
+    r = D.sel(big, D.add(_log_lanes("e")(D, x, acc), LN2_D), r)
+    r = D.put(D.ge_i(x, INF), INF, r)
+    return D.put(D.flags("lxor", D.bools(D.ge_f(x, 1.0)), 0), QNAN, r)   # not x >= 1: x < 1, -inf
+
+
+def _atanh_lanes(D, ax, acc):                          # odd: log1p(2a / (1 - a)) / 2
+    r = D.mul(_log1p_lanes(D, D.div(D.add(ax, ax), D.ia("dmax", D.sub(1.0, ax), 2.0 ** -1000), acc), acc), 0.5)
+    r = D.put(D.flags("lxor", ax, ONE), INF, r)         # |x| = 1
+    return D.put(D.ge_i(ax, ONE + 1), QNAN, r)          # |x| > 1
+
+
+def _cbrt_lanes(D, ax, acc):                           # odd: e^(log|x| / 3), then Newton steps
+    a = D.ia("dmax", ax, 2.0 ** -1070)
+    y = _exp_core(D, D.mul(_log_lanes("e")(D, a, acc), 1.0 / 3.0), acc)
+    for _ in range(2 if acc == "d" else 1):             # y -= (y^3 - a) / (3 y^2)
+        y2 = D.mul(y, y)
+        y = D.sub(y, D.div(D.fma(y2, y, a, nc=True), D.mul(y2, 3.0), acc))
+    y = D.put(D.is_zero(ax), 0.0, y)
+    return D.put(D.ge_i(ax, INF), INF, y)
+
+
 UNARY = {
     "exp": (_exp_lanes("e"), False), "exp2": (_exp_lanes("2"), False), "exp10": (_exp_lanes("10"), False),
     "expm1": (_expm1_lanes, False),
@@ -833,8 +955,14 @@ UNARY = {
     "sin": (_sin_lanes, True), "cos": (_cos_lanes, False), "tan": (_tan_lanes, True),
     "tanh": (_tanh_lanes, True), "sinh": (_sinh_lanes, True), "cosh": (_cosh_lanes, False),
     "log1p": (_log1p_lanes, False),
+    "atan": (_atan_lanes, True), "asin": (_asin_lanes, True), "acos": (_acos_lanes, False),
+    "atanpi": (_per_pi(_atan_lanes), True), "asinpi": (_per_pi(_asin_lanes), True),
+    "acospi": (_per_pi(_acos_lanes), False),
+    "asinh": (_asinh_lanes, True), "acosh": (_acosh_lanes, False), "atanh": (_atanh_lanes, True),
+    "cbrt": (_cbrt_lanes, True),
 }
-LIBM_FLOAT = {"tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
+LIBM_FLOAT = {"atanf": "atan", "asinf": "asin", "acosf": "acos", "atan2f": "atan2", "asinhf": "asinh",
+              "acoshf": "acosh", "atanhf": "atanh", "cbrtf": "cbrt", "tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
               "powf": "pow", "expf": "exp", "exp2f": "exp2", "logf": "log", "log2f": "log2",
               "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign",
               "sinhf": "sinh", "coshf": "cosh", "log1pf": "log1p"}
@@ -953,4 +1081,6 @@ def lower_math(em, name: str, ty: str, args: list):
         return _binary(em, ty, args[0], args[1], _pow_lanes, _pow_keep32)
     if name == "hypot":
         return _binary(em, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
+    if name in ("atan2", "atan2pi"):
+        return _binary(em, ty, args[0], args[1], _atan2_lanes if name == "atan2" else _atan2pi_lanes)
     return None
