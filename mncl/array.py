@@ -165,7 +165,10 @@ class Array:
         return x._binary(o, "/", True)
 
     def __neg__(self):
-        return self._binary(0, "-", True)
+        out = empty(self.queue, self.shape, self.dtype)
+        _kernel(self.context, ("neg", self.dtype), [VectorArg(self.dtype, "z"), VectorArg(self.dtype, "x")],
+                "z[i] = -x[i]")(out, self)
+        return out
 
     def __lt__(self, o): return self._binary(o, "<", result=np.int8)
     def __le__(self, o): return self._binary(o, "<=", result=np.int8)

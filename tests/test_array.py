@@ -31,6 +31,7 @@ def test_arithmetic_and_comparisons_match_numpy(queue):
     np.testing.assert_array_equal((a * b).get(), x * y)
     np.testing.assert_array_equal((a / 4).get(), x / 4)
     np.testing.assert_array_equal((-b).get(), -y)
+    assert np.signbit((-cla.zeros(queue, 2, np.float32)).get()).all()          # -0, as numpy
     assert (a > 50).dtype == np.int8
     np.testing.assert_array_equal((a > 50).get(), (x > 50).astype(np.int8))
     np.testing.assert_array_equal((b <= 0).get(), (y <= 0).astype(np.int8))
