@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     print(f"{name}: {image.shape[1]} x {image.shape[0]} pixels, {a.frames} frame(s); {a.form} form on {where}",
           flush=True)
     try:
-        events, wall, res = [], 0.0, None
+        events, wall, res, differ = [], 0.0, None, 0
         bar = _progress(a.frames, a.progress and a.frames > 1)
         if a.form == "task":
             solver = fused.FusedHarris(image.shape[0], machine)
@@ -143,6 +143,8 @@ def main(argv=None) -> int:
                 n = min(solver.nf, a.frames - done)
                 out = solver.run(np.broadcast_to(image, (n,) + image.shape))
                 res = plain.Result(out.R[0], out.mask[0], out.corners[0])
+                differ += sum(not (np.array_equal(out.R[f], res.R) and np.array_equal(out.mask[f], res.mask))
+                              for f in range(1, n))
                 events += out.events
                 wall += out.wall_s
                 done += n
@@ -170,6 +172,8 @@ def main(argv=None) -> int:
     results = C.response(res.R, R_ref)
     corner_check, lines = C.corners(res.corners, want, R_ref)
     results.append(corner_check)
+    if a.form == "task" and a.frames > 1:       # every frame is the same image: the same R and mask
+        results.append(C.Check("frames whose R or mask differ from the first's", float(differ), 0.0, differ == 0))
     print("\nchecks")
     for c in results:
         print("  " + c.line)
