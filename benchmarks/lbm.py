@@ -56,22 +56,6 @@ def rows_build(machine: str, case: str) -> tuple:
     return "nd", why
 
 
-def measure_plain(n: int, steps: int, machine: str, case: str) -> dict:
-    params = plain.Params(case=case, n=n, nu=0.05, u0=0.04, u_lid=0.1)
-    solver = plain.PlainLBM(params, "emulator", machine)
-    res = solver.run(reference.init(params), steps)
-    if not np.isfinite(res.f).all():
-        raise RuntimeError(f"n = {n}: non-finite populations after {steps} steps")
-    cycles = sum(ev.stats.cycles for ev in res.events) / steps
-    t = sum(ev.stats.time_s for ev in res.events) / steps
-    dram = sum(ev.stats.dram_bytes for ev in res.events) / steps
-    peak = load_machine(machine).peak_dram_bytes_per_s()
-    mlups = n * n / t / 1e6
-    roof = peak / BYTES_PER_CELL / 1e6
-    return {"n": n, "cycles": cycles, "time_us": t * 1e6, "mlups": mlups, "roof_pct": 100 * mlups / roof,
-            "dram_x": dram / (BYTES_PER_CELL * n * n), "wall_s": res.wall_s / steps, "roof_mlups": roof}
-
-
 def figures(n: int, cycles: float, events, machine: str, wall_s: float, steps: int) -> dict:
     """A form's per-step figures from its events (cycles per step given: a launch's mean or a
     difference of two launches)."""

@@ -312,5 +312,5 @@ def if_positive(criterion, then_, else_, out=None, queue=None, **kwargs) -> Arra
     res = empty(criterion.queue, criterion.shape, dt)
     _kernel(criterion.context, ("ifpos", criterion.dtype, then_.dtype, else_.dtype),
             [VectorArg(dt, "z"), VectorArg(criterion.dtype, "c"), VectorArg(then_.dtype, "t"),
-             VectorArg(else_.dtype, "e")], f"z[i] = c[i] > 0 ? t[i] : e[i]")(res, criterion, then_, else_)
+             VectorArg(else_.dtype, "e")], "z[i] = c[i] > 0 ? t[i] : e[i]")(res, criterion, then_, else_)
     return res

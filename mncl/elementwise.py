@@ -15,12 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from .program import Program
-from .tools import ScalarArg, VectorArg, c_type, parse_arg_list
+from .tools import VectorArg, c_params, call_args, parse_arg_list
 
 
 def _source(name, args, operation, preamble) -> str:
-    params = ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
-                       else f"{c_type(a.dtype)} {a.name}" for a in args)
+    params = c_params(args)
     return f"""{preamble}
 __kernel void {name}({params}{', ' if params else ''}long n)
 {{
@@ -46,27 +45,10 @@ class ElementwiseKernel:
         self.kernel = getattr(self.program, name)
 
     def __call__(self, *args, range=None, slice=None, queue=None, wait_for=None, **kwargs):
-        if len(args) != len(self.args):
-            raise TypeError(f"ElementwiseKernel '{self.name}' takes {len(self.args)} arguments, got {len(args)}")
-        from .array import Array
-        first = next(a for a, spec in zip(args, self.args) if isinstance(spec, VectorArg))
-        if not isinstance(first, Array):
-            raise TypeError(f"ElementwiseKernel '{self.name}': argument '{self.args[0].name}' must be an "
-                            f"mncl.array.Array")
         if range is not None or slice is not None:
             raise NotImplementedError(f"ElementwiseKernel '{self.name}': range= and slice= are not supported")
-        queue = queue or first.queue
+        first, call = call_args(f"ElementwiseKernel '{self.name}'", args, self.args)
         n = first.size
-        call = []
-        for a, spec in zip(args, self.args):
-            if isinstance(spec, VectorArg):
-                if not isinstance(a, Array):
-                    raise TypeError(f"ElementwiseKernel '{self.name}': argument '{spec.name}' must be an "
-                                    f"mncl.array.Array, got {type(a).__name__}")
-                call.append(a.data)
-            else:
-                call.append(np.asarray(a, spec.dtype)[()])
-        call.append(np.int64(n))
         if n == 0:
             return None
-        return self.kernel(queue, (n,), None, *call, wait_for=wait_for)
+        return self.kernel(queue or first.queue, (n,), None, *call, np.int64(n), wait_for=wait_for)

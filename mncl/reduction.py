@@ -16,14 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from .program import Program
-from .tools import ScalarArg, VectorArg, c_type, parse_arg_list
+from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 
 PARTS = 64
 
 
 def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
-    params = ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
-                       else f"{c_type(a.dtype)} {a.name}" for a in args)
+    params = c_params(args)
     sep = ", " if params else ""
     return f"""{preamble}
 #define MNCL_REDUCE(a, b) ({reduce_expr})
@@ -74,24 +73,11 @@ class ReductionKernel:
 
     def __call__(self, *args, queue=None, wait_for=None, return_event=False, out=None, range=None, slice=None,
                  **kwargs):
-        from .array import Array, empty
-        if len(args) != len(self.args):
-            raise TypeError(f"ReductionKernel '{self.name}' takes {len(self.args)} arguments, got {len(args)}")
+        from .array import empty
         if range is not None or slice is not None:
             raise NotImplementedError(f"ReductionKernel '{self.name}': range= and slice= are not supported")
-        first = next(a for a, spec in zip(args, self.args) if isinstance(spec, VectorArg))
-        if not isinstance(first, Array):
-            raise TypeError(f"ReductionKernel '{self.name}': array arguments must be mncl.array.Array")
+        first, call = call_args(f"ReductionKernel '{self.name}'", args, self.args)
         queue = queue or first.queue
-        call = []
-        for a, spec in zip(args, self.args):
-            if isinstance(spec, VectorArg):
-                if not isinstance(a, Array):
-                    raise TypeError(f"ReductionKernel '{self.name}': argument '{spec.name}' must be an "
-                                    f"mncl.array.Array, got {type(a).__name__}")
-                call.append(a.data)
-            else:
-                call.append(np.asarray(a, spec.dtype)[()])
         n = first.size
         share = max(1, -(-n // PARTS))
         parts = empty(queue, (PARTS,), self.dtype_out)

@@ -24,25 +24,21 @@ _NAMES = {np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar", np.dtype(np.in
 
 
 @dataclass(frozen=True)
-class VectorArg:
+class _Arg:
+    dtype: np.dtype
+    name: str
+
+    def __init__(self, dtype, name, **kwargs):
+        object.__setattr__(self, "dtype", np.dtype(dtype))
+        object.__setattr__(self, "name", name)
+
+
+class VectorArg(_Arg):
     """A __global pointer argument: an mncl.array.Array at the call."""
-    dtype: np.dtype
-    name: str
-
-    def __init__(self, dtype, name, **kwargs):
-        object.__setattr__(self, "dtype", np.dtype(dtype))
-        object.__setattr__(self, "name", name)
 
 
-@dataclass(frozen=True)
-class ScalarArg:
+class ScalarArg(_Arg):
     """A by-value argument."""
-    dtype: np.dtype
-    name: str
-
-    def __init__(self, dtype, name, **kwargs):
-        object.__setattr__(self, "dtype", np.dtype(dtype))
-        object.__setattr__(self, "name", name)
 
 
 def c_type(dtype) -> str:
@@ -77,6 +73,31 @@ def parse_arg_list(arguments) -> list:
             raise ValueError(f"argument {part!r}: unknown type {tname!r} (known: {', '.join(sorted(_C_TYPES))})")
         out.append((VectorArg if star else ScalarArg)(_C_TYPES[tname], name))
     return out
+
+
+def c_params(args) -> str:
+    """The C parameter list of a generated kernel's arguments."""
+    return ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
+                     else f"{c_type(a.dtype)} {a.name}" for a in args)
+
+
+def call_args(what: str, args, specs) -> tuple:
+    """(the first array argument, the kernel arguments) of a generated kernel's call: Arrays as their
+    buffers, scalars converted to their declared dtype; a wrong count or kind is a TypeError
+    naming `what` and the argument."""
+    from .array import Array
+    if len(args) != len(specs):
+        raise TypeError(f"{what} takes {len(specs)} arguments, got {len(args)}")
+    first, out = None, []
+    for a, spec in zip(args, specs):
+        if isinstance(spec, VectorArg):
+            if not isinstance(a, Array):
+                raise TypeError(f"{what}: argument '{spec.name}' must be an mncl.array.Array, got {type(a).__name__}")
+            first = first or a
+            out.append(a.data)
+        else:
+            out.append(np.asarray(a, spec.dtype)[()])
+    return first, out
 
 
 def get_test_platforms_and_devices():
