@@ -131,12 +131,17 @@ def _type_names(t: int) -> str:
 
 
 def get_platforms() -> list:
-    """The installed platforms: one, MNCL (created on first use)."""
+    """The installed platforms: one, MNCL (created on first use): the emulator device first, or the
+    CPU device first when MNCL_DEVICE=cpu."""
     with _lock:
         if not _platforms:
+            import os
             from .cpu import CpuDevice
             emu = _default_emulator()
-            _platforms.append(Platform(([emu] if emu else []) + [CpuDevice()]))
+            devices = ([emu] if emu else []) + [CpuDevice()]
+            if (os.environ.get("MNCL_DEVICE") or "").strip().lower() == "cpu":
+                devices.reverse()          # scripts that take platform 0, device 0 get the CPU device
+            _platforms.append(Platform(devices))
         return list(_platforms)
 
 
