@@ -92,3 +92,15 @@ def test_argument_lists():
                     VectorArg(np.float64, "y")]
     with pytest.raises(ValueError, match="unknown type 'float4'"):
         parse_arg_list("float4 *v")
+
+
+def test_clmath_on_arrays(queue):
+    import mncl.clmath as clmath
+    x = np.linspace(-0.9, 0.9, 64).astype(np.float32)
+    a = cla.to_device(queue, x)
+    for name, ref in (("sin", np.sin), ("exp", np.exp), ("atan", np.arctan), ("asin", np.arcsin), ("fabs", np.abs)):
+        got = getattr(clmath, name)(a).get()
+        np.testing.assert_allclose(got, ref(x.astype(np.float64)).astype(np.float32), rtol=2e-7, atol=1e-7, err_msg=name)
+    np.testing.assert_allclose(clmath.atan2(a, 0.5).get(), np.arctan2(x, np.float32(0.5)), rtol=2e-7)
+    i = cla.to_device(queue, np.arange(4, dtype=np.int32))
+    assert clmath.sqrt(i).dtype == np.float64
