@@ -104,3 +104,24 @@ def test_clmath_on_arrays(queue):
     np.testing.assert_allclose(clmath.atan2(a, 0.5).get(), np.arctan2(x, np.float32(0.5)), rtol=2e-7)
     i = cla.to_device(queue, np.arange(4, dtype=np.int32))
     assert clmath.sqrt(i).dtype == np.float64
+
+
+def test_scans(queue):
+    from mncl.scan import ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel
+    ctx = queue.context
+    x = np.random.default_rng(3).integers(-5, 9, 1000).astype(np.int32)
+    a = cla.to_device(queue, x)
+    inc = InclusiveScanKernel(ctx, np.int32, "a+b")
+    np.testing.assert_array_equal(inc(a.copy()).get(), np.cumsum(x))
+    exc = ExclusiveScanKernel(ctx, np.int32, "a+b", "0")
+    out = cla.empty_like(a)
+    exc(a, out)
+    np.testing.assert_array_equal(out.get(), np.concatenate([[0], np.cumsum(x)[:-1]]))
+    mx = InclusiveScanKernel(ctx, np.int32, "max(a, b)", neutral="-2147483647-1", name_prefix="runmax")
+    np.testing.assert_array_equal(mx(a.copy()).get(), np.maximum.accumulate(x))
+    # stream compaction, as PyOpenCL's copy_if: the positives, in order
+    kept = cla.zeros(queue, x.size, np.int32)
+    compact = GenericScanKernel(ctx, np.int32, "__global int *x, __global int *out", "x[i] > 0 ? 1 : 0", "a+b", "0",
+                                "if (prev_item != item) out[prev_item] = x[i]", name_prefix="compact")
+    compact(a, kept)
+    np.testing.assert_array_equal(kept.get()[:(x > 0).sum()], x[x > 0])
