@@ -125,3 +125,30 @@ def test_scans(queue):
                                 "if (prev_item != item) out[prev_item] = x[i]", name_prefix="compact")
     compact(a, kept)
     np.testing.assert_array_equal(kept.get()[:(x > 0).sum()], x[x > 0])
+
+
+def test_philox_reference_matches_random123s_known_answers():
+    from mncl.clrandom import philox4x32_10
+    kat = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+           ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+           ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    for c, k, want in kat:
+        assert tuple(int(v) for v in philox4x32_10(np.array(c), np.array(k))[0]) == want
+
+
+def test_clrandom_bits_uniform_normal(queue):
+    import mncl.clrandom as clrandom
+    from mncl.clrandom import philox4x32_10
+    gen = clrandom.PhiloxGenerator(queue.context, key=(0x12345678, 0x9ABCDEF0), counter=(5, 0, 7, 9))
+    bits = gen.random_bits(queue, (1003,)).get()
+    items = -(-1003 // 4)
+    ctr = np.stack([5 + np.arange(items), np.zeros(items), np.full(items, 7), np.full(items, 9)], axis=1)
+    np.testing.assert_array_equal(bits, philox4x32_10(ctr, np.array([0x12345678, 0x9ABCDEF0])).ravel()[:1003])
+    assert gen.offset == 5 + items                                      # the next call continues the stream
+    u = gen.uniform(queue, (4000,), np.float32).get()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    z = gen.normal(queue, (4001,), np.float32, mu=1.0, sigma=2.0).get()
+    assert abs(z.mean() - 1.0) < 0.1 and abs(z.std() - 2.0) < 0.1
+    r = clrandom.rand(queue, (50,), np.float32, a=-1, b=1).get()
+    assert r.shape == (50,) and (-1 <= r).all() and (r < 1).all()
