@@ -152,3 +152,29 @@ def test_clrandom_bits_uniform_normal(queue):
     assert abs(z.mean() - 1.0) < 0.1 and abs(z.std() - 2.0) < 0.1
     r = clrandom.rand(queue, (50,), np.float32, a=-1, b=1).get()
     assert r.shape == (50,) and (-1 <= r).all() and (r < 1).all()
+
+
+def test_algorithm_copy_if_partition_unique(queue):
+    from mncl import algorithm
+    x = np.random.default_rng(4).integers(-5, 6, 500).astype(np.int32)
+    a = cla.to_device(queue, x)
+    out, count, _ = algorithm.copy_if(a, "ary[i] > 0")
+    k = int(count.get())
+    assert k == (x > 0).sum() and np.array_equal(out.get()[:k], x[x > 0])
+    out, count, _ = algorithm.remove_if(a, "ary[i] > lim", extra_args=[("lim", np.int32(2))])
+    k = int(count.get())
+    assert np.array_equal(out.get()[:k], x[~(x > 2)])
+    t, f, count, _ = algorithm.partition(a, "ary[i] % 2 == 0")
+    k = int(count.get())
+    assert np.array_equal(t.get()[:k], x[x % 2 == 0]) and np.array_equal(f.get()[:x.size - k], x[x % 2 != 0])
+    s = np.sort(x)
+    u, count, _ = algorithm.unique(cla.to_device(queue, s))
+    assert np.array_equal(u.get()[:int(count.get())], np.unique(s))
+
+
+def test_characterize():
+    from mncl import characterize
+    emu, cpu = cl.get_device("emulator", "tiny"), cl.get_device("cpu")
+    assert characterize.get_simd_group_size(emu, 4) == 8 and characterize.get_simd_group_size(cpu, 4) is None
+    assert characterize.local_memory_size(cpu) > 0
+    assert isinstance(characterize.has_double_support(emu), bool)
