@@ -12,7 +12,7 @@ from .backend import DeviceDescription, Launch
 from .constants import (build_status, command_execution_status, command_queue_info,
                         command_queue_properties, command_type, context_info, device_fp_config, device_info,
                         device_type, event_info, kernel_arg_address_qualifier, kernel_arg_info,
-                        kernel_info, kernel_work_group_info, map_flags, mem_flags, mem_info,
+                        kernel_info, kernel_work_group_info, map_flags, mem_flags, mem_info, mem_object_type,
                         platform_info, profiling_info, program_build_info, program_info)
 from .context import Context, create_some_context, get_device
 from .errors import Error, LogicError, MemoryError, RuntimeError, status_code

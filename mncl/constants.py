@@ -154,6 +154,17 @@ class mem_info(_Enum):
     OFFSET = 0x1108
 
 
+class mem_object_type(_Enum):
+    BUFFER = 0x10F0
+    IMAGE2D = 0x10F1
+    IMAGE3D = 0x10F2
+    IMAGE2D_ARRAY = 0x10F3
+    IMAGE1D = 0x10F4
+    IMAGE1D_ARRAY = 0x10F5
+    IMAGE1D_BUFFER = 0x10F6
+    PIPE = 0x10F7
+
+
 class program_info(_Enum):
     REFERENCE_COUNT = 0x1160
     CONTEXT = 0x1161

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .checks import as_int, check_context
-from .constants import mem_flags, mem_info
+from .constants import mem_flags, mem_info, mem_object_type
 from .errors import make_error, raise_error, status_code
 
 _ACCESS = mem_flags.READ_WRITE | mem_flags.READ_ONLY | mem_flags.WRITE_ONLY
@@ -120,7 +120,7 @@ class Buffer:
         self._live("Buffer.get_info")
         table = {mem_info.SIZE: self.size, mem_info.FLAGS: self.flags, mem_info.CONTEXT: self.context,
                  mem_info.HOST_PTR: self.hostbuf, mem_info.OFFSET: 0, mem_info.MAP_COUNT: 0,
-                 mem_info.REFERENCE_COUNT: 1, mem_info.TYPE: 0x10F0}
+                 mem_info.REFERENCE_COUNT: 1, mem_info.TYPE: mem_object_type.BUFFER}
         if not isinstance(param, int) or param not in table:
             raise_error("Buffer.get_info", status_code.INVALID_VALUE, f"unknown mem_info {param!r}")
         return table[param]

@@ -178,3 +178,8 @@ def test_characterize():
     assert characterize.get_simd_group_size(emu, 4) == 8 and characterize.get_simd_group_size(cpu, 4) is None
     assert characterize.local_memory_size(cpu) > 0
     assert isinstance(characterize.has_double_support(emu), bool)
+
+
+def test_a_buffers_object_type(queue):
+    b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 64)
+    assert b.get_info(cl.mem_info.TYPE) == cl.mem_object_type.BUFFER == 0x10F0
