@@ -7,10 +7,13 @@ lower-case attributes PyOpenCL derives from it (``dev.max_work_group_size``).
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from .constants import command_queue_properties, device_info, device_type, platform_info
 from .errors import make_error, raise_error, status_code
+
+_CPU = device_type.CPU
 
 _lock = threading.Lock()
 _platforms: list = []
@@ -105,6 +108,9 @@ class Platform:
             raise_error("Platform.get_devices", status_code.INVALID_DEVICE_TYPE,
                         f"device_type must be device_type bits (an int), not {type(device_type).__name__}")
         found = [d for d in self._devices if d.type & device_type]
+        if (os.environ.get("MNCL_DEVICE") or "").strip().lower() == "cpu":
+            # the CPU device first: scripts that take platform 0's device 0 (PyOpenCL's examples) get it
+            found.sort(key=lambda d: not d.type & _CPU)
         if not found:
             raise_error("Platform.get_devices", status_code.DEVICE_NOT_FOUND,
                         f"no device of type {_type_names(device_type)} on platform '{self.name}' "
@@ -131,17 +137,12 @@ def _type_names(t: int) -> str:
 
 
 def get_platforms() -> list:
-    """The installed platforms: one, MNCL (created on first use): the emulator device first, or the
-    CPU device first when MNCL_DEVICE=cpu."""
+    """The installed platforms: one, MNCL (created on first use)."""
     with _lock:
         if not _platforms:
-            import os
             from .cpu import CpuDevice
             emu = _default_emulator()
-            devices = ([emu] if emu else []) + [CpuDevice()]
-            if (os.environ.get("MNCL_DEVICE") or "").strip().lower() == "cpu":
-                devices.reverse()          # scripts that take platform 0, device 0 get the CPU device
-            _platforms.append(Platform(devices))
+            _platforms.append(Platform(([emu] if emu else []) + [CpuDevice()]))
         return list(_platforms)
 
 

@@ -25,7 +25,8 @@ def code_of(excinfo):
 
 
 # -- platforms, devices, contexts ---------------------------------------------------
-def test_platform_and_device_info():
+def test_platform_and_device_info(monkeypatch):
+    monkeypatch.delenv("MNCL_DEVICE", raising=False)     # the default order (MNCL_DEVICE=cpu puts the CPU first)
     (p,) = cl.get_platforms()
     emu, d = p.get_devices()[:2]
     assert emu.type == cl.device_type.ACCELERATOR and "emulator" in emu.name
@@ -325,7 +326,8 @@ def test_wait_for_across_queues(env):
     np.testing.assert_array_equal(out, big)
 
 
-def test_mncl_info_cli():
+def test_mncl_info_cli(monkeypatch):
+    monkeypatch.delenv("MNCL_DEVICE", raising=False)
     r = CliRunner().invoke(cli_main, ["info", "-l"])
     assert r.exit_code == 0 and r.output.startswith("Platform #0: MNCL\n") and "Device #0: MN-Core 2 (emulator" in r.output and "mncl-cpu" in r.output
     r = CliRunner().invoke(cli_main, ["info"])
