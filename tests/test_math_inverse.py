@@ -94,3 +94,20 @@ def test_a_nan_and_a_negative_zero_survive_narrowing_from_double(ctxq):
     assert np.isnan(got[[0, 2, 5]]).all()
     assert np.array_equal(got[[1, 3, 4]], np.arctan2(x[[1, 3, 4]].astype(np.float64), 1.0).astype(np.float32))
     assert np.array_equal(got[6:], [0, 0, 0]) and np.array_equal(np.signbit(got[6:]), [True, False, True])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float", "double"])
+def test_logb_and_fdim(ctxq, dtype):
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.uniform(-1e6, 1e6, 500), 2.0 ** rng.integers(-120, 120, 100),
+                        [0., -0., 1., -1., 0.75, np.inf, -np.inf, np.nan, 2.0 ** -126]]).astype(dtype)
+    y = np.concatenate([rng.uniform(-1e6, 1e6, 600), [1., -1., 1., 2., 0., 1., np.inf, 1., 0.]]).astype(dtype)
+    got = run(ctxq, "x[i] = logb(x[i]);", [x], dtype)
+    with np.errstate(all="ignore"):
+        want = np.where(np.isnan(x), np.nan, np.where(x == 0, -np.inf, np.where(np.isinf(x), np.inf,
+                        np.floor(np.log2(np.abs(x.astype(np.float64)))))))
+    assert np.array_equal(got, want.astype(dtype), equal_nan=True)
+    got = run(ctxq, "x[i] = fdim(x[i], y[i]);", [x, y], dtype)
+    with np.errstate(all="ignore"):
+        want = np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0)).astype(dtype)
+    assert np.array_equal(got, want, equal_nan=True) and not np.signbit(got[got == 0]).any()

@@ -948,6 +948,22 @@ def _cbrt_lanes(D, ax, acc):                           # odd: e^(log|x| / 3), th
     return D.put(D.ge_i(ax, INF), INF, y)
 
 
+def _logb_lanes(D, x, acc):
+    """The unbiased exponent of |x| as a float (x widened from float is normal in fp64); logb(+-0)
+    = -inf, logb(+-inf) = +inf (NaN: the caller's)."""
+    ax = D.abs(x)
+    e = D.ia("ditof", D.ia("lsub", D.ia("ulsr", ax, 52), 1023))
+    e = D.put(D.is_zero(x), _bits(float("-inf")), e)
+    return D.put(D.ge_i(ax, INF), INF, e)
+
+
+def _fdim_lanes(D, x, y, acc):
+    """x - y where x > y, else +0; NaN in: NaN."""
+    r = D.sel(D.ge_f(y, x), 0.0, D.sub(x, y))
+    r = D.put(D.is_nan(x), QNAN, r)
+    return D.put(D.is_nan(y), QNAN, r)
+
+
 UNARY = {
     "exp": (_exp_lanes("e"), False), "exp2": (_exp_lanes("2"), False), "exp10": (_exp_lanes("10"), False),
     "expm1": (_expm1_lanes, False),
@@ -959,9 +975,9 @@ UNARY = {
     "atanpi": (_per_pi(_atan_lanes), True), "asinpi": (_per_pi(_asin_lanes), True),
     "acospi": (_per_pi(_acos_lanes), False),
     "asinh": (_asinh_lanes, True), "acosh": (_acosh_lanes, False), "atanh": (_atanh_lanes, True),
-    "cbrt": (_cbrt_lanes, True),
+    "cbrt": (_cbrt_lanes, True), "logb": (_logb_lanes, False),
 }
-LIBM_FLOAT = {"atanf": "atan", "asinf": "asin", "acosf": "acos", "atan2f": "atan2", "asinhf": "asinh",
+LIBM_FLOAT = {"logbf": "logb", "fdimf": "fdim", "atanf": "atan", "asinf": "asin", "acosf": "acos", "atan2f": "atan2", "asinhf": "asinh",
               "acoshf": "acosh", "atanhf": "atanh", "cbrtf": "cbrt", "tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
               "powf": "pow", "expf": "exp", "exp2f": "exp2", "logf": "log", "log2f": "log2",
               "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign",
@@ -1081,6 +1097,8 @@ def lower_math(em, name: str, ty: str, args: list):
         return _binary(em, ty, args[0], args[1], _pow_lanes, _pow_keep32)
     if name == "hypot":
         return _binary(em, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
+    if name == "fdim":
+        return _binary(em, ty, args[0], args[1], _fdim_lanes)
     if name in ("atan2", "atan2pi"):
         return _binary(em, ty, args[0], args[1], _atan2_lanes if name == "atan2" else _atan2pi_lanes)
     return None
