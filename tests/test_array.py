@@ -183,3 +183,16 @@ def test_characterize():
 def test_a_buffers_object_type(queue):
     b = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, 64)
     assert b.get_info(cl.mem_info.TYPE) == cl.mem_object_type.BUFFER == 0x10F0
+
+
+def test_bitonic_sort(queue):
+    from mncl.bitonic_sort import BitonicSort
+    x = np.random.default_rng(6).standard_normal(256).astype(np.float32)
+    a = cla.to_device(queue, x)
+    idx = cla.arange(queue, 256, dtype=np.int32)
+    out, ev = BitonicSort(queue.context)(a, idx=idx)
+    assert out is a and ev is not None
+    np.testing.assert_array_equal(a.get(), np.sort(x))
+    np.testing.assert_array_equal(x[idx.get()], np.sort(x))
+    with pytest.raises(ValueError, match="power of two"):
+        BitonicSort(queue.context)(cla.to_device(queue, x[:100]))
