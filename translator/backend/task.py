@@ -1226,35 +1226,35 @@ class TaskCompiler:
     def b_mn_swap_lanes(self, n, args, want, tag=None):
         """The two 32-bit lanes of every long word exchanged (mnfloat8, mnint8): 3 ALU steps.  What
         a layout with two cells in a long word needs where the cells' neighbours cross lanes."""
-        self.nargs(n, args, 1)
-        v = self.vec_expr(args[0], want)
-        if v.vt.name not in ("mnfloat8", "mnint8"):
-            raise TaskError(n, "mn_swap_lanes takes an mnfloat8 or an mnint8")
-        k = self.consts(32, n)
-        t, u = self.temp(1, n), self.temp(1, n)
-        self.emit(f"ulsr {v.loc.operand()} {k.operand()} {t.operand()}", "alu", [v.loc, k], [t])
-        self.emit(f"llsl {v.loc.operand()} {k.operand()} {u.operand()}", "alu", [v.loc, k], [u])
+        v = self.two_lanes(n, args, want, "mn_swap_lanes")
+        t, u = self.shift32(v, "ulsr", n), self.shift32(v, "llsl", n)
         self.emit(f"lor {t.operand()} {u.operand()} {t.operand()}", "alu", [t, u], [t])
         return V(v.vt, t)
 
     def b_mn_lanes_up(self, n, args, want, tag=None):
-        return self.lane_shift(n, args, want, "llsl", "mn_lanes_up")
+        """Lane 1 of every long word into lane 0, lane 1 zero (lane 0 is the most significant)."""
+        v = self.two_lanes(n, args, want, "mn_lanes_up")
+        return V(v.vt, self.shift32(v, "llsl", n))
 
     def b_mn_lanes_down(self, n, args, want, tag=None):
-        return self.lane_shift(n, args, want, "ulsr", "mn_lanes_down")
+        """Lane 0 of every long word into lane 1, lane 0 zero."""
+        v = self.two_lanes(n, args, want, "mn_lanes_down")
+        return V(v.vt, self.shift32(v, "ulsr", n))
 
-    def lane_shift(self, n, args, want, mne, name):
-        """mn_lanes_up: lane 1 of every long word into lane 0, lane 1 zero; mn_lanes_down: lane 0
-        into lane 1, lane 0 zero (mnfloat8, mnint8; lane 0 is the most significant): one ALU step,
-        a 32-bit shift of the long word."""
+    def two_lanes(self, n, args, want, name) -> V:
+        """The one argument of a lane builtin: an mnfloat8 or mnint8 (two 32-bit lanes a long word)."""
         self.nargs(n, args, 1)
         v = self.vec_expr(args[0], want)
         if v.vt.name not in ("mnfloat8", "mnint8"):
             raise TaskError(n, f"{name} takes an mnfloat8 or an mnint8")
+        return v
+
+    def shift32(self, v: V, mne, n) -> Loc:
+        """v's long words shifted by 32 bits (llsl: up, ulsr: down) into a temporary: one ALU step."""
         k = self.consts(32, n)
         t = self.temp(1, n)
         self.emit(f"{mne} {v.loc.operand()} {k.operand()} {t.operand()}", "alu", [v.loc, k], [t])
-        return V(v.vt, t)
+        return t
 
     def b_mn_split_cycles(self, n, args, want, tag=None):
         """mn_split_cycles(arr, i, stride, v): arr[i + c * stride] = cycle c's long word of v."""
