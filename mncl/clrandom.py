@@ -127,27 +127,27 @@ class PhiloxGenerator:
         return self._bits(queue, n).reshape(shape) if n else empty(queue, shape, np.uint32)
 
     def uniform(self, queue, shape, dtype=np.float32, a=0.0, b=1.0, **kwargs) -> Array:
-        dtype = np.dtype(dtype)
-        if dtype != np.float32:
-            raise NotImplementedError("mncl.clrandom: float32 so far")
-        n = int(np.prod(shape))
-        out = empty(queue, shape, dtype)
+        out, n = self._floats(queue, shape, dtype)
         if n:
             bits = self._bits(queue, n)
             self.program.uniform_f(queue, (n,), None, bits.data, out.data, np.int64(n), np.float32(a), np.float32(b))
         return out
 
     def normal(self, queue, shape, dtype=np.float32, mu=0.0, sigma=1.0, **kwargs) -> Array:
-        dtype = np.dtype(dtype)
-        if dtype != np.float32:
-            raise NotImplementedError("mncl.clrandom: float32 so far")
-        n = int(np.prod(shape))
-        out = empty(queue, shape, dtype)
+        out, n = self._floats(queue, shape, dtype)
         if n:
             bits = self._bits(queue, n + (n & 1))
             self.program.normal_f(queue, (-(-n // 2),), None, bits.data, out.data, np.int64(n),
                                   np.float32(mu), np.float32(sigma))
         return out
+
+    @staticmethod
+    def _floats(queue, shape, dtype) -> tuple:
+        """(the output Array, its size) of uniform / normal, which make float32 so far."""
+        if np.dtype(dtype) != np.float32:
+            raise NotImplementedError("mncl.clrandom: float32 so far")
+        out = empty(queue, shape, np.float32)
+        return out, out.size
 
 
 _generators = {}

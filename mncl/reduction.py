@@ -21,25 +21,32 @@ from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 PARTS = 64
 
 
-def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
-    params = c_params(args)
+def fold_shares(kernel, t, neutral, fold, item, params, out) -> str:
+    """The OpenCL C of a kernel whose work-item p folds (macro `fold`, from `neutral`) the items
+    (macro `item` at index i) of the p-th contiguous share of 0 .. n-1 into out[p]: the first
+    launch of a reduction and of a scan."""
     sep = ", " if params else ""
-    return f"""{preamble}
-#define MNCL_REDUCE(a, b) ({reduce_expr})
-#define MNCL_MAP(i) ({map_expr})
-
-__kernel void {name}_parts({params}{sep}long n, long share, __global {out_t} *parts)
+    return f"""__kernel void {kernel}({params}{sep}long n, long share, __global {t} *{out})
 {{
     long p = get_global_id(0);
     long lo = p * share;
     long hi = lo + share < n ? lo + share : n;
-    {out_t} acc = ({out_t})({neutral});
+    {t} acc = ({t})({neutral});
     for (long i = lo; i < hi; i++) {{
-        {out_t} b = MNCL_MAP(i);
-        acc = MNCL_REDUCE(acc, b);
+        {t} b = {item}(i);
+        acc = {fold}(acc, b);
     }}
-    parts[p] = acc;
-}}
+    {out}[p] = acc;
+}}"""
+
+
+def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
+    params = c_params(args)
+    return f"""{preamble}
+#define MNCL_REDUCE(a, b) ({reduce_expr})
+#define MNCL_MAP(i) ({map_expr})
+
+{fold_shares(name + "_parts", out_t, neutral, "MNCL_REDUCE", "MNCL_MAP", params, "parts")}
 
 __kernel void {name}_total(__global const {out_t} *parts, int count, __global {out_t} *out)
 {{

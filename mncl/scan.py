@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .program import Program
+from .reduction import fold_shares
 from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 
 SHARES = 64
@@ -30,16 +31,7 @@ def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, pre
 #define MNCL_SCAN(a, b) ({scan_expr})
 #define MNCL_INPUT(i) ({input_expr})
 
-__kernel void {name}_shares({params}{sep}long n, long share, __global {t} *totals)
-{{
-    long s = get_global_id(0);
-    long lo = s * share;
-    long hi = lo + share < n ? lo + share : n;
-    {t} acc = ({t})({neutral});
-    for (long i = lo; i < hi; i++)
-        acc = MNCL_SCAN(acc, MNCL_INPUT(i));
-    totals[s] = acc;
-}}
+{fold_shares(name + "_shares", t, neutral, "MNCL_SCAN", "MNCL_INPUT", params, "totals")}
 
 __kernel void {name}_carries(__global {t} *totals, int count)
 {{
