@@ -836,7 +836,6 @@ PIO6_HI, PIO6_LO = _split(_C.divide(_PI, 6), 53)
 PIO2_HI, PIO2_LO = _split(_PIO2, 53)
 PIO4 = float(_C.divide(_PI, 4))
 PI_HI, PI_LO = _split(_PI, 53)
-INV_PI = float(_C.divide(1, _PI))
 
 
 def _atan_core(D: _D, t, acc):
@@ -904,16 +903,6 @@ def _acos_lanes(D, x, acc):                            # acos x = 2 atan(sqrt((1
     return D.put(D.ge_i(ax, ONE + 1), QNAN, r)           # |x| > 1
 
 
-def _per_pi(fn):
-    def lanes(D, x, acc):
-        return D.mul(fn(D, x, acc), INV_PI)
-    return lanes
-
-
-def _atan2pi_lanes(D, y, x, acc):
-    return D.mul(_atan2_lanes(D, y, x, acc), INV_PI)
-
-
 def _asinh_lanes(D, ax, acc):                          # odd: log1p(a + a^2 / (1 + sqrt(1 + a^2)))
     a = D.ia("dmin", ax, 2.0 ** 500)
     a2 = D.mul(a, a)
@@ -972,8 +961,6 @@ UNARY = {
     "tanh": (_tanh_lanes, True), "sinh": (_sinh_lanes, True), "cosh": (_cosh_lanes, False),
     "log1p": (_log1p_lanes, False),
     "atan": (_atan_lanes, True), "asin": (_asin_lanes, True), "acos": (_acos_lanes, False),
-    "atanpi": (_per_pi(_atan_lanes), True), "asinpi": (_per_pi(_asin_lanes), True),
-    "acospi": (_per_pi(_acos_lanes), False),
     "asinh": (_asinh_lanes, True), "acosh": (_acosh_lanes, False), "atanh": (_atanh_lanes, True),
     "cbrt": (_cbrt_lanes, True), "logb": (_logb_lanes, False),
 }
@@ -1099,6 +1086,6 @@ def lower_math(em, name: str, ty: str, args: list):
         return _binary(em, ty, args[0], args[1], _hypot_lanes, _hypot_keep32)
     if name == "fdim":
         return _binary(em, ty, args[0], args[1], _fdim_lanes)
-    if name in ("atan2", "atan2pi"):
-        return _binary(em, ty, args[0], args[1], _atan2_lanes if name == "atan2" else _atan2pi_lanes)
+    if name == "atan2":
+        return _binary(em, ty, args[0], args[1], _atan2_lanes)
     return None
