@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from samples.features import checks, fused, plain, reference as ref  # noqa: E402
-from samples.features.run import BYTES_PER_PIXEL, FLOPS_PER_PIXEL   # noqa: E402
+from samples.features.run import tighter_roofline                 # noqa: E402
 
 
 def skimage_wall(image, frames: int) -> float:
@@ -39,28 +39,36 @@ def skimage_wall(image, frames: int) -> float:
     return time.perf_counter() - t0
 
 
+def agrees(R, corners, R_ref, want) -> bool:
+    """R and the corners pass samples/features/checks.py against scikit-image's."""
+    return all(c.passed for c in checks.response(R, R_ref)) and checks.corners(corners, want, R_ref)[0].passed
+
+
+def figures(summary, cycles, dram, wall, pixels_run, frames_run, frames) -> dict:
+    """A form's figures for the workload of `frames` frames from what it ran (cycles, DRAM bytes and
+    wall time over frames_run frames of pixels_run pixels in all; summary: one launch's profile)."""
+    clock = summary["cycles"] / summary["time_s"]
+    t = cycles / clock
+    mps = pixels_run / t / 1e6
+    tight = tighter_roofline(summary["roofline"])[0]
+    return {"time_s": t * frames / frames_run, "mps": mps, "roof_pct": 100 * mps * 1e6 / tight,
+            "dram_px": dram / pixels_run, "wall_frame": wall / frames_run, "tight_mps": tight / 1e6}
+
+
 def measure_plain(image, measure: int, frames: int, machine: str) -> dict:
     solver = plain.PlainHarris("emulator", machine)
     R_ref = ref.response(image)
     want = ref.corners(R_ref)
     cycles = wall = dram = 0.0
-    summ = None
     for _ in range(measure):
         res = solver.run(image)
-        ok = all(c.passed for c in checks.response(res.R, R_ref)) and checks.corners(res.corners, want, R_ref)[0].passed
-        if not ok:
+        if not agrees(res.R, res.corners, R_ref, want):
             raise RuntimeError("the plain form's corners differ from scikit-image's")
         summ = [ev.stats.summary() for ev in res.events]
         cycles += sum(s["cycles"] for s in summ)
         dram += sum(s["dram_bytes"] for s in summ)
         wall += res.wall_s
-    roof = summ[0]["roofline"]
-    clock = summ[0]["cycles"] / summ[0]["time_s"]
-    t_frame = cycles / measure / clock
-    mps = image.size / t_frame / 1e6
-    tight = min(roof["dram_bytes_per_s"] / BYTES_PER_PIXEL, roof["peak_flop_rate_f32_vector"] / FLOPS_PER_PIXEL)
-    return {"time_s": t_frame * frames, "mps": mps, "roof_pct": 100 * mps * 1e6 / tight,
-            "dram_px": dram / measure / image.size, "wall_frame": wall / measure, "tight_mps": tight / 1e6}
+    return figures(summ[0], cycles, dram, wall, image.size * measure, measure, frames)
 
 
 def measure_fused(image, frames: int, machine: str) -> dict:
@@ -73,20 +81,14 @@ def measure_fused(image, frames: int, machine: str) -> dict:
         n = min(solver.nf, frames - done)
         res = solver.run(np.broadcast_to(image, (n,) + image.shape))
         for f in range(n):
-            if not (all(c.passed for c in checks.response(res.R[f], R_ref))
-                    and checks.corners(res.corners[f], want, R_ref)[0].passed):
+            if not agrees(res.R[f], res.corners[f], R_ref, want):
                 raise RuntimeError(f"the fused form's frame {done + f} differs from scikit-image's")
         s = res.events[0].stats.summary()
         cycles += s["cycles"]
         dram += s["dram_bytes"]
         wall += res.wall_s
         done += n
-        roof, clock = s["roofline"], s["cycles"] / s["time_s"]
-    t = cycles / clock
-    mps = image.size * frames / t / 1e6
-    tight = min(roof["dram_bytes_per_s"] / BYTES_PER_PIXEL, roof["peak_flop_rate_f32_vector"] / FLOPS_PER_PIXEL)
-    return {"time_s": t, "mps": mps, "roof_pct": 100 * mps * 1e6 / tight, "dram_px": dram / (image.size * frames),
-            "wall_frame": wall / frames, "tight_mps": tight / 1e6}
+    return figures(s, cycles, dram, wall, image.size * frames, frames, frames)
 
 
 def main(argv=None) -> int:

@@ -43,6 +43,15 @@ BYTES_PER_PIXEL = 8.125
 FLOPS_PER_PIXEL = 129
 
 
+def tighter_roofline(roof: dict) -> tuple:
+    """(pixels/s, its name, the DRAM roofline, the fp32-vector one) from a profile summary's
+    "roofline": the tighter of the two bounds for this pipeline."""
+    dram_px = roof["dram_bytes_per_s"] / BYTES_PER_PIXEL
+    flop_px = roof["peak_flop_rate_f32_vector"] / FLOPS_PER_PIXEL
+    tight, which = min((dram_px, "DRAM"), (flop_px, "fp32 vector"))
+    return tight, which, dram_px, flop_px
+
+
 def parse(argv):
     ap = argparse.ArgumentParser(prog="samples/features/run.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -84,9 +93,7 @@ def table(res_events, frames, pixels, wall_s) -> list:
     sums = [s.summary() for s in stats]
     t = sum(s["time_s"] for s in sums)
     roof = sums[0]["roofline"]
-    dram_px = roof["dram_bytes_per_s"] / BYTES_PER_PIXEL
-    flop_px = roof["peak_flop_rate_f32_vector"] / FLOPS_PER_PIXEL
-    tight, which = min((dram_px, "DRAM"), (flop_px, "fp32 vector"))
+    tight, which, dram_px, flop_px = tighter_roofline(roof)
     mps = pixels * frames / t / 1e6
     links = defaultdict(float)
     for s in sums:
