@@ -496,15 +496,13 @@ def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:
     """The plan of a task kernel's launch (translator/task.py): every buffer whole in every group's
     DRAM at the same address, read back from group 0 where the kernel may write it; a DRAM_SPLIT
     buffer in ``groups`` equal parts, part g in group g (the kernel sees one part: its size
-    register holds the part's bytes), read back from every group.  By-value arguments as sequencer
-    integers.  ``args`` as plan_launch's, without __local pointers."""
+    register holds the part's bytes: the runtime has checked that the parts are whole long words),
+    read back from every group.  By-value arguments as sequencer integers.  ``args`` as
+    plan_launch's, without __local pointers."""
     seq, buffers, read = {}, [], []
     for i, a in enumerate(args):
         p = kernel.params[i]
         if is_buffer(a):
-            if p.split and a.nbytes % (8 * groups):
-                raise ABIError(f"argument {i} ('{p.name}') is DRAM_SPLIT over {groups} groups: its {a.nbytes} "
-                                  f"bytes are not {groups} parts of whole long words (a multiple of {8 * groups} bytes)")
             seq[base(i)], seq[nbytes(i)] = a.dram, a.nbytes // groups if p.split else a.nbytes
             buffers.append((i, True))
             if not p.is_const:
