@@ -889,8 +889,7 @@ def _atan2_lanes(D, y, x, acc):
 def _asin_lanes(D, ax, acc):                           # odd: asin |x| = atan(|x| / sqrt((1-|x|)(1+|x|)))
     w = D.mul(D.sub(1.0, ax), D.add(1.0, ax))
     s = _sqrt_lanes(D, D.ia("dmax", w, 0.0), acc)
-    r = D.sel(D.ge_f(ax, 0.5), _atan_lanes(D, D.div(ax, D.ia("dmax", s, 2.0 ** -1000), acc), acc),
-              _atan_core(D, D.div(ax, s, acc), acc))
+    r = _atan_lanes(D, D.div(ax, D.ia("dmax", s, 2.0 ** -1000), acc), acc)
     r = D.put(D.flags("lxor", ax, ONE), PIO2_HI, r)     # |x| = 1
     return D.put(D.ge_i(ax, ONE + 1), QNAN, r)          # |x| > 1
 
