@@ -63,9 +63,10 @@ SPECIAL = {"__builtin_inff", "__builtin_huge_valf", "__builtin_huge_val", "__bui
 UNSUPPORTED = {"printf": "printf is not supported",
                "prefetch": None,
                "read_imagef": "images are not supported", "write_imagef": "images are not supported",
-               "read_imagei": "images are not supported", "write_imagei": "images are not supported",
-               "remquo": "remquo() is not supported", "lgamma_r": "lgamma_r() is not supported"}
-PTR_OUT = {"fract": 2, "modf": 2, "sincos": 2, "frexp": 2}
+               "read_imagei": "images are not supported", "write_imagei": "images are not supported"}
+PTR_OUT = {"fract": 2, "modf": 2, "sincos": 2, "frexp": 2, "remquo": 3, "lgamma_r": 2}
+# the ones libm computes, with an int through their last argument (glibc's lgammaf_r is lgamma_r's)
+LIBM_INT_OUT = {"frexp": ("frexpf", "frexp"), "remquo": ("remquof", "remquo"), "lgamma_r": ("lgammaf_r", "lgamma_r")}
 
 _CONVERT_RE = re.compile(r"convert_([a-z]+?)(2|3|4|8|16)?(_sat)?(_rte|_rtz|_rtp|_rtn)?$")
 _AS_RE = re.compile(r"as_([a-z]+?)(2|3|4|8|16)?$")
@@ -831,17 +832,20 @@ class _Builtins:
         return RV(T.EVENT, ir.Constant(I32, 0))
 
     def ptr_out(self, name, args):
-        """fract / modf / sincos / frexp: a result and a value stored through the pointer argument."""
+        """fract / modf / sincos / frexp / remquo / lgamma_r: a result and a value stored through the
+        pointer argument (the last)."""
         lw, b = self.lw, self.b
-        t, (x,) = self.floatify([lw.expr(args[0])], args[:1])
-        p = lw.expr(args[1])
+        t, xs = self.floatify([lw.expr(a) for a in args[:-1]], args[:-1])
+        x = xs[0]
+        p = lw.expr(args[-1])
         et = T.elem_of(t)
         n = t.n if t.is_vector else None
-        want = (Vector(INT, n) if n else INT) if name == "frexp" else t
+        want = (Vector(INT, n) if n else INT) if name in LIBM_INT_OUT else t
+        which = "third" if len(args) == 3 else "second"
         if not p.type.is_pointer or p.type.pointee != want:
-            self.err(f"second argument of '{name}' must be a pointer to '{want}', got '{p.type}'", args[1])
+            self.err(f"{which} argument of '{name}' must be a pointer to '{want}', got '{p.type}'", args[-1])
         if p.type.const_pointee or p.type.space == "constant":
-            self.err(f"'{name}' cannot store through a pointer to const", args[1])
+            self.err(f"'{name}' cannot store through a pointer to const", args[-1])
         lty = t.llvm_type()
         if name == "fract":
             fl = b.call(self.intrinsic("llvm.floor", lty), [x.v])
@@ -858,19 +862,19 @@ class _Builtins:
         elif name == "sincos":
             r = b.call(self.intrinsic("llvm.sin", lty), [x.v])
             stored = b.call(self.intrinsic("llvm.cos", lty), [x.v])
-        else:                                         # frexp via libm, one component at a time
-            fname = "frexpf" if et == FLOAT else "frexp"
-            fn = self.intrinsic_t(fname, et.llvm_type(), [et.llvm_type(), I32.as_pointer()])
-            tmp = lw._entry_alloca(I32, "frexp.e")
+        else:                                         # libm, one component at a time
+            fname = LIBM_INT_OUT[name][et != FLOAT]
+            fn = self.intrinsic_t(fname, et.llvm_type(), [et.llvm_type()] * len(xs) + [I32.as_pointer()])
+            tmp = lw._entry_alloca(I32, f"{name}.out")
             if n:
                 r = ir.Constant(lty, None)
                 stored = ir.Constant(ir.VectorType(I32, n), None)
                 for k in range(n):
                     idx = ir.Constant(I32, k)
-                    r = b.insert_element(r, b.call(fn, [b.extract_element(x.v, idx), tmp]), idx)
+                    r = b.insert_element(r, b.call(fn, [b.extract_element(v.v, idx) for v in xs] + [tmp]), idx)
                     stored = b.insert_element(stored, b.load(tmp), idx)
             else:
-                r = b.call(fn, [x.v, tmp])
+                r = b.call(fn, [v.v for v in xs] + [tmp])
                 stored = b.load(tmp)
         lw.store(p.v, want, stored, align=T.elem_of(want).bits // 8)
         return RV(t, r)

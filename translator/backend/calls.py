@@ -157,7 +157,7 @@ class Calls:
             return Val("ptr", base=("local",), off=Val("i32", (em.workitems.local_base(),)), coff=args[0].const)
         if base in ("memset", "memcpy", "memmove"):
             return em.memory.mem_intrinsic(base, args, p)
-        v = lower_math(em, base, ty, args)
+        v = lower_math(em, base, ty, args, p)
         if v is not None:
             return v
         raise CodegenError(f"function '{name}' is not supported on the emulator device yet", em.line)

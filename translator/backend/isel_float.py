@@ -8,7 +8,7 @@ from .ops import VReg
 from .emitter import CodegenError
 from .values import I32, KINDS, SMALL, U32, Val, within
 from .nans import no_nans
-from .mathlib import _D
+from .mathlib import _D, lower_math
 
 
 class FloatSelection:
@@ -90,6 +90,8 @@ class FloatSelection:
         wide = i.type == "double"
         if i.type not in ("float", "double"):
             raise CodegenError(f"floating-point type {i.type} is not supported on the emulator device", em.line)
+        if op == "frem":                  # fmod: exact long division (mathlib)
+            return lower_math(em, "fmod", i.type, [em.values.val(o) for o in i.ops])
         chain = op != "fdiv"              # a division's operands are settled (nans.py)
         if op == "fmul":                  # x * 1 and x * -1 are exact: x and -x, not lazy MAU products
             for x, c in ((i.ops[0], i.ops[1]), (i.ops[1], i.ops[0])):
@@ -117,8 +119,6 @@ class FloatSelection:
     def float_arith(self, op, wide, a: Val, b: Val) -> Val:
         em = self.em
         em.flops += 1
-        if op == "frem":
-            raise CodegenError("fmod / '%' on floats is not supported on the emulator device yet", em.line)
         if wide:
             if op == "fadd":
                 return Val("f64", tuple(em.mau("dvadd", x, y) for x, y in zip(a.regs, b.regs)))

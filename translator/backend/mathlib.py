@@ -37,7 +37,8 @@ from decimal import Context, Decimal
 from math import factorial
 
 from .values import SMALL, Val
-from .ops import VReg
+from .ops import VReg, WhileAny
+from .emitter import CodegenError
 
 M64 = (1 << 64) - 1
 SIGN = 1 << 63
@@ -297,6 +298,14 @@ class _D:
         sa = self.ia("lxor", a, self.ia("land", b, SIGN))
         return self.mul(sa, self.recip(self.abs(b), 4))
 
+    def exp_split(self, z):
+        """(w, m) for z = |x|: w the pattern of z with the exponent field made signed and exact for a
+        subnormal z (its bits converted to a double, exponent lowered by 1074; ``llsr w 52`` is then
+        the biased exponent, <= 0 below the normal range), m the mantissa in [1, 2)."""
+        w = self.ia("lsub", self.ia("uditof", z), 1074 << 52)
+        self.put(self.flags("ulmax", z, 1 << 52), z, w)           # normal (or inf / NaN): z
+        return w, self.ia("lor", self.ia("land", w, FRAC), ONE)
+
     def div_cr(self, a, b):
         """a / b correctly rounded (IEEE round to nearest even) for finite a, b != 0 whose
         quotient is a normal double, subnormal operands included; a quotient beyond the largest
@@ -322,15 +331,8 @@ class _D:
         sgn = self.ia("land", self.ia("lxor", a, b), SIGN)
         self.parts = (ax, ay, sgn)                     # for nans.division_specials
 
-        def split_exp(z):
-            """(w, m): w the pattern of z with the exponent field made signed and exact for a
-            subnormal z (its bits converted to a double, exponent lowered by 1074), m the mantissa
-            in [1, 2)."""
-            w = self.ia("lsub", self.ia("uditof", z), 1074 << 52)
-            self.put(self.flags("ulmax", z, 1 << 52), z, w)           # normal (or inf / NaN): z
-            return w, self.ia("lor", self.ia("land", w, FRAC), ONE)
-        wx, mx = split_exp(ax)
-        wy, my = split_exp(ay)
+        wx, mx = self.exp_split(ax)
+        wy, my = self.exp_split(ay)
         # 2^k = 2^n1 2^n2 with k = e_a - e_b clamped to [-2046, 2046] (beyond: 0 or inf anyway)
         k2 = self.ia("ladd", self.ia("lsub", self.ia("llsr", wx, 52), self.ia("llsr", wy, 52)), 2046)
         k2 = self.ia("lmin", self.ia("lmax", k2, 0), 4092)
@@ -967,7 +969,8 @@ LIBM_FLOAT = {"logbf": "logb", "fdimf": "fdim", "atanf": "atan", "asinf": "asin"
               "acoshf": "acosh", "atanhf": "atanh", "cbrtf": "cbrt", "tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
               "powf": "pow", "expf": "exp", "exp2f": "exp2", "logf": "log", "log2f": "log2",
               "log10f": "log10", "sinf": "sin", "cosf": "cos", "sqrtf": "sqrt", "copysignf": "copysign",
-              "sinhf": "sinh", "coshf": "cosh", "log1pf": "log1p"}
+              "sinhf": "sinh", "coshf": "cosh", "log1pf": "log1p", "remainderf": "remainder", "nextafterf": "nextafter",
+              "erff": "erf", "erfcf": "erfc", "tgammaf": "tgamma", "lgammaf": "lgamma"}
 
 
 def _ldexp(em, ty, x: Val, nl) -> Val:
@@ -986,6 +989,176 @@ def _ldexp(em, ty, x: Val, nl) -> Val:
     out = _to32(em, res)
     em.masked_copy(x.regs[0], out, _nan32(em, x.regs[0]))
     return Val("f32", (out,))
+
+
+# ------------------------------------------------------------------ remainders, exponents, neighbours (exact)
+REM_CHUNK = 48          # quotient bits taken per step of fmod's long division
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1        # glibc's FP_ILOGB0 and FP_ILOGBNAN, and ilogb(inf)
+
+
+def _rem_core(D: _D, x, y, fmod: bool):
+    """(r, q): fmod(x, y) (fmod) or remainder(x, y) on fp64 lanes, exact, with q the low three bits of
+    the integral quotient's magnitude, signed as x / y (remquo's).
+
+    Long division of the mantissas m_x, m_y in [1, 2) (subnormals normalised, D.exp_split): with
+    d = e_x - e_y, |x| mod |y| = (m_x 2^d mod m_y) 2^e_y.  A loop (WhileAny: as many passes as the
+    widest exponent gap among the lanes, one for most) takes up to REM_CHUNK bits of d a pass:
+    r <- r 2^c - n m_y with n = rint(r 2^c / m_y) (|n| < 2^49, from a reciprocal good to 2^-51, so
+    |r| stays below 3/4 m_y) and n m_y as Dekker's exact product: r stays exact, a multiple of
+    2^-52 below 2.  The quotient's low bits follow along (q <- q 2^c + n mod 8).  Then fmod takes
+    r into [0, m_y), remainder into [-m_y/2, m_y/2] with ties to the even quotient, and r 2^e_y is
+    exact, or made from its bits where it is below the normal range (the MAU would flush it).
+    Zeros, infinities and NaN follow C99; |x| < |y| / 2 (fmod: |x| < |y|) gives x."""
+    em = D.em
+    ax, ay = D.abs(x), D.abs(y)
+    wx, mx = D.exp_split(ax)
+    wy, my = D.exp_split(ay)
+    ey = D.ia("llsr", wy, 52)
+    d = D.ia("lsub", D.ia("llsr", wx, 52), ey)
+    nan = D.ia("lor", D.ia("lor", D.bools(D.is_inf_or_nan(x)), D.bools(D.is_nan(y))), D.bools(D.is_zero(y)))
+    keep = D.ia("lor", D.bools(D.ge_i(ay, INF)), D.bools(D.is_zero(x)))           # y infinite, x zero: x
+    keep = D.ia("lor", keep, D.bools(D.ge_i(-1 if fmod else -2, d)))               # |x| small next to |y|
+    d = D.sel(D.flags("lnot", D.ia("lor", nan, keep)), 0, d)                    # no passes for those
+    inv = D.recip(my, 4)
+    ysplit = D.split(my)
+
+    def step(r, q, c):
+        r2 = D.mul(r, D.pow2(c))
+        nf, ni = D.rint_small(D.mul(r2, inv))
+        p, e = D.two_prod(nf, my, bsplit=ysplit)
+        return D.sub(D.sub(r2, p), e), D.ia("land", D.ia("ladd", D.ia("llsl", q, c), ni), 7)
+    # the first pass, also for d = -1 (remainder of |x| in [|y| / 2, |y|)): r 2^-1, q = 0 or 1
+    c = D.ia("lmin", D.ia("lmax", d, -1), REM_CHUNK)
+    r, q = step(mx, 0, c)
+    left = D.ia("lsub", d, c)
+    r, q, left = (em.copy(r[0]),), (em.copy(q[0]),), (em.copy(left[0]),)    # loop-carried registers
+    k = D.ge_i(left, 1)[0]
+    outer, em.items = em.items, []
+    c = D.ia("lmin", left, REM_CHUNK)
+    r1, q1 = step(r, q, c)
+    for new, reg in ((r1, r), (q1, q), (D.ia("lsub", left, c), left)):
+        em.copy(new[0], dst=reg[0])
+    em.op("lmax {s0} {s1} {K0}", "alu", (), (left[0], D.kb(1)), mdst=(k,))
+    body, em.items = em.items, outer
+    em.items.append(WhileAny(k, body, em.line))
+    # fmod: r into [0, m_y); remainder: then above m_y / 2 (or at it with an odd quotient) r - m_y.
+    # The quotient's bits are glibc's: floor(|x / y|) mod 8, plus one where remainder rounds up (8 then)
+    neg = D.is_neg(r)
+    r = D.sel(neg, D.add(r, my), r)
+    q = D.ia("land", D.sel(neg, D.ia("lsub", q, 1), q), 7)
+    if not fmod:
+        half = D.mul(my, 0.5)
+        odd = D.ia("lnot", D.bools(D.flags("land", q, 1)))
+        above = D.ia("lnot", D.bools(D.ge_f(half, r)))
+        up = D.ia("lor", above, D.ia("land", D.bools(D.flags("lxor", r, half)), odd))
+        up = D.flags("lnot", up)
+        r = D.sel(up, D.sub(r, my), r)
+        q = D.sel(up, D.ia("ladd", q, 1), q)
+    s = D.ia("lsub", ey, 1023)
+    res = D.scale(r, s)
+    sub = D.ia("dftoi", D.abs(D.mul(r, D.pow2(D.ia("lmin", D.ia("ladd", s, 1074), 1023)))))
+    res = D.put(D.ge_i(_bits(2.0 ** -1022) - 1, D.abs(res)), D.ia("lor", sub, D.ia("land", r, SIGN)), res)
+    res = D.ia("lxor", res, D.ia("land", x, SIGN))
+    q = D.sel(D.is_neg(D.ia("lxor", x, y)), D.ia("lsub", 0, q), q)
+    res = D.sel(D.flags("lnot", keep), x, res)
+    res = D.put(D.flags("lnot", nan), QNAN, res)
+    q = D.put(D.flags("lnot", D.ia("lor", nan, keep)), 0, q)
+    return res, q
+
+
+def _f32_subnormals(em, lanes, out):
+    """Put into float register `out` the exact subnormal floats of fp64 lanes (the narrowing flushes
+    them): the bits of |v| < 2^-126 are |v| 2^149, an integer for a value that is exactly a float."""
+    D = _D(em)
+    bits = D.ia("lor", D.ia("dftoi", D.mul(D.abs(lanes), 2.0 ** 149)), D.ia("ulsr", D.ia("land", lanes, SIGN), 32))
+    tiny = D.bools(D.ge_i(_bits(2.0 ** -126) - 1, D.abs(lanes)))
+    em.masked_copy(em.join32(*bits), out, em.mask_of(em.join32(*tiny)))
+    return out
+
+
+def _two_out(em, ty, args, fn, nan_int=None):
+    """fn(D, *lanes) -> (fp64 result lanes, int64 lanes) on each 64-bit lane of float or double args:
+    (the result Val, the ints as an i32 Val); float results are exact, subnormals included."""
+    wide = ty == "double"
+    ins = [a.regs if wide else _to64(em, a.regs[0]) for a in args]
+    res, ints = [], []
+    for k in range(2):
+        a, b = fn(_D(em, 1), *((v[k],) for v in ins))
+        res.append(a[0])
+        ints.append(b[0])
+    n = Val("i32", (em.join32(*ints),))
+    if wide:
+        return Val("f64", tuple(res)), n
+    out = _f32_subnormals(em, tuple(res), _to32(em, tuple(res)))
+    for a in args:                     # NaN operands were widened to infinities: NaN in, NaN out
+        em.masked_copy(em.c32(0x7FC00000), out, _nan32(em, a.regs[0]))
+    if nan_int is not None:
+        em.masked_copy(em.c32(nan_int), n.regs[0], _nan32(em, args[0].regs[0]))
+    return Val("f32", (out,)), n
+
+
+def _frexp_lanes(D, x):
+    """(m, e): x = m 2^e, |m| in [1/2, 1), exact (subnormals normalised); +-0, +-inf and NaN: (x, 0)."""
+    ax = D.abs(x)
+    w, m = D.exp_split(ax)
+    e = D.ia("lsub", D.ia("llsr", w, 52), 1022)
+    m = D.ia("lor", D.ia("lsub", m, 1 << 52), D.ia("land", x, SIGN))
+    odd = D.ia("lor", D.bools(D.is_zero(x)), D.bools(D.is_inf_or_nan(x)))
+    return D.sel(D.flags("lnot", odd), x, m), D.sel(D.flags("lnot", odd), 0, e)
+
+
+def _ilogb_lanes(D, x):
+    """(x, ilogb x): the unbiased exponent, subnormals included; 0 and NaN give INT_MIN, inf INT_MAX
+    (glibc's FP_ILOGB0, FP_ILOGBNAN)."""
+    ax = D.abs(x)
+    w, _ = D.exp_split(ax)
+    e = D.ia("lsub", D.ia("llsr", w, 52), 1023)
+    e = D.put(D.ge_i(ax, INF), INT_MAX, e)
+    e = D.put(D.is_nan(x), INT_MIN, e)
+    return x, D.put(D.is_zero(x), INT_MIN, e)
+
+
+def _nextafter(em, ty, x: Val, y: Val) -> Val:
+    """The neighbour of x towards y, on the bit patterns (exact, subnormals included): +-1 on the
+    pattern, the smallest subnormal of y's sign from a zero, y where x == y, NaN where either is."""
+    wide = ty == "double"
+    p, sign = ("l", 1 << 63) if wide else ("i", 1 << 31)
+    k = em.const64 if wide else em.c32
+    out = []
+    for xr, yr in zip(x.regs, y.regs):
+        mag = k(sign - 1)
+        ax, ay = em.alu(p + "and", xr, mag), em.alu(p + "and", yr, mag)
+        inf = k(0x7FF0000000000000 if wide else 0x7F800000)
+
+        def key(r):                  # the pattern as a signed integer in the order of the values
+            return em.alu(p + "xor", r, em.alu(p + "and", em.alu(p + "lsr", r, k(63 if wide else 31)), mag))
+        kx, ky = key(xr), key(yr)
+        # away from zero when y is beyond x on x's side: (y > x) == (x > 0)
+        gt = em.bool_from_mask(em.flags(p + "max", ky, kx))                     # y >= x
+        pos = em.bool_from_mask(em.flags(p + "max", xr, k(0)))                  # x >= +0 (sign clear)
+        away = em.alu(p + "xor", em.alu(p + "xor", gt, pos), k(-1))
+        r = em.alu(p + "sub", xr, k(1))
+        em.masked_copy(em.alu(p + "add", xr, k(1)), r, em.flags(p + "not", away))
+        em.masked_copy(em.alu(p + "or", em.alu(p + "and", yr, k(sign)), k(1)), r, em.flags(p + "or", ax, k(0)))  # x = +-0
+        em.masked_copy(yr, r, em.flags(p + "xor", kx, ky))                      # x == y
+        em.masked_copy(yr, r, em.flags(p + "or", em.alu(p + "or", ax, ay), k(0)))   # both zeros: y
+        for a in (ax, ay):
+            em.masked_copy(k(0x7FF8000000000000 if wide else 0x7FC00000), r, em.flags(("u" + p) + "max", a, em.alu(p + "add", inf, k(1))))
+        out.append(r)
+    return Val(x.kind, tuple(out))
+
+
+def _lgamma_r_lanes(D, x):
+    raise CodegenError("lgamma_r is not supported on the emulator device yet", D.em.line)
+
+
+def _store_int(em, ptr: Val, v: Val, p):
+    """Store i32 v through the private pointer a libm call's out-argument is (frexp, remquo, lgamma_r)."""
+    if ptr.kind != "ptr" or ptr.base != ("priv",):
+        raise CodegenError("a math function's out-argument must be a private variable here", em.line)
+    if ptr.off is not None:
+        p = em.memory.check_private(ptr, 4, p, store=True)
+    em.memory.private_access(ptr, "i32", v, p)
 
 
 # ------------------------------------------------------------------ integers
@@ -1048,7 +1221,20 @@ def _bitcount(em, name, x, w):
 
 
 # ------------------------------------------------------------------ entry
-def lower_math(em, name: str, ty: str, args: list):
+OUT_INT = {"frexp": "frexp", "frexpf": "frexp", "remquo": "remquo", "remquof": "remquo",
+           "lgamma_r": "lgamma_r", "lgammaf_r": "lgamma_r"}
+
+
+def lower_math(em, name: str, ty: str, args: list, p=None):
+    if name in ("ilogb", "ilogbf") and ty == "i32":
+        fty = "double" if args[0].kind == "f64" else "float"
+        return _two_out(em, fty, args, _ilogb_lanes, nan_int=INT_MIN)[1]
+    if name in OUT_INT and ty in ("float", "double"):
+        fn = OUT_INT[name]
+        v, n = _two_out(em, ty, args[:-1], {"frexp": _frexp_lanes, "remquo": lambda D, x, y: _rem_core(D, x, y, False),
+                                            "lgamma_r": _lgamma_r_lanes}[fn])
+        _store_int(em, args[-1], n, p)
+        return v
     if ty not in ("float", "double"):
         return _int_fn(em, name, ty, args)
     if ty == "float" and name in LIBM_FLOAT:
@@ -1087,4 +1273,8 @@ def lower_math(em, name: str, ty: str, args: list):
         return _binary(em, ty, args[0], args[1], _fdim_lanes)
     if name == "atan2":
         return _binary(em, ty, args[0], args[1], _atan2_lanes)
+    if name in ("fmod", "remainder"):
+        return _two_out(em, ty, args, lambda D, x, y: _rem_core(D, x, y, name == "fmod"))[0]
+    if name == "nextafter":
+        return _nextafter(em, ty, args[0], args[1])
     return None
