@@ -461,15 +461,8 @@ def _log_core(D: _D, x, acc, want_lo=False):
 
 
 def _log_table(D: _D, m, table):
-    """table[j] for the interval j of m (thresholds LOG_T), one lane at a time (few masks live)."""
-    out = []
-    for lane in range(D.n):
-        masks = [D.em.flags("lmax", m[lane], D.kb(t)) for t in LOG_T]
-        v = D.em.copy(D.kb(_bits(table[0])))
-        for mk, val in zip(masks, table[1:]):
-            D.em.masked_copy(D.kb(_bits(val)), v, mk)
-        out.append(v)
-    return tuple(out)
+    """table[j] for the interval j of m (thresholds LOG_T)."""
+    return _pick(D, m, LOG_T, [table])[0]
 
 
 def _log_fix(D: _D, x, res):
@@ -784,7 +777,9 @@ def _lanes(em, fn, acc, *args):
     return tuple(out)
 
 
-def _unary(em, ty, x: Val, fn, odd=False):
+def _unary(em, ty, x: Val, fn, odd=False, sub=False):
+    """fn on x's lanes (odd: on |x|, the sign put back); sub: float results below the normal range
+    are rounded to subnormals (_f32_subnormals), not flushed."""
     if ty == "double":
         D = _D(em)
         xs = D.abs(x.regs) if odd else x.regs
@@ -795,7 +790,10 @@ def _unary(em, ty, x: Val, fn, odd=False):
     xr = x.regs[0]
     src = em.alu("iand", xr, em.c32(0x7FFFFFFF)) if odd else xr
     D = _D(em)
-    res = _to32(em, _lanes(em, fn, "f", _to64(em, src)))
+    lanes = _lanes(em, fn, "f", _to64(em, src))
+    res = _to32(em, lanes)
+    if sub:
+        res = _f32_subnormals(em, lanes, res)
     if odd:
         res = em.alu("ixor", res, em.alu("iand", xr, em.c32(0x80000000)))
     em.masked_copy(xr, res, _nan32(em, xr))
@@ -954,6 +952,126 @@ def _fdim_lanes(D, x, y, acc):
     return D.put(D.is_nan(y), QNAN, r)
 
 
+# ------------------------------------------------------------------ erf, erfc
+_SQRTPI = _C.sqrt(_PI)
+# erf x = x ERF(x^2) for |x| <= 1/2: the Taylor series 2/sqrt(pi) sum (-1)^n x^2n / (n! (2n + 1))
+ERF_D = [float(_C.divide(2 * (-1) ** n, _C.multiply(_SQRTPI, factorial(n) * (2 * n + 1)))) for n in range(13)]   # 2^-58
+ERF_F = ERF_D[:9]                                                                                              # 2^-35
+# erfc a = e^(-a^2) erfcx(a) for a >= 1/2: erfcx by polynomials on six intervals, in s = a - centre below 2,
+# in s = 1/a^2 - centre above (where erfcx(a) = G(1/a^2) / a): Chebyshev interpolants of mpmath's erfc at
+# 40 digits, as (centre, coefficients lowest degree first), relative error in the comments
+ERFCX_BOUNDS = [1.0, 1.5, 2.0, 3.0, 4.0]        # [1/2, 1) [1, 1.5) [1.5, 2) in a; [2, 3) [3, 4) [4, 27.5] in 1/a^2
+ERFCX_D = [
+    (0.75, [0.5069376502931449, -0.3679726916557954, 0.2309581315512983, -0.1298360619948811,
+         0.06679054252756655, -0.03189726203968118, 0.014289198666213443, -0.00605153229729106,
+         0.0024376373433168705, -0.000938512056293829, 0.0003467512575452147, -0.0001233545520026088,
+         4.236125943559736e-05, -1.408512949400527e-05, 4.653752310183548e-06, -1.4567881256540653e-06]),  # 7e-21
+    (1.25, [0.3678229164523611, -0.20882187596460985, 0.1067955714965988, -0.05021827439590757,
+         0.022011364250856973, -0.009081627632934392, 0.0035531099032542093, -0.001325782929691643,
+         0.00047397030874139306, -0.00016296000887578774, 5.40541122285361e-05, -1.734409336769538e-05,
+         5.3946692066374445e-06, -1.6304221149021363e-06, 4.893358643758936e-07, -1.4014723295155354e-07]),  # 8e-22
+    (1.75, [0.2849722347374364, -0.1309763455144852, 0.05576363008708727, -0.022259995241388327,
+         0.008404319207328828, -0.003020974651425132, 0.001039204522447579, -0.00034353335347108127,
+         0.00010950528830290082, -3.375535521437002e-05, 1.0086688982312066e-05, -2.927939486626321e-06,
+         8.270256850394113e-07, -2.277358935253532e-07, 6.226424227984388e-08, -1.6346008547376946e-08]),  # 1e-22
+    (0.18055555555555555, [0.5230854290703457, -0.18769256801198514, 0.16674985080426585,
+         -0.21160589604663851, 0.3303212577148162, -0.5929514186217368, 1.1791444120834231,
+         -2.5379906346315253, 5.821051364014508, -14.069722025083289, 35.55771177104199,
+         -93.30877008939875, 249.83411903469434, -696.6739523293144, 2406.8217417626606, -7107.460764934976]),  # 5e-19
+    (0.08680555555555555, [0.5423523579239247, -0.22592263421286918, 0.25047792013028736,
+         -0.4174585393490865, 0.889455684436564, -2.2463412384738546, 6.441698669222455,
+         -20.40919596013932, 70.11774806695102, -257.72139037612686, 1003.2479656749256,
+         -4103.947923828114, 17512.772304421345, -77735.582736846, 377832.1099205165, -1795779.7276228513]),  # 8e-24
+    (0.031911157024793385, [0.5555874999971024, -0.2579109955833683, 0.3401877402399647,
+         -0.711064140287461, 1.985007313978005, -6.816273438391932, 27.43890690231932, -125.48530473372603,
+         637.7963444244688, -3545.1067821009115, 21305.068802411966, -136891.02646295077,
+         908734.4098405355, -6501337.167299223, 65213828.308175564, -524707019.5847246]),  # 2e-19
+]
+ERFCX_F = [
+    (0.75, [0.5069376502938031, -0.36797269165602925, 0.23095813102470586, -0.12983606180778126,
+         0.06679060987747207, -0.03189728597054881, 0.014286186725900043, -0.006050461966833372,
+         0.0024924956775210206, -0.0009580116689668863]),  # 1e-12
+    (1.25, [0.36782291645246334, -0.20882187596464263, 0.10679557141479447, -0.05021827436968301,
+         0.022011374714963765, -0.009081630987610344, 0.00355264178887919, -0.0013256328448626215,
+         0.00048250252587523165, -0.00016569608397905286]),  # 3e-13
+    (1.75, [0.2849722347374554, -0.13097634551449072, 0.05576363007186446, -0.022259995236972377,
+         0.008404321154801074, -0.0030209752163786762, 0.0010391173793422336, -0.00034350807208012975,
+         0.00011109454077501562, -3.4216481556351035e-05]),  # 7e-14
+    (0.18055555555555555, [0.5230854290705433, -0.18769256801250672, 0.16674984875641105,
+         -0.21160589064291258, 0.3303246425005734, -0.5929603480795549, 1.1771949402126953,
+         -2.532850324659395, 6.274827529389826, -15.264864781585054]),  # 5e-13
+    (0.08680555555555555, [0.5423523579239249, -0.22592263421286976, 0.2504779201180428,
+         -0.4174585392988877, 0.8894558500704386, -2.246341917456596, 6.440915509171237,
+         -20.405986210980046, 71.62470071881741, -263.8947498099269]),  # 3e-16
+    (0.031911157024793385, [0.5555874999971355, -0.25791099558358394, 0.34018773847024586,
+         -0.7110641287736675, 1.985022378363801, -6.8163713956498855, 27.394263830535483,
+         -125.19534711408042, 691.1572517630316, -3890.7951940303396]),  # 7e-14
+]
+
+
+def _pick(D: _D, key, bounds, tables):
+    """For each table, table[j] for the interval j of key among bounds (bit patterns, ascending; key
+    compared as an integer: non-negative doubles), one lane at a time (few masks live)."""
+    outs = [[] for _ in tables]
+    for lane in range(D.n):
+        masks = [D.em.flags("lmax", key[lane], D.kb(b)) for b in bounds]
+        for out, table in zip(outs, tables):
+            v = D.em.copy(D.kb(_bits(table[0])))
+            for mk, val in zip(masks, table[1:]):
+                D.em.masked_copy(D.kb(_bits(val)), v, mk)
+            out.append(v)
+    return [tuple(o) for o in outs]
+
+
+def _erfc_big(D: _D, a, acc, scale=0):
+    """erfc(a) 2^scale for 1/2 <= a (finite): e^(-a^2) from the exact square a^2 = h + l (double),
+    times erfcx a from its interval's polynomial; a is clamped to 27.5 (erfc below 2^-1090)."""
+    d = acc == "d"
+    a = D.ia("dmin", a, 27.5)
+    table = ERFCX_D if d else ERFCX_F
+    ia = D.recip(a, 4)
+    far = D.ge_f(a, 2.0)
+    v = D.sel(far, D.mul(ia, ia), a)
+    picks = _pick(D, a, [_bits(b) for b in ERFCX_BOUNDS],
+                  [[c for c, _ in table]] + [[co[k] for _, co in table] for k in range(len(table[0][1]))])
+    s, coef = D.sub(v, picks[0]), picks[1:]
+    p = D.fma(coef[-1], s, coef[-2])
+    for c in reversed(coef[:-2]):
+        p = D.fma(p, s, c)
+    p = D.sel(far, D.mul(p, ia), p)
+    if d:
+        h, l = D.two_prod(a, a)
+        e = _exp_core(D, D.neg(h), acc, xl=D.neg(l), adj=scale)
+    else:
+        e = _exp_core(D, D.neg(D.mul(a, a)), acc, adj=scale)
+    return D.mul(e, p)
+
+
+def _erf_small(D: _D, x, acc):
+    """erf x for |x| <= 1/2: the Taylor series."""
+    return D.mul(x, D.poly(D.mul(x, x), ERF_D if acc == "d" else ERF_F))
+
+
+def _erf_lanes(D, ax, acc):                            # odd: erf |x| = 1 - erfc |x| from 1/2 on
+    big = D.sub(1.0, _erfc_big(D, D.ia("dmax", ax, 0.5), acc))
+    return D.sel(D.ge_f(0.5, ax), _erf_small(D, ax, acc), big)
+
+
+def _erfc_lanes(D, x, acc):
+    """erfc x: 1 - erf x for |x| <= 1/2; beyond, erfc |x| = e^(-x^2) erfcx |x|, and 2 minus that for
+    x < 0.  A double result below 2^-1022 is made from its bits (the MAU would flush it): erfc computed
+    times 2^64, then rounded to an integer at 2^(1074 - 64) times that."""
+    ax = D.abs(x)
+    a = D.ia("dmax", ax, 0.5)
+    if acc == "d":
+        e64 = _erfc_big(D, a, acc, scale=64)
+        e = D.sel(D.ge_f(2.0 ** -958, e64), D.rint_small(D.mul(e64, 2.0 ** 1010))[1], D.mul(e64, 2.0 ** -64))
+    else:
+        e = _erfc_big(D, a, acc)
+    r = D.sel(D.is_neg(x), D.sub(2.0, e), e)
+    return D.sel(D.ge_f(0.5, ax), D.sub(1.0, _erf_small(D, x, acc)), r)
+
+
 UNARY = {
     "exp": (_exp_lanes("e"), False), "exp2": (_exp_lanes("2"), False), "exp10": (_exp_lanes("10"), False),
     "expm1": (_expm1_lanes, False),
@@ -964,6 +1082,7 @@ UNARY = {
     "atan": (_atan_lanes, True), "asin": (_asin_lanes, True), "acos": (_acos_lanes, False),
     "asinh": (_asinh_lanes, True), "acosh": (_acosh_lanes, False), "atanh": (_atanh_lanes, True),
     "cbrt": (_cbrt_lanes, True), "logb": (_logb_lanes, False),
+    "erf": (_erf_lanes, True), "erfc": (_erfc_lanes, False),
 }
 LIBM_FLOAT = {"logbf": "logb", "fdimf": "fdim", "atanf": "atan", "asinf": "asin", "acosf": "acos", "atan2f": "atan2", "asinhf": "asinh",
               "acoshf": "acosh", "atanhf": "atanh", "cbrtf": "cbrt", "tanf": "tan", "tanhf": "tanh", "hypotf": "hypot", "expm1f": "expm1", "exp10f": "exp10",
@@ -1067,10 +1186,10 @@ def _rem_core(D: _D, x, y, fmod: bool):
 
 
 def _f32_subnormals(em, lanes, out):
-    """Put into float register `out` the exact subnormal floats of fp64 lanes (the narrowing flushes
-    them): the bits of |v| < 2^-126 are |v| 2^149, an integer for a value that is exactly a float."""
+    """Put into float register `out` the subnormal floats of fp64 lanes below 2^-126 (the narrowing
+    flushes them): their bits are |v| 2^149 rounded to an integer (exact where v is a float)."""
     D = _D(em)
-    bits = D.ia("lor", D.ia("dftoi", D.mul(D.abs(lanes), 2.0 ** 149)), D.ia("ulsr", D.ia("land", lanes, SIGN), 32))
+    bits = D.ia("lor", D.rint_small(D.mul(D.abs(lanes), 2.0 ** 149))[1], D.ia("ulsr", D.ia("land", lanes, SIGN), 32))
     tiny = D.bools(D.ge_i(_bits(2.0 ** -126) - 1, D.abs(lanes)))
     em.masked_copy(em.join32(*bits), out, em.mask_of(em.join32(*tiny)))
     return out
@@ -1256,7 +1375,7 @@ def lower_math(em, name: str, ty: str, args: list, p=None):
         return Val("f64", _lanes(em, _sqrt_lanes, "d", args[0].regs))
     if name in UNARY:
         fn, odd = UNARY[name]
-        return _unary(em, ty, args[0], fn, odd)
+        return _unary(em, ty, args[0], fn, odd, sub=name in ("erf", "erfc", "tgamma"))
     if name in ("ldexp", "powi") and len(args) == 2 and args[1].kind in ("i32", "i64"):
         n = args[1]
         nl = em.values.wide(n) if n.kind == "i64" else em.split64(n.regs[0])
