@@ -170,7 +170,8 @@ _LIBM = frozenset(n + s for n in (
     "acos asin atan atan2 cos sin tan acosh asinh atanh cosh sinh tanh exp exp2 exp10 expm1 frexp "
     "ilogb ldexp log log10 log1p log2 logb modf scalbn scalbln cbrt fabs hypot pow sqrt erf erfc lgamma "
     "tgamma ceil floor nearbyint rint lrint llrint round lround llround trunc fmod remainder remquo "
-    "copysign nan nextafter nexttoward fdim fmax fmin fma sincos").split() for s in ("", "f")) | {"mncl_oob_abort"}
+    "copysign nan nextafter nexttoward fdim fmax fmin fma sincos").split() for s in ("", "f")) | {
+    "lgamma_r", "lgammaf_r", "mncl_oob_abort"}
 _INLINE_ASM = re.compile(r'(?:^|[\s(,=])asm\s+(?:sideeffect\s+|alignstack\s+|inteldialect\s+|unwind\s+)*"'
                          r'|^\s*module\s+asm\b', re.M)
 

@@ -257,6 +257,11 @@ class _D:
         ni = self.ia("lsub", nf, _bits(MAGIC))
         return self.sub(nf, MAGIC), ni
 
+    def subnormal_bits(self, v):
+        """The integer nearest v for 0 <= v <= 2^52 (as an int64): the bits of a subnormal result
+        scaled by 2^1074 (the MAU would flush the result itself)."""
+        return self.ia("lsub", self.add(v, 2.0 ** 52), _bits(2.0 ** 52))
+
     def pow2(self, ni):
         """2^n for int64 n in [-1022, 1023], as a float."""
         return self.ia("llsl", self.ia("ladd", ni, 1023), 52)
@@ -366,7 +371,7 @@ def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0):
     base^x = 2^n e^r.  'd' keeps r as r + rl and sums e^r = 1 + (r + (rl + r^2 q(r))) so that
     the final rounding dominates; exp2 and exp10 form r ln2 and x ln10 as exact products."""
     d = acc == "d"
-    lim = {"e": 760.0, "2": 1100.0, "10": 331.0}[base]
+    lim = {"e": 800.0, "2": 1100.0, "10": 331.0}[base]
     x = D.ia("dmin", D.ia("dmax", x, -lim), lim)
     rl = xl
     if base == "2":
@@ -1066,7 +1071,7 @@ def _erfc_lanes(D, x, acc):
     a = D.ia("dmax", ax, 0.5)
     if acc == "d":
         e64 = _erfc_big(D, a, acc, scale=64)
-        e = D.sel(D.ge_f(2.0 ** -958, e64), D.rint_small(D.mul(e64, 2.0 ** 1010))[1], D.mul(e64, 2.0 ** -64))
+        e = D.sel(D.ge_f(2.0 ** -958, e64), D.subnormal_bits(D.mul(e64, 2.0 ** 1010)), D.mul(e64, 2.0 ** -64))
     else:
         e = _erfc_big(D, a, acc)
     r = D.sel(D.is_neg(x), D.sub(2.0, e), e)
@@ -1169,15 +1174,25 @@ def _tgamma_lanes(D, x, acc):
     reflection's denominator overflows."""
     d = acc == "d"
     a, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
-    e = _exp_core(D, h, acc, xl=l if d else None)
+    # G(a) 2^sc, sc = -192 from a = 150 on: G(a) itself overflows beyond 171.62, but G(x) for x < 0 is
+    # normal somewhat further (near the integers) and its denominator must not overflow first
+    sc = D.sel(D.ge_f(a, 150.0), -192, 0)
+    e = _exp_core(D, h, acc, xl=l if d else None, adj=sc)
     g = D.div(e, ph, acc)
     if d:
         g = D.sub(g, D.mul(g, D.mul(pl, D.recip(ph, 2))))
-    g = D.put(D.ge_f(a, 180.0), INF, g)
-    t = D.mul(x, D.mul(s, g))                                           # (s g: no underflow for tiny x)
+    g = D.put(D.ge_f(a, 186.0), INF, g)                # (G(x) for x < -186 is below 2^-1074: +-0 then)
+    t = D.mul(x, D.mul(s, g))                          # (s g: no underflow for tiny x)
     big = D.ge_i(D.abs(t), INF)
-    r = D.div(-PI_D, D.sel(big, 1.0, t), acc)
-    r = D.put(big, D.ia("lxor", D.ia("land", t, SIGN), SIGN), r)
+    r = D.div(-PI_D, D.sel(big, 1.0, t), acc)         # G(x) 2^-sc
+    res = D.scale(r, sc)
+    if d:                                              # below 2^-1022: from its bits (as erfc's)
+        ar = D.abs(r)
+        low = D.ia("lor", D.subnormal_bits(D.mul(ar, 2.0 ** 882)), D.ia("land", r, SIGN))
+        res = D.put(D.flags("lnot", D.ia("land", D.bools(D.ge_f(2.0 ** -830, ar)), D.ia("lnot", D.bools(D.flags("lor", sc, 0))))),
+                    low, res)
+    r = D.put(big, D.ia("lxor", D.ia("land", t, SIGN), SIGN), res)
+    g = D.scale(g, D.ia("lsub", 0, sc))
     r = D.sel(D.is_neg(x), r, g)
     r = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), QNAN, r)
     r = D.put(D.is_zero(x), D.ia("lor", INF, D.ia("land", x, SIGN)), r)
@@ -1335,7 +1350,7 @@ def _f32_subnormals(em, lanes, out):
     """Put into float register `out` the subnormal floats of fp64 lanes below 2^-126 (the narrowing
     flushes them): their bits are |v| 2^149 rounded to an integer (exact where v is a float)."""
     D = _D(em)
-    bits = D.ia("lor", D.rint_small(D.mul(D.abs(lanes), 2.0 ** 149))[1], D.ia("ulsr", D.ia("land", lanes, SIGN), 32))
+    bits = D.ia("lor", D.subnormal_bits(D.mul(D.abs(lanes), 2.0 ** 149)), D.ia("ulsr", D.ia("land", lanes, SIGN), 32))
     tiny = D.bools(D.ge_i(_bits(2.0 ** -126) - 1, D.abs(lanes)))
     em.masked_copy(em.join32(*bits), out, em.mask_of(em.join32(*tiny)))
     return out
