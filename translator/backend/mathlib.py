@@ -38,7 +38,7 @@ from fractions import Fraction
 from math import factorial
 
 from .values import SMALL, Val
-from .ops import VReg, WhileAny
+from .ops import MaskReg, VReg, WhileAny
 from .emitter import CodegenError
 
 M64 = (1 << 64) - 1
@@ -1110,26 +1110,46 @@ def _fast2sum(D: _D, a, b):
     return s, D.sub(b, D.sub(s, a))
 
 
-def _lgamma_shifted(D: _D, a, acc):
-    """(h, l, ph, pl) for a > 0 (finite, below 2^60): log G(a + n) = h + l by Stirling's series, with
-    the shift P = a (a + 1) ... (a + n - 1) = ph + pl taking a + n to GAMMA_MIN or beyond (n = 0 from
-    there on, P = 1).  'd' carries a + k, P and the logarithm's sum in double-double (each a + k as
-    an exact sum, each product Dekker's), so log G(a + n) - log P keeps about 2^-60 absolutely."""
+def _loop(D: _D, state, cond, body):
+    """A WhileAny loop (one lane: D.n == 1) over loop-carried copies of `state` (tuples of registers):
+    body(state) -> the next state, run while the mask cond(state) gives is set in any lane; cond gives
+    (mnemonic, a, b) of an ALU instruction whose flags are that mask.  Returns the final state."""
+    em = D.em
+    regs = [(em.copy(D.L(v)[0]),) for v in state]
+    k = MaskReg()
+
+    def test():
+        mn, a, b = cond(regs)
+        em.op(f"{mn} {{s0}} {{s1}} {{K0}}", "alu", (), (D.L(a)[0], D.L(b)[0]), mdst=(k,))
+    test()
+    outer, em.items = em.items, []
+    for new, reg in zip(body(regs), regs):
+        em.copy(D.L(new)[0], dst=reg[0])
+    test()
+    loop, em.items = em.items, outer
+    em.items.append(WhileAny(k, loop, em.line))
+    return regs
+
+
+def _lgamma_shifted(D: _D, z, acc):
+    """(h, l, ph, pl) for -GAMMA_MIN < z < 2^60 (finite): log G(z + n) = h + l by Stirling's series,
+    with the shift P = z (z + 1) ... (z + n - 1) = ph + pl (a loop: n the least taking z + n to
+    GAMMA_MIN or beyond; 0 from there on, P = 1), so that G(z) = G(z + n) / P.  'd' carries z + k,
+    P and the logarithm's sum in double-double (each z + k as an exact sum, each product Dekker's),
+    so that log G(z + n) - log |P| is good to about 2^-60 absolutely."""
     d = acc == "d"
-    yh, yl, ph, pl = a, 0.0, 1.0, 0.0
-    for _ in range(int(GAMMA_MIN)):
-        more = D.flags("lor", D.bools(D.ge_f(yh, GAMMA_MIN)), 0)          # yh < GAMMA_MIN
-        if d:
-            p, e = D.two_prod(ph, yh)
-            lo = D.add(D.add(e, D.mul(ph, yl)), D.mul(pl, yh))
-            nh, nl = _fast2sum(D, p, lo)
-            s, t = _fast2sum(D, D.ia("dmax", yh, 1.0), D.ia("dmin", yh, 1.0))
-            ph, pl = D.sel(more, nh, ph), D.sel(more, nl, pl)
-            yh, yl = D.sel(more, s, yh), D.sel(more, D.add(yl, t), yl)
-        else:
-            ph = D.sel(more, D.mul(ph, yh), ph)
-            yh = D.sel(more, D.add(yh, 1.0), yh)
-    ph, pl, yl = D.L(ph), D.L(pl), D.L(yl)
+
+    def step(st):
+        yh, yl, ph, pl = st
+        more = D.ge_f(GAMMA_MIN, yh)
+        if not d:
+            return D.sel(more, D.add(yh, 1.0), yh), yl, D.sel(more, D.mul(ph, yh), ph), pl
+        p, e = D.two_prod(ph, yh)
+        nh, nl = _fast2sum(D, p, D.add(D.add(e, D.mul(ph, yl)), D.mul(pl, yh)))
+        big = D.ge_f(D.abs(yh), 1.0)                                     # yh + 1 as an exact sum
+        s, t = _fast2sum(D, D.sel(big, yh, 1.0), D.sel(big, 1.0, yh))
+        return D.sel(more, s, yh), D.sel(more, D.add(yl, t), yl), D.sel(more, nh, ph), D.sel(more, nl, pl)
+    yh, yl, ph, pl = _loop(D, (z, 0.0, 1.0, 0.0), lambda st: ("dmax", D.kb(_bits(GAMMA_MIN)), st[0]), step)
     iy = D.recip(yh, 4)
     st = D.mul(iy, D.poly(D.mul(iy, iy), STIRLING_D if d else STIRLING_F))
     t = D.sub(yh, 0.5)                                                   # exact
@@ -1159,29 +1179,31 @@ def _sinpi(D: _D, x, acc):
 
 
 def _gamma_parts(D: _D, x, acc):
-    """What tgamma and lgamma share: a = |x| (clamped to 2^60), log G(a) in parts, sin(pi x) and
-    whether x is an integer."""
-    a = D.ia("dmin", D.abs(x), 2.0 ** 60)
-    h, l, ph, pl = _lgamma_shifted(D, a, acc)
+    """What tgamma and lgamma share: refl (x <= -GAMMA_MIN: the reflection formula's side), z = x or,
+    there, -x (clamped to 2^60), log G(z + n) and the shift P, sin(pi x) and whether x is an integer."""
+    refl = D.ge_f(-GAMMA_MIN, x)
+    z = D.ia("dmin", D.sel(refl, D.neg(x), x), 2.0 ** 60)
+    z = D.put(D.is_inf_or_nan(x), 1.0, z)                                # (no garbage in the loop)
+    h, l, ph, pl = _lgamma_shifted(D, z, acc)
     s, isint = _sinpi(D, x, acc)
-    return a, h, l, ph, pl, s, isint
+    return refl, z, h, l, ph, pl, s, isint
 
 
 def _tgamma_lanes(D, x, acc):
-    """G(x) = e^(log G(x + n)) / P for x > 0 (the exponential takes the double-double exponent);
-    G(x) = -pi / (x sin(pi x) G(-x)) for x < 0.  Poles: G(+-0) = +-inf, a negative integer or -inf
-    gives NaN; G(x) overflows beyond 171.62 (35.04 in float) and is the zero of its sign where the
-    reflection's denominator overflows."""
+    """G(x) = e^(log G(x + n)) / P for x > -10 (the exponential takes the double-double exponent; P is
+    the shift's product, through the poles and signs of x < 0); G(x) = -pi / (x sin(pi x) G(-x)) for
+    x <= -10.  Poles: G(+-0) = +-inf, a negative integer or -inf gives NaN; G(x) overflows beyond
+    171.62 (35.04 in float); below -186 it is the zero of its sign."""
     d = acc == "d"
-    a, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
-    # G(a) 2^sc, sc = -192 from a = 150 on: G(a) itself overflows beyond 171.62, but G(x) for x < 0 is
-    # normal somewhat further (near the integers) and its denominator must not overflow first
-    sc = D.sel(D.ge_f(a, 150.0), -192, 0)
+    refl, z, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
+    # G(z) 2^sc, sc = -192 from z = 150 on: G(z) itself overflows beyond 171.62, but G(x) = G(-z) is
+    # normal somewhat further (near the integers), and the reflection's denominator must not overflow
+    sc = D.sel(D.ge_f(z, 150.0), -192, 0)
     e = _exp_core(D, h, acc, xl=l if d else None, adj=sc)
-    g = D.div(e, ph, acc)
+    g = D.div(e, D.sel(D.is_zero(ph), 1.0, ph), acc)
     if d:
-        g = D.sub(g, D.mul(g, D.mul(pl, D.recip(ph, 2))))
-    g = D.put(D.ge_f(a, 186.0), INF, g)                # (G(x) for x < -186 is below 2^-1074: +-0 then)
+        g = D.sub(g, D.mul(g, D.mul(pl, D.recip(D.abs(ph), 2))))
+    g = D.put(D.ge_f(z, 186.0), INF, g)
     t = D.mul(x, D.mul(s, g))                          # (s g: no underflow for tiny x)
     big = D.ge_i(D.abs(t), INF)
     r = D.div(-PI_D, D.sel(big, 1.0, t), acc)         # G(x) 2^-sc
@@ -1189,11 +1211,10 @@ def _tgamma_lanes(D, x, acc):
     if d:                                              # below 2^-1022: from its bits (as erfc's)
         ar = D.abs(r)
         low = D.ia("lor", D.subnormal_bits(D.mul(ar, 2.0 ** 882)), D.ia("land", r, SIGN))
-        res = D.put(D.flags("lnot", D.ia("land", D.bools(D.ge_f(2.0 ** -830, ar)), D.ia("lnot", D.bools(D.flags("lor", sc, 0))))),
-                    low, res)
+        scaled = D.ia("lnot", D.bools(D.flags("lor", sc, 0)))
+        res = D.put(D.flags("lnot", D.ia("land", D.bools(D.ge_f(2.0 ** -830, ar)), scaled)), low, res)
     r = D.put(big, D.ia("lxor", D.ia("land", t, SIGN), SIGN), res)
-    g = D.scale(g, D.ia("lsub", 0, sc))
-    r = D.sel(D.is_neg(x), r, g)
+    r = D.sel(refl, r, D.scale(g, D.ia("lsub", 0, sc)))
     r = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), QNAN, r)
     r = D.put(D.is_zero(x), D.ia("lor", INF, D.ia("land", x, SIGN)), r)
     r = D.put(D.flags("lxor", x, INF), INF, r)
@@ -1201,31 +1222,36 @@ def _tgamma_lanes(D, x, acc):
 
 
 def _lgamma_sign_lanes(D, x, acc):
-    """(log |G(x)|, the sign of G(x) as +-1): log G(x + n) - log P for x > 0, Taylor series around 1
-    and 2 (|x - 1|, |x - 2| <= 0.1, where log G vanishes), y (log y - 1) - log(y) / 2 from 2^60;
-    log pi - log |x sin(pi x)| - log G(-x) for x < 0.  Poles (0, negative integers, +-inf): +inf."""
+    """(log |G(x)|, the sign of G(x) as +-1): log G(x + n) - log |P| for x > -10, Taylor series around
+    1 and 2 (|x - 1|, |x - 2| <= 0.1, where log G vanishes), z (log z - 1) - log(z) / 2 from 2^60;
+    log pi - log |x| - log |sin(pi x)| - log G(-x) for x <= -10.  Poles (0, negative integers,
+    +-inf): +inf, sign glibc's."""
     d = acc == "d"
-    a, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
+    refl, z, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
+    sign = D.sel(D.is_neg(D.sel(refl, s, ph)), -1, 1)
+    aph = D.abs(ph)
     if d:
-        lh, ll = _log_core(D, ph, acc, want_lo=True)
-        ll = D.add(ll, D.mul(pl, D.recip(ph, 2)))
+        pl = D.ia("lxor", pl, D.ia("land", ph, SIGN))                  # |P| = |ph| + that
+        lh, ll = _log_core(D, aph, acc, want_lo=True)
+        ll = D.add(ll, D.mul(pl, D.recip(aph, 2)))
         g = D.add(D.sub(h, lh), D.sub(l, ll))
     else:
-        g = D.sub(h, _log_core(D, ph, acc)[0])
+        g = D.sub(h, _log_core(D, aph, acc)[0])
     for c, coef in ((1.0, LG1_D if d else LG1_F), (2.0, LG2_D if d else LG2_F)):
-        t = D.sub(a, c)                                                # exact near c
+        t = D.sub(x, c)                                                # exact near c
         g = D.sel(D.ge_f(0.1, D.abs(t)), D.mul(t, D.poly(t, coef)), g)
-    la, _ = _log_core(D, a, acc)
-    g = D.sel(D.ge_f(a, 2.0 ** 60), D.fma(a, D.sub(la, 1.0), D.mul(la, 0.5), nc=True), g)
+    ax = D.abs(x)                                                      # (z is clamped to 2^60)
+    la, _ = _log_core(D, D.ia("dmin", ax, 2.0 ** 1023), acc)
+    g = D.sel(D.ge_f(ax, 2.0 ** 60), D.fma(ax, D.sub(la, 1.0), D.mul(la, 0.5), nc=True), g)
     ls, _ = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc)
     neg = D.sub(D.add(D.sub(D.sub(LNPI_HI, la), ls), LNPI_LO), g)       # log pi / |x sin(pi x)| - log G(-x)
-    r = D.sel(D.is_neg(x), neg, g)
+    r = D.sel(refl, neg, g)
     pole = D.ia("lor", D.ia("land", D.bools(isint), D.bools(D.is_neg(x))), D.bools(D.is_zero(x)))
-    pole = D.ia("lor", pole, D.bools(D.ge_i(D.abs(x), INF)))
+    pole = D.ia("lor", pole, D.bools(D.ge_i(ax, INF)))
     r = D.put(D.flags("lnot", pole), INF, r)
-    sign = D.sel(D.is_neg(x), D.sel(D.is_neg(s), -1, 1), 1)
-    sign = D.put(D.is_zero(x), D.sel(D.is_neg(x), -1, 1), sign)            # glibc's for +-0
-    return r, sign
+    sign = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), 1, sign)   # glibc's
+    sign = D.put(D.is_zero(x), D.sel(D.is_neg(x), -1, 1), sign)
+    return D.put(D.is_nan(x), QNAN, r), sign
 
 
 def _lgamma_lanes(D, x, acc):
