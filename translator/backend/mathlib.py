@@ -364,8 +364,9 @@ class _D:
         return self.ia("lor", self.mul(self.mul(res, p1), p2), sgn)
 
 
-def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0):
-    """base^x (e^(x + xl) for base e) for finite or infinite x; NaN is the caller's.
+def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0, times=None):
+    """base^x (e^(x + xl) for base e) for finite or infinite x, times 2^adj and, in 'd', `times` (a
+    factor taken in before the last rounding: times + times (e^r - 1)); NaN is the caller's.
 
     n = rint(x / log_base 2), r = x - n log_base 2 (|r| <= ln2/2 after scaling to base e),
     base^x = 2^n e^r.  'd' keeps r as r + rl and sums e^r = 1 + (r + (rl + r^2 q(r))) so that
@@ -398,7 +399,7 @@ def _exp_core(D: _D, x, acc, base="e", xl=None, adj=0):
         rl = D.sub(rl, D.sub(r2, r))
         r = r2
     q = D.fma(D.mul(r, r), D.poly(r, EXP_D[2:]), rl) if rl is not None else D.mul(D.mul(r, r), D.poly(r, EXP_D[2:]))
-    p = D.add(1.0, D.add(r, q))
+    p = D.add(1.0, D.add(r, q)) if times is None else D.fma(times, D.add(r, q), times)
     return D.scale(p, _adj(D, ni, adj))
 
 
@@ -963,6 +964,7 @@ _SQRTPI = _C.sqrt(_PI)
 # erf x = x ERF(x^2) for |x| <= 1/2: the Taylor series 2/sqrt(pi) sum (-1)^n x^2n / (n! (2n + 1))
 ERF_D = [float(_C.divide(2 * (-1) ** n, _C.multiply(_SQRTPI, factorial(n) * (2 * n + 1)))) for n in range(13)]   # 2^-58
 ERF_F = ERF_D[:9]                                                                                              # 2^-35
+ERF0_LO = float(_C.subtract(_C.divide(2, _SQRTPI), Decimal(ERF_D[0])))
 # erfc a = e^(-a^2) erfcx(a) for a >= 1/2: erfcx by polynomials on six intervals, in s = a - centre below 2,
 # in s = 1/a^2 - centre above (where erfcx(a) = G(1/a^2) / a): Chebyshev interpolants of mpmath's erfc at
 # 40 digits, as (centre, coefficients lowest degree first), relative error in the comments
@@ -1045,17 +1047,25 @@ def _erfc_big(D: _D, a, acc, scale=0):
     for c in reversed(coef[:-2]):
         p = D.fma(p, s, c)
     p = D.sel(far, D.mul(p, ia), p)
-    if d:
+    if d:                                              # (erfcx taken into exp's last rounding)
         h, l = D.two_prod(a, a)
-        e = _exp_core(D, D.neg(h), acc, xl=D.neg(l), adj=scale)
-    else:
-        e = _exp_core(D, D.neg(D.mul(a, a)), acc, adj=scale)
-    return D.mul(e, p)
+        return _exp_core(D, D.neg(h), acc, xl=D.neg(l), adj=scale, times=p)
+    return D.mul(_exp_core(D, D.neg(D.mul(a, a)), acc, adj=scale), p)
 
 
-def _erf_small(D: _D, x, acc):
-    """erf x for |x| <= 1/2: the Taylor series."""
-    return D.mul(x, D.poly(D.mul(x, x), ERF_D if acc == "d" else ERF_F))
+def _erf_small(D: _D, x, acc, one=None):
+    """erf x (one - erf x if `one`) for |x| <= 1/2: the Taylor series; 'd' takes the leading term
+    x 2/sqrt(pi) as an exact product (with the constant's low part) and sums it last."""
+    z = D.mul(x, x)
+    if acc != "d":
+        e = D.mul(x, D.poly(z, ERF_F))
+        return e if one is None else D.sub(one, e)
+    ph, pl = D.two_prod(x, ERF_D[0], bsplit=_const_split(D, ERF_D[0]))
+    tail = D.add(D.mul(D.mul(x, z), D.poly(z, ERF_D[1:])), D.add(pl, D.mul(x, ERF0_LO)))
+    if one is None:
+        return D.add(ph, tail)
+    s, e = _fast2sum(D, one, D.neg(ph))
+    return D.add(s, D.sub(e, tail))
 
 
 def _erf_lanes(D, ax, acc):                            # odd: erf |x| = 1 - erfc |x| from 1/2 on
@@ -1075,7 +1085,7 @@ def _erfc_lanes(D, x, acc):
     else:
         e = _erfc_big(D, a, acc)
     r = D.sel(D.is_neg(x), D.sub(2.0, e), e)
-    return D.sel(D.ge_f(0.5, ax), D.sub(1.0, _erf_small(D, x, acc)), r)
+    return D.sel(D.ge_f(0.5, ax), _erf_small(D, x, acc, one=1.0), r)
 
 
 # ------------------------------------------------------------------ tgamma, lgamma
@@ -1131,6 +1141,13 @@ def _loop(D: _D, state, cond, body):
     return regs
 
 
+def _two_sum(D: _D, a, b):
+    """(s, e): s = fl(a + b), s + e = a + b exactly (Knuth: any magnitudes)."""
+    s = D.add(a, b)
+    bb = D.sub(s, a)
+    return s, D.add(D.sub(a, D.sub(s, bb)), D.sub(b, bb))
+
+
 def _lgamma_shifted(D: _D, z, acc):
     """(h, l, ph, pl) for -GAMMA_MIN < z < 2^60 (finite): log G(z + n) = h + l by Stirling's series,
     with the shift P = z (z + 1) ... (z + n - 1) = ph + pl (a loop: n the least taking z + n to
@@ -1174,35 +1191,46 @@ def _sinpi(D: _D, x, acc):
     xc = D.ia("dmax", D.ia("dmin", x, 2.0 ** 51), -2.0 ** 51)
     nf, ni = D.rint_small(xc)
     f = D.sub(xc, nf)
-    s = D.mul(f, D.poly(D.mul(f, f), SINPI_D if acc == "d" else SINPI_F))
+    z = D.mul(f, f)
+    if acc == "d":                                     # pi f as an exact product plus the rest
+        ph, pl = D.two_prod(f, PI_HI, bsplit=_const_split(D, PI_HI))
+        s = D.add(ph, D.add(D.add(pl, D.mul(f, PI_LO)), D.mul(D.mul(f, z), D.poly(z, SINPI_D[1:]))))
+    else:
+        s = D.mul(f, D.poly(z, SINPI_F))
     return D.ia("lxor", s, D.ia("llsl", ni, 63)), D.is_zero(f)
 
 
 def _gamma_parts(D: _D, x, acc):
     """What tgamma and lgamma share: refl (x <= -GAMMA_MIN: the reflection formula's side), z = x or,
-    there, -x (clamped to 2^60), log G(z + n) and the shift P, sin(pi x) and whether x is an integer."""
+    there, -x (clamped to 2^60), log |G(z)| = wh (+ wl in 'd') from log G(z + n) and the shift P
+    (whose sign is G(z)'s), sin(pi x) and whether x is an integer."""
     refl = D.ge_f(-GAMMA_MIN, x)
     z = D.ia("dmin", D.sel(refl, D.neg(x), x), 2.0 ** 60)
     z = D.put(D.is_inf_or_nan(x), 1.0, z)                                # (no garbage in the loop)
     h, l, ph, pl = _lgamma_shifted(D, z, acc)
+    aph = D.abs(ph)
+    if acc == "d":                                     # log |G(z)| = log G(z + n) - log |P| = wh + wl
+        lh, ll = _log_core(D, aph, acc, want_lo=True)
+        ll = D.add(ll, D.mul(D.ia("lxor", pl, D.ia("land", ph, SIGN)), D.recip(aph, 2)))
+        wh, wl = _two_sum(D, h, D.neg(lh))
+        wl = D.add(wl, D.sub(l, ll))
+    else:
+        wh, wl = D.sub(h, _log_core(D, aph, acc)[0]), None
     s, isint = _sinpi(D, x, acc)
-    return refl, z, h, l, ph, pl, s, isint
+    return refl, z, wh, wl, ph, s, isint
 
 
 def _tgamma_lanes(D, x, acc):
-    """G(x) = e^(log G(x + n)) / P for x > -10 (the exponential takes the double-double exponent; P is
-    the shift's product, through the poles and signs of x < 0); G(x) = -pi / (x sin(pi x) G(-x)) for
+    """G(x) = +-e^(log G(x + n) - log |P|) for x > -10 (the exponential takes the double-double exponent;
+    P is the shift's product, through the poles and signs of x < 0); G(x) = -pi / (x sin(pi x) G(-x)) for
     x <= -10.  Poles: G(+-0) = +-inf, a negative integer or -inf gives NaN; G(x) overflows beyond
     171.62 (35.04 in float); below -186 it is the zero of its sign."""
     d = acc == "d"
-    refl, z, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
+    refl, z, wh, wl, ph, s, isint = _gamma_parts(D, x, acc)
     # G(z) 2^sc, sc = -192 from z = 150 on: G(z) itself overflows beyond 171.62, but G(x) = G(-z) is
     # normal somewhat further (near the integers), and the reflection's denominator must not overflow
     sc = D.sel(D.ge_f(z, 150.0), -192, 0)
-    e = _exp_core(D, h, acc, xl=l if d else None, adj=sc)
-    g = D.div(e, D.sel(D.is_zero(ph), 1.0, ph), acc)
-    if d:
-        g = D.sub(g, D.mul(g, D.mul(pl, D.recip(D.abs(ph), 2))))
+    g = D.ia("lor", _exp_core(D, wh, acc, xl=wl, adj=sc), D.ia("land", ph, SIGN))
     g = D.put(D.ge_f(z, 186.0), INF, g)
     t = D.mul(x, D.mul(s, g))                          # (s g: no underflow for tiny x)
     big = D.ge_i(D.abs(t), INF)
@@ -1227,16 +1255,9 @@ def _lgamma_sign_lanes(D, x, acc):
     log pi - log |x| - log |sin(pi x)| - log G(-x) for x <= -10.  Poles (0, negative integers,
     +-inf): +inf, sign glibc's."""
     d = acc == "d"
-    refl, z, h, l, ph, pl, s, isint = _gamma_parts(D, x, acc)
+    refl, z, wh, wl, ph, s, isint = _gamma_parts(D, x, acc)
     sign = D.sel(D.is_neg(D.sel(refl, s, ph)), -1, 1)
-    aph = D.abs(ph)
-    if d:
-        pl = D.ia("lxor", pl, D.ia("land", ph, SIGN))                  # |P| = |ph| + that
-        lh, ll = _log_core(D, aph, acc, want_lo=True)
-        ll = D.add(ll, D.mul(pl, D.recip(aph, 2)))
-        g = D.add(D.sub(h, lh), D.sub(l, ll))
-    else:
-        g = D.sub(h, _log_core(D, aph, acc)[0])
+    g = D.add(wh, wl) if d else wh
     for c, coef in ((1.0, LG1_D if d else LG1_F), (2.0, LG2_D if d else LG2_F)):
         t = D.sub(x, c)                                                # exact near c
         g = D.sel(D.ge_f(0.1, D.abs(t)), D.mul(t, D.poly(t, coef)), g)
