@@ -1186,8 +1186,8 @@ def _lgamma_shifted(D: _D, z, acc):
 
 
 def _sinpi(D: _D, x, acc):
-    """(sin(pi x), f == 0) for finite x: f = x - rint x exactly (x beyond 2^51 is an integer), the
-    Taylor series of sin(pi f), the sign of (-1)^rint(x)."""
+    """(sin(pi x), the mask of x a nonzero integer) for finite x: f = x - rint x exactly (x beyond
+    2^51 is an integer), the Taylor series of sin(pi f), the sign of (-1)^rint(x)."""
     xc = D.ia("dmax", D.ia("dmin", x, 2.0 ** 51), -2.0 ** 51)
     nf, ni = D.rint_small(xc)
     f = D.sub(xc, nf)
@@ -1197,7 +1197,8 @@ def _sinpi(D: _D, x, acc):
         s = D.add(ph, D.add(D.add(pl, D.mul(f, PI_LO)), D.mul(D.mul(f, z), D.poly(z, SINPI_D[1:]))))
     else:
         s = D.mul(f, D.poly(z, SINPI_F))
-    return D.ia("lxor", s, D.ia("llsl", ni, 63)), D.is_zero(f)
+    isint = D.ia("land", D.bools(D.is_zero(f)), D.bools(D.ge_f(D.abs(x), 0.5)))    # (f of a tiny x flushes)
+    return D.ia("lxor", s, D.ia("llsl", ni, 63)), D.flags("lnot", isint)
 
 
 def _gamma_parts(D: _D, x, acc):
@@ -1243,6 +1244,7 @@ def _tgamma_lanes(D, x, acc):
         res = D.put(D.flags("lnot", D.ia("land", D.bools(D.ge_f(2.0 ** -830, ar)), scaled)), low, res)
     r = D.put(big, D.ia("lxor", D.ia("land", t, SIGN), SIGN), res)
     r = D.sel(refl, r, D.scale(g, D.ia("lsub", 0, sc)))
+    r = D.put(D.ge_f(2.0 ** -1000, D.abs(x)), D.div(1.0, x, acc), r)    # 1/x - gamma: P would flush
     r = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), QNAN, r)
     r = D.put(D.is_zero(x), D.ia("lor", INF, D.ia("land", x, SIGN)), r)
     r = D.put(D.flags("lxor", x, INF), INF, r)
@@ -1267,6 +1269,9 @@ def _lgamma_sign_lanes(D, x, acc):
     ls, _ = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc)
     neg = D.sub(D.add(D.sub(D.sub(LNPI_HI, la), ls), LNPI_LO), g)       # log pi / |x sin(pi x)| - log G(-x)
     r = D.sel(refl, neg, g)
+    tiny = D.ge_f(2.0 ** -1000, ax)                                    # -log |x| - gamma x: P would flush
+    r = D.put(tiny, D.neg(la), r)
+    sign = D.put(tiny, D.sel(D.is_neg(x), -1, 1), sign)
     pole = D.ia("lor", D.ia("land", D.bools(isint), D.bools(D.is_neg(x))), D.bools(D.is_zero(x)))
     pole = D.ia("lor", pole, D.bools(D.ge_i(ax, INF)))
     r = D.put(D.flags("lnot", pole), INF, r)
