@@ -1,8 +1,10 @@
 """Math builtins as sequences of machine instructions (see docs/language.md for their accuracy).
 
-``lower_math(em, name, ty, args)`` gives the Val of ``name(args)`` for an LLVM
+``lower_math(em, name, ty, args, p)`` gives the Val of ``name(args)`` for an LLVM
 intrinsic's base name (``exp`` for ``llvm.exp.f32``) or a library function
-(``tanhf``), or None when the function is not one of these.
+(``tanhf``), or None when the function is not one of these; ``frexp``, ``remquo``
+and ``lgamma_r`` also store their int through the private variable of their last
+argument (under predicate p), and ``frem`` (fmod) comes here from isel_float.
 
 How.  The machine has no transcendental instructions: the ALU gives floor,
 float <-> integer conversions, a 5-bit rsqrt seed and integer operations on the
@@ -1341,7 +1343,6 @@ def _rem_core(D: _D, x, y, fmod: bool):
     r into [0, m_y), remainder into [-m_y/2, m_y/2] with ties to the even quotient, and r 2^e_y is
     exact, or made from its bits where it is below the normal range (the MAU would flush it).
     Zeros, infinities and NaN follow C99; |x| < |y| / 2 (fmod: |x| < |y|) gives x."""
-    em = D.em
     ax, ay = D.abs(x), D.abs(y)
     wx, mx = D.exp_split(ax)
     wy, my = D.exp_split(ay)
@@ -1362,17 +1363,11 @@ def _rem_core(D: _D, x, y, fmod: bool):
     # the first pass, also for d = -1 (remainder of |x| in [|y| / 2, |y|)): r 2^-1, q = 0 or 1
     c = D.ia("lmin", D.ia("lmax", d, -1), REM_CHUNK)
     r, q = step(mx, 0, c)
-    left = D.ia("lsub", d, c)
-    r, q, left = (em.copy(r[0]),), (em.copy(q[0]),), (em.copy(left[0]),)    # loop-carried registers
-    k = D.ge_i(left, 1)[0]
-    outer, em.items = em.items, []
-    c = D.ia("lmin", left, REM_CHUNK)
-    r1, q1 = step(r, q, c)
-    for new, reg in ((r1, r), (q1, q), (D.ia("lsub", left, c), left)):
-        em.copy(new[0], dst=reg[0])
-    em.op("lmax {s0} {s1} {K0}", "alu", (), (left[0], D.kb(1)), mdst=(k,))
-    body, em.items = em.items, outer
-    em.items.append(WhileAny(k, body, em.line))
+
+    def more(st):                                      # the rest of d, REM_CHUNK bits a pass
+        c = D.ia("lmin", st[2], REM_CHUNK)
+        return step(st[0], st[1], c) + (D.ia("lsub", st[2], c),)
+    r, q, _ = _loop(D, (r, q, D.ia("lsub", d, c)), lambda st: ("lmax", st[2], 1), more)
     # fmod: r into [0, m_y); remainder: then above m_y / 2 (or at it with an odd quotient) r - m_y.
     # The quotient's bits are glibc's: floor(|x / y|) mod 8, plus one where remainder rounds up (8 then)
     neg = D.is_neg(r)
@@ -1388,7 +1383,7 @@ def _rem_core(D: _D, x, y, fmod: bool):
         q = D.sel(up, D.ia("ladd", q, 1), q)
     s = D.ia("lsub", ey, 1023)
     res = D.scale(r, s)
-    sub = D.ia("dftoi", D.abs(D.mul(r, D.pow2(D.ia("lmin", D.ia("ladd", s, 1074), 1023)))))
+    sub = D.subnormal_bits(D.abs(D.mul(r, D.pow2(D.ia("lmin", D.ia("ladd", s, 1074), 1023)))))
     res = D.put(D.ge_i(_bits(2.0 ** -1022) - 1, D.abs(res)), D.ia("lor", sub, D.ia("land", r, SIGN)), res)
     res = D.ia("lxor", res, D.ia("land", x, SIGN))
     q = D.sel(D.is_neg(D.ia("lxor", x, y)), D.ia("lsub", 0, q), q)
@@ -1471,11 +1466,13 @@ def _nextafter(em, ty, x: Val, y: Val) -> Val:
         away = em.alu(p + "xor", em.alu(p + "xor", gt, pos), k(-1))
         r = em.alu(p + "sub", xr, k(1))
         em.masked_copy(em.alu(p + "add", xr, k(1)), r, em.flags(p + "not", away))
-        em.masked_copy(em.alu(p + "or", em.alu(p + "and", yr, k(sign)), k(1)), r, em.flags(p + "or", ax, k(0)))  # x = +-0
+        tiny = em.alu(p + "or", em.alu(p + "and", yr, k(sign)), k(1))
+        em.masked_copy(tiny, r, em.flags(p + "or", ax, k(0)))                  # x = +-0: +-2^-1074 (2^-149)
         em.masked_copy(yr, r, em.flags(p + "xor", kx, ky))                      # x == y
         em.masked_copy(yr, r, em.flags(p + "or", em.alu(p + "or", ax, ay), k(0)))   # both zeros: y
+        qnan, above_inf = k(0x7FF8000000000000 if wide else 0x7FC00000), em.alu(p + "add", inf, k(1))
         for a in (ax, ay):
-            em.masked_copy(k(0x7FF8000000000000 if wide else 0x7FC00000), r, em.flags(("u" + p) + "max", a, em.alu(p + "add", inf, k(1))))
+            em.masked_copy(qnan, r, em.flags("u" + p + "max", a, above_inf))
         out.append(r)
     return Val(x.kind, tuple(out))
 
@@ -1558,10 +1555,11 @@ def lower_math(em, name: str, ty: str, args: list, p=None):
         fty = "double" if args[0].kind == "f64" else "float"
         return _two_out(em, fty, args, _ilogb_lanes, nan_int=INT_MIN)[1]
     if name in OUT_INT and ty in ("float", "double"):
-        fn = OUT_INT[name]
-        v, n = _two_out(em, ty, args[:-1], {"frexp": _frexp_lanes, "remquo": lambda D, x, y: _rem_core(D, x, y, False),
-                                            "lgamma_r": lambda D, x: _lgamma_sign_lanes(D, x, "d" if ty == "double" else "f")}[fn])
-        _store_int(em, args[-1], n, p)
+        acc = "d" if ty == "double" else "f"
+        fn = {"frexp": _frexp_lanes, "remquo": lambda D, x, y: _rem_core(D, x, y, False),
+              "lgamma_r": lambda D, x: _lgamma_sign_lanes(D, x, acc)}[OUT_INT[name]]
+        v, n = _two_out(em, ty, args[:-1], fn)
+        _store_int(em, args[-1], n, p)            # the int through the out-argument (a private variable)
         return v
     if ty not in ("float", "double"):
         return _int_fn(em, name, ty, args)
