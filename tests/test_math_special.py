@@ -282,6 +282,15 @@ def test_exact_functions_edge_cases_on_both_devices(emu, cpu, ty):
             assert np.array_equal(en[defined], cn[defined]), (name, x[defined], en[defined], cn[defined])
 
 
+@pytest.mark.parametrize("dev", ["emu", "cpu"])
+def test_ilogb_macros(dev, request):
+    """FP_ILOGB0 and FP_ILOGBNAN (OpenCL C 6.12.2) are what ilogb gives for 0 and NaN: glibc's INT_MIN."""
+    x = np.array([0.0, NAN, 1.0], np.float32)
+    _, n = run(request.getfixturevalue(dev), "n[i] = ilogb(x[i]) == (i == 0 ? FP_ILOGB0 : i == 1 ? FP_ILOGBNAN : 0);",
+               "float", x)
+    assert np.array_equal(n, [1, 1, 1])
+
+
 def test_vector_forms_store_every_component(emu, cpu):
     """remquo, frexp and lgamma_r on float4: one libm call (or its lowering) per component, each storing
     its int through the pointer's component."""

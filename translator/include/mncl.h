@@ -75,6 +75,8 @@
 #define HUGE_VAL __builtin_huge_val()
 #define INFINITY __builtin_inff()
 #define NAN __builtin_nanf()
+#define FP_ILOGB0 (-2147483647 - 1)
+#define FP_ILOGBNAN (-2147483647 - 1)
 
 #define M_E_F 2.71828182845904523536f
 #define M_LOG2E_F 1.44269504088896340736f
