@@ -1048,7 +1048,7 @@ def _erfc_big(D: _D, a, acc, scale=0):
     p = D.fma(coef[-1], s, coef[-2])
     for c in reversed(coef[:-2]):
         p = D.fma(p, s, c)
-    p = D.sel(far, D.mul(p, ia), p)
+    p = D.sel(far, D.div(p, a, acc) if d else D.mul(p, ia), p)     # G(1/a^2) / a (double: rounded once)
     if d:                                              # (erfcx taken into exp's last rounding)
         h, l = D.two_prod(a, a)
         return _exp_core(D, D.neg(h), acc, xl=D.neg(l), adj=scale, times=p)
