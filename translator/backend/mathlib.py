@@ -1224,28 +1224,30 @@ def _gamma_parts(D: _D, x, acc):
 
 
 def _tgamma_lanes(D, x, acc):
-    """G(x) = +-e^(log G(x + n) - log |P|) for x > -10 (the exponential takes the double-double exponent;
-    P is the shift's product, through the poles and signs of x < 0); G(x) = -pi / (x sin(pi x) G(-x)) for
-    x <= -10.  Poles: G(+-0) = +-inf, a negative integer or -inf gives NaN; G(x) overflows beyond
-    171.62 (35.04 in float); below -186 it is the zero of its sign."""
+    """G(x) = +-e^W: W = log G(x + n) - log |P| for x > -10 (P the shift's product, through the poles
+    and signs of x < 0), W = log pi - log |x| - log |sin(pi x)| - log G(-x) for x <= -10; W in
+    double-double for double, its low part carried into the exponential's reduction.  A double result
+    below 2^-1022 is made from its bits (e^W computed times 2^64, as erfc's).  Poles: G(+-0) = +-inf,
+    a negative integer or -inf gives NaN; G(x) overflows beyond 171.62 (35.04 in float)."""
     d = acc == "d"
     refl, z, wh, wl, ph, s, isint = _gamma_parts(D, x, acc)
-    # G(z) 2^sc, sc = -192 from z = 150 on: G(z) itself overflows beyond 171.62, but G(x) = G(-z) is
-    # normal somewhat further (near the integers), and the reflection's denominator must not overflow
-    sc = D.sel(D.ge_f(z, 150.0), -192, 0)
-    g = D.ia("lor", _exp_core(D, wh, acc, xl=wl, adj=sc), D.ia("land", ph, SIGN))
-    g = D.put(D.ge_f(z, 186.0), INF, g)
-    t = D.mul(x, D.mul(s, g))                          # (s g: no underflow for tiny x)
-    big = D.ge_i(D.abs(t), INF)
-    r = D.div(-PI_D, D.sel(big, 1.0, t), acc)         # G(x) 2^-sc
-    res = D.scale(r, sc)
-    if d:                                              # below 2^-1022: from its bits (as erfc's)
-        ar = D.abs(r)
-        low = D.ia("lor", D.subnormal_bits(D.mul(ar, 2.0 ** 882)), D.ia("land", r, SIGN))
-        scaled = D.ia("lnot", D.bools(D.flags("lor", sc, 0)))
-        res = D.put(D.flags("lnot", D.ia("land", D.bools(D.ge_f(2.0 ** -830, ar)), scaled)), low, res)
-    r = D.put(big, D.ia("lxor", D.ia("land", t, SIGN), SIGN), res)
-    r = D.sel(refl, r, D.scale(g, D.ia("lsub", 0, sc)))
+    sign = D.ia("land", D.sel(refl, s, ph), SIGN)
+    la, lal = _log_core(D, D.ia("dmin", D.abs(x), 2.0 ** 1023), acc, want_lo=d)
+    ls, lsl = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc, want_lo=d)
+    if d:                                              # the reflection's sum, in double-double
+        rh, e1 = _two_sum(D, LNPI_HI, D.neg(la))
+        rh, e2 = _two_sum(D, rh, D.neg(ls))
+        rh, e3 = _two_sum(D, rh, D.neg(wh))
+        rl = D.add(D.add(e1, e2), D.add(e3, D.sub(D.sub(D.sub(LNPI_LO, lal), lsl), wl)))
+        wh, wl = D.sel(refl, rh, wh), D.sel(refl, rl, wl)
+        low = D.ge_f(-700.0, wh)
+        e64 = _exp_core(D, wh, acc, xl=wl, adj=D.sel(low, 64, 0))
+        g = D.sel(low, D.sel(D.ge_f(2.0 ** -958, e64), D.subnormal_bits(D.mul(e64, 2.0 ** 1010)),
+                             D.mul(e64, 2.0 ** -64)), e64)
+    else:
+        wh = D.sel(refl, D.sub(D.sub(D.sub(LNPI_HI, la), ls), wh), wh)
+        g = _exp_core(D, wh, acc)
+    r = D.ia("lor", g, sign)
     r = D.put(D.ge_f(2.0 ** -1000, D.abs(x)), D.div(1.0, x, acc), r)    # 1/x - gamma: P would flush
     r = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), QNAN, r)
     r = D.put(D.is_zero(x), D.ia("lor", INF, D.ia("land", x, SIGN)), r)
