@@ -1099,7 +1099,6 @@ STIRLING_F = STIRLING_D[:5]                                                     
 GAMMA_MIN = 10.0                        # below, G(x) = G(x + n) / (x (x + 1) ... (x + n - 1))
 LNSQ2PI_HI, LNSQ2PI_LO = _split(_C.divide(_C.ln(_C.multiply(2, _PI)), 2), 53)
 LNPI_HI, LNPI_LO = _split(_C.ln(_PI), 53)
-PI_D = float(_PI)
 # sin(pi f) = f SINPI(f^2) for |f| <= 1/2
 SINPI_D = [float(_C.divide(_C.power(_PI, 2 * k + 1) * (-1) ** k, factorial(2 * k + 1))) for k in range(12)]  # 2^-59
 SINPI_F = SINPI_D[:9]                                                                                         # 2^-37
@@ -1204,48 +1203,46 @@ def _sinpi(D: _D, x, acc):
 
 
 def _gamma_parts(D: _D, x, acc):
-    """What tgamma and lgamma share: refl (x <= -GAMMA_MIN: the reflection formula's side), z = x or,
-    there, -x (clamped to 2^60), log |G(z)| = wh (+ wl in 'd') from log G(z + n) and the shift P
-    (whose sign is G(z)'s), sin(pi x) and whether x is an integer."""
+    """(wh, wl, sign, isint, la): log |G(x)| = wh + wl (wl None in 'f'), the sign bit of G(x), the mask
+    of x a nonzero integer, log |x|.  x > -10: log G(x + n) - log |P| (P's sign is G(x)'s); x <= -10:
+    the reflection, log pi - log |x| - log |sin(pi x)| - log G(-x) (sin(pi x) has G(x)'s sign); both
+    sums in double-double for double."""
+    d = acc == "d"
     refl = D.ge_f(-GAMMA_MIN, x)
     z = D.ia("dmin", D.sel(refl, D.neg(x), x), 2.0 ** 60)
     z = D.put(D.is_inf_or_nan(x), 1.0, z)                                # (no garbage in the loop)
     h, l, ph, pl = _lgamma_shifted(D, z, acc)
     aph = D.abs(ph)
-    if acc == "d":                                     # log |G(z)| = log G(z + n) - log |P| = wh + wl
-        lh, ll = _log_core(D, aph, acc, want_lo=True)
-        ll = D.add(ll, D.mul(D.ia("lxor", pl, D.ia("land", ph, SIGN)), D.recip(aph, 2)))
-        wh, wl = _two_sum(D, h, D.neg(lh))
-        wl = D.add(wl, D.sub(l, ll))
-    else:
-        wh, wl = D.sub(h, _log_core(D, aph, acc)[0]), None
     s, isint = _sinpi(D, x, acc)
-    return refl, z, wh, wl, ph, s, isint
+    la, lal = _log_core(D, D.ia("dmin", D.abs(x), 2.0 ** 1023), acc, want_lo=d)
+    ls, lsl = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc, want_lo=d)
+    sign = D.ia("land", D.sel(refl, s, ph), SIGN)
+    if not d:
+        wh = D.sub(h, _log_core(D, aph, acc)[0])
+        return D.sel(refl, D.sub(D.sub(D.sub(LNPI_HI, la), ls), wh), wh), None, sign, isint, la
+    lh, ll = _log_core(D, aph, acc, want_lo=True)
+    ll = D.add(ll, D.mul(D.ia("lxor", pl, D.ia("land", ph, SIGN)), D.recip(aph, 2)))   # log |ph + pl|
+    wh, wl = _two_sum(D, h, D.neg(lh))
+    wl = D.add(wl, D.sub(l, ll))
+    rh, e1 = _two_sum(D, LNPI_HI, D.neg(la))
+    rh, e2 = _two_sum(D, rh, D.neg(ls))
+    rh, e3 = _two_sum(D, rh, D.neg(wh))
+    rl = D.add(D.add(e1, e2), D.add(e3, D.sub(D.sub(D.sub(LNPI_LO, lal), lsl), wl)))
+    return D.sel(refl, rh, wh), D.sel(refl, rl, wl), sign, isint, la
 
 
 def _tgamma_lanes(D, x, acc):
-    """G(x) = +-e^W: W = log G(x + n) - log |P| for x > -10 (P the shift's product, through the poles
-    and signs of x < 0), W = log pi - log |x| - log |sin(pi x)| - log G(-x) for x <= -10; W in
-    double-double for double, its low part carried into the exponential's reduction.  A double result
-    below 2^-1022 is made from its bits (e^W computed times 2^64, as erfc's).  Poles: G(+-0) = +-inf,
-    a negative integer or -inf gives NaN; G(x) overflows beyond 171.62 (35.04 in float)."""
-    d = acc == "d"
-    refl, z, wh, wl, ph, s, isint = _gamma_parts(D, x, acc)
-    sign = D.ia("land", D.sel(refl, s, ph), SIGN)
-    la, lal = _log_core(D, D.ia("dmin", D.abs(x), 2.0 ** 1023), acc, want_lo=d)
-    ls, lsl = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc, want_lo=d)
-    if d:                                              # the reflection's sum, in double-double
-        rh, e1 = _two_sum(D, LNPI_HI, D.neg(la))
-        rh, e2 = _two_sum(D, rh, D.neg(ls))
-        rh, e3 = _two_sum(D, rh, D.neg(wh))
-        rl = D.add(D.add(e1, e2), D.add(e3, D.sub(D.sub(D.sub(LNPI_LO, lal), lsl), wl)))
-        wh, wl = D.sel(refl, rh, wh), D.sel(refl, rl, wl)
+    """G(x) = +-e^(log |G(x)|) (_gamma_parts; for double with the logarithm's low part carried into the
+    exponential's reduction).  A double result below 2^-1022 is made from its bits (e^W computed times
+    2^64, as erfc's).  Poles: G(+-0) = +-inf, a negative integer or -inf gives NaN; G(x) overflows
+    beyond 171.62 (35.04 in float); |x| < 2^-1000: 1/x."""
+    wh, wl, sign, isint, _ = _gamma_parts(D, x, acc)
+    if acc == "d":
         low = D.ge_f(-700.0, wh)
         e64 = _exp_core(D, wh, acc, xl=wl, adj=D.sel(low, 64, 0))
         g = D.sel(low, D.sel(D.ge_f(2.0 ** -958, e64), D.subnormal_bits(D.mul(e64, 2.0 ** 1010)),
                              D.mul(e64, 2.0 ** -64)), e64)
     else:
-        wh = D.sel(refl, D.sub(D.sub(D.sub(LNPI_HI, la), ls), wh), wh)
         g = _exp_core(D, wh, acc)
     r = D.ia("lor", g, sign)
     r = D.put(D.ge_f(2.0 ** -1000, D.abs(x)), D.div(1.0, x, acc), r)    # 1/x - gamma: P would flush
@@ -1256,30 +1253,25 @@ def _tgamma_lanes(D, x, acc):
 
 
 def _lgamma_sign_lanes(D, x, acc):
-    """(log |G(x)|, the sign of G(x) as +-1): log G(x + n) - log |P| for x > -10, Taylor series around
-    1 and 2 (|x - 1|, |x - 2| <= 0.1, where log G vanishes), z (log z - 1) - log(z) / 2 from 2^60;
-    log pi - log |x| - log |sin(pi x)| - log G(-x) for x <= -10.  Poles (0, negative integers,
-    +-inf): +inf, sign glibc's."""
+    """(log |G(x)|, the sign of G(x) as +-1): _gamma_parts', but for the Taylor series around 1 and 2
+    (|x - 1|, |x - 2| <= 0.1, where log G vanishes), x (log x - 1) - log(x) / 2 from 2^60 and -log |x|
+    below 2^-1000.  Poles (0, negative integers, +-inf): +inf, the sign glibc's."""
     d = acc == "d"
-    refl, z, wh, wl, ph, s, isint = _gamma_parts(D, x, acc)
-    sign = D.sel(D.is_neg(D.sel(refl, s, ph)), -1, 1)
+    wh, wl, sign, isint, la = _gamma_parts(D, x, acc)
+    sign = D.sel(D.is_neg(sign), -1, 1)
     g = D.add(wh, wl) if d else wh
     for c, coef in ((1.0, LG1_D if d else LG1_F), (2.0, LG2_D if d else LG2_F)):
         t = D.sub(x, c)                                                # exact near c
         g = D.sel(D.ge_f(0.1, D.abs(t)), D.mul(t, D.poly(t, coef)), g)
-    ax = D.abs(x)                                                      # (z is clamped to 2^60)
-    la, _ = _log_core(D, D.ia("dmin", ax, 2.0 ** 1023), acc)
+    ax = D.abs(x)
     g = D.sel(D.ge_f(ax, 2.0 ** 60), D.fma(ax, D.sub(la, 1.0), D.mul(la, 0.5), nc=True), g)
-    ls, _ = _log_core(D, D.sel(D.is_zero(s), 1.0, D.abs(s)), acc)
-    neg = D.sub(D.add(D.sub(D.sub(LNPI_HI, la), ls), LNPI_LO), g)       # log pi / |x sin(pi x)| - log G(-x)
-    r = D.sel(refl, neg, g)
     tiny = D.ge_f(2.0 ** -1000, ax)                                    # -log |x| - gamma x: P would flush
-    r = D.put(tiny, D.neg(la), r)
+    r = D.put(tiny, D.neg(la), g)
     sign = D.put(tiny, D.sel(D.is_neg(x), -1, 1), sign)
-    pole = D.ia("lor", D.ia("land", D.bools(isint), D.bools(D.is_neg(x))), D.bools(D.is_zero(x)))
-    pole = D.ia("lor", pole, D.bools(D.ge_i(ax, INF)))
+    negint = D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))
+    pole = D.ia("lor", D.ia("lor", negint, D.bools(D.is_zero(x))), D.bools(D.ge_i(ax, INF)))
     r = D.put(D.flags("lnot", pole), INF, r)
-    sign = D.put(D.flags("lnot", D.ia("land", D.bools(isint), D.bools(D.is_neg(x)))), 1, sign)   # glibc's
+    sign = D.put(D.flags("lnot", negint), 1, sign)                      # glibc's
     sign = D.put(D.is_zero(x), D.sel(D.is_neg(x), -1, 1), sign)
     return D.put(D.is_nan(x), QNAN, r), sign
 
