@@ -112,8 +112,8 @@ def random_pairs(ty, rng, n=600):
     fi = np.finfo(dt)
     sp = np.array([0., -0., 1., -1., 3., -3., 0.5, 7.25, -1e-3, INF, -INF, NAN, fi.tiny, fi.tiny * 0.375,
                    fi.smallest_subnormal, -fi.max, fi.max, 2.0 ** 60 + 2.0 ** 36], dt)
-    x = np.concatenate([bits[:n], rng.uniform(-100, 100, n), np.repeat(sp, sp.size)]).astype(dt)
-    y = np.concatenate([bits[n:], rng.uniform(-10, 10, n), np.tile(sp, sp.size)]).astype(dt)
+    x = np.concatenate([bits[:n], rng.uniform(-100, 100, n).astype(dt), np.repeat(sp, sp.size)])
+    y = np.concatenate([bits[n:], rng.uniform(-10, 10, n).astype(dt), np.tile(sp, sp.size)])
     return x, y
 
 
