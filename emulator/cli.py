@@ -39,6 +39,7 @@ from .machine import load_machine
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="a sequencer argument (.arg %NAME)")
 @click.option("--max-steps", type=int, default=None, help="fault after this many PE steps and sequencer loop iterations")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the cycle summary")
+@click.version_option(package_name="mncl-sdk", prog_name="mncl-emu")
 def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, pfn, testcase, args, max_steps,
          quiet):
     """Run PROGRAM (VSM assembly) on an emulated MN-Core 2-style machine."""

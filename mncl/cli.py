@@ -67,6 +67,7 @@ _ROWS = [("Device Name", device_info.NAME), ("Device Vendor", device_info.VENDOR
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mncl-sdk", prog_name="mncl")
 def main():
     """MNCL SDK host runtime tools."""
 
