@@ -20,6 +20,7 @@ from .executor import Emulator
 from .inputs import MAX_ASM_BYTES, InputError, read_input
 from .judge import judge as run_judge
 from .machine import load_machine
+from .progress import progress_for
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,6 +61,7 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
         if not eq:
             raise click.UsageError(f"--arg {a!r}: write NAME=INTEGER")
     emu = Emulator(m, strict=not no_strict, wrap=wrap, max_steps=max_steps, pfn=pfn)
+    emu.progress = progress_for(f"{program} on {m.name}")     # on a terminal, for runs past a second
     status = 0
     prof = None
     try:
@@ -71,6 +73,8 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
     except EmulatorError as e:
         raise click.UsageError(str(e)) from None
     finally:
+        if emu.progress is not None:
+            emu.progress.close()
         out = "\n".join(emu.dump) + ("\n" if emu.dump else "")
         if dump_path:
             _write(dump_path, lambda p: _save(p, out))
