@@ -2,6 +2,8 @@
 
   mncl info        every platform and device with all their properties (clinfo)
   mncl info -l     the short tree of platforms and devices (clinfo -l)
+  mncl sweep SPEC.toml [--scheduler ADDRESS] [--workers N] [-o OUT.parquet|csv] [--plot PNG]
+                   every point of a sweep as a Dask task, cached by content (docs/scale-out.md)
   mncl profile K.cl -k NAME --global N --arg NAME=SPEC ...
                    build a kernel file, launch one kernel on the emulator device with
                    generated or .npy inputs, write its Chrome trace and HTML report,
@@ -219,6 +221,70 @@ def profile(kernel_file, kernel_name, global_size, local_size, arg_specs, machin
     _print_summary(prof, info, source, top, gsize, lsize)
     trace_path = os.path.join(out_dir, f"{kernel_name}.trace.json")
     click.echo(f"wrote {trace_path} (Perfetto), {html_path}, {json_path}")
+
+
+# -- mncl sweep --------------------------------------------------------------------------------
+
+@main.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("spec_file", type=click.Path(exists=True, dir_okay=False), metavar="SPEC.toml")
+@click.option("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: a local cluster)")
+@click.option("--workers", type=click.IntRange(0), default=None,
+              help="worker processes of the local cluster (default: the cores; 0: run here, without Dask)")
+@click.option("-o", "--out", "out_path", metavar="OUT.parquet|OUT.csv", help="write the result table")
+@click.option("--plot", "plot_path", metavar="PNG", help="draw the roofline with every point, and a metric "
+              "against the first axis that varies")
+@click.option("--metric", default="cycles", show_default=True, help="the metric --plot draws against the axis")
+@click.option("--no-cache", is_flag=True, help="run every point again (results are cached by content)")
+def sweep(spec_file, scheduler, workers, out_path, plot_path, metric, no_cache):
+    """Run every point of SPEC.toml (runs x axes) as a Dask task; print and write the table.
+
+    \b
+    mncl sweep examples/sweep.toml -o sweep.csv --plot sweep.png
+
+    docs/scale-out.md describes the spec.  Exit status: 0 every point ran and passed its check,
+    1 some point failed (each row says why), 2 a bad spec or option.
+    """
+    import sys
+
+    from . import sweep as sw
+    if out_path and not out_path.endswith((".parquet", ".csv")):
+        raise _Fail(f"-o {out_path}: write a .parquet or .csv file")
+    try:
+        spec = sw.load_spec(spec_file)
+        total = len(sw.expand(spec))
+    except sw.SpecError as e:
+        raise _Fail(str(e)) from None
+    bar = None
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        bar = Progress("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        task = bar.add_task(spec["sweep"]["name"], total=total)
+        bar.start()
+    try:
+        result = sw.sweep(spec, scheduler=scheduler, workers=workers, cache=not no_cache,
+                          progress=(lambda done, n: bar.update(task, completed=done)) if bar else None,
+                          announce=lambda link: click.echo(f"Dask dashboard: {link}", err=True))
+    except sw.SpecError as e:
+        raise _Fail(str(e)) from None
+    except OSError as e:                    # a scheduler address that does not answer
+        raise _Fail(f"--scheduler {scheduler}: {e}") from None
+    finally:
+        if bar is not None:
+            bar.stop()
+    df = result.frame()
+    shown = [c for c in ["run", *result.axes, "cycles", "time_s", "dram_bw_fraction", "roofline_fraction",
+                         "passed", "wall_s", "error"] if c in df]
+    click.echo(df[shown].to_string(index=False))
+    failed = df[df["status"] != "ok"]
+    click.echo(f"{len(df)} points: {result.computed} emulated, {result.cached} from the cache, "
+               f"{len(failed)} failed")
+    if out_path:
+        sw.write(result, out_path)
+        click.echo(f"wrote {out_path}")
+    if plot_path:
+        sw.plot(result, plot_path, metric=metric)
+        click.echo(f"wrote {plot_path}")
+    sys.exit(1 if len(failed) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
