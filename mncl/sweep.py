@@ -5,6 +5,7 @@ A spec (TOML; docs/scale-out.md has the whole format)::
 
     [sweep]
     name = "saxpy"
+    timeout = 600                       # seconds of emulation per launch (optional)
 
     [[run]]                             # one or more things to run at every point
     name = "saxpy"
@@ -56,6 +57,7 @@ class Point:
     params: dict                    # the axes' values at this point, by axis name
     machine: dict                   # the machine description (a preset's TOML, overrides applied)
     source_text: str = ""           # the run's source, read when the spec is expanded
+    timeout: float | None = None    # seconds of emulation per launch ([sweep] timeout)
     key: str = field(default="", compare=False)
 
 
@@ -167,7 +169,7 @@ def expand(spec: dict) -> list[Point]:
                 if "." in n and n.split(".")[0] in MACHINE_SECTIONS:
                     _override(machine, n, v)
             resolved = _resolve({k: v for k, v in run.items()}, params, where)
-            points.append(Point(resolved, params, machine, text))
+            points.append(Point(resolved, params, machine, text, spec["sweep"].get("timeout")))
     fingerprint = compiler_fingerprint()
     for p in points:
         # a python run is given every parameter; the others only what their strings name
@@ -236,6 +238,7 @@ def _run_vsm(p: Point, seed: int) -> dict:
     from emulator import Emulator, assemble
     from emulator.machine import _from_dict
     emu = Emulator(_from_dict(copy.deepcopy(p.machine), p.machine.get("name", "sweep")))
+    emu.time_limit = p.timeout
     args = {k: int(v) for k, v in p.run.get("args", {}).items()}
     return {**_profile_columns(emu.run(assemble(p.source_text, p.run["source"]), args)), "passed": True}
 
@@ -257,12 +260,21 @@ def run_point(p: Point, seed: int = 0) -> dict:
     t0 = time.perf_counter()
     row = {"run": p.run.get("name", p.run.get("source", p.run.get("entry"))), "kind": p.run["kind"],
            **{k: v for k, v in p.params.items()}, "key": p.key, "error": ""}
+    saved = os.environ.get("MNCL_EMU_TIME_LIMIT")
+    if p.timeout:                # the emulator device's launches read their limit from here
+        os.environ["MNCL_EMU_TIME_LIMIT"] = str(p.timeout)
     try:
         row.update({"opencl": _run_opencl, "vsm": _run_vsm, "python": _run_python}[p.run["kind"]](p, seed))
         row.setdefault("passed", None)
     except Exception as e:       # the point's failure is its result; the sweep goes on
         from .launch import LaunchError
         row.update(passed=False, error=e.message if isinstance(e, LaunchError) else f"{type(e).__name__}: {e}")
+    finally:
+        if p.timeout:
+            if saved is None:
+                os.environ.pop("MNCL_EMU_TIME_LIMIT", None)
+            else:
+                os.environ["MNCL_EMU_TIME_LIMIT"] = saved
     row["wall_s"] = time.perf_counter() - t0
     row["status"] = "ok" if not row["error"] else "failed"
     return row
@@ -288,6 +300,16 @@ def _store(where: pathlib.Path, row: dict) -> None:
     tmp = where / f".{row['key']}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(row, default=float))
     tmp.replace(where / f"{row['key']}.json")
+
+
+def local_cluster(workers: int):
+    """A LocalCluster of single-threaded worker processes.  Dask's statistical profiler is off in
+    them: it samples the worker thread's stack every 10 ms, and the emulator's deep stacks made
+    each point up to twice as slow (benchmarks/sweep.py)."""
+    import dask
+    from dask.distributed import LocalCluster
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
 
 
 @dataclass
@@ -338,12 +360,11 @@ def sweep(spec, scheduler: str | None = None, workers: int | None = None, cache:
         for p in todo:
             finish(run_point(p, seed))
     elif todo:
-        from dask.distributed import Client, LocalCluster, as_completed
+        from dask.distributed import Client, as_completed
         own = client is None
         cluster = None
         if own and scheduler is None:
-            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=True, dashboard_address=":0")
+            cluster = local_cluster(workers or os.cpu_count() or 1)
         client = client or Client(scheduler or cluster)
         dashboard = client.dashboard_link
         if announce:

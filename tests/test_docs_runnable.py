@@ -5,7 +5,8 @@ A fenced block preceded by the line ``<!-- runnable -->`` is run:
 * ``python`` blocks of one file form one script, in order (a later block may use what an
   earlier one defined, as a reader following the page would), run in a new process;
 * ``sh`` blocks are shell sessions: each ``$ command`` runs, and the lines after it are its
-  expected output, matched in order against what it printed (stdout and stderr); ``...`` as a
+  expected output, matched in order against what it printed (stdout and stderr as one stream,
+  in the order printed); ``...`` as a
   line skips any lines, and ``...`` inside a line matches any text.
 
 Blocks run in a scratch folder that links every top-level entry of the repository, so relative
@@ -82,6 +83,7 @@ def environment(as_written: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("MNCL_DEVICE", "MNCL_MACHINE")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PATH"] = os.pathsep.join([str(pathlib.Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONUNBUFFERED"] = "1"          # a command's stdout and stderr lines in the order printed
     if not as_written:
         env["MNCL_MACHINE"] = "tiny"
     return env
@@ -102,9 +104,9 @@ def run_page(page: pathlib.Path, lang: str, tmp_path, as_written: bool):
         return
     for _, line, text in chosen:
         for command, expected in sessions(text):
-            r = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True,
-                               timeout=900)
-            got = (r.stdout + r.stderr).splitlines()
+            r = subprocess.run(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=900)
+            got = r.stdout.splitlines()
             assert output_matches(expected, got), (
                 f"{page.name}:{line}: '$ {command}' printed\n" + "\n".join(got) +
                 "\n--- expected ---\n" + "\n".join(expected))

@@ -58,8 +58,8 @@ def comparable(rows):
 
 @pytest.fixture(scope="module")
 def client():
-    from dask.distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    from dask.distributed import Client
+    cluster = sw.local_cluster(2)
     c = Client(cluster)
     yield c
     c.close()
@@ -169,3 +169,11 @@ def test_command_line_writes_the_table_and_the_plot(tmp_path):
     assert out.read_text().count("\n") == 9 and png.stat().st_size > 10_000
     r = CliRunner().invoke(main, ["sweep", str(spec), "-o", str(tmp_path / "r.xlsx")])
     assert r.exit_code == 2 and "write a .parquet or .csv file" in r.output
+
+
+def test_a_point_past_the_timeout_fails_with_the_limit_in_its_error(tmp_path):
+    (tmp_path / "spin.vsm").write_text(".loop %i = 0, 100000000\n    nop\n.endloop\n")
+    spec = spec_file(tmp_path, '[sweep]\ntimeout = 0.5\n[[run]]\nkind = "vsm"\nsource = "spin.vsm"\n'
+                               '[axes]\nmachine = ["tiny"]\n')
+    row, = sw.sweep(spec, workers=0, cache=False).rows
+    assert row["status"] == "failed" and "time limit of 0.5 s" in row["error"] and row["wall_s"] < 30
