@@ -103,6 +103,10 @@ def _machine_dict(name: str) -> dict:
         raise SystemError_(str(e).replace("axis machine", "system.machine")) from None
 
 
+class ChipError(RuntimeError):
+    """A chip function's failure, as text (picklable whatever the original exception was)."""
+
+
 class Chip:
     """One chip, as a Dask actor in its worker: an emulator device of its own, a context and a
     queue, named host-side arrays (what its kernels read and write), and what setup functions
@@ -123,8 +127,15 @@ class Chip:
         self.inbox: dict = {}
 
     def call(self, fn, *args, **kwargs):
-        """fn(chip, *args, **kwargs) in this chip's worker; its result comes back."""
-        return fn(self, *args, **kwargs)
+        """fn(chip, *args, **kwargs) in this chip's worker; its result comes back.  An exception
+        comes back as a ChipError with its type, message and traceback: not every exception class
+        can be rebuilt on the other side (one whose __init__ takes other arguments fails to
+        unpickle, and the caller would wait for ever)."""
+        try:
+            return fn(self, *args, **kwargs)
+        except Exception as e:
+            import traceback
+            raise ChipError(f"chip {self.index}: {type(e).__name__}: {e}\n{traceback.format_exc()}") from None
 
     def put(self, name: str, array) -> None:
         self.arrays[name] = np.array(array)
@@ -189,16 +200,10 @@ class System:
     # -- work on every chip ----------------------------------------------------------------------
     def map(self, fn, per_chip_args=None, *args, **kwargs) -> list:
         """fn(chip, *per_chip_args[i], *args, **kwargs) on every chip i at once; the results in chip
-        order (a chip's exception is raised here, naming the chip)."""
+        order (a chip's failure is raised here as a ChipError naming the chip)."""
         futures = [c.call(fn, *((per_chip_args[i] if per_chip_args else ()) + args), **kwargs)
                    for i, c in enumerate(self.chips)]
-        out = []
-        for i, f in enumerate(futures):
-            try:
-                out.append(f.result())
-            except Exception as e:
-                raise type(e)(f"chip {i}: {e}") from e
-        return out
+        return [f.result() for f in futures]
 
     def put(self, name: str, arrays: list) -> None:
         for c, a in zip(self.chips, arrays):

@@ -101,3 +101,15 @@ def test_tensor_parallel_decode_equals_one_chip_and_numpy():
     assert np.linalg.norm(y2 - y1) / np.linalg.norm(y1) < 1e-5
     assert one["net_s"] == 0 and two["net_s"] > 0 and two["net_bytes"] == 2 * 2 * (1 * model["d"] * 4)
     assert two["chips_s"] < one["chips_s"]                 # half the weights per chip
+
+
+def test_a_chip_functions_failure_comes_back_whatever_its_exception_class(system):
+    class Odd(Exception):                    # unpicklable: its __init__ takes two arguments
+        def __init__(self, node, msg):
+            super().__init__(msg)
+
+    def fails(chip):
+        raise Odd(None, f"broken on {chip.index}")
+    from mncl.system import ChipError
+    with pytest.raises(ChipError, match="chip 0: Odd: broken on 0"):
+        system.map(fails)

@@ -101,6 +101,7 @@ class Padded:
         lanes = 2                                        # fp32 (decode.Geometry)
         row_unit = m.mab_per_l1b * m.pe_per_mab * 4 * lanes
         col_unit = m.groups * m.l2b_per_group * m.l1b_per_l2b * 8 * lanes
+        col_unit = max(col_unit, m.groups * m.l2b_per_group * 64 * lanes)   # x: 64 long words per L2B at least
         self.rows, self.cols = W.shape
         R, C = -(-self.rows // row_unit) * row_unit, -(-self.cols // col_unit) * col_unit
         while True:                      # the kernel also wants whole chunks of its T steps
