@@ -169,7 +169,7 @@ def expand(spec: dict) -> list[Point]:
                 if "." in n and n.split(".")[0] in MACHINE_SECTIONS:
                     _override(machine, n, v)
             resolved = _resolve({k: v for k, v in run.items()}, params, where)
-            points.append(Point(resolved, params, machine, text, spec["sweep"].get("timeout")))
+            points.append(Point(resolved, params, machine, text, spec.get("sweep", {}).get("timeout")))
     fingerprint = compiler_fingerprint()
     for p in points:
         # a python run is given every parameter; the others only what their strings name
