@@ -17,7 +17,8 @@ Why workers: a model bigger than one host's memory (a Llama-2-70B in 16-bit weig
 only fits when each chip's weights live on their own host, and chips emulate in parallel.  The
 coordinator holds no chip data; it asks chips to run functions (``System.map``) and to exchange
 parts of named arrays (the collectives).  A collective's data goes from one chip's worker to the
-other's directly (a Dask actor calling another).
+other's directly (a Dask actor calling another), and each chip runs its own steps of it: the
+coordinator makes one call per chip and collective.
 
 Costs (bytes B of the array on each chip, N chips, link bandwidth b, latency a), the classic
 algorithms, every link of the topology busy in parallel:
@@ -125,6 +126,7 @@ class Chip:
         self.arrays: dict = {}
         self.state: dict = {}
         self.inbox: dict = {}
+        self._events: dict = {}
 
     def call(self, fn, *args, **kwargs):
         """fn(chip, *args, **kwargs) in this chip's worker; its result comes back.  An exception
@@ -143,25 +145,38 @@ class Chip:
     def get(self, name: str):
         return self.arrays[name]
 
-    async def receive(self, name: str, sender: int, lo: int, hi: int, data) -> None:
-        """A peer's part of array ``name`` (elements lo:hi), kept until ``combine``."""
-        self.inbox[name, sender, lo] = data
+    async def receive(self, name: str, step: int, sender: int, lo: int, data) -> None:
+        """A peer's part of array ``name`` (from element lo) for a step of a collective."""
+        self.inbox[name, step, sender, lo] = data
+        self._arrived(name, step, sender, lo).set()
 
-    async def send(self, peer, name: str, lo: int, hi: int) -> int:
-        """Elements lo:hi of array ``name`` to a peer chip (an actor handle): worker to worker."""
-        data = np.ascontiguousarray(self.arrays[name][lo:hi])
-        await peer.receive(name, self.index, lo, hi, data)
-        return data.nbytes
+    def _arrived(self, name, step, sender, lo):
+        import asyncio
+        return self._events.setdefault((name, step, sender, lo), asyncio.Event())
 
-    def combine(self, name: str, senders: list, lo: int, hi: int, op: str) -> None:
-        """The parts received from senders (in this order) into lo:hi: added ('add') or copied ('set')."""
-        part = self.arrays[name][lo:hi]
-        for s in senders:
-            data = self.inbox.pop((name, s, lo))
-            if op == "add":
-                part += data
-            else:
-                part[...] = data
+    async def exchange(self, peers: list, name: str, plan: list) -> int:
+        """This chip's part of a collective, step by step: send its parts to their receivers
+        (worker to worker), wait for the parts it receives, combine them in the order given
+        (added or copied).  One call per chip and collective: the coordinator only starts them.
+        plan: per step (op, [(receiver, lo, hi)], [(senders in order, lo, hi)]).  Returns the
+        bytes this chip sent."""
+        sent = 0
+        for step, (op, sends, combines) in enumerate(plan):
+            for r, lo, hi in sends:
+                data = np.ascontiguousarray(self.arrays[name][lo:hi])
+                await peers[r].receive(name, step, self.index, lo, data)
+                sent += data.nbytes
+            for senders, lo, hi in combines:
+                part = self.arrays[name][lo:hi]
+                for snd in senders:
+                    await self._arrived(name, step, snd, lo).wait()
+                    del self._events[name, step, snd, lo]
+                    data = self.inbox.pop((name, step, snd, lo))
+                    if op == "add":
+                        part += data
+                    else:
+                        part[...] = data
+        return sent
 
 
 class System:
@@ -240,27 +255,25 @@ class System:
                      for c in range(n) if 0 <= t - c < n - 1] for t in range(2 * (n - 1))]
         return [[(root, i, 0, size) for i in range(n) if i != root]] if n > 1 else []
 
-    def _move(self, name: str, moves: list, op: str) -> int:
-        """One step: every move at once (worker to worker), then each receiver combines what it got
-        in a fixed order (its ring predecessors nearest first).  Returns the bytes moved."""
-        sent = [self.chips[s].send(self.chips[r], name, lo, hi) for s, r, lo, hi in moves]
-        nbytes = sum(f.result() for f in sent)
-        senders: dict = {}
-        for s, r, lo, hi in moves:
-            senders.setdefault((r, lo, hi), []).append(s)
-        done = [self.chips[r].combine(name, sorted(ss, key=lambda s: (r - s) % self.n), lo, hi, op)
-                for (r, lo, hi), ss in senders.items()]
-        for f in done:
-            f.result()
-        return nbytes
-
     def _collective(self, kind: str, name: str, phases: list) -> Collective:
+        """Run the steps of phases [(op, steps of size)]: each step's moves (sender, receiver, lo,
+        hi) happen at once; a receiver combines what a step brought in a fixed order (its ring
+        predecessors nearest first), so the same inputs give the same bits."""
         size, array_bytes = self.chips[0].call(_shape_bytes, name).result()
-        total = steps = 0
+        plans = [[] for _ in range(self.n)]
         for op, make in phases:
             for moves in make(size):
-                total += self._move(name, moves, op)
-                steps += 1
+                for plan in plans:
+                    plan.append((op, [], []))
+                senders: dict = {}
+                for snd, r, lo, hi in moves:
+                    plans[snd][-1][1].append((r, lo, hi))
+                    senders.setdefault((r, lo, hi), []).append(snd)
+                for (r, lo, hi), ss in senders.items():
+                    plans[r][-1][2].append((sorted(ss, key=lambda x: (r - x) % self.n), lo, hi))
+        runs = [c.exchange(self.chips, name, plan) for c, plan in zip(self.chips, plans)]
+        total = sum(f.result() for f in runs)
+        steps = len(plans[0])
         rec = Collective(kind, name, array_bytes, total // self.n, total, steps, self.modeled(kind, array_bytes))
         self.collectives.append(rec)
         return rec
