@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+
 class LaunchError(Exception):
     """What is wrong with a launch description, in one line, and the exit status a command gives
     it (2: the description is wrong; 1: the kernel's own failure, a build error or a fault)."""

@@ -220,7 +220,8 @@ def _run_opencl(p: Point, seed: int) -> dict:
     from .launch import launch
     r = p.run
     args = [f"{k}={v}" for k, v in r.get("args", {}).items()]
-    common = dict(kernel_name=r.get("kernel"), global_size=r.get("global"), local_size=r.get("local"),
+    size = lambda k: None if r.get(k) is None else str(r[k])         # global = 64 or "{n}" alike
+    common = dict(kernel_name=r.get("kernel"), global_size=size("global"), local_size=size("local"),
                   arg_specs=args, defines=r.get("defines", []), extra_options=r.get("options", p.params["options"]),
                   seed=seed)
     run = launch(p.source_text, r["source"], device=_device(p.machine), **common)

@@ -87,7 +87,7 @@ def test_a_changed_source_is_computed_again(tmp_path):
         [[run]]
         kind = "opencl"
         source = "k.cl"
-        global = "64"
+        global = 64
         args = { a = "rand:64" }
         [axes]
         machine = ["tiny"]
