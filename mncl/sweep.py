@@ -129,6 +129,14 @@ def _module_text(entry: str, where: str) -> str:
     return pathlib.Path(found.origin).read_text()
 
 
+def _file_hash(path: str) -> str:
+    """An input file's content, for the key (a missing one fails the point when it runs)."""
+    try:
+        return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
 def expand(spec: dict) -> list[Point]:
     """Every point of a spec, in order: runs outermost, then the axes as written (last fastest)."""
     from .cache import compiler_fingerprint
@@ -169,12 +177,16 @@ def expand(spec: dict) -> list[Point]:
                 if "." in n and n.split(".")[0] in MACHINE_SECTIONS:
                     _override(machine, n, v)
             resolved = _resolve({k: v for k, v in run.items()}, params, where)
+            for name, v in resolved.get("args", {}).items():    # .npy inputs: from the spec's folder
+                if isinstance(v, str) and v.endswith(".npy"):
+                    resolved["args"][name] = str(base / v)
             points.append(Point(resolved, params, machine, text, spec.get("sweep", {}).get("timeout")))
     fingerprint = compiler_fingerprint()
     for p in points:
         # a python run is given every parameter; the others only what their strings name
         used = p.params if p.run["kind"] == "python" else {}
-        blob = json.dumps([RESULT_VERSION, fingerprint, p.run, used, p.machine, p.source_text,
+        inputs = [_file_hash(v) for v in p.run.get("args", {}).values() if isinstance(v, str) and v.endswith(".npy")]
+        blob = json.dumps([RESULT_VERSION, fingerprint, p.run, used, p.machine, p.source_text, inputs,
                            spec.get("sweep", {}).get("seed", 0)], sort_keys=True, default=str)
         p.key = hashlib.sha256(blob.encode()).hexdigest()[:24]
     return points

@@ -177,3 +177,16 @@ def test_a_point_past_the_timeout_fails_with_the_limit_in_its_error(tmp_path):
                                '[axes]\nmachine = ["tiny"]\n')
     row, = sw.sweep(spec, workers=0, cache=False).rows
     assert row["status"] == "failed" and "time limit of 0.5 s" in row["error"] and row["wall_s"] < 30
+
+
+def test_an_npy_input_is_read_from_the_spec_folder_and_its_content_is_in_the_key(tmp_path):
+    import numpy as np
+    (tmp_path / "k.cl").write_text("__kernel void k(__global float *a) { a[get_global_id(0)] += 1; }")
+    np.save(tmp_path / "a.npy", np.arange(64, dtype=np.float32))
+    spec = spec_file(tmp_path, '[[run]]\nkind = "opencl"\nsource = "k.cl"\nglobal = 64\nargs = { a = "a.npy" }\n'
+                               'reference = "cpu"\n[axes]\nmachine = ["tiny"]\n')
+    first, = sw.sweep(spec, workers=0, where=tmp_path / "c").rows
+    assert first["status"] == "ok" and first["passed"]
+    assert sw.sweep(spec, workers=0, where=tmp_path / "c").computed == 0
+    np.save(tmp_path / "a.npy", np.ones(64, dtype=np.float32))
+    assert sw.sweep(spec, workers=0, where=tmp_path / "c").computed == 1
