@@ -20,10 +20,14 @@ bytes are counted).  Weights are generated on each worker from the seed, block b
 matrix's split dimension a block, so N = 1, 2, 4, 8 hold the same model): no weight crosses the
 network.  Every output is checked against numpy, and N > 1 against N = 1.
 
+Each chip records its layers' two phases once (queue.record(): the products chain in device
+buffers) and replays them every token (``--replay off``: launch by launch, to compare).
+
 Per token it prints the emulated time (chips' kernels, the slowest chip per phase; of that the
 DRAM time, the busiest chip's bytes at its peak bandwidth, the rest compute and latency; the
 interconnect from the link model), the share of the aggregate DRAM bandwidth, the host's dispatch
-time (the coordinator's CPU time issuing every chip call and collective) and tokens/s.
+time (on the chips: the CPU time issuing the copies and launches, the slowest chip per phase;
+and the coordinator's CPU time issuing every chip call and collective) and tokens/s.
 """
 from __future__ import annotations
 
@@ -93,8 +97,10 @@ def reference(model, seed, layers, x):
 # -- on a chip (these run in the chip's worker) -----------------------------------------------------
 
 class Padded:
-    """decode.TaskMatvec for any rows x cols: W padded with zero rows and columns up to the kernel's
-    multiples on this machine (the zero part is streamed, and counted, like the rest)."""
+    """decode.TaskMatvec's kernel and packed weights for any rows x cols: W padded with zero rows
+    and columns up to the kernel's multiples on this machine (the zero part is streamed, and
+    counted, like the rest).  ``launch(x_buf, y_buf)`` multiplies a device buffer of at least
+    ``C`` floats into one of at least ``R``: the layer's products chain on the chip."""
 
     def __init__(self, chip, W):
         from decode import TaskMatvec
@@ -111,55 +117,89 @@ class Padded:
                 break
             except ValueError:
                 R += row_unit
+        self.R, self.C = R, C
         Wp = np.zeros((R, C), np.float32)
         Wp[:self.rows, :self.cols] = W
         self.mv.upload(Wp)
         self.weight_bytes = Wp.nbytes
 
-    def __call__(self, x):
-        xp = np.zeros(self.mv.geo.cols, np.float32)
-        xp[:self.cols] = x
-        y, ev = self.mv(xp)
-        return y[0, :self.rows], ev.stats
+    def launch(self, queue, x_buf, y_buf):
+        """y = W x (fp32 lanes are the floats' own bits, so a float buffer is the kernel's x)."""
+        import mncl as cl
+        self.mv.kernel.set_args(self.mv.w, x_buf, y_buf)
+        return cl.enqueue_task(queue, self.mv.kernel)
+
+
+class ChipLayers:
+    """One chip's layers: packed weights, device buffers that chain the products, and each layer's
+    two phases recorded once (queue.record()) and replayed every token:
+
+        A: x -> qkv -> (its Q rows) -> out -> o partial        (then the all-reduce of o)
+        B: o -> gate, up -> mul -> down -> x partial            (then the all-reduce of x)
+    """
+
+    def __init__(self, chip, model, seed, layers, i, n):
+        import mncl as cl
+        self.chip, self.d = chip, model["d"]
+        mul = cl.Program(chip.ctx, MUL).build().mul
+        mf = cl.mem_flags
+
+        def buf(floats):
+            return cl.Buffer(chip.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(floats, np.float32))
+        self.layers = []
+        for layer in range(layers):
+            P = {k: Padded(chip, W) for k, W in shard(model, seed, layer, i, n).items()}
+            # qkv's output feeds out: out reads its first C floats, the chip's Q rows and then K, V
+            # rows or zeros against W_out's zero columns
+            b = dict(x=buf(P["qkv"].C), qkv=buf(max(P["qkv"].R, P["out"].C)), o=buf(P["out"].R),
+                     xo=buf(P["gate"].C), g=buf(P["gate"].R), u=buf(P["up"].R),
+                     m=buf(max(P["gate"].R, P["down"].C)), y=buf(P["down"].R))
+            A = [lambda q, P=P, b=b: P["qkv"].launch(q, b["x"], b["qkv"]),
+                 lambda q, P=P, b=b: P["out"].launch(q, b["qkv"], b["o"])]
+            B = [lambda q, P=P, b=b: P["gate"].launch(q, b["xo"], b["g"]),
+                 lambda q, P=P, b=b: P["up"].launch(q, b["xo"], b["u"]),
+                 lambda q, P=P, b=b: mul(q, (P["gate"].R,), None, b["g"], b["u"], b["m"]),
+                 lambda q, P=P, b=b: P["down"].launch(q, b["m"], b["y"])]
+            recorded = []
+            for phase in (A, B):
+                with chip.queue.record() as rec:
+                    for launch in phase:
+                        launch(chip.queue)
+                recorded.append(rec)
+            self.layers.append(dict(P=P, b=b, phases=(A, B), recorded=recorded))
+        self.weight_bytes = sum(p.weight_bytes for L in self.layers for p in L["P"].values())
+
+    def run(self, layer, phase, x_in, replay):
+        """Phase 0 or 1 of a layer on input x_in (d floats); returns its output (d floats, a partial
+        sum), the phase's emulated seconds and DRAM bytes, and the host's dispatch time (this
+        thread's CPU time issuing the copies and launches, not the emulation)."""
+        import mncl as cl
+        L, q = self.layers[layer], self.chip.queue
+        src, dst = ("x", "o") if phase == 0 else ("xo", "y")
+        t0 = time.thread_time()
+        cl.enqueue_copy(q, L["b"][src], np.ascontiguousarray(x_in, np.float32))
+        events = [L["recorded"][phase].replay()] if replay else [launch(q) for launch in L["phases"][phase]]
+        out = np.empty(self.d, np.float32)
+        copy = cl.enqueue_copy(q, out, L["b"][dst], is_blocking=False)
+        dispatch = time.thread_time() - t0
+        copy.wait()
+        stats = [c for e in events for c in (e.stats.commands if replay else [e.stats])]
+        return out, sum(c.time_s for c in stats), sum(c.dram_bytes for c in stats), dispatch
 
 
 def setup_chip(chip, model, seed, layers, i, n):
-    """Generate this chip's weights (never sent), build its kernels, upload."""
-    import mncl as cl
-    chip.state["layers"] = [{k: Padded(chip, W) for k, W in shard(model, seed, layer, i, n).items()}
-                            for layer in range(layers)]
-    chip.state["mul"] = cl.Program(chip.ctx, MUL).build().mul
-    chip.state["qrows"] = model["d"] // n
-    return sum(p.weight_bytes for lay in chip.state["layers"] for p in lay.values())
+    """Generate this chip's weights (never sent), build its kernels, upload, record the phases."""
+    chip.state["layers"] = ChipLayers(chip, model, seed, layers, i, n)
+    return chip.state["layers"].weight_bytes
 
 
-def attention_and_out(chip, layer, x):
-    """qkv_i, a_i, o_i = W_out,i a_i; puts o_i as the array 'o'; returns (emulated s, DRAM bytes)."""
-    L = chip.state["layers"][layer]
-    qkv, s1 = L["qkv"](x)
-    o, s2 = L["out"](qkv[:chip.state["qrows"]])
-    chip.put("o", o)
-    return s1.time_s + s2.time_s, s1.dram_bytes + s2.dram_bytes
-
-
-def ffn(chip, layer):
-    """gate, up, their product (a kernel), down; puts the partial as 'x'."""
-    import mncl as cl
-    L = chip.state["layers"][layer]
-    o = chip.get("o")
-    g, s1 = L["gate"](o)
-    u, s2 = L["up"](o)
-    mf = cl.mem_flags
-    a = cl.Buffer(chip.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=g)
-    b = cl.Buffer(chip.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=u)
-    c = cl.Buffer(chip.ctx, mf.WRITE_ONLY, g.nbytes)
-    ev = chip.state["mul"](chip.queue, g.shape, None, a, b, c)
-    m = np.empty_like(g)
-    cl.enqueue_copy(chip.queue, m, c)
-    d, s3 = L["down"](m)
-    chip.put("x", d)
-    t = s1.time_s + s2.time_s + ev.stats.time_s + s3.time_s
-    return t, s1.dram_bytes + s2.dram_bytes + ev.stats.dram_bytes + s3.dram_bytes
+def phase(chip, layer, which, replay, x=None):
+    """One phase on this chip: its input is x (phase 0) or the all-reduced 'o' (phase 1); its
+    partial output goes to 'o' or 'x' for the all-reduce.  Returns (emulated s, DRAM bytes,
+    dispatch s)."""
+    out, t, dram, dispatch = chip.state["layers"].run(layer, which, x if which == 0 else chip.get("o"), replay)
+    chip.put("o" if which == 0 else "x", out)
+    return t, dram, dispatch
 
 
 def chip_x(chip):
@@ -168,7 +208,7 @@ def chip_x(chip):
 
 # -- the coordinator -----------------------------------------------------------------------------------
 
-def decode(n, model, layers, machine, link, topology, scheduler=None, seed=SEED, x0=None):
+def decode(n, model, layers, machine, link, topology, scheduler=None, seed=SEED, x0=None, replay=True):
     """Run one token through `layers` layers on n chips; returns the figures and every layer's output."""
     spec = {"system": {"chips": n, "machine": machine, "topology": topology}, "link": link}
     client = None
@@ -178,36 +218,34 @@ def decode(n, model, layers, machine, link, topology, scheduler=None, seed=SEED,
     with System(spec, client=client) as system:
         weight_bytes = system.map(setup_chip, [(model, seed, layers, i, n) for i in range(n)])
         x = x0
-        chips_s = net_s = 0.0
+        chips_s = net_s = launch_s = 0.0
         dram = dram_max = 0          # DRAM bytes in all; the busiest chip's, summed over the phases
         outs = []
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for layer in range(layers):
-            r = system.map(attention_and_out, None, layer, x)
-            chips_s += max(t for t, _ in r)
-            dram += sum(b for _, b in r)
-            dram_max += max(b for _, b in r)
-            net_s += system.all_reduce("o").modeled_s
-            r = system.map(ffn, None, layer)
-            chips_s += max(t for t, _ in r)
-            dram += sum(b for _, b in r)
-            dram_max += max(b for _, b in r)
-            net_s += system.all_reduce("x").modeled_s
+            for which, name in ((0, "o"), (1, "x")):
+                r = system.map(phase, None, layer, which, replay, x)
+                chips_s += max(t for t, _, _ in r)               # the chips run at once: the slowest
+                dram += sum(b for _, b, _ in r)
+                dram_max += max(b for _, b, _ in r)
+                launch_s += max(d for _, _, d in r)
+                net_s += system.all_reduce(name).modeled_s
             xs = system.map(chip_x)
             x = xs[0]
             if any(not np.array_equal(x, other) for other in xs[1:]):
                 raise AssertionError(f"layer {layer}: the chips' x differ after the all-reduce")
             outs.append(x)
-        dispatch_s = time.process_time() - cpu0
+        coordinator_s = time.process_time() - cpu0
         wall_s = time.perf_counter() - wall0
         bytes_moved = sum(c.total_bytes for c in system.collectives)
         m = system.machine
     peak_bw = m["links"]["dram_l2bm"]["bytes_per_cycle"] * m["tree"]["groups"] * float(m["timing"]["clock_hz"])
     total = chips_s + net_s
     dram_s = dram_max / peak_bw            # the busiest chip's DRAM at its peak: the DRAM-bound part
-    return dict(chips=n, layers=layers, chips_s=chips_s, dram_s=dram_s, net_s=net_s, total_s=total, dram_bytes=dram,
-                weight_bytes=sum(weight_bytes), bw_fraction=dram / (total * n * peak_bw) if total else 0.0,
-                dispatch_s=dispatch_s, wall_s=wall_s, net_bytes=bytes_moved), outs
+    return dict(chips=n, layers=layers, replay=replay, chips_s=chips_s, dram_s=dram_s, net_s=net_s, total_s=total,
+                dram_bytes=dram, weight_bytes=sum(weight_bytes),
+                bw_fraction=dram / (total * n * peak_bw) if total else 0.0,
+                launch_s=launch_s, coordinator_s=coordinator_s, wall_s=wall_s, net_bytes=bytes_moved), outs
 
 
 def main(argv=None):
@@ -220,6 +258,8 @@ def main(argv=None):
     ap.add_argument("--link-gbps", type=float, default=100.0, help="GB/s per link direction")
     ap.add_argument("--link-latency-us", type=float, default=2.0)
     ap.add_argument("--scheduler", help="an existing Dask scheduler's address (default: a local cluster)")
+    ap.add_argument("--replay", choices=("on", "off", "both"), default="on",
+                    help="each chip's launches replayed from a recording, or issued call by call, or both")
     a = ap.parse_args(argv)
     model = MODELS[a.model]
     counts = [int(c) for c in a.chips.split(",")]
@@ -232,9 +272,10 @@ def main(argv=None):
           f"{a.link_gbps:g} GB/s {a.link_latency_us:g} us", flush=True)
     ref = reference(model, SEED, a.layers, x0)
     rows, first, failures = [], None, []
-    for n in counts:
-        print(f"[{n} chip(s)] ...", flush=True)
-        fig, outs = decode(n, model, a.layers, a.machine, link, a.topology, a.scheduler, x0=x0)
+    modes = {"on": [True], "off": [False], "both": [False, True]}[a.replay]
+    for n, replay in ((n, r) for n in counts for r in modes):
+        print(f"[{n} chip(s), {'replayed' if replay else 'call by call'}] ...", flush=True)
+        fig, outs = decode(n, model, a.layers, a.machine, link, a.topology, a.scheduler, x0=x0, replay=replay)
         for layer, (y, r) in enumerate(zip(outs, ref)):
             err = np.linalg.norm(y - r) / np.linalg.norm(r)
             if err > RTOL:
@@ -246,13 +287,14 @@ def main(argv=None):
         first = outs[-1] if first is None else first
         rows.append(fig)
     scale = model["layers"] / a.layers
-    print(f"\n{'chips':>5} {'token us':>10} {'chips us':>10} {'DRAM us':>9} {'links us':>9} {'% agg DRAM BW':>14} "
-          f"{'link MB':>8} {'dispatch ms':>12} {'tokens/s':>9}")
+    print(f"\n{'chips':>5} {'launches':>8} {'token us':>10} {'chips us':>10} {'DRAM us':>9} {'links us':>9} "
+          f"{'% agg DRAM BW':>14} {'link MB':>8} {'launch ms':>10} {'coord ms':>9} {'tokens/s':>9}")
     for f in rows:
         per_token = f["total_s"] * scale
-        print(f"{f['chips']:>5} {per_token * 1e6:>10.1f} {f['chips_s'] * scale * 1e6:>10.1f} "
-              f"{f['dram_s'] * scale * 1e6:>9.1f} {f['net_s'] * scale * 1e6:>9.1f} {100 * f['bw_fraction']:>13.1f}% "
-              f"{f['net_bytes'] * scale / 1e6:>8.2f} {f['dispatch_s'] * scale * 1e3:>12.1f} {1 / per_token:>9.1f}")
+        print(f"{f['chips']:>5} {'replayed' if f['replay'] else 'calls':>8} {per_token * 1e6:>10.1f} "
+              f"{f['chips_s'] * scale * 1e6:>10.1f} {f['dram_s'] * scale * 1e6:>9.1f} {f['net_s'] * scale * 1e6:>9.1f} "
+              f"{100 * f['bw_fraction']:>13.1f}% {f['net_bytes'] * scale / 1e6:>8.2f} "
+              f"{f['launch_s'] * scale * 1e3:>10.2f} {f['coordinator_s'] * scale * 1e3:>9.0f} {1 / per_token:>9.1f}")
     print(f"\n(per token of the {model['layers']}-layer model: the {a.layers} emulated layers x {scale:g}; "
           f"every layer output checked against numpy, rtol {RTOL:g})")
     if failures:
