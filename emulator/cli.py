@@ -20,6 +20,7 @@ from .executor import Emulator
 from .inputs import MAX_ASM_BYTES, InputError, read_input
 from .judge import judge as run_judge
 from .machine import load_machine
+from .progress import progress_for
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,6 +40,7 @@ from .machine import load_machine
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="a sequencer argument (.arg %NAME)")
 @click.option("--max-steps", type=int, default=None, help="fault after this many PE steps and sequencer loop iterations")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the cycle summary")
+@click.version_option(package_name="mncl-sdk", prog_name="mncl-emu")
 def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict, pfn, testcase, args, max_steps,
          quiet):
     """Run PROGRAM (VSM assembly) on an emulated MN-Core 2-style machine."""
@@ -59,6 +61,7 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
         if not eq:
             raise click.UsageError(f"--arg {a!r}: write NAME=INTEGER")
     emu = Emulator(m, strict=not no_strict, wrap=wrap, max_steps=max_steps, pfn=pfn)
+    emu.progress = progress_for(f"{program} on {m.name}")     # on a terminal, for runs past a second
     status = 0
     prof = None
     try:
@@ -70,6 +73,8 @@ def main(program, dump_path, machine, profile_path, trace_path, wrap, no_strict,
     except EmulatorError as e:
         raise click.UsageError(str(e)) from None
     finally:
+        if emu.progress is not None:
+            emu.progress.close()
         out = "\n".join(emu.dump) + ("\n" if emu.dump else "")
         if dump_path:
             _write(dump_path, lambda p: _save(p, out))

@@ -140,6 +140,7 @@ class Emulator:
         self.time_limit = None            # seconds of wall time per run (None: no limit)
         self.deadline = None
         self.stop_check = None            # a callable: True stops the run (a cancelled launch)
+        self.progress = None              # a callable(emu) at each limit check (progress.Progress)
         self.seq_iters = 0                # sequencer loop iterations of this run (they count as steps)
         self._step_limit = 0              # check again when steps reaches this (see _check_limits)
         self.state = State(self.m)
@@ -355,6 +356,8 @@ class Emulator:
                               node.line, node.text, None)
         if self.stop_check is not None and self.stop_check():
             raise self._fault(f"run cancelled {where}", node.line, node.text, None)
+        if self.progress is not None:
+            self.progress(self)
         grant = CHECK_EVERY if self.max_steps is None else min(CHECK_EVERY, self.max_steps - before)
         self._step_limit = before + max(grant, units) - self.seq_iters
 

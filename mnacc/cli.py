@@ -51,6 +51,7 @@ if __name__ == "__main__":
 @click.option("--rtol", type=float, default=None, help="--check tolerance (default: exact, 1e-12 / 1e-5 for "
               "double / float reductions)")
 @click.option("--profile", "show_profile", is_flag=True, help="print each loop's emulated time on stderr at the end")
+@click.version_option(package_name="mncl-sdk", prog_name="mnacc")
 def main(program, args, defines, includes, device, machine, output, emit_kernels, check, sequential, rtol,
          show_profile):
     """Compile PROG.c's marked loops to MNCL kernels and run it (or write it out with -o)."""

@@ -2,6 +2,8 @@
 
   mncl info        every platform and device with all their properties (clinfo)
   mncl info -l     the short tree of platforms and devices (clinfo -l)
+  mncl sweep SPEC.toml [--scheduler ADDRESS] [--workers N] [-o OUT.parquet|csv] [--plot PNG]
+                   every point of a sweep as a Dask task, cached by content (docs/scale-out.md)
   mncl profile K.cl -k NAME --global N --arg NAME=SPEC ...
                    build a kernel file, launch one kernel on the emulator device with
                    generated or .npy inputs, write its Chrome trace and HTML report,
@@ -13,7 +15,6 @@ it ran, 2 bad usage (unknown kernel or machine, missing or malformed argument).
 from __future__ import annotations
 
 import os
-import re
 
 import click
 
@@ -67,6 +68,7 @@ _ROWS = [("Device Name", device_info.NAME), ("Device Vendor", device_info.VENDOR
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mncl-sdk", prog_name="mncl")
 def main():
     """MNCL SDK host runtime tools."""
 
@@ -120,139 +122,6 @@ class _Fail(click.ClickException):
     def __init__(self, message, exit_code=2):
         super().__init__(message)
         self.exit_code = exit_code
-
-
-_BUFFER_KINDS = ("rand", "zeros", "ones", "arange")
-
-
-def _count(text, where):
-    try:
-        n = int(text.replace("_", ""), 0)
-    except ValueError:
-        raise _Fail(f"{where}: '{text}' is not an element count (an integer such as 1048576)") from None
-    if n <= 0:
-        raise _Fail(f"{where}: the element count must be positive, not {n}")
-    return n
-
-
-def _sizes(text, option):
-    """'1024', '1024,768' or '1024x768' -> a tuple of 1 to 3 positive ints."""
-    try:
-        dims = tuple(int(p) for p in re.split(r"[,x]", text.strip()))
-    except ValueError:
-        dims = ()
-    if not 1 <= len(dims) <= 3 or min(dims) <= 0:
-        raise _Fail(f"{option} '{text}': write 1 to 3 positive sizes such as 1048576 or 1024,1024")
-    return dims
-
-
-def _element_dtype(p, where):
-    from .kernel import _param_dtype
-    dt = _param_dtype(p)
-    if dt is None:
-        raise _Fail(f"{where}: its element type {p.type_name} has no numpy equivalent")
-    return dt
-
-
-def _buffer_array(p, spec, where, rng):
-    """A host array for a __global/__constant parameter: KIND[:DTYPE]:COUNT or FILE.npy."""
-    import numpy as np
-    want = _element_dtype(p, where)                   # a vector element: (component dtype, (n,))
-    comp, shape = (want.base, want.shape) if want.subdtype else (want, ())
-    if spec.endswith(".npy"):
-        try:
-            arr = np.load(spec, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise _Fail(f"{where}: cannot read {spec}: {e}") from None
-        if arr.dtype.itemsize != comp.itemsize or arr.nbytes % want.itemsize:
-            raise _Fail(f"{where}: {spec} holds {arr.size} x {arr.dtype} but the parameter points to "
-                        f"{p.type_name} ({comp.itemsize}-byte components); convert it with astype")
-        return np.ascontiguousarray(arr)
-    kind, *rest = spec.split(":")
-    if kind not in _BUFFER_KINDS or len(rest) not in (1, 2):
-        raise _Fail(f"{where}: '{spec}' is not a buffer; write {'|'.join(_BUFFER_KINDS)}[:DTYPE]:COUNT "
-                    f"(e.g. rand:1048576) or FILE.npy")
-    dt = comp
-    if len(rest) == 2:
-        try:
-            dt = np.dtype(rest[0])
-        except TypeError:
-            raise _Fail(f"{where}: '{rest[0]}' is not a numpy dtype") from None
-        if dt.itemsize != comp.itemsize:
-            raise _Fail(f"{where}: {dt} has {dt.itemsize}-byte elements but the parameter points to "
-                        f"{p.type_name} ({comp.itemsize} bytes)")
-    arr = np.zeros((_count(rest[-1], where), *shape), dt)
-    if kind != "zeros" and dt.kind not in "biuf":
-        raise _Fail(f"{where}: '{kind}' needs a numeric element type, not {p.type_name}; use zeros or a .npy file")
-    if kind == "ones":
-        arr[...] = 1
-    elif kind == "arange":
-        arr.reshape(-1)[:] = np.arange(arr.size)
-    elif kind == "rand":
-        arr[...] = rng.random(arr.shape) if dt.kind == "f" else rng.integers(0, 2 if dt.kind == "b" else 100,
-                                                                               arr.shape)
-    return arr
-
-
-def _scalar_value(p, spec, where):
-    """A by-value argument: a number, or comma-separated components for a vector; set_arg converts
-    it to the parameter's type exactly or rejects it."""
-    def number(t):
-        v = t.strip().replace("_", "")
-        if not v.lower().lstrip("+-").startswith("0x"):
-            v = re.sub(r"(?i)(?<=[0-9.])(f|u|l|ul|lu|ull)$", "", v)     # C suffixes: 2.5f, 10u
-        for conv in (lambda v: int(v, 0), float):
-            try:
-                return conv(v)
-            except ValueError:
-                pass
-        raise _Fail(f"{where}: '{t}' is not a number")
-    parts = spec.split(",")
-    if len(parts) > 1:
-        return [number(t) for t in parts]
-    if p.dtype.startswith("["):
-        raise _Fail(f"{where}: a struct argument cannot be given on the command line")
-    return number(spec)
-
-
-def _kernel_args(ctx, info, arg_specs, seed):
-    """The launch's arguments from --arg NAME=SPEC, one per parameter, and the buffers' host arrays."""
-    import numpy as np
-    from . import Buffer, LocalMemory, mem_flags
-    given = {}
-    for a in arg_specs:
-        name, eq, spec = a.partition("=")
-        if not eq or not name or not spec:
-            raise _Fail(f"--arg '{a}': write NAME=SPEC (e.g. x=rand:1048576, a=2.5)")
-        if name in given:
-            raise _Fail(f"--arg {name} is given twice")
-        given[name] = spec
-    names = [p.name for p in info.params]
-    unknown = [n for n in given if n not in names]
-    if unknown:
-        raise _Fail(f"kernel '{info.name}' has no parameter '{unknown[0]}' (its parameters: {', '.join(names)})")
-    missing = [n for n in names if n not in given]
-    if missing:
-        raise _Fail(f"kernel '{info.name}' needs --arg for {', '.join(missing)} "
-                    f"({len(given)} of {len(names)} parameters given)")
-    rng = np.random.default_rng(seed)
-    args, hosts = [], {}
-    for i, p in enumerate(info.params):
-        spec, where = given[p.name], f"--arg {p.name} ({p.kind} {p.type_name}, parameter {i})"
-        if p.kind in ("global", "constant"):
-            if spec.lower() == "null":
-                args.append(None)
-                continue
-            hosts[p.name] = _buffer_array(p, spec, where, rng)
-            args.append(Buffer(ctx, mem_flags.READ_WRITE | mem_flags.COPY_HOST_PTR, hostbuf=hosts[p.name]))
-        elif p.kind == "local":
-            kind, _, n = spec.rpartition(":")
-            if kind not in ("", "local"):
-                raise _Fail(f"{where}: write local:COUNT (COUNT elements of {p.type_name})")
-            args.append(LocalMemory(_count(n, where) * p.size))
-        else:
-            args.append(_scalar_value(p, spec, where))
-    return args
 
 
 def _print_summary(prof, info, source, top, gsize, lsize):
@@ -326,69 +195,22 @@ def profile(kernel_file, kernel_name, global_size, local_size, arg_specs, machin
     summary as JSON; prints cycles, steps by unit, stalls, bytes per link, the roofline
     position and the costliest C lines.
     """
-    import shlex
-
-    from . import CommandQueue, Context, Error, Program, command_queue_properties, enqueue_task
-    from .constants import program_build_info
-    from .context import select_device
     from emulator.inputs import InputError, read_input
     from translator.limits import MAX_SOURCE_BYTES
+    from .launch import LaunchError, launch
     try:
         source = read_input(kernel_file, MAX_SOURCE_BYTES, "a kernel source").decode("utf-8")
     except InputError as e:
         raise _Fail(f"cannot read {e}") from None
     except UnicodeDecodeError as e:
         raise _Fail(f"cannot read {kernel_file}: not UTF-8 text (byte {e.start}): a kernel source is text") from None
-    machine = machine or os.environ.get("MNCL_MACHINE") or "mncore2"
     try:
-        dev = select_device("emulator", machine)
-    except Error as e:
-        raise _Fail(f"--machine {machine}: {e.what.partition(': ')[2] or e.what}") from None
-    options = [f"-D{d}" for d in defines] + [f"-I{d}" for d in include_dirs]
-    try:
-        extra = shlex.split(extra_options)
-    except ValueError as e:            # an unbalanced quote
-        raise _Fail(f"build options {extra_options!r}: {e}") from None
-    options += [f"-I{os.path.dirname(os.path.abspath(kernel_file))}"] + extra
-    ctx = Context([dev])
-    prg = Program(ctx, source)
-    try:
-        prg.build(options=options)
-    except Error:
-        log = prg.get_build_info(dev, program_build_info.LOG).strip()
-        log = re.sub(r"(?m)^kernel\.cl:", f"{kernel_file}:", log)      # the runtime names every source kernel.cl
-        raise _Fail(f"{kernel_file} did not build (options: {' '.join(options)}):\n{log}", 1) from None
-    kernels = {k.function_name: k for k in prg.all_kernels()}
-    if kernel_name is None:
-        if len(kernels) != 1:
-            raise _Fail(f"{kernel_file} has {len(kernels)} kernels ({', '.join(kernels) or 'none'}); choose one with -k")
-        kernel_name = next(iter(kernels))
-    if kernel_name not in kernels:
-        raise _Fail(f"{kernel_file} has no kernel '{kernel_name}' (it has: {', '.join(kernels) or 'none'})")
-    knl = kernels[kernel_name]
-    info = knl._info
-    gsize = lsize = None
-    if info.task:
-        if global_size or local_size:
-            raise _Fail(f"kernel '{kernel_name}' is a __task kernel: it runs once on the whole machine; "
-                        f"drop --global/--local")
-    else:
-        if not global_size:
-            raise _Fail(f"kernel '{kernel_name}' needs --global (e.g. --global 1048576)")
-        gsize = _sizes(global_size, "--global")
-        lsize = _sizes(local_size, "--local") if local_size else None
-    q = CommandQueue(ctx, properties=command_queue_properties.PROFILING_ENABLE)
-    try:
-        args = _kernel_args(ctx, info, arg_specs, seed)
-        knl.set_args(*args)
-    except Error as e:
-        raise _Fail(f"{e.what}") from None
-    try:
-        ev = enqueue_task(q, knl) if info.task else knl(q, gsize, lsize, *args)
-        ev.wait()
-    except Error as e:
-        raise _Fail(f"{e.code_name}: {e.what}", 2 if e.code_name.startswith("INVALID") else 1) from None
-    prof = ev.stats
+        run = launch(source, kernel_file, kernel_name, global_size, local_size, arg_specs, machine, defines,
+                     include_dirs, extra_options, seed)
+    except LaunchError as e:
+        raise _Fail(e.message, e.exit_code) from None
+    prof, info, kernel_name = run.stats, run.info, run.info.name
+    gsize, lsize = run.global_size, run.local_size
     from .profile_report import write_reports
     try:
         html_path = write_reports(out_dir, kernel_name, prof, source, name=kernel_name)
@@ -399,6 +221,70 @@ def profile(kernel_file, kernel_name, global_size, local_size, arg_specs, machin
     _print_summary(prof, info, source, top, gsize, lsize)
     trace_path = os.path.join(out_dir, f"{kernel_name}.trace.json")
     click.echo(f"wrote {trace_path} (Perfetto), {html_path}, {json_path}")
+
+
+# -- mncl sweep --------------------------------------------------------------------------------
+
+@main.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("spec_file", type=click.Path(exists=True, dir_okay=False), metavar="SPEC.toml")
+@click.option("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: a local cluster)")
+@click.option("--workers", type=click.IntRange(0), default=None,
+              help="worker processes of the local cluster (default: the cores; 0: run here, without Dask)")
+@click.option("-o", "--out", "out_path", metavar="OUT.parquet|OUT.csv", help="write the result table")
+@click.option("--plot", "plot_path", metavar="PNG", help="draw the roofline with every point, and a metric "
+              "against the first axis that varies")
+@click.option("--metric", default="cycles", show_default=True, help="the metric --plot draws against the axis")
+@click.option("--no-cache", is_flag=True, help="run every point again (results are cached by content)")
+def sweep(spec_file, scheduler, workers, out_path, plot_path, metric, no_cache):
+    """Run every point of SPEC.toml (runs x axes) as a Dask task; print and write the table.
+
+    \b
+    mncl sweep examples/sweep.toml -o sweep.csv --plot sweep.png
+
+    docs/scale-out.md describes the spec.  Exit status: 0 every point ran and passed its check,
+    1 some point failed (each row says why), 2 a bad spec or option.
+    """
+    import sys
+
+    from . import sweep as sw
+    if out_path and not out_path.endswith((".parquet", ".csv")):
+        raise _Fail(f"-o {out_path}: write a .parquet or .csv file")
+    try:
+        spec = sw.load_spec(spec_file)
+        total = len(sw.expand(spec))
+    except sw.SpecError as e:
+        raise _Fail(str(e)) from None
+    bar = None
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        bar = Progress("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        task = bar.add_task(spec["sweep"]["name"], total=total)
+        bar.start()
+    try:
+        result = sw.sweep(spec, scheduler=scheduler, workers=workers, cache=not no_cache,
+                          progress=(lambda done, n: bar.update(task, completed=done)) if bar else None,
+                          announce=lambda link: click.echo(f"Dask dashboard: {link}", err=True))
+    except sw.SpecError as e:
+        raise _Fail(str(e)) from None
+    except OSError as e:                    # a scheduler address that does not answer
+        raise _Fail(f"--scheduler {scheduler}: {e}") from None
+    finally:
+        if bar is not None:
+            bar.stop()
+    df = result.frame()
+    shown = [c for c in ["run", *result.axes, "cycles", "time_s", "dram_bw_fraction", "roofline_fraction",
+                         "passed", "wall_s", "error"] if c in df]
+    click.echo(df[shown].to_string(index=False))
+    failed = df[df["status"] != "ok"]
+    click.echo(f"{len(df)} points: {result.computed} emulated, {result.cached} from the cache, "
+               f"{len(failed)} failed")
+    if out_path:
+        sw.write(result, out_path)
+        click.echo(f"wrote {out_path}")
+    if plot_path:
+        sw.plot(result, plot_path, metric=metric)
+        click.echo(f"wrote {plot_path}")
+    sys.exit(1 if len(failed) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

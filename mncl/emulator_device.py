@@ -384,13 +384,18 @@ class EmulatorDevice:
         """One run on the emulated machine, within MNCL_EMU_TIME_LIMIT seconds (a runaway kernel
         faults); a fault is the launch's error."""
         from emulator.errors import EmuFault
+        from emulator.progress import progress_for
         self.emu.time_limit = time_limit(routine)
         self.emu.stop_check = current_stop_check()      # a Ctrl-C cancels the launch (mncl/queue.py)
+        self.emu.progress = progress_for(f"{kernel_info.name} on {self.machine.name}")
         try:
             return self.emu.run(prog, regs)
         except EmuFault as e:
             raise make_error(routine, status_code.OUT_OF_RESOURCES,
                              f"kernel '{kernel_info.name}' faulted on the emulator: {e}") from None
+        finally:
+            if self.emu.progress is not None:
+                self.emu.progress.close()
 
     @staticmethod
     def _profile(prof, kernel_info, loaded):

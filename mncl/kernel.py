@@ -295,6 +295,10 @@ class Kernel:
             return 8
         if param == kernel_work_group_info.PRIVATE_MEM_SIZE:
             return 0
+        if param == kernel_work_group_info.GLOBAL_WORK_SIZE:
+            raise_error("Kernel.get_work_group_info", status_code.INVALID_VALUE,
+                        "kernel_work_group_info.GLOBAL_WORK_SIZE is for built-in kernels and custom devices; "
+                        f"'{self.function_name}' is neither")
         raise_error("Kernel.get_work_group_info", status_code.INVALID_VALUE,
                     f"unknown kernel_work_group_info {param!r}")
 

@@ -120,7 +120,8 @@ class Buffer:
         self._live("Buffer.get_info")
         table = {mem_info.SIZE: self.size, mem_info.FLAGS: self.flags, mem_info.CONTEXT: self.context,
                  mem_info.HOST_PTR: self.hostbuf, mem_info.OFFSET: 0, mem_info.MAP_COUNT: 0,
-                 mem_info.REFERENCE_COUNT: 1, mem_info.TYPE: mem_object_type.BUFFER}
+                 mem_info.REFERENCE_COUNT: 1, mem_info.TYPE: mem_object_type.BUFFER,
+                 mem_info.ASSOCIATED_MEMOBJECT: None}
         if not isinstance(param, int) or param not in table:
             raise_error("Buffer.get_info", status_code.INVALID_VALUE, f"unknown mem_info {param!r}")
         return table[param]

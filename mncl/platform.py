@@ -40,7 +40,6 @@ class Device:
             device_info.MAX_WORK_ITEM_DIMENSIONS: 3,
             device_info.MAX_WORK_GROUP_SIZE: d.max_work_group_size,
             device_info.MAX_WORK_ITEM_SIZES: list(d.max_work_item_sizes),
-            device_info.PREFERRED_VECTOR_WIDTH_FLOAT: 1,
             device_info.MAX_CLOCK_FREQUENCY: d.max_clock_frequency,
             device_info.ADDRESS_BITS: d.address_bits,
             device_info.MAX_MEM_ALLOC_SIZE: d.max_mem_alloc_size,
@@ -64,6 +63,27 @@ class Device:
             device_info.DOUBLE_FP_CONFIG: 0x3F,
             device_info.HALF_FP_CONFIG: 0,
             device_info.HOST_UNIFIED_MEMORY: True,
+            # no images, sub-devices, built-in kernels or printf; vectors are compiled element-wise
+            **{getattr(device_info, f"{kind}_VECTOR_WIDTH_{t}"): 0 if t == "HALF" else 1
+               for kind in ("PREFERRED", "NATIVE") for t in ("CHAR", "SHORT", "INT", "LONG", "FLOAT",
+                                                              "DOUBLE", "HALF")},
+            **dict.fromkeys((device_info.MAX_READ_IMAGE_ARGS, device_info.MAX_WRITE_IMAGE_ARGS,
+                             device_info.IMAGE2D_MAX_WIDTH, device_info.IMAGE2D_MAX_HEIGHT,
+                             device_info.IMAGE3D_MAX_WIDTH, device_info.IMAGE3D_MAX_HEIGHT,
+                             device_info.IMAGE3D_MAX_DEPTH, device_info.MAX_SAMPLERS,
+                             device_info.IMAGE_MAX_BUFFER_SIZE, device_info.IMAGE_MAX_ARRAY_SIZE,
+                             device_info.IMAGE_PITCH_ALIGNMENT, device_info.IMAGE_BASE_ADDRESS_ALIGNMENT,
+                             device_info.GLOBAL_MEM_CACHELINE_SIZE, device_info.PARTITION_MAX_SUB_DEVICES,
+                             device_info.PARTITION_AFFINITY_DOMAIN, device_info.PRINTF_BUFFER_SIZE,
+                             device_info.GLOBAL_MEM_CACHE_TYPE), 0),      # CL_NONE cache
+            device_info.IMAGE_SUPPORT: False,
+            device_info.MIN_DATA_TYPE_ALIGN_SIZE: 128,    # the largest type, long16 (deprecated in 1.2)
+            device_info.BUILT_IN_KERNELS: "",
+            device_info.PARENT_DEVICE: None,
+            device_info.PARTITION_PROPERTIES: [],
+            device_info.PARTITION_TYPE: [],
+            device_info.REFERENCE_COUNT: 1,
+            device_info.PREFERRED_INTEROP_USER_SYNC: True,
         }
 
     def get_info(self, param):

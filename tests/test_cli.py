@@ -218,3 +218,13 @@ def test_profile_task_kernel_with_defines(kdir):
     r = profile(kdir, sample, "-g", "64", "-D", "ROWS=128", "-D", "COLS=256", "-D", "BATCH=1", "-D", "HALF=0",
                 "-a", "w=rand:32768", "-a", "x=rand:256", "-a", "y=zeros:128")
     assert r.exit_code == 2 and "is a __task kernel" in r.output
+
+
+def test_every_command_has_version():
+    import mnacc.cli
+    import mncl.cli
+    import translator.cli
+    for prog, cmd in (("mncl-emu", main), ("mncl", mncl.cli.main), ("mncl-cc", translator.cli.main),
+                      ("mnacc", mnacc.cli.main)):
+        r = CliRunner().invoke(cmd, ["--version"])
+        assert r.exit_code == 0 and r.output.startswith(f"{prog}, version "), (prog, r.output)
