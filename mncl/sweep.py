@@ -315,13 +315,22 @@ def _store(where: pathlib.Path, row: dict) -> None:
     tmp.replace(where / f"{row['key']}.json")
 
 
+WORKER_CONFIG = {
+    # the statistical profiler samples the worker thread's stack every 10 ms: the emulator's deep
+    # stacks made points slower (0.46 against 0.40 s in one measurement)
+    "distributed.worker.profile.enabled": False,
+    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, so glibc hands freed memory back to
+    # the system at once: the emulator's numpy temporaries are then mapped and faulted in afresh
+    # on every step, and a point took 2-2.5x as long (benchmarks/sweep.py)
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
+
+
 def local_cluster(workers: int):
-    """A LocalCluster of single-threaded worker processes.  Dask's statistical profiler is off in
-    them: it samples the worker thread's stack every 10 ms, and the emulator's deep stacks made
-    each point up to twice as slow (benchmarks/sweep.py)."""
+    """A LocalCluster of single-threaded worker processes configured for emulation (WORKER_CONFIG)."""
     import dask
     from dask.distributed import LocalCluster
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
+    with dask.config.set(WORKER_CONFIG):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
 
 

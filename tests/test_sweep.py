@@ -190,3 +190,13 @@ def test_an_npy_input_is_read_from_the_spec_folder_and_its_content_is_in_the_key
     assert sw.sweep(spec, workers=0, where=tmp_path / "c").computed == 0
     np.save(tmp_path / "a.npy", np.ones(64, dtype=np.float32))
     assert sw.sweep(spec, workers=0, where=tmp_path / "c").computed == 1
+
+
+def test_local_cluster_workers_are_set_up_for_emulation(client):
+    """No MALLOC_TRIM_THRESHOLD_ (Dask's default made each point 2-2.5x as long) and no profiler."""
+    def setup():
+        import os
+
+        import dask
+        return os.environ.get("MALLOC_TRIM_THRESHOLD_"), dask.config.get("distributed.worker.profile.enabled")
+    assert set(client.run(setup).values()) == {(None, False)}
