@@ -160,6 +160,7 @@ class Emulator:
         self._readers = _NO_READERS      # the running step's bound readers (plan.py)
         self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
+        self._fwd_live: dict = {}        # forwarding name -> (space, lo, hi): its value views those PE-memory rows
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:
@@ -223,6 +224,7 @@ class Emulator:
             raise EmulatorError(f"write_pe takes (PE, n) = ({self.m.n_pe}, n), (n,) or a scalar; got {v.shape}")
         n = v.shape[-1] if v.ndim else 1
         mem = self._pe_mem(space, word, n)
+        self._settle_all()
         mem[word // 2: word // 2 + n] = np.broadcast_to(v, (self.m.n_pe, n)).astype(U64).T
 
     def read_words(self, space: str, word: int, n_words: int = 1) -> np.ndarray:
@@ -266,7 +268,10 @@ class Emulator:
         for hook in self.hooks.run_started:
             hook(self, program)
         regs = {k: int(v) for k, v in args.items()}
-        self._nodes(program.main, regs)
+        try:
+            self._nodes(program.main, regs)
+        finally:
+            self._settle_all()
         if self.in_flight:
             for hook in self.hooks.transfers_completed:
                 hook(self, None, self.in_flight)
@@ -416,14 +421,40 @@ class Emulator:
         for fn in self.pending_mem:
             fn()
         if plan.fwd:
-            fwd, names = self.state.fwd, plan.fwd
+            fwd, names, dd, live = self.state.fwd, plan.fwd, plan.dd, self._fwd_live
             for e, v0, v1, _ in pending:
                 name = names.get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
+                    rows = dd.get(id(e)) if dd else None
+                    if rows is not None and v0 is rows[0]:    # a direct store's: a view of its rows
+                        live[name] = rows[1:]
+                    elif live and name in live:
+                        del live[name]
         for hook in self.hooks.step_executed:
             hook(self, st)
         self.steps += 1
+
+    def _settle(self, sp: str, lo: int, hi: int) -> None:
+        """PE-memory rows lo..hi-1 of sp are about to be written: forwarding values that view them
+        (a direct store's, plan.py) become copies first."""
+        live = self._fwd_live
+        hit = [name for name, (vsp, vlo, vhi) in live.items() if vsp == sp and vlo < hi and lo < vhi]
+        if hit:
+            fwd = self.state.fwd
+            for name in hit:
+                v0, v1 = fwd[name]
+                fwd[name] = (v0.copy(), v1)
+                del live[name]
+
+    def _settle_all(self) -> None:
+        """Every forwarding value a copy: at the end of a run (no view outlives it) and before a host
+        write into PE memory."""
+        fwd = self.state.fwd
+        for name in self._fwd_live:
+            v0, v1 = fwd[name]
+            fwd[name] = (v0.copy(), v1)
+        self._fwd_live = {}
 
     def _step_plan(self, st: Step) -> StepPlan:
         """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
@@ -691,6 +722,8 @@ class Emulator:
         a, words, r0, r1, _ = self._access(op)
         for hook in self.hooks.memory_written:
             hook(self, sp, words, op.text, _FIXED_CYCLES.get(entry))
+        if self._fwd_live:
+            self._settle(sp, 0, 1 << 62)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -972,6 +1005,7 @@ class Emulator:
                                       f"{MEM_NAME[sp]} ({size} words)", d.line, d.text, None)
                 cols = a0 // 2 + np.arange(d.count)
                 if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
+                    self._settle_all()
                     self.state.mem[sp][np.ix_(cols, pes)] = np.array(d.payload, dtype=U64)[:, None]
                     for hook in self.hooks.memory_set:
                         hook(self, sp, Footprint.span(a0, a0 + 2 * d.count - 1))
