@@ -102,6 +102,16 @@ def _strided(rows: np.ndarray):
     return None
 
 
+def _every_cycle(v: np.ndarray) -> np.ndarray:
+    """np.broadcast_to(v, (4,) + v.shape[1:]) for a cycle-uniform result v (1, ...): a read-only
+    view, built by the ndarray constructor when v is contiguous (a tenth of broadcast_to's cost)."""
+    if not v.flags.c_contiguous:
+        return np.broadcast_to(v, (4,) + v.shape[1:])
+    out = np.ndarray((4,) + v.shape[1:], v.dtype, v, 0, (0,) + v.strides[1:])
+    out.flags.writeable = False
+    return out
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -444,7 +454,7 @@ class Emulator:
             fwd = self.state.fwd
             for name in hit:
                 v0, v1 = fwd[name]
-                fwd[name] = (v0.copy(), v1)
+                fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
                 del live[name]
 
     def _settle_all(self) -> None:
@@ -453,7 +463,7 @@ class Emulator:
         fwd = self.state.fwd
         for name in self._fwd_live:
             v0, v1 = fwd[name]
-            fwd[name] = (v0.copy(), v1)
+            fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
         self._fwd_live = {}
 
     def _step_plan(self, st: Step) -> StepPlan:
@@ -676,8 +686,8 @@ class Emulator:
                 v0 = v0 & LUT_L[nib]
                 v1 = v1 & LUT_L[nib] if v1 is not None else None
         if self._one:             # cycle 0's result is every cycle's
-            v0 = np.broadcast_to(v0, (4,) + v0.shape[1:])
-            v1 = np.broadcast_to(v1, (4,) + v1.shape[1:]) if v1 is not None else None
+            v0 = _every_cycle(v0)
+            v1 = _every_cycle(v1) if v1 is not None else None
         if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f

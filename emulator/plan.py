@@ -87,6 +87,7 @@ def _memory_writer(sp, words, text, mem, r0, r1):
             _store(d1, v1 if v1 is not None else emu._zeros)
     write.plain_store = True
     write.space, write.rows, write.span, write.d0, write.single = sp, rows, (lo, hi), d0, r1 is None
+    write.d1 = mem[r1] if r1 is not None else None
     write.hook = (sp, words, text)
     return write
 
@@ -220,16 +221,17 @@ def _emit(e, direct):
     return lambda emu, v0, v1, flags: emu.write_all(e, v0, v1, flags)
 
 
-def _direct_dest(st, plan, e, one, src_spans=()):
+def _direct_dest(st, plan, e, one, src_spans=(), ll=False):
     """e's destination writer when the kernel may finish into its rows at the commit: e's only
     write, an unmasked single-long-word plain store, no flag entry, not cycle-uniform; no other
     write of the step on those rows, and no write of the step on the rows src_spans ((space, rows)
-    the last pass reads then).  Else None."""
+    the last pass reads then).  A long-word pair (ll) only where the kernel writes both (ll=True).
+    Else None."""
     ws = plan.writers[id(e)]
     if one or id(e) in plan.flag_dsts or e.zflush is not None or len(ws) != 1:
         return None
     w = ws[0]
-    if not getattr(w, "plain_store", False) or not w.single:
+    if not getattr(w, "plain_store", False) or not (w.single or ll):
         return None
     for f in st.exprs:
         for x in plan.writers[id(f)]:
@@ -257,8 +259,12 @@ def _direct_writer(w, finish):
             finish()
         else:
             _store(d0, v0)
+            if d1 is not None:
+                _store(d1, v1 if v1 is not None else emu._zeros)
     write.plain_store = True
-    write.space, write.rows, write.span, write.d0, write.single, write.hook = sp, w.rows, w.span, d0, True, w.hook
+    d1 = w.d1
+    write.space, write.rows, write.span, write.d0, write.d1, write.single = sp, w.rows, w.span, d0, d1, w.single
+    write.hook = w.hook
     return write
 
 
@@ -436,6 +442,57 @@ def _distribute(e, emu, st, plan):
     return kernel
 
 
+def _broadcast(e, emu, st, plan, kind):
+    """l1bmp / l1bmm / l1bmm4 from L1BM with a direct store: each destination row takes the L1BM
+    run broadcast over the PEs that share a value (transfers._down's layouts), written at the
+    commit straight from L1BM (which changes only after the writes), no private copy, no view."""
+    src = e.srcs[0]
+    k = 2 if src.width == "ll" else 1
+    dest = _direct_dest(st, plan, e, False, ll=k == 2)
+    m = emu.m
+    if src.space != "lb" or dest is None or dest.d0.shape != (4, m.n_pe) or (k == 2) == dest.single:
+        return None
+    from .transfers import run_length
+    nl, mabs = m.n_l1b, m.mab_per_l1b
+    n = run_length(kind, k, mabs)
+    nbytes = k * 4 * m.n_pe * 8
+    if kind == "p":          # dest (c, l1b, PE of the L1B) <- run (l1b, c, j)
+        dst = lambda d: d.reshape(4, nl, 4 * mabs)
+        src_of = lambda run, j: run.reshape(nl, 4, k)[:, :, j].T[:, :, None]
+    elif kind == "m":        # dest (c, l1b, MAB, p) <- run (l1b, c, j, p)
+        dst = lambda d: d.reshape(4, nl, mabs, 4)
+        src_of = lambda run, j: run.reshape(nl, 4, k, 4)[:, :, j].transpose(1, 0, 2)[:, :, None, :]
+    else:                    # m4: dest (c, l1b, q, MAB in q, p) <- run (l1b, c, j, q, p)
+        dst = lambda d: d.reshape(4, nl, mabs // 4, 4, 4)
+        src_of = lambda run, j: run.reshape(nl, 4, k, mabs // 4, 4)[:, :, j].transpose(1, 0, 2, 3)[:, :, :, None, :]
+    d0, d1 = dest.d0, dest.d1
+    outs = [dst(d0)] + ([dst(d1)] if k == 2 else [])
+    l1bm = emu.state.l1bm
+    at = [None]
+
+    def finish():
+        run = l1bm[:, at[0]]
+        for j, o in enumerate(outs):
+            o[...] = src_of(run, j)
+
+    def kernel(e, emu):
+        where = emu.lb_range(src, n, write=False)
+        emu.count_bytes("l1bm_pe", "down", nbytes)
+        if not isinstance(where, slice):            # wrapped: the values now, as transfers._down
+            run = l1bm[:, where]
+            vs = []
+            for j in range(k):
+                v = np.empty((4, m.n_pe), np.uint64)
+                dst(v)[...] = src_of(run, j)
+                vs.append(v)
+            emu.pending.append((e, vs[0], vs[1] if k == 2 else None, None))
+            return
+        at[0] = where
+        emu.pending.append((e, d0, d1, None))
+    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+    return kernel
+
+
 def _kernel(emu, st, plan, e, one):
     """A kernel for expression e of a bound plan, or None (its semantics function runs)."""
     from . import semantics, transfers
@@ -444,6 +501,9 @@ def _kernel(emu, st, plan, e, one):
     sem = e.defn.sem
     if sem is transfers.l1bmd and e.srcs[0].space == "lb" and not e.mab_shift:
         return _distribute(e, emu, st, plan)
+    kind = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}.get(sem)
+    if kind is not None:
+        return _broadcast(e, emu, st, plan, kind)
     rs = _bound_readers(plan.readers, e.srcs)
     if rs is None:
         return None

@@ -84,16 +84,29 @@ def _down(e, ctx, kind: str):
     # a broadcast: the values are views of a private copy of the run, never materialised (they are
     # (cycle, l1b, ...) shaped, P elements per cycle: the executor stores them, or flattens them to
     # (cycle, P) where it has to)
-    run = run.copy()
-    if kind == "p":      # (l1b, c, j) to every PE
-        out = np.broadcast_to(run.reshape(nl, 4, k).transpose(2, 1, 0)[:, :, :, None, None], (k, 4, nl, mabs, 4))
-    elif kind == "m":    # (l1b, c, j, p) to PE p of every MAB
-        out = np.broadcast_to(run.reshape(nl, 4, k, 4).transpose(2, 1, 0, 3)[:, :, :, None, :], (k, 4, nl, mabs, 4))
-    else:                # m4: (l1b, c, j, q, p) to PE p of the 4 MABs 4q..4q+3
-        r = run.reshape(nl, 4, k, mabs // 4, 4).transpose(2, 1, 0, 3, 4)        # j, c, l1b, q, p
-        out = np.broadcast_to(r[:, :, :, :, None, :], (k, 4, nl, mabs // 4, 4, 4))
+    out = _spread(run.copy(), kind, k, nl, mabs)      # (copy: C order)
     ctx.count_bytes("l1bm_pe", "down", out.size * 8)
     ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
+
+
+def _spread(run: np.ndarray, kind: str, k: int, nl: int, mabs: int) -> np.ndarray:
+    """The broadcast of a contiguous private run in layout kind (p, m, m4), shaped (j, cycle, l1b,
+    ...): what np.broadcast_to of the transposed run gives, built by the ndarray constructor from
+    the strides (a tenth of broadcast_to's cost, which a step of compiled code pays every time).
+      p:  (l1b, c, j) to every PE                        -> (k, 4, nl, mabs, 4)
+      m:  (l1b, c, j, p) to PE p of every MAB            -> (k, 4, nl, mabs, 4)
+      m4: (l1b, c, j, q, p) to PE p of MABs 4q..4q+3     -> (k, 4, nl, mabs // 4, 4, 4)"""
+    b = run.itemsize
+    if kind == "p":
+        shape, strides = (k, 4, nl, mabs, 4), (b, b * k, b * 4 * k, 0, 0)
+    elif kind == "m":
+        shape, strides = (k, 4, nl, mabs, 4), (4 * b, 16 * b * k // 4, 16 * b * k, 0, b)
+    else:
+        q = mabs // 4
+        shape, strides = (k, 4, nl, q, 4, 4), (4 * q * b, 4 * k * q * b, 16 * k * q * b, 4 * b, 0, b)
+    out = np.ndarray(shape, run.dtype, run, 0, strides)
+    out.flags.writeable = False
+    return out
 
 
 def _pe_data(e, ctx) -> np.ndarray:
