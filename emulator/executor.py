@@ -96,9 +96,10 @@ def _cycle_uniform(e) -> bool:
 
 def _strided(rows: np.ndarray):
     """The 4 cycles' row numbers as a slice when they step up evenly (basic indexing), else None."""
-    d = np.diff(rows)
-    if (d == d[0]).all() and d[0] > 0:
-        return slice(int(rows[0]), int(rows[0]) + 4 * int(d[0]), int(d[0]))
+    r = rows.tolist()              # four Python ints: cheaper than numpy on a (4,) array
+    d = r[1] - r[0]
+    if d > 0 and all(b - a == d for a, b in zip(r[1:], r[2:])):
+        return slice(r[0], r[0] + 4 * d, d)
     return None
 
 

@@ -330,7 +330,60 @@ def _vfma_f32(e, rs, emit, emu, dest):
     return kernel
 
 
-_INT_ARITH = {}
+def _vbin_f32(e, rs, emit, st, plan, one, emu):
+    """fvmul / fvadd: native fp32 arithmetic as semantics.vmul / vadd do it (vmul's + 0 turns -0
+    into +0), normalised; with a direct store, computed into the destination rows at the commit."""
+    from . import semantics
+    from .numbers import normalize_bits, normalize_in_place
+    from .semantics import flags_nibble, raw_lanes, sign_flags
+    if any(r.views[0].strides[-1] != 8 for r in rs):
+        return None
+    xf, yf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
+    if xf.shape != yf.shape:
+        return None
+    mul = e.defn.sem is semantics.vmul
+    x1 = rs[0].views[1]
+    shape, lead = xf.shape, xf.shape[:-1]
+    reads = _read_hooks(rs)
+    zero = np.float32(0)
+    spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
+    dest = None
+    if x1 is None and all(r.rows is not None for r in rs if r.hook is not None):
+        dest = _direct_dest(st, plan, e, one, spans)
+    if dest is not None and dest.d0.shape == lead:
+        d0 = dest.d0
+        df = d0.view(np.float32).reshape(shape)
+        du = df.view(np.uint32)
+
+        def finish():
+            with np.errstate(invalid="ignore", over="ignore"):
+                if mul:
+                    np.multiply(xf, yf, out=df)
+                    np.add(df, zero, out=df)
+                else:
+                    np.add(xf, yf, out=df, dtype=np.float32)
+            normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
+
+        def kernel(e, emu):
+            _call_read_hooks(emu, reads)
+            emu.pending.append((e, d0, None, None))
+        kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+        return kernel
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if mul:
+                r = np.multiply(xf, yf)
+                np.add(r, zero, out=r)
+            else:
+                r = np.add(xf, yf, dtype=np.float32)
+        bits = normalize_bits(r.view(np.uint32), 32)
+        out0 = np.ascontiguousarray(bits).view(np.uint64).reshape(lead)
+        emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
+    return kernel
+
+
 
 
 def _alu(e, rs, emit, st, plan, one):
@@ -513,8 +566,12 @@ def _kernel(emu, st, plan, e, one):
         if e.prec == "f" and not e.out_reduce and not any(o.mod for o in e.srcs):
             return _vfma_f32(e, rs, _emit(e, direct), emu, _direct_dest(st, plan, e, one))
         return None
+    if sem in (semantics.vmul, semantics.vadd):
+        if e.prec == "f" and not e.out_reduce and not any(o.mod or o.neg for o in e.srcs):
+            return _vbin_f32(e, rs, _emit(e, direct), st, plan, one, emu)
+        return None
     if sem is transfers.l1bmd and e.srcs[0].space in PE_MEMS and not e.mab_shift:
         return _gather(e, rs, emu, st, plan)
-    if hasattr(sem, "lanes") and e.defn.group == isa.ALU:
+    if hasattr(sem, "lanes") and e.defn.group == isa.ALU and len(e.srcs) <= 2:   # (alu_op reads two)
         return _alu(e, rs, _emit(e, direct), st, plan, one)
     return None

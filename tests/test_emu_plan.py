@@ -59,6 +59,9 @@ PROGRAM = """
     lpassa $lm8v $lr232v/1010
     lpassa $lbf $ls240v
     lsub $lr8 $ln16v $ls248v
+    fvmul $lm16v $ln16v $ls232v
+    fvadd $lm24v $ln24v $ls216v; iadd $ls240v $lr24v $lr96v
+    fvmul $mauf $ln24v $ls208v
 .endblock
 .loop %i = 0, 3
     .call b m=%i*8 r=%i*16 s=%i*32
