@@ -167,7 +167,7 @@ class Emulator:
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
-        self._plan_key = (self._token, 0, 0, 0, 0)
+        self._plan_key = (self._token, 0, 0, 0, 0, False, False)
         self._readers = _NO_READERS      # the running step's bound readers (plan.py)
         self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
@@ -388,7 +388,8 @@ class Emulator:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
                                   node.text, None)
         # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
-        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0))
+        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0),
+                          self.bar["m"] is not None, self.bar["n"] is not None)
         hooks = self.hooks
         for hook in hooks.block_entered:
             hook(self, node)
@@ -471,8 +472,9 @@ class Emulator:
         """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
         that binds operands is made at the step's second run with the same offsets: the first runs
         with the step's plan that binds nothing (made once), so a block called with ever-new offsets
-        costs what it did before plans.  So does a step while an LM base-address register is set
-        (addresses per PE), and one past PLANS_PER_STEP offsets (plans would pile up)."""
+        costs what it did before plans.  So does one past PLANS_PER_STEP offsets (plans would pile
+        up).  While an LM base-address register is set, that memory's addresses are per PE: the key
+        says which are set, and the plan binds no operand of those memories."""
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
@@ -483,7 +485,7 @@ class Emulator:
         general = plans.get(self._token)
         if general is None:
             general = plans[self._token] = StepPlan(st, _cycle_uniform)
-        if key in plans and self.bar["m"] is None and self.bar["n"] is None:     # seen once: bind now
+        if key in plans:              # seen once: bind now
             try:
                 plan = plans[key] = general.bound(self, st)
                 return plan
@@ -721,6 +723,8 @@ class Emulator:
             for c in range(4):
                 cur = np.where(on[c], words[c], cur)
             self.bar[sp[0]] = cur if cur.any() else None
+            k = self._plan_key           # a plan binds no operand of a memory with a base address
+            self._plan_key = k[:5] + (self.bar["m"] is not None, self.bar["n"] is not None)
             return
         if sp == "t":
             if nib is None:

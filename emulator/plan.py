@@ -14,6 +14,7 @@ step to the next while the block's PE-memory offsets are the same, so a ``StepPl
 Anything else (T-indirect or per-PE addresses, word operands, flag-entry masks, tree memories,
 transfers) keeps its general handling, called from the plan: the plan changes how often the
 executor decides, never what a step computes or which observer hooks it calls, in which order.
+While an LM base-address register is set, that memory's operands are left to the general path.
 Plans are kept with the step (``Step.plans``), per emulator and per PE-memory offsets; a plan
 holds no reference to the emulator (it is passed in), only views of its memories, as the operand
 cache of executor._access does.
@@ -154,7 +155,7 @@ class StepPlan:
 
     @staticmethod
     def _reader(emu, op, e, one):
-        if plain(op):
+        if plain(op) and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
             if views is None:
                 return None
@@ -172,7 +173,7 @@ class StepPlan:
     @staticmethod
     def _writer(emu, op, e, st):
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
-        if plain(op) and not entry and op.width != "w":
+        if plain(op) and not entry and op.width != "w" and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
             if views is not None and isinstance(r0, slice):     # rows as a slice: a plain store
                 return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)

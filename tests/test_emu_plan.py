@@ -146,8 +146,10 @@ def test_plans_change_no_published_program(monkeypatch, path):
 
 
 def test_a_base_address_register_unbinds_the_plan(monkeypatch):
-    """While $lmb is set, LM0 addresses are per PE: the same step runs with a plan that binds nothing."""
-    text = "ipassa $subpeid $lmb\nnop\nnop\nlpassa $lm0v $lr8v\nnop\nnop\nlpassa $lm8v $lr16v\nnop\n"
+    """While $lmb is set, LM0 addresses are per PE: the step's plan binds no LM0 operand (its GRF
+    ones it does), and binds LM0 again once $lmb is 0."""
+    text = ".block b\nlpassa $lm0v $lr8v\nnop\nnop\nladd $lm8v $lr0v $lr16v\nnop\nnop\n.endblock\n" \
+           ".call b\nipassa $subpeid $lmb\nnop\nnop\n.call b\n.call b\nzero $lmb\nnop\nnop\n.call b\n.call b\n"
     _same_with_and_without_plans(monkeypatch, text)
 
 
