@@ -113,6 +113,16 @@ def _every_cycle(v: np.ndarray) -> np.ndarray:
     return out
 
 
+def _nd(x) -> int:
+    """np.ndim(x) for an index (a slice, an int or an array), without numpy's call."""
+    return x.ndim if isinstance(x, np.ndarray) else 0
+
+
+def _flat(v):
+    """A value as (cycle, P): a broadcast kept as a view (transfers._down) becomes one here."""
+    return v.reshape(v.shape[0], -1) if v is not None and v.ndim > 2 else v
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -172,6 +182,8 @@ class Emulator:
         self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
         self._fwd_live: dict = {}        # forwarding name -> (space, lo, hi): its value views those PE-memory rows
+        self._omr_writes = 0             # mask-entry writes by steps (_keep's per-step memo)
+        self._nib_memo = (-1, -1, -1, b"")
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:
@@ -274,6 +286,7 @@ class Emulator:
                                     f"register (64-bit signed)")
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
         self.seq_iters = self._step_limit = self.steps = 0
+        self._nib_memo = (-1, -1, -1, b"")       # (the host may have written mask entries)
         self._plans = {}
         self.in_flight = []
         for hook in self.hooks.run_started:
@@ -703,6 +716,8 @@ class Emulator:
         sp = op.space
         if sp == "nowrite":
             return
+        if v0 is not None and v0.ndim > 2 and (sp not in ("m", "n", "r", "s") or op.width == "w"):
+            v0, v1 = _flat(v0), _flat(v1)
         entry = self._mask(op, st)
         state = self.state
         nib = state.omr[entry] if entry else None
@@ -713,6 +728,7 @@ class Emulator:
             f = flags()
             old = state.omr[op.base]
             state.omr[op.base] = f if nib is None else (old & ~nib) | (f & nib)
+            self._omr_writes += 1
             return
         if v1 is None:
             v1 = self._zeros
@@ -739,6 +755,8 @@ class Emulator:
             hook(self, sp, words, op.text, _FIXED_CYCLES.get(entry))
         if self._fwd_live:
             self._settle(sp, 0, 1 << 62)
+        if v0.ndim > 2 and (a.ndim != 1 or isinstance(r0, _Same)):
+            v0, v1 = _flat(v0), _flat(v1)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -779,7 +797,12 @@ class Emulator:
         False (none).  Cached per (entry, layout) and reused while the entry's nibbles are the same
         (compared in full, so any write to the entry, by a step or by the host, is seen)."""
         key = (entry, id(lut), dt)
-        raw = nib.tobytes()
+        memo = self._nib_memo             # the entry's bytes, once per step (an ll store asks twice)
+        if memo[0] == self.steps and memo[1] == entry and memo[2] == self._omr_writes:
+            raw = memo[3]
+        else:
+            raw = nib.tobytes()
+            self._nib_memo = (self.steps, entry, self._omr_writes, raw)
         hit = self._keep_cache.get(key)
         if hit is not None and hit[0] == raw:
             return hit[1]
@@ -829,7 +852,8 @@ class Emulator:
                 return False
             idx = rows[at[0]] * P + at[1]
         flat = mem.reshape(-1)
-        new = val.reshape(-1)[src]
+        # a broadcast kept as a view (transfers._down) gives only the elements stored
+        new = val.reshape(-1)[src] if val.ndim == 2 else val[np.unravel_index(src, val.shape)]
         if not full:
             old = flat[idx]
             new = old ^ ((old ^ new) & keep.reshape(-1)[src])
@@ -839,8 +863,9 @@ class Emulator:
     def _store(self, mem, where, val, nib, entry, lut, dt):
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
-            mem[where] = val
-        elif entry >= isa.FIXED_MASK_BASE and np.ndim(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            mem[where] = _flat(val)
+        elif entry >= isa.FIXED_MASK_BASE and _nd(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            val = _flat(val)
             cyc = np.array(_FIXED_CYCLES[entry], dtype=bool)
             rows = where[0]
             if isinstance(rows, slice):
@@ -852,12 +877,13 @@ class Emulator:
             if keep is False:
                 return
             if keep is True:          # as the merge below with every bit kept: a plain store
-                mem[where] = val
+                mem[where] = _flat(val)
                 return
-            if mem.ndim == 2 and len(where) == 1 and np.ndim(where[0]) <= 1 and \
-                    keep.shape == val.shape == (4, mem.shape[1]) and \
+            if mem.ndim == 2 and len(where) == 1 and _nd(where[0]) <= 1 and \
+                    keep.shape == (4, mem.shape[1]) and val.shape[0] == 4 and val.size == keep.size and \
                     self._store_few(mem, where[0], val, keep, (entry, id(lut), dt)):
                 return
+            val = _flat(val)
             if all(isinstance(x, slice) for x in where):   # a view: merge in place
                 old = mem[where]
                 diff = np.bitwise_xor(old, val)
@@ -865,7 +891,7 @@ class Emulator:
                 old ^= diff
                 return
             rows = where[0]
-            if np.ndim(rows) == 1 and len(rows) == 4 and (rows == rows[0]).all():
+            if _nd(rows) == 1 and len(rows) == 4 and (rows == rows[0]).all():
                 # every cycle names one word (a word operand without auto-stride): the cycles land
                 # in order, so a masked-off cycle does not put back what an earlier one replaced
                 rest = where[1:]
@@ -876,7 +902,7 @@ class Emulator:
                 return
             old = mem[where]
             new = old ^ ((old ^ val) & keep)
-            if np.ndim(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
+            if _nd(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
                 # T-indirect: several cycles may name one address, and a masked-off cycle must not
                 # write back the value it read before an unmasked one stored
                 sel = keep != 0

@@ -96,6 +96,7 @@ def _memory_writer(sp, words, text, mem, r0, r1):
 def _general_writer(op):
     write = lambda emu, e, v0, v1, flags, st: emu._write(op, e, v0, v1, flags, st)
     write.space = op.space
+    write.views_ok = op.space in PE_MEMS and op.width != "w"     # executor._write takes broadcasts
     return write
 
 
@@ -112,7 +113,9 @@ class StepPlan:
     def __init__(self, st, cycle_uniform):
         """The step's plan that binds nothing: what does not depend on the block's offsets."""
         self.flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
-        self.exprs = [(e, e.defn.sem, cycle_uniform(e), False) for e in st.exprs]
+        self.exprs = [(e, e.defn.sem, cycle_uniform(e), e.zflush is None and
+                       all(op.space == "nowrite" or (op.space in PE_MEMS and op.width != "w") for op in e.dsts))
+                      for e in st.exprs]
         self.fwd = {}
         if not (st.nop or st.noforward):
             for e in st.exprs:
@@ -139,7 +142,7 @@ class StepPlan:
         plan.writers = {id(e): [self._writer(emu, op, e, st) for op in e.dsts if op.space != "nowrite"]
                         for e in st.exprs}
         # expressions whose results only plain stores take: they may stay broadcast views
-        plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False)
+        plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False) or w.views_ok
                                                              for w in plan.writers[id(e)]))
                       for e, sem, one, _ in self.exprs]
         plan.dd = {}

@@ -176,7 +176,7 @@ def l2bmb(e, ctx):
     m = ctx.machine
     a, b = e.srcs[0], e.dsts[0]
     run = ctx.state.l2bm[:, ctx.lc_range(a, L2BM_STEP_LONGS, write=False)]
-    _to_l1b_set(e, ctx, b, np.broadcast_to(run[:, None, :], (m.n_l2b, m.l1b_per_l2b, L2BM_STEP_LONGS)))
+    _to_l1b_set(e, ctx, b, run)
 
 
 def l2bmd(e, ctx):
@@ -206,7 +206,7 @@ def l2bmi(e, ctx):
     src, b = e.srcs[0], e.dsts[0]
     lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     run = lb3[:, _l1b_set(e, ctx)[0], ctx.lb_range(src, L2BM_STEP_LONGS, write=False)]
-    _to_l1b_set(e, ctx, b, np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS)))
+    _to_l1b_set(e, ctx, b, run)
 
 
 def _l1bm_up_run(e, ctx):
@@ -250,18 +250,21 @@ def _l1b_set(e, ctx) -> list:
     return list(e.l1bset)
 
 
-def _to_l1b_set(e, ctx, b, vals):
-    """Write (L2B, L1B, 64) long words to $lb[b..b+63] of the set's L1Bs; the others keep theirs."""
+def _to_l1b_set(e, ctx, b, run):
+    """Write each L2B's 64 long words run (L2B, 64) to $lb[b..b+63] of the set's L1Bs; the others
+    keep theirs (read now, written back with the rest at the step's end)."""
     m = ctx.machine
+    n2, n1 = m.n_l2b, m.l1b_per_l2b
     where = ctx.lb_range(b, L2BM_STEP_LONGS, write=True)
     keep = _l1b_set(e, ctx)
-    if len(keep) < m.l1b_per_l2b:
-        old = ctx.state.l1bm.reshape(m.n_l2b, m.l1b_per_l2b, -1)[:, :, where]
-        sel = np.zeros((1, m.l1b_per_l2b, 1), bool)
-        sel[0, keep, 0] = True
-        vals = np.where(sel, vals, old)
-    ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * m.n_l2b)
-    ctx.lb_write(b, where, np.ascontiguousarray(vals).reshape(m.n_l2b * m.l1b_per_l2b, -1))
+    vals = np.empty((n2, n1, L2BM_STEP_LONGS), dtype=np.uint64)
+    if len(keep) < n1:
+        vals[...] = ctx.state.l1bm.reshape(n2, n1, -1)[:, :, where]
+        vals[:, keep] = run[:, None, :]
+    else:
+        vals[...] = run[:, None, :]
+    ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * n2)
+    ctx.lb_write(b, where, vals.reshape(n2 * n1, -1))
 
 
 # -- DRAM / PDM <-> L2BM (MV) ----------------------------------------------------------
