@@ -589,7 +589,11 @@ class Emulator:
             raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
                               f"unaligned (word address {int(a[0])}); offsets must be multiples of {n}",
                               self.cur.line, self.cur.text)
-        lo, hi = int(a.min()), int(a.max())
+        if a.ndim == 1:               # four cycles' addresses: Python's min and max are cheaper
+            al = a.tolist()
+            lo, hi = min(al), max(al)
+        else:
+            lo, hi = int(a.min()), int(a.max())
         if lo < 0 or hi + n > size:
             if not self.wrap:
                 bad = (a < 0) | (a + n > size)

@@ -15,6 +15,9 @@ Anything else (T-indirect or per-PE addresses, word operands, flag-entry masks, 
 transfers) keeps its general handling, called from the plan: the plan changes how often the
 executor decides, never what a step computes or which observer hooks it calls, in which order.
 While an LM base-address register is set, that memory's operands are left to the general path.
+A bound plan also runs the commonest expressions through kernels, and lets some write their
+destination rows directly at the commit (see "fused kernels" below).
+
 Plans are kept with the step (``Step.plans``), per emulator and per PE-memory offsets; a plan
 holds no reference to the emulator (it is passed in), only views of its memories, as the operand
 cache of executor._access does.
@@ -101,12 +104,13 @@ def _general_writer(op):
 
 
 class StepPlan:
-    """What one step does, decided: ``exprs`` (expression, its semantics, cycle-uniform?, may
-    its result stay a broadcast view?),
+    """What one step does, decided: ``exprs`` (expression, its semantics or kernel, cycle-uniform?,
+    may its result stay a broadcast view?),
     ``readers`` {id(source operand): reader(emu) -> (v0, v1)} for the operands bound here (the
     others are read by the general path), ``writers`` {id(expression): [writer per destination]},
-    ``fwd`` {id(expression): forwarding path} and ``flag_dsts`` (ids of expressions writing a
-    mask entry)."""
+    ``fwd`` {id(expression): forwarding path}, ``flag_dsts`` (ids of expressions writing a
+    mask entry) and ``dd`` {id(expression): (destination view, space, lo, hi)} for the direct
+    stores (below)."""
 
     __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd")
 
@@ -141,7 +145,7 @@ class StepPlan:
                     plan.readers[id(op)] = rd
         plan.writers = {id(e): [self._writer(emu, op, e, st) for op in e.dsts if op.space != "nowrite"]
                         for e in st.exprs}
-        # expressions whose results only plain stores take: they may stay broadcast views
+        # expressions whose results only plain stores and PE-memory writes take may stay broadcast views
         plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False) or w.views_ok
                                                              for w in plan.writers[id(e)]))
                       for e, sem, one, _ in self.exprs]
@@ -193,9 +197,9 @@ class StepPlan:
 #
 # Direct stores: when an expression's one destination is a plain store, nothing else of the step
 # writes those rows or the rows its last pass reads, and no flag entry is written, the kernel's last
-# numpy pass (the fp32 rounding, the integer add, the L1BM transpose) runs at the commit, where the
-# store was, writing the destination rows themselves: one pass and one 128 KiB array fewer per
-# step on mncore2.  The step's forwarding value is then a view of those rows, which the executor
+# numpy pass (the fp32 rounding, the fp32 product or sum, the long-word add, the L1BM transpose or
+# broadcast) runs at the commit, where the store was, writing the destination rows themselves: one
+# pass and one 128 KiB array fewer per expression on mncore2.  The step's forwarding value is then a view of those rows, which the executor
 # copies before anything writes them (executor._settle) and at the end of a run.
 
 def _bound_readers(readers, ops):
