@@ -184,6 +184,7 @@ class Emulator:
         self._fwd_live: dict = {}        # forwarding name -> (space, lo, hi): its value views those PE-memory rows
         self._omr_writes = 0             # mask-entry writes by steps (_keep's per-step memo)
         self._nib_memo = (-1, -1, -1, b"")
+        self._unravel: dict = {}          # _store_few: a few-PE mask's positions in a broadcast's shape
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:
@@ -857,7 +858,13 @@ class Emulator:
             idx = rows[at[0]] * P + at[1]
         flat = mem.reshape(-1)
         # a broadcast kept as a view (transfers._down) gives only the elements stored
-        new = val.reshape(-1)[src] if val.ndim == 2 else val[np.unravel_index(src, val.shape)]
+        if val.ndim == 2:
+            new = val.reshape(-1)[src]
+        else:
+            at_v = self._unravel.get((key, val.shape))
+            if at_v is None or at_v[0] is not src:
+                at_v = self._unravel[(key, val.shape)] = (src, np.unravel_index(src, val.shape))
+            new = val[at_v[1]]
         if not full:
             old = flat[idx]
             new = old ^ ((old ^ new) & keep.reshape(-1)[src])

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import isa
+from . import isa, semantics, transfers
+from .numbers import normalize_bits, normalize_in_place
+from .semantics import flags_nibble, raw_lanes, sign_flags
+from .transfers import run_length
 
 PE_MEMS = ("m", "n", "r", "s")
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
@@ -278,8 +281,6 @@ def _direct_writer(w, finish):
 
 def _vfma_f32(e, rs, emit, emu, dest):
     """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it."""
-    from .numbers import normalize_bits, normalize_in_place
-    from .semantics import flags_nibble, raw_lanes, sign_flags
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf, zf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
@@ -341,9 +342,6 @@ def _vfma_f32(e, rs, emit, emu, dest):
 def _vbin_f32(e, rs, emit, st, plan, one, emu):
     """fvmul / fvadd: native fp32 arithmetic as semantics.vmul / vadd do it (vmul's + 0 turns -0
     into +0), normalised; with a direct store, computed into the destination rows at the commit."""
-    from . import semantics
-    from .numbers import normalize_bits, normalize_in_place
-    from .semantics import flags_nibble, raw_lanes, sign_flags
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
@@ -394,16 +392,18 @@ def _vbin_f32(e, rs, emit, st, plan, one, emu):
 
 
 
+_LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
+
+
 def _alu(e, rs, emit, st, plan, one):
     """An ALU row (semantics.alu_op): its lane function on the bound operands' values; add and
     sub of long words with a direct store add into the destination rows at the commit."""
-    from . import semantics
     fn = e.defn.sem.lanes
     prec = e.prec or "l"
     x0, x1 = rs[0].views if rs else (None, None)
     y0 = rs[1].views[0] if len(rs) > 1 else None
     reads = _read_hooks(rs)
-    op = {semantics.add: np.add, semantics.sub: np.subtract}.get(e.defn.sem)
+    op = _LONG_ARITH.get(e.defn.sem)
     if op is not None and prec == "l" and x1 is None and y0 is not None:
         spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
         dest = _direct_dest(st, plan, e, one, spans) if all(r.rows is not None for r in rs if r.hook) else None
@@ -472,7 +472,6 @@ def _gather(e, rs, emu, st, plan):
 def _distribute(e, emu, st, plan):
     """l1bmd from L1BM to one long word of every PE with a direct store: the transpose of the L1BM
     run lands in the destination rows at the commit (L1BM changes only after the writes)."""
-    from .transfers import _down
     src = e.srcs[0]
     dest = _direct_dest(st, plan, e, False)
     m = emu.m
@@ -513,7 +512,6 @@ def _broadcast(e, emu, st, plan, kind):
     m = emu.m
     if src.space != "lb" or dest is None or dest.d0.shape != (4, m.n_pe) or (k == 2) == dest.single:
         return None
-    from .transfers import run_length
     nl, mabs = m.n_l1b, m.mab_per_l1b
     n = run_length(kind, k, mabs)
     nbytes = k * 4 * m.n_pe * 8
@@ -556,7 +554,6 @@ def _broadcast(e, emu, st, plan, kind):
 
 def _kernel(emu, st, plan, e, one):
     """A kernel for expression e of a bound plan, or None (its semantics function runs)."""
-    from . import semantics, transfers
     if e.zflush is not None:
         return None
     sem = e.defn.sem

@@ -173,7 +173,6 @@ def l1bmr4(e, ctx):
 
 def l2bmb(e, ctx):
     """Broadcast 64 long words of each L2BM to its L1Bs (of the set)."""
-    m = ctx.machine
     a, b = e.srcs[0], e.dsts[0]
     run = ctx.state.l2bm[:, ctx.lc_range(a, L2BM_STEP_LONGS, write=False)]
     _to_l1b_set(e, ctx, b, run)
