@@ -202,8 +202,9 @@ class StepPlan:
 # writes those rows or the rows its last pass reads, and no flag entry is written, the kernel's last
 # numpy pass (the fp32 rounding, the fp32 product or sum, the long-word add, the L1BM transpose or
 # broadcast) runs at the commit, where the store was, writing the destination rows themselves: one
-# pass and one 128 KiB array fewer per expression on mncore2.  The step's forwarding value is then a view of those rows, which the executor
-# copies before anything writes them (executor._settle) and at the end of a run.
+# pass and one 128 KiB array fewer per expression on mncore2.  The step's forwarding value is then
+# a view of those rows, which the executor copies before anything writes them (executor._settle)
+# and at the end of a run.
 
 def _bound_readers(readers, ops):
     rs = [readers.get(id(op)) for op in ops]
