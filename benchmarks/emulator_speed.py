@@ -29,7 +29,8 @@ Prints, in one run:
 ``--baseline DIR`` measures [1] only, in child processes: one imports the emulator from this
 checkout, the other from DIR (another checkout, e.g. today's main), taking turns (``--rounds``
 of each, ``--runs`` timed runs per child), and prints both sides' steps/s and the ratio this /
-DIR of the fastest runs and of the medians: both sides see the same machine load.
+DIR of the fastest runs and of the medians: both sides see the same machine load.  It prints
+the same per CPU second of the child too, which a busy machine's time slicing does not stretch.
 
 The exit status is 0 unless ``--check`` is given and a target is not met.
 This file is not a test: pytest collects only tests/ (pyproject testpaths).
@@ -186,7 +187,7 @@ print(json.dumps({"before": before, "after": after, "state_nbytes": emu.state.nb
 
 
 STEPS_CHILD = r"""
-import json, sys
+import json, sys, time
 sys.path.insert(0, sys.argv[1])                       # the checkout whose emulator is measured
 sys.path.insert(1, sys.argv[2])                       # this script's directory
 import emulator_speed as es
@@ -196,8 +197,14 @@ prog = assemble(es.program_text(loops), source="emulator_speed.vsm")
 emu = Emulator(es.MACHINE)
 m = emu.m
 es.load_memory(emu, es.initial_memory(m.n_pe, m.lm_words // 2, m.grf_words // 2, m.n_l1b, m.l1bm_longs))
-res = es.time_runs(emu, prog, runs)
-print(json.dumps({"rates": [s / dt for s, dt, _ in res], "source": es.emulator_source()}))
+es.time_runs(emu, prog, 0)                            # the warm-up run only
+rates, cpu_rates = [], []
+for _ in range(runs):                                 # wall and CPU time of each run
+    t0, c0 = time.perf_counter(), time.process_time()
+    prof = emu.run(prog)
+    rates.append(prof.steps / (time.perf_counter() - t0))
+    cpu_rates.append(prof.steps / max(time.process_time() - c0, 1e-9))
+print(json.dumps({"rates": rates, "cpu_rates": cpu_rates, "source": es.emulator_source()}))
 """
 
 
@@ -217,6 +224,7 @@ def compare_baseline(base: str, rounds: int, runs: int, loops: int) -> int:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sides = {"this": here, "base": os.path.abspath(base)}
     rates = {k: [] for k in sides}
+    cpu = {k: [] for k in sides}
     src = {}
     print(f"steps/s of [1] ({BLOCK_STEPS} steps x {loops} loops, {runs} timed runs per child), "
           f"{rounds} rounds, the two sides taking turns")
@@ -224,12 +232,17 @@ def compare_baseline(base: str, rounds: int, runs: int, loops: int) -> int:
         for k in (("this", "base") if i % 2 == 0 else ("base", "this")):
             out = steps_child(sides[k], runs, loops)
             rates[k] += out["rates"]
+            cpu[k] += out["cpu_rates"]
             src[k] = out["source"]
             print(f"    round {i + 1} {k}: " + ", ".join(f"{r:,.0f}" for r in out["rates"]))
     for k in sides:
         print(f"{k:>5}: {src[k]}: steps/s best {max(rates[k]):,.0f}, median {statistics.median(rates[k]):,.0f}")
     print(f"ratio this / base: best {max(rates['this']) / max(rates['base']):.2f}x, "
           f"median {statistics.median(rates['this']) / statistics.median(rates['base']):.2f}x")
+    # steps per CPU second of the child: what a busy machine's time slicing does not stretch
+    print(f"per CPU second: this best {max(cpu['this']):,.0f} median {statistics.median(cpu['this']):,.0f}, "
+          f"base best {max(cpu['base']):,.0f} median {statistics.median(cpu['base']):,.0f}; ratio best "
+          f"{max(cpu['this']) / max(cpu['base']):.2f}x, median {statistics.median(cpu['this']) / statistics.median(cpu['base']):.2f}x")
     return 0
 
 

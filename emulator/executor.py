@@ -96,10 +96,31 @@ def _cycle_uniform(e) -> bool:
 
 def _strided(rows: np.ndarray):
     """The 4 cycles' row numbers as a slice when they step up evenly (basic indexing), else None."""
-    d = np.diff(rows)
-    if (d == d[0]).all() and d[0] > 0:
-        return slice(int(rows[0]), int(rows[0]) + 4 * int(d[0]), int(d[0]))
+    r = rows.tolist()              # four Python ints: cheaper than numpy on a (4,) array
+    d = r[1] - r[0]
+    if d > 0 and all(b - a == d for a, b in zip(r[1:], r[2:])):
+        return slice(r[0], r[0] + 4 * d, d)
     return None
+
+
+def _every_cycle(v: np.ndarray) -> np.ndarray:
+    """np.broadcast_to(v, (4,) + v.shape[1:]) for a cycle-uniform result v (1, ...): a read-only
+    view, built by the ndarray constructor when v is contiguous (a tenth of broadcast_to's cost)."""
+    if not v.flags.c_contiguous:
+        return np.broadcast_to(v, (4,) + v.shape[1:])
+    out = np.ndarray((4,) + v.shape[1:], v.dtype, v, 0, (0,) + v.strides[1:])
+    out.flags.writeable = False
+    return out
+
+
+def _nd(x) -> int:
+    """np.ndim(x) for an index (a slice, an int or an array), without numpy's call."""
+    return x.ndim if isinstance(x, np.ndarray) else 0
+
+
+def _flat(v):
+    """A value as (cycle, P): a broadcast kept as a view (transfers._down) becomes one here."""
+    return v.reshape(v.shape[0], -1) if v is not None and v.ndim > 2 else v
 
 
 class _Same:
@@ -157,10 +178,14 @@ class Emulator:
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
         self._token = next(_TOKENS)
-        self._plan_key = (self._token, 0, 0, 0, 0)
+        self._plan_key = (self._token, 0, 0, 0, 0, False, False)
         self._readers = _NO_READERS      # the running step's bound readers (plan.py)
         self._views_ok = False           # the running expression's result may stay a broadcast view
         self.bar = {"m": None, "n": None}   # LM0/LM1 base-address registers ($lmb, $lnb): (P,) words, None = 0
+        self._fwd_live: dict = {}        # forwarding name -> (space, lo, hi): its value views those PE-memory rows
+        self._omr_writes = 0             # mask-entry writes by steps (_keep's per-step memo)
+        self._nib_memo = (-1, -1, -1, b"")
+        self._unravel: dict = {}          # _store_few: a few-PE mask's positions in a broadcast's shape
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:
@@ -224,6 +249,7 @@ class Emulator:
             raise EmulatorError(f"write_pe takes (PE, n) = ({self.m.n_pe}, n), (n,) or a scalar; got {v.shape}")
         n = v.shape[-1] if v.ndim else 1
         mem = self._pe_mem(space, word, n)
+        self._settle_all()
         mem[word // 2: word // 2 + n] = np.broadcast_to(v, (self.m.n_pe, n)).astype(U64).T
 
     def read_words(self, space: str, word: int, n_words: int = 1) -> np.ndarray:
@@ -262,12 +288,16 @@ class Emulator:
                                     f"register (64-bit signed)")
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
         self.seq_iters = self._step_limit = self.steps = 0
+        self._nib_memo = (-1, -1, -1, b"")       # (the host may have written mask entries)
         self._plans = {}
         self.in_flight = []
         for hook in self.hooks.run_started:
             hook(self, program)
         regs = {k: int(v) for k, v in args.items()}
-        self._nodes(program.main, regs)
+        try:
+            self._nodes(program.main, regs)
+        finally:
+            self._settle_all()
         if self.in_flight:
             for hook in self.hooks.transfers_completed:
                 hook(self, None, self.in_flight)
@@ -375,7 +405,8 @@ class Emulator:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
                                   node.text, None)
         # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
-        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0))
+        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0),
+                          self.bar["m"] is not None, self.bar["n"] is not None)
         hooks = self.hooks
         for hook in hooks.block_entered:
             hook(self, node)
@@ -419,21 +450,48 @@ class Emulator:
         for fn in self.pending_mem:
             fn()
         if plan.fwd:
-            fwd, names = self.state.fwd, plan.fwd
+            fwd, names, dd, live = self.state.fwd, plan.fwd, plan.dd, self._fwd_live
             for e, v0, v1, _ in pending:
                 name = names.get(id(e))
                 if name:
                     fwd[name] = (v0, v1 if v1 is not None else self._zeros)
+                    rows = dd.get(id(e)) if dd else None
+                    if rows is not None and v0 is rows[0]:    # a direct store's: a view of its rows
+                        live[name] = rows[1:]
+                    elif live and name in live:
+                        del live[name]
         for hook in self.hooks.step_executed:
             hook(self, st)
         self.steps += 1
+
+    def _settle(self, sp: str, lo: int, hi: int) -> None:
+        """PE-memory rows lo..hi-1 of sp are about to be written: forwarding values that view them
+        (a direct store's, plan.py) become copies first."""
+        live = self._fwd_live
+        hit = [name for name, (vsp, vlo, vhi) in live.items() if vsp == sp and vlo < hi and lo < vhi]
+        if hit:
+            fwd = self.state.fwd
+            for name in hit:
+                v0, v1 = fwd[name]
+                fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
+                del live[name]
+
+    def _settle_all(self) -> None:
+        """Every forwarding value a copy: at the end of a run (no view outlives it) and before a host
+        write into PE memory."""
+        fwd = self.state.fwd
+        for name in self._fwd_live:
+            v0, v1 = fwd[name]
+            fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
+        self._fwd_live = {}
 
     def _step_plan(self, st: Step) -> StepPlan:
         """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
         that binds operands is made at the step's second run with the same offsets: the first runs
         with the step's plan that binds nothing (made once), so a block called with ever-new offsets
-        costs what it did before plans.  So does a step while an LM base-address register is set
-        (addresses per PE), and one past PLANS_PER_STEP offsets (plans would pile up)."""
+        costs what it did before plans.  So does one past PLANS_PER_STEP offsets (plans would pile
+        up).  While an LM base-address register is set, that memory's addresses are per PE: the key
+        says which are set, and the plan binds no operand of those memories."""
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
@@ -444,7 +502,7 @@ class Emulator:
         general = plans.get(self._token)
         if general is None:
             general = plans[self._token] = StepPlan(st, _cycle_uniform)
-        if key in plans and self.bar["m"] is None and self.bar["n"] is None:     # seen once: bind now
+        if key in plans:              # seen once: bind now
             try:
                 plan = plans[key] = general.bound(self, st)
                 return plan
@@ -535,7 +593,11 @@ class Emulator:
             raise self._fault(f"'{op.text}': the block's offset {off} makes this {op.width}-word access "
                               f"unaligned (word address {int(a[0])}); offsets must be multiples of {n}",
                               self.cur.line, self.cur.text)
-        lo, hi = int(a.min()), int(a.max())
+        if a.ndim == 1:               # four cycles' addresses: Python's min and max are cheaper
+            al = a.tolist()
+            lo, hi = min(al), max(al)
+        else:
+            lo, hi = int(a.min()), int(a.max())
         if lo < 0 or hi + n > size:
             if not self.wrap:
                 bad = (a < 0) | (a + n > size)
@@ -648,8 +710,8 @@ class Emulator:
                 v0 = v0 & LUT_L[nib]
                 v1 = v1 & LUT_L[nib] if v1 is not None else None
         if self._one:             # cycle 0's result is every cycle's
-            v0 = np.broadcast_to(v0, (4,) + v0.shape[1:])
-            v1 = np.broadcast_to(v1, (4,) + v1.shape[1:]) if v1 is not None else None
+            v0 = _every_cycle(v0)
+            v1 = _every_cycle(v1) if v1 is not None else None
         if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f
@@ -662,6 +724,8 @@ class Emulator:
         sp = op.space
         if sp == "nowrite":
             return
+        if v0 is not None and v0.ndim > 2 and (sp not in ("m", "n", "r", "s") or op.width == "w"):
+            v0, v1 = _flat(v0), _flat(v1)
         entry = self._mask(op, st)
         state = self.state
         nib = state.omr[entry] if entry else None
@@ -672,6 +736,7 @@ class Emulator:
             f = flags()
             old = state.omr[op.base]
             state.omr[op.base] = f if nib is None else (old & ~nib) | (f & nib)
+            self._omr_writes += 1
             return
         if v1 is None:
             v1 = self._zeros
@@ -682,6 +747,8 @@ class Emulator:
             for c in range(4):
                 cur = np.where(on[c], words[c], cur)
             self.bar[sp[0]] = cur if cur.any() else None
+            k = self._plan_key           # a plan binds no operand of a memory with a base address
+            self._plan_key = k[:5] + (self.bar["m"] is not None, self.bar["n"] is not None)
             return
         if sp == "t":
             if nib is None:
@@ -694,6 +761,10 @@ class Emulator:
         a, words, r0, r1, _ = self._access(op)
         for hook in self.hooks.memory_written:
             hook(self, sp, words, op.text, _FIXED_CYCLES.get(entry))
+        if self._fwd_live:
+            self._settle(sp, 0, 1 << 62)
+        if v0.ndim > 2 and (a.ndim != 1 or isinstance(r0, _Same)):
+            v0, v1 = _flat(v0), _flat(v1)
         if isinstance(r0, _Same):        # every cycle names one long word: the cycles land in order
             mem = state.mem[sp]
             for row, val, lut in ((r0, v0, LUT_L if r1 is None else LUT_LL0), (r1, v1, LUT_LL1)):
@@ -734,7 +805,12 @@ class Emulator:
         False (none).  Cached per (entry, layout) and reused while the entry's nibbles are the same
         (compared in full, so any write to the entry, by a step or by the host, is seen)."""
         key = (entry, id(lut), dt)
-        raw = nib.tobytes()
+        memo = self._nib_memo             # the entry's bytes, once per step (an ll store asks twice)
+        if memo[0] == self.steps and memo[1] == entry and memo[2] == self._omr_writes:
+            raw = memo[3]
+        else:
+            raw = nib.tobytes()
+            self._nib_memo = (self.steps, entry, self._omr_writes, raw)
         hit = self._keep_cache.get(key)
         if hit is not None and hit[0] == raw:
             return hit[1]
@@ -784,7 +860,14 @@ class Emulator:
                 return False
             idx = rows[at[0]] * P + at[1]
         flat = mem.reshape(-1)
-        new = val.reshape(-1)[src]
+        # a broadcast kept as a view (transfers._down) gives only the elements stored
+        if val.ndim == 2:
+            new = val.reshape(-1)[src]
+        else:
+            at_v = self._unravel.get((key, val.shape))
+            if at_v is None or at_v[0] is not src:
+                at_v = self._unravel[(key, val.shape)] = (src, np.unravel_index(src, val.shape))
+            new = val[at_v[1]]
         if not full:
             old = flat[idx]
             new = old ^ ((old ^ new) & keep.reshape(-1)[src])
@@ -794,8 +877,9 @@ class Emulator:
     def _store(self, mem, where, val, nib, entry, lut, dt):
         """mem[where] = val under a write mask: none, a fixed cycle pattern, or a flag entry."""
         if nib is None:
-            mem[where] = val
-        elif entry >= isa.FIXED_MASK_BASE and np.ndim(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            mem[where] = _flat(val)
+        elif entry >= isa.FIXED_MASK_BASE and _nd(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
+            val = _flat(val)
             cyc = np.array(_FIXED_CYCLES[entry], dtype=bool)
             rows = where[0]
             if isinstance(rows, slice):
@@ -807,12 +891,13 @@ class Emulator:
             if keep is False:
                 return
             if keep is True:          # as the merge below with every bit kept: a plain store
-                mem[where] = val
+                mem[where] = _flat(val)
                 return
-            if mem.ndim == 2 and len(where) == 1 and np.ndim(where[0]) <= 1 and \
-                    keep.shape == val.shape == (4, mem.shape[1]) and \
+            if mem.ndim == 2 and len(where) == 1 and _nd(where[0]) <= 1 and \
+                    keep.shape == (4, mem.shape[1]) and val.shape[0] == 4 and val.size == keep.size and \
                     self._store_few(mem, where[0], val, keep, (entry, id(lut), dt)):
                 return
+            val = _flat(val)
             if all(isinstance(x, slice) for x in where):   # a view: merge in place
                 old = mem[where]
                 diff = np.bitwise_xor(old, val)
@@ -820,7 +905,7 @@ class Emulator:
                 old ^= diff
                 return
             rows = where[0]
-            if np.ndim(rows) == 1 and len(rows) == 4 and (rows == rows[0]).all():
+            if _nd(rows) == 1 and len(rows) == 4 and (rows == rows[0]).all():
                 # every cycle names one word (a word operand without auto-stride): the cycles land
                 # in order, so a masked-off cycle does not put back what an earlier one replaced
                 rest = where[1:]
@@ -831,7 +916,7 @@ class Emulator:
                 return
             old = mem[where]
             new = old ^ ((old ^ val) & keep)
-            if np.ndim(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
+            if _nd(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
                 # T-indirect: several cycles may name one address, and a masked-off cycle must not
                 # write back the value it read before an unmasked one stored
                 sel = keep != 0
@@ -975,6 +1060,7 @@ class Emulator:
                                       f"{MEM_NAME[sp]} ({size} words)", d.line, d.text, None)
                 cols = a0 // 2 + np.arange(d.count)
                 if d.kind == "set":   # a debugger write: no pipeline, so no hazard either
+                    self._settle_all()
                     self.state.mem[sp][np.ix_(cols, pes)] = np.array(d.payload, dtype=U64)[:, None]
                     for hook in self.hooks.memory_set:
                         hook(self, sp, Footprint.span(a0, a0 + 2 * d.count - 1))

@@ -112,9 +112,24 @@ def normalize_bits(bits: np.ndarray, width: int) -> np.ndarray:
         return bits
     if e.max() == top:
         bits = np.where(e == top, bits & ~t((1 << mbits) - 1), bits)
-    if np.count_nonzero(e) != np.count_nonzero(bits):
+    if e.min() == 0 and np.count_nonzero(e) != np.count_nonzero(bits):   # (no zero exponent: no -0, no denormal)
         bits = bits * (e != 0)
     return bits
+
+
+def normalize_in_place(bits: np.ndarray, width: int, e: np.ndarray) -> None:
+    """normalize_bits(bits, width) written back into bits (uint lanes of the width), with e a
+    scratch array of bits' shape and dtype: the same checks, no new array unless a lane changes."""
+    mbits, emax = _EXP[width]
+    t = bits.dtype.type
+    top = t(emax << mbits)
+    np.bitwise_and(bits, top, out=e)
+    if e.size == 0:
+        return
+    if e.max() == top:
+        np.copyto(bits, bits & ~t((1 << mbits) - 1), where=e == top)
+    if e.min() == 0 and np.count_nonzero(e) != np.count_nonzero(bits):
+        np.multiply(bits, e != 0, out=bits)
 
 
 def f64_bits(x) -> np.ndarray:

@@ -14,13 +14,22 @@ step to the next while the block's PE-memory offsets are the same, so a ``StepPl
 Anything else (T-indirect or per-PE addresses, word operands, flag-entry masks, tree memories,
 transfers) keeps its general handling, called from the plan: the plan changes how often the
 executor decides, never what a step computes or which observer hooks it calls, in which order.
+While an LM base-address register is set, that memory's operands are left to the general path.
+A bound plan also runs the commonest expressions through kernels, and lets some write their
+destination rows directly at the commit (see "fused kernels" below).
+
 Plans are kept with the step (``Step.plans``), per emulator and per PE-memory offsets; a plan
 holds no reference to the emulator (it is passed in), only views of its memories, as the operand
 cache of executor._access does.
 """
 from __future__ import annotations
 
-from . import isa
+import numpy as np
+
+from . import isa, semantics, transfers
+from .numbers import normalize_bits, normalize_in_place
+from .semantics import flags_nibble, raw_lanes, sign_flags
+from .transfers import run_length
 
 PE_MEMS = ("m", "n", "r", "s")
 FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
@@ -38,11 +47,14 @@ def _view_reader(sp, words, text, views):
         for hook in emu.hooks.memory_read:
             hook(emu, sp, words, text)
         return views
+    read.views, read.hook = views, (sp, words, text)
     return read
 
 
 def _const_reader(value):
-    return lambda emu: value
+    read = lambda emu: value
+    read.views, read.hook, read.rows = value, None, None
+    return read
 
 
 def _store(dst, v):
@@ -53,13 +65,22 @@ def _store(dst, v):
         dst.reshape(v.shape)[...] = v
 
 
+def _rows(r0, r1):
+    return set(range(*r0.indices(1 << 40))) | (set(range(*r1.indices(1 << 40))) if r1 is not None else set())
+
+
 def _memory_writer(sp, words, text, mem, r0, r1):
-    """An unmasked store of a result into PE-memory rows r0 (and r1, the second long word of ll)."""
+    """An unmasked store of a result into PE-memory rows r0 (and r1, the second long word of ll).
+    Forwarding values that view those rows (executor._settle) are copied first."""
     d0 = mem[r0]
+    rows = _rows(r0, r1)
+    lo, hi = min(rows), max(rows) + 1
     if r1 is None:
         def write(emu, e, v0, v1, flags, st):
             for hook in emu.hooks.memory_written:
                 hook(emu, sp, words, text, None)
+            if emu._fwd_live:
+                emu._settle(sp, lo, hi)
             _store(d0, v0)
     else:
         d1 = mem[r1]
@@ -67,30 +88,41 @@ def _memory_writer(sp, words, text, mem, r0, r1):
         def write(emu, e, v0, v1, flags, st):
             for hook in emu.hooks.memory_written:
                 hook(emu, sp, words, text, None)
+            if emu._fwd_live:
+                emu._settle(sp, lo, hi)
             _store(d0, v0)
             _store(d1, v1 if v1 is not None else emu._zeros)
     write.plain_store = True
+    write.space, write.rows, write.span, write.d0, write.single = sp, rows, (lo, hi), d0, r1 is None
+    write.d1 = mem[r1] if r1 is not None else None
+    write.hook = (sp, words, text)
     return write
 
 
 def _general_writer(op):
-    return lambda emu, e, v0, v1, flags, st: emu._write(op, e, v0, v1, flags, st)
+    write = lambda emu, e, v0, v1, flags, st: emu._write(op, e, v0, v1, flags, st)
+    write.space = op.space
+    write.views_ok = op.space in PE_MEMS and op.width != "w"     # executor._write takes broadcasts
+    return write
 
 
 class StepPlan:
-    """What one step does, decided: ``exprs`` (expression, its semantics, cycle-uniform?, may
-    its result stay a broadcast view?),
+    """What one step does, decided: ``exprs`` (expression, its semantics or kernel, cycle-uniform?,
+    may its result stay a broadcast view?),
     ``readers`` {id(source operand): reader(emu) -> (v0, v1)} for the operands bound here (the
     others are read by the general path), ``writers`` {id(expression): [writer per destination]},
-    ``fwd`` {id(expression): forwarding path} and ``flag_dsts`` (ids of expressions writing a
-    mask entry)."""
+    ``fwd`` {id(expression): forwarding path}, ``flag_dsts`` (ids of expressions writing a
+    mask entry) and ``dd`` {id(expression): (destination view, space, lo, hi)} for the direct
+    stores (below)."""
 
-    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts")
+    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd")
 
     def __init__(self, st, cycle_uniform):
         """The step's plan that binds nothing: what does not depend on the block's offsets."""
         self.flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
-        self.exprs = [(e, e.defn.sem, cycle_uniform(e), False) for e in st.exprs]
+        self.exprs = [(e, e.defn.sem, cycle_uniform(e), e.zflush is None and
+                       all(op.space == "nowrite" or (op.space in PE_MEMS and op.width != "w") for op in e.dsts))
+                      for e in st.exprs]
         self.fwd = {}
         if not (st.nop or st.noforward):
             for e in st.exprs:
@@ -102,6 +134,7 @@ class StepPlan:
                     self.fwd[id(e)] = name
         self.readers = {}
         self.writers = {id(e): [_general_writer(op) for op in e.dsts if op.space != "nowrite"] for e in st.exprs}
+        self.dd = {}
 
     def bound(self, emu, st) -> "StepPlan":
         """This plan with the operands bound at the emulator's current block offsets."""
@@ -115,21 +148,33 @@ class StepPlan:
                     plan.readers[id(op)] = rd
         plan.writers = {id(e): [self._writer(emu, op, e, st) for op in e.dsts if op.space != "nowrite"]
                         for e in st.exprs}
-        # expressions whose results only plain stores take: they may stay broadcast views
-        plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False)
+        # expressions whose results only plain stores and PE-memory writes take may stay broadcast views
+        plan.exprs = [(e, sem, one, e.zflush is None and all(getattr(w, "plain_store", False) or w.views_ok
                                                              for w in plan.writers[id(e)]))
                       for e, sem, one, _ in self.exprs]
+        plan.dd = {}
+        exprs = []
+        for e, sem, one, ok in plan.exprs:
+            k = _kernel(emu, st, plan, e, one)
+            if k is not None and getattr(k, "dd", None) is not None:
+                plan.writers[id(e)] = [k.dd[0]]
+                plan.dd[id(e)] = k.dd[1:]
+            exprs.append((e, k or sem, one, ok))
+        plan.exprs = exprs
         return plan
 
     @staticmethod
     def _reader(emu, op, e, one):
-        if plain(op):
-            _, words, _, _, views = emu._access(op)
+        if plain(op) and emu.bar.get(op.space) is None:
+            _, words, r0, r1, views = emu._access(op)
             if views is None:
                 return None
             if one:                    # a cycle-uniform expression works on cycle 0 (executor._cycle_uniform)
                 views = views[0][:1], (views[1][:1] if views[1] is not None else None)
-            return _view_reader(op.space, words, op.text, views)
+            rd = _view_reader(op.space, words, op.text, views)
+            rd.rows = (_rows(r0, r1) if isinstance(r0, slice)                      # the rows it views
+                       else {r0.start} | ({r1.start} if r1 is not None else set()))
+            return rd
         if op.space == "fixed":
             v = emu._fixed(op.fixed, e.prec or "l")
             return _const_reader((v[0][:1], v[1][:1]) if one else v)
@@ -138,8 +183,401 @@ class StepPlan:
     @staticmethod
     def _writer(emu, op, e, st):
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
-        if plain(op) and not entry and op.width != "w":
+        if plain(op) and not entry and op.width != "w" and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
             if views is not None and isinstance(r0, slice):     # rows as a slice: a plain store
                 return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
         return _general_writer(op)
+
+
+# -- fused kernels -------------------------------------------------------------------------------
+# A bound plan runs the commonest expressions through a kernel made for them at bind time: their
+# operands' lane views are worked out once (a bound reader always returns the same views), the read
+# hooks are called as the readers call them, in the same order, and the arithmetic is the
+# semantics function's, numpy call for numpy call, without its per-call decisions.  Anything a
+# kernel does not cover (masks, modifiers, cycle-uniform or ll results, unbound operands) keeps the
+# semantics function.
+#
+# Direct stores: when an expression's one destination is a plain store, nothing else of the step
+# writes those rows or the rows its last pass reads, and no flag entry is written, the kernel's last
+# numpy pass (the fp32 rounding, the fp32 product or sum, the long-word add, the L1BM transpose or
+# broadcast) runs at the commit, where the store was, writing the destination rows themselves: one
+# pass and one 128 KiB array fewer per expression on mncore2.  The step's forwarding value is then
+# a view of those rows, which the executor copies before anything writes them (executor._settle)
+# and at the end of a run.
+
+def _bound_readers(readers, ops):
+    rs = [readers.get(id(op)) for op in ops]
+    return None if any(r is None for r in rs) else rs
+
+
+def _read_hooks(rs):
+    """What the readers rs tell the memory_read hooks, in order (a constant tells nothing)."""
+    return tuple(r.hook for r in rs if r.hook is not None)
+
+
+def _call_read_hooks(emu, reads):
+    hooks = emu.hooks.memory_read
+    if hooks:
+        for sp, words, text in reads:
+            for hook in hooks:
+                hook(emu, sp, words, text)
+
+
+def _emit(e, direct):
+    """How a kernel hands its result to the commit: straight onto the step's pending writes when
+    write_all would change nothing (no second long word to copy, not cycle-uniform, no flag entry
+    written, no zero-flush), else through write_all."""
+    if direct:
+        return lambda emu, v0, v1, flags: emu.pending.append((e, v0, v1, flags))
+    return lambda emu, v0, v1, flags: emu.write_all(e, v0, v1, flags)
+
+
+def _direct_dest(st, plan, e, one, src_spans=(), ll=False):
+    """e's destination writer when the kernel may finish into its rows at the commit: e's only
+    write, an unmasked single-long-word plain store, no flag entry, not cycle-uniform; no other
+    write of the step on those rows, and no write of the step on the rows src_spans ((space, rows)
+    the last pass reads then).  A long-word pair (ll) only where the kernel writes both (ll=True).
+    Else None."""
+    ws = plan.writers[id(e)]
+    if one or id(e) in plan.flag_dsts or e.zflush is not None or len(ws) != 1:
+        return None
+    w = ws[0]
+    if not getattr(w, "plain_store", False) or not (w.single or ll):
+        return None
+    for f in st.exprs:
+        for x in plan.writers[id(f)]:
+            if x is not w and x.space == w.space and (not getattr(x, "plain_store", False) or x.rows & w.rows):
+                return None
+            for sp, rows in src_spans:
+                if x.space == sp and (not getattr(x, "plain_store", False) or x.rows & rows):
+                    return None
+    return w
+
+
+def _direct_writer(w, finish):
+    """The commit of a direct store: the hooks and the forwarding values as _memory_writer, then
+    finish() computes into the rows (or, when the kernel had to make its result, the store)."""
+    sp, words, text = w.hook
+    lo, hi = w.span
+    d0 = w.d0
+
+    def write(emu, e, v0, v1, flags, st):
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, lo, hi)
+        if v0 is d0:
+            finish()
+        else:
+            _store(d0, v0)
+            if d1 is not None:
+                _store(d1, v1 if v1 is not None else emu._zeros)
+    write.plain_store = True
+    d1 = w.d1
+    write.space, write.rows, write.span, write.d0, write.d1, write.single = sp, w.rows, w.span, d0, d1, w.single
+    write.hook = w.hook
+    return write
+
+
+def _vfma_f32(e, rs, emit, emu, dest):
+    """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it."""
+    if any(r.views[0].strides[-1] != 8 for r in rs):
+        return None
+    xf, yf, zf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
+    if not xf.shape == yf.shape == zf.shape:
+        return None
+    nx, ny, nz = (op.neg for op in e.srcs)
+    x1 = rs[0].views[1]
+    shape, lead = xf.shape, xf.shape[:-1]
+    reads = _read_hooks(rs)
+    if dest is not None and (x1 is not None or dest.d0.shape != lead):
+        dest = None
+
+    def fma(emu):
+        _call_read_hooks(emu, reads)
+        r = emu.scratch(shape, np.float64, "fma")
+        t = emu.scratch(shape, np.float64, 1)
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.copyto(r, xf)
+            if nx:
+                np.negative(r, out=r)
+            np.copyto(t, yf)
+            if ny:
+                np.negative(t, out=t)
+            np.multiply(r, t, out=r)
+            np.copyto(t, zf)
+            if nz:
+                np.negative(t, out=t)
+            np.add(r, t, out=r)
+        return r
+
+    if dest is None:
+        def kernel(e, emu):
+            r = fma(emu)
+            o = np.empty(shape, np.float32)
+            with np.errstate(over="ignore"):
+                np.copyto(o, r, casting="unsafe")
+            bits = normalize_bits(o.view(np.uint32), 32)
+            out0 = np.ascontiguousarray(bits).view(np.uint64).reshape(lead)
+            emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
+        return kernel
+
+    d0 = dest.d0
+    df = d0.view(np.float32).reshape(shape)
+    du = df.view(np.uint32)
+    r = emu.scratch(shape, np.float64, "fma")
+
+    def finish():
+        with np.errstate(over="ignore"):
+            np.copyto(df, r, casting="unsafe")
+        normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
+
+    def kernel(e, emu):
+        fma(emu)
+        emu.pending.append((e, d0, None, None))
+    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+    return kernel
+
+
+def _vbin_f32(e, rs, emit, st, plan, one, emu):
+    """fvmul / fvadd: native fp32 arithmetic as semantics.vmul / vadd do it (vmul's + 0 turns -0
+    into +0), normalised; with a direct store, computed into the destination rows at the commit."""
+    if any(r.views[0].strides[-1] != 8 for r in rs):
+        return None
+    xf, yf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
+    if xf.shape != yf.shape:
+        return None
+    mul = e.defn.sem is semantics.vmul
+    x1 = rs[0].views[1]
+    shape, lead = xf.shape, xf.shape[:-1]
+    reads = _read_hooks(rs)
+    zero = np.float32(0)
+    spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
+    dest = None
+    if x1 is None and all(r.rows is not None for r in rs if r.hook is not None):
+        dest = _direct_dest(st, plan, e, one, spans)
+    if dest is not None and dest.d0.shape == lead:
+        d0 = dest.d0
+        df = d0.view(np.float32).reshape(shape)
+        du = df.view(np.uint32)
+
+        def finish():
+            with np.errstate(invalid="ignore", over="ignore"):
+                if mul:
+                    np.multiply(xf, yf, out=df)
+                    np.add(df, zero, out=df)
+                else:
+                    np.add(xf, yf, out=df, dtype=np.float32)
+            normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
+
+        def kernel(e, emu):
+            _call_read_hooks(emu, reads)
+            emu.pending.append((e, d0, None, None))
+        kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+        return kernel
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if mul:
+                r = np.multiply(xf, yf)
+                np.add(r, zero, out=r)
+            else:
+                r = np.add(xf, yf, dtype=np.float32)
+        bits = normalize_bits(r.view(np.uint32), 32)
+        out0 = np.ascontiguousarray(bits).view(np.uint64).reshape(lead)
+        emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
+    return kernel
+
+
+
+
+_LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
+
+
+def _alu(e, rs, emit, st, plan, one):
+    """An ALU row (semantics.alu_op): its lane function on the bound operands' values; add and
+    sub of long words with a direct store add into the destination rows at the commit."""
+    fn = e.defn.sem.lanes
+    prec = e.prec or "l"
+    x0, x1 = rs[0].views if rs else (None, None)
+    y0 = rs[1].views[0] if len(rs) > 1 else None
+    reads = _read_hooks(rs)
+    op = _LONG_ARITH.get(e.defn.sem)
+    if op is not None and prec == "l" and x1 is None and y0 is not None:
+        spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
+        dest = _direct_dest(st, plan, e, one, spans) if all(r.rows is not None for r in rs if r.hook) else None
+        if dest is not None and dest.d0.shape == x0.shape == y0.shape:
+            d0 = dest.d0
+
+            def finish():
+                op(x0, y0, out=d0)
+
+            def kernel(e, emu):
+                _call_read_hooks(emu, reads)
+                emu.pending.append((e, d0, None, None))
+            kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+            return kernel
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        out0, out1, flags = fn(e, prec, x0, x1, y0, emu)
+        emu.write_all(e, out0, out1, flags)
+    return kernel
+
+
+def _gather(e, rs, emu, st, plan):
+    """l1bmd from a PE memory into L1BM: the PE long words land in L1BM at the step's end straight
+    from the memory's views (one copy instead of three), which is right when no write of this
+    step lands on the rows they view."""
+    src, dst = e.srcs[0], e.dsts[0]
+    if dst.space != "lb" or rs[0].rows is None:
+        return None
+    rows = rs[0].rows
+    for other in st.exprs:
+        for w in plan.writers[id(other)]:
+            if w.space == src.space and not (getattr(w, "plain_store", False) and rows.isdisjoint(w.rows)):
+                return None
+    m = emu.m
+    k = 2 if dst.width == "ll" else 1
+    nl, mabs = m.n_l1b, m.mab_per_l1b
+    v0, v1 = rs[0].views
+    if v0.shape != (4, m.n_pe):
+        return None
+    parts = [v0] if k == 1 else [v0, v1 if v1 is not None else emu._zeros]
+    parts = [p.reshape(4, nl, 4 * mabs).transpose(1, 0, 2) for p in parts]      # l1b, c, i
+    n = 16 * k * mabs
+    nbytes = 4 * m.n_pe * k * 8
+    reads = _read_hooks(rs)
+    l1bm = emu.state.l1bm
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        where = emu.lb_range(dst, n, write=True)
+        emu.count_bytes("l1bm_pe", "up", nbytes)
+        if isinstance(where, slice):
+            def land():
+                d = l1bm[:, where].reshape(nl, 4, k, 4 * mabs)
+                for j, p in enumerate(parts):
+                    d[:, :, j] = p
+        else:                          # wrapped: an index array
+            vals = np.stack(parts, 2).reshape(nl, -1)
+
+            def land():
+                l1bm[:, where] = vals
+        emu.pending_mem.append(land)
+    return kernel
+
+
+def _distribute(e, emu, st, plan):
+    """l1bmd from L1BM to one long word of every PE with a direct store: the transpose of the L1BM
+    run lands in the destination rows at the commit (L1BM changes only after the writes)."""
+    src = e.srcs[0]
+    dest = _direct_dest(st, plan, e, False)
+    m = emu.m
+    if src.space != "lb" or src.width == "ll" or dest is None or dest.d0.shape != (4, m.n_pe):
+        return None
+    nl, mabs = m.n_l1b, m.mab_per_l1b
+    n = 16 * mabs
+    nbytes = 4 * m.n_pe * 8
+    d0 = dest.d0
+    dv = d0.reshape(4, nl, 4 * mabs)
+    l1bm = emu.state.l1bm
+    at = [None]
+
+    def finish():
+        dv[...] = l1bm[:, at[0]].reshape(nl, 4, 4 * mabs).transpose(1, 0, 2)
+
+    def kernel(e, emu):
+        where = emu.lb_range(src, n, write=False)
+        if not isinstance(where, slice):            # wrapped: as transfers._down
+            out = l1bm[:, where].reshape(nl, 4, 4 * mabs).transpose(1, 0, 2).reshape(4, -1)
+            emu.count_bytes("l1bm_pe", "down", nbytes)
+            emu.pending.append((e, np.ascontiguousarray(out), None, None))
+            return
+        emu.count_bytes("l1bm_pe", "down", nbytes)
+        at[0] = where
+        emu.pending.append((e, d0, None, None))
+    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+    return kernel
+
+
+def _broadcast(e, emu, st, plan, kind):
+    """l1bmp / l1bmm / l1bmm4 from L1BM with a direct store: each destination row takes the L1BM
+    run broadcast over the PEs that share a value (transfers._down's layouts), written at the
+    commit straight from L1BM (which changes only after the writes), no private copy, no view."""
+    src = e.srcs[0]
+    k = 2 if src.width == "ll" else 1
+    dest = _direct_dest(st, plan, e, False, ll=k == 2)
+    m = emu.m
+    if src.space != "lb" or dest is None or dest.d0.shape != (4, m.n_pe) or (k == 2) == dest.single:
+        return None
+    nl, mabs = m.n_l1b, m.mab_per_l1b
+    n = run_length(kind, k, mabs)
+    nbytes = k * 4 * m.n_pe * 8
+    if kind == "p":          # dest (c, l1b, PE of the L1B) <- run (l1b, c, j)
+        dst = lambda d: d.reshape(4, nl, 4 * mabs)
+        src_of = lambda run, j: run.reshape(nl, 4, k)[:, :, j].T[:, :, None]
+    elif kind == "m":        # dest (c, l1b, MAB, p) <- run (l1b, c, j, p)
+        dst = lambda d: d.reshape(4, nl, mabs, 4)
+        src_of = lambda run, j: run.reshape(nl, 4, k, 4)[:, :, j].transpose(1, 0, 2)[:, :, None, :]
+    else:                    # m4: dest (c, l1b, q, MAB in q, p) <- run (l1b, c, j, q, p)
+        dst = lambda d: d.reshape(4, nl, mabs // 4, 4, 4)
+        src_of = lambda run, j: run.reshape(nl, 4, k, mabs // 4, 4)[:, :, j].transpose(1, 0, 2, 3)[:, :, :, None, :]
+    d0, d1 = dest.d0, dest.d1
+    outs = [dst(d0)] + ([dst(d1)] if k == 2 else [])
+    l1bm = emu.state.l1bm
+    at = [None]
+
+    def finish():
+        run = l1bm[:, at[0]]
+        for j, o in enumerate(outs):
+            o[...] = src_of(run, j)
+
+    def kernel(e, emu):
+        where = emu.lb_range(src, n, write=False)
+        emu.count_bytes("l1bm_pe", "down", nbytes)
+        if not isinstance(where, slice):            # wrapped: the values now, as transfers._down
+            run = l1bm[:, where]
+            vs = []
+            for j in range(k):
+                v = np.empty((4, m.n_pe), np.uint64)
+                dst(v)[...] = src_of(run, j)
+                vs.append(v)
+            emu.pending.append((e, vs[0], vs[1] if k == 2 else None, None))
+            return
+        at[0] = where
+        emu.pending.append((e, d0, d1, None))
+    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+    return kernel
+
+
+def _kernel(emu, st, plan, e, one):
+    """A kernel for expression e of a bound plan, or None (its semantics function runs)."""
+    if e.zflush is not None:
+        return None
+    sem = e.defn.sem
+    if sem is transfers.l1bmd and e.srcs[0].space == "lb" and not e.mab_shift:
+        return _distribute(e, emu, st, plan)
+    kind = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}.get(sem)
+    if kind is not None:
+        return _broadcast(e, emu, st, plan, kind)
+    rs = _bound_readers(plan.readers, e.srcs)
+    if rs is None:
+        return None
+    direct = (not one and id(e) not in plan.flag_dsts and e.defn.group in (isa.ALU, isa.MAU_CALC)
+              and all(r.views[1] is None for r in rs[:1]))
+    if sem is semantics.vfma:
+        if e.prec == "f" and not e.out_reduce and not any(o.mod for o in e.srcs):
+            return _vfma_f32(e, rs, _emit(e, direct), emu, _direct_dest(st, plan, e, one))
+        return None
+    if sem in (semantics.vmul, semantics.vadd):
+        if e.prec == "f" and not e.out_reduce and not any(o.mod or o.neg for o in e.srcs):
+            return _vbin_f32(e, rs, _emit(e, direct), st, plan, one, emu)
+        return None
+    if sem is transfers.l1bmd and e.srcs[0].space in PE_MEMS and not e.mab_shift:
+        return _gather(e, rs, emu, st, plan)
+    if hasattr(sem, "lanes") and e.defn.group == isa.ALU and len(e.srcs) <= 2:   # (alu_op reads two)
+        return _alu(e, rs, _emit(e, direct), st, plan, one)
+    return None

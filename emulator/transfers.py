@@ -84,16 +84,29 @@ def _down(e, ctx, kind: str):
     # a broadcast: the values are views of a private copy of the run, never materialised (they are
     # (cycle, l1b, ...) shaped, P elements per cycle: the executor stores them, or flattens them to
     # (cycle, P) where it has to)
-    run = run.copy()
-    if kind == "p":      # (l1b, c, j) to every PE
-        out = np.broadcast_to(run.reshape(nl, 4, k).transpose(2, 1, 0)[:, :, :, None, None], (k, 4, nl, mabs, 4))
-    elif kind == "m":    # (l1b, c, j, p) to PE p of every MAB
-        out = np.broadcast_to(run.reshape(nl, 4, k, 4).transpose(2, 1, 0, 3)[:, :, :, None, :], (k, 4, nl, mabs, 4))
-    else:                # m4: (l1b, c, j, q, p) to PE p of the 4 MABs 4q..4q+3
-        r = run.reshape(nl, 4, k, mabs // 4, 4).transpose(2, 1, 0, 3, 4)        # j, c, l1b, q, p
-        out = np.broadcast_to(r[:, :, :, :, None, :], (k, 4, nl, mabs // 4, 4, 4))
+    out = _spread(run.copy(), kind, k, nl, mabs)      # (copy: C order)
     ctx.count_bytes("l1bm_pe", "down", out.size * 8)
     ctx.write_all(e, out[0], out[1] if k == 2 else None, None)
+
+
+def _spread(run: np.ndarray, kind: str, k: int, nl: int, mabs: int) -> np.ndarray:
+    """The broadcast of a contiguous private run in layout kind (p, m, m4), shaped (j, cycle, l1b,
+    ...): what np.broadcast_to of the transposed run gives, built by the ndarray constructor from
+    the strides (a tenth of broadcast_to's cost, which a step of compiled code pays every time).
+      p:  (l1b, c, j) to every PE                        -> (k, 4, nl, mabs, 4)
+      m:  (l1b, c, j, p) to PE p of every MAB            -> (k, 4, nl, mabs, 4)
+      m4: (l1b, c, j, q, p) to PE p of MABs 4q..4q+3     -> (k, 4, nl, mabs // 4, 4, 4)"""
+    b = run.itemsize
+    if kind == "p":
+        shape, strides = (k, 4, nl, mabs, 4), (b, b * k, b * 4 * k, 0, 0)
+    elif kind == "m":
+        shape, strides = (k, 4, nl, mabs, 4), (4 * b, 16 * b * k // 4, 16 * b * k, 0, b)
+    else:
+        q = mabs // 4
+        shape, strides = (k, 4, nl, q, 4, 4), (4 * q * b, 4 * k * q * b, 16 * k * q * b, 4 * b, 0, b)
+    out = np.ndarray(shape, run.dtype, run, 0, strides)
+    out.flags.writeable = False
+    return out
 
 
 def _pe_data(e, ctx) -> np.ndarray:
@@ -160,10 +173,9 @@ def l1bmr4(e, ctx):
 
 def l2bmb(e, ctx):
     """Broadcast 64 long words of each L2BM to its L1Bs (of the set)."""
-    m = ctx.machine
     a, b = e.srcs[0], e.dsts[0]
     run = ctx.state.l2bm[:, ctx.lc_range(a, L2BM_STEP_LONGS, write=False)]
-    _to_l1b_set(e, ctx, b, np.broadcast_to(run[:, None, :], (m.n_l2b, m.l1b_per_l2b, L2BM_STEP_LONGS)))
+    _to_l1b_set(e, ctx, b, run)
 
 
 def l2bmd(e, ctx):
@@ -193,7 +205,7 @@ def l2bmi(e, ctx):
     src, b = e.srcs[0], e.dsts[0]
     lb3 = ctx.state.l1bm.reshape(n2, n1, -1)
     run = lb3[:, _l1b_set(e, ctx)[0], ctx.lb_range(src, L2BM_STEP_LONGS, write=False)]
-    _to_l1b_set(e, ctx, b, np.broadcast_to(run[:, None, :], (n2, n1, L2BM_STEP_LONGS)))
+    _to_l1b_set(e, ctx, b, run)
 
 
 def _l1bm_up_run(e, ctx):
@@ -237,18 +249,21 @@ def _l1b_set(e, ctx) -> list:
     return list(e.l1bset)
 
 
-def _to_l1b_set(e, ctx, b, vals):
-    """Write (L2B, L1B, 64) long words to $lb[b..b+63] of the set's L1Bs; the others keep theirs."""
+def _to_l1b_set(e, ctx, b, run):
+    """Write each L2B's 64 long words run (L2B, 64) to $lb[b..b+63] of the set's L1Bs; the others
+    keep theirs (read now, written back with the rest at the step's end)."""
     m = ctx.machine
+    n2, n1 = m.n_l2b, m.l1b_per_l2b
     where = ctx.lb_range(b, L2BM_STEP_LONGS, write=True)
     keep = _l1b_set(e, ctx)
-    if len(keep) < m.l1b_per_l2b:
-        old = ctx.state.l1bm.reshape(m.n_l2b, m.l1b_per_l2b, -1)[:, :, where]
-        sel = np.zeros((1, m.l1b_per_l2b, 1), bool)
-        sel[0, keep, 0] = True
-        vals = np.where(sel, vals, old)
-    ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * m.n_l2b)
-    ctx.lb_write(b, where, np.ascontiguousarray(vals).reshape(m.n_l2b * m.l1b_per_l2b, -1))
+    vals = np.empty((n2, n1, L2BM_STEP_LONGS), dtype=np.uint64)
+    if len(keep) < n1:
+        vals[...] = ctx.state.l1bm.reshape(n2, n1, -1)[:, :, where]
+        vals[:, keep] = run[:, None, :]
+    else:
+        vals[...] = run[:, None, :]
+    ctx.count_bytes("l2bm_l1bm", "down", L2BM_STEP_LONGS * 8 * len(keep) * n2)
+    ctx.lb_write(b, where, vals.reshape(n2 * n1, -1))
 
 
 # -- DRAM / PDM <-> L2BM (MV) ----------------------------------------------------------

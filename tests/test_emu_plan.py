@@ -27,7 +27,8 @@ FIDELITY = Path(__file__).parent / "fidelity"
 
 # Operand forms the plans bind or leave alone: block offsets, ll pairs, words, _Same (no auto-stride),
 # fixed values, forwarding, cycle-uniform expressions, fixed and flag-entry masks, T-indirect reads
-# and writes, a base-address register, the L1BM and the reduce network.
+# and writes, a base-address register, the L1BM and the reduce network; direct stores (plan.py) whose
+# forwarding views are overwritten before they are read, by a plain and by a masked store.
 PROGRAM = """
 .block b
     linc $lr0v $lr64v
@@ -51,6 +52,16 @@ PROGRAM = """
     ipassa $ls200v $mt16
     nop
     nop
+    fvfma -$lm16v $ln16v -$lr16v $ls224v
+    l1bmd $lb0 $lr232v
+    ladd $ls0v $lm0v $ls224v
+    lpassa $mauf $lr248v; l1bmd $ls232v $lb128
+    lpassa $lm8v $lr232v/1010
+    lpassa $lbf $ls240v
+    lsub $lr8 $ln16v $ls248v
+    fvmul $lm16v $ln16v $ls232v
+    fvadd $lm24v $ln24v $ls216v; iadd $ls240v $lr24v $lr96v
+    fvmul $mauf $ln24v $ls208v
 .endblock
 .loop %i = 0, 3
     .call b m=%i*8 r=%i*16 s=%i*32
@@ -118,7 +129,7 @@ def test_the_program_uses_the_forms_it_claims():
     plans = [p for st in steps for p in st.plans.values() if p is not None]
     assert len(plans) == 4 * len(steps)        # one per offset, and the one that binds nothing
     kinds = {w.__qualname__.split(".")[0] for p in plans for ws in p.writers.values() for w in ws}
-    assert kinds == {"_memory_writer", "_general_writer"}
+    assert kinds == {"_memory_writer", "_general_writer", "_direct_writer"}
     assert any(p.readers for p in plans)
 
 
@@ -135,8 +146,10 @@ def test_plans_change_no_published_program(monkeypatch, path):
 
 
 def test_a_base_address_register_unbinds_the_plan(monkeypatch):
-    """While $lmb is set, LM0 addresses are per PE: the same step runs with a plan that binds nothing."""
-    text = "ipassa $subpeid $lmb\nnop\nnop\nlpassa $lm0v $lr8v\nnop\nnop\nlpassa $lm8v $lr16v\nnop\n"
+    """While $lmb is set, LM0 addresses are per PE: the step's plan binds no LM0 operand (its GRF
+    ones it does), and binds LM0 again once $lmb is 0."""
+    text = ".block b\nlpassa $lm0v $lr8v\nnop\nnop\nladd $lm8v $lr0v $lr16v\nnop\nnop\n.endblock\n" \
+           ".call b\nipassa $subpeid $lmb\nnop\nnop\n.call b\n.call b\nzero $lmb\nnop\nnop\n.call b\n.call b\n"
     _same_with_and_without_plans(monkeypatch, text)
 
 
