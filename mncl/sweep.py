@@ -315,23 +315,29 @@ def _store(where: pathlib.Path, row: dict) -> None:
     tmp.replace(where / f"{row['key']}.json")
 
 
-WORKER_CONFIG = {
-    # the statistical profiler samples the worker thread's stack every 10 ms: the emulator's deep
-    # stacks made points slower (0.46 against 0.40 s in one measurement)
-    "distributed.worker.profile.enabled": False,
-    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, so glibc hands freed memory back to
-    # the system at once: the emulator's numpy temporaries are then mapped and faulted in afresh
-    # on every step, and a point took 2-2.5x as long (benchmarks/sweep.py)
-    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-}
+# Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, so glibc hands freed memory back to the
+# system at once: the emulator's numpy temporaries are then mapped and faulted in afresh on every
+# step, and a point took 2-2.5x as long (benchmarks/sweep.py).  Dask's statistical profiler samples
+# the worker thread's stack every 10 ms: the emulator's deep stacks made points slower too (0.46
+# against 0.40 s in one measurement).
+WORKER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                 "distributed.worker.profile.enabled": False}
 
 
 def local_cluster(workers: int):
-    """A LocalCluster of single-threaded worker processes configured for emulation (WORKER_CONFIG)."""
+    """A LocalCluster of single-threaded worker processes configured for emulation (above).  Each
+    nanny keeps its own copy of the configuration: the copy Dask takes shares its nested tables
+    with the global one, so leaving ``dask.config.set`` would give a worker the nanny restarts
+    (after a crash) the profiler back."""
     import dask
     from dask.distributed import LocalCluster
     with dask.config.set(WORKER_CONFIG):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+        for nanny in cluster.workers.values():       # (the nanny's and its worker process's copies)
+            nanny.config = copy.deepcopy(nanny.config)
+            if getattr(nanny, "process", None) is not None:
+                nanny.process.config = copy.deepcopy(nanny.process.config)
+    return cluster
 
 
 @dataclass
