@@ -21,8 +21,22 @@ from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 PARTS = 64
 
 
+def neutral_value(dtype, neutral) -> str:
+    """The C initializer of a `dtype` variable to the user's `neutral` expression: converted to a
+    scalar or vector type, as is (a struct value, such as a preamble function's result) for a
+    struct dtype, where C has no cast."""
+    dtype = np.dtype(dtype)
+    return f"({neutral})" if dtype.names is not None and dtype.subdtype is None and \
+        c_type(dtype) not in _VECTOR_NAMES else f"({c_type(dtype)})({neutral})"
+
+
+_VECTOR_NAMES = {f"{t}{n}" for t in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float",
+                                     "double") for n in (2, 3, 4, 8, 16)}
+
+
 def fold_shares(kernel, t, neutral, fold, item, params, out) -> str:
-    """The OpenCL C of a kernel whose work-item p folds (macro `fold`, from `neutral`) the items
+    """The OpenCL C of a kernel whose work-item p folds (macro `fold`, from the C initializer
+    `neutral`, neutral_value's) the items
     (macro `item` at index i) of the p-th contiguous share of 0 .. n-1 into out[p]: the first
     launch of a reduction and of a scan."""
     sep = ", " if params else ""
@@ -31,7 +45,7 @@ def fold_shares(kernel, t, neutral, fold, item, params, out) -> str:
     long p = get_global_id(0);
     long lo = p * share;
     long hi = lo + share < n ? lo + share : n;
-    {t} acc = ({t})({neutral});
+    {t} acc = {neutral};
     for (long i = lo; i < hi; i++) {{
         {t} b = {item}(i);
         acc = {fold}(acc, b);
@@ -50,7 +64,7 @@ def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
 
 __kernel void {name}_total(__global const {out_t} *parts, int count, __global {out_t} *out)
 {{
-    {out_t} acc = ({out_t})({neutral});
+    {out_t} acc = {neutral};
     for (int p = 0; p < count; p++)
         acc = MNCL_REDUCE(acc, parts[p]);
     out[0] = acc;
@@ -74,7 +88,7 @@ class ReductionKernel:
                 raise ValueError(f"ReductionKernel '{name}': without map_expr, one array argument (got {len(vectors)})")
             map_expr = f"{vectors[0].name}[i]"
         self.name = name
-        self.source = _source(name, c_type(self.dtype_out), neutral, reduce_expr, map_expr, self.args, preamble)
+        self.source = _source(name, c_type(self.dtype_out), neutral_value(self.dtype_out, neutral), reduce_expr, map_expr, self.args, preamble)
         prg = Program(ctx, self.source).build(options=options or [])
         self.parts, self.total = getattr(prg, f"{name}_parts"), getattr(prg, f"{name}_total")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .program import Program
-from .reduction import fold_shares
+from .reduction import fold_shares, neutral_value
 from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 
 SHARES = 64
@@ -35,7 +35,7 @@ def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, pre
 
 __kernel void {name}_carries(__global {t} *totals, int count)
 {{
-    {t} acc = ({t})({neutral});
+    {t} acc = {neutral};
     for (int s = 0; s < count; s++) {{
         {t} b = totals[s];
         totals[s] = acc;                         /* the carry into share s: the scan before it */
@@ -75,7 +75,7 @@ class GenericScanKernel:
         if not any(isinstance(a, VectorArg) for a in self.args):
             raise ValueError(f"scan '{name_prefix}': no array argument to take the size from")
         self.name = name_prefix
-        src = _source(name_prefix, c_type(self.dtype), neutral, scan_expr, input_expr, output_statement,
+        src = _source(name_prefix, c_type(self.dtype), neutral_value(self.dtype, neutral), scan_expr, input_expr, output_statement,
                       self.args, preamble)
         prg = Program(ctx, src).build(options=options or [])
         self.k_shares, self.k_carries, self.k_out = (getattr(prg, f"{name_prefix}_{p}") for p in ("shares", "carries", "out"))
