@@ -36,21 +36,20 @@ _VECTOR_NAMES = {f"{t}{n}" for t in ("char", "uchar", "short", "ushort", "int", 
 
 def fold_shares(kernel, t, neutral, fold, item, params, out) -> str:
     """The OpenCL C of a kernel whose work-item p folds (macro `fold`, from the C initializer
-    `neutral`, neutral_value's) the items
-    (macro `item` at index i) of the p-th contiguous share of 0 .. n-1 into out[p]: the first
-    launch of a reduction and of a scan."""
+    `neutral`, neutral_value's) the items (macro `item` at index i) of the p-th contiguous share
+    of 0 .. n-1 into out[p]: the first launch of a reduction."""
     sep = ", " if params else ""
-    return f"""__kernel void {kernel}({params}{sep}long n, long share, __global {t} *{out})
+    return f"""__kernel void {kernel}({params}{sep}long n, long mncl_share, __global {t} *{out})
 {{
-    long p = get_global_id(0);
-    long lo = p * share;
-    long hi = lo + share < n ? lo + share : n;
-    {t} acc = {neutral};
-    for (long i = lo; i < hi; i++) {{
-        {t} b = {item}(i);
-        acc = {fold}(acc, b);
+    long mncl_p = get_global_id(0);
+    long mncl_lo = mncl_p * mncl_share;
+    long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
+    {t} mncl_acc = {neutral};
+    for (long i = mncl_lo; i < mncl_hi; i++) {{
+        {t} mncl_b = {item}(i);
+        mncl_acc = {fold}(mncl_acc, mncl_b);
     }}
-    {out}[p] = acc;
+    {out}[mncl_p] = mncl_acc;
 }}"""
 
 
@@ -60,14 +59,14 @@ def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble) -> str:
 #define MNCL_REDUCE(a, b) ({reduce_expr})
 #define MNCL_MAP(i) ({map_expr})
 
-{fold_shares(name + "_parts", out_t, neutral, "MNCL_REDUCE", "MNCL_MAP", params, "parts")}
+{fold_shares(name + "_parts", out_t, neutral, "MNCL_REDUCE", "MNCL_MAP", params, "mncl_parts")}
 
-__kernel void {name}_total(__global const {out_t} *parts, int count, __global {out_t} *out)
+__kernel void {name}_total(__global const {out_t} *mncl_parts, int mncl_count, __global {out_t} *mncl_out)
 {{
-    {out_t} acc = {neutral};
-    for (int p = 0; p < count; p++)
-        acc = MNCL_REDUCE(acc, parts[p]);
-    out[0] = acc;
+    {out_t} mncl_acc = {neutral};
+    for (int mncl_p = 0; mncl_p < mncl_count; mncl_p++)
+        mncl_acc = MNCL_REDUCE(mncl_acc, mncl_parts[mncl_p]);
+    mncl_out[0] = mncl_acc;
 }}
 """
 

@@ -5,69 +5,116 @@
     cumsum(arr)                                   # in place, as PyOpenCL's; returns the Array
 
 Three launches: SHARES work-items each scan a contiguous share of the indices sequentially (its
-total into a carries array), one work-item scans the share totals, then each share adds its
-carry.  A contiguous share per work-item is a row the backend stages; the order of every
+total, and whether a segment starts in it, into a carries array), one work-item scans the share
+totals, then each share scans again from its carry and runs the output statement.  A contiguous share per work-item is a row the backend stages; the order of every
 addition is fixed, so float results are the same every run.
 
-GenericScanKernel takes PyOpenCL's arguments, input_expr, scan_expr, neutral and output_statement
-(``item`` the inclusive value, ``prev_item`` the exclusive one, ``i`` the index); segmented
-scans (is_segment_start_expr) and input_fetch_exprs are not supported yet.
+GenericScanKernel takes PyOpenCL's arguments, input_expr, scan_expr (``a``, ``b``,
+``across_seg_boundary``), neutral, output_statement (``item`` the inclusive value, ``prev_item``
+the exclusive one, ``last_item`` the total, ``i`` the index), is_segment_start_expr (segmented
+scans: the scan_expr keeps segments apart, as PyOpenCL's) and input_fetch_exprs.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .program import Program
-from .reduction import fold_shares, neutral_value
+from .reduction import neutral_value
 from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
 
 SHARES = 64
 
 
-def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, preamble) -> str:
+def _fetches(args, input_fetch_exprs) -> str:
+    """The statements declaring input_fetch_exprs' variables at index i: NAME = ARG[i + OFFSET] (at
+    an index outside 0 .. n-1, ARG[i]: PyOpenCL leaves the value undefined there)."""
+    types = {a.name: c_type(a.dtype) for a in args if isinstance(a, VectorArg)}
+    out = []
+    for name, arg, off in input_fetch_exprs or ():
+        if arg not in types:
+            raise ValueError(f"mncl.scan: input_fetch_exprs names '{arg}', which is not an array argument")
+        off = int(off)
+        if off == 0:
+            out.append(f"{types[arg]} {name} = {arg}[i];")
+        else:
+            out.append(f"{types[arg]} {name} = {arg}[i]; "
+                       f"if (i + ({off}) >= 0 && i + ({off}) < n) {name} = {arg}[i + ({off})];")
+    return " ".join(out)
+
+
+def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, preamble, seg_expr, fetch) -> str:
     params = c_params(args)
     sep = ", " if params else ""
+    seg = "MNCL_SEG_START(i, mncl_b)" if seg_expr else "false"
     return f"""{preamble}
-#define MNCL_SCAN(a, b) ({scan_expr})
+#define MNCL_SCAN(a, b, across_seg_boundary) ({scan_expr})
 #define MNCL_INPUT(i) ({input_expr})
+#define MNCL_SEG_START(i, a) ({seg_expr or "false"})
 
-{fold_shares(name + "_shares", t, neutral, "MNCL_SCAN", "MNCL_INPUT", params, "totals")}
-
-__kernel void {name}_carries(__global {t} *totals, int count)
+/* launch 1: work-item p scans its contiguous share of 0 .. n-1 into mncl_totals[p];
+   mncl_starts[p]: whether a segment starts in it */
+__kernel void {name}_shares({params}{sep}long n, long mncl_share, __global {t} *mncl_totals, __global int *mncl_starts)
 {{
-    {t} acc = {neutral};
-    for (int s = 0; s < count; s++) {{
-        {t} b = totals[s];
-        totals[s] = acc;                         /* the carry into share s: the scan before it */
-        acc = MNCL_SCAN(acc, b);
+    long mncl_p = get_global_id(0);
+    long mncl_lo = mncl_p * mncl_share;
+    long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
+    {t} mncl_acc = {neutral};
+    int mncl_any = 0;
+    for (long i = mncl_lo; i < mncl_hi; i++) {{
+        {fetch}
+        {t} mncl_b = MNCL_INPUT(i);
+        bool mncl_seg = {seg};
+        mncl_any |= mncl_seg;
+        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
     }}
+    mncl_totals[mncl_p] = mncl_acc;
+    mncl_starts[mncl_p] = mncl_any;
 }}
 
-__kernel void {name}_out({params}{sep}long n, long share, __global const {t} *carries)
+/* launch 2: one work-item turns the share totals into the carry into each share
+   (mncl_totals[mncl_count]: the scan through the last item) */
+__kernel void {name}_carries(__global {t} *mncl_totals, __global const int *mncl_starts, int mncl_count)
 {{
-    long s = get_global_id(0);
-    long lo = s * share;
-    long hi = lo + share < n ? lo + share : n;
-    {t} acc = carries[s];
-    for (long i = lo; i < hi; i++) {{
-        {t} prev_item = acc;
-        acc = MNCL_SCAN(acc, MNCL_INPUT(i));
-        {t} item = acc;
-        {output_statement};
+    {t} mncl_acc = {neutral};
+    for (int mncl_s = 0; mncl_s < mncl_count; mncl_s++) {{
+        {t} mncl_b = mncl_totals[mncl_s];
+        mncl_totals[mncl_s] = mncl_acc;
+        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, (bool)mncl_starts[mncl_s]);
+    }}
+    mncl_totals[mncl_count] = mncl_acc;
+}}
+
+/* launch 3: each share scanned again from its carry, output_statement at every index */
+__kernel void {name}_out({params}{sep}long n, long mncl_share, __global const {t} *mncl_carries, int mncl_count)
+{{
+    long mncl_s = get_global_id(0);
+    long mncl_lo = mncl_s * mncl_share;
+    long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
+    {t} mncl_acc = mncl_carries[mncl_s];
+    {t} last_item = mncl_carries[mncl_count];
+    for (long i = mncl_lo; i < mncl_hi; i++) {{
+        {fetch}
+        {t} mncl_b = MNCL_INPUT(i);
+        bool mncl_seg = {seg};
+        {t} prev_item = mncl_seg ? {neutral} : mncl_acc;
+        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
+        {t} item = mncl_acc;
+        {{ {output_statement}; }}
     }}
 }}
 """
 
 
 class GenericScanKernel:
-    """PyOpenCL's GenericScanKernel (unsegmented): output_statement runs at every index with
-    `item` (the scan through i) and `prev_item` (through i - 1, `neutral` at 0)."""
+    """PyOpenCL's GenericScanKernel: output_statement runs at every index i with `item` (the scan
+    through i), `prev_item` (through i - 1; `neutral` at 0 and at a segment start) and `last_item`
+    (the scan through the last index).  scan_expr sees `a`, `b` and `across_seg_boundary` (true when
+    b starts a segment: is_segment_start_expr over i and the input `a`); input_fetch_exprs are
+    (NAME, ARG_NAME, OFFSET) tuples defining NAME = ARG_NAME[i + OFFSET] for the expressions."""
 
     def __init__(self, ctx, dtype, arguments, input_expr, scan_expr, neutral, output_statement,
-                 is_segment_start_expr=None, input_fetch_exprs=None, name_prefix="scan", preamble="",
-                 options=None, **kwargs):
-        if is_segment_start_expr is not None or input_fetch_exprs:
-            raise NotImplementedError("mncl.scan: segmented scans and input_fetch_exprs are not supported yet")
+                 is_segment_start_expr=None, input_fetch_exprs=None, index_dtype=None, name_prefix="scan",
+                 options=None, preamble="", devices=None, **kwargs):
         if neutral is None:
             raise ValueError("mncl.scan: a neutral element is required")
         self.context, self.dtype = ctx, np.dtype(dtype)
@@ -75,12 +122,14 @@ class GenericScanKernel:
         if not any(isinstance(a, VectorArg) for a in self.args):
             raise ValueError(f"scan '{name_prefix}': no array argument to take the size from")
         self.name = name_prefix
-        src = _source(name_prefix, c_type(self.dtype), neutral_value(self.dtype, neutral), scan_expr, input_expr, output_statement,
-                      self.args, preamble)
-        prg = Program(ctx, src).build(options=options or [])
+        t = c_type(self.dtype)
+        init = neutral_value(self.dtype, neutral)
+        self.source = _source(name_prefix, t, init, scan_expr, input_expr, output_statement, self.args, preamble,
+                              is_segment_start_expr, _fetches(self.args, input_fetch_exprs))
+        prg = Program(ctx, self.source).build(options=options or [])
         self.k_shares, self.k_carries, self.k_out = (getattr(prg, f"{name_prefix}_{p}") for p in ("shares", "carries", "out"))
 
-    def __call__(self, *args, queue=None, wait_for=None, size=None, **kwargs):
+    def __call__(self, *args, queue=None, wait_for=None, size=None, allocator=None, **kwargs):
         from .array import empty
         first, call = call_args(f"scan '{self.name}'", args, self.args)
         queue = queue or first.queue
@@ -88,10 +137,13 @@ class GenericScanKernel:
         if n == 0:
             return None
         share = -(-n // SHARES)
-        totals = empty(queue, (SHARES,), self.dtype)
-        self.k_shares(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data, wait_for=wait_for)
-        self.k_carries(queue, (1,), None, totals.data, np.int32(SHARES))
-        return self.k_out(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data)
+        totals = empty(queue, (SHARES + 1,), self.dtype)
+        starts = empty(queue, (SHARES,), np.int32)
+        self.k_shares(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data, starts.data,
+                      wait_for=wait_for)
+        self.k_carries(queue, (1,), None, totals.data, starts.data, np.int32(SHARES))
+        return self.k_out(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data,
+                          np.int32(SHARES))
 
 
 class _SimpleScan(GenericScanKernel):
