@@ -20,7 +20,7 @@ import numpy as np
 
 from .program import Program
 from .reduction import neutral_value
-from .tools import VectorArg, c_params, c_type, call_args, parse_arg_list
+from .tools import VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
 
 SHARES = 64
 
@@ -42,8 +42,10 @@ def _fetches(args, input_fetch_exprs) -> str:
     return " ".join(out)
 
 
-def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, preamble, seg_expr, fetch) -> str:
-    params = c_params(args)
+def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, preamble, seg_expr, fetch,
+            offsets=False) -> str:
+    params = c_params(args, offsets)
+    prologue = offset_prologue(args, offsets)
     sep = ", " if params else ""
     seg = "MNCL_SEG_START(i, mncl_b)" if seg_expr else "false"
     return f"""{preamble}
@@ -55,6 +57,7 @@ def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, pre
    mncl_starts[p]: whether a segment starts in it */
 __kernel void {name}_shares({params}{sep}long n, long mncl_share, __global {t} *mncl_totals, __global int *mncl_starts)
 {{
+    {prologue}
     long mncl_p = get_global_id(0);
     long mncl_lo = mncl_p * mncl_share;
     long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
@@ -87,6 +90,7 @@ __kernel void {name}_carries(__global {t} *mncl_totals, __global const int *mncl
 /* launch 3: each share scanned again from its carry, output_statement at every index */
 __kernel void {name}_out({params}{sep}long n, long mncl_share, __global const {t} *mncl_carries, int mncl_count)
 {{
+    {prologue}
     long mncl_s = get_global_id(0);
     long mncl_lo = mncl_s * mncl_share;
     long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
@@ -124,14 +128,26 @@ class GenericScanKernel:
         self.name = name_prefix
         t = c_type(self.dtype)
         init = neutral_value(self.dtype, neutral)
-        self.source = _source(name_prefix, t, init, scan_expr, input_expr, output_statement, self.args, preamble,
-                              is_segment_start_expr, _fetches(self.args, input_fetch_exprs))
-        prg = Program(ctx, self.source).build(options=options or [])
-        self.k_shares, self.k_carries, self.k_out = (getattr(prg, f"{name_prefix}_{p}") for p in ("shares", "carries", "out"))
+        fetch = _fetches(self.args, input_fetch_exprs)
+        self._make = lambda offsets: _source(name_prefix, t, init, scan_expr, input_expr, output_statement, self.args,
+                                             preamble, is_segment_start_expr, fetch, offsets)
+        self.options = options or []
+        self.source = self._make(False)
+        self._programs = {False: Program(ctx, self.source).build(options=self.options)}
+
+    def _kernels(self, offsets):
+        """(shares, carries, out) kernels; with offsets, the variant taking each array's offset
+        (built on the first call with a view that has one)."""
+        if offsets not in self._programs:
+            self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
+        prg = self._programs[offsets]
+        return tuple(getattr(prg, f"{self.name}_{p}") for p in ("shares", "carries", "out"))
 
     def __call__(self, *args, queue=None, wait_for=None, size=None, allocator=None, **kwargs):
         from .array import empty
-        first, call = call_args(f"scan '{self.name}'", args, self.args)
+        offsets = has_offsets(args)
+        first, call = call_args(f"scan '{self.name}'", args, self.args, offsets)
+        k_shares, k_carries, k_out = self._kernels(offsets)
         queue = queue or first.queue
         n = first.size if size is None else int(size)
         if n == 0:
@@ -139,10 +155,10 @@ class GenericScanKernel:
         share = -(-n // SHARES)
         totals = empty(queue, (SHARES + 1,), self.dtype)
         starts = empty(queue, (SHARES,), np.int32)
-        self.k_shares(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data, starts.data,
+        k_shares(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data, starts.data,
                       wait_for=wait_for)
-        self.k_carries(queue, (1,), None, totals.data, starts.data, np.int32(SHARES))
-        return self.k_out(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data,
+        k_carries(queue, (1,), None, totals.data, starts.data, np.int32(SHARES))
+        return k_out(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data,
                           np.int32(SHARES))
 
 

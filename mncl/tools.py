@@ -156,16 +156,33 @@ def parse_arg_list(arguments) -> list:
     return out
 
 
-def c_params(args) -> str:
-    """The C parameter list of a generated kernel's arguments."""
-    return ", ".join(f"__global {c_type(a.dtype)} *{a.name}" if isinstance(a, VectorArg)
-                     else f"{c_type(a.dtype)} {a.name}" for a in args)
+def c_params(args, offsets=False) -> str:
+    """The C parameter list of a generated kernel's arguments; with offsets, each array NAME is the
+    pair `NAME__mncl_base, long NAME__mncl_off` (its buffer and its first element there), which
+    offset_prologue turns into the pointer NAME."""
+    return ", ".join((f"__global {c_type(a.dtype)} *{a.name}__mncl_base, long {a.name}__mncl_off" if offsets
+                      else f"__global {c_type(a.dtype)} *{a.name}")
+                     if isinstance(a, VectorArg) else f"{c_type(a.dtype)} {a.name}" for a in args)
 
 
-def call_args(what: str, args, specs) -> tuple:
+def offset_prologue(args, offsets=True) -> str:
+    """The declarations of each array's pointer NAME at its first element (c_params(offsets=True)).
+    A new variable, not the parameter moved in place: the CPU device carries a pointer parameter
+    changed by one work-item over to the next (tests/test_array.py's xfail names it)."""
+    return " ".join(f"__global {c_type(a.dtype)} *{a.name} = {a.name}__mncl_base + {a.name}__mncl_off;"
+                    for a in args if isinstance(a, VectorArg)) if offsets else ""
+
+
+def has_offsets(args) -> bool:
+    """Whether any Array among a call's arguments is a view starting past its buffer's start."""
+    from .array import Array
+    return any(isinstance(a, Array) and a.offset for a in args)
+
+
+def call_args(what: str, args, specs, offsets=False) -> tuple:
     """(the first array argument, the kernel arguments) of a generated kernel's call: Arrays as their
-    buffers, scalars converted to their declared dtype; a wrong count or kind is a TypeError
-    naming `what` and the argument."""
+    buffers (with offsets: each followed by its offset in elements), scalars converted to their
+    declared dtype; a wrong count or kind is a TypeError naming `what` and the argument."""
     from .array import Array
     if len(args) != len(specs):
         raise TypeError(f"{what} takes {len(specs)} arguments, got {len(args)}")
@@ -175,7 +192,14 @@ def call_args(what: str, args, specs) -> tuple:
             if not isinstance(a, Array):
                 raise TypeError(f"{what}: argument '{spec.name}' must be an mncl.array.Array, got {type(a).__name__}")
             first = first or a
-            out.append(a.data)
+            out.append(a.base_data)
+            if offsets:
+                if a.offset % spec.dtype.itemsize:
+                    raise ValueError(f"{what}: argument '{spec.name}' starts {a.offset} bytes into its buffer, "
+                                     f"not a whole number of {c_type(spec.dtype)}s")
+                out.append(np.int64(a.offset // spec.dtype.itemsize))
+            elif a.offset:
+                raise ValueError(f"{what}: argument '{spec.name}' is a view with an offset")
         else:
             out.append(np.asarray(a, spec.dtype)[()])
     return first, out

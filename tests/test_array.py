@@ -273,3 +273,48 @@ def test_bitonic_sort(queue):
     np.testing.assert_array_equal(x[idx.get()], np.sort(x))
     with pytest.raises(ValueError, match="power of two"):
         BitonicSort(queue.context)(cla.to_device(queue, x[:100]))
+
+
+def test_slices_are_views_that_generated_kernels_take(queue):
+    """a[lo:hi] and a[k] are views of the same buffer at an offset: arithmetic, reductions, scans and
+    assignment through them run the generated kernels' offset variants; .data of a view past the
+    buffer's start is ArrayHasOffsetError (mncl has no sub-buffers)."""
+    from mncl.scan import InclusiveScanKernel
+    x = np.arange(40, dtype=np.float32) ** 2
+    a = cla.to_device(queue, x)
+    np.testing.assert_array_equal((a[1:] - a[:-1]).get(), x[1:] - x[:-1])
+    assert cla.sum(a[5:]).get() == x[5:].sum() and cla.max(a[:7]).get() == x[6]
+    m = a.reshape(8, 5)
+    np.testing.assert_array_equal(m[2].get(), x[10:15])
+    np.testing.assert_array_equal(m[1:3].get(), x.reshape(8, 5)[1:3])
+    assert m[1:3].base_data is a.data and m[1:3].offset == 20
+    b = a.copy()
+    b[3:6] = 0
+    b[10:12] = a[:2]
+    y = x.copy()
+    y[3:6] = 0
+    y[10:12] = x[:2]
+    np.testing.assert_array_equal(b.get(), y)
+    i = cla.to_device(queue, np.arange(1, 101, dtype=np.int32))
+    InclusiveScanKernel(queue.context, np.int32, "a+b", "0")(i[40:])
+    np.testing.assert_array_equal(i.get(), np.concatenate([np.arange(1, 41), np.cumsum(np.arange(41, 101))]))
+    with pytest.raises(cla.ArrayHasOffsetError):
+        a[1:].data
+    with pytest.raises(NotImplementedError, match="step"):
+        a[::2]
+
+
+@pytest.mark.xfail(strict=True, reason="CPU device bug: a kernel that changes a pointer parameter (x += off) "
+                   "carries the change over to the next work-items when the global size is 32 or more")
+def test_cpu_device_pointer_parameter_changed_by_a_work_item():
+    ctx = cl.Context([cl.get_device("cpu")])
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, """__kernel void k(__global const int *x, int off, __global int *out)
+    { x += off; out[get_global_id(0)] = x[get_global_id(0)]; }""").build()
+    x = np.arange(128, dtype=np.int32)
+    bx = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+    bo = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4 * 64)
+    prg.k(q, (64,), None, bx, np.int32(1), bo)
+    out = np.empty(64, np.int32)
+    cl.enqueue_copy(q, out, bo)
+    np.testing.assert_array_equal(out, x[1:65])
