@@ -4,9 +4,12 @@
     cumsum = InclusiveScanKernel(ctx, np.int32, "a+b")
     cumsum(arr)                                   # in place, as PyOpenCL's; returns the Array
 
-Three launches: SHARES work-items each scan a contiguous share of the indices sequentially (its
-total, and whether a segment starts in it, into a carries array), one work-item scans the share
-totals, then each share scans again from its carry and runs the output statement.  A contiguous share per work-item is a row the backend stages; the order of every
+A work-item per SHARE (64) consecutive indices scans them in order (its total, and whether a
+segment starts among them, into a totals array); the totals are scanned into the carry into each
+share (the same way, by shares of 64, level above level, when there are more than 64 of them);
+then each share scans again from its carry and runs the output statement.  n <= 4096: three
+launches.  The share's length is a constant, which the emulator device's backend stages as a row
+(mncl.reduction says how much that saves).  A contiguous share per work-item is a row the backend stages; the order of every
 addition is fixed, so float results are the same every run.
 
 GenericScanKernel takes PyOpenCL's arguments, input_expr, scan_expr (``a``, ``b``,
@@ -22,7 +25,7 @@ from .program import Program
 from .reduction import neutral_value
 from .tools import VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
 
-SHARES = 64
+SHARE = 64
 
 
 def _fetches(args, input_fetch_exprs) -> str:
@@ -48,62 +51,102 @@ def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, pre
     prologue = offset_prologue(args, offsets)
     sep = ", " if params else ""
     seg = "MNCL_SEG_START(i, mncl_b)" if seg_expr else "false"
+    K = SHARE
     return f"""{preamble}
 #define MNCL_SCAN(a, b, across_seg_boundary) ({scan_expr})
 #define MNCL_INPUT(i) ({input_expr})
 #define MNCL_SEG_START(i, a) ({seg_expr or "false"})
 
-/* launch 1: work-item p scans its contiguous share of 0 .. n-1 into mncl_totals[p];
-   mncl_starts[p]: whether a segment starts in it */
-__kernel void {name}_shares({params}{sep}long n, long mncl_share, __global {t} *mncl_totals, __global int *mncl_starts)
+/* work-item p scans indices p * {K} .. p * {K} + {K - 1} below n into mncl_totals[p];
+   mncl_starts[p]: whether a segment starts among them */
+__kernel void {name}_shares({params}{sep}long n, __global {t} *mncl_totals, __global int *mncl_starts)
 {{
     {prologue}
     long mncl_p = get_global_id(0);
-    long mncl_lo = mncl_p * mncl_share;
-    long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
     {t} mncl_acc = {neutral};
     int mncl_any = 0;
-    for (long i = mncl_lo; i < mncl_hi; i++) {{
-        {fetch}
-        {t} mncl_b = MNCL_INPUT(i);
-        bool mncl_seg = {seg};
-        mncl_any |= mncl_seg;
-        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
+    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
+        long i = mncl_p * {K} + mncl_j;
+        if (i < n) {{
+            {fetch}
+            {t} mncl_b = MNCL_INPUT(i);
+            bool mncl_seg = {seg};
+            mncl_any |= mncl_seg;
+            mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
+        }}
     }}
     mncl_totals[mncl_p] = mncl_acc;
     mncl_starts[mncl_p] = mncl_any;
 }}
 
-/* launch 2: one work-item turns the share totals into the carry into each share
-   (mncl_totals[mncl_count]: the scan through the last item) */
-__kernel void {name}_carries(__global {t} *mncl_totals, __global const int *mncl_starts, int mncl_count)
+/* the same over the m totals (and segment flags) of the level below */
+__kernel void {name}_tshares(__global const {t} *mncl_in, __global const int *mncl_instarts, long m,
+                             __global {t} *mncl_totals, __global int *mncl_starts)
 {{
+    long mncl_p = get_global_id(0);
     {t} mncl_acc = {neutral};
-    for (int mncl_s = 0; mncl_s < mncl_count; mncl_s++) {{
-        {t} mncl_b = mncl_totals[mncl_s];
-        mncl_totals[mncl_s] = mncl_acc;
-        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, (bool)mncl_starts[mncl_s]);
+    int mncl_any = 0;
+    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
+        long i = mncl_p * {K} + mncl_j;
+        if (i < m) {{
+            bool mncl_seg = mncl_instarts[i] != 0;
+            mncl_any |= mncl_seg;
+            mncl_acc = MNCL_SCAN(mncl_acc, mncl_in[i], mncl_seg);
+        }}
     }}
-    mncl_totals[mncl_count] = mncl_acc;
+    mncl_totals[mncl_p] = mncl_acc;
+    mncl_starts[mncl_p] = mncl_any;
 }}
 
-/* launch 3: each share scanned again from its carry, output_statement at every index */
-__kernel void {name}_out({params}{sep}long n, long mncl_share, __global const {t} *mncl_carries, int mncl_count)
+/* the carries into the shares of the level below: mncl_out[i] the exclusive scan of its m totals
+   (from the carries of the level above), mncl_out[m] the scan through the last one */
+__kernel void {name}_tcarry(__global const {t} *mncl_in, __global const int *mncl_instarts, long m,
+                            __global const {t} *mncl_carries, __global {t} *mncl_out)
+{{
+    long mncl_p = get_global_id(0);
+    {t} mncl_acc = mncl_carries[mncl_p];
+    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
+        long i = mncl_p * {K} + mncl_j;
+        if (i < m) {{
+            mncl_out[i] = mncl_acc;
+            mncl_acc = MNCL_SCAN(mncl_acc, mncl_in[i], mncl_instarts[i] != 0);
+            if (i == m - 1)
+                mncl_out[m] = mncl_acc;
+        }}
+    }}
+}}
+
+/* the same by one work-item over all m (<= {K}) totals, from the neutral: a loop of a run-time
+   trip count, which the emulator's backend runs faster than the constant one for one work-item */
+__kernel void {name}_tcarry1(__global const {t} *mncl_in, __global const int *mncl_instarts, long m,
+                             __global {t} *mncl_out)
+{{
+    {t} mncl_acc = {neutral};
+    for (long i = 0; i < m; i++) {{
+        mncl_out[i] = mncl_acc;
+        mncl_acc = MNCL_SCAN(mncl_acc, mncl_in[i], mncl_instarts[i] != 0);
+    }}
+    mncl_out[m] = mncl_acc;
+}}
+
+/* each share scanned again from its carry, output_statement at every index */
+__kernel void {name}_out({params}{sep}long n, __global const {t} *mncl_carries, long mncl_m)
 {{
     {prologue}
-    long mncl_s = get_global_id(0);
-    long mncl_lo = mncl_s * mncl_share;
-    long mncl_hi = mncl_lo + mncl_share < n ? mncl_lo + mncl_share : n;
-    {t} mncl_acc = mncl_carries[mncl_s];
-    {t} last_item = mncl_carries[mncl_count];
-    for (long i = mncl_lo; i < mncl_hi; i++) {{
-        {fetch}
-        {t} mncl_b = MNCL_INPUT(i);
-        bool mncl_seg = {seg};
-        {t} prev_item = mncl_seg ? {neutral} : mncl_acc;
-        mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
-        {t} item = mncl_acc;
-        {{ {output_statement}; }}
+    long mncl_p = get_global_id(0);
+    {t} mncl_acc = mncl_carries[mncl_p];
+    {t} last_item = mncl_carries[mncl_m];
+    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
+        long i = mncl_p * {K} + mncl_j;
+        if (i < n) {{
+            {fetch}
+            {t} mncl_b = MNCL_INPUT(i);
+            bool mncl_seg = {seg};
+            {t} prev_item = mncl_seg ? {neutral} : mncl_acc;
+            mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
+            {t} item = mncl_acc;
+            {{ {output_statement}; }}
+        }}
     }}
 }}
 """
@@ -136,30 +179,42 @@ class GenericScanKernel:
         self._programs = {False: Program(ctx, self.source).build(options=self.options)}
 
     def _kernels(self, offsets):
-        """(shares, carries, out) kernels; with offsets, the variant taking each array's offset
+        """(shares, tshares, tcarry, tcarry1, out) kernels; with offsets, the variant taking each array's offset
         (built on the first call with a view that has one)."""
         if offsets not in self._programs:
             self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
         prg = self._programs[offsets]
-        return tuple(getattr(prg, f"{self.name}_{p}") for p in ("shares", "carries", "out"))
+        return tuple(getattr(prg, f"{self.name}_{p}") for p in ("shares", "tshares", "tcarry", "tcarry1", "out"))
 
     def __call__(self, *args, queue=None, wait_for=None, size=None, allocator=None, **kwargs):
         from .array import empty
         offsets = has_offsets(args)
         first, call = call_args(f"scan '{self.name}'", args, self.args, offsets)
-        k_shares, k_carries, k_out = self._kernels(offsets)
+        k_shares, self._k_tshares, self._k_tcarry, self._k_tcarry1, k_out = self._kernels(offsets)
         queue = queue or first.queue
         n = first.size if size is None else int(size)
         if n == 0:
             return None
-        share = -(-n // SHARES)
-        totals = empty(queue, (SHARES + 1,), self.dtype)
-        starts = empty(queue, (SHARES,), np.int32)
-        k_shares(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data, starts.data,
-                      wait_for=wait_for)
-        k_carries(queue, (1,), None, totals.data, starts.data, np.int32(SHARES))
-        return k_out(queue, (SHARES,), None, *call, np.int64(n), np.int64(share), totals.data,
-                          np.int32(SHARES))
+        m = -(-n // SHARE)
+        totals, starts = empty(queue, (m,), self.dtype), empty(queue, (m,), np.int32)
+        k_shares(queue, (m,), None, *call, np.int64(n), totals.data, starts.data, wait_for=wait_for)
+        carries = self._carries(queue, totals, starts, m)
+        return k_out(queue, (m,), None, *call, np.int64(n), carries.data, np.int64(m))
+
+    def _carries(self, queue, totals, starts, m):
+        """The carries into the m shares whose totals (and segment flags) are given, and at [m]
+        the whole scan: a scan of the totals, itself by shares when there are many."""
+        from .array import empty
+        carries = empty(queue, (m + 1,), self.dtype)
+        k = -(-m // SHARE)
+        if k == 1:
+            self._k_tcarry1(queue, (1,), None, totals.data, starts.data, np.int64(m), carries.data)
+            return carries
+        upper, ustarts = empty(queue, (k,), self.dtype), empty(queue, (k,), np.int32)
+        self._k_tshares(queue, (k,), None, totals.data, starts.data, np.int64(m), upper.data, ustarts.data)
+        above = self._carries(queue, upper, ustarts, k)
+        self._k_tcarry(queue, (k,), None, totals.data, starts.data, np.int64(m), above.data, carries.data)
+        return carries
 
 
 class _SimpleScan(GenericScanKernel):

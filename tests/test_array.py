@@ -204,6 +204,31 @@ def test_segmented_scan_with_input_fetch_exprs(queue):
     assert last.get()[0] == want[-1]
 
 
+@pytest.mark.parametrize("n", [5000, 300000])
+def test_scans_of_many_shares(queue, n):
+    """More than 64 shares of 64: the share totals are scanned by shares too, level above level
+    (300,000 elements: three levels; on the CPU device only, to keep the emulator's run short)."""
+    from mncl.scan import GenericScanKernel
+    if n > 5000 and queue.device.get_info(cl.device_info.NAME).lower().find("emulator") >= 0:
+        pytest.skip("a long emulator run")
+    rng = np.random.default_rng(n)
+    keys = np.sort(rng.integers(0, n // 300, n)).astype(np.int32)
+    x = rng.integers(-5, 9, n).astype(np.int32)
+    k, a = cla.to_device(queue, keys), cla.to_device(queue, x)
+    plain, seg, last = cla.empty_like(a), cla.empty_like(a), cla.zeros(queue, 1, np.int32)
+    GenericScanKernel(queue.context, np.int32, "__global const int *x, __global int *y, __global int *last",
+                      "x[i]", "a+b", "0", "y[i] = prev_item; if (i == 0) last[0] = last_item")(a, plain, last)
+    np.testing.assert_array_equal(plain.get(), np.cumsum(x) - x)
+    assert last.get()[0] == x.sum()
+    GenericScanKernel(queue.context, np.int32, "__global const int *keys, __global const int *x, __global int *y",
+                      "x[i]", "across_seg_boundary ? b : a + b", "0", "y[i] = item",
+                      is_segment_start_expr="i == 0 || keys[i] != keys[i - 1]")(k, a, seg)
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    c = np.cumsum(x)
+    base = np.concatenate([[0], c])[starts][np.searchsorted(starts, np.arange(n), side="right") - 1]
+    np.testing.assert_array_equal(seg.get(), c - base)
+
+
 def test_philox_reference_matches_random123s_known_answers():
     from mncl.clrandom import philox4x32_10
     kat = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),

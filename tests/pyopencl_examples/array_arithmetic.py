@@ -47,6 +47,13 @@ def run(cl, queue, n):
     out["zeros"] = cl.array.zeros(queue, (4, 5), np.float32).get()
     out["fill"] = cl.array.empty(queue, 7, np.int32).fill(5).get()
     out["reshape"] = (a.reshape(n // 10, 10) * 2).get()
+    out["diff"] = (a[1:] - a[:-1]).get()                  # slices are views of the same buffer
+    out["row"] = a.reshape(n // 10, 10)[3].get()
+    out["slice_sum"] = cl.array.sum(k[n // 2:]).get()
+    d = a.copy()
+    d[: n // 4] = 0
+    d[n // 2: n // 2 + 10] = b[:10]
+    out["setitem"] = d.get()
     return out
 
 
@@ -61,11 +68,20 @@ def reference(n):
             "exp": np.exp(a.astype(np.float64)), "sqrt": np.sqrt(b.astype(np.float64)),
             "ipoly": k * 3 - 7, "isum": k.sum(), "imax": k.max(), "iastype": k.astype(np.float32),
             "arange": np.arange(0, n, 3, dtype=np.int32), "zeros": np.zeros((4, 5), np.float32),
-            "fill": np.full(7, 5, np.int32), "reshape": (a * 2).reshape(n // 10, 10)}
+            "fill": np.full(7, 5, np.int32), "reshape": (a * 2).reshape(n // 10, 10), "diff": a[1:] - a[:-1],
+            "row": a[30:40], "slice_sum": k[n // 2:].sum(), "setitem": _setitem(a, b, n)}
+
+
+def _setitem(a, b, n):
+    d = a.copy()
+    d[: n // 4] = 0
+    d[n // 2: n // 2 + 10] = b[:10]
+    return d
 
 
 EXACT = ("lin", "prod", "quot", "rquot", "neg", "gt", "le", "inplace", "max", "min", "maximum", "minimum",
-         "if_positive", "ipoly", "isum", "imax", "iastype", "arange", "zeros", "fill", "reshape")
+         "if_positive", "ipoly", "isum", "imax", "iastype", "arange", "zeros", "fill", "reshape", "diff", "row",
+         "slice_sum", "setitem")
 
 
 def check(got, want, against):
