@@ -5,13 +5,15 @@
     b = (2 * a + 1).get()                  # element-wise kernels, generated and cached per context
     s = cla.sum(a).get()                   # a two-launch reduction (mncl.reduction)
 
-An Array is a contiguous C-order block in one Buffer of its queue's context: shape, dtype, size,
-nbytes, ndim, data.  Arithmetic (+ - * / with arrays of the same shape and with scalars, unary -),
-comparisons (int8 results, as PyOpenCL's), fill, astype, copy, reshape (a view of the same
-buffer), get / set, and the functions to_device, empty, zeros, empty_like, zeros_like, arange,
-sum, dot, vdot, max, min, maximum, minimum, if_positive.  Every operation is an OpenCL C kernel
-run on the queue's device (never numpy on the host).  Not yet: slicing into views, strided or
-Fortran-order arrays, complex dtypes, clmath (docs/runtime.md lists what is supported).
+An Array is a contiguous C-order block in one Buffer of its queue's context (base_data, from byte
+`offset`): shape, dtype, size, nbytes, ndim, data.  Arithmetic (+ - * / with arrays of the same
+shape and with scalars, unary -), comparisons (int8 results, as PyOpenCL's), fill, astype, copy,
+reshape and indexing (a[k], a[lo:hi] along the first axis: views of the same buffer, which the
+generated kernels take at their offset; assignment through them), get / set, and the functions
+to_device, empty, zeros, empty_like, zeros_like, arange, sum, dot, vdot, max, min, maximum,
+minimum, if_positive.  Every operation is an OpenCL C kernel run on the queue's device (never
+numpy on the host).  Not yet: strided views, Fortran-order arrays, broadcasting, complex dtypes
+(docs/runtime.md lists what is supported).
 """
 from __future__ import annotations
 

@@ -46,39 +46,22 @@ def _fetches(args, input_fetch_exprs) -> str:
 
 
 def _source(name, t, neutral, scan_expr, input_expr, output_statement, args, preamble, seg_expr, fetch,
-            offsets=False) -> str:
+            offsets=False, part="main") -> str:
+    """The OpenCL C of a scan's kernels: part "main" (shares, tcarry1, out) or "levels" (tshares,
+    tcarry: the scan of more than SHARE share totals, built on first need)."""
     params = c_params(args, offsets)
     prologue = offset_prologue(args, offsets)
     sep = ", " if params else ""
     seg = "MNCL_SEG_START(i, mncl_b)" if seg_expr else "false"
     K = SHARE
-    return f"""{preamble}
+    header = f"""{preamble}
 #define MNCL_SCAN(a, b, across_seg_boundary) ({scan_expr})
 #define MNCL_INPUT(i) ({input_expr})
 #define MNCL_SEG_START(i, a) ({seg_expr or "false"})
 
-/* work-item p scans indices p * {K} .. p * {K} + {K - 1} below n into mncl_totals[p];
-   mncl_starts[p]: whether a segment starts among them */
-__kernel void {name}_shares({params}{sep}long n, __global {t} *mncl_totals, __global int *mncl_starts)
-{{
-    {prologue}
-    long mncl_p = get_global_id(0);
-    {t} mncl_acc = {neutral};
-    int mncl_any = 0;
-    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
-        long i = mncl_p * {K} + mncl_j;
-        if (i < n) {{
-            {fetch}
-            {t} mncl_b = MNCL_INPUT(i);
-            bool mncl_seg = {seg};
-            mncl_any |= mncl_seg;
-            mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
-        }}
-    }}
-    mncl_totals[mncl_p] = mncl_acc;
-    mncl_starts[mncl_p] = mncl_any;
-}}
-
+"""
+    if part == "levels":
+        return header + f"""
 /* the same over the m totals (and segment flags) of the level below */
 __kernel void {name}_tshares(__global const {t} *mncl_in, __global const int *mncl_instarts, long m,
                              __global {t} *mncl_totals, __global int *mncl_starts)
@@ -114,6 +97,30 @@ __kernel void {name}_tcarry(__global const {t} *mncl_in, __global const int *mnc
                 mncl_out[m] = mncl_acc;
         }}
     }}
+}}
+
+"""
+    return header + f"""
+/* work-item p scans indices p * {K} .. p * {K} + {K - 1} below n into mncl_totals[p];
+   mncl_starts[p]: whether a segment starts among them */
+__kernel void {name}_shares({params}{sep}long n, __global {t} *mncl_totals, __global int *mncl_starts)
+{{
+    {prologue}
+    long mncl_p = get_global_id(0);
+    {t} mncl_acc = {neutral};
+    int mncl_any = 0;
+    for (int mncl_j = 0; mncl_j < {K}; mncl_j++) {{
+        long i = mncl_p * {K} + mncl_j;
+        if (i < n) {{
+            {fetch}
+            {t} mncl_b = MNCL_INPUT(i);
+            bool mncl_seg = {seg};
+            mncl_any |= mncl_seg;
+            mncl_acc = MNCL_SCAN(mncl_acc, mncl_b, mncl_seg);
+        }}
+    }}
+    mncl_totals[mncl_p] = mncl_acc;
+    mncl_starts[mncl_p] = mncl_any;
 }}
 
 /* the same by one work-item over all m (<= {K}) totals, from the neutral: a loop of a run-time
@@ -172,25 +179,34 @@ class GenericScanKernel:
         t = c_type(self.dtype)
         init = neutral_value(self.dtype, neutral)
         fetch = _fetches(self.args, input_fetch_exprs)
-        self._make = lambda offsets: _source(name_prefix, t, init, scan_expr, input_expr, output_statement, self.args,
-                                             preamble, is_segment_start_expr, fetch, offsets)
+        self._make = lambda offsets, part="main": _source(name_prefix, t, init, scan_expr, input_expr,
+                                                          output_statement, self.args, preamble,
+                                                          is_segment_start_expr, fetch, offsets, part)
+        self._levels = None
         self.options = options or []
         self.source = self._make(False)
         self._programs = {False: Program(ctx, self.source).build(options=self.options)}
 
     def _kernels(self, offsets):
-        """(shares, tshares, tcarry, tcarry1, out) kernels; with offsets, the variant taking each array's offset
+        """(shares, tcarry1, out) kernels; with offsets, the variant taking each array's offset
         (built on the first call with a view that has one)."""
         if offsets not in self._programs:
             self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
         prg = self._programs[offsets]
-        return tuple(getattr(prg, f"{self.name}_{p}") for p in ("shares", "tshares", "tcarry", "tcarry1", "out"))
+        return tuple(getattr(prg, f"{self.name}_{p}") for p in ("shares", "tcarry1", "out"))
+
+    def _level_kernels(self):
+        """(tshares, tcarry): the scan of more than SHARE share totals, built on first need."""
+        if self._levels is None:
+            prg = Program(self.context, self._make(False, "levels")).build(options=self.options)
+            self._levels = (getattr(prg, f"{self.name}_tshares"), getattr(prg, f"{self.name}_tcarry"))
+        return self._levels
 
     def __call__(self, *args, queue=None, wait_for=None, size=None, allocator=None, **kwargs):
         from .array import empty
         offsets = has_offsets(args)
         first, call = call_args(f"scan '{self.name}'", args, self.args, offsets)
-        k_shares, self._k_tshares, self._k_tcarry, self._k_tcarry1, k_out = self._kernels(offsets)
+        k_shares, k_tcarry1, k_out = self._kernels(offsets)
         queue = queue or first.queue
         n = first.size if size is None else int(size)
         if n == 0:
@@ -198,22 +214,23 @@ class GenericScanKernel:
         m = -(-n // SHARE)
         totals, starts = empty(queue, (m,), self.dtype), empty(queue, (m,), np.int32)
         k_shares(queue, (m,), None, *call, np.int64(n), totals.data, starts.data, wait_for=wait_for)
-        carries = self._carries(queue, totals, starts, m)
+        carries = self._carries(queue, totals, starts, m, k_tcarry1)
         return k_out(queue, (m,), None, *call, np.int64(n), carries.data, np.int64(m))
 
-    def _carries(self, queue, totals, starts, m):
+    def _carries(self, queue, totals, starts, m, k_tcarry1):
         """The carries into the m shares whose totals (and segment flags) are given, and at [m]
         the whole scan: a scan of the totals, itself by shares when there are many."""
         from .array import empty
         carries = empty(queue, (m + 1,), self.dtype)
         k = -(-m // SHARE)
         if k == 1:
-            self._k_tcarry1(queue, (1,), None, totals.data, starts.data, np.int64(m), carries.data)
+            k_tcarry1(queue, (1,), None, totals.data, starts.data, np.int64(m), carries.data)
             return carries
+        k_tshares, k_tcarry = self._level_kernels()
         upper, ustarts = empty(queue, (k,), self.dtype), empty(queue, (k,), np.int32)
-        self._k_tshares(queue, (k,), None, totals.data, starts.data, np.int64(m), upper.data, ustarts.data)
-        above = self._carries(queue, upper, ustarts, k)
-        self._k_tcarry(queue, (k,), None, totals.data, starts.data, np.int64(m), above.data, carries.data)
+        k_tshares(queue, (k,), None, totals.data, starts.data, np.int64(m), upper.data, ustarts.data)
+        above = self._carries(queue, upper, ustarts, k, k_tcarry1)
+        k_tcarry(queue, (k,), None, totals.data, starts.data, np.int64(m), above.data, carries.data)
         return carries
 
 

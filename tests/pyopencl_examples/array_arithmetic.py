@@ -2,7 +2,7 @@
 arrays and scalars, comparisons, in-place updates, reductions, clmath, copies and casts."""
 import numpy as np
 
-SIZES = {"small": {"n": 1000}, "large": {"n": 50000}}
+SIZES = {"small": {"n": 1000}, "large": {"n": 8000}}
 
 
 def inputs(n):

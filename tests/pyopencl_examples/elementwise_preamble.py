@@ -2,7 +2,7 @@
 and macros from the preamble, scalar arguments of several types, float and integer outputs."""
 import numpy as np
 
-SIZES = {"small": {"n": 2000}, "large": {"n": 100000}}
+SIZES = {"small": {"n": 2000}, "large": {"n": 8000}}
 
 PREAMBLE = """
 #define SQUARE(v) ((v) * (v))

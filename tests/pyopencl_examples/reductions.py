@@ -5,7 +5,7 @@ registered with cl.tools (match_dtype_to_c_struct, get_or_register_dtype), the n
 and the combining function written in the preamble."""
 import numpy as np
 
-SIZES = {"small": {"n": 3000}, "large": {"n": 200000}}
+SIZES = {"small": {"n": 3000}, "large": {"n": 20000}}
 
 MINMAX_FUNCTIONS = """
 minmax_t mm_neutral(void)

@@ -4,7 +4,7 @@ segmented scan using is_segment_start_expr and input_fetch_exprs (sums restartin
 changes), and copy_if / remove_if / partition / unique."""
 import numpy as np
 
-SIZES = {"small": {"n": 640}, "large": {"n": 1280}}
+SIZES = {"small": {"n": 1000}, "large": {"n": 5000}}
 
 
 def inputs(n):
