@@ -1,8 +1,15 @@
 """Scans and stream compaction (PyOpenCL's scan and algorithm documentation, extended): inclusive
 and exclusive prefix sums, a running maximum, a GenericScanKernel with an output statement, a
 segmented scan using is_segment_start_expr and input_fetch_exprs (sums restarting wherever the key
-changes), and copy_if / remove_if / partition / unique."""
+changes), a scan over a struct dtype registered with cl.tools (a running count and sum of the positive
+elements together), and copy_if / remove_if / partition / unique."""
 import numpy as np
+
+PAIR_FUNCTIONS = """
+pair_t pair_zero(void) { pair_t r; r.count = 0; r.sum = 0; return r; }
+pair_t pair_of(int v) { pair_t r; r.count = v > 0; r.sum = v > 0 ? v : 0; return r; }
+pair_t pair_add(pair_t a, pair_t b) { pair_t r; r.count = a.count + b.count; r.sum = a.sum + b.sum; return r; }
+"""
 
 SIZES = {"small": {"n": 1000}, "large": {"n": 5000}}
 
@@ -46,6 +53,16 @@ def run(cl, queue, n):
         output_statement="segsum[i] = item")
     seg(keys, x, segsum)
     out["segsum"] = segsum.get()
+    pair = np.dtype([("count", np.int32), ("sum", np.int64)])
+    pair, c_decl = cl.tools.match_dtype_to_c_struct(ctx.devices[0], "pair_t", pair)
+    pair = cl.tools.get_or_register_dtype("pair_t", pair)
+    counts, sums = cl.array.empty_like(x), cl.array.empty(queue, n, np.int64)
+    pairs = cl.scan.GenericScanKernel(
+        ctx, pair, arguments="__global const int *x, __global int *counts, __global long *sums",
+        input_expr="pair_of(x[i])", scan_expr="pair_add(a, b)", neutral="pair_zero()",
+        output_statement="counts[i] = item.count; sums[i] = item.sum", preamble=c_decl + PAIR_FUNCTIONS)
+    pairs(x, counts, sums)
+    out["pair_count"], out["pair_sum"] = counts.get(), sums.get()
     kept, count, _ = cl.algorithm.copy_if(x, "ary[i] > threshold", extra_args=[("threshold", np.int32(3))])
     out["copy_if"] = kept.get()[:int(count.get())]
     kept, count, _ = cl.algorithm.remove_if(x, "ary[i] % 3 == 0")
@@ -69,7 +86,8 @@ def reference(n):
     return {"inclusive": c, "exclusive": np.concatenate([[0], c[:-1]]).astype(np.int32),
             "runmax": np.maximum.accumulate(f), "rank": np.where(positive, before, -1),
             "rank_total": np.array([positive.sum()], np.int32), "segsum": (c - seg_base).astype(np.int32),
-            "copy_if": x[x > 3], "remove_if": x[x % 3 != 0],
+            "pair_count": np.cumsum(positive).astype(np.int32),
+            "pair_sum": np.cumsum(np.where(positive, x, 0)).astype(np.int64), "copy_if": x[x > 3], "remove_if": x[x % 3 != 0],
             "partition_true": x[x % 2 == 0], "partition_false": x[x % 2 != 0], "unique": np.unique(keys)}
 
 

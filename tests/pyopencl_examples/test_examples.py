@@ -12,7 +12,7 @@ import pytest
 from .harness import Unavailable, run
 
 EXAMPLES = ("array_arithmetic", "elementwise_preamble", "reductions", "scans", "mandelbrot", "transpose",
-            "monte_carlo_pi", "nbody", "median_filter")
+            "monte_carlo_pi", "nbody", "median_filter", "sort")
 
 _RESULTS: dict = {}
 
