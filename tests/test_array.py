@@ -205,9 +205,9 @@ def test_segmented_scan_with_input_fetch_exprs(queue):
 
 
 @pytest.mark.parametrize("n", [5000, 300000])
-def test_scans_of_many_shares(queue, n):
-    """More than 64 shares of 64: the share totals are scanned by shares too, level above level
-    (300,000 elements: three levels; on the CPU device only, to keep the emulator's run short)."""
+def test_long_scans(queue, n):
+    """Long scans, plain and segmented (ceil(log2 n) doubling steps; 300,000 elements on the CPU
+    device only, to keep the emulator's run short)."""
     from mncl.scan import GenericScanKernel
     if n > 5000 and queue.device.get_info(cl.device_info.NAME).lower().find("emulator") >= 0:
         pytest.skip("a long emulator run")

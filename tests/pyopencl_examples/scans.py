@@ -53,12 +53,12 @@ def run(cl, queue, n):
         output_statement="segsum[i] = item")
     seg(keys, x, segsum)
     out["segsum"] = segsum.get()
-    pair = np.dtype([("count", np.int32), ("sum", np.int64)])
+    pair = np.dtype([("count", np.int32), ("sum", np.int32)])
     pair, c_decl = cl.tools.match_dtype_to_c_struct(ctx.devices[0], "pair_t", pair)
     pair = cl.tools.get_or_register_dtype("pair_t", pair)
-    counts, sums = cl.array.empty_like(x), cl.array.empty(queue, n, np.int64)
+    counts, sums = cl.array.empty_like(x), cl.array.empty_like(x)
     pairs = cl.scan.GenericScanKernel(
-        ctx, pair, arguments="__global const int *x, __global int *counts, __global long *sums",
+        ctx, pair, arguments="__global const int *x, __global int *counts, __global int *sums",
         input_expr="pair_of(x[i])", scan_expr="pair_add(a, b)", neutral="pair_zero()",
         output_statement="counts[i] = item.count; sums[i] = item.sum", preamble=c_decl + PAIR_FUNCTIONS)
     pairs(x, counts, sums)
@@ -87,7 +87,7 @@ def reference(n):
             "runmax": np.maximum.accumulate(f), "rank": np.where(positive, before, -1),
             "rank_total": np.array([positive.sum()], np.int32), "segsum": (c - seg_base).astype(np.int32),
             "pair_count": np.cumsum(positive).astype(np.int32),
-            "pair_sum": np.cumsum(np.where(positive, x, 0)).astype(np.int64), "copy_if": x[x > 3], "remove_if": x[x % 3 != 0],
+            "pair_sum": np.cumsum(np.where(positive, x, 0)).astype(np.int32), "copy_if": x[x > 3], "remove_if": x[x % 3 != 0],
             "partition_true": x[x % 2 == 0], "partition_false": x[x % 2 != 0], "unique": np.unique(keys)}
 
 
