@@ -71,6 +71,15 @@ def _source(name, out_t, neutral, reduce_expr, map_expr, args, preamble, offsets
 
 {fold_shares(name + "_fold", out_t, neutral, "MNCL_REDUCE", "MNCL_PART", f"__global const {out_t} *mncl_in",
              "mncl_out")}
+
+/* map_expr at every index, a work-item each (for a map over several arrays: see ReductionKernel) */
+__kernel void {name}_map({params}{", " if params else ""}long n, __global {out_t} *mncl_out)
+{{
+    {offset_prologue(args, offsets)}
+    long i = get_global_id(0);
+    if (i < n)
+        mncl_out[i] = MNCL_MAP(i);
+}}
 """
 
 
@@ -90,6 +99,9 @@ class ReductionKernel:
                 raise ValueError(f"ReductionKernel '{name}': without map_expr, one array argument (got {len(vectors)})")
             map_expr = f"{vectors[0].name}[i]"
         self.name = name
+        # a map over several arrays is written out by a work-item per index first: the emulator's
+        # backend stages one array's row in a folding loop well, two or more ~30x slower
+        self.mapped_first = len(vectors) > 1
         init = neutral_value(self.dtype_out, neutral)
         self._make = lambda offsets: _source(name, c_type(self.dtype_out), init, reduce_expr, map_expr, self.args,
                                              preamble, offsets)
@@ -98,12 +110,12 @@ class ReductionKernel:
         self._programs = {False: Program(ctx, self.source).build(options=self.options)}
 
     def _kernels(self, offsets):
-        """(parts, total) kernels; with offsets, the variant taking each array's offset (built on
+        """(parts, fold, map) kernels; with offsets, the variant taking each array's offset (built on
         the first call with a view that has one)."""
         if offsets not in self._programs:
             self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
         prg = self._programs[offsets]
-        return getattr(prg, f"{self.name}_parts"), getattr(prg, f"{self.name}_fold")
+        return getattr(prg, f"{self.name}_parts"), getattr(prg, f"{self.name}_fold"), getattr(prg, f"{self.name}_map")
 
     def __call__(self, *args, queue=None, wait_for=None, return_event=False, out=None, range=None, slice=None,
                  **kwargs):
@@ -112,13 +124,18 @@ class ReductionKernel:
             raise NotImplementedError(f"ReductionKernel '{self.name}': range= and slice= are not supported")
         offsets = has_offsets(args)
         first, call = call_args(f"ReductionKernel '{self.name}'", args, self.args, offsets)
-        k_parts, k_fold = self._kernels(offsets)
+        k_parts, k_fold, k_map = self._kernels(offsets)
         queue = queue or first.queue
         n = first.size
         result = out if out is not None else empty(queue, (), self.dtype_out)
         m = max(1, -(-n // SHARE))                          # parts after the first launch
-        parts = result if m == 1 else empty(queue, (m,), self.dtype_out)
-        ev = k_parts(queue, (m,), None, *call, np.int64(n), parts.data, wait_for=wait_for)
+        if m > 1 and self.mapped_first:
+            mapped = empty(queue, (n,), self.dtype_out)
+            k_map(queue, (n,), None, *call, np.int64(n), mapped.data, wait_for=wait_for)
+            parts, m = mapped, n
+        else:
+            parts = result if m == 1 else empty(queue, (m,), self.dtype_out)
+            ev = k_parts(queue, (m,), None, *call, np.int64(n), parts.data, wait_for=wait_for)
         while m > 1:
             k = -(-m // SHARE)
             folded = result if k == 1 else empty(queue, (k,), self.dtype_out)
