@@ -54,3 +54,18 @@ def test_example(name, backend):
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_large(name, backend):
     _check(name, backend, "large")
+
+
+def test_a_missing_pyopencl_skips_cleanly(monkeypatch):
+    """Without pyopencl (or without Mako for its toolbox) the PoCL backend is Unavailable, which the
+    tests above turn into a skip."""
+    import sys
+
+    from . import harness
+    monkeypatch.setitem(sys.modules, "pyopencl", None)
+    monkeypatch.setattr(harness, "_QUEUES", {})
+    with pytest.raises(Unavailable, match="pyopencl is not installed"):
+        harness.queue_for("pocl")
+    monkeypatch.setitem(sys.modules, "pyopencl.reduction", None)
+    with pytest.raises(Unavailable, match="does not import"):
+        harness.toolbox(type(sys)("pyopencl"))
