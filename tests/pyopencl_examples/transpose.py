@@ -4,7 +4,7 @@ bank conflicts), waits at a barrier, and writes the tile transposed with contigu
 naive transpose and cl.array's arithmetic check it."""
 import numpy as np
 
-SIZES = {"small": {"rows": 48, "cols": 80}, "large": {"rows": 256, "cols": 320}}
+SIZES = {"small": {"rows": 48, "cols": 80}, "large": {"rows": 128, "cols": 160}}
 TILE = 16
 
 KERNEL = f"""
