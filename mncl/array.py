@@ -5,13 +5,15 @@
     b = (2 * a + 1).get()                  # element-wise kernels, generated and cached per context
     s = cla.sum(a).get()                   # a two-launch reduction (mncl.reduction)
 
-An Array is a contiguous C-order block in one Buffer of its queue's context: shape, dtype, size,
-nbytes, ndim, data.  Arithmetic (+ - * / with arrays of the same shape and with scalars, unary -),
-comparisons (int8 results, as PyOpenCL's), fill, astype, copy, reshape (a view of the same
-buffer), get / set, and the functions to_device, empty, zeros, empty_like, zeros_like, arange,
-sum, dot, vdot, max, min, maximum, minimum, if_positive.  Every operation is an OpenCL C kernel
-run on the queue's device (never numpy on the host).  Not yet: slicing into views, strided or
-Fortran-order arrays, complex dtypes, clmath (docs/runtime.md lists what is supported).
+An Array is a contiguous C-order block in one Buffer of its queue's context (base_data, from byte
+`offset`): shape, dtype, size, nbytes, ndim, data.  Arithmetic (+ - * / with arrays of the same
+shape and with scalars, unary -), comparisons (int8 results, as PyOpenCL's), fill, astype, copy,
+reshape and indexing (a[k], a[lo:hi] along the first axis: views of the same buffer, which the
+generated kernels take at their offset; assignment through them), get / set, and the functions
+to_device, empty, zeros, empty_like, zeros_like, arange, sum, dot, vdot, max, min, maximum,
+minimum, if_positive.  Every operation is an OpenCL C kernel run on the queue's device (never
+numpy on the host).  Not yet: strided views, Fortran-order arrays, broadcasting, complex dtypes
+(docs/runtime.md lists what is supported).
 """
 from __future__ import annotations
 
@@ -49,14 +51,19 @@ def _scalar_type(x, other: np.dtype) -> np.dtype:
     return np.result_type(np.asarray(x).dtype, other)
 
 
+class ArrayHasOffsetError(ValueError):
+    """An Array view's .data asked for: it starts past its buffer's start (pyopencl.array's name)."""
+
+
 class Array:
     """A device array (pyopencl.array.Array's constructor and attributes)."""
 
     def __init__(self, cq, shape, dtype, order="C", allocator=None, data=None, offset=0, strides=None, **kwargs):
         if order not in ("C", "c"):
             raise NotImplementedError("mncl.array: only C-order arrays")
-        if offset or strides is not None:
-            raise NotImplementedError("mncl.array: offsets and strides are not supported")
+        if strides is not None and tuple(strides) != _c_strides(
+                (shape,) if isinstance(shape, numbers.Integral) else tuple(shape), np.dtype(dtype).itemsize):
+            raise NotImplementedError("mncl.array: only contiguous C-order strides")
         self.queue = cq
         self.context = cq.context
         self.shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
@@ -66,7 +73,18 @@ class Array:
         self.nbytes = self.size * self.dtype.itemsize
         self.ndim = len(self.shape)
         self.strides = _c_strides(self.shape, self.dtype.itemsize)
-        self.data = data if data is not None else Buffer(self.context, mem_flags.READ_WRITE, builtins.max(self.nbytes, 1))
+        self.base_data = data if data is not None else Buffer(self.context, mem_flags.READ_WRITE,
+                                                              builtins.max(self.nbytes, 1))
+        self.offset = int(offset)                           # bytes from the buffer's start (a view's)
+
+    @property
+    def data(self):
+        """The Buffer holding the array; a view starting past the buffer's start has none of its own
+        (mncl has no sub-buffers): ArrayHasOffsetError, as PyOpenCL's when it cannot make one."""
+        if self.offset:
+            raise ArrayHasOffsetError(f"this view starts {self.offset} bytes into its buffer: pass base_data and "
+                                      f"offset, or copy() it")
+        return self.base_data
 
     # -- host transfers -----------------------------------------------------------------------
     def get(self, queue=None, ary=None, async_=False, **kwargs) -> np.ndarray:
@@ -74,7 +92,7 @@ class Array:
         if out.shape != self.shape or out.dtype != self.dtype:
             raise TypeError(f"Array.get: ary must be {self.shape} {self.dtype}, got {out.shape} {out.dtype}")
         if self.size:
-            enqueue_copy(queue or self.queue, out, self.data)
+            enqueue_copy(queue or self.queue, out, self.base_data, device_offset=self.offset)
             (queue or self.queue).finish()
         return out
 
@@ -85,7 +103,7 @@ class Array:
         if ary.dtype != self.dtype:
             raise TypeError(f"Array.set: dtype {ary.dtype} is not the array's {self.dtype}")
         if self.size:
-            enqueue_copy(queue or self.queue, self.data, ary)
+            enqueue_copy(queue or self.queue, self.base_data, ary, device_offset=self.offset)
             (queue or self.queue).finish()
 
     def __repr__(self):
@@ -100,7 +118,41 @@ class Array:
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) else shape
         shape = tuple(np.empty(self.size, np.int8).reshape(shape).shape)
-        return Array(self.queue, shape, self.dtype, data=self.data)
+        return Array(self.queue, shape, self.dtype, data=self.base_data, offset=self.offset)
+
+    def __getitem__(self, key):
+        """A view of the same buffer: an integer or a slice of step 1 along the first axis (a
+        contiguous range), or () for the whole array."""
+        if (isinstance(key, tuple) and not key) or key is Ellipsis:
+            return Array(self.queue, self.shape, self.dtype, data=self.base_data, offset=self.offset)
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        if not self.shape:
+            raise IndexError("a 0-d array cannot be indexed")
+        row = self.strides[0]
+        if isinstance(key, numbers.Integral):
+            k = int(key) + (self.shape[0] if key < 0 else 0)
+            if not 0 <= k < self.shape[0]:
+                raise IndexError(f"index {key} is out of bounds for an axis of length {self.shape[0]}")
+            return Array(self.queue, self.shape[1:], self.dtype, data=self.base_data, offset=self.offset + k * row)
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.shape[0])
+            if step != 1:
+                raise NotImplementedError("mncl.array: slices with a step other than 1 (strided views)")
+            length = builtins.max(0, stop - start)
+            return Array(self.queue, (length,) + self.shape[1:], self.dtype, data=self.base_data,
+                         offset=self.offset + start * row)
+        raise NotImplementedError(f"mncl.array: index {key!r} (integers and slices of step 1 along the "
+                                  f"first axis are supported)")
+
+    def __setitem__(self, key, value):
+        view = self[key]
+        if isinstance(value, Array):
+            if value.shape != view.shape:
+                raise ValueError(f"cannot assign an array of shape {value.shape} to a view of shape {view.shape}")
+            view._into(value)
+        else:
+            view.fill(value)
 
     def ravel(self):
         return self.reshape(self.size)
@@ -190,6 +242,8 @@ class Array:
     def _into(self, r):
         if r.dtype != self.dtype:
             r = r.astype(self.dtype)
+        if not self.size:
+            return self
         _kernel(self.context, ("copy", self.dtype), [VectorArg(self.dtype, "z"), VectorArg(self.dtype, "x")],
                 "z[i] = x[i]")(self, r)
         return self

@@ -15,14 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from .program import Program
-from .tools import VectorArg, c_params, call_args, parse_arg_list
+from .tools import VectorArg, c_params, call_args, has_offsets, offset_prologue, parse_arg_list
 
 
-def _source(name, args, operation, preamble) -> str:
-    params = c_params(args)
+def _source(name, args, operation, preamble, offsets=False) -> str:
+    params = c_params(args, offsets)
     return f"""{preamble}
 __kernel void {name}({params}{', ' if params else ''}long n)
 {{
+    {offset_prologue(args, offsets)}
     long i = get_global_id(0);
     if (i < n) {{
         {operation};
@@ -40,15 +41,29 @@ class ElementwiseKernel:
         if not any(isinstance(a, VectorArg) for a in self.args):
             raise ValueError(f"ElementwiseKernel '{name}': no array argument to take the size from")
         self.name = name
-        self.source = _source(name, self.args, operation, preamble)
-        self.program = Program(context, self.source).build(options=options or [])
+        self._make = lambda offsets: _source(name, self.args, operation, preamble, offsets)
+        self.options = options or []
+        self.source = self._make(False)
+        self.program = Program(context, self.source).build(options=self.options)
         self.kernel = getattr(self.program, name)
+        self._offset_kernel = None
+
+    def _kernel_for(self, offsets):
+        """The kernel, or (built on the first call with a view that has an offset) its variant
+        taking each array's offset."""
+        if not offsets:
+            return self.kernel
+        if self._offset_kernel is None:
+            self._offset_kernel = getattr(Program(self.context, self._make(True)).build(options=self.options),
+                                          self.name)
+        return self._offset_kernel
 
     def __call__(self, *args, range=None, slice=None, queue=None, wait_for=None, **kwargs):
         if range is not None or slice is not None:
             raise NotImplementedError(f"ElementwiseKernel '{self.name}': range= and slice= are not supported")
-        first, call = call_args(f"ElementwiseKernel '{self.name}'", args, self.args)
+        offsets = has_offsets(args)
+        first, call = call_args(f"ElementwiseKernel '{self.name}'", args, self.args, offsets)
         n = first.size
         if n == 0:
             return None
-        return self.kernel(queue or first.queue, (n,), None, *call, np.int64(n), wait_for=wait_for)
+        return self._kernel_for(offsets)(queue or first.queue, (n,), None, *call, np.int64(n), wait_for=wait_for)
