@@ -69,21 +69,3 @@ def test_a_missing_pyopencl_skips_cleanly(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyopencl.reduction", None)
     with pytest.raises(Unavailable, match="does not import"):
         harness.toolbox(type(sys)("pyopencl"))
-
-
-@pytest.mark.xfail(strict=True, reason="emulator bug on mncore2: a store to a one-element buffer from one work-item "
-                   "outside the first group comes back multiplied (global size 1000, the work-item 999 storing 7 "
-                   "gives 14; global size 5000, work-item 4999: 28); work-item 0 stores it right")
-def test_emulator_store_of_one_work_item_on_mncore2():
-    import numpy as np
-
-    import mncl as cl
-    ctx = cl.Context([cl.get_device("emulator", "mncore2")])
-    q = cl.CommandQueue(ctx)
-    prg = cl.Program(ctx, "__kernel void k(__global int *count)"
-                          "{ if (get_global_id(0) == 999) count[0] = 7; }").build()
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
-    prg.k(q, (1000,), None, buf)
-    out = np.empty(1, np.int32)
-    cl.enqueue_copy(q, out, buf)
-    assert out[0] == 7

@@ -142,6 +142,11 @@ class Scatter:
         best = em.alu("imax", m, swapped)
         win = em.elected[p] = em.copy(em.c32(0), em.new("win"))
         em.masked_copy(em.c32(-1), win, em.flags("ixor", best, self.slot1()))
+        # lanes past a narrowed wave's chain (em.in_wave) repeat the slot numbers of lanes in it:
+        # only the lane where p, in the wave, holding the best slot stores
+        em.alu("iand", win, p, dst=win)
+        if em.in_wave is not None:
+            em.alu("iand", win, em.in_wave, dst=win)
         elect, em.items = em.items, []
         em.copy(p, win)
         outer.append(SeqIf(MANY, elect, em.items))
