@@ -329,9 +329,9 @@ def test_slices_are_views_that_generated_kernels_take(queue):
         a[::2]
 
 
-@pytest.mark.xfail(strict=True, reason="CPU device bug: a kernel that changes a pointer parameter (x += off) "
-                   "carries the change over to the next work-items when the global size is 32 or more")
 def test_cpu_device_pointer_parameter_changed_by_a_work_item():
+    """The CPU device runs a group's work-items one after another in one call: a change one makes
+    to a parameter (x += off) reached the next ones when the launch had groups of several."""
     ctx = cl.Context([cl.get_device("cpu")])
     q = cl.CommandQueue(ctx)
     prg = cl.Program(ctx, """__kernel void k(__global const int *x, int off, __global int *out)
@@ -343,3 +343,15 @@ def test_cpu_device_pointer_parameter_changed_by_a_work_item():
     out = np.empty(64, np.int32)
     cl.enqueue_copy(q, out, bo)
     np.testing.assert_array_equal(out, x[1:65])
+
+
+def test_cpu_device_scalar_parameter_changed_by_a_work_item():
+    ctx = cl.Context([cl.get_device("cpu")])
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, """__kernel void k(__global int *out, int n)
+    { n += get_global_id(0); out[get_global_id(0)] = n; }""").build()
+    bo = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4 * 256)
+    prg.k(q, (256,), (64,), bo, np.int32(5))
+    out = np.empty(256, np.int32)
+    cl.enqueue_copy(q, out, bo)
+    np.testing.assert_array_equal(out, 5 + np.arange(256))

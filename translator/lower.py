@@ -909,7 +909,7 @@ class Lowering:
                 ctx.group_mode = True
                 self.group_stmts(fdef.body.block_items or [], new_scope=True)
             else:
-                self.item_region(lambda: self.stmt(fdef.body))
+                self.item_region(self.fresh_params(fdef.body, lambda: self.stmt(fdef.body)))
             self.finish_kernel(name, fn.name, entry, start, params, reqd)
         finally:
             self.pop()
@@ -1088,6 +1088,25 @@ class Lowering:
                 dtype = pt.np_dtype()
             return ParamInfo(pname, "scalar", _spell(pt), dtype, pt.size(), False)
         self.error(pd, f"kernel parameter '{pname}' has unsupported type '{pt}'")
+
+    def fresh_params(self, body, run):
+        """``run`` with every parameter the body may change set back to its argument first: the
+        work-items of a group run one after another in one call here, and a change one makes
+        (``x += off``) must not reach the next."""
+        b = self.b
+        keep = []
+        for name in sorted(_changed_names(body, self.lookup)):
+            s = self.scopes[-1].get(name)
+            if s is not None and s.kind == "var" and not s.replicated:
+                k = self._entry_alloca(s.ptr.type.pointee, f"{name}.arg")
+                b.store(b.load(s.ptr), k)
+                keep.append((s.ptr, k))
+
+        def fresh():
+            for slot, k in keep:
+                b.store(b.load(k), slot)
+            run()
+        return fresh
 
     def replicate_params(self, body):
         """A parameter is private to each work-item like any variable: in group mode, one the
