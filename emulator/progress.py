@@ -58,8 +58,5 @@ def progress_for(label: str, stream=None) -> Progress | None:
     stream = stream if stream is not None else sys.stderr
     if os.environ.get("MNCL_PROGRESS") == "0" or not getattr(stream, "isatty", lambda: False)():
         return None
-    try:
-        import rich  # noqa: F401
-    except ImportError:
-        return None
-    return Progress(label, stream)
+    import importlib.util
+    return Progress(label, stream) if importlib.util.find_spec("rich") else None

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .program import Program
-from .tools import VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
+from .tools import Variants, VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
 
 SHARE = 64
 
@@ -103,18 +102,13 @@ class ReductionKernel:
         # backend stages one array's row in a folding loop well, two or more ~30x slower
         self.mapped_first = len(vectors) > 1
         init = neutral_value(self.dtype_out, neutral)
-        self._make = lambda offsets: _source(name, c_type(self.dtype_out), init, reduce_expr, map_expr, self.args,
-                                             preamble, offsets)
-        self.options = options or []
-        self.source = self._make(False)
-        self._programs = {False: Program(ctx, self.source).build(options=self.options)}
+        self.programs = Variants(ctx, lambda offsets: _source(name, c_type(self.dtype_out), init, reduce_expr,
+                                                             map_expr, self.args, preamble, offsets), options)
+        self.source = self.programs.source
 
     def _kernels(self, offsets):
-        """(parts, fold, map) kernels; with offsets, the variant taking each array's offset (built on
-        the first call with a view that has one)."""
-        if offsets not in self._programs:
-            self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
-        prg = self._programs[offsets]
+        """(parts, fold, map) kernels; with offsets, the variant taking each array's offset."""
+        prg = self.programs(offsets)
         return getattr(prg, f"{self.name}_parts"), getattr(prg, f"{self.name}_fold"), getattr(prg, f"{self.name}_map")
 
     def __call__(self, *args, queue=None, wait_for=None, return_event=False, out=None, range=None, slice=None,

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .program import Program
 from .reduction import neutral_value
-from .tools import VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
+from .tools import Variants, VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
 
 
 def _fetches(args, input_fetch_exprs) -> str:
@@ -133,18 +132,14 @@ class GenericScanKernel:
         init = neutral_value(self.dtype, neutral)
         fetch = _fetches(self.args, input_fetch_exprs)
         self.segmented = is_segment_start_expr is not None
-        self._make = lambda offsets: _source(name_prefix, t, init, scan_expr, input_expr, output_statement,
-                                             self.args, preamble, is_segment_start_expr, fetch, offsets)
-        self.options = options or []
-        self.source = self._make(False)
-        self._programs = {False: Program(ctx, self.source).build(options=self.options)}
+        self.programs = Variants(ctx, lambda offsets: _source(name_prefix, t, init, scan_expr, input_expr,
+                                                             output_statement, self.args, preamble,
+                                                             is_segment_start_expr, fetch, offsets), options)
+        self.source = self.programs.source
 
     def _kernels(self, offsets):
-        """(in, pass, out) kernels; with offsets, the variant taking each array's offset (built on
-        the first call with a view that has one)."""
-        if offsets not in self._programs:
-            self._programs[offsets] = Program(self.context, self._make(offsets)).build(options=self.options)
-        prg = self._programs[offsets]
+        """(in, pass, out) kernels; with offsets, the variant taking each array's offset."""
+        prg = self.programs(offsets)
         return tuple(getattr(prg, f"{self.name}_{p}") for p in ("in", "pass", "out"))
 
     def __call__(self, *args, queue=None, wait_for=None, size=None, allocator=None, **kwargs):

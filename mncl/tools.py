@@ -219,3 +219,21 @@ def _register_vectors() -> None:
 
 
 _register_vectors()
+
+
+class Variants:
+    """A generated program, ``make(False)``, and its variant taking the arrays' offsets,
+    ``make(True)``, built on the first call with a view that has one (ReductionKernel and the
+    scans keep one)."""
+
+    def __init__(self, ctx, make, options=None):
+        from .program import Program
+        self.context, self.make, self.options = ctx, make, list(options or [])
+        self.source = make(False)
+        self._built = {False: Program(ctx, self.source).build(options=self.options)}
+
+    def __call__(self, offsets: bool):
+        from .program import Program
+        if offsets not in self._built:
+            self._built[offsets] = Program(self.context, self.make(offsets)).build(options=self.options)
+        return self._built[offsets]

@@ -14,15 +14,21 @@ class Terminal(io.StringIO):
         return True
 
 
+def run_loop(label):
+    """LOOP on tiny with a progress bar on a pretend terminal: what the terminal got."""
+    term = Terminal()
+    emu = Emulator("tiny")
+    emu.progress = progress.progress_for(label, term)
+    emu.run(assemble(LOOP, "loop.vsm"))
+    emu.progress.close()
+    return term.getvalue()
+
+
 def test_bar_on_a_terminal_after_the_delay(monkeypatch):
     monkeypatch.setattr(progress, "DELAY", 0.0)
     monkeypatch.setattr(progress, "REFRESH", 0.0)
-    term = Terminal()
-    emu = Emulator("tiny")
-    emu.progress = progress.progress_for("loop.vsm on tiny", term)
-    emu.run(assemble(LOOP, "loop.vsm"))
-    emu.progress.close()
-    assert "loop.vsm on tiny:" in term.getvalue() and "steps/s" in term.getvalue()
+    shown = run_loop("loop.vsm on tiny")
+    assert "loop.vsm on tiny:" in shown and "steps/s" in shown
 
 
 def test_silent_off_a_terminal_or_when_turned_off(monkeypatch):
@@ -33,12 +39,7 @@ def test_silent_off_a_terminal_or_when_turned_off(monkeypatch):
 
 def test_no_bar_for_short_runs(monkeypatch):
     monkeypatch.setattr(progress, "REFRESH", 0.0)
-    term = Terminal()
-    emu = Emulator("tiny")
-    emu.progress = progress.progress_for("loop.vsm", term)
-    emu.run(assemble(LOOP, "loop.vsm"))
-    emu.progress.close()
-    assert term.getvalue() == ""
+    assert run_loop("loop.vsm") == ""
 
 
 def test_a_launch_on_the_emulator_device_shows_it(monkeypatch):
