@@ -58,7 +58,8 @@ class ArrayHasOffsetError(ValueError):
 class Array:
     """A device array (pyopencl.array.Array's constructor and attributes)."""
 
-    def __init__(self, cq, shape, dtype, order="C", allocator=None, data=None, offset=0, strides=None, **kwargs):
+    def __init__(self, cq, shape, dtype, order="C", allocator=None, data=None, offset=0, strides=None, events=None,
+                 **kwargs):
         if order not in ("C", "c"):
             raise NotImplementedError("mncl.array: only C-order arrays")
         if strides is not None and tuple(strides) != _c_strides(
@@ -76,6 +77,18 @@ class Array:
         self.base_data = data if data is not None else Buffer(self.context, mem_flags.READ_WRITE,
                                                               builtins.max(self.nbytes, 1))
         self.offset = int(offset)                           # bytes from the buffer's start (a view's)
+        self.events = list(events or [])                    # what must finish before the data is valid
+
+    def add_event(self, evt) -> None:
+        """An event the array's data waits for (the kernel that writes it), as PyOpenCL's."""
+        if evt is not None:
+            self.events.append(evt)
+
+    def finish(self) -> None:
+        """Wait for the array's events."""
+        for e in self.events:
+            e.wait()
+        self.events = []
 
     @property
     def data(self):
@@ -92,7 +105,8 @@ class Array:
         if out.shape != self.shape or out.dtype != self.dtype:
             raise TypeError(f"Array.get: ary must be {self.shape} {self.dtype}, got {out.shape} {out.dtype}")
         if self.size:
-            enqueue_copy(queue or self.queue, out, self.base_data, device_offset=self.offset)
+            enqueue_copy(queue or self.queue, out, self.base_data, device_offset=self.offset,
+                         wait_for=self.events or None)
             (queue or self.queue).finish()
         return out
 
@@ -103,8 +117,10 @@ class Array:
         if ary.dtype != self.dtype:
             raise TypeError(f"Array.set: dtype {ary.dtype} is not the array's {self.dtype}")
         if self.size:
-            enqueue_copy(queue or self.queue, self.base_data, ary, device_offset=self.offset)
+            enqueue_copy(queue or self.queue, self.base_data, ary, device_offset=self.offset,
+                         wait_for=self.events or None)
             (queue or self.queue).finish()
+            self.events = []
 
     def __repr__(self):
         return f"mncl.array.Array({self.get()!r})"
@@ -118,13 +134,15 @@ class Array:
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) else shape
         shape = tuple(np.empty(self.size, np.int8).reshape(shape).shape)
-        return Array(self.queue, shape, self.dtype, data=self.base_data, offset=self.offset)
+        return Array(self.queue, shape, self.dtype, data=self.base_data, offset=self.offset,
+                     events=self.events)
 
     def __getitem__(self, key):
         """A view of the same buffer: an integer or a slice of step 1 along the first axis (a
         contiguous range), or () for the whole array."""
         if (isinstance(key, tuple) and not key) or key is Ellipsis:
-            return Array(self.queue, self.shape, self.dtype, data=self.base_data, offset=self.offset)
+            return Array(self.queue, self.shape, self.dtype, data=self.base_data, offset=self.offset,
+                     events=self.events)
         if isinstance(key, tuple) and len(key) == 1:
             key = key[0]
         if not self.shape:
@@ -134,14 +152,15 @@ class Array:
             k = int(key) + (self.shape[0] if key < 0 else 0)
             if not 0 <= k < self.shape[0]:
                 raise IndexError(f"index {key} is out of bounds for an axis of length {self.shape[0]}")
-            return Array(self.queue, self.shape[1:], self.dtype, data=self.base_data, offset=self.offset + k * row)
+            return Array(self.queue, self.shape[1:], self.dtype, data=self.base_data, offset=self.offset + k * row,
+                         events=self.events)
         if isinstance(key, slice):
             start, stop, step = key.indices(self.shape[0])
             if step != 1:
                 raise NotImplementedError("mncl.array: slices with a step other than 1 (strided views)")
             length = builtins.max(0, stop - start)
             return Array(self.queue, (length,) + self.shape[1:], self.dtype, data=self.base_data,
-                         offset=self.offset + start * row)
+                         offset=self.offset + start * row, events=self.events)
         raise NotImplementedError(f"mncl.array: index {key!r} (integers and slices of step 1 along the "
                                   f"first axis are supported)")
 
@@ -262,7 +281,15 @@ def _kernel(ctx, key, args, operation, preamble=""):
                               .replace("+", "add").replace("-", "sub").replace("*", "mul").replace("/", "div")
                               for k in key)
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return _cached(ctx, key, lambda: ElementwiseKernel(ctx, args, operation, name, preamble))
+    knl = _cached(ctx, key, lambda: ElementwiseKernel(ctx, args, operation, name, preamble))
+
+    def launch(out, *rest):
+        """After the events of every array it touches (PyOpenCL's wait_for: they may be on other
+        queues); its event goes to the array it writes, the first argument."""
+        deps = [e for a in (out, *rest) if isinstance(a, Array) for e in a.events]
+        out.add_event(knl(out, *rest, wait_for=deps or None))
+        return out
+    return launch
 
 
 # -- creation --------------------------------------------------------------------------------------
@@ -341,12 +368,22 @@ def min(a, queue=None, **kwargs) -> Array:      # noqa: A001
     return _extreme(a, "min", queue)
 
 
-def _pairwise(a, b, fn):
+def _out(out, shape, dtype, queue, what):
+    """The result array: ``out`` when given (its shape and dtype checked), else a new one."""
+    if out is None:
+        return empty(queue, shape, dtype)
+    if not isinstance(out, Array) or out.shape != tuple(shape) or out.dtype != dtype:
+        raise TypeError(f"mncl.array.{what}: out must be an Array of shape {tuple(shape)} and dtype {dtype}, got "
+                        + (f"{out.shape} {out.dtype}" if isinstance(out, Array) else type(out).__name__))
+    return out
+
+
+def _pairwise(a, b, fn, out=None):
     if not isinstance(b, Array):
         b = empty_like(a).fill(b)
     dt = np.result_type(a.dtype, b.dtype)
     op = ("f" + fn) if dt.kind == "f" else fn
-    out = empty(a.queue, a.shape, dt)
+    out = _out(out, a.shape, dt, a.queue, f"{fn}imum")
     ct = c_type(dt)
     _kernel(a.context, (fn, a.dtype, b.dtype), [VectorArg(dt, "z"), VectorArg(a.dtype, "x"), VectorArg(b.dtype, "y")],
             f"z[i] = {op}(({ct})x[i], ({ct})y[i])")(out, a, b)
@@ -354,16 +391,16 @@ def _pairwise(a, b, fn):
 
 
 def maximum(a, b, out=None, queue=None, **kwargs) -> Array:
-    return _pairwise(a, b, "max")
+    return _pairwise(a, b, "max", out)
 
 
 def minimum(a, b, out=None, queue=None, **kwargs) -> Array:
-    return _pairwise(a, b, "min")
+    return _pairwise(a, b, "min", out)
 
 
 def if_positive(criterion, then_, else_, out=None, queue=None, **kwargs) -> Array:
     dt = np.result_type(then_.dtype, else_.dtype)
-    res = empty(criterion.queue, criterion.shape, dt)
+    res = _out(out, criterion.shape, dt, criterion.queue, "if_positive")
     _kernel(criterion.context, ("ifpos", criterion.dtype, then_.dtype, else_.dtype),
             [VectorArg(dt, "z"), VectorArg(criterion.dtype, "c"), VectorArg(then_.dtype, "t"),
              VectorArg(else_.dtype, "e")], "z[i] = c[i] > 0 ? t[i] : e[i]")(res, criterion, then_, else_)

@@ -355,3 +355,27 @@ def test_cpu_device_scalar_parameter_changed_by_a_work_item():
     out = np.empty(256, np.int32)
     cl.enqueue_copy(q, out, bo)
     np.testing.assert_array_equal(out, 5 + np.arange(256))
+
+
+def test_array_events_out_and_wait_for_across_queues(queue):
+    """Operations keep their kernel's event on the array they write and wait for their operands'
+    (which may be on another queue); maximum / minimum / if_positive write into out= when given
+    (they used to ignore it and return a new array)."""
+    q, q2 = queue, cl.CommandQueue(queue.context)
+    a = cla.to_device(q, np.arange(10, dtype=np.float32))
+    b = cla.to_device(q2, np.full(10, 4, np.float32))
+    c = a * 2
+    assert len(c.events) == 1
+    out = cla.empty(q, (10,), np.float32)
+    r = cla.maximum(c, b, out=out)
+    assert r is out and out.events
+    np.testing.assert_array_equal(out.get(), np.maximum(np.arange(10) * 2, 4))
+    out2 = cla.empty(q, (10,), np.float32)
+    assert cla.minimum(a, b, out=out2) is out2
+    np.testing.assert_array_equal(out2.get(), np.minimum(np.arange(10), 4))
+    sel = cla.if_positive(a - 5, a, b, out=cla.zeros(q, (10,), np.float32))
+    np.testing.assert_array_equal(sel.get(), np.where(np.arange(10) - 5 > 0, np.arange(10), 4))
+    with pytest.raises(TypeError, match="out must be an Array of shape"):
+        cla.maximum(a, b, out=cla.empty(q, (3,), np.float32))
+    c.finish()
+    assert c.events == []
