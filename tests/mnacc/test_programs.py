@@ -238,20 +238,26 @@ int main(void) {
 
 
 def test_a_kernel_the_device_cannot_build_names_the_users_line(tmp_path):
-    src = tmp_path / "fmod.c"
+    """The kernel is a private array larger than the emulator device's local memory (this test used
+    fmodf, which the device builds now)."""
+    src = tmp_path / "bigpriv.c"
     src.write_text("""#include <stdio.h>
-#include <math.h>
 float x[8];
 int main(void) {
-    int i;
+    int i, j;
 #pragma acc parallel loop
-    for (i = 0; i < 8; i++)
-        x[i] = fmodf(i * 1.5f, 2.0f);
+    for (i = 0; i < 8; i++) {
+        float t[20000];
+        for (j = 0; j < 20000; j++)
+            t[j] = j * 0.5f + i;
+        x[i] = t[(i * 7919) % 20000];
+    }
     printf("%g\\n", x[7]);
     return 0;
 }
 """)
     res = mnacc(str(src), "--machine", "tiny")
     assert res.returncode == 1 and res.stdout == ""
-    assert f"loop 1 ({src}:6) cannot be built for MN-Core 2 (emulator, tiny):\n{src}:8:0: error: " in res.stderr
+    assert f"loop 1 ({src}:5) cannot be built for MN-Core 2 (emulator, tiny):\n{src}:7:0: error: " in res.stderr
+    assert "private arrays need 80000 bytes per work-item" in res.stderr
     assert "Traceback" not in res.stderr
