@@ -43,7 +43,7 @@ import numpy as np
 TOPOLOGIES = ("ring", "all-to-all")
 
 
-class SystemError_(ValueError):
+class SystemSpecError(ValueError):
     """A system description that cannot be built: the message names the key."""
 
 
@@ -76,20 +76,20 @@ def load_system(spec) -> dict:
             with open(spec, "rb") as f:
                 spec = tomllib.load(f)
         except OSError as e:
-            raise SystemError_(f"cannot read {spec}: {e.strerror or e}") from None
+            raise SystemSpecError(f"cannot read {spec}: {e.strerror or e}") from None
         except tomllib.TOMLDecodeError as e:
-            raise SystemError_(f"{spec}: not valid TOML: {e}") from None
+            raise SystemSpecError(f"{spec}: not valid TOML: {e}") from None
     s = spec.get("system", {})
     chips = s.get("chips")
     if not isinstance(chips, int) or chips < 1:
-        raise SystemError_(f"system.chips must be a positive integer, not {chips!r}")
+        raise SystemSpecError(f"system.chips must be a positive integer, not {chips!r}")
     if s.get("topology", "ring") not in TOPOLOGIES:
-        raise SystemError_(f"system.topology must be one of {', '.join(TOPOLOGIES)}, not {s.get('topology')!r}")
+        raise SystemSpecError(f"system.topology must be one of {', '.join(TOPOLOGIES)}, not {s.get('topology')!r}")
     link = spec.get("link", {})
     for k in ("bytes_per_second", "latency_s"):
         v = link.get(k)
         if not isinstance(v, (int, float)) or v < 0 or (k == "bytes_per_second" and v <= 0):
-            raise SystemError_(f"link.{k} must be a {'positive' if k == 'bytes_per_second' else 'non-negative'} "
+            raise SystemSpecError(f"link.{k} must be a {'positive' if k == 'bytes_per_second' else 'non-negative'} "
                                f"number, not {v!r}")
     return {"system": {"chips": chips, "machine": s.get("machine", "mncore2"),
                        "topology": s.get("topology", "ring"), "name": s.get("name", f"{chips} chips")},
@@ -101,7 +101,7 @@ def _machine_dict(name: str) -> dict:
     try:
         return _preset(name)
     except SpecError as e:
-        raise SystemError_(str(e).replace("axis machine", "system.machine")) from None
+        raise SystemSpecError(str(e).replace("axis machine", "system.machine")) from None
 
 
 class ChipError(RuntimeError):

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from mncl.system import System, SystemError_, load_system  # noqa: E402
+from mncl.system import System, SystemSpecError, load_system  # noqa: E402
 
 LINK = {"bytes_per_second": 1e9, "latency_s": 1e-6}
 N, SIZE = 3, 999                     # parts of 333 elements
@@ -84,7 +84,7 @@ def test_a_chip_runs_kernels_on_its_own_emulator(system):
     ({"system": {"chips": 2}, "link": {"latency_s": 0}}, "link.bytes_per_second"),
 ])
 def test_bad_system_descriptions(spec, message):
-    with pytest.raises(SystemError_, match=message):
+    with pytest.raises(SystemSpecError, match=message):
         load_system(spec)
 
 
