@@ -280,6 +280,29 @@ def _direct_writer(w, finish):
     return write
 
 
+def _operand_dest(st, plan, e, one, rs):
+    """_direct_dest for a kernel whose last pass, at the commit, reads the operands rs: only when
+    every operand read from memory is bound to rows whose writes the check can see."""
+    if not all(r.rows is not None for r in rs if r.hook is not None):
+        return None
+    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None])
+
+
+def _finishing_kernel(dest, reads, finish, compute=None):
+    """A kernel whose result finish() writes into dest's rows at the commit: at the step it tells
+    the read hooks, runs compute(emu) (the part of the work that must see the operands now) and
+    leaves the rows as the step's pending write."""
+    d0 = dest.d0
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        if compute is not None:
+            compute(emu)
+        emu.pending.append((e, d0, None, None))
+    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
+    return kernel
+
+
 def _vfma_f32(e, rs, emit, emu, dest):
     """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it."""
     if any(r.views[0].strides[-1] != 8 for r in rs):
@@ -295,7 +318,6 @@ def _vfma_f32(e, rs, emit, emu, dest):
         dest = None
 
     def fma(emu):
-        _call_read_hooks(emu, reads)
         r = emu.scratch(shape, np.float64, "fma")
         t = emu.scratch(shape, np.float64, 1)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -314,6 +336,7 @@ def _vfma_f32(e, rs, emit, emu, dest):
 
     if dest is None:
         def kernel(e, emu):
+            _call_read_hooks(emu, reads)
             r = fma(emu)
             o = np.empty(shape, np.float32)
             with np.errstate(over="ignore"):
@@ -332,12 +355,7 @@ def _vfma_f32(e, rs, emit, emu, dest):
         with np.errstate(over="ignore"):
             np.copyto(df, r, casting="unsafe")
         normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
-
-    def kernel(e, emu):
-        fma(emu)
-        emu.pending.append((e, d0, None, None))
-    kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
-    return kernel
+    return _finishing_kernel(dest, reads, finish, fma)
 
 
 def _vbin_f32(e, rs, emit, st, plan, one, emu):
@@ -353,10 +371,7 @@ def _vbin_f32(e, rs, emit, st, plan, one, emu):
     shape, lead = xf.shape, xf.shape[:-1]
     reads = _read_hooks(rs)
     zero = np.float32(0)
-    spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
-    dest = None
-    if x1 is None and all(r.rows is not None for r in rs if r.hook is not None):
-        dest = _direct_dest(st, plan, e, one, spans)
+    dest = _operand_dest(st, plan, e, one, rs) if x1 is None else None
     if dest is not None and dest.d0.shape == lead:
         d0 = dest.d0
         df = d0.view(np.float32).reshape(shape)
@@ -370,12 +385,7 @@ def _vbin_f32(e, rs, emit, st, plan, one, emu):
                 else:
                     np.add(xf, yf, out=df, dtype=np.float32)
             normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
-
-        def kernel(e, emu):
-            _call_read_hooks(emu, reads)
-            emu.pending.append((e, d0, None, None))
-        kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
-        return kernel
+        return _finishing_kernel(dest, reads, finish)
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)
@@ -406,19 +416,10 @@ def _alu(e, rs, emit, st, plan, one):
     reads = _read_hooks(rs)
     op = _LONG_ARITH.get(e.defn.sem)
     if op is not None and prec == "l" and x1 is None and y0 is not None:
-        spans = [(r.hook[0], r.rows) for r in rs if r.hook is not None]
-        dest = _direct_dest(st, plan, e, one, spans) if all(r.rows is not None for r in rs if r.hook) else None
+        dest = _operand_dest(st, plan, e, one, rs)
         if dest is not None and dest.d0.shape == x0.shape == y0.shape:
             d0 = dest.d0
-
-            def finish():
-                op(x0, y0, out=d0)
-
-            def kernel(e, emu):
-                _call_read_hooks(emu, reads)
-                emu.pending.append((e, d0, None, None))
-            kernel.dd = (_direct_writer(dest, finish), d0, dest.space, *dest.span)
-            return kernel
+            return _finishing_kernel(dest, reads, lambda: op(x0, y0, out=d0))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)
