@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .program import Program
-from .tools import VectorArg, c_params, call_args, has_offsets, offset_prologue, parse_arg_list
+from .tools import Variants, VectorArg, c_params, call_args, has_offsets, offset_prologue, parse_arg_list
 
 
 def _source(name, args, operation, preamble, offsets=False) -> str:
@@ -41,22 +40,9 @@ class ElementwiseKernel:
         if not any(isinstance(a, VectorArg) for a in self.args):
             raise ValueError(f"ElementwiseKernel '{name}': no array argument to take the size from")
         self.name = name
-        self._make = lambda offsets: _source(name, self.args, operation, preamble, offsets)
-        self.options = options or []
-        self.source = self._make(False)
-        self.program = Program(context, self.source).build(options=self.options)
-        self.kernel = getattr(self.program, name)
-        self._offset_kernel = None
-
-    def _kernel_for(self, offsets):
-        """The kernel, or (built on the first call with a view that has an offset) its variant
-        taking each array's offset."""
-        if not offsets:
-            return self.kernel
-        if self._offset_kernel is None:
-            self._offset_kernel = getattr(Program(self.context, self._make(True)).build(options=self.options),
-                                          self.name)
-        return self._offset_kernel
+        self.programs = Variants(context, lambda offsets: _source(name, self.args, operation, preamble, offsets),
+                                 options)
+        self.source = self.programs.source
 
     def __call__(self, *args, range=None, slice=None, queue=None, wait_for=None, **kwargs):
         if range is not None or slice is not None:
@@ -66,4 +52,5 @@ class ElementwiseKernel:
         n = first.size
         if n == 0:
             return None
-        return self._kernel_for(offsets)(queue or first.queue, (n,), None, *call, np.int64(n), wait_for=wait_for)
+        kernel = getattr(self.programs(offsets), self.name)        # (the variant taking offsets for views)
+        return kernel(queue or first.queue, (n,), None, *call, np.int64(n), wait_for=wait_for)

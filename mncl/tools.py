@@ -166,9 +166,7 @@ def c_params(args, offsets=False) -> str:
 
 
 def offset_prologue(args, offsets=True) -> str:
-    """The declarations of each array's pointer NAME at its first element (c_params(offsets=True)).
-    A new variable, not the parameter moved in place: the CPU device carries a pointer parameter
-    changed by one work-item over to the next (tests/test_array.py's xfail names it)."""
+    """The declarations of each array's pointer NAME at its first element (c_params(offsets=True))."""
     return " ".join(f"__global {c_type(a.dtype)} *{a.name} = {a.name}__mncl_base + {a.name}__mncl_off;"
                     for a in args if isinstance(a, VectorArg)) if offsets else ""
 
@@ -223,8 +221,8 @@ _register_vectors()
 
 class Variants:
     """A generated program, ``make(False)``, and its variant taking the arrays' offsets,
-    ``make(True)``, built on the first call with a view that has one (ReductionKernel and the
-    scans keep one)."""
+    ``make(True)``, built on the first call with a view that has one (every generated toolbox
+    kernel keeps one)."""
 
     def __init__(self, ctx, make, options=None):
         from .program import Program
