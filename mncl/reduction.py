@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cltypes import vec_types
 from .tools import Variants, VectorArg, c_params, c_type, call_args, has_offsets, offset_prologue, parse_arg_list
 
 SHARE = 64
@@ -29,12 +30,8 @@ def neutral_value(dtype, neutral) -> str:
     scalar or vector type, as is (a struct value, such as a preamble function's result) for a
     struct dtype, where C has no cast."""
     dtype = np.dtype(dtype)
-    return f"({neutral})" if dtype.names is not None and dtype.subdtype is None and \
-        c_type(dtype) not in _VECTOR_NAMES else f"({c_type(dtype)})({neutral})"
-
-
-_VECTOR_NAMES = {f"{t}{n}" for t in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float",
-                                     "double") for n in (2, 3, 4, 8, 16)}
+    struct = dtype.names is not None and dtype.subdtype is None and dtype not in vec_types.values()
+    return f"({neutral})" if struct else f"({c_type(dtype)})({neutral})"
 
 
 def fold_shares(kernel, t, neutral, fold, item, params, out, prologue="") -> str:
