@@ -134,15 +134,18 @@ class Array:
     def reshape(self, *shape, order="C"):
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) else shape
         shape = tuple(np.empty(self.size, np.int8).reshape(shape).shape)
-        return Array(self.queue, shape, self.dtype, data=self.base_data, offset=self.offset,
+        return self._view(shape, 0)
+
+    def _view(self, shape, skip: int) -> "Array":
+        """shape of the same buffer from `skip` bytes further in, waiting for the same events."""
+        return Array(self.queue, shape, self.dtype, data=self.base_data, offset=self.offset + skip,
                      events=self.events)
 
     def __getitem__(self, key):
         """A view of the same buffer: an integer or a slice of step 1 along the first axis (a
         contiguous range), or () for the whole array."""
         if (isinstance(key, tuple) and not key) or key is Ellipsis:
-            return Array(self.queue, self.shape, self.dtype, data=self.base_data, offset=self.offset,
-                     events=self.events)
+            return self._view(self.shape, 0)
         if isinstance(key, tuple) and len(key) == 1:
             key = key[0]
         if not self.shape:
@@ -152,15 +155,13 @@ class Array:
             k = int(key) + (self.shape[0] if key < 0 else 0)
             if not 0 <= k < self.shape[0]:
                 raise IndexError(f"index {key} is out of bounds for an axis of length {self.shape[0]}")
-            return Array(self.queue, self.shape[1:], self.dtype, data=self.base_data, offset=self.offset + k * row,
-                         events=self.events)
+            return self._view(self.shape[1:], k * row)
         if isinstance(key, slice):
             start, stop, step = key.indices(self.shape[0])
             if step != 1:
                 raise NotImplementedError("mncl.array: slices with a step other than 1 (strided views)")
             length = builtins.max(0, stop - start)
-            return Array(self.queue, (length,) + self.shape[1:], self.dtype, data=self.base_data,
-                         offset=self.offset + start * row, events=self.events)
+            return self._view((length,) + self.shape[1:], start * row)
         raise NotImplementedError(f"mncl.array: index {key!r} (integers and slices of step 1 along the "
                                   f"first axis are supported)")
 
