@@ -467,23 +467,22 @@ class Emulator:
     def _settle(self, sp: str, lo: int, hi: int) -> None:
         """PE-memory rows lo..hi-1 of sp are about to be written: forwarding values that view them
         (a direct store's, plan.py) become copies first."""
-        live = self._fwd_live
-        hit = [name for name, (vsp, vlo, vhi) in live.items() if vsp == sp and vlo < hi and lo < vhi]
+        hit = [name for name, (vsp, vlo, vhi) in self._fwd_live.items() if vsp == sp and vlo < hi and lo < vhi]
         if hit:
-            fwd = self.state.fwd
-            for name in hit:
-                v0, v1 = fwd[name]
-                fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
-                del live[name]
+            self._own(hit)
 
     def _settle_all(self) -> None:
         """Every forwarding value a copy: at the end of a run (no view outlives it) and before a host
         write into PE memory."""
+        self._own(list(self._fwd_live))
+
+    def _own(self, names) -> None:
+        """The forwarding values of names copied out of the rows they view."""
         fwd = self.state.fwd
-        for name in self._fwd_live:
+        for name in names:
             v0, v1 = fwd[name]
             fwd[name] = (v0.copy(), v1 if v1.base is None else v1.copy())
-        self._fwd_live = {}
+            del self._fwd_live[name]
 
     def _step_plan(self, st: Step) -> StepPlan:
         """The step's plan (plan.py) for this emulator and the block's PE-memory offsets.  A plan
