@@ -267,12 +267,17 @@ def _run_python(p: Point, seed: int) -> dict:
     return out
 
 
+def _row(p: Point) -> dict:
+    """The start of a point's row: which run, its parameters, its key, no error yet."""
+    return {"run": p.run.get("name", p.run.get("source", p.run.get("entry"))), "kind": p.run["kind"],
+            **p.params, "key": p.key, "error": ""}
+
+
 def run_point(p: Point, seed: int = 0) -> dict:
     """One point's row: its parameters, its profile, passed / error, wall time.  Never raises for
     the point's own failure (a build error, a fault, a wrong result): that is the row's error."""
     t0 = time.perf_counter()
-    row = {"run": p.run.get("name", p.run.get("source", p.run.get("entry"))), "kind": p.run["kind"],
-           **{k: v for k, v in p.params.items()}, "key": p.key, "error": ""}
+    row = _row(p)
     saved = os.environ.get("MNCL_EMU_TIME_LIMIT")
     if p.timeout:                # the emulator device's launches read their limit from here
         os.environ["MNCL_EMU_TIME_LIMIT"] = str(p.timeout)
@@ -404,8 +409,7 @@ def sweep(spec, scheduler: str | None = None, workers: int | None = None, cache:
                 try:
                     finish(fut.result())
                 except Exception as e:      # the task itself was lost (its workers died too often)
-                    finish({"run": p.run.get("name", ""), "kind": p.run["kind"], **p.params, "key": p.key,
-                            "passed": False, "error": f"{type(e).__name__}: {e}", "wall_s": None,
+                    finish({**_row(p), "passed": False, "error": f"{type(e).__name__}: {e}", "wall_s": None,
                             "status": "lost"})
         finally:
             if own:
