@@ -8,6 +8,8 @@ the SDK may assume 4096 PEs: it asks this object.
 """
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import sys
 from dataclasses import dataclass, field
@@ -162,10 +164,9 @@ def _validate(m: Machine, where: str) -> None:
             raise MachineError(f"{where}: [mau] {mode} needs a positive FMA rate for {', '.join(missing)}")
 
 
-def load_machine(spec: "str | Path | Machine" = "mncore2") -> Machine:
-    """A preset name (``mncore2``, ``tiny``), a TOML file path, or a Machine (returned as is)."""
-    if isinstance(spec, Machine):
-        return spec
+def machine_description(spec: "str | Path") -> tuple:
+    """(the description as a dict, where it came from) of a preset name or a TOML file: what
+    load_machine builds a Machine from, and what sweeps change field by field (mncl/sweep.py)."""
     spec = str(spec)
     if spec in PRESETS:
         text = resources.files("emulator").joinpath(f"presets/{spec}.toml").read_text()
@@ -179,7 +180,19 @@ def load_machine(spec: "str | Path | Machine" = "mncore2") -> Machine:
         except (InputError, UnicodeDecodeError) as e:
             raise MachineError(f"{spec}: {e}" if isinstance(e, UnicodeDecodeError) else str(e)) from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), where
     except tomllib.TOMLDecodeError as e:
         raise MachineError(f"{where}: not valid TOML: {e}") from None
-    return _from_dict(data, where)
+
+
+def machine_from_dict(data: dict) -> Machine:
+    """A Machine from a description dict (machine_description's, changed or not); the dict is left
+    as it is."""
+    return _from_dict(copy.deepcopy(data), str(data.get("name", "a machine description")))
+
+
+def load_machine(spec: "str | Path | Machine" = "mncore2") -> Machine:
+    """A preset name (``mncore2``, ``tiny``), a TOML file path, or a Machine (returned as is)."""
+    if isinstance(spec, Machine):
+        return spec
+    return _from_dict(*machine_description(spec))

@@ -79,16 +79,13 @@ def load_spec(path) -> dict:
 
 
 def _preset(name: str) -> dict:
-    import tomllib
-    from importlib import resources
-
-    from emulator.machine import PRESETS
-    if name in PRESETS:
-        return tomllib.loads(resources.files("emulator").joinpath(f"presets/{name}.toml").read_text())
-    p = pathlib.Path(name)
-    if not p.is_file():
-        raise SpecError(f"axis machine: {name!r} is not a preset ({', '.join(PRESETS)}) nor a TOML file")
-    return tomllib.loads(p.read_text())
+    """The description of the point's machine (a preset or a TOML file), to override fields of."""
+    from emulator.errors import MachineError
+    from emulator.machine import machine_description
+    try:
+        return machine_description(name)[0]
+    except MachineError as e:
+        raise SpecError(f"axis machine: {e}") from None
 
 
 def _override(machine: dict, dotted: str, value) -> None:
@@ -172,7 +169,7 @@ def expand(spec: dict) -> list[Point]:
         for combo in itertools.product(*(axes[n] for n in names)):
             params = dict(zip(names, combo))
             params.setdefault("options", "")
-            machine = copy.deepcopy(_preset(str(params.get("machine", "mncore2"))))
+            machine = _preset(str(params.get("machine", "mncore2")))
             for n, v in params.items():
                 if "." in n and n.split(".")[0] in MACHINE_SECTIONS:
                     _override(machine, n, v)
@@ -199,13 +196,12 @@ _devices: dict = {}
 
 def _device(machine: dict):
     """The emulator device for a machine description, one per description per process."""
-    from emulator.machine import _from_dict
+    from emulator.machine import machine_from_dict
 
     from .context import get_device
     key = json.dumps(machine, sort_keys=True)
     if key not in _devices:
-        _devices[key] = get_device("emulator", _from_dict(copy.deepcopy(machine), machine.get("name", "sweep")),
-                                   new=True)
+        _devices[key] = get_device("emulator", machine_from_dict(machine), new=True)
     return _devices[key]
 
 
@@ -249,8 +245,8 @@ def _run_opencl(p: Point, seed: int) -> dict:
 
 def _run_vsm(p: Point, seed: int) -> dict:
     from emulator import Emulator, assemble
-    from emulator.machine import _from_dict
-    emu = Emulator(_from_dict(copy.deepcopy(p.machine), p.machine.get("name", "sweep")))
+    from emulator.machine import machine_from_dict
+    emu = Emulator(machine_from_dict(p.machine))
     emu.time_limit = p.timeout
     args = {k: int(v) for k, v in p.run.get("args", {}).items()}
     return {**_profile_columns(emu.run(assemble(p.source_text, p.run["source"]), args)), "passed": True}

@@ -35,7 +35,6 @@ run's results are the same every time.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,11 +96,12 @@ def load_system(spec) -> dict:
 
 
 def _machine_dict(name: str) -> dict:
-    from .sweep import SpecError, _preset
+    from emulator.errors import MachineError
+    from emulator.machine import machine_description
     try:
-        return _preset(name)
-    except SpecError as e:
-        raise SystemSpecError(str(e).replace("axis machine", "system.machine")) from None
+        return machine_description(name)[0]
+    except MachineError as e:
+        raise SystemSpecError(f"system.machine: {e}") from None
 
 
 class ChipError(RuntimeError):
@@ -114,13 +114,12 @@ class Chip:
     keep in ``state``."""
 
     def __init__(self, index: int, machine: dict):
-        from emulator.machine import _from_dict
+        from emulator.machine import machine_from_dict
 
         from . import CommandQueue, Context
         from .context import get_device
         self.index = index
-        self.device = get_device("emulator", _from_dict(copy.deepcopy(machine), machine.get("name", "chip")),
-                                 new=True)
+        self.device = get_device("emulator", machine_from_dict(machine), new=True)
         self.ctx = Context([self.device])
         self.queue = CommandQueue(self.ctx)
         self.arrays: dict = {}
