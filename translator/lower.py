@@ -1089,18 +1089,25 @@ class Lowering:
             return ParamInfo(pname, "scalar", _spell(pt), dtype, pt.size(), False)
         self.error(pd, f"kernel parameter '{pname}' has unsupported type '{pt}'")
 
+    def changed_params(self, body) -> list:
+        """(name, symbol) of each kernel parameter the body may assign to, in name order."""
+        out = []
+        for name in sorted(_changed_names(body, self.lookup)):
+            s = self.scopes[-1].get(name)
+            if s is not None and s.kind == "var" and not s.replicated:
+                out.append((name, s))
+        return out
+
     def fresh_params(self, body, run):
         """``run`` with every parameter the body may change set back to its argument first: the
         work-items of a group run one after another in one call here, and a change one makes
         (``x += off``) must not reach the next."""
         b = self.b
         keep = []
-        for name in sorted(_changed_names(body, self.lookup)):
-            s = self.scopes[-1].get(name)
-            if s is not None and s.kind == "var" and not s.replicated:
-                k = self._entry_alloca(s.ptr.type.pointee, f"{name}.arg")
-                b.store(b.load(s.ptr), k)
-                keep.append((s.ptr, k))
+        for name, s in self.changed_params(body):
+            k = self._entry_alloca(s.ptr.type.pointee, f"{name}.arg")
+            b.store(b.load(s.ptr), k)
+            keep.append((s.ptr, k))
 
         def fresh():
             for slot, k in keep:
@@ -1114,10 +1121,7 @@ class Lowering:
         variables do; the others stay one slot the whole group reads."""
         ctx, b = self.ctx, self.b
         copies = []
-        for name in sorted(_changed_names(body, self.lookup)):
-            s = self.scopes[-1].get(name)
-            if s is None or s.kind != "var" or s.replicated:
-                continue
+        for name, s in self.changed_params(body):
             a = self._entry_alloca(storage_type(s.type), f"{name}.wi", size=ctx.nitems)
             a.align = max(s.type.align(), 4)
             copies.append((s, a))
