@@ -153,15 +153,15 @@ def load_memory(emu, mem: dict) -> None:
 # -- 1. steps per second ------------------------------------------------------------------------
 
 def time_runs(emu, prog, runs: int, warmup: int = 1):
-    """(list of (steps, seconds)) for `runs` timed emu.run(prog) after `warmup` untimed ones."""
+    """(list of (steps, seconds, profile, CPU seconds)) for `runs` timed emu.run(prog) after `warmup`
+    untimed ones."""
     for _ in range(warmup):
         emu.run(prog)
     out = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         prof = emu.run(prog)
-        dt = time.perf_counter() - t0
-        out.append((prof.steps, dt, prof))
+        out.append((prof.steps, time.perf_counter() - t0, prof, time.process_time() - c0))
     return out
 
 
@@ -187,7 +187,7 @@ print(json.dumps({"before": before, "after": after, "state_nbytes": emu.state.nb
 
 
 STEPS_CHILD = r"""
-import json, sys, time
+import json, sys
 sys.path.insert(0, sys.argv[1])                       # the checkout whose emulator is measured
 sys.path.insert(1, sys.argv[2])                       # this script's directory
 import emulator_speed as es
@@ -197,14 +197,9 @@ prog = assemble(es.program_text(loops), source="emulator_speed.vsm")
 emu = Emulator(es.MACHINE)
 m = emu.m
 es.load_memory(emu, es.initial_memory(m.n_pe, m.lm_words // 2, m.grf_words // 2, m.n_l1b, m.l1bm_longs))
-es.time_runs(emu, prog, 0)                            # the warm-up run only
-rates, cpu_rates = [], []
-for _ in range(runs):                                 # wall and CPU time of each run
-    t0, c0 = time.perf_counter(), time.process_time()
-    prof = emu.run(prog)
-    rates.append(prof.steps / (time.perf_counter() - t0))
-    cpu_rates.append(prof.steps / max(time.process_time() - c0, 1e-9))
-print(json.dumps({"rates": rates, "cpu_rates": cpu_rates, "source": es.emulator_source()}))
+res = es.time_runs(emu, prog, runs)
+print(json.dumps({"rates": [s / dt for s, dt, _, _ in res], "cpu_rates": [s / max(c, 1e-9) for s, _, _, c in res],
+                  "source": es.emulator_source()}))
 """
 
 
@@ -414,7 +409,7 @@ def main(argv=None) -> int:
     assert prof.steps == BLOCK_STEPS * args.loops, prof.steps
     flop_per_pe_step = prof.flops / prof.steps / m.n_pe
     assert flop_per_pe_step == 2 * FMAS_PER_PE_STEP, flop_per_pe_step    # the counting above
-    rates = [s / dt for s, dt, _ in res]
+    rates = [s / dt for s, dt, *_ in res]
     steps_s = statistics.median(rates)
     print(f"    runs: " + ", ".join(f"{dt:.3f} s" for _, dt, _ in res) + f"  ({prof.steps} steps each)")
     print(f"    steps/s: median {steps_s:,.0f} (min {min(rates):,.0f}, max {max(rates):,.0f}); "
