@@ -8,8 +8,8 @@ import pytest
 
 from emulator.machine import load_machine
 from translator.backend import PIPELINE, compile_kernel
-from translator.backend.cleanup import (coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead,
-                                        sink_into_branches)
+from translator.backend.cleanup import (coalesce_carried, fold_table_reads, merge_recomputed, rematerialise_constants,
+                                        remove_dead, sink_into_branches)
 from translator.backend.ops import BadOp, Call, MaskReg, Op, SeqIf, SeqLoop, VReg, WhileAny, flat_ops
 from translator.backend.printer import print_program
 from translator.backend.regalloc import AllocError, allocate
@@ -86,6 +86,54 @@ def test_sink_into_branches_moves_an_op_only_a_later_branch_reads():
     branch = SeqIf("%p > 0", then=[to_t(off)])
     tree = sink_into_branches([Op("zero {d0}", "alu", (x,)), make, branch, to_t(x)])
     assert make not in tree and branch.then[0] is make
+
+
+def test_sink_into_branches_copies_an_op_into_every_arm_that_reads_it():
+    # the row plan's fallback gather and its bounds check both read the index: neither runs on
+    # the fast path, so the index is made in each of them, not in every pass of the loop
+    x, off = VReg("x"), VReg("off")
+    make = Op("iadd {s0} {s1} {d0}", "alu", (off,), (x, x))
+    fallback = SeqIf("%rc < 0", then=[to_t(off)], orelse=[Op("zero {d0}", "alu", (VReg(),))])
+    check = SeqIf("%n > 3", then=[Op("nop", "nop"), to_t(off)])
+    tree = sink_into_branches([Op("zero {d0}", "alu", (x,)), make, fallback, check])
+    assert tree == [fallback, check]                     # x's zero goes with the op that reads it
+    assert [o.text for o in fallback.then[:2]] == [o.text for o in check.then[:2]] == ["zero {d0}", make.text]
+    assert fallback.then[1] is not check.then[1] and len(fallback.orelse) == 1
+
+
+def test_sink_into_branches_keeps_an_op_whose_source_a_first_reader_rewrites():
+    x, off = VReg("x"), VReg("off")
+    make = Op("iadd {s0} {s1} {d0}", "alu", (off,), (x, x))
+    first = SeqIf("%rc < 0", then=[to_t(off), Op("iinc {s0} {d0}", "alu", (x,), (x,))])
+    tree = sink_into_branches([Op("zero {d0}", "alu", (x,)), make, first, SeqIf("%n > 3", then=[to_t(off)])])
+    assert tree[1] is make
+
+
+def table_read(dst):
+    return Call([Op("lpassa $lm3968 {d0}", "alu", (dst,), mem=(("r", "m", 3968, 4096),))], {"m": "%k * 2"})
+
+
+def test_fold_table_reads_makes_the_table_word_the_operand_of_its_readers():
+    # x[k]'s table read and the multiply-add that uses it: one block, no copy in between
+    xk, w, p, s = VReg("xk"), VReg("w"), VReg("p"), VReg("s")
+    mul = Op("fvmul {s0} {s1} {d0}", "mau", (p,), (w, xk))
+    add = Op("fvadd {s0} {s1} {d0}", "mau", (s,), (s, p))
+    call = table_read(xk)
+    tree = fold_table_reads([call, mul, add, to_t(s)])
+    assert tree == [call]
+    assert [o.text for o in call.body] == ["fvmul {s0} $lm3968 {d0}", add.text, "lpassa {s0} $t"]
+    assert call.body[0].srcs == (w,) and ("r", "m", 3968, 4096) in call.body[0].mem
+
+
+@pytest.mark.parametrize("after", [
+    lambda xk: [Op("lpassa $lm0 {d0}", "alu", (VReg(),), mem=(("r", "m", 0, 2),)), to_t(xk)],  # an LM0 word: the offset would move it
+    lambda xk: [Op("fvmul {s0} {s0} {d0}", "mau", (VReg(),), (xk,)), SeqIf("%n > 0", [to_t(xk)])],  # read past the run
+])
+def test_fold_table_reads_leaves_what_it_cannot_fold(after):
+    xk = VReg("xk")
+    call = table_read(xk)
+    tree = fold_table_reads([call, *after(xk)])
+    assert call.body[0].text == "lpassa $lm3968 {d0}" and len(tree) > 1
 
 
 def test_coalesce_carried_lets_the_op_write_the_carried_register():

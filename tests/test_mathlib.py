@@ -62,6 +62,10 @@ CASES = {
     "hypot": ("hypot(x, y)", lambda x, y: np.hypot(x, y), _both(-40, 40), _both(-40, 40), (0.501, 1.5)),
     "hypot_d": ("hypot(x, y)", lambda x, y: np.hypot(x, y), _both(-700, 700), _both(-700, 700), (None, 1.5)),
     "sqrt_d": ("sqrt(x)", lambda x, y: np.sqrt(x), _e(-740, 709), None, (None, 0.501)),
+    # float: the seed and three Newton steps (isel_float.frsqrt32), OpenCL's 2 ulp; double: 1 / sqrt
+    "rsqrt": ("rsqrt(x)", lambda x, y: 1 / np.sqrt(x), _e(-87, 88), None, (1.0, 1.5)),
+    "rsqrt_ends": ("rsqrt(x)", lambda x, y: 1 / np.sqrt(x), lambda: 2.0 ** rng.uniform(-126, 127.9, N), None,
+                   (1.0, 1.5)),
 }
 
 
@@ -153,6 +157,8 @@ INF, NAN = np.inf, np.nan
     ("log1p(x)", [(INF, INF), (-1.0, -INF), (-2.0, NAN), (NAN, NAN), (0.0, 0.0), (-INF, NAN)]),
     ("tanh(x)", [(INF, 1.0), (-INF, -1.0), (NAN, NAN), (0.0, 0.0), (-0.0, -0.0), (30.0, 1.0), (-30.0, -1.0)]),
     ("sqrt(x)", [(INF, INF), (-INF, NAN), (NAN, NAN), (0.0, 0.0), (-0.0, -0.0), (-1.0, NAN), (4.0, 2.0)]),
+    ("rsqrt(x)", [(INF, 0.0), (-INF, NAN), (NAN, NAN), (0.0, INF), (-0.0, -INF), (-1.0, NAN), (4.0, 0.5),
+                  (0.25, 2.0), (1.0, 1.0)]),
     ("rint(x)", [(0.5, 0.0), (1.5, 2.0), (2.5, 2.0), (-0.5, -0.0), (-1.5, -2.0), (-2.5, -2.0), (0.49999997, 0.0),
                  (INF, INF), (-INF, -INF), (NAN, NAN), (-0.0, -0.0), (1e30, 1e30)]),
     ("ceil(x)", [(0.5, 1.0), (-0.5, -0.0), (0.0, 0.0), (-0.0, -0.0), (-1.5, -1.0), (INF, INF), (NAN, NAN)]),

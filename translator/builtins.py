@@ -732,10 +732,11 @@ class _Builtins:
                     out = b.insert_element(out, b.call(fn, [b.extract_element(x.v, idx)]), idx)
                 return RV(it, out)
             return RV(it, b.call(fn, [x.v]))
-        if base == "rsqrt":
+        if base == "rsqrt":           # float: `afn`, so the emulator device may take its own rsqrt (2 ulp)
             t, (x,) = self.floatify(vals, args)
-            s = b.call(self.intrinsic("llvm.sqrt", t.llvm_type()), [x.v])
-            return RV(t, b.fdiv(self.const(t, 1.0), s))
+            afn = ("afn",) if T.elem_of(t) == FLOAT else ()
+            s = b.call(self.intrinsic("llvm.sqrt", t.llvm_type()), [x.v], fastmath=afn)
+            return RV(t, b.fdiv(self.const(t, 1.0), s, flags=afn))
         if base == "recip":
             t, (x,) = self.floatify(vals, args)
             return RV(t, b.fdiv(self.const(t, 1.0), x.v))

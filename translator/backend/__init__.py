@@ -17,7 +17,8 @@ from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from . import abi
 from .codegen import Codegen, CodegenError, MixedPointer
-from .cleanup import coalesce_carried, merge_recomputed, rematerialise_constants, remove_dead, sink_into_branches
+from .cleanup import (coalesce_carried, fold_table_reads, merge_recomputed, rematerialise_constants, remove_dead,
+                      sink_into_branches)
 from .printer import print_program
 from .regalloc import AllocError, allocate
 from .schedule import schedule_tree
@@ -185,6 +186,7 @@ PIPELINE = (
     ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
         b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses, b.em.columns)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
+    ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
     ("register allocation",         "regalloc",   _allocate),
     ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),

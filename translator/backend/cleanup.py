@@ -8,13 +8,15 @@ recomputed ops and surplus constants just before register allocation.
 * ``coalesce_carried``: the copy ending a loop pass (`carried = new`) goes; new's op writes carried.
 * ``merge_recomputed``: an op computing again what an earlier op of its list computed goes.
 * ``rematerialise_constants``: past 256 constants, the least-read ones are made where read.
+* ``fold_table_reads``: an x[k] table read becomes the operand of the ops that use it.
 """
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import replace
 
-from .ops import IfAnyLane, Op, SeqIf, VReg, WhileAny, flat_ops
+from .ops import BadOp, Call, IfAnyLane, Op, SeqIf, VReg, WhileAny, flat_ops
 
 
 def remove_dead(tree: list, keep=()) -> list:
@@ -87,8 +89,12 @@ def sink_into_branches(tree: list) -> list:
     # where each node sits: id -> (the list holding it, its index there, the node owning that list)
     place = {}
 
+    twice = set()                     # nodes of a body two Calls share: they run in two places
+
     def index_places(items, owner):
         for k, it in enumerate(items):
+            if id(it) in place:
+                twice.add(id(it))
             place[id(it)] = (items, k, owner)
             if not isinstance(it, Op):
                 for attr in ("body", "then", "orelse"):
@@ -108,39 +114,58 @@ def sink_into_branches(tree: list) -> list:
                 return k
             x = owner
 
+    def arm_of(branch, x):
+        """"then" or "orelse": the arm of SeqIf `branch` that holds node x."""
+        while True:
+            holder, _, owner = place[id(x)]
+            if owner is branch:
+                return "then" if holder is branch.then else "orelse"
+            x = owner
+
     def visit(items):
-        """One pass over a list, last op first: an op whose every reader lies in one later
-        SeqIf (without orelse) of the list moves to the front of its then, unless a source it
-        reads is written again on the way; a moved op counts as inside for the ops before it."""
+        """One pass over a list, last op first: an op whose every reader lies in later SeqIfs of
+        the list moves to the front of each arm holding one (a copy per arm: the value is
+        computed again where it is read), unless a source it reads is written again on the way
+        or it reads what it writes; a moved op counts as inside those arms for the ops before
+        it."""
         if not items:
             return
         for it in items:
             if not isinstance(it, Op):
                 for attr in ("body", "then", "orelse"):
                     visit(getattr(it, attr, ()))
-        moved = {}                    # id of an op sunk in this list -> the index of its SeqIf
-        sunk = {}
+        moved = {}                    # id of an op sunk in this list -> its (SeqIf index, arm) sites
+        sunk = {}                     # (SeqIf index, arm) -> indices of the ops sunk there
         for i in range(len(items) - 1, -1, -1):
             o = items[i]
             if not isinstance(o, Op):
                 continue
             outs = o.dsts + o.mdst
             if o.unit not in ("alu", "mau") or o.mem or o.partial or not outs \
-                    or any(writes.get(r) != 1 for r in outs):
+                    or any(writes.get(r) != 1 for r in outs) or set(outs) & set(o.srcs + o.msrc):
                 continue
-            where = {moved.get(id(u), index_in(items, u)) for r in outs for u in readers.get(r, ())}
-            if len(where) != 1:
-                continue
-            j = where.pop()
-            if j is None or j <= i or not (isinstance(items[j], SeqIf) and not items[j].orelse):
-                continue
-            if any(k is not None and i < k < j for r in o.srcs + o.msrc for w in writers.get(r, ())
-                   for k in (index_in(items, w),)):
-                continue            # a source rewritten on the way: it must read it here
-            sunk.setdefault(j, []).append(i)
-            moved[id(o)] = j
-        for j, idx in sunk.items():
-            items[j].then[:0] = [items[i] for i in sorted(idx)]
+            sites = set()
+            for u in (u for r in outs for u in readers.get(r, ())):
+                if id(u) in moved:
+                    sites |= moved[id(u)]
+                    continue
+                j = index_in(items, u)
+                if j is None or j <= i or not isinstance(items[j], SeqIf) or id(u) in twice:
+                    break
+                sites.add((j, arm_of(items[j], u)))
+            else:
+                if not sites:
+                    continue
+                last = max(j for j, _ in sites)
+                if any(k is not None and i < k < last for r in o.srcs + o.msrc for w in writers.get(r, ())
+                       for k in (index_in(items, w),)):
+                    continue            # a source rewritten on the way: it must read it here
+                for site in sites:
+                    sunk.setdefault(site, []).append(i)
+                moved[id(o)] = sites
+        for (j, arm), idx in sunk.items():
+            getattr(items[j], arm)[:0] = [items[i] if len(moved[id(items[i])]) == 1 else replace(items[i])
+                                          for i in sorted(idx)]
         gone = {i for idx in sunk.values() for i in idx}
         items[:] = [it for k, it in enumerate(items) if k not in gone]
     visit(tree)
@@ -314,4 +339,78 @@ def rematerialise_constants(tree: list, keep: int = HOISTED_CONSTANTS) -> list:
             out.append(it)
         return out
     tree[:] = walk(tree)
+    return tree
+
+
+_SRC_FIELD = re.compile(r"\{([su])(\d+)(c\d)?\}")
+
+
+def fold_table_reads(tree: list) -> list:
+    """A Call whose body only reads one LM0 long word into a register at an offset the sequencer
+    adds (`lpassa $lm<a> {d0}`: Memory.uniform_table's x[k]) and the run of ops after it that
+    alone read that register become one Call whose ops read the long word as their operand:
+    the copy, and the block boundary's settling steps, go from every pass of the loop (the
+    run may touch no LM0 word, which the offset would move, and each of its readers must take
+    an LM0 operand there)."""
+    readers, writes, bodies = {}, {}, {}
+    for o in flat_ops(tree):
+        for r in o.srcs + o.msrc:
+            readers[r] = readers.get(r, 0) + 1
+        for r in o.dsts + o.mdst:
+            writes[r] = writes.get(r, 0) + 1
+
+    def count_bodies(items):
+        for it in items:
+            if isinstance(it, Call):
+                bodies[id(it.body)] = bodies.get(id(it.body), 0) + 1
+            for attr in ("body", "then", "orelse"):
+                count_bodies(getattr(it, attr, ()))
+    count_bodies(tree)
+
+    def folded(read, run):
+        """The run with `read`'s register replaced by its LM0 operand, or None."""
+        r, (operand,) = read.dsts[0], re.findall(r"\$lm\d+", read.text)
+        out, uses = [], 0
+        for o in run:
+            if any(m[1] == "m" for m in o.mem) or r in o.dsts + o.mdst:
+                return None
+            if r not in o.srcs:
+                out.append(o)
+                continue
+            k = o.srcs.index(r)
+            if r in o.srcs[k + 1:]:
+                return None
+
+            def field(m):
+                i = int(m.group(2))
+                return operand if i == k else "{%s%d%s}" % (m.group(1), i - (i > k), m.group(3) or "")
+            try:
+                out.append(replace(o, text=_SRC_FIELD.sub(field, o.text), srcs=o.srcs[:k] + o.srcs[k + 1:],
+                                   mem=o.mem + read.mem))
+            except BadOp:
+                return None          # this unit takes no LM0 operand there
+            uses += 1
+        return out if uses == readers.get(r, 0) else None
+
+    def visit(items):
+        for it in items:
+            for attr in ("body", "then", "orelse"):
+                visit(getattr(it, attr, ()))
+        k = 0
+        while k < len(items):
+            it = items[k]
+            if isinstance(it, Call) and set(it.offsets) == {"m"} and bodies[id(it.body)] == 1 \
+                    and len(it.body) == 1 and isinstance(it.body[0], Op):
+                read = it.body[0]
+                end = k + 1
+                while end < len(items) and isinstance(items[end], Op):
+                    end += 1
+                if re.fullmatch(r"lpassa \$lm\d+ \{d0\}", read.text) and not read.msrc and len(read.mem) == 1 \
+                        and writes.get(read.dsts[0]) == 1 and end > k + 1:
+                    run = folded(read, items[k + 1:end])
+                    if run is not None:
+                        it.body[:] = run
+                        del items[k + 1:end]
+            k += 1
+    visit(tree)
     return tree

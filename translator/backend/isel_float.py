@@ -7,7 +7,7 @@ from .irread import Const, Inst
 from .ops import VReg
 from .emitter import CodegenError
 from .values import I32, KINDS, SMALL, U32, Val, within
-from .nans import no_nans
+from .nans import callee_base, no_nans
 from .mathlib import _D, lower_math
 
 
@@ -101,6 +101,10 @@ class FloatSelection:
         a = em.values.raw(i.ops[0]) if chain else em.values.val(i.ops[0])
         if op == "fneg":
             return self.negate(i, a, wide)
+        if op == "fdiv" and not wide and self.is_rsqrt(i):
+            em.flops += 1
+            x = em.values.val(i.ops[1].ops[0])
+            return Val("f32", (self.frsqrt32(x.regs[0], nans=not no_nans(i)),))
         b = em.values.raw(i.ops[1]) if chain else em.values.val(i.ops[1])
         v = self.float_arith(op, wide, a, b)
         if op == "fdiv":                  # exact: its special values are fixed at once
@@ -108,6 +112,15 @@ class FloatSelection:
                 v.regs = tuple(em.nans.division_specials(q, x, y, wide) for q, x, y in zip(v.regs, a.regs, b.regs))
             return v
         return em.nans.lazy_result(i, v, ({"fadd": "add", "fsub": "sub", "fmul": "mul"}[op], a, b))
+
+    @staticmethod
+    def is_rsqrt(i: Inst) -> bool:
+        """`fdiv afn 1.0, sqrt afn x` (float): OpenCL's rsqrt, or 1 / sqrt under -cl-fast-relaxed-math,
+        which lets it be approximated (LLVM's `afn`; `fast` includes it)."""
+        d = i.ops[1]
+        afn = lambda t: bool({"afn", "fast"} & set(t.split("=", 1)[-1].split()))
+        return i.type == "float" and isinstance(i.ops[0], Const) and i.ops[0].value == 1.0 and afn(i.text) \
+            and isinstance(d, Inst) and d.op == "call" and callee_base(d) == "sqrt" and afn(d.text)
 
     def negate(self, i: Inst, a: Val, wide: bool) -> Val:
         """-a by its sign bit (exact; lazy when a is: nans.py)."""
@@ -182,6 +195,26 @@ class FloatSelection:
         em.masked_copy(em.alu("iand", x, em.c32(0x80000000)), s, tiny)     # +-0, a subnormal flushed
         em.masked_copy(x, s, em.flags("ixor", x, em.c32(0x7F800000)))     # sqrt(+inf)
         return s
+
+    def frsqrt32(self, x, nans=True):
+        """rsqrt(x), OpenCL's builtin (2 ulp allowed), where the program asks for it (`fdiv afn 1,
+        sqrt afn x`: builtins.py): the 5-bit seed and three Newton steps y + y/2 (1 - x y^2), a
+        third of `1 / sqrt(x)`'s steps; rsqrt(+-0) = +-inf (a subnormal x too: flushed, no
+        CL_FP_DENORM), rsqrt(+inf) = +0 and, unless the program rules NaNs out, NaN for x < 0
+        and x NaN."""
+        em = self.em
+        y = em.alu("frsqrt", x)
+        half, one = em.c32(0x3F000000), em.c32(0x3F800000)
+        for _ in range(3):            # (x y and y/2 stay normal for every normal x; x/2 and y^2 would not)
+            e = em.mau("fvfma", em.mau("fvmul", x, y), y, one, neg=(0,))     # 1 - x y^2
+            y = em.mau("fvfma", em.mau("fvmul", y, half), e, y)
+        inf = em.c32(0x7F800000)
+        if nans:      # (x >= +inf unsigned: +inf, NaNs and every x < 0; the masks below fix +inf and -0)
+            em.masked_copy(em.c32(0x7FC00000), y, em.flags("uimax", x, inf))
+        em.masked_copy(em.c32(0), y, em.flags("ixor", x, inf))                                # +inf
+        tiny = em.flags("uimax", em.c32(0x007FFFFF), em.alu("iand", x, em.c32(0x7FFFFFFF)))
+        em.masked_copy(em.alu("ior", em.alu("iand", x, em.c32(0x80000000)), inf), y, tiny)   # +-0
+        return y
 
     # conversions ---------------------------------------------------------------------------------
     def cast(self, i: Inst) -> Val:
