@@ -135,13 +135,57 @@ class Control:
             return None
         t = em.seq_reg("t")
         em.pass_counters.add(t)
-        forms = {}
+        forms, parts = {}, {}
         for iv, start, step in found:
             if isinstance(start, str):
                 em.seq_ivs[iv] = f"(({start}) + {step} * {t})"
             else:
                 forms[iv] = aff_add(start, (0, 0, f"{step} * {t}"))
-        return t, [iv for iv, start, _ in found if isinstance(start, str)], forms
+                parts[iv] = start, step
+        return t, [iv for iv, start, _ in found if isinstance(start, str)], forms, parts
+
+    def grid_passes(self, h, blocks, passes):
+        """A sequencer expression of the passes of a loop that runs until no lane is left
+        (pass_ivs) and leaves only where an index of pass_ivs' form start(gid) + t * step (a
+        grid-stride loop, `for (i = gid; i < n; i += get_global_size(0))`) reaches a bound the
+        sequencer knows, in a 1-D launch, step a positive constant or the global size: the lane
+        with the least start runs the most passes, so they cover every lane (a pass with every
+        lane gone changes nothing) and the loop can run on the sequencer, without an
+        any-reduction per pass and with its shifted loads pipelined (colplan.py).  None
+        otherwise."""
+        em = self.em
+        exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
+        if not em.one_d or len(exits) != 1:
+            return None
+        src, dst = exits[0]
+        br = em.bmap[src].insts[-1]
+        if br.op != "br" or len(em.succ[src]) != 2 or not isinstance(br.ops[0], Inst) or br.ops[0].op != "icmp":
+            return None
+        cmp, exit_on_true = br.ops[0], em.succ[src][0] == dst
+        _, _, forms, parts = passes
+        for x, bound, sw in ((cmp.ops[0], cmp.ops[1], False), (cmp.ops[1], cmp.ops[0], True)):
+            iv = x if x in forms else x.ops[0] if isinstance(x, Inst) and x.op == "add" and x.ops[0] in forms else None
+            b = em.values.seq_expr(bound)
+            if iv is None or b is None:
+                continue
+            pred = {"sgt": "slt", "slt": "sgt", "sge": "sle", "sle": "sge"}.get(cmp.pred, cmp.pred) if sw else cmp.pred
+            # the lane goes on while x < b (x <= b: while x < b + 1)
+            if pred not in (("sge", "sgt") if exit_on_true else ("slt", "sle")):
+                continue
+            start, step = parts[iv]
+            if x is not iv and em.values.seq_expr(x.ops[1]) != em.values.seq_expr(
+                    iv.ops[iv.phi_blocks.index(next(p_ for p_ in em.preds[h] if p_ in blocks))].ops[1]):
+                continue           # x is iv plus something else than its step
+            if not re.fullmatch(r"\((\d+|%g[xyz])\)", step) or step == "(0)":
+                continue           # a step not known to be positive (a constant, the global size)
+            if pred in ("sgt", "sle"):
+                b = f"({b}) + 1"
+            lo = em.bounds.wave_extent(start)[0]
+            n = f"((({b}) - ({lo}) + {step} - 1) / {step} if ({b}) - ({lo}) > 0 else 0)"
+            # tested after the step: a lane that entered runs at least one pass; before it: one
+            # more pass that only leaves
+            return f"({n} if {n} > 1 else 1)" if x is not iv else f"{n} + 1"
+        return None
 
     def in_loop(self, n, h):
         em = self.em
@@ -511,6 +555,13 @@ class Control:
         em.loop_stack.pop()
         # a uniform trip count runs on the sequencer; any other loop until no lane is left
         loop = SeqLoop(seq_reg, "0", counted[0], em.items) if counted else WhileAny(k, em.items, em.line)
+        grid = None if counted or not passes else self.grid_passes(h, blocks, passes)
+        if grid:
+            # the sequencer runs the passes the wave needs, counting them itself (the body's own
+            # count goes)
+            counter = SeqSet(passes[0], "0").reg
+            loop = SeqLoop(passes[0], "0", grid, [it for it in em.items
+                                                  if not (isinstance(it, SeqSet) and it.reg == counter)])
         em.items = outer
         if ctx.get("settle_before"):
             em.memory.settle_stores(whole_buffer=True)
