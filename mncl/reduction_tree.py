@@ -1,0 +1,164 @@
+"""The last stages of a reduction on the machine's reduction tree (emulator device only).
+
+mncl.reduction folds map_expr into partials with an SPMD kernel; when reduce_expr is a sum, max
+or min of float32 (or a sum, & or | of 32-bit ints), one task kernel here reduces the partials:
+DRAM -> L2BMs (mvd) -> L1BMs (l2bmd) -> PEs (l1bmd), K vectors of 8 values per PE folded in
+order, each PE's 8 lanes folded (lanes, then cycles through an L1BM, then the MAB's 4 PEs with
+msl), then up the tree: l1bmr over the MABs, l2bmr over the L1Bs, mvr over every L2BM of the
+board.  Every launch of an SPMD fold costs the emulator some 20K-30K cycles whatever its size;
+this one launch costs a few thousand.
+
+The tree's adds (l1bmr, l2bmr, mvr: ffadd) sum their inputs in fp64 and round once to fp32, and
+every MAU or tree result is normalised: a NaN becomes an infinity, -0 becomes +0, subnormals
+flush.  So a float sum also reduces the partials' max and min (the tree's max and min order the
+raw bits, NaN above infinity, and are not normalised), brings the three values back down to a
+PE and answers NaN where OpenCL would (a NaN partial, or both infinities).  A max or min needs
+no such step: its partials come out of fmax / fmin folds from the neutral, which drop NaNs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+K_LIMIT = 64            # vectors per PE: the fold loop stays unrolled (docs/language.md)
+
+# reduce_expr (spaces removed) -> the tree's op, per element kind
+_FLOAT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "fmax(a,b)": "MN_MAX", "fmax(b,a)": "MN_MAX",
+              "max(a,b)": "MN_MAX", "max(b,a)": "MN_MAX", "fmin(a,b)": "MN_MIN", "fmin(b,a)": "MN_MIN",
+              "min(a,b)": "MN_MIN", "min(b,a)": "MN_MIN"}
+_INT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "a&b": "MN_AND", "b&a": "MN_AND", "a|b": "MN_OR", "b|a": "MN_OR"}
+_PE_OP = {"MN_ADD": "(a) + (b)", "MN_MAX": "mn_max(a, b)", "MN_MIN": "mn_min(a, b)",
+          "MN_AND": "(a) & (b)", "MN_OR": "(a) | (b)"}
+# the op's identity: what pads the partials (an element-wise op with it leaves a value as it is)
+_IDENTITY = {"MN_ADD": 0, "MN_MAX": -np.inf, "MN_MIN": np.inf, "MN_AND": -1, "MN_OR": 0}
+
+
+def tree_op(dtype, reduce_expr) -> str | None:
+    """The tree's op for a reduction of dtype by reduce_expr, or None where the tree cannot do it."""
+    dtype = np.dtype(dtype)
+    expr = "".join(str(reduce_expr).split())
+    if dtype == np.float32:
+        return _FLOAT_OPS.get(expr)
+    if dtype in (np.dtype(np.int32), np.dtype(np.uint32)):
+        return _INT_OPS.get(expr)
+    return None
+
+
+def vectors_per_pe(machine, m: int) -> int | None:
+    """K: vectors of 8 values per PE that hold m partials, a power of two (a few kernels serve every
+    size), or None when m is more than the L2BMs and L1BMs hold (half of each, at most K_LIMIT)."""
+    k = 1
+    while k * 8 * machine.n_pe < m:
+        k *= 2
+    per_l1b = k * 8 * machine.pe_per_l1b * 4          # bytes of the partials in one L1BM
+    fits = k <= K_LIMIT and per_l1b * machine.l1b_per_l2b <= machine.l2bm_longs * 4 \
+        and per_l1b <= machine.l1bm_longs * 4
+    return k if fits else None
+
+
+def padded(k: int, machine) -> int:
+    """The number of partials the kernel of k vectors per PE reads."""
+    return k * 8 * machine.n_pe
+
+
+def identity(op: str, dtype) -> np.ndarray:
+    """The pad value of op in dtype (a 0-d array)."""
+    dtype = np.dtype(dtype)
+    v = _IDENTITY[op]
+    return np.array(v, np.int64).astype(dtype) if dtype.kind in "iu" else np.array(v, dtype)
+
+
+OUT_ELEMS = 512          # the result block: 4 units of 64 long words of 32-bit values
+
+
+def out_template(dtype) -> np.ndarray:
+    """The result buffer's first contents: the kernel's fix-up reads a NaN from its last unit."""
+    out = np.zeros(OUT_ELEMS, dtype)
+    if np.dtype(dtype).kind == "f":
+        out[3 * OUT_ELEMS // 4:] = np.nan
+    return out
+
+
+def source(name: str, k: int, op: str, dtype) -> str:
+    """The task kernel `name` reducing k * 8 * NUM_PE partials (DRAM_SPLIT: each group its part)
+    with op into out[0] (out: OUT_ELEMS values, from out_template)."""
+    t, vt = ("float", "mnfloat8") if np.dtype(dtype).kind == "f" else ("int", "mnint8")
+    fixup = np.dtype(dtype).kind == "f" and op == "MN_ADD"
+    chains = [("s", op)] + ([("hi", "MN_MAX"), ("lo", "MN_MIN")] if fixup else [])
+    defs = "\n".join(f"#define OP_{o}(a, b) {_PE_OP[o]}" for o in dict.fromkeys(o for _, o in chains))
+    first = " ".join(f"{vt} {v} = x;" for v, _ in chains)
+    fold = " ".join(f"{v} = OP_{o}({v}, x);" for v, o in chains)
+    pe = "\n    ".join(f"FOLD_PE({v}, OP_{o});" for v, o in chains)
+    up = "\n    ".join(f"mn_reduce(red + {128 * j}, {v}, {o});" for j, (v, o) in enumerate(chains))
+    up2 = "\n    ".join(f"mn_reduce(rs + {128 * j}, red + {128 * j}, 128, {o});" for j, (v, o) in enumerate(chains))
+    if not fixup:
+        last = f"mn_reduce_board(out, rs, 128, 0, {op});"
+    else:
+        last = """mn_event e[3];
+    e[0] = mn_reduce_board_async(out, rs, 128, 0, MN_ADD);
+    e[1] = mn_reduce_board_async(out + 128, rs + 128, 128, 0, MN_MAX);
+    e[2] = mn_reduce_board_async(out + 256, rs + 256, 128, 0, MN_MIN);
+    mn_wait(e[0]);
+    mn_wait(e[1]);
+    mn_wait(e[2]);
+
+    /* NaN where OpenCL's sum is NaN: a NaN partial (the max or min beyond an infinity: the tree
+       orders raw bits) or both infinities; the sum, the max, the min and a NaN (the host's) come
+       down to every PE of L2B 0 of group 0, and its PE 0's answer goes back up */
+    mn_unicast(rs, out, 512, 0, 0);
+    mn_broadcast(bl, rs, 512);
+    s = mn_broadcast(bl);
+    hi = mn_broadcast(bl + 128);
+    lo = mn_broadcast(bl + 256);
+    mnfloat8 nan = mn_broadcast(bl + 384);
+    mnfloat8 big = 3.0e38f;
+    mnfloat8 nbig = -3.0e38f;
+    mnfloat8 inf = big * big;
+    mnfloat8 ninf = big * nbig;
+    s = mn_select(hi >= inf, mn_select(lo <= ninf, nan, s), s);
+    s = mn_select(hi > inf, nan, s);
+    s = mn_select(lo < ninf, nan, s);
+    mn_gather(bl, s);
+    mn_gather(rs, bl, 64 * NUM_L1B);
+    mn_unicast(out, rs, 128, 0, 0);"""
+    return f"""/* mncl.reduction_tree: {op} of {k} vectors per PE (generated) */
+#define K {k}
+#define PEL1 (NUM_MAB * NUM_PE_MAB)             /* PEs per L1B */
+#define VL1 (8 * PEL1)                          /* one vector of every PE of an L1B, in values */
+#define VL2 (VL1 * NUM_L1B)                     /* ... of an L2B */
+#define VG (VL2 * NUM_L2B)                      /* ... of a group: K of them are its part */
+{defs}
+
+/* v's 8 values (4 cycles x 2 lanes) and the 4 PEs of its MAB folded into cycle 0 of PE 0: lanes;
+   cycles c and c + 1, then c and c + 2 (an L1BM round trip: l1bmd from one cycle further on);
+   the PEs p and p - 1, then p and p - 2 (msl rotates within the MAB) */
+#define FOLD_PE(v, OP)                                                                          \\
+    v = OP(v, mn_swap_lanes(v));                                                                \\
+    mn_gather(sh, v);                                                                           \\
+    v = OP(v, mn_distribute(sh + 2 * PEL1));                                                    \\
+    mn_gather(sh, v);                                                                           \\
+    v = OP(v, mn_distribute(sh + 4 * PEL1));                                                    \\
+    v = OP(v, mn_msl(v));                                                                       \\
+    v = OP(v, mn_msl(mn_msl(v)))
+
+__task void {name}(DRAM_SPLIT const {t} *parts, DRAM {t} *out)
+{{
+    L2BM {t} xs[K * VL2];
+    L2BM {t} rs[512];
+    L1BM {t} xl[K * VL1];
+    L1BM {t} sh[12 * PEL1];
+    L1BM {t} red[384];
+    L1BM {t} bl[512];
+    mn_distribute(xs, parts, K * VG);           /* DRAM -> L2BMs (mvd) */
+    mn_distribute(xl, xs, K * VL2);             /* L2BM -> L1BMs (l2bmd) */
+    {vt} x = mn_distribute(xl);                /* L1BM -> PEs (l1bmd) */
+    {first}
+    for (int k = 1; k < K; k++) {{              /* unrolled: the vectors in order */
+        x = mn_distribute(xl + k * VL1);
+        {fold}
+    }}
+    {pe}
+    {up}
+    {up2}
+    {last}
+}}
+"""
