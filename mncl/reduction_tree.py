@@ -28,8 +28,8 @@ _FLOAT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "fmax(a,b)": "MN_MAX", "fmax(b,a
 _INT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "a&b": "MN_AND", "b&a": "MN_AND", "a|b": "MN_OR", "b|a": "MN_OR"}
 _PE_OP = {"MN_ADD": "(a) + (b)", "MN_MAX": "mn_max(a, b)", "MN_MIN": "mn_min(a, b)",
           "MN_AND": "(a) & (b)", "MN_OR": "(a) | (b)"}
-# the op's identity: what pads the partials (an element-wise op with it leaves a value as it is)
-_IDENTITY = {"MN_ADD": 0, "MN_MAX": -np.inf, "MN_MIN": np.inf, "MN_AND": -1, "MN_OR": 0}
+# each PE's accumulator starts from the op's identity
+_INIT = {"MN_ADD": "0", "MN_MAX": "ninf", "MN_MIN": "inf", "MN_AND": "-1", "MN_OR": "0"}
 
 
 def tree_op(dtype, reduce_expr) -> str | None:
@@ -43,28 +43,31 @@ def tree_op(dtype, reduce_expr) -> str | None:
     return None
 
 
-def vectors_per_pe(machine, m: int) -> int | None:
-    """K: vectors of 8 values per PE that hold m partials, a power of two (a few kernels serve every
-    size), or None when m is more than the L2BMs and L1BMs hold (half of each, at most K_LIMIT)."""
-    k = 1
-    while k * 8 * machine.n_pe < m:
+def chunk_limit(machine) -> int:
+    """The most vectors per PE one chunk holds: a power of two (at most K_LIMIT) whose chunk takes
+    at most half of each L2BM and L1BM and one mn_distribute call (64 l2bmd, of 32 long words per
+    L1B each)."""
+    k = K_LIMIT
+    while k > 1 and (k * 8 * machine.pe_per_l1b * machine.l1b_per_l2b > machine.l2bm_longs
+                     or k * 8 * machine.pe_per_l1b > machine.l1bm_longs
+                     or k * 8 * machine.pe_per_l1b > 64 * 64):
+        k //= 2
+    return k
+
+
+def plan(machine, n: int) -> tuple[int, int]:
+    """(k, chunks): the kernel's vectors per PE in a chunk and how many chunks hold n values.  Up to
+    one chunk, the smallest power of two that holds them (a few kernels serve every size)."""
+    per_vector = 8 * machine.n_pe
+    k, top = 1, chunk_limit(machine)
+    while k < top and k * per_vector < n:
         k *= 2
-    per_l1b = k * 8 * machine.pe_per_l1b * 4          # bytes of the partials in one L1BM
-    fits = k <= K_LIMIT and per_l1b * machine.l1b_per_l2b <= machine.l2bm_longs * 4 \
-        and per_l1b <= machine.l1bm_longs * 4
-    return k if fits else None
+    return k, max(1, -(-n // (k * per_vector)))
 
 
-def padded(k: int, machine) -> int:
-    """The number of partials the kernel of k vectors per PE reads."""
-    return k * 8 * machine.n_pe
-
-
-def identity(op: str, dtype) -> np.ndarray:
-    """The pad value of op in dtype (a 0-d array)."""
-    dtype = np.dtype(dtype)
-    v = _IDENTITY[op]
-    return np.array(v, np.int64).astype(dtype) if dtype.kind in "iu" else np.array(v, dtype)
+def padded(machine, k: int, chunks: int) -> int:
+    """The number of values the kernel of k vectors per PE reads in `chunks` chunks."""
+    return chunks * k * 8 * machine.n_pe
 
 
 OUT_ELEMS = 512          # the result block: 4 units of 64 long words of 32-bit values
@@ -79,13 +82,14 @@ def out_template(dtype) -> np.ndarray:
 
 
 def source(name: str, k: int, op: str, dtype) -> str:
-    """The task kernel `name` reducing k * 8 * NUM_PE partials (DRAM_SPLIT: each group its part)
-    with op into out[0] (out: OUT_ELEMS values, from out_template)."""
+    """The task kernel `name`(parts, out, chunks) reducing the chunks * k * 8 * NUM_PE values of
+    parts (DRAM_SPLIT: each group its part) with op into out[0] (out: OUT_ELEMS values, from
+    out_template)."""
     t, vt = ("float", "mnfloat8") if np.dtype(dtype).kind == "f" else ("int", "mnint8")
     fixup = np.dtype(dtype).kind == "f" and op == "MN_ADD"
     chains = [("s", op)] + ([("hi", "MN_MAX"), ("lo", "MN_MIN")] if fixup else [])
     defs = "\n".join(f"#define OP_{o}(a, b) {_PE_OP[o]}" for o in dict.fromkeys(o for _, o in chains))
-    first = " ".join(f"{vt} {v} = x;" for v, _ in chains)
+    init = " ".join(f"{vt} {v} = {_INIT[o]};" for v, o in chains)
     fold = " ".join(f"{v} = OP_{o}({v}, x);" for v, o in chains)
     pe = "\n    ".join(f"FOLD_PE({v}, OP_{o});" for v, o in chains)
     up = "\n    ".join(f"mn_reduce(red + {128 * j}, {v}, {o});" for j, (v, o) in enumerate(chains))
@@ -101,31 +105,28 @@ def source(name: str, k: int, op: str, dtype) -> str:
     mn_wait(e[1]);
     mn_wait(e[2]);
 
-    /* NaN where OpenCL's sum is NaN: a NaN partial (the max or min beyond an infinity: the tree
-       orders raw bits) or both infinities; the sum, the max, the min and a NaN (the host's) come
-       down to every PE of L2B 0 of group 0, and its PE 0's answer goes back up */
+    /* NaN where OpenCL's sum is NaN: a NaN value (the max above +inf or the min below -inf: the
+       tree orders raw bits) or both infinities.  The sum, max, min and a NaN (out's last unit,
+       the host's) come down to the PEs of L2B 0 of group 0; PE 0's answer goes back up */
+    L1BM float bl[512];
     mn_unicast(rs, out, 512, 0, 0);
     mn_broadcast(bl, rs, 512);
     s = mn_broadcast(bl);
     hi = mn_broadcast(bl + 128);
     lo = mn_broadcast(bl + 256);
     mnfloat8 nan = mn_broadcast(bl + 384);
-    mnfloat8 big = 3.0e38f;
-    mnfloat8 nbig = -3.0e38f;
-    mnfloat8 inf = big * big;
-    mnfloat8 ninf = big * nbig;
     s = mn_select(hi >= inf, mn_select(lo <= ninf, nan, s), s);
     s = mn_select(hi > inf, nan, s);
     s = mn_select(lo < ninf, nan, s);
     mn_gather(bl, s);
     mn_gather(rs, bl, 64 * NUM_L1B);
     mn_unicast(out, rs, 128, 0, 0);"""
-    return f"""/* mncl.reduction_tree: {op} of {k} vectors per PE (generated) */
+    return f"""/* mncl.reduction_tree: {op} over chunks of {k} vectors per PE (generated) */
 #define K {k}
 #define PEL1 (NUM_MAB * NUM_PE_MAB)             /* PEs per L1B */
 #define VL1 (8 * PEL1)                          /* one vector of every PE of an L1B, in values */
 #define VL2 (VL1 * NUM_L1B)                     /* ... of an L2B */
-#define VG (VL2 * NUM_L2B)                      /* ... of a group: K of them are its part */
+#define VG (VL2 * NUM_L2B)                      /* ... of a group: a chunk is K of them */
 {defs}
 
 /* v's 8 values (4 cycles x 2 lanes) and the 4 PEs of its MAB folded into cycle 0 of PE 0: lanes;
@@ -140,21 +141,25 @@ def source(name: str, k: int, op: str, dtype) -> str:
     v = OP(v, mn_msl(v));                                                                       \\
     v = OP(v, mn_msl(mn_msl(v)))
 
-__task void {name}(DRAM_SPLIT const {t} *parts, DRAM {t} *out)
+__task void {name}(DRAM_SPLIT const {t} *parts, DRAM {t} *out, long chunks)
 {{
     L2BM {t} xs[K * VL2];
     L2BM {t} rs[512];
     L1BM {t} xl[K * VL1];
     L1BM {t} sh[12 * PEL1];
     L1BM {t} red[384];
-    L1BM {t} bl[512];
-    mn_distribute(xs, parts, K * VG);           /* DRAM -> L2BMs (mvd) */
-    mn_distribute(xl, xs, K * VL2);             /* L2BM -> L1BMs (l2bmd) */
-    {vt} x = mn_distribute(xl);                /* L1BM -> PEs (l1bmd) */
-    {first}
-    for (int k = 1; k < K; k++) {{              /* unrolled: the vectors in order */
-        x = mn_distribute(xl + k * VL1);
-        {fold}
+    mnfloat8 big = 3.0e38f;
+    mnfloat8 nbig = -3.0e38f;
+    mnfloat8 inf = big * big;
+    mnfloat8 ninf = big * nbig;
+    {init}
+    for (long c = 0; c < chunks; c++) {{
+        mn_distribute(xs, parts + c * (K * VG), K * VG);    /* DRAM -> L2BMs (mvd) */
+        mn_distribute(xl, xs, K * VL2);                     /* L2BM -> L1BMs (l2bmd) */
+        for (int k = 0; k < K; k++) {{                      /* unrolled: the vectors in order */
+            {vt} x = mn_distribute(xl + k * VL1);          /* L1BM -> PEs (l1bmd) */
+            {fold}
+        }}
     }}
     {pe}
     {up}
