@@ -17,6 +17,8 @@ no such step: its partials come out of fmax / fmin folds from the neutral, which
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 K_LIMIT = 64            # vectors per PE: the fold loop stays unrolled (docs/language.md)
@@ -73,8 +75,9 @@ def padded(machine, k: int, chunks: int) -> int:
 OUT_ELEMS = 512          # the result block: 4 units of 64 long words of 32-bit values
 
 
+@functools.lru_cache(maxsize=None)
 def out_template(dtype) -> np.ndarray:
-    """The result buffer's first contents: the kernel's fix-up reads a NaN from its last unit."""
+    """The result block's first contents: the kernel's fix-up reads a NaN from its last unit."""
     out = np.zeros(OUT_ELEMS, dtype)
     if np.dtype(dtype).kind == "f":
         out[3 * OUT_ELEMS // 4:] = np.nan
