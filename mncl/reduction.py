@@ -111,7 +111,8 @@ __kernel void {name}_map({params}{", " if params else ""}long n, __global {out_t
 
 
 class ReductionKernel:
-    """reduce_expr over map_expr at every index of the first array argument (PyOpenCL's signature)."""
+    """reduce_expr over map_expr at every index of the first array argument (PyOpenCL's signature;
+    tree=False: never the reduction tree)."""
 
     def __init__(self, ctx, dtype_out, neutral, reduce_expr, map_expr=None, arguments=None,
                  name="reduce_kernel", options=None, preamble="", tree=True, **kwargs):
