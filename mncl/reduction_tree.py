@@ -1,19 +1,20 @@
-"""The last stages of a reduction on the machine's reduction tree (emulator device only).
+"""A reduction's last stage on the machine's reduction tree (emulator device only).
 
-mncl.reduction folds map_expr into partials with an SPMD kernel; when reduce_expr is a sum, max
-or min of float32 (or a sum, & or | of 32-bit ints), one task kernel here reduces the partials:
-DRAM -> L2BMs (mvd) -> L1BMs (l2bmd) -> PEs (l1bmd), K vectors of 8 values per PE folded in
-order, each PE's 8 lanes folded (lanes, then cycles through an L1BM, then the MAB's 4 PEs with
-msl), then up the tree: l1bmr over the MABs, l2bmr over the L1Bs, mvr over every L2BM of the
-board.  Every launch of an SPMD fold costs the emulator some 20K-30K cycles whatever its size;
-this one launch costs a few thousand.
+When reduce_expr is a sum, max or min of float32 (or a sum, & or | of 32-bit ints), mncl.reduction
+writes reduce_expr(neutral, map_expr(i)) at every index with one SPMD launch (the neutral past n,
+up to this kernel's size), and one task kernel here reduces those values: per chunk, DRAM ->
+L2BMs (mvd) -> L1BMs (l2bmd) -> PEs (l1bmd), K vectors of 8 values per PE folded in order; then
+each PE's 8 values (lanes, then cycles through an L1BM) and its MAB's 4 PEs (msl); then up the
+tree: l1bmr over the MABs, l2bmr over the L1Bs, mvr over every L2BM of the board.  A launch of
+the SPMD folds it replaces costs the emulator 20K-35K cycles whatever its size; this one costs
+1,000-2,500 for one chunk.
 
 The tree's adds (l1bmr, l2bmr, mvr: ffadd) sum their inputs in fp64 and round once to fp32, and
 every MAU or tree result is normalised: a NaN becomes an infinity, -0 becomes +0, subnormals
-flush.  So a float sum also reduces the partials' max and min (the tree's max and min order the
-raw bits, NaN above infinity, and are not normalised), brings the three values back down to a
-PE and answers NaN where OpenCL would (a NaN partial, or both infinities).  A max or min needs
-no such step: its partials come out of fmax / fmin folds from the neutral, which drop NaNs.
+flush.  So a float sum also reduces the values' max and min (the tree's max and min order the
+raw bits, NaN above infinity, and are not normalised), brings the three back down to a PE and
+answers NaN where OpenCL would (a NaN value, or both infinities).  A max or min needs no such
+step: its values were folded with the neutral by fmax / fmin, which drop NaNs.
 """
 from __future__ import annotations
 
