@@ -94,7 +94,9 @@ def source(name: str, k: int, op: str, dtype) -> str:
     chains = [("s", op)] + ([("hi", "MN_MAX"), ("lo", "MN_MIN")] if fixup else [])
     defs = "\n".join(f"#define OP_{o}(a, b) {_PE_OP[o]}" for o in dict.fromkeys(o for _, o in chains))
     init = " ".join(f"{vt} {v} = {_INIT[o]};" for v, o in chains)
-    fold = " ".join(f"{v} = OP_{o}({v}, x);" for v, o in chains)
+    first = " ".join(f"{vt} {v}_c = x;" for v, o in chains)
+    fold = " ".join(f"{v}_c = OP_{o}({v}_c, x);" for v, o in chains)
+    total = " ".join(f"{v} = OP_{o}({v}, {v}_c);" for v, o in chains)
     pe = "\n    ".join(f"FOLD_PE({v}, OP_{o});" for v, o in chains)
     up = "\n    ".join(f"mn_reduce(red + {128 * j}, {v}, {o});" for j, (v, o) in enumerate(chains))
     up2 = "\n    ".join(f"mn_reduce(rs + {128 * j}, red + {128 * j}, 128, {o});" for j, (v, o) in enumerate(chains))
@@ -160,10 +162,13 @@ __task void {name}(DRAM_SPLIT const {t} *parts, DRAM {t} *out, long chunks)
     for (long c = 0; c < chunks; c++) {{
         mn_distribute(xs, parts + c * (K * VG), K * VG);    /* DRAM -> L2BMs (mvd) */
         mn_distribute(xl, xs, K * VL2);                     /* L2BM -> L1BMs (l2bmd) */
-        for (int k = 0; k < K; k++) {{                      /* unrolled: the vectors in order */
-            {vt} x = mn_distribute(xl + k * VL1);          /* L1BM -> PEs (l1bmd) */
+        {vt} x = mn_distribute(xl);                        /* L1BM -> PEs (l1bmd) */
+        {first}
+        for (int k = 1; k < K; k++) {{                      /* unrolled: the chunk's vectors in order */
+            x = mn_distribute(xl + k * VL1);
             {fold}
         }}
+        {total}                             /* then the chunks in order: short chains of adds */
     }}
     {pe}
     {up}
