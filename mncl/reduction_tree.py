@@ -29,8 +29,8 @@ _FLOAT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "fmax(a,b)": "MN_MAX", "fmax(b,a
               "max(a,b)": "MN_MAX", "max(b,a)": "MN_MAX", "fmin(a,b)": "MN_MIN", "fmin(b,a)": "MN_MIN",
               "min(a,b)": "MN_MIN", "min(b,a)": "MN_MIN"}
 _INT_OPS = {"a+b": "MN_ADD", "b+a": "MN_ADD", "a&b": "MN_AND", "b&a": "MN_AND", "a|b": "MN_OR", "b|a": "MN_OR"}
-_PE_OP = {"MN_ADD": "(a) + (b)", "MN_MAX": "mn_max(a, b)", "MN_MIN": "mn_min(a, b)",
-          "MN_AND": "(a) & (b)", "MN_OR": "(a) | (b)"}
+_PE_OP = {"MN_ADD": "((a) + (b))", "MN_MAX": "mn_max(a, b)", "MN_MIN": "mn_min(a, b)",
+          "MN_AND": "((a) & (b))", "MN_OR": "((a) | (b))"}
 # each PE's accumulator starts from the op's identity
 _INIT = {"MN_ADD": "0", "MN_MAX": "ninf", "MN_MIN": "inf", "MN_AND": "-1", "MN_OR": "0"}
 
@@ -127,6 +127,10 @@ def source(name: str, k: int, op: str, dtype) -> str:
     mn_gather(bl, s);
     mn_gather(rs, bl, 64 * NUM_L1B);
     mn_unicast(out, rs, 128, 0, 0);"""
+    infinities = """mnfloat8 big = 3.0e38f;                  /* no literal is an infinity */
+    mnfloat8 nbig = -3.0e38f;
+    mnfloat8 inf = big * big;
+    mnfloat8 ninf = big * nbig;"""
     return f"""/* mncl.reduction_tree: {op} over chunks of {k} vectors per PE (generated) */
 #define K {k}
 #define PEL1 (NUM_MAB * NUM_PE_MAB)             /* PEs per L1B */
@@ -154,21 +158,19 @@ __task void {name}(DRAM_SPLIT const {t} *parts, DRAM {t} *out, long chunks)
     L1BM {t} xl[K * VL1];
     L1BM {t} sh[12 * PEL1];
     L1BM {t} red[384];
-    mnfloat8 big = 3.0e38f;
-    mnfloat8 nbig = -3.0e38f;
-    mnfloat8 inf = big * big;
-    mnfloat8 ninf = big * nbig;
+    {infinities if t == "float" else ""}
     {init}
     for (long c = 0; c < chunks; c++) {{
         mn_distribute(xs, parts + c * (K * VG), K * VG);    /* DRAM -> L2BMs (mvd) */
         mn_distribute(xl, xs, K * VL2);                     /* L2BM -> L1BMs (l2bmd) */
-        {vt} x = mn_distribute(xl);                        /* L1BM -> PEs (l1bmd) */
+        {vt} x = mn_distribute(xl);                         /* L1BM -> PEs (l1bmd) */
         {first}
         for (int k = 1; k < K; k++) {{                      /* unrolled: the chunk's vectors in order */
             x = mn_distribute(xl + k * VL1);
             {fold}
         }}
-        {total}                             /* then the chunks in order: short chains of adds */
+        /* then the chunks in order: no chain of adds longer than K + chunks */
+        {total}
     }}
     {pe}
     {up}
