@@ -11,7 +11,8 @@ then the output statement at every index.  A loop over a work-item's indices tha
 step costs the emulator device ~300 cycles per element against ~2 for a store without a loop (the
 backend stages a loop's reads as a row, not its writes), so the O(n log n) doubling is 5x to 20x
 faster there than an O(n) scan by shares; the order of every operation is still fixed, and
-scan_expr need only be associative.
+scan_expr need only be associative.  The machine's reduction tree gives totals, not prefixes, and only
+for +, max and min: scans do not use it (docs/runtime.md, mncl.scan).
 
 GenericScanKernel takes PyOpenCL's arguments, input_expr, scan_expr (``a``, ``b``,
 ``across_seg_boundary``), neutral, output_statement (``item`` the inclusive value, ``prev_item``
