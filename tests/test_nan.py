@@ -606,3 +606,46 @@ def test_products_by_one_and_minus_one_are_exact_sign_flips(tiny_env):
     num = ~np.isnan(want)
     np.testing.assert_array_equal(o[num].view(np.uint32), want[num].view(np.uint32))
     assert np.isnan(o[~num]).all()
+
+
+FORCES = r"""
+__kernel void forces(__global const float *x, __global const float *y, __global float *f, float scale, int n) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float d = (y[j] - x[i]) * scale;
+    s += d * rsqrt(d * d) + 1.0f / d;
+  }
+  f[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("scale, y", [
+    (1.0, [1.0, 2.0]),                   # d = 0 where x[i] is 1 or 2: rsqrt(0) = inf, 0 * inf = NaN
+    (-1.0, [4.0]),                       # -0 where x[i] is 4: 1 / -0 = -inf, NaN with the other term
+    (0.5, [np.inf]),                     # every lane: -inf + inf
+    (1.0, [0.5]),                        # no special lane: the loop runs once
+])
+def test_a_lazy_loop_puts_off_settling_and_runs_again_when_a_pass_was_special(scale, y):
+    """rsqrt and 1 / d settle d (a chained product) inside a lazy loop: the lanes where it is
+    +-0 or +-inf are noted in the pass, not tested with an any-reduction, and the loop runs
+    again exactly after it (nans.put_off); the results are numpy's, NaNs and infinities too."""
+    from tests.emulator_harness import device_env, launch
+    import re
+    assert not re.search(r"\.if any", asm(FORCES, "forces").split(".loop")[1].split(".endloop")[0])
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.float32([1.0, 2.0, 4.0]), rng.uniform(8, 9, 61).astype(np.float32)])
+    ys = np.concatenate([rng.uniform(-4, -3, 5), np.float32(y), rng.uniform(-4, -3, 5)]).astype(np.float32)
+    (_, _, f), _ = launch(device_env("tiny"), FORCES, "forces", x.size, x, ys, np.zeros(x.size, np.float32),
+                          np.float32(scale), np.int32(ys.size))
+    with np.errstate(all="ignore"):
+        d = (ys[None, :] - x[:, None]) * np.float32(scale)
+        terms = d * (np.float32(1) / np.sqrt(d * d)) + np.float32(1) / d
+        want = np.zeros(x.size, np.float32)
+        for j in range(ys.size):
+            want = (want + terms[:, j]).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(f), np.isnan(want))
+    assert np.isnan(want).any() == (y != [0.5])
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(f[ok], want[ok], rtol=1e-5)

@@ -369,7 +369,7 @@ class Control:
         em = self.em
         b = em.bmap[n]
         p = pred if pred is not None else self.block_pred(n)
-        em.pred[n] = p
+        em.pred[n] = em.cur_pred = p
         em.elected = {}
         em.settled = set()
         phis = [i for i in b.insts if i.op == "phi"]
@@ -491,8 +491,10 @@ class Control:
         em.escapes = {**saved_esc, **esc}
         k = MaskReg()
         em.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
+        seen = em.copy(em.c32(0)) if lazy else None     # lanes whose settling a lazy loop put off (nans.py)
         outer, em.items = em.items, []
         ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
+               "seen": seen, "deferred": False,
                "stores": em.memory.stores_to_buffers(blocks),     # (settle_stores)
                "seq_reg": seq_reg if counted else None,           # the pass counter and the number of
                "trips": counted[0] if counted else None}          # passes (rowplan.py)
@@ -574,7 +576,7 @@ class Control:
             leaving = list(esc.items()) + [(phi, reg) for phi, reg in carried.items()
                                            if any(u.block not in blocks for u in em.users.get(phi, []))]
             leaving += [(phi.ops[phi.phi_blocks.index(src)], cap) for (src, _), lst in phicaps.items() for phi, cap in lst]
-            em.nans.rerun_exactly(h, body, before, exports, leaving, entry_pred)
+            em.nans.rerun_exactly(h, body, before, exports, leaving, entry_pred, seen if ctx["deferred"] else None)
         em.settled = set()
         for i, cap in list(esc.items()) + list(carried.items()):
             em.vals[i] = cap

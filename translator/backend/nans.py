@@ -122,9 +122,23 @@ class NanFixups:
             return v
         if v.lazy is None or id(v) in em.settled:
             return v
-        self.fix_nans(v, guard=not em.exact_mode)
+        ctx = em.loop_stack[-1] if em.loop_stack else None
+        if ctx is not None and ctx["lazy"] and not em.exact_mode:
+            self.put_off(v, ctx)
+        else:
+            self.fix_nans(v, guard=not em.exact_mode)
         em.settled.add(id(v))
         return v
+
+    def put_off(self, v, ctx):
+        """Settle v inside a lazy loop by noting, in the loop's `seen` lanes, those running this
+        pass where v is +-0 or +-inf, instead of testing them at once: after the loop one test
+        covers every pass, and a lane noted runs the loop again exactly (rerun_exactly), so a
+        pass pays two ALU operations, not an any-reduction (nbody's rsqrt of a sum of squares)."""
+        em = self.em
+        for r in v.regs:
+            em.alu("ior", ctx["seen"], em.b_and(em.bool_from_mask(self.special(v, r)), em.cur_pred), dst=ctx["seen"])
+        ctx["deferred"] = True
 
     def special(self, v, r, step=None):
         """A mask entry set in the lanes of register r of float v that hold +-0 or +-inf (the MAU
@@ -449,7 +463,7 @@ class NanFixups:
             setattr(em, a, dict(v) if isinstance(v, dict) else v)
         em.settled = set()
 
-    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None):
+    def rerun_exactly(self, h, body, before: dict, exports: list, leaving: list, lanes=None, seen=None):
         """After loop h ran with lazy accumulators: if any lane of a float value in `leaving`
         ((IR value, register) of those of `exports`, the first run's escape, carried and exit-phi
         registers in the order emit_loop gives them, read after the loop) is +-inf or +-0 (where
@@ -457,10 +471,11 @@ class NanFixups:
         clears given that no start of the loop (clear_starts) is -0 in a lane that entered it,
         which is then tested instead), run the loop again from the state `before` it in exact
         mode and copy its results over the first run's.  lanes: the bool of the lanes that entered the loop (only those are tested
-        for zeros, for float values)."""
+        for zeros, for float values).  seen: the lanes whose settling in the loop was put off
+        (put_off), which run it again too."""
         em = self.em
         floats = [(i, v) for i, v in leaving if v.kind in ("f32", "f64")]
-        if not floats:
+        if not floats and seen is None:
             return
         plus_zero = self.never_minus_zero(h)
         starts = self.clear_starts(h) if any(i not in plus_zero for i, _ in floats) else []
@@ -482,7 +497,10 @@ class NanFixups:
                 yield k0 if lanes is None else em.mask_of(em.b_and(em.bool_from_mask(k0), lanes))
         n = sum(len(v.regs) for _, v in floats) + len(starts)
         # each mask made into a bool at once: sixteen accumulators' masks would not all fit
-        k = next(masks()) if n == 1 else em.mask_of(functools.reduce(em.b_or, map(em.bool_from_mask, masks())))
+        if n == 1 and seen is None:
+            k = next(masks())
+        else:
+            k = em.mask_of(functools.reduce(em.b_or, [*map(em.bool_from_mask, masks()), *([seen] if seen else [])]))
         after = self.snapshot()
         self.restore(before)
         outer, em.items = em.items, []
