@@ -323,18 +323,14 @@ def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
 
 def _vfma_f32(e, rs, emit, st, plan, one, emu):
     """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it
-    (numpy_into), in one compiled loop where it can (_fp32_into).  With a direct store whose
-    operand rows the step does not write, computed into the destination rows at the commit; with
-    one whose operand rows it does, computed now and copied there at the commit."""
+    (numpy_into), in one compiled loop where it can (_fp32_into)."""
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf, zf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
     if not xf.shape == yf.shape == zf.shape:
         return None
     nx, ny, nz = (op.neg for op in e.srcs)
-    x1 = rs[0].views[1]
-    shape, lead = xf.shape, xf.shape[:-1]
-    reads = _read_hooks(rs)
+    shape = xf.shape
 
     def numpy_into(emu, out):
         r = emu.scratch(shape, np.float64, "fma")
@@ -355,42 +351,19 @@ def _vfma_f32(e, rs, emit, st, plan, one, emu):
         normalize_in_place(out.view(np.uint32), 32, emu.scratch(shape, np.uint32, "norm"))
 
     into = _fp32_into("fma", numpy_into, xf, yf, zf, nx != ny, nz)
-    dest = _operand_dest(st, plan, e, one, rs) if x1 is None else None
-    if dest is not None and dest.d0.shape == lead:
-        df = dest.d0.view(np.float32).reshape(shape)
-        a = into.args(df) if hasattr(into, "args") else None
-        return _finishing_kernel(dest, reads, lambda: into(emu, df, a))
-    dest = _direct_dest(st, plan, e, one)
-    if dest is not None and x1 is None and dest.d0.shape == lead:
-        df = dest.d0.view(np.float32).reshape(shape)
-
-        def compute(emu):
-            into(emu, emu.scratch(shape, np.float32, "fma"))
-        return _finishing_kernel(dest, reads, lambda: np.copyto(df, emu.scratch(shape, np.float32, "fma")),
-                                 compute)
-
-    def kernel(e, emu):
-        _call_read_hooks(emu, reads)
-        o = np.empty(shape, np.float32)
-        into(emu, o)
-        out0 = o.view(np.uint64).reshape(lead)
-        emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
-    return kernel
+    return _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape)
 
 
 def _vbin_f32(e, rs, emit, st, plan, one, emu):
     """fvmul / fvadd: native fp32 arithmetic as semantics.vmul / vadd do it (vmul's + 0 turns -0
-    into +0), normalised (numpy_into), in one compiled loop where it can (_fp32_into); with a
-    direct store, computed into the destination rows at the commit."""
+    into +0), normalised (numpy_into), in one compiled loop where it can (_fp32_into)."""
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
     if xf.shape != yf.shape:
         return None
     mul = e.defn.sem is semantics.vmul
-    x1 = rs[0].views[1]
-    shape, lead = xf.shape, xf.shape[:-1]
-    reads = _read_hooks(rs)
+    shape = xf.shape
     zero = np.float32(0)
 
     def numpy_into(emu, out):
@@ -403,11 +376,29 @@ def _vbin_f32(e, rs, emit, st, plan, one, emu):
         normalize_in_place(out.view(np.uint32), 32, emu.scratch(shape, np.uint32, "norm"))
 
     into = _fp32_into("mul" if mul else "add", numpy_into, xf, yf)
+    return _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape)
+
+
+def _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape):
+    """The kernel of an fp32 expression computed by into(emu, out[, args]) (_fp32_into): with a
+    direct store whose operand rows the step does not write, into the destination rows at the
+    commit; with one whose operand rows it does (an accumulator, fvadd $ls0v $lr8v $ls0v), now
+    into a buffer copied there at the commit; else into a new array, for the general writer."""
+    x1 = rs[0].views[1]
+    lead = shape[:-1]
+    reads = _read_hooks(rs)
+    fixed = getattr(into, "args", lambda out: None)
     dest = _operand_dest(st, plan, e, one, rs) if x1 is None else None
     if dest is not None and dest.d0.shape == lead:
         df = dest.d0.view(np.float32).reshape(shape)
-        a = into.args(df) if hasattr(into, "args") else None
+        a = fixed(df)
         return _finishing_kernel(dest, reads, lambda: into(emu, df, a))
+    dest = _direct_dest(st, plan, e, one) if x1 is None else None
+    if dest is not None and dest.d0.shape == lead:
+        df = dest.d0.view(np.float32).reshape(shape)
+        buf = emu.scratch(shape, np.float32, "mau")      # one MAU expression per step
+        a = fixed(buf)
+        return _finishing_kernel(dest, reads, lambda: np.copyto(df, buf), lambda emu: into(emu, buf, a))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)

@@ -93,9 +93,10 @@ def test_plans_with_the_loops_change_no_result(monkeypatch):
         assert np.array_equal(got[0][k], want[0][k]), k
 
 
-# the three ways a bound fp32 kernel ends: into the destination rows at the commit (fvadd), now
-# into a buffer copied there at the commit (the step's lpassa writes an operand row of the first
-# fvfma), and into a new array for the general writer (a masked store)
+# the three ways a bound fp32 kernel ends (plan._fp32_kernel): into the destination rows at the
+# commit (the first fvadd), now into a buffer copied there at the commit (the step's lpassa writes
+# an operand row of the first fvfma; the second fvadd accumulates in place), and into a new array
+# for the general writer (a masked store)
 PATHS = """
 .block b
     imax $lr8v $lr16v $omr3
@@ -103,6 +104,7 @@ PATHS = """
     fvfma -$lm16v $ln16v $lr16v $ls96v/$imr3
     fvmul $lm24v $ln24v $ls128v/$imr3
     fvadd $lm32v $ln32v $ls160v
+    fvadd $ls192v $lm40v $ls192v
     nop
     nop
 .endblock
