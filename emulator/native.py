@@ -37,12 +37,27 @@ _BODIES = {
   %f = fadd float %fx, %fy""",
 }
 
-# d, x, y, z are (rows, n) blocks of 32-bit lanes, rows `s*` bytes apart, lanes contiguous; the
-# operands' bits are xor'ed with m* first (a sign flip: the negated operands of fvfma)
+# The one argument points to 12 int64: d, sd, x, sx, y, sy, z, sz, rows, n, mx, mz (one pointer:
+# ctypes converts twelve arguments in several microseconds, a tenth of a loop's time).  d, x, y, z
+# are (rows, n) blocks of 32-bit lanes, rows `s*` bytes apart, lanes contiguous; the operands' bits
+# are xor'ed with m* first (a sign flip: the negated operands of fvfma).
 _TEMPLATE = """
-define i64 @{name}(ptr noalias %d, i64 %sd, ptr %x, i64 %sx, ptr %y, i64 %sy, ptr %z, i64 %sz,
-                   i64 %rows, i64 %n, i32 %mx, i32 %mz) nounwind {{
+define i64 @{name}(ptr noalias %a) nounwind {{
 entry:
+  %d = call ptr @arg_ptr(ptr %a, i64 0)
+  %sd = call i64 @arg(ptr %a, i64 1)
+  %x = call ptr @arg_ptr(ptr %a, i64 2)
+  %sx = call i64 @arg(ptr %a, i64 3)
+  %y = call ptr @arg_ptr(ptr %a, i64 4)
+  %sy = call i64 @arg(ptr %a, i64 5)
+  %z = call ptr @arg_ptr(ptr %a, i64 6)
+  %sz = call i64 @arg(ptr %a, i64 7)
+  %rows = call i64 @arg(ptr %a, i64 8)
+  %n = call i64 @arg(ptr %a, i64 9)
+  %mx64 = call i64 @arg(ptr %a, i64 10)
+  %mz64 = call i64 @arg(ptr %a, i64 11)
+  %mx = trunc i64 %mx64 to i32
+  %mz = trunc i64 %mz64 to i32
   br label %row
 row:
   %r = phi i64 [0, %entry], [%r1, %rowend]
@@ -97,7 +112,19 @@ exit:
 """
 # exponent all ones: mantissa cleared (no NaN survives); exponent 0: +0 (numbers.normalize_bits)
 
-_ARGS = (ctypes.c_void_p, ctypes.c_int64) * 4 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_uint32, ctypes.c_uint32)
+_HELPERS = """
+define internal i64 @arg(ptr %a, i64 %i) alwaysinline {
+  %p = getelementptr i64, ptr %a, i64 %i
+  %v = load i64, ptr %p
+  ret i64 %v
+}
+define internal ptr @arg_ptr(ptr %a, i64 %i) alwaysinline {
+  %v = call i64 @arg(ptr %a, i64 %i)
+  %p = inttoptr i64 %v to ptr
+  ret ptr %p
+}
+"""
+
 _state: dict = {}
 
 
@@ -109,7 +136,7 @@ def _compile() -> dict:
         with llvm_lock:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            ir = "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body) for op, body in _BODIES.items())
+            ir = _HELPERS + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body) for op, body in _BODIES.items())
             mod = llvm.parse_assembly(ir)
             mod.verify()
             tm = llvm.Target.from_default_triple().create_target_machine(
@@ -119,7 +146,7 @@ def _compile() -> dict:
             pb.getModulePassManager().run(mod, pb)
             engine = llvm.create_mcjit_compiler(mod, tm)
             engine.finalize_object()
-            fns = {op: ctypes.CFUNCTYPE(ctypes.c_int64, *_ARGS)(engine.get_function_address(f"emu_f32_{op}"))
+            fns = {op: ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(engine.get_function_address(f"emu_f32_{op}"))
                    for op in _BODIES}
         fns["_engine"] = engine                  # the code lives as long as its engine
         return fns
@@ -128,8 +155,8 @@ def _compile() -> dict:
 
 
 def kernel(op: str):
-    """The compiled loop of 'fma', 'mul' or 'add', or None.  Called as
-    ``fn(d, sd, x, sx, y, sy, z, sz, rows, n, mx, mz)`` (see ``args``); returns the NaN count."""
+    """The compiled loop of 'fma', 'mul' or 'add', or None.  Called as ``fn(a)`` with ``a`` the
+    address of its arguments (``args``); returns the NaN count."""
     if not _state:
         _state["fns"] = _compile()
     return _state["fns"].get(op)
@@ -147,13 +174,26 @@ def block(a: np.ndarray):
         inner.nbytes // 4
 
 
+class Args:
+    """A loop's arguments in memory: ``address`` is what the loop takes; the arrays they point
+    into are kept alive with them."""
+
+    __slots__ = ("words", "address", "arrays")
+
+    def __init__(self, values, arrays):
+        self.words = np.array(values, np.int64)
+        self.address = self.words.__array_interface__["data"][0]
+        self.arrays = arrays
+
+
 def args(d, x, y=None, z=None, neg_x: bool = False, neg_z: bool = False):
-    """The loop's arguments for destination d and operands x, y, z (arrays of one shape whose rows
+    """The loop's Args for destination d and operands x, y, z (arrays of one shape whose rows
     are contiguous runs of lanes: block()), or None when they do not fit; y, z default to x."""
-    bs = [block(a) for a in (d, x, y if y is not None else x, z if z is not None else x)]
+    arrays = (d, x, y if y is not None else x, z if z is not None else x)
+    bs = [block(a) for a in arrays]
     if any(b is None for b in bs) or len({b[2:] for b in bs}) != 1 or bs[0][2] == 0 or bs[0][3] == 0:
         return None
     out = []
     for addr, stride, _, _ in bs:
         out += [addr, stride]
-    return (*out, bs[0][2], bs[0][3], 0x80000000 if neg_x else 0, 0x80000000 if neg_z else 0)
+    return Args((*out, bs[0][2], bs[0][3], 0x80000000 if neg_x else 0, 0x80000000 if neg_z else 0), arrays)

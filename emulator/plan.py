@@ -315,7 +315,7 @@ def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
     def into(emu, out, a=None):
         if a is None:
             a = native.args(out, x, y, z, neg_x, neg_z)
-        if a is None or fn(*a):
+        if a is None or fn(a.address):
             numpy_into(emu, out)
     into.args = lambda out: native.args(out, x, y, z, neg_x, neg_z)
     return into

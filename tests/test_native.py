@@ -53,7 +53,7 @@ def test_loops_match_numpy_bit_for_bit(op, neg_x, neg_z, rows, stride):
     mems = [_no_nan(rng, rows * stride * n).reshape(rows * stride, n) for _ in range(3)]
     x, y, z = (m[::stride] for m in mems)                 # rows `stride` apart, as strided operands
     d = np.zeros((rows * 2, n), np.uint32)[::2]
-    nans = native.kernel(op)(*native.args(d, x, y, z, neg_x, neg_z))
+    nans = native.kernel(op)(native.args(d, x, y, z, neg_x, neg_z).address)
     want, isnan = _reference(op, x, y, z, neg_x, neg_z)
     assert nans == isnan.sum()
     assert np.array_equal(d[~isnan], want[~isnan])
