@@ -305,17 +305,23 @@ def _finishing_kernel(dest, reads, finish, compute=None):
 
 def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
     """into(emu, out, a=None): out (fp32 lanes of the operands' shape) = the operation's normalised
-    result, by native.py's compiled loop (its arguments a worked out now when not given), or by
-    numpy_into(emu, out) when there is no loop, the arrays do not fit it or it made a NaN (whose
-    sign is numpy's to choose: the operands are unchanged until the commit, so numpy redoes it)."""
+    result, by native.py's compiled loop, or by numpy_into(emu, out) when there is no loop, the
+    operands do not fit it or it made a NaN (whose sign is numpy's to choose: the operands are
+    unchanged until the commit, so numpy redoes it).  a: the loop's arguments for out, worked out
+    at bind time (into.args) when out is a fixed array; else out is a new C-ordered array, whose
+    address goes into a copy of the operands' arguments kept for it."""
     fn = native.kernel(kind)
-    if fn is None:
+    some = native.args(x, x, y, z, neg_x, neg_z) if fn is not None else None
+    if some is None:
         return lambda emu, out, a=None: numpy_into(emu, out)
+    words = some.words
 
     def into(emu, out, a=None):
         if a is None:
-            a = native.args(out, x, y, z, neg_x, neg_z)
-        if a is None or fn(a.address):
+            a = some
+            words[0] = out.__array_interface__["data"][0]
+            words[1] = out.strides[0] if out.shape[0] > 1 else 0
+        if fn(a.address):
             numpy_into(emu, out)
     into.args = lambda out: native.args(out, x, y, z, neg_x, neg_z)
     return into
