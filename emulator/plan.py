@@ -308,8 +308,8 @@ def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
     result, by native.py's compiled loop, or by numpy_into(emu, out) when there is no loop, the
     operands do not fit it or it made a NaN (whose sign is numpy's to choose: the operands are
     unchanged until the commit, so numpy redoes it).  a: the loop's arguments for out, worked out
-    at bind time (into.args) when out is a fixed array; else out is a new C-ordered array, whose
-    address goes into a copy of the operands' arguments kept for it."""
+    at bind time (into.args) when out is a fixed array; else out should be a new C-ordered array,
+    whose address goes into the operands' arguments kept for it."""
     fn = native.kernel(kind)
     some = native.args(x, x, y, z, neg_x, neg_z) if fn is not None else None
     if some is None:
@@ -318,6 +318,8 @@ def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
 
     def into(emu, out, a=None):
         if a is None:
+            if not out.flags.c_contiguous:
+                return numpy_into(emu, out)
             a = some
             words[0] = out.__array_interface__["data"][0]
             words[1] = out.strides[0] if out.shape[0] > 1 else 0
