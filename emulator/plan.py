@@ -314,11 +314,11 @@ def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
     some = native.args(x, x, y, z, neg_x, neg_z) if fn is not None else None
     if some is None:
         return lambda emu, out, a=None: numpy_into(emu, out)
-    words = some.words
+    words, shape = some.words, x.shape
 
     def into(emu, out, a=None):
         if a is None:
-            if not out.flags.c_contiguous:
+            if out.shape != shape or not out.flags.c_contiguous:     # (the loop trusts its arguments)
                 return numpy_into(emu, out)
             a = some
             words[0] = out.__array_interface__["data"][0]
