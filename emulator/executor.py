@@ -185,7 +185,8 @@ class Emulator:
         self._fwd_live: dict = {}        # forwarding name -> (space, lo, hi): its value views those PE-memory rows
         self._omr_writes = 0             # mask-entry writes by steps (_keep's per-step memo)
         self._nib_memo = (-1, -1, -1, b"")
-        self._unravel: dict = {}          # _store_few: a few-PE mask's positions in a broadcast's shape
+        self._runs = 0                   # runs begun (_keep's stamp: the host may write mask entries between)
+        self._keep_stamp: dict = {}
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:
@@ -289,6 +290,7 @@ class Emulator:
         self.deadline = None if self.time_limit is None else time.monotonic() + self.time_limit
         self.seq_iters = self._step_limit = self.steps = 0
         self._nib_memo = (-1, -1, -1, b"")       # (the host may have written mask entries)
+        self._runs += 1
         self._plans = {}
         self.in_flight = []
         for hook in self.hooks.run_started:
@@ -802,15 +804,20 @@ class Emulator:
     def _keep(self, nib, entry, lut, dt):
         """The write mask of a flag entry as dt bits per element, or True (every bit written) or
         False (none).  Cached per (entry, layout) and reused while the entry's nibbles are the same
-        (compared in full, so any write to the entry, by a step or by the host, is seen)."""
+        (compared in full, so any write to the entry, by a step or by the host, is seen; not compared
+        again in the same run while no step writes a mask entry)."""
         key = (entry, id(lut), dt)
+        stamp = (self._runs, self._omr_writes)
+        hit = self._keep_cache.get(key)
+        if hit is not None and self._keep_stamp.get(key) == stamp:
+            return hit[1]                 # no mask entry written since it was checked, in this run
+        self._keep_stamp[key] = stamp
         memo = self._nib_memo             # the entry's bytes, once per step (an ll store asks twice)
         if memo[0] == self.steps and memo[1] == entry and memo[2] == self._omr_writes:
             raw = memo[3]
         else:
             raw = nib.tobytes()
             self._nib_memo = (self.steps, entry, self._omr_writes, raw)
-        hit = self._keep_cache.get(key)
         if hit is not None and hit[0] == raw:
             return hit[1]
         used = _LUT_BITS[id(lut)]
@@ -827,8 +834,8 @@ class Emulator:
 
     def _few(self, key, keep):
         """For a (4, P) write mask that keeps few elements (at most 1/16; l1bmp to one PE of each
-        L1B): ((cycles, PEs) of those, their flat positions, whether every bit of each is kept);
-        else None.  Kept beside the mask in _keep's cache."""
+        L1B): ((cycles, PEs) of those, their flat positions, whether every bit of each is kept, a
+        memo of _store_few's indices); else None.  Kept beside the mask in _keep's cache."""
         hit = self._keep_cache[key]
         if len(hit) == 3:
             return hit[2]
@@ -836,7 +843,7 @@ class Emulator:
         few = None
         if len(at[0]) * 16 <= keep.size:
             src = at[0] * keep.shape[1] + at[1]
-            few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()))
+            few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()), {})
         self._keep_cache[key] = hit + (few,)
         return few
 
@@ -846,27 +853,38 @@ class Emulator:
         few = self._few(key, keep)
         if few is None:
             return False
-        at, src, full = few
+        at, src, full, memo = few
         P = mem.shape[1]
         if isinstance(rows, slice):           # rows start + step c: the flat positions are src moved
-            r = range(*rows.indices(mem.shape[0]))
-            if len(r) != 4:
+            rk = (rows.start, rows.stop, rows.step, mem.shape)
+            idx = memo.get(rk)
+            if idx is None:
+                r = range(*rows.indices(mem.shape[0]))
+                idx = memo[rk] = (False if len(r) != 4 else src + r.start * P if r.step == 1
+                                  else (r.start + r.step * at[0]) * P + at[1])
+            if idx is False:
                 return False
-            idx = src + r.start * P if r.step == 1 else (r.start + r.step * at[0]) * P + at[1]
         else:
             rows = np.asarray(rows)
             if rows.shape != (4,) or len(set(rows.tolist())) != 4:
                 return False
             idx = rows[at[0]] * P + at[1]
         flat = mem.reshape(-1)
-        # a broadcast kept as a view (transfers._down) gives only the elements stored
+        # a broadcast kept as a view (transfers._down) gives only the elements stored: taken from the
+        # run it views by their offsets there (worked out once per layout; one index, not five)
         if val.ndim == 2:
             new = val.reshape(-1)[src]
         else:
-            at_v = self._unravel.get((key, val.shape))
-            if at_v is None or at_v[0] is not src:
-                at_v = self._unravel[(key, val.shape)] = (src, np.unravel_index(src, val.shape))
-            new = val[at_v[1]]
+            base, size = val.base, val.itemsize
+            if (base is not None and base.ndim == 1 and base.dtype == val.dtype and base.flags.c_contiguous
+                    and not any(x % size for x in val.strides)):
+                vk = (val.shape, val.strides)
+                off = memo.get(vk)
+                if off is None:
+                    off = memo[vk] = sum(u * (x // size) for u, x in zip(np.unravel_index(src, val.shape), val.strides))
+                new = base[off + (val.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size]
+            else:
+                new = val[np.unravel_index(src, val.shape)]
         if not full:
             old = flat[idx]
             new = old ^ ((old ^ new) & keep.reshape(-1)[src])

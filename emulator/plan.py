@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import isa, semantics, transfers
-from .numbers import normalize_bits, normalize_in_place
+from . import isa, native, semantics, transfers
+from .numbers import normalize_in_place
 from .semantics import flags_nibble, raw_lanes, sign_flags
 from .transfers import run_length
 
@@ -303,21 +303,44 @@ def _finishing_kernel(dest, reads, finish, compute=None):
     return kernel
 
 
-def _vfma_f32(e, rs, emit, emu, dest):
-    """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it."""
+def _fp32_into(kind, numpy_into, x, y, z=None, neg_x=False, neg_z=False):
+    """into(emu, out, a=None): out (fp32 lanes of the operands' shape) = the operation's normalised
+    result, by native.py's compiled loop, or by numpy_into(emu, out) when there is no loop, the
+    operands do not fit it or it made a NaN (whose sign is numpy's to choose: the operands are
+    unchanged until the commit, so numpy redoes it).  a: the loop's arguments for out, worked out
+    at bind time (into.args) when out is a fixed array; else out should be a new C-ordered array,
+    whose address goes into the operands' arguments kept for it."""
+    fn = native.kernel(kind)
+    some = native.args(x, x, y, z, neg_x, neg_z) if fn is not None else None
+    if some is None:
+        return lambda emu, out, a=None: numpy_into(emu, out)
+    words, shape = some.words, x.shape
+
+    def into(emu, out, a=None):
+        if a is None:
+            if out.shape != shape or not out.flags.c_contiguous:     # (the loop trusts its arguments)
+                return numpy_into(emu, out)
+            a = some
+            words[0] = out.__array_interface__["data"][0]
+            words[1] = out.strides[0] if out.shape[0] > 1 else 0
+        if fn(a.address):
+            numpy_into(emu, out)
+    into.args = lambda out: native.args(out, x, y, z, neg_x, neg_z)
+    return into
+
+
+def _vfma_f32(e, rs, emit, st, plan, one, emu):
+    """fvfma: the float64 sum of the exact product rounded to fp32, as semantics.vfma does it
+    (numpy_into), in one compiled loop where it can (_fp32_into)."""
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf, zf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
     if not xf.shape == yf.shape == zf.shape:
         return None
     nx, ny, nz = (op.neg for op in e.srcs)
-    x1 = rs[0].views[1]
-    shape, lead = xf.shape, xf.shape[:-1]
-    reads = _read_hooks(rs)
-    if dest is not None and (x1 is not None or dest.d0.shape != lead):
-        dest = None
+    shape = xf.shape
 
-    def fma(emu):
+    def numpy_into(emu, out):
         r = emu.scratch(shape, np.float64, "fma")
         t = emu.scratch(shape, np.float64, 1)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -332,75 +355,66 @@ def _vfma_f32(e, rs, emit, emu, dest):
             if nz:
                 np.negative(t, out=t)
             np.add(r, t, out=r)
-        return r
+            np.copyto(out, r, casting="unsafe")
+        normalize_in_place(out.view(np.uint32), 32, emu.scratch(shape, np.uint32, "norm"))
 
-    if dest is None:
-        def kernel(e, emu):
-            _call_read_hooks(emu, reads)
-            r = fma(emu)
-            o = np.empty(shape, np.float32)
-            with np.errstate(over="ignore"):
-                np.copyto(o, r, casting="unsafe")
-            bits = normalize_bits(o.view(np.uint32), 32)
-            out0 = np.ascontiguousarray(bits).view(np.uint64).reshape(lead)
-            emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
-        return kernel
-
-    d0 = dest.d0
-    df = d0.view(np.float32).reshape(shape)
-    du = df.view(np.uint32)
-    r = emu.scratch(shape, np.float64, "fma")
-
-    def finish():
-        with np.errstate(over="ignore"):
-            np.copyto(df, r, casting="unsafe")
-        normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
-    return _finishing_kernel(dest, reads, finish, fma)
+    into = _fp32_into("fma", numpy_into, xf, yf, zf, nx != ny, nz)
+    return _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape)
 
 
 def _vbin_f32(e, rs, emit, st, plan, one, emu):
     """fvmul / fvadd: native fp32 arithmetic as semantics.vmul / vadd do it (vmul's + 0 turns -0
-    into +0), normalised; with a direct store, computed into the destination rows at the commit."""
+    into +0), normalised (numpy_into), in one compiled loop where it can (_fp32_into)."""
     if any(r.views[0].strides[-1] != 8 for r in rs):
         return None
     xf, yf = (r.views[0].view(np.float32).reshape(r.views[0].shape + (2,)) for r in rs)
     if xf.shape != yf.shape:
         return None
     mul = e.defn.sem is semantics.vmul
-    x1 = rs[0].views[1]
-    shape, lead = xf.shape, xf.shape[:-1]
-    reads = _read_hooks(rs)
+    shape = xf.shape
     zero = np.float32(0)
+
+    def numpy_into(emu, out):
+        with np.errstate(invalid="ignore", over="ignore"):
+            if mul:
+                np.multiply(xf, yf, out=out)
+                np.add(out, zero, out=out)
+            else:
+                np.add(xf, yf, out=out, dtype=np.float32)
+        normalize_in_place(out.view(np.uint32), 32, emu.scratch(shape, np.uint32, "norm"))
+
+    into = _fp32_into("mul" if mul else "add", numpy_into, xf, yf)
+    return _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape)
+
+
+def _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape):
+    """The kernel of an fp32 expression computed by into(emu, out[, args]) (_fp32_into): with a
+    direct store whose operand rows the step does not write, into the destination rows at the
+    commit; with one whose operand rows it does (an accumulator, fvadd $ls0v $lr8v $ls0v), now
+    into a buffer copied there at the commit; else into a new array, for the general writer."""
+    x1 = rs[0].views[1]
+    lead = shape[:-1]
+    reads = _read_hooks(rs)
+    fixed = getattr(into, "args", lambda out: None)
     dest = _operand_dest(st, plan, e, one, rs) if x1 is None else None
     if dest is not None and dest.d0.shape == lead:
-        d0 = dest.d0
-        df = d0.view(np.float32).reshape(shape)
-        du = df.view(np.uint32)
-
-        def finish():
-            with np.errstate(invalid="ignore", over="ignore"):
-                if mul:
-                    np.multiply(xf, yf, out=df)
-                    np.add(df, zero, out=df)
-                else:
-                    np.add(xf, yf, out=df, dtype=np.float32)
-            normalize_in_place(du, 32, emu.scratch(shape, np.uint32, "norm"))
-        return _finishing_kernel(dest, reads, finish)
+        df = dest.d0.view(np.float32).reshape(shape)
+        a = fixed(df)
+        return _finishing_kernel(dest, reads, lambda: into(emu, df, a))
+    dest = _direct_dest(st, plan, e, one) if x1 is None else None
+    if dest is not None and dest.d0.shape == lead:
+        df = dest.d0.view(np.float32).reshape(shape)
+        buf = emu.scratch(shape, np.float32, "mau")      # one MAU expression per step
+        a = fixed(buf)
+        return _finishing_kernel(dest, reads, lambda: np.copyto(df, buf), lambda emu: into(emu, buf, a))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)
-        with np.errstate(invalid="ignore", over="ignore"):
-            if mul:
-                r = np.multiply(xf, yf)
-                np.add(r, zero, out=r)
-            else:
-                r = np.add(xf, yf, dtype=np.float32)
-        bits = normalize_bits(r.view(np.uint32), 32)
-        out0 = np.ascontiguousarray(bits).view(np.uint64).reshape(lead)
+        o = np.empty(shape, np.float32)
+        into(emu, o)
+        out0 = o.view(np.uint64).reshape(lead)
         emit(emu, out0, x1, lambda: flags_nibble(sign_flags(raw_lanes(out0, 32), 32)[..., ::-1]))
     return kernel
-
-
 
 
 _LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
@@ -571,7 +585,7 @@ def _kernel(emu, st, plan, e, one):
               and all(r.views[1] is None for r in rs[:1]))
     if sem is semantics.vfma:
         if e.prec == "f" and not e.out_reduce and not any(o.mod for o in e.srcs):
-            return _vfma_f32(e, rs, _emit(e, direct), emu, _direct_dest(st, plan, e, one))
+            return _vfma_f32(e, rs, _emit(e, direct), st, plan, one, emu)
         return None
     if sem in (semantics.vmul, semantics.vadd):
         if e.prec == "f" and not e.out_reduce and not any(o.mod or o.neg for o in e.srcs):
