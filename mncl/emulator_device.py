@@ -259,15 +259,28 @@ class EmulatorDevice:
         a.view[:] = 0
         return a
 
-    def write_row_copy(self, k, buf, pitch, lay):
+    def write_row_copy(self, k, buf, pitch, lay, interleave=0):
         """Buffer k whole in every group's DRAM for a row plan (translator/backend/rowplan.py): group
-        g's copy pitch * g stripes lower than group 0's, so that one address gives each group the
-        row of its own work-item.  The address of group 0's copy, or -1 (the kernel then gathers)
-        when the pitch is not even and positive or the copies do not fit."""
+        g's copy 2 * stripe rows lower than group 0's, so that one address gives each group the
+        row of its own work-item.  With `interleave` N, rows padded to whole 8-long-word granules
+        and each N rows 16 apart granule by granule (rowplan's layout), so that one MV brings a
+        panel of N L1Bs' rows and one l2bmd hands each L1B its own.  The address of group 0's
+        copy, or -1 (the kernel then gathers) when the pitch is not even and positive or the
+        copies do not fit."""
         if pitch <= 0 or pitch % 2:
             return -1
-        shift = lay.stripe * pitch                  # long words between two groups' copies
         data = _longs(buf.view)
+        half = pitch // 2
+        if interleave:
+            width, block = -(-half // 8) * 8, 16 * interleave
+            rows = -(-max(1, -(-data.size // half)) // block) * block
+            grid = np.zeros((rows, half), np.uint64)
+            grid.ravel()[:data.size] = data
+            padded = np.zeros((rows, width), np.uint64)
+            padded[:, :half] = grid
+            data = padded.reshape(rows // block, interleave, 16, width // 8, 8).transpose(0, 2, 3, 1, 4).ravel()
+            half = width
+        shift = 2 * lay.stripe * half               # long words between two groups' copies
         try:
             a = self.scratch(("rows", k), 8 * (data.size + (lay.groups - 1) * shift))
         except Error:                               # no room in DRAM: the kernel gathers
@@ -445,8 +458,8 @@ class EmulatorDevice:
             wide = lay.widened(args[k].view)
             extra[abi.widened(k)] = self.scratch(("widened", k), wide.nbytes).dram
             emu.write_dram(0, extra[abi.widened(k)], wide)
-        for k, pitch in plan.row_copies:
-            extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay)
+        for k, pitch, interleave in plan.row_copies:
+            extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay, interleave)
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
         for i in plan.read:
             args[i].view[:] = self.read_buffer(args[i], lay)

@@ -4,7 +4,6 @@ everything else exactly), at odd sizes, with NaN, infinities and -0."""
 import numpy as np
 import pytest
 
-import mncl as cl
 import mncl.array as cla
 from mncl import reduction_tree
 from mncl.reduction import ReductionKernel

@@ -163,3 +163,38 @@ def test_an_int_row_index_into_a_pointer_to_rows_is_a_row(tmp_path):
     err = mncc_stats(tmp_path / "mv.cl", ROWS_POINTER, "--machine", "tiny", "--noalias")
     assert "load a_buf (global, 4 B): row in the loop" in err, err
     assert "irregular" not in err and "whole-buffer gather" not in err, err
+
+
+ROW_AT = """
+__kernel void rows_at(__global const float *W, __global const float *x, __global float *y,
+                      int rows, int cols, int pitch)
+{
+    int r = get_global_id(0);
+    if (r < rows) {
+        float s = 0.0f;
+        for (int k = 0; k < cols; k++)
+            s += W[r * pitch + k + START] * x[k];
+        y[r] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("machine, rows, cols, pitch, start", [
+    ("tiny", 100, 64, 64, 0),
+    ("tiny", 77, 300, 300, 16),     # three panels, the last partial, rows of 150 long words padded to 152
+    ("tiny", 200, 20, 22, 0),       # rows of 11 long words, 16-row blocks past the launch's last row
+    ("tiny", 33, 40, 42, 3),        # a start inside a granule: the rows as they are
+    ("mncore2", 1000, 96, 100, 32),
+])
+def test_interleaved_row_copy_matches_numpy(machine, rows, cols, pitch, start):
+    """A constant start at a granule takes the interleaved row copy (rowplan.stage_interleaved: one
+    MV per L2B and l2bmd to its L1Bs); any other start the copy as it is."""
+    src = ROW_AT.replace("START", str(start))
+    rng = np.random.default_rng(rows + cols)
+    W = rng.integers(1, 5, rows * pitch + start + cols).astype(np.float32)
+    x = rng.integers(1, 5, cols).astype(np.float32)
+    (_, _, y), _ = launch(device_env(machine, new=True), src, "rows_at", rows, W, x, np.zeros(rows, np.float32),
+                          *map(np.int32, (rows, cols, pitch)))
+    ref = np.array([W[r * pitch + start:r * pitch + start + cols] @ x for r in range(rows)], np.float32)
+    np.testing.assert_array_equal(y, ref)

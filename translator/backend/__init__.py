@@ -67,8 +67,8 @@ class KernelBinary:
                                                     # to equal the global size in x (rows.py); [] gains nothing
     plans: list = field(default_factory=list)       # [C line, buffer, load|store, plan]: transfer plans chosen
                                                     # (rowplan.py, colplan.py, rows.py; mncl-cc --stats)
-    row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression)]: row copies it
-                                                    # reads (abi.LaunchPlan.row_copies, rowplan.py)
+    row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression), interleave]:
+                                                    # row copies it reads (abi.LaunchPlan.row_copies, rowplan.py)
     launch_tests: list = field(default_factory=list)  # sequencer conditions on its arguments (%p<k>, %rlen) a
                                                     # launch must meet, else it runs "nd" (tileplan.py)
 
@@ -272,7 +272,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         em.rows.recorded() if em.rows else [],
                         [[line, buf, "load", "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())]
                         + (em.rows.plan_list() if em.rows else []),
-                        [[k, p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
+                        [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
                         list(em.tile_plan.tests))
 
 

@@ -402,8 +402,8 @@ class LaunchPlan:
                                                    # written before the run (replicated: whole, in every group)
     read: list = field(default_factory=list)       # argument indices whose buffers are read back after it
     widen: list = field(default_factory=list)      # parameters whose widened copy goes to widened(k)
-    row_copies: list = field(default_factory=list)  # (parameter, pitch in elements): its row copy goes to
-                                                    # row_copy(k) (rowplan.py), group g's pitch * g stripes lower
+    row_copies: list = field(default_factory=list)  # (parameter, pitch in elements, interleave): its row copy
+                                                    # goes to row_copy(k) (rowplan.py), group g's g stripes of rows lower
     report: int = 0              # out-of-bounds report buffers (base(REPORT[j])) the kernel writes, 0 if none
     report_bytes: int = 0        # ... each this long
     local_rows: tuple = (0, 0, 0)   # __local scratch (local_rows): rows the kernel streams (rows(LOCAL)),
@@ -487,7 +487,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
     local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]
-    pitches = [(k, evaluate(pitch, seq)) for k, pitch in kb.row_copies]
+    pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local)
 
