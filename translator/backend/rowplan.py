@@ -34,12 +34,14 @@ from __future__ import annotations
 import re
 
 from .abi import nbytes, param, reg, row_copy
+from .emitter import CodegenError
 from .memory import dram_clamped
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
 MIN_RL = 64                 # long words per slot and panel: an MV moves at least 64
 MAX_RL = 1024
+DEPTH = 4                   # L2BM areas of an interleaved plan: slot rows in flight + 1
 TABLE_RESERVE = 256         # LM0 words left for two x[k] tables (Memory.uniform_table)
 
 
@@ -132,11 +134,18 @@ class RowPlan:
             return None
         em.lm_top -= 2 * rl * nslots
         lay = em.lay
-        lc = em.alloc_lc(2 * lay.l1b * rl)        # two areas: one row's MVs fly while the other's moves on
+        depth = 2                                 # two areas: one row's MVs fly while the other's moves on
+        if self.granular(key[2]):                 # (stage_interleaved: more in flight, where L2BM has room)
+            try:
+                lc, depth = em.alloc_lc(DEPTH * lay.l1b * rl), DEPTH
+            except CodegenError:
+                lc = em.alloc_lc(2 * lay.l1b * rl)
+        else:
+            lc = em.alloc_lc(2 * lay.l1b * rl)
         lb = em.alloc_lb(rl)
         panel = em.seq_reg("rp")
         em.prologue.append(SeqSet(panel, "-1"))
-        em.row_plans[key] = (em.lm_top, rl, lc, lb, panel)
+        em.row_plans[key] = (em.lm_top, rl, lc, lb, panel, depth)
         return em.row_plans[key]
 
     def load(self, k, ptr, ty, p, access) -> Val | None:
@@ -150,7 +159,7 @@ class RowPlan:
         plan = self.region((k, pitch, start))
         if plan is None:
             return None
-        lm, rl, lc, lb, panel = plan
+        lm, rl, lc, lb, panel, depth = plan
         interleave = em.lay.l1b if self.granular(start) else 0
         em.uses.setdefault("row_copies", {})[k] = (pitch, interleave)
         em.uses["launch"] = True
@@ -163,7 +172,8 @@ class RowPlan:
         need = f"(((({trips}) + (({start}) & 1) - {panel_no} * {t}) + 1) >> 1)"    # long words left in the row
         nreg = em.seq_reg("rn")                      # (sequencer registers keep the MVs' expressions short)
         stage = [SeqSet(nreg, f"{need} if {need} < {rl} else {rl}")] + \
-            (self.stage_interleaved if interleave else self.stage)(k, pitch, start, panel_no, nreg, lm, rl, lc, lb)
+            (self.stage_interleaved(k, pitch, start, panel_no, nreg, lm, rl, lc, lb, depth) if interleave
+             else self.stage(k, pitch, start, panel_no, nreg, lm, rl, lc, lb))
         em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
         self.read(out, lm, rl, f"(({e}) % {t})")
         fast, em.items = em.items, []
@@ -187,12 +197,13 @@ class RowPlan:
         m = re.fullmatch(r"\(\s*(\d+)\s*\)", start)
         return m is not None and int(m.group(1)) % 16 == 0
 
-    def stage_interleaved(self, k, pitch, start, panel, need, lm, rl, lc, lb) -> list:
+    def stage_interleaved(self, k, pitch, start, panel, need, lm, rl, lc, lb, depth) -> list:
         """stage() from the interleaved row copy (emulator_device.write_row_copy): rows padded to
         whole granules of 8 long words, and each N rows 16 apart (the rows one slot holds in the
         N L1Bs of an L2B) interleaved granule by granule, so a panel of all N is one run: one MV
         per L2B brings it, and `l2bmd` hands each L1B its own row, 32 long words a step, where
-        stage() takes an MV and `l2bmb@i` per L1B."""
+        stage() takes an MV and `l2bmb@i` per L1B.  The MVs of `depth` - 1 slot rows are in
+        flight while one moves on (each L2BM area and tag its own), which hides their latency."""
         em = self.em
         lay = em.lay
         P, N, L = lay.pe_l1b, lay.l1b, lay.l2b
@@ -201,41 +212,60 @@ class RowPlan:
         sizes = [n for n in (32 << j for j in range((rl // 32).bit_length())) if n <= rl and N * n % 64 == 0]
         width = em.seq_reg("rw")                     # long words per row of the copy
         em.prologue.append(SeqSet(width, f"(((({pitch}) >> 1) + 7) >> 3) << 3"))
-        tags = (em.tag(), em.tag())
-        areas = (lc, lc + N * rl)
-
+        tags = [em.tag() for _ in range(depth)]
+        areas = [lc + a * N * rl for a in range(depth)]
         first = self.first
 
-        def issue(r, lane) -> list:
-            """The MVs of slot row (r, lane): per L2B (for every group at once) the panel of its N
-            L1Bs' rows."""
+        def issue(r, lane, a) -> list:
+            """The MVs of slot row (r, lane) into area a: per L2B (for every group at once) the
+            panel of its N L1Bs' rows."""
             row0, at0 = em.seq_reg("rr"), em.seq_reg("ra")
-
             mvs = []
             for l in range(L):
                 d = dram_clamped(f"{at0} + {2 * l * S2} * {width}", hi)
                 mvs.append(self.by_group(f"{row0} + {2 * l * S2}", l, need, sizes, lambda n, dram, lc: MV(
-                    f"mvp/n{N * n}i{tags[lane]} {dram} $lc{areas[lane]}{lc}", d, em.line)))
+                    f"mvp/n{N * n}i{tags[a]} {dram} $lc{areas[a]}{lc}", d, em.line)))
             group = f"(({row0}) / {16 * N} * 16 + ({row0}) % 16)"        # its N rows' interleave group
             return [SeqSet(row0, first(r, lane)),
                     SeqSet(at0, f"{reg(row_copy(k))} + ({group} * {width} + (({start}) >> 1) + ({panel}) * {rl}) * {N}"),
                     SeqIf(f"{row0} < %gx", mvs)]
 
-        def move_on(r, lane, c, mask) -> list:
-            """Wait for slot row (r, lane), then L2BM -> the L1BMs (l2bmd) -> the owner PE's region."""
+        def move_on(r, lane, c, mask, a) -> list:
+            """Wait for slot row (r, lane) in area a, then L2BM -> the L1BMs (l2bmd) -> the owner
+            PE's region."""
             outer, em.items = em.items, []
-            area, dst = areas[lane], lm + 2 * rl * (2 * c + lane)
-            em.op(f"wait i{tags[lane]}", "wait")
+            em.op(f"wait i{tags[a]}", "wait")
             q = em.seq_reg("rq")
             em.items.append(SeqLoop(q, "0", f"(({need} + 31) >> 5)", [Call(
-                [Op(f"l2bmd $lc{area} $lb{lb}", "l2bm", line=em.line,
-                    mem=(("r", "lc", area, area + N * rl), ("w", "lb", lb, lb + rl)))],
+                [Op(f"l2bmd $lc{areas[a]} $lb{lb}", "l2bm", line=em.line,
+                    mem=(("r", "lc", areas[a], areas[a] + N * rl), ("w", "lb", lb, lb + rl)))],
                 {"lc": f"{q} * {32 * N}", "lb": f"{q} * 32"})]))
-            self.broadcast_to(lb, dst, rl, mask, need)
+            self.broadcast_to(lb, lm + 2 * rl * (2 * c + lane), rl, mask, need)
             body, em.items = em.items, outer
             return [SeqIf(f"{first(r, lane)} < %gx", body)]
 
-        return self.slot_loop(issue, move_on)
+        # slot row q of a cycle is (PE q >> 1, lane q & 1), in area q % depth; a loop pass takes
+        # `depth` of them (depth / 2 PEs), issuing each one's MVs depth - 1 slot rows ahead
+        outer, em.items = em.items, []
+        for c, nx in self.slots():
+            rows_, row = 2 * nx, lambda q: f"({P * c} + (({q}) >> 1))"
+            for q in range(min(depth - 1, rows_)):
+                em.items += issue(row(q), q & 1, q)
+            x = em.copy(em.c32(0))
+            u = em.seq_reg("ru")
+            body_outer, em.items = em.items, []
+            for s in range(depth):
+                if s % 2 == 0:
+                    mask = em.flags("ixor $peid", x)       # the PEs whose index in the L1B is x
+                at, ahead = f"{depth} * {u} + {s}", f"{depth} * {u} + {s + depth - 1}"
+                em.items.append(SeqIf(f"{ahead} < {rows_}", issue(row(ahead), (s + depth - 1) & 1, (s + depth - 1) % depth)))
+                em.items.append(SeqIf(f"{at} < {rows_}", move_on(row(at), s & 1, c, mask, s)))
+                if s % 2:
+                    em.alu("iinc", x, dst=x)
+            body, em.items = em.items, body_outer
+            em.items.append(SeqLoop(u, "0", str(-(-rows_ // depth)), body))
+        staged, em.items = em.items, outer
+        return staged
 
     def operand(self, lm, rl, lane):
         """The LM0 long-word operand of a lane's slot (lane 0: the odd work-items) in every cycle."""
