@@ -19,9 +19,10 @@ Without it such a load is a gather: all of W passes through every PE in every pa
 When the rows start at a constant granule (`W[r*P + k]`, `W[r*P + k + 16]`: stage_interleaved),
 the row copy is *interleaved* instead: rows padded to whole granules of 8 long words, and the N
 rows one slot holds in the N L1Bs of an L2B (rows 16 apart) granule by granule, so one MV per L2B
-brings the panel of all N rows and `l2bmd` hands each L1B its own, 32 long words a step (gemv
-4096 x 1024 on mncore2: 114K -> 100K cycles; the MVs 8 times fewer).  Each row is alone there,
-so a loop that reads on into the next row (start + trips > P) gathers instead.
+brings the panel of all N rows and `l2bmd` hands each L1B its own, 32 long words a step, and
+three slot rows' MVs are in flight while one moves on (gemv 4096 x 1024 on mncore2: 114K -> 78K
+cycles; the MVs 8 times fewer).  Each row is alone there, so a loop that reads on into the next
+row (start + trips > P) gathers instead.
 
 Conditions, checked at run time: the pitch P is even and positive and the copies fit in DRAM
 (else the runtime passes -1 for the copy and the kernel gathers).  At compile time: a 1-D launch,
