@@ -43,6 +43,7 @@ from .values import Val
 MIN_RL = 64                 # long words per slot and panel: an MV moves at least 64
 MAX_RL = 1024
 DEPTH = 4                   # L2BM areas of an interleaved plan: slot rows in flight + 1
+UNROLL = 4                  # transfer pieces a pass of a staging loop (RowPlan.pieces)
 TABLE_RESERVE = 256         # LM0 words left for two x[k] tables (Memory.uniform_table)
 
 
@@ -236,11 +237,9 @@ class RowPlan:
             PE's region."""
             outer, em.items = em.items, []
             em.op(f"wait i{tags[a]}", "wait")
-            q = em.seq_reg("rq")
-            em.items.append(SeqLoop(q, "0", f"(({need} + 31) >> 5)", [Call(
-                [Op(f"l2bmd $lc{areas[a]} $lb{lb}", "l2bm", line=em.line,
-                    mem=(("r", "lc", areas[a], areas[a] + N * rl), ("w", "lb", lb, lb + rl)))],
-                {"lc": f"{q} * {32 * N}", "lb": f"{q} * 32"})]))
+            self.pieces(f"(({need} + 31) >> 5)", {"lc": 32 * N, "lb": 32}, lambda j: em.op(
+                f"l2bmd $lc{areas[a] + 32 * N * j} $lb{lb + 32 * j}", "l2bm",
+                mem=(("r", "lc", areas[a], areas[a] + N * rl), ("w", "lb", lb, lb + rl))))
             self.broadcast_to(lb, lm + 2 * rl * (2 * c + lane), rl, mask, need)
             body, em.items = em.items, outer
             return [SeqIf(f"{first(r, lane)} < %gx", body)]
@@ -375,13 +374,33 @@ class RowPlan:
         """The first `need` long words of L1BM lb into LM0 region dst of the PE `mask` lets through
         (`l1bmp` to every PE of the L1B, 8 long words a step)."""
         em = self.em
-        outer, em.items = em.items, []
-        for u in range(8):
-            em.op(f"l1bmp $llb{lb + 8 * u} $llm{dst + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,), partial=True,
-                  mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
-        ops, em.items = em.items, outer
-        q = em.seq_reg("rq")
-        em.items.append(SeqLoop(q, "0", f"(({need} + 63) >> 6)", [Call(ops, {"lb": f"{q} * 64", "m": f"{q} * 128"})]))
+
+        def piece(j):
+            for u in range(8):
+                em.op(f"l1bmp $llb{lb + 64 * j + 8 * u} $llm{dst + 128 * j + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,),
+                      partial=True, mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
+        self.pieces(f"(({need} + 63) >> 6)", {"lb": 64, "m": 128}, piece)
+
+    def pieces(self, count, strides, piece, by=UNROLL):
+        """`count` (a sequencer expression) pieces of a transfer, `by` of them a pass of one loop
+        and the rest one a pass of another: a block ends with the steps its last writes need to
+        settle, so fewer, longer blocks take fewer steps.  piece(j) makes the ops of piece j of a
+        pass; strides: the address space -> long words (LM0: words) a piece moves on by."""
+        em = self.em
+        outer = em.items
+        bodies = []
+        for n in (by, 1):
+            em.items = []
+            for j in range(n):
+                piece(j)
+            bodies.append(em.items)
+        em.items = outer
+        q, r = em.seq_reg("rq"), em.seq_reg("rq")
+        done = f"((({count}) >> {by.bit_length() - 1}) * {by})"
+        em.items += [SeqLoop(q, "0", f"(({count}) >> {by.bit_length() - 1})",
+                             [Call(bodies[0], {sp: f"{q} * {st * by}" for sp, st in strides.items()})]),
+                     SeqLoop(r, "0", f"(({count}) & {by - 1})",
+                             [Call(bodies[1], {sp: f"({done} + {r}) * {st}" for sp, st in strides.items()})])]
 
     def slot_loop(self, issue, move_on) -> list:
         """Slot by slot (cycle c, PE x of the L1B, the odd then the even work-item): the MVs of
