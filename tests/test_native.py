@@ -81,16 +81,21 @@ def _fill_finite(emu, seed):
     emu.state.l1bm[:, :256] = rng.integers(0, 1 << 63, emu.state.l1bm[:, :256].shape, dtype=np.uint64)
 
 
+def same_as_without_plans(monkeypatch, program):
+    """program with bound plans (and their compiled loops) ends in the state it ends in without."""
+    got = _run(program)
+    monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    want = _run(program)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
 def test_plans_with_the_loops_change_no_result(monkeypatch):
     """The plan test program on finite memories: the loops' results, not numpy's redo, are compared."""
     import test_emu_plan
     monkeypatch.setattr(test_emu_plan, "_fill", _fill_finite)
-    got = _run(PROGRAM)
-    monkeypatch.setattr(executor, "StepPlan", _Unbound)
-    want = _run(PROGRAM)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    same_as_without_plans(monkeypatch, PROGRAM)
 
 
 # the three ways a bound fp32 kernel ends (plan._fp32_kernel): into the destination rows at the
@@ -119,9 +124,4 @@ def test_every_way_a_kernel_ends_changes_no_result(monkeypatch, fill):
     import test_emu_plan
     if fill == "finite":
         monkeypatch.setattr(test_emu_plan, "_fill", _fill_finite)
-    got = _run(PATHS)
-    monkeypatch.setattr(executor, "StepPlan", _Unbound)
-    want = _run(PATHS)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    same_as_without_plans(monkeypatch, PATHS)

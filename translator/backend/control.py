@@ -18,6 +18,7 @@ from . import irtypes
 from .irread import _VEC, Const, Inst
 from .ops import MaskReg, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 from .emitter import CodegenError
+from .seqexpr import register
 from .values import KINDS, Val, aff_add
 
 
@@ -561,9 +562,8 @@ class Control:
         if grid:
             # the sequencer runs the passes the wave needs, counting them itself (the body's own
             # count goes)
-            counter = SeqSet(passes[0], "0").reg
             loop = SeqLoop(passes[0], "0", grid, [it for it in em.items
-                                                  if not (isinstance(it, SeqSet) and it.reg == counter)])
+                                                  if not (isinstance(it, SeqSet) and it.reg == register(passes[0]))])
         em.items = outer
         if ctx.get("settle_before"):
             em.memory.settle_stores(whole_buffer=True)

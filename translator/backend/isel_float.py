@@ -7,7 +7,7 @@ from .irread import Const, Inst
 from .ops import VReg
 from .emitter import CodegenError
 from .values import I32, KINDS, SMALL, U32, Val, within
-from .nans import callee_base, no_nans
+from .nans import callee_base, fast_math_flags, no_nans
 from .mathlib import _D, lower_math
 
 
@@ -118,9 +118,9 @@ class FloatSelection:
         """`fdiv afn 1.0, sqrt afn x` (float): OpenCL's rsqrt, or 1 / sqrt under -cl-fast-relaxed-math,
         which lets it be approximated (LLVM's `afn`; `fast` includes it)."""
         d = i.ops[1]
-        afn = lambda t: bool({"afn", "fast"} & set(t.split("=", 1)[-1].split()))
-        return i.type == "float" and isinstance(i.ops[0], Const) and i.ops[0].value == 1.0 and afn(i.text) \
-            and isinstance(d, Inst) and d.op == "call" and callee_base(d) == "sqrt" and afn(d.text)
+        afn = lambda x: bool({"afn", "fast"} & fast_math_flags(x))
+        return i.type == "float" and isinstance(i.ops[0], Const) and i.ops[0].value == 1.0 and afn(i) \
+            and isinstance(d, Inst) and d.op == "call" and callee_base(d) == "sqrt" and afn(d)
 
     def negate(self, i: Inst, a: Val, wide: bool) -> Val:
         """-a by its sign bit (exact; lazy when a is: nans.py)."""

@@ -51,10 +51,15 @@ _FLAGS = re.compile(r"\s*(?:%\S+\s*=\s*)?(?:(?:tail|notail|musttail)\s+)?\w+((?:
                     r"reassoc|fast))*)")
 
 
+def fast_math_flags(i: Inst) -> set:
+    """The fast-math flags (nnan, afn, fast ...) LLVM put on instruction i."""
+    m = _FLAGS.match(i.text or "")
+    return set(m.group(1).split()) if m else set()
+
+
 def no_nans(i: Inst) -> bool:
     """i carries LLVM's nnan (or fast) flag: its operands and result are assumed not NaN."""
-    m = _FLAGS.match(i.text or "")
-    return bool(m) and bool(re.search(r"\b(nnan|fast)\b", m.group(1)))
+    return bool({"nnan", "fast"} & fast_math_flags(i))
 
 
 def callee_base(i: Inst) -> str:

@@ -136,13 +136,13 @@ class RowPlan:
             return None
         em.lm_top -= 2 * rl * nslots
         lay = em.lay
-        depth = 2                                 # two areas: one row's MVs fly while the other's moves on
+        depth, lc = 2, None                       # two areas: one row's MVs fly while the other's moves on
         if self.granular(key[2]):                 # (stage_interleaved: more in flight, where L2BM has room)
             try:
                 lc, depth = em.alloc_lc(DEPTH * lay.l1b * rl), DEPTH
             except CodegenError:
-                lc = em.alloc_lc(2 * lay.l1b * rl)
-        else:
+                pass
+        if lc is None:
             lc = em.alloc_lc(2 * lay.l1b * rl)
         lb = em.alloc_lb(rl)
         panel = em.seq_reg("rp")
@@ -321,7 +321,6 @@ class RowPlan:
             """The MVs of slot row (r, lane) of every L2B, L1B and group into its lane's area."""
             ri = em.seq_reg("ri")
             row0, at0 = em.seq_reg("rr"), em.seq_reg("ra")   # the slot's row and address in L2B 0, L1B 0
-
             mvs = []
             for l in range(L):
                 d = dram_clamped(f"{at0} + ({2 * l * S2} + 16 * {ri}) * {half}", hi)
