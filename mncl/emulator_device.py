@@ -261,26 +261,29 @@ class EmulatorDevice:
 
     def write_row_copy(self, k, buf, pitch, lay, interleave=0):
         """Buffer k whole in every group's DRAM for a row plan (translator/backend/rowplan.py): group
-        g's copy 2 * stripe rows lower than group 0's, so that one address gives each group the
-        row of its own work-item.  With `interleave` N, rows padded to whole 8-long-word granules
-        and each N rows 16 apart granule by granule (rowplan's layout), so that one MV brings a
-        panel of N L1Bs' rows and one l2bmd hands each L1B its own.  The address of group 0's
-        copy, or -1 (the kernel then gathers) when the pitch is not even and positive or the
-        copies do not fit."""
-        if pitch <= 0 or pitch % 2:
+        g's copy one stripe of work-items lower than group 0's, so that one address gives each
+        group the row of its own work-item.  With `interleave` N, the paired layout of
+        rowplan.stage_paired: rows 2j and 2j + 1 side by side element by element (long word e of
+        pair row j holds both rows' element e), pair rows padded to whole 8-long-word granules,
+        and each N pair rows 8 apart interleaved granule by granule.  The address of group 0's
+        copy, or -1 (the kernel then gathers) when the pitch is not positive (or, unpaired, not
+        even) or the copies do not fit."""
+        if pitch <= 0 or pitch % 2 and not interleave:
             return -1
-        data = _longs(buf.view)
-        half = pitch // 2
         if interleave:
-            width, block = -(-half // 8) * 8, 16 * interleave
-            rows = -(-max(1, -(-data.size // half)) // block) * block
-            grid = np.zeros((rows, half), np.uint64)
-            grid.ravel()[:data.size] = data
-            padded = np.zeros((rows, width), np.uint64)
-            padded[:, :half] = grid
-            data = padded.reshape(rows // block, interleave, 16, width // 8, 8).transpose(0, 2, 3, 1, 4).ravel()
-            half = width
-        shift = 2 * lay.stripe * half               # long words between two groups' copies
+            width, block = -(-pitch // 8) * 8, 8 * interleave
+            elems = _longs(buf.view).view(np.uint32)
+            rows = -(-max(1, -(-elems.size // pitch)) // (2 * block)) * 2 * block
+            flat = np.zeros(rows * pitch, np.uint32)
+            flat[:elems.size] = elems
+            grid = np.zeros((rows, width), np.uint32)
+            grid[:, :pitch] = flat.reshape(rows, pitch)
+            pairs = np.ascontiguousarray(grid.reshape(rows // 2, 2, width).transpose(0, 2, 1)).view(np.uint64)
+            data = pairs.reshape(rows // 2 // block, interleave, 8, width // 8, 8).transpose(0, 2, 3, 1, 4).ravel()
+            shift = lay.stripe * width              # long words between two groups' copies
+        else:
+            data = _longs(buf.view)
+            shift = 2 * lay.stripe * (pitch // 2)
         try:
             a = self.scratch(("rows", k), 8 * (data.size + (lay.groups - 1) * shift))
         except Error:                               # no room in DRAM: the kernel gathers

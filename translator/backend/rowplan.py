@@ -16,16 +16,17 @@ Without it such a load is a gather: all of W passes through every PE in every pa
 * each pass then reads its element from the regions of the PE's odd- and even-item slots
   (one long word each) and joins the two halves into the lanes' value (3 ALU operations).
 
-When the rows start at a constant granule (`W[r*P + k]`, `W[r*P + k + 16]`: stage_interleaved),
-the row copy is *interleaved* instead: rows padded to whole granules of 8 long words, and the N
-rows one slot holds in the N L1Bs of an L2B (rows 16 apart) granule by granule, so one MV per L2B
-brings the panel of all N rows and `l2bmd` hands each L1B its own, 32 long words a step, and
-three slot rows' MVs are in flight while one moves on (gemv 4096 x 1024 on mncore2: 114K -> 78K
-cycles; the MVs 8 times fewer).  Each row is alone there, so a loop that reads on into the next
-row (start + trips > P) gathers instead.
+When the rows start at a constant granule (`W[r*P + k]`, `W[r*P + k + 8]`: stage_paired), the
+row copy is *paired* instead: the rows of the two work-items of a long-word lane side by side,
+element by element, so a pass reads its long word as it is (no join, no parity branch: gemv 4096
+x 1024 on mncore2 9 -> 6 steps a pass, 74K -> 62K cycles), and any positive pitch stages; these
+pair rows padded to whole granules and the N one slot holds in the N L1Bs of an L2B interleaved
+granule by granule, so one MV per L2B brings the panel of all N and `l2bmd` hands each L1B its
+own, 32 long words a step, with three slots' MVs in flight while one moves on.  Each row is
+alone there, so a loop that reads on into the next row (start + trips > P) gathers instead.
 
-Conditions, checked at run time: the pitch P is even and positive and the copies fit in DRAM
-(else the runtime passes -1 for the copy and the kernel gathers).  At compile time: a 1-D launch,
+Conditions, checked at run time: the pitch P is positive (and even, unpaired) and the copies fit
+in DRAM (else the runtime passes -1 for the copy and the kernel gathers).  At compile time: a 1-D launch,
 a 32-bit element, a read-only buffer parameter, P and s uniform (scalar arguments and constants),
 k the counter of a counted loop the sequencer runs, and room in LM0 for at least 64 long words per
 slot.
@@ -42,7 +43,7 @@ from .values import Val
 
 MIN_RL = 64                 # long words per slot and panel: an MV moves at least 64
 MAX_RL = 1024
-DEPTH = 4                   # L2BM areas of an interleaved plan: slot rows in flight + 1
+DEPTH = 4                   # L2BM areas of a paired plan: slots in flight + 1
 UNROLL = 4                  # transfer pieces a pass of a staging loop (RowPlan.pieces)
 TABLE_RESERVE = 256         # LM0 words left for two x[k] tables (Memory.uniform_table)
 
@@ -120,15 +121,17 @@ class RowPlan:
         return [(c, min(P, used - P * c)) for c in range(4) if used > P * c]
 
     def region(self, key):
-        """(LM0 word of the regions, long words per slot RL), allocated once per plan; None when
-        LM0 has no room."""
+        """(LM0 word of the regions, long words per region RL, L2BM areas, L1BM area, panel
+        register, L2BM areas in flight), allocated once per plan; None when LM0 has no room.  A
+        paired plan (stage_paired) has a region per cycle, any other one per cycle and lane."""
         em = self.em
         if key in em.row_plans:
             return em.row_plans[key]
-        nslots = 2 * len(self.slots())
+        paired = self.paired(key[2])
+        nslots = len(self.slots()) * (1 if paired else 2)
         floor = 4 * em.CH + 8 * em.memory.private_layout()[2]
         room = (em.lm_top - floor - TABLE_RESERVE) // (2 * nslots)
-        rl = MAX_RL
+        rl = MAX_RL * (2 if paired else 1)
         while rl > room and rl >= MIN_RL:
             rl //= 2
         if rl < MIN_RL:
@@ -137,7 +140,7 @@ class RowPlan:
         em.lm_top -= 2 * rl * nslots
         lay = em.lay
         depth, lc = 2, None                       # two areas: one row's MVs fly while the other's moves on
-        if self.granular(key[2]):                 # (stage_interleaved: more in flight, where L2BM has room)
+        if paired:                                # (stage_paired: more in flight, where L2BM has room)
             try:
                 lc, depth = em.alloc_lc(DEPTH * lay.l1b * rl), DEPTH
             except CodegenError:
@@ -162,120 +165,132 @@ class RowPlan:
         if plan is None:
             return None
         lm, rl, lc, lb, panel, depth = plan
-        interleave = em.lay.l1b if self.granular(start) else 0
-        em.uses.setdefault("row_copies", {})[k] = (pitch, interleave)
+        paired = self.paired(start)
+        em.uses.setdefault("row_copies", {})[k] = (pitch, em.lay.l1b if paired else 0)
         em.uses["launch"] = True
-        t = 2 * rl                                   # elements per panel
-        e = f"({n} + ({start} & 1))"                 # element index from the first even element
+        if paired:                                   # a long word per element of the two lanes' rows
+            t, e = rl, n
+            need = f"(({trips}) - (({e}) / {t}) * {t})"
+        else:                                        # two elements per long word of a lane's row
+            t, e = 2 * rl, f"({n} + ({start} & 1))"  # (the element index from the first even element)
+            need = f"(((({trips}) + (({start}) & 1) - (({e}) / {t}) * {t}) + 1) >> 1)"
         pidx = f"(%wx * 1048576 + ({e}) / {t})"      # (wave, panel): what the regions hold
         out = em.new("row")
         outer, em.items = em.items, []
         panel_no = f"(({e}) / {t})"
-        need = f"(((({trips}) + (({start}) & 1) - {panel_no} * {t}) + 1) >> 1)"    # long words left in the row
         nreg = em.seq_reg("rn")                      # (sequencer registers keep the MVs' expressions short)
         stage = [SeqSet(nreg, f"{need} if {need} < {rl} else {rl}")] + \
-            (self.stage_interleaved(k, pitch, start, panel_no, nreg, lm, rl, lc, lb, depth) if interleave
+            (self.stage_paired(k, pitch, start, panel_no, nreg, lm, rl, lc, lb, depth) if paired
              else self.stage(k, pitch, start, panel_no, nreg, lm, rl, lc, lb))
         em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
-        self.read(out, lm, rl, f"(({e}) % {t})")
+        if paired:                                   # long word e of the panel, as it is
+            fast, em.items = em.items, []
+            em.op(f"lpassa {self.operand(lm, rl)} {{d0}}", "alu", (out,),
+                  mem=(("r", "m", lm, lm + 2 * rl * len(self.slots())),))
+            read, em.items = em.items, fast
+            em.items.append(Call(read, {"m": f"(({e}) % {t}) * 2"}))
+        else:
+            self.read(out, lm, rl, f"(({e}) % {t})")
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         g = em.memory.gather(k, ptr, ty, p)
         em.remarks = remarks                          # (only an odd pitch gathers)
         em.copy(g.regs[0], out)
         slow, em.items = em.items, outer
-        # the interleaved copy holds each row alone: a loop reading on into the next row gathers
-        past = f" or ({start}) + ({trips}) > ({pitch})" if interleave else ""
+        # the paired copy holds each row alone: a loop reading on into the next row gathers
+        past = f" or ({start}) + ({trips}) > ({pitch})" if paired else ""
         em.items.append(SeqIf(f"{reg(row_copy(k))} < 0{past}", slow, fast))
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
             f"row plan: staged through L2BM and L1BM into LM0 in panels of {t} elements per work-item "
-            f"(a pitch that is not even and positive gathers)")
+            + ("(paired rows; a pitch that is not positive gathers)" if paired
+               else "(a pitch that is not even and positive gathers)"))
         return Val(em.values.kind_of(ty), (out,))
 
     @staticmethod
-    def granular(start) -> bool:
-        """Whether the rows start at a constant element that begins an 8-long-word granule (every
-        row's panels then are whole granules of the interleaved copy: stage_interleaved)."""
+    def paired(start) -> bool:
+        """Whether the rows start at a constant element that begins a granule of 8 (each row's
+        panels then are whole granules of the paired copy: stage_paired)."""
         m = re.fullmatch(r"\(\s*(\d+)\s*\)", start)
-        return m is not None and int(m.group(1)) % 16 == 0
+        return m is not None and int(m.group(1)) % 8 == 0
 
-    def stage_interleaved(self, k, pitch, start, panel, need, lm, rl, lc, lb, depth) -> list:
-        """stage() from the interleaved row copy (emulator_device.write_row_copy): rows padded to
-        whole granules of 8 long words, and each N rows 16 apart (the rows one slot holds in the
-        N L1Bs of an L2B) interleaved granule by granule, so a panel of all N is one run: one MV
-        per L2B brings it, and `l2bmd` hands each L1B its own row, 32 long words a step, where
-        stage() takes an MV and `l2bmb@i` per L1B.  The MVs of `depth` - 1 slot rows are in
-        flight while one moves on (each L2BM area and tag its own), which hides their latency."""
+    def stage_paired(self, k, pitch, start, panel, need, lm, rl, lc, lb, depth) -> list:
+        """stage() from the paired row copy (emulator_device.write_row_copy): the rows of the two
+        work-items of a long-word lane (2j, 2j + 1) side by side, element by element, so that long
+        word e of a PE's region is element e of both its lanes' rows (read as it is, no join);
+        these pair rows padded to whole granules of 8 long words, and each N of them 8 pairs apart
+        (the pairs one slot holds in the N L1Bs of an L2B) interleaved granule by granule, so a
+        panel of all N is one run: one MV per L2B brings it, and `l2bmd` hands each L1B its own,
+        32 long words a step, where stage() takes an MV and `l2bmb@i` per L1B.  The MVs of
+        `depth` - 1 slots are in flight while one moves on (each L2BM area and tag its own),
+        which hides their latency."""
         em = self.em
         lay = em.lay
         P, N, L = lay.pe_l1b, lay.l1b, lay.l2b
-        S2 = 4 * N * P // lay.narrow
+        S2 = 4 * N * P // lay.narrow                 # pairs of an L2B's share of the wave
         hi = lay.dram_longs - N * rl
         sizes = [n for n in (32 << j for j in range((rl // 32).bit_length())) if n <= rl and N * n % 64 == 0]
-        width = em.seq_reg("rw")                     # long words per row of the copy
-        em.prologue.append(SeqSet(width, f"(((({pitch}) >> 1) + 7) >> 3) << 3"))
+        width = em.seq_reg("rw")                     # long words per pair row of the copy
+        em.prologue.append(SeqSet(width, f"((({pitch}) + 7) >> 3) << 3"))
         tags = [em.tag() for _ in range(depth)]
         areas = [lc + a * N * rl for a in range(depth)]
         first = self.first
 
-        def issue(r, lane, a) -> list:
-            """The MVs of slot row (r, lane) into area a: per L2B (for every group at once) the
-            panel of its N L1Bs' rows."""
-            row0, at0 = em.seq_reg("rr"), em.seq_reg("ra")
+        def issue(r, a) -> list:
+            """The MVs of slot r's pair rows into area a: per L2B (for every group at once) the
+            panel of its N L1Bs' pairs."""
+            item, at0 = em.seq_reg("rr"), em.seq_reg("ra")
             mvs = []
             for l in range(L):
-                d = dram_clamped(f"{at0} + {2 * l * S2} * {width}", hi)
-                mvs.append(self.by_group(f"{row0} + {2 * l * S2}", l, need, sizes, lambda n, dram, lc: MV(
+                d = dram_clamped(f"{at0} + {l * S2} * {width}", hi)
+                mvs.append(self.by_group(f"{item} + {2 * l * S2}", l, need, sizes, lambda n, dram, lc: MV(
                     f"mvp/n{N * n}i{tags[a]} {dram} $lc{areas[a]}{lc}", d, em.line)))
-            group = f"(({row0}) / {16 * N} * 16 + ({row0}) % 16)"        # its N rows' interleave group
-            return [SeqSet(row0, first(r, lane)),
-                    SeqSet(at0, f"{reg(row_copy(k))} + ({group} * {width} + (({start}) >> 1) + ({panel}) * {rl}) * {N}"),
-                    SeqIf(f"{row0} < %gx", mvs)]
+            pair = f"(({item}) >> 1)"
+            group = f"({pair} / {8 * N} * 8 + {pair} % 8)"          # its N pairs' interleave group
+            return [SeqSet(item, first(r, 1)),
+                    SeqSet(at0, f"{reg(row_copy(k))} + ({group} * {width} + ({start}) + ({panel}) * {rl}) * {N}"),
+                    SeqIf(f"{item} < %gx", mvs)]
 
-        def move_on(r, lane, c, mask, a) -> list:
-            """Wait for slot row (r, lane) in area a, then L2BM -> the L1BMs (l2bmd) -> the owner
-            PE's region."""
+        def move_on(r, c, mask, a) -> list:
+            """Wait for slot r's pairs in area a, then L2BM -> the L1BMs (l2bmd) -> the owner PE's
+            region of cycle c."""
             outer, em.items = em.items, []
             em.op(f"wait i{tags[a]}", "wait")
             self.pieces(f"(({need} + 31) >> 5)", {"lc": 32 * N, "lb": 32}, lambda j: em.op(
                 f"l2bmd $lc{areas[a] + 32 * N * j} $lb{lb + 32 * j}", "l2bm",
                 mem=(("r", "lc", areas[a], areas[a] + N * rl), ("w", "lb", lb, lb + rl))))
-            self.broadcast_to(lb, lm + 2 * rl * (2 * c + lane), rl, mask, need)
+            self.broadcast_to(lb, lm + 2 * rl * c, rl, mask, need)
             body, em.items = em.items, outer
-            return [SeqIf(f"{first(r, lane)} < %gx", body)]
+            return [SeqIf(f"{first(r, 1)} < %gx", body)]
 
-        # slot row q of a cycle is (PE q >> 1, lane q & 1), in area q % depth; a loop pass takes
-        # `depth` of them (depth / 2 PEs), issuing each one's MVs depth - 1 slot rows ahead
+        # slot q of a cycle is PE q of the L1B, in area q % depth; a loop pass takes `depth` of
+        # them, issuing each one's MVs depth - 1 slots ahead
         outer, em.items = em.items, []
         for c, nx in self.slots():
-            rows_, row = 2 * nx, lambda q: f"({P * c} + (({q}) >> 1))"
-            for q in range(min(depth - 1, rows_)):
-                em.items += issue(row(q), q & 1, q)
+            row = lambda q: f"({P * c} + ({q}))"
+            for q in range(min(depth - 1, nx)):
+                em.items += issue(row(q), q)
             x = em.copy(em.c32(0))
             u = em.seq_reg("ru")
             body_outer, em.items = em.items, []
             for s in range(depth):
-                if s % 2 == 0:
-                    mask = em.flags("ixor $peid", x)       # the PEs whose index in the L1B is x
+                mask = em.flags("ixor $peid", x)       # the PE whose index in the L1B is x
                 at, ahead = f"{depth} * {u} + {s}", f"{depth} * {u} + {s + depth - 1}"
-                em.items.append(SeqIf(f"{ahead} < {rows_}", issue(row(ahead), (s + depth - 1) & 1, (s + depth - 1) % depth)))
-                em.items.append(SeqIf(f"{at} < {rows_}", move_on(row(at), s & 1, c, mask, s)))
-                if s % 2:
-                    em.alu("iinc", x, dst=x)
+                em.items.append(SeqIf(f"{ahead} < {nx}", issue(row(ahead), (s + depth - 1) % depth)))
+                em.items.append(SeqIf(f"{at} < {nx}", move_on(row(at), c, mask, s)))
+                em.alu("iinc", x, dst=x)
             body, em.items = em.items, body_outer
-            em.items.append(SeqLoop(u, "0", str(-(-rows_ // depth)), body))
+            em.items.append(SeqLoop(u, "0", str(-(-nx // depth)), body))
         staged, em.items = em.items, outer
         return staged
 
-    def operand(self, lm, rl, lane):
-        """The LM0 long-word operand of a lane's slot (lane 0: the odd work-items) in every cycle."""
+    def operand(self, a, stride):
+        """The LM0 long-word operand of regions at word a, `stride` long words apart, one per cycle."""
         cyc = len(self.slots())
-        a = lm + 2 * rl * lane
         if cyc == 4:
-            return f"$lm{a}v{2 * rl}"
+            return f"$lm{a}v{stride}"
         if cyc == 1:
             return f"$lm{a}"
-        return f"$lm[{a},{a + 4 * rl},{a},{a + 4 * rl}]"
+        return f"$lm[{a},{a + 2 * stride},{a},{a + 2 * stride}]"
 
     def read(self, out, lm, rl, w):
         """out = each lane's element w (of the panel) from its slot's region: the low half of long
@@ -290,8 +305,8 @@ class RowPlan:
                                          (even, ("llsl", c32), ("land", em.const64(0xFFFFFFFF)))):
             em.items = []
             a, b = em.new("rowhi"), em.new("rowlo")
-            em.op(f"{f0} {self.operand(lm, rl, 0)} {{s0}} {{d0}}", "alu", (a,), (k0,), mem=mem)
-            em.op(f"{f1} {self.operand(lm, rl, 1)} {{s0}} {{d0}}", "alu", (b,), (k1,), mem=mem)
+            em.op(f"{f0} {self.operand(lm, 2 * rl)} {{s0}} {{d0}}", "alu", (a,), (k0,), mem=mem)
+            em.op(f"{f1} {self.operand(lm + 2 * rl, 2 * rl)} {{s0}} {{d0}}", "alu", (b,), (k1,), mem=mem)
             em.alu("lor", a, b, dst=out)
             body.append(Call(em.items, {"m": f"(({w}) >> 1) * 2"}))
         em.items = outer
