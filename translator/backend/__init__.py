@@ -17,7 +17,7 @@ from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from . import abi
 from .codegen import Codegen, CodegenError, MixedPointer
-from .cleanup import (coalesce_carried, fold_table_reads, merge_recomputed, rematerialise_constants, remove_dead,
+from .cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_recomputed, rematerialise_constants, remove_dead,
                       sink_into_branches)
 from .printer import print_program
 from .regalloc import AllocError, allocate
@@ -107,7 +107,8 @@ class Build:
 
     @property
     def regs(self) -> Registers:
-        return Registers.of(self.machine, lm1_from=2 * abi.ARG_LONGS)      # LM1 holds the argument block at 0
+        # LM1 holds the argument block at 0 and row plans' regions at the top (Emitter.ln_top)
+        return Registers.of(self.machine, lm1_from=2 * abi.ARG_LONGS, lm1_to=self.em.ln_top if self.em else 0)
 
 
 def ir_text(module, kernel: str, mode: str) -> str:
@@ -186,6 +187,7 @@ PIPELINE = (
     ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
         b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses, b.em.columns)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
+    ("cleanup: staging first",      "cleanup",    lambda b: {"tree": hoist_staging(b.tree)}),
     ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
     ("register allocation",         "regalloc",   _allocate),

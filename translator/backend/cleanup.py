@@ -9,6 +9,8 @@ recomputed ops and surplus constants just before register allocation.
 * ``merge_recomputed``: an op computing again what an earlier op of its list computed goes.
 * ``rematerialise_constants``: past 256 constants, the least-read ones are made where read.
 * ``fold_table_reads``: an x[k] table read becomes the operand of the ops that use it.
+* ``merge_calls``: runs of Calls and Ops become one Call where their offsets allow.
+* ``hoist_staging``: a staging branch goes before the reads and ops of its pass it does not touch.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import bisect
 import re
 from dataclasses import replace
 
-from .ops import BadOp, Call, IfAnyLane, Op, SeqIf, VReg, WhileAny, flat_ops
+from .ops import BadOp, Call, IfAnyLane, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
+from .seqexpr import Reg
 
 
 def remove_dead(tree: list, keep=()) -> list:
@@ -346,34 +349,42 @@ _SRC_FIELD = re.compile(r"\{([su])(\d+)(c\d)?\}")
 
 
 def fold_table_reads(tree: list) -> list:
-    """A Call whose body only reads one LM0 long word into a register at an offset the sequencer
-    adds (`lpassa $lm<a> {d0}`: Memory.uniform_table's x[k]) and the run of ops after it that
-    alone read that register become one Call whose ops read the long word as their operand:
-    the copy, and the block boundary's settling steps, go from every pass of the loop (the
-    run may touch no LM0 word, which the offset would move, and each of its readers must take
-    an LM0 operand there)."""
-    readers, writes, bodies = {}, {}, {}
+    """Runs of Calls and Ops become one Call (merge_calls), and in a Call's body an LM word read
+    into a register at an offset the sequencer adds (`lpassa $lm<a> {d0}`: Memory.uniform_table's
+    x[k]; `lpassa $ln<a> {d0}`: a paired row plan's element) becomes the operand of the ops after
+    it that read that register, when they are all its readers: the copy, and the block
+    boundaries' settling steps, go from every pass of the loop (each reader must take an LM
+    operand there and touch no other word of that LM)."""
+    readers, writes = {}, {}
     for o in flat_ops(tree):
         for r in o.srcs + o.msrc:
             readers[r] = readers.get(r, 0) + 1
         for r in o.dsts + o.mdst:
             writes[r] = writes.get(r, 0) + 1
 
-    def count_bodies(items):
-        for it in items:
-            if isinstance(it, Call):
-                bodies[id(it.body)] = bodies.get(id(it.body), 0) + 1
-            for attr in ("body", "then", "orelse"):
-                count_bodies(getattr(it, attr, ()))
-    count_bodies(tree)
+    def fold(body):
+        k = 0
+        while k < len(body):
+            read = body[k]
+            m = re.fullmatch(r"lpassa (\$l([mn])\d+) \{d0\}", read.text)
+            if m and not read.msrc and len(read.mem) == 1 and writes.get(read.dsts[0]) == 1:
+                run = folded(read, m.group(1), m.group(2), body[k + 1:])
+                if run is not None:
+                    body[k:] = run
+                    continue
+            k += 1
 
-    def folded(read, run):
-        """The run with `read`'s register replaced by its LM0 operand, or None."""
-        r, (operand,) = read.dsts[0], re.findall(r"\$lm\d+", read.text)
+    def folded(read, operand, sp, run):
+        """The run with `read`'s register replaced by its operand, or None."""
+        r, (_, _, lo, hi) = read.dsts[0], read.mem[0]
         out, uses = [], 0
         for o in run:
-            if any(m[1] == "m" for m in o.mem) or r in o.dsts + o.mdst:
-                return None
+            if uses == readers.get(r, 0):
+                out.append(o)
+                continue
+            if r in o.dsts + o.mdst or (r in o.srcs and any(m[1] == sp for m in o.mem)) \
+                    or any(m[0] == "w" and m[1] == sp and m[2] < hi and lo < m[3] for m in o.mem):
+                return None          # (a write of the word before its last reader: the copy keeps it)
             if r not in o.srcs:
                 out.append(o)
                 continue
@@ -388,29 +399,122 @@ def fold_table_reads(tree: list) -> list:
                 out.append(replace(o, text=_SRC_FIELD.sub(field, o.text), srcs=o.srcs[:k] + o.srcs[k + 1:],
                                    mem=o.mem + read.mem))
             except BadOp:
-                return None          # this unit takes no LM0 operand there
+                return None          # this unit takes no LM operand there
             uses += 1
         return out if uses == readers.get(r, 0) else None
+
+    for it in merge_calls(tree, calls=True):
+        fold(it.body)
+    return tree
+
+
+def merge_calls(tree: list, calls: bool = False) -> list:
+    """Each run of Ops and Calls whose bodies no other Call shares becomes one Call (in place),
+    where every offset of the merged Call moves exactly the addresses it moved before: two Calls
+    merge when the offsets they both have are the same expressions, an Op or a Call's op touches
+    no memory the other offsets move (`.call b m=... n=...`: a paired row plan's LM1 element
+    and an x[k] table's LM0 word read in one block).  A run ends at anything else.  With `calls`,
+    gives the merged Calls (and those left alone), for a pass that works inside them."""
+    bodies, out = {}, []
+
+    def count_bodies(items):
+        for it in items:
+            if isinstance(it, Call):
+                bodies[id(it.body)] = bodies.get(id(it.body), 0) + 1
+            for attr in ("body", "then", "orelse"):
+                count_bodies(getattr(it, attr, ()))
+    count_bodies(tree)
+
+    def spaces(ops):
+        return {m[1] for o in ops for m in o.mem}
+
+    def joinable(it):
+        return isinstance(it, Op) or isinstance(it, Call) and bodies[id(it.body)] == 1 \
+            and all(isinstance(o, Op) for o in it.body)
+
+    def visit(items):
+        for it in items:
+            for attr in ("body", "then", "orelse"):
+                if not isinstance(it, Call):
+                    visit(getattr(it, attr, ()))
+        k = 0
+        while k < len(items):
+            it = items[k]
+            if not (isinstance(it, Call) and joinable(it)):
+                k += 1
+                continue
+            offsets, body, touched = dict(it.offsets), list(it.body), spaces(it.body)
+            end = k + 1
+            while end < len(items) and joinable(items[end]):
+                nxt = items[end]
+                own = nxt.offsets if isinstance(nxt, Call) else {}
+                ops = nxt.body if isinstance(nxt, Call) else [nxt]
+                if any(offsets.get(sp, v) != v for sp, v in own.items()) \
+                        or spaces(ops) & (offsets.keys() - own.keys()) or touched & (own.keys() - offsets.keys()):
+                    break
+                offsets.update(own)
+                body += ops
+                touched |= spaces(ops)
+                end += 1
+            if end > k + 1:
+                it.body[:] = body
+                it.offsets.clear()
+                it.offsets.update(offsets)
+                del items[k + 1:end]
+            out.append(it)
+            k += 1
+    visit(tree)
+    return out if calls else tree
+
+
+def hoist_staging(tree: list) -> list:
+    """Each staging SeqIf (ops.SeqIf.staging: a row plan's panel, an x[k] table's block) moves up
+    past the Ops and Calls before it in its list that share no register, no memory it writes or
+    reads, and no sequencer register it sets (in place): a pass's staging branches then come
+    first and its reads and arithmetic are one run, which merge_calls makes one block."""
+    def touch(items):
+        ops = list(flat_ops(items))
+        regs = ({r for o in ops for r in o.srcs + o.msrc}, {r for o in ops for r in o.dsts + o.mdst})
+        return regs, [m for o in ops for m in o.mem]
+
+    def sets(items, out):
+        for it in items:
+            if isinstance(it, (SeqSet, SeqLoop)):
+                out.add(it.reg.name)
+            for attr in ("body", "then", "orelse"):
+                sets(getattr(it, attr, ()), out)
+        return out
+
+    def independent(branch, it):
+        if not (isinstance(it, Op) and it.unit != "wait" or isinstance(it, Call)
+                and all(isinstance(o, Op) and o.unit != "wait" for o in it.body)):
+            return False
+        (r1, w1), m1 = touch([branch])
+        (r2, w2), m2 = touch([it])
+        if w1 & (r2 | w2) or r1 & w2:
+            return False
+        if any(x[1] == y[1] and "w" in (x[0], y[0]) and (x[1] in ("lb", "lc") or x[2] < y[3] and y[2] < x[3])
+               for x in m1 for y in m2):
+            return False
+        used = {r.name for v in getattr(it, "offsets", {}).values() for r in registers(v)}
+        return not sets([branch], set()) & used
 
     def visit(items):
         for it in items:
             for attr in ("body", "then", "orelse"):
                 visit(getattr(it, attr, ()))
-        k = 0
-        while k < len(items):
-            it = items[k]
-            if isinstance(it, Call) and set(it.offsets) == {"m"} and bodies[id(it.body)] == 1 \
-                    and len(it.body) == 1 and isinstance(it.body[0], Op):
-                read = it.body[0]
-                end = k + 1
-                while end < len(items) and isinstance(items[end], Op):
-                    end += 1
-                if re.fullmatch(r"lpassa \$lm\d+ \{d0\}", read.text) and not read.msrc and len(read.mem) == 1 \
-                        and writes.get(read.dsts[0]) == 1 and end > k + 1:
-                    run = folded(read, items[k + 1:end])
-                    if run is not None:
-                        it.body[:] = run
-                        del items[k + 1:end]
-            k += 1
+        for k in range(len(items)):
+            j = k
+            while isinstance(items[j], SeqIf) and items[j].staging and j > 0 and independent(items[j], items[j - 1]):
+                items[j - 1], items[j] = items[j], items[j - 1]
+                j -= 1
     visit(tree)
     return tree
+
+
+def registers(e):
+    """The sequencer registers a SeqExpr reads."""
+    if isinstance(e, Reg):
+        yield e
+    for kid in e.kids():
+        yield from registers(kid)

@@ -87,6 +87,7 @@ class Emitter:
         self.wide_args = wide_args        # by-value arguments wider than 8 bytes -> their slots
         self.wide_vals = {}               # (slot, byte, type) -> Val of an element of one
         self.lm_top = layout.lm_words     # LM0 words above this hold uniform-load tables (uniform_table)
+        self.ln_top = layout.lm_words     # LM1 words above this hold paired row plans' regions (rowplan.py)
         self.resident = dict.fromkeys(resident)   # buffer -> LM0 word of its resident copy (resident_copies)
         self.res_written = set()                  # resident buffers the kernel stores to (write_back)
         self.reached = {}                 # buffer -> how its accesses reach it ("gather", "other"), in a loop

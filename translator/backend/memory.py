@@ -797,7 +797,7 @@ class Memory:
                   for g in range(8)),
                 self.block_mv(k, f"({blk}) + 64", lc2, copy, t2), SeqSet(pf, f"({blk}) + 64")])
         em.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
-                                                  SeqSet(reg, blk)]))
+                                                  SeqSet(reg, blk)], staging=True))
         r = em.new("uni")
         em.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + 128),),
                                  line=em.line)], {"m": f"((({u}) >> {shift}) & 63) * 2"}))

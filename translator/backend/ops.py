@@ -159,11 +159,14 @@ class SeqIf:
     """A branch the sequencer takes on an expression of its registers (uniform by construction).
 
     A bounds check's fallback records the conditions it stands for in ``unless``: its cond is
-    that one of them fails, so when all hold only ``orelse`` runs (versioning.py relies on it)."""
+    that one of them fails, so when all hold only ``orelse`` runs (versioning.py relies on it).
+    A *staging* branch moves data into areas only the reads after it use (a row plan's panel,
+    an x[k] table's block): reads of other areas may go first (cleanup.hoist_staging)."""
     cond: SeqExpr
     then: list = field(default_factory=list)
     orelse: list = field(default_factory=list)
     unless: tuple = ()             # sequencer conditions: when all hold, the branch is its orelse
+    staging: bool = False
 
     def __post_init__(self):
         self.cond, self.unless = seq(self.cond), tuple(map(seq, self.unless))

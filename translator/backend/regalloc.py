@@ -134,7 +134,7 @@ def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0)) -> dict:
                   if not (spill and x in scratch))
     w = WORDS_PER_REGISTER
     lo, hi = -(-lm0[0] // w), lm0[1] // w          # LM0 slots (8 words each) the kernel leaves free
-    spill_free = {"n": [("n", k) for k in range(regs.lm_words // w - 1, -(-regs.lm1_from // w) - 1, -1)],
+    spill_free = {"n": [("n", k) for k in range(regs.lm1_top // w - 1, -(-regs.lm1_from // w) - 1, -1)],
                   "m": [("m", k) for k in range(hi - 1, lo - 1, -1)]}
     room = {sp: len(x) for sp, x in spill_free.items()}
     freed_at = {}                        # spill slot -> where its last value's interval ended

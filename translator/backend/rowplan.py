@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from .abi import nbytes, param, reg, row_copy
+from .abi import ARG_LONGS, nbytes, param, reg, row_copy
 from .emitter import CodegenError
 from .memory import dram_clamped
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
@@ -46,6 +46,7 @@ MAX_RL = 1024
 DEPTH = 4                   # L2BM areas of a paired plan: slots in flight + 1
 UNROLL = 4                  # transfer pieces a pass of a staging loop (RowPlan.pieces)
 TABLE_RESERVE = 256         # LM0 words left for two x[k] tables (Memory.uniform_table)
+LM1_SPILLS = 1024           # LM1 words left for spilled registers (regalloc.py)
 
 
 class RowPlan:
@@ -120,24 +121,40 @@ class RowPlan:
         used = lay.l1bm_used
         return [(c, min(P, used - P * c)) for c in range(4) if used > P * c]
 
-    def region(self, key):
-        """(LM0 word of the regions, long words per region RL, L2BM areas, L1BM area, panel
-        register, L2BM areas in flight), allocated once per plan; None when LM0 has no room.  A
-        paired plan (stage_paired) has a region per cycle, any other one per cycle and lane."""
+    def region(self, key, share=1):
+        """(LM space 'n' or 'm' and word of the regions, long words per region RL, L2BM areas, L1BM
+        area, panel register, L2BM areas in flight), allocated once per plan; None when LM has no
+        room.  A paired plan (stage_paired) has a region per cycle, in LM1 where it has room (a
+        pass's read then shares a block with the x[k] tables' reads, which LM0 offsets move, and
+        with the other paired rows' of the loop, `share` in all, which get regions of the same
+        size: see cleanup.merge_calls), any other one per cycle and lane, in LM0."""
         em = self.em
         if key in em.row_plans:
             return em.row_plans[key]
         paired = self.paired(key[2])
         nslots = len(self.slots()) * (1 if paired else 2)
-        floor = 4 * em.CH + 8 * em.memory.private_layout()[2]
-        room = (em.lm_top - floor - TABLE_RESERVE) // (2 * nslots)
-        rl = MAX_RL * (2 if paired else 1)
-        while rl > room and rl >= MIN_RL:
-            rl //= 2
-        if rl < MIN_RL:
-            em.row_plans[key] = None
-            return None
-        em.lm_top -= 2 * rl * nslots
+
+        def size(room, most=MAX_RL):
+            rl = most
+            while rl > room and rl >= MIN_RL:
+                rl //= 2
+            return rl
+        rl = 0
+        if paired:          # (four L2BM areas of N RL long words each take at most a quarter of it)
+            free = min(em.ln_top, (em.lay.lm_words - 2 * ARG_LONGS - LM1_SPILLS) // share + 2 * ARG_LONGS + LM1_SPILLS) \
+                - 2 * ARG_LONGS - LM1_SPILLS
+            rl = size(free // (2 * nslots), min(2 * MAX_RL, em.lay.l2bm_longs // (4 * DEPTH * em.lay.l1b)))
+        if rl >= MIN_RL:
+            em.ln_top -= 2 * rl * nslots
+            sp, at = "n", em.ln_top
+        else:
+            floor = 4 * em.CH + 8 * em.memory.private_layout()[2]
+            rl = size((em.lm_top - floor - TABLE_RESERVE) // (2 * nslots), MAX_RL * (2 if paired else 1))
+            if rl < MIN_RL:
+                em.row_plans[key] = None
+                return None
+            em.lm_top -= 2 * rl * nslots
+            sp, at = "m", em.lm_top
         lay = em.lay
         depth, lc = 2, None                       # two areas: one row's MVs fly while the other's moves on
         if paired:                                # (stage_paired: more in flight, where L2BM has room)
@@ -150,7 +167,7 @@ class RowPlan:
         lb = em.alloc_lb(rl)
         panel = em.seq_reg("rp")
         em.prologue.append(SeqSet(panel, "-1"))
-        em.row_plans[key] = (em.lm_top, rl, lc, lb, panel, depth)
+        em.row_plans[key] = ((sp, at), rl, lc, lb, panel, depth)
         return em.row_plans[key]
 
     def load(self, k, ptr, ty, p, access) -> Val | None:
@@ -161,10 +178,11 @@ class RowPlan:
         if m is None:
             return None
         pitch, start, n, trips = m
-        plan = self.region((k, pitch, start))
+        share = sum(1 for a in em.accesses.values() if a is not None and a.cls == "row" and a.loop == access.loop)
+        plan = self.region((k, pitch, start), share)
         if plan is None:
             return None
-        lm, rl, lc, lb, panel, depth = plan
+        (sp, lm), rl, lc, lb, panel, depth = plan
         paired = self.paired(start)
         em.uses.setdefault("row_copies", {})[k] = (pitch, em.lay.l1b if paired else 0)
         em.uses["launch"] = True
@@ -180,15 +198,15 @@ class RowPlan:
         panel_no = f"(({e}) / {t})"
         nreg = em.seq_reg("rn")                      # (sequencer registers keep the MVs' expressions short)
         stage = [SeqSet(nreg, f"{need} if {need} < {rl} else {rl}")] + \
-            (self.stage_paired(k, pitch, start, panel_no, nreg, lm, rl, lc, lb, depth) if paired
+            (self.stage_paired(k, pitch, start, panel_no, nreg, sp, lm, rl, lc, lb, depth) if paired
              else self.stage(k, pitch, start, panel_no, nreg, lm, rl, lc, lb))
-        em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)]))
+        em.items.append(SeqIf(f"{pidx} != {panel}", stage + [SeqSet(panel, pidx)], staging=True))
         if paired:                                   # long word e of the panel, as it is
             fast, em.items = em.items, []
-            em.op(f"lpassa {self.operand(lm, rl)} {{d0}}", "alu", (out,),
-                  mem=(("r", "m", lm, lm + 2 * rl * len(self.slots())),))
+            em.op(f"lpassa {self.operand(lm, rl, sp)} {{d0}}", "alu", (out,),
+                  mem=(("r", sp, lm, lm + 2 * rl * len(self.slots())),))
             read, em.items = em.items, fast
-            em.items.append(Call(read, {"m": f"(({e}) % {t}) * 2"}))
+            em.items.append(Call(read, {sp: f"(({e}) % {t}) * 2"}))
         else:
             self.read(out, lm, rl, f"(({e}) % {t})")
         fast, em.items = em.items, []
@@ -199,7 +217,9 @@ class RowPlan:
         slow, em.items = em.items, outer
         # the paired copy holds each row alone: a loop reading on into the next row gathers
         past = f" or ({start}) + ({trips}) > ({pitch})" if paired else ""
-        em.items.append(SeqIf(f"{reg(row_copy(k))} < 0{past}", slow, fast))
+        # (versioning.py runs a copy of the loop without the gather where this holds throughout)
+        holds = (f"{reg(row_copy(k))} >= 0",) + ((f"({start}) + ({trips}) <= ({pitch})",) if paired else ())
+        em.items.append(SeqIf(f"{reg(row_copy(k))} < 0{past}", slow, fast, unless=holds))
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
             f"row plan: staged through L2BM and L1BM into LM0 in panels of {t} elements per work-item "
             + ("(paired rows; a pitch that is not positive gathers)" if paired
@@ -213,7 +233,7 @@ class RowPlan:
         m = re.fullmatch(r"\(\s*(\d+)\s*\)", start)
         return m is not None and int(m.group(1)) % 8 == 0
 
-    def stage_paired(self, k, pitch, start, panel, need, lm, rl, lc, lb, depth) -> list:
+    def stage_paired(self, k, pitch, start, panel, need, sp, lm, rl, lc, lb, depth) -> list:
         """stage() from the paired row copy (emulator_device.write_row_copy): the rows of the two
         work-items of a long-word lane (2j, 2j + 1) side by side, element by element, so that long
         word e of a PE's region is element e of both its lanes' rows (read as it is, no join);
@@ -258,7 +278,7 @@ class RowPlan:
             self.pieces(f"(({need} + 31) >> 5)", {"lc": 32 * N, "lb": 32}, lambda j: em.op(
                 f"l2bmd $lc{areas[a] + 32 * N * j} $lb{lb + 32 * j}", "l2bm",
                 mem=(("r", "lc", areas[a], areas[a] + N * rl), ("w", "lb", lb, lb + rl))))
-            self.broadcast_to(lb, lm + 2 * rl * c, rl, mask, need)
+            self.broadcast_to(lb, (sp, lm + 2 * rl * c), rl, mask, need)
             body, em.items = em.items, outer
             return [SeqIf(f"{first(r, 1)} < %gx", body)]
 
@@ -283,14 +303,14 @@ class RowPlan:
         staged, em.items = em.items, outer
         return staged
 
-    def operand(self, a, stride):
-        """The LM0 long-word operand of regions at word a, `stride` long words apart, one per cycle."""
+    def operand(self, a, stride, sp="m"):
+        """The long-word operand of LM (sp) regions at word a, `stride` long words apart, one per cycle."""
         cyc = len(self.slots())
         if cyc == 4:
-            return f"$lm{a}v{stride}"
+            return f"$l{sp}{a}v{stride}"
         if cyc == 1:
-            return f"$lm{a}"
-        return f"$lm[{a},{a + 2 * stride},{a},{a + 2 * stride}]"
+            return f"$l{sp}{a}"
+        return f"$l{sp}[{a},{a + 2 * stride},{a},{a + 2 * stride}]"
 
     def read(self, out, lm, rl, w):
         """out = each lane's element w (of the panel) from its slot's region: the low half of long
@@ -349,7 +369,7 @@ class RowPlan:
             """Wait for slot row (r, lane), then L2BM -> each L1BM (l2bmb@i) -> the owner PE's region."""
             outer, em.items = em.items, []
             pieces = f"(({need} + 63) >> 6)"
-            area, dst = areas[lane], lm + 2 * rl * (2 * c + lane)
+            area, dst = areas[lane], ("m", lm + 2 * rl * (2 * c + lane))
             em.op(f"wait i{tags[lane]}", "wait")
             q = em.seq_reg("rq")
             em.items.append(SeqLoop(q, "0", pieces, [Call(
@@ -385,15 +405,16 @@ class RowPlan:
         return SeqIf(last, sized("$d0", f"@.{l}"), per_group if lay.groups > 1 else [])
 
     def broadcast_to(self, lb, dst, rl, mask, need):
-        """The first `need` long words of L1BM lb into LM0 region dst of the PE `mask` lets through
-        (`l1bmp` to every PE of the L1B, 8 long words a step)."""
+        """The first `need` long words of L1BM lb into region dst (LM space, word) of the PE `mask`
+        lets through (`l1bmp` to every PE of the L1B, 8 long words a step)."""
         em = self.em
+        sp, at = dst
 
         def piece(j):
             for u in range(8):
-                em.op(f"l1bmp $llb{lb + 64 * j + 8 * u} $llm{dst + 128 * j + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,),
-                      partial=True, mem=(("r", "lb", lb, lb + rl), ("w", "m", dst, dst + 2 * rl)))
-        self.pieces(f"(({need} + 63) >> 6)", {"lb": 64, "m": 128}, piece)
+                em.op(f"l1bmp $llb{lb + 64 * j + 8 * u} $ll{sp}{at + 128 * j + 16 * u}v/{{k0}}", "l1bm", msrc=(mask,),
+                      partial=True, mem=(("r", "lb", lb, lb + rl), ("w", sp, at, at + 2 * rl)))
+        self.pieces(f"(({need} + 63) >> 6)", {"lb": 64, sp: 128}, piece)
 
     def pieces(self, count, strides, piece, by=UNROLL):
         """`count` (a sequencer expression) pieces of a transfer, `by` of them a pass of one loop

@@ -91,16 +91,22 @@ def step_error(texts: tuple) -> str | None:
 @dataclass(frozen=True)
 class Registers:
     """What the register allocator may use: `grf` four-long-word registers in each of GRF0 and GRF1,
-    LM1 in 8-word slots of its `lm_words` above the first `lm1_from` words (the argument block),
-    and the writable mask entries."""
+    LM1 in 8-word slots of its `lm_words` above the first `lm1_from` words (the argument block)
+    and below `lm1_to` (what row plans' regions leave; all of it when 0), and the writable mask
+    entries."""
     grf: int
     lm_words: int
     lm1_from: int = 0
     masks: tuple = MASK_ENTRIES
+    lm1_to: int = 0
 
     @classmethod
-    def of(cls, machine, lm1_from: int = 0) -> "Registers":
-        return cls(machine.grf_words // WORDS_PER_REGISTER, machine.lm_words, lm1_from)
+    def of(cls, machine, lm1_from: int = 0, lm1_to: int = 0) -> "Registers":
+        return cls(machine.grf_words // WORDS_PER_REGISTER, machine.lm_words, lm1_from, lm1_to=lm1_to)
+
+    @property
+    def lm1_top(self) -> int:
+        return self.lm1_to or self.lm_words
 
 
 MNCORE2 = Registers.of(load_machine("mncore2"))     # for ops trees built by hand (tests)

@@ -85,8 +85,8 @@ def _fits(loc, r, regs: Registers) -> bool:
     sp, k = loc
     if sp in ("r", "s"):
         return 0 <= k < regs.grf
-    lo = regs.lm1_from if sp == "n" else 0
-    return sp in ("n", "m") and lo <= WORDS_PER_REGISTER * k and WORDS_PER_REGISTER * (k + 1) <= regs.lm_words
+    lo, hi = (regs.lm1_from, regs.lm1_top) if sp == "n" else (0, regs.lm_words)
+    return sp in ("n", "m") and lo <= WORDS_PER_REGISTER * k and WORDS_PER_REGISTER * (k + 1) <= hi
 
 
 def _block(block: Block, alloc, where: str) -> None:
