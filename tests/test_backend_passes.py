@@ -8,9 +8,9 @@ import pytest
 
 from emulator.machine import load_machine
 from translator.backend import PIPELINE, compile_kernel
-from translator.backend.cleanup import (coalesce_carried, fold_table_reads, merge_recomputed, rematerialise_constants,
-                                        remove_dead, sink_into_branches)
-from translator.backend.ops import BadOp, Call, MaskReg, Op, SeqIf, SeqLoop, VReg, WhileAny, flat_ops
+from translator.backend.cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_calls, merge_recomputed,
+                                        rematerialise_constants, remove_dead, sink_into_branches)
+from translator.backend.ops import BadOp, Call, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
 from translator.backend.printer import print_program
 from translator.backend.regalloc import AllocError, allocate
 from translator.backend.schedule import Block, schedule, schedule_tree
@@ -134,6 +134,67 @@ def test_fold_table_reads_leaves_what_it_cannot_fold(after):
     call = table_read(xk)
     tree = fold_table_reads([call, *after(xk)])
     assert call.body[0].text == "lpassa $lm3968 {d0}" and len(tree) > 1
+
+
+def row_read(dst, offset="(%n0 % 256) * 2"):
+    """A paired row plan's read of its LM1 region (rowplan.load)."""
+    return Call([Op("lpassa $ln2048 {d0}", "alu", (dst,), mem=(("r", "n", 2048, 2560),))], {"n": offset})
+
+
+def test_a_row_read_and_a_table_read_fold_into_one_block():
+    """The row's LM1 word (offset n) and x[k]'s LM0 word (offset m) are both operands of the
+    multiply: one Call with both offsets, no copies (they were two blocks and two copies)."""
+    w, xk, p, s = VReg("w"), VReg("xk"), VReg("p"), VReg("s")
+    row, table = row_read(w), table_read(xk)
+    tree = fold_table_reads([row, table, Op("fvmul {s0} {s1} {d0}", "mau", (p,), (w, xk)),
+                             Op("fvadd {s0} {s1} {d0}", "mau", (s,), (s, p)), to_t(s)])
+    assert tree == [row]
+    assert set(row.offsets) == {"n", "m"}
+    assert [o.text for o in row.body] == ["fvmul $ln2048 $lm3968 {d0}", "fvadd {s0} {s1} {d0}", "lpassa {s0} $t"]
+
+
+@pytest.mark.parametrize("second", [
+    lambda r: row_read(r, "(%n0 % 64) * 2"),                                  # the same space, another offset
+    lambda r: Op("lpassa $ln0 {d0}", "alu", (r,), mem=(("r", "n", 0, 2),)),  # LM1, which the offset would move
+])
+def test_merge_calls_keeps_apart_what_an_offset_would_move(second):
+    a, b = VReg("a"), VReg("b")
+    first = row_read(a)
+    tree = merge_calls([first, second(b), to_t(a), to_t(b)])
+    assert tree[0] is first and len(first.body) == 1 and set(first.offsets) == {"n"} and len(tree) > 1
+
+
+def test_a_table_word_written_before_its_last_reader_is_not_folded():
+    xk, p, q = VReg("xk"), VReg("p"), VReg("q")
+    table = table_read(xk)
+    store = Op("lpassa {s0} $lm3968", "alu", (), (p,), mem=(("w", "m", 3968, 3970),))
+    tree = fold_table_reads([table, Op("fvmul {s0} {s0} {d0}", "mau", (p,), (xk,)), store,
+                             Op("fvmul {s0} {s0} {d0}", "mau", (q,), (xk,)), to_t(q)])
+    assert tree[0].body[0].text == "lpassa $lm3968 {d0}"
+
+
+def staging(area=("w", "n", 3072, 3584), sets="%rp"):
+    """A staging branch: a panel moved into an LM1 region when the pass enters it."""
+    return SeqIf("%n0 % 256 == 0", [Op("l1bmp $llb0 $lln3072v", "l1bm", mem=(area,)), SeqSet(sets, "%n0")],
+                 staging=True)
+
+
+def test_staging_goes_before_the_reads_it_does_not_touch():
+    """Row B's panel staged before row A's read: the reads and the arithmetic become one run."""
+    a, s = VReg("a"), VReg("s")
+    read, stage = row_read(a), staging()
+    tree = hoist_staging([read, stage, to_t(a)])
+    assert tree == [stage, read, tree[2]]
+
+
+@pytest.mark.parametrize("stage", [
+    staging(area=("w", "n", 2048, 2100)),         # it writes the region the read reads
+    staging(sets="%n0"),                          # it sets the register the read's offset uses
+])
+def test_staging_stays_after_a_read_it_touches(stage):
+    a = VReg("a")
+    read = row_read(a)
+    assert hoist_staging([read, stage])[0] is read
 
 
 def test_coalesce_carried_lets_the_op_write_the_carried_register():
