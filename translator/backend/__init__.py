@@ -71,6 +71,8 @@ class KernelBinary:
                                                     # row copies it reads (abi.LaunchPlan.row_copies, rowplan.py)
     launch_tests: list = field(default_factory=list)  # sequencer conditions on its arguments (%p<k>, %rlen) a
                                                     # launch must meet, else it runs "nd" (tileplan.py)
+    row_stores: list = field(default_factory=list)  # [parameter, pitch, start, passes (sequencer expressions)]:
+                                                    # transposed copies it stores rows to (rowstore.py)
 
     def to_dict(self):
         return asdict(self)
@@ -272,10 +274,12 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         list(em.resident) if resident else candidates(), 8 * em.CH,
                         [] if resident or candidates(True) == candidates() else candidates(True),
                         em.rows.recorded() if em.rows else [],
-                        [[line, buf, "load", "; ".join(sorted(texts))] for (line, buf), texts in sorted(em.plans.items())]
+                        [[line, buf, (kind or ["load"])[0], "; ".join(sorted(texts))]
+                         for (line, buf, *kind), texts in sorted(em.plans.items())]
                         + (em.rows.plan_list() if em.rows else []),
                         [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
-                        list(em.tile_plan.tests))
+                        list(em.tile_plan.tests),
+                        [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -88,6 +88,12 @@ def row_copy(k) -> str:
     return f"rc{k}"
 
 
+def row_store(k) -> str:
+    """The address, in every group's DRAM, of buffer k's transposed copy for a row store
+    (LaunchPlan.row_stores, rowstore.py), or -1."""
+    return f"rs{k}"
+
+
 def param(k) -> str:
     """By-value parameter k as a signed integer (a uniform trip count the sequencer needs)."""
     return f"p{k}"
@@ -114,6 +120,7 @@ def kernel_args(uses: dict) -> list:
     return [ARGBLK, *WAVE_COUNTS] + [base(k) for k in bases] \
         + [widened(k) for k in sorted(uses.get("widened", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
+        + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
@@ -408,6 +415,8 @@ class LaunchPlan:
     report_bytes: int = 0        # ... each this long
     local_rows: tuple = (0, 0, 0)   # __local scratch (local_rows): rows the kernel streams (rows(LOCAL)),
                                     # chunks of each it reads, rows in each group's DRAM; zeros if none
+    row_stores: list = field(default_factory=list)  # (parameter, pitch, start, passes): its transposed copy
+                                                    # for a row store goes to row_store(k) (rowstore.py)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -488,8 +497,9 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
+    row_stores = [(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in kb.row_stores]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
-                      pitches, report, wave * 4, local)
+                      pitches, report, wave * 4, local, row_stores)
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

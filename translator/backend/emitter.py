@@ -82,7 +82,7 @@ class Emitter:
         self.prefetchable = []            # ... the MVs of those of read-only buffers (prefetch.py)
         self.own_share_loads = []         # ... of buffers it writes (prefetch.py, if it only stores p[gid])
         self.columns = {}                 # staged loads in loops (their MVs' chain) -> (C line, buffer): colplan.py
-        self.plans = {}                   # (C line, buffer) -> the plans chosen, a set (rowplan, colplan; --stats)
+        self.plans = {}                   # (C line, buffer[, "store"]) -> the plans chosen, a set (rowplan, colplan; --stats)
         self.scatters = False             # a buffer parameter is stored to other than at p[gid]
         self.wide_args = wide_args        # by-value arguments wider than 8 bytes -> their slots
         self.wide_vals = {}               # (slot, byte, type) -> Val of an element of one
@@ -144,7 +144,7 @@ class Emitter:
         # the parts of instruction selection, wired up by Codegen (codegen.py)
         self.codegen = self.values = self.workitems = self.control = self.ints = self.floats = None
         self.calls = self.memory = self.resident_buffers = self.scatter = self.bounds = self.nans = None
-        self.row_plan = self.tile_plan = None
+        self.row_plan = self.row_store = self.tile_plan = None
         self.window = None                # the window plan (windowplan.py)
 
     # ------------------------------------------------------------------ emission helpers

@@ -397,7 +397,10 @@ class Memory:
             self.plan_flat(pitch, k, "store", "contiguous store")
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
-            return em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
+            scatter = lambda: em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
+            if size == 4 and k != "L" and em.row_store.store(k, v.regs[0], p, whole, em.accesses.get(i), scatter):
+                return None
+            return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", em.line)
 
@@ -581,8 +584,9 @@ class Memory:
             return self.private_access(ptr, "i32").regs[0]
         return self.gather("L" if b == ("local",) else b[1], ptr, "i32", p).regs[0]
 
-    def fast_load(self, k, for_store=False, per_wave=True, hoist=True):
-        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py).
+    def fast_load(self, k, for_store=False, per_wave=True, hoist=True, at=None):
+        """The wave's share of buffer k, 32-bit element w of the wave in lane w (layout.py); `at`:
+        the share's address in every group's DRAM instead (a sequencer expression: rowstore.py).
 
         A load at the top of the wave body before any store reads straight into its own
         staging area, and its transfer is hoisted to the start of the wave, where all such
@@ -590,6 +594,8 @@ class Memory:
         em = self.em
         lay = em.lay
         S = lay.stripe
+        if at is not None:
+            per_wave = False
         if not for_store and not em.loop_stack and k in em.fast_cache:
             return em.fast_cache[k]
         lc, lb, own = self.staging_area("fast", hoist)
@@ -597,7 +603,8 @@ class Memory:
             self.settle_stores()  # it may read what a store still in flight writes
         t = em.tag()
         rep = self.is_replicated(k)
-        src = f"{reg(base(k))}+%wx*{S * lay.groups}" if rep else f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k))
+        src = at if at is not None else f"{reg(base(k))}+%wx*{S * lay.groups}" if rep \
+            else f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k))
         d = em.new(f"ld{k}")
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line)
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
@@ -855,26 +862,27 @@ class Memory:
             em.fast_cache[key] = d
         return d
 
-    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True, full: str = None):
+    def fast_store(self, k, val: VReg, p: VReg, per_wave: bool = True, full: str = None, at: str = None):
         """Read-modify-write of the wave's share: lanes outside p keep what memory held; where the
-        sequencer condition `full` holds, p is every lane and the read is skipped."""
+        sequencer condition `full` holds, p is every lane and the read is skipped.  `at`: the
+        share's address in every group's DRAM (rowstore.py), instead of buffer k's."""
         em = self.em
         em.scatter.flush_scatters()
         lay = em.lay
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
-        cached = em.fast_cache.get(k) if not em.loop_stack else None
+        cached = em.fast_cache.get(k) if not em.loop_stack and at is None else None
         if cached:                # the wave's share is in a register already: merge into a copy
             old = em.copy(cached[0])
             em.masked_copy(val, old, em.mask_of(p))
         elif full:
             old = em.copy(val)
             outer, em.items = em.items, []
-            em.masked_copy(self.fast_load(k, for_store=True, per_wave=per_wave, hoist=False)[0], old,
+            em.masked_copy(self.fast_load(k, for_store=True, per_wave=per_wave, hoist=False, at=at)[0], old,
                            em.mask_of(em.b_not(p)))
             merge, em.items = em.items, outer
             em.items.append(SeqIf(f"not ({full})", merge))
         else:
-            old = self.fast_load(k, for_store=True, per_wave=per_wave)[0]
+            old = self.fast_load(k, for_store=True, per_wave=per_wave, at=at)[0]
             em.masked_copy(val, old, em.mask_of(p))
         # the share goes up from a staging area of its own and nothing waits for it: the next
         # wave's loads run while it is in flight; the next user of the area (or any gather or
@@ -891,9 +899,9 @@ class Memory:
                   mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
         em.op("nop", "nop")
         em.op("nop", "nop")
-        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)),
-                           em.line))
-        em.scatters |= not per_wave and isinstance(k, int)     # (not the bounds reports)
+        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at if at is not None else
+                           f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line))
+        em.scatters |= not per_wave and at is None and isinstance(k, int)     # (not the bounds reports)
 
     def gather_area(self):
         em = self.em

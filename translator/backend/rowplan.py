@@ -59,6 +59,13 @@ class RowPlan:
     def match(self, k, access):
         """(pitch, start, pass counter, passes) as sequencer expressions (elements) if the access
         is a row of buffer k this plan can stage, else None."""
+        m = self.row(k, access)
+        return m if m is not None and self.em.memory.is_replicated(k) else None
+
+    def row(self, k, access):
+        """(pitch, start, pass counter, passes) as sequencer expressions (elements) if the access
+        is a row of 32-bit elements of buffer parameter k in a loop the sequencer counts, in a 1-D
+        launch, else None (rowstore.py stores such rows)."""
         em = self.em
         if access is None or access.cls != "row" or access.elem != 4 or not em.one_d or not isinstance(k, int):
             return None
@@ -80,7 +87,7 @@ class RowPlan:
         if step != 4 or not pitch:
             return None
         p, s = self.uniform(pitch), self.uniform(start)
-        if p is None or s is None or not self.em.memory.is_replicated(k):
+        if p is None or s is None:
             return None
         return p, s, ctx["seq_reg"], ctx["trips"]
 

@@ -1,0 +1,60 @@
+"""The row store: `out[gid * P + k + s] = v` in a counted loop over k, each work-item writing its
+own row of a buffer the kernel only writes there (access class "row", access.py; SHOC scan's
+`out[base + k]`).
+
+Without it such a store is a scatter: all of the buffer passes through every PE in every pass of
+the loop.  With it, each pass stores the wave's values as one contiguous share, like `p[gid]`,
+into a *transposed* copy the runtime keeps for the launch (mncl/emulator_device.py:
+row_stores): pass k of wave x goes to stripe row k * waves + x of the copy (each group its own
+stripe), so every element crosses DRAM once.  The runtime writes the buffer's values into the
+copy before the run (a lane that does not store keeps them: the store merges under its lanes'
+mask, and only a wave that is not full reads its share first) and back into the buffer after it,
+both host layout copies like the row plan's (docs/isa.md, deviation 16).
+
+Conditions, at compile time: a 1-D launch, a 32-bit element, a buffer parameter with no other
+access in the kernel (no load, no other store), P and s uniform, k the counter of a counted loop
+the sequencer runs.  At run time the copy's address is -1 (the kernel then scatters) when the
+buffer is passed twice or the copy does not fit in DRAM.
+"""
+from __future__ import annotations
+
+from .abi import reg, row_store
+from .ops import SeqIf
+
+
+class RowStore:
+    """Row stores through a transposed copy (the module docstring)."""
+
+    def __init__(self, em):
+        self.em = em
+
+    def store(self, k, v, p, whole, access, scatter) -> bool:
+        """Emit the row store of v (a 32-bit value) to buffer k under lane mask p (`whole`: every
+        lane the kernel runs stores; p may still leave out lanes out of bounds, whose elements
+        of the copy the runtime does not write back), with scatter() (which emits today's
+        scatter) as the fallback; False when the plan does not apply."""
+        em = self.em
+        if access is None or access.kind != "store":
+            return False
+        m = em.row_plan.row(k, access)
+        if m is None or any(a is not access and a.buffer == access.buffer for a in em.accesses.values() if a):
+            return False
+        pitch, start, n, trips = m
+        em.uses.setdefault("row_stores", {})[k] = (pitch, start, trips)
+        em.uses["launch"] = True
+        at = f"{reg(row_store(k))}+({n}*%nwx+%wx)*{em.lay.stripe}"      # (an MV's offset: no spaces)
+        outer, em.items = em.items, []
+        full = f"(%wx + 1) * {em.lay.wave} <= %gx" if whole else None
+        em.memory.fast_store(k, v, p, full=full, at=at)
+        fast, em.items = em.items, []
+        remarks = dict(em.remarks)
+        scatter()
+        em.scatter.flush_scatters()                  # (its batch ends in this arm)
+        em.remarks = remarks                         # (only a buffer passed twice scatters)
+        slow, em.items = em.items, outer
+        # (versioning.py runs a copy of the loop without the scatter where the copy exists)
+        em.items.append(SeqIf(f"{reg(row_store(k))} < 0", slow, fast, unless=(f"{reg(row_store(k))} >= 0",)))
+        em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(
+            "row store: each pass's values stored as the wave's share of a transposed copy, which the runtime "
+            "writes back into the buffer after the launch (a buffer passed twice scatters)")
+        return True
