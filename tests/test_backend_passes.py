@@ -173,6 +173,17 @@ def test_a_table_word_written_before_its_last_reader_is_not_folded():
     assert tree[0].body[0].text == "lpassa $lm3968 {d0}"
 
 
+def test_a_read_of_four_folds_cycle_by_cycle():
+    """packing.py's four passes read x[k]'s four table entries at once (`lpassa $lm<a>v`) and the
+    carried part takes cycle c of them ({s0c<c>}): folded, that is long word a + c, not the read
+    of four (which gave every pass the entries of all four)."""
+    xk, s = VReg("xk"), VReg("s")
+    table = Call([Op("lpassa $lm3968v {d0}", "alu", (xk,), mem=(("r", "m", 3968, 4096),))], {"m": "%pq * 8"})
+    adds = [Op(f"fvadd {{s0}} {{s1c{c}}} {{d0}}", "mau", (s,), (s, xk)) for c in range(4)]
+    tree = fold_table_reads([table, *adds, to_t(s)])
+    assert [o.text for o in tree[0].body[:4]] == [f"fvadd {{s0}} $lm{3968 + 2 * c} {{d0}}" for c in range(4)]
+
+
 def staging(area=("w", "n", 3072, 3584), sets="%rp"):
     """A staging branch: a panel moved into an LM1 region when the pass enters it."""
     return SeqIf("%n0 % 256 == 0", [Op("l1bmp $llb0 $lln3072v", "l1bm", mem=(area,)), SeqSet(sets, "%n0")],

@@ -1268,7 +1268,10 @@ def test_cycle_packing_applies_to_the_narrowed_matvec_only():
     # checked, a group's original body (one per buffer set: four), rest
     assert asm.count(".loop %pq1 = 0, ") == 1 and asm.count(".loop %n0 = ") == 6
     assert "mvd/n512i241 " in asm and "wait i244" in asm        # group q + 3's MVs before group q's wait
-    assert "lpassa $lm" in asm and re.search(r"lpassa \$lm\d+v ", asm)
+    # the table's four entries of a group: one read of four (lpassa $lm<a>v), or, folded into the
+    # ops that use them (cleanup.fold_table_reads), its four long words
+    words = {int(a) for a in re.findall(r"\$lm(\d+)\b", asm)}
+    assert re.search(r"lpassa \$lm\d+v ", asm) or any({a + 2, a + 4, a + 6} <= words for a in words)
     assert "%pq" not in compile_kernel(mod, "mvt", m2, "1d").asm
 
 

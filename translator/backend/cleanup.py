@@ -366,7 +366,7 @@ def fold_table_reads(tree: list) -> list:
         k = 0
         while k < len(body):
             read = body[k]
-            m = re.fullmatch(r"lpassa (\$l([mn])\d+) \{d0\}", read.text)
+            m = re.fullmatch(r"lpassa (\$l([mn])\d+v?) \{d0\}", read.text)     # (v: packing.py's four passes)
             if m and not read.msrc and len(read.mem) == 1 and writes.get(read.dsts[0]) == 1:
                 run = folded(read, m.group(1), m.group(2), body[k + 1:])
                 if run is not None:
@@ -394,7 +394,11 @@ def fold_table_reads(tree: list) -> list:
 
             def field(m):
                 i = int(m.group(2))
-                return operand if i == k else "{%s%d%s}" % (m.group(1), i - (i > k), m.group(3) or "")
+                if i != k:
+                    return "{%s%d%s}" % (m.group(1), i - (i > k), m.group(3) or "")
+                if m.group(3) and operand.endswith("v"):     # cycle c of a read of four: its long word
+                    return f"{operand[:4]}{int(operand[4:-1]) + 2 * int(m.group(3)[1:])}"
+                return operand
             try:
                 out.append(replace(o, text=_SRC_FIELD.sub(field, o.text), srcs=o.srcs[:k] + o.srcs[k + 1:],
                                    mem=o.mem + read.mem))

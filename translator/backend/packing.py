@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet, flat_ops, rewrite
+from .ops import MV, Call, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, flat_ops, rewrite
 from .abi import PACK_TAGS
 from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, at, binary, compare, negation
 from .versioning import KIDS, clone, events
@@ -140,7 +140,7 @@ def moved(mv: MV, area: int, d_offset: SeqExpr, tag=None) -> MV:
     return replace(mv, text=text, d_offset=d_offset, chain=())
 
 
-TABLE = re.compile(r"lpassa \$lm(\d+) \{d0\}")
+TABLE = re.compile(r"lpassa \$l([mn])(\d+) \{d0\}")
 
 
 def counter(group: SeqExpr, c: int) -> SeqExpr:
@@ -202,8 +202,10 @@ class Packer:
 
     @staticmethod
     def table(it: Call):
-        return len(it.body) == 1 and isinstance(it.body[0], Op) and TABLE.fullmatch(it.body[0].text) \
-            and set(it.offsets) == {"m"}
+        """A read of one LM word at an offset the sequencer adds: an x[k] table's (LM0) or a paired
+        row plan's (LM1, rowplan.py)."""
+        m = len(it.body) == 1 and isinstance(it.body[0], Op) and TABLE.fullmatch(it.body[0].text)
+        return bool(m) and set(it.offsets) == {m.group(1)}
 
     @staticmethod
     def fetch(it: SeqIf):
@@ -290,11 +292,11 @@ class Packer:
                 out += self.packed_load(it, self.chain_ops(items, k - 1), s, conds)
                 k += 3
             elif isinstance(it, Call):
-                off = it.offsets["m"]
+                (sp, off), = it.offsets.items()
                 self.groups += [compare(Paren(self.at(off, c)), "==", binary("+", Paren(self.at(off, 0)), 2 * c))
                                 for c in range(1, WAYS)]
                 op = it.body[0]
-                out.append(Call([replace(op, text=op.text.replace(" {d0}", "v {d0}"))], {"m": self.at(off, 0)},
+                out.append(Call([replace(op, text=op.text.replace(" {d0}", "v {d0}"))], {sp: self.at(off, 0)},
                                 it.name))
             elif it.cond == self.last:
                 continue
@@ -401,7 +403,10 @@ class Packer:
         bodies = []
         for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
-            packed = self.body(L.body, s) + self.replicated()
+            # the packed part's values get registers of their own (they live in this body only), so
+            # cleanup.fold_table_reads sees its reads' one writer and can fold them into their readers
+            fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
+            packed = clone(self.body(L.body, s) + self.replicated(), fresh, [])
             if self.groups:
                 first = binary("*", WAYS, q)
                 one = SeqLoop(L.reg, first, binary("+", first, WAYS), clone(L.body, {}, []))
