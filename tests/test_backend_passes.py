@@ -261,6 +261,19 @@ def test_allocate_spills_above_the_argument_block_and_fixes_what_the_unit_rule_r
     verify(ops, out, regs, after="register allocation")        # two LM1 sources in one op were reloaded
 
 
+def test_a_value_named_in_a_call_with_an_lm1_offset_is_not_spilled_to_lm1():
+    """merge_calls puts ops of any kind in a Call with `n=` (a paired row's LM1 word): a value of
+    theirs spilled to LM1 would have its address moved by the offset too (private_big read its
+    T-indirect addresses from there and faulted)."""
+    regs = Registers(grf=5, lm_words=4096, lm1_from=128)
+    vs = [VReg() for _ in range(16)]
+    ops = [Op("zero {d0}", "alu", (v,)) for v in vs] + \
+        [Op("iadd {s0} {s1} {d0}", "alu", (vs[0],), (vs[k], vs[k + 1])) for k in range(0, 15)]
+    tree = [Call(ops, {"n": "%k * 2"}), to_t(vs[0])]
+    out = allocate(tree, regs, lm0=(2048, 4096))
+    assert not [v for v in vs if out[v][0] == "n"] and [v for v in vs if out[v][0] == "m"]
+
+
 def test_schedule_keeps_the_hazard_distance_and_pads_the_end():
     a, b = VReg("a"), VReg("b")
     ops = [Op("zero {d0}", "alu", (a,)), Op("iinc {s0} {d0}", "alu", (b,), (a,))]

@@ -46,14 +46,34 @@ def allocate(tree: list, regs: Registers = MNCORE2, lm0=(0, 0)) -> dict:
     above them).  When the GRFs run out, the live value whose interval ends last lives in LM1 instead (its
     operands read and write LM1 directly: the hazard distance is 3 steps, not 2), and when LM1
     is full too, in LM0's words lm0 = [lo, hi) (what codegen leaves free: see
-    translator/backend/__init__.py); four GRF1 slots are then kept back for fix_spills' reloads."""
+    translator/backend/__init__.py); four GRF1 slots are then kept back for fix_spills' reloads.
+    A value that an op in a Call with an LM offset reads or writes is never spilled to that LM:
+    the offset would move its address too (cleanup.merge_calls puts ops of any kind there)."""
     iv = live_intervals(tree)
     try:
         return _allocate(iv, regs, spill=False)
     except AllocError:
-        out = _allocate(iv, regs, spill=True, lm0=lm0)
+        out = _allocate(iv, regs, spill=True, lm0=lm0, moved=offset_spaces(tree))
         fix_spills(tree, out, _scratch(regs))
         return out
+
+
+def offset_spaces(tree: list) -> dict:
+    """VReg -> the LM spaces ('m', 'n') a Call's offsets move where an op of its body names it."""
+    out = {}
+
+    def walk(items, spaces):
+        for it in items:
+            if isinstance(it, Op):
+                if spaces:
+                    for r in it.srcs + it.dsts + it.msrc + it.mdst:
+                        out[r] = out.get(r, frozenset()) | spaces
+                continue
+            inner = spaces | (frozenset(it.offsets) & {"m", "n"}) if isinstance(it, Call) else spaces
+            for attr in ("body", "then", "orelse"):
+                walk(getattr(it, attr, ()), inner)
+    walk(tree, frozenset())
+    return out
 
 
 def live_intervals(tree: list) -> dict:
@@ -124,8 +144,8 @@ def live_intervals(tree: list) -> dict:
     return iv
 
 
-def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0)) -> dict:
-    out = {}
+def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0), moved=None) -> dict:
+    out, moved = {}, moved or {}
     # free registers and mask entries are taken in the order they were freed (FIFO): the one freed
     # longest ago has its last reader furthest back, so the scheduler's dependencies on locations
     # (a write waits for the previous value's readers) hold a new value back the least
@@ -148,10 +168,12 @@ def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0)) -> dict:
     vregs = 0                            # VRegs among the active values
     peak = 0
 
-    def spill_slot(since):
-        """A spill slot free from position `since` on, LM1 before LM0: a victim moves there for
-        its whole interval, which began before the values that freed the latest slots ended."""
-        for sfree in (spill_free["n"], spill_free["m"]):
+    def spill_slot(since, banned=()):
+        """A spill slot free from position `since` on, LM1 before LM0, in neither of the spaces
+        `banned`: a victim moves there for its whole interval, which began before the values
+        that freed the latest slots ended."""
+        for sp in ("n", "m"):
+            sfree = () if sp in banned else spill_free[sp]
             for k in range(len(sfree) - 1, -1, -1):
                 if freed_at.get(sfree[k], -1) < since:
                     return sfree.pop(k)
@@ -192,7 +214,10 @@ def _allocate(iv: dict, regs: Registers, spill: bool, lm0=(0, 0)) -> dict:
         if not pool and spill and isinstance(r, VReg):
             last = grf_last()
             victim = last if last is not None and iv[last][1] >= b else r
-            slot = spill_slot(iv[victim][0])
+            slot = spill_slot(iv[victim][0], moved.get(victim, ()))
+            if slot is None and victim is not r:        # (it cannot leave the GRFs: r goes instead)
+                victim = r
+                slot = spill_slot(iv[r][0], moved.get(r, ()))
             if slot is not None:
                 if victim is not r:       # r takes the victim's register, the victim moves to LM
                     out[r] = out[victim]
