@@ -192,7 +192,7 @@ def staging(area=("w", "n", 3072, 3584), sets="%rp"):
 
 def test_staging_goes_before_the_reads_it_does_not_touch():
     """Row B's panel staged before row A's read: the reads and the arithmetic become one run."""
-    a, s = VReg("a"), VReg("s")
+    a = VReg("a")
     read, stage = row_read(a), staging()
     tree = hoist_staging([read, stage, to_t(a)])
     assert tree == [stage, read, tree[2]]

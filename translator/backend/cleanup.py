@@ -418,7 +418,7 @@ def merge_calls(tree: list, calls: bool = False) -> list:
     merge when the offsets they both have are the same expressions, an Op or a Call's op touches
     no memory the other offsets move (`.call b m=... n=...`: a paired row plan's LM1 element
     and an x[k] table's LM0 word read in one block).  A run ends at anything else.  With `calls`,
-    gives the merged Calls (and those left alone), for a pass that works inside them."""
+    gives every Call it could merge, merged or not, for a pass that works inside them."""
     bodies, out = {}, []
 
     def count_bodies(items):
@@ -489,11 +489,15 @@ def hoist_staging(tree: list) -> list:
                 sets(getattr(it, attr, ()), out)
         return out
 
+    seen = {}
+
     def independent(branch, it):
         if not (isinstance(it, Op) and it.unit != "wait" or isinstance(it, Call)
                 and all(isinstance(o, Op) and o.unit != "wait" for o in it.body)):
             return False
-        (r1, w1), m1 = touch([branch])
+        if id(branch) not in seen:          # (a branch moves past several items: what it touches, once)
+            seen[id(branch)] = touch([branch]), sets([branch], set())
+        ((r1, w1), m1), assigned = seen[id(branch)]
         (r2, w2), m2 = touch([it])
         if w1 & (r2 | w2) or r1 & w2:
             return False
@@ -501,7 +505,7 @@ def hoist_staging(tree: list) -> list:
                for x in m1 for y in m2):
             return False
         used = {r.name for v in getattr(it, "offsets", {}).values() for r in registers(v)}
-        return not sets([branch], set()) & used
+        return not assigned & used
 
     def visit(items):
         for it in items:
