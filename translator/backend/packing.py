@@ -9,8 +9,9 @@ hold no work-item.  So the part of a pass that does not depend on the values the
 * a staged load (DRAM -mvd-> L2BM -l2bmd-> L1BM -l1bmd-> PE; codegen marks its MV with ``chain``)
   becomes four MVs into four L2BM areas and four l2bmds to L1BM offsets 0, P, 2P, 3P, so that its
   one l1bmd hands pass 4q + c's share to cycle c;
-* a uniform table read (``lpassa $lm<T>`` at a sequencer offset, Memory.uniform_table) reads
-  ``$lm<T>v``: cycle c takes the next entries, when the four elements are consecutive;
+* a uniform table read (``lpassa $lm<T>`` at a sequencer offset, Memory.uniform_table), or a
+  paired row plan's read (``lpassa $ln<R>``, rowplan.py), reads ``$lm<T>v`` (``$ln<R>v``): cycle
+  c takes the next entries, when the four elements are consecutive;
 * a lane-wise op reads registers made in the pass with ``v`` (cycle c) and registers made before
   the loop at cycle 0 (``{u<i>}``), where the work-items hold them.
 
