@@ -18,7 +18,7 @@ import bisect
 import re
 from dataclasses import replace
 
-from .ops import BadOp, Call, IfAnyLane, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
+from .ops import MV, BadOp, Call, IfAnyLane, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
 from .seqexpr import Reg
 
 
@@ -479,7 +479,8 @@ def hoist_staging(tree: list) -> list:
     def touch(items):
         ops = list(flat_ops(items))
         regs = ({r for o in ops for r in o.srcs + o.msrc}, {r for o in ops for r in o.dsts + o.mdst})
-        return regs, [m for o in ops for m in o.mem]
+        mvs = [("w", "lc", 0, 1 << 62)] if any(isinstance(x, MV) for x in walk(items)) else []
+        return regs, [m for o in ops for m in o.mem] + mvs         # (an MV's L2BM area: any of it)
 
     def sets(items, out):
         for it in items:
@@ -518,6 +519,14 @@ def hoist_staging(tree: list) -> list:
                 j -= 1
     visit(tree)
     return tree
+
+
+def walk(items):
+    """Every node of an ops tree, in program order."""
+    for it in items:
+        yield it
+        for attr in ("body", "then", "orelse"):
+            yield from walk(getattr(it, attr, ()))
 
 
 def registers(e):
