@@ -491,18 +491,20 @@ class Emulator:
         that binds operands is made at the step's second run with the same offsets: the first runs
         with the step's plan that binds nothing (made once), so a block called with ever-new offsets
         costs what it did before plans.  So does one past PLANS_PER_STEP offsets (plans would pile
-        up).  While an LM base-address register is set, that memory's addresses are per PE: the key
-        says which are set, and the plan binds no operand of those memories."""
+        up).  The key holds only the offsets of the memories the step names (a step of GRF operands
+        in a block whose LM0 offset moves keeps one plan).  While an LM base-address register is
+        set, that memory's addresses are per PE: the key says which are set, and the plan binds no
+        operand of those memories."""
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
-        key = self._plan_key
-        plan = plans.get(key)
-        if plan is not None:
-            return plan
         general = plans.get(self._token)
         if general is None:
             general = plans[self._token] = StepPlan(st, _cycle_uniform)
+        key = general.key(self._plan_key)
+        plan = plans.get(key)
+        if plan is not None:
+            return plan
         if key in plans:              # seen once: bind now
             try:
                 plan = plans[key] = general.bound(self, st)

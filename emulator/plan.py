@@ -24,6 +24,8 @@ cache of executor._access does.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import isa, native, semantics, transfers
@@ -115,10 +117,14 @@ class StepPlan:
     mask entry) and ``dd`` {id(expression): (destination view, space, lo, hi)} for the direct
     stores (below)."""
 
-    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd")
+    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd", "key")
 
     def __init__(self, st, cycle_uniform):
         """The step's plan that binds nothing: what does not depend on the block's offsets."""
+        # the bound plans' key: the executor's (token, m, n, r, s offsets, LM base registers set)
+        # less the offsets of the PE memories no operand of the step names
+        used = {op.space for e in st.exprs for op in e.srcs + e.dsts}
+        self.key = operator.itemgetter(0, *(1 + i for i, sp in enumerate(PE_MEMS) if sp in used), 5, 6)
         self.flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
         self.exprs = [(e, e.defn.sem, cycle_uniform(e), e.zflush is None and
                        all(op.space == "nowrite" or (op.space in PE_MEMS and op.width != "w") for op in e.dsts))
@@ -139,7 +145,7 @@ class StepPlan:
     def bound(self, emu, st) -> "StepPlan":
         """This plan with the operands bound at the emulator's current block offsets."""
         plan = object.__new__(StepPlan)
-        plan.flag_dsts, plan.fwd = self.flag_dsts, self.fwd
+        plan.flag_dsts, plan.fwd, plan.key = self.flag_dsts, self.fwd, self.key
         plan.readers = {}
         for e, _, one, _ in self.exprs:
             for op in e.srcs:

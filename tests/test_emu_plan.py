@@ -127,10 +127,31 @@ def test_the_program_uses_the_forms_it_claims():
     assert not [p for st in steps for p in st.plans.values() if p is not None and p.readers]
     emu.run(prog)                      # the second run with the same offsets binds
     plans = [p for st in steps for p in st.plans.values() if p is not None]
-    assert len(plans) == 4 * len(steps)        # one per offset, and the one that binds nothing
+    # one per offset, and the one that binds nothing; 'zero $ln128v' names only LM1, whose offset
+    # the calls leave at 0: one bound plan for the three calls
+    assert len(plans) == 4 * len(steps) - 2
     kinds = {w.__qualname__.split(".")[0] for p in plans for ws in p.writers.values() for w in ws}
     assert kinds == {"_memory_writer", "_general_writer", "_direct_writer"}
     assert any(p.readers for p in plans)
+
+
+def test_a_plan_is_keyed_by_the_offsets_of_the_memories_its_step_names():
+    """A step of GRF operands in a block whose LM0 offset moves at every call binds once: its key
+    holds the GRF offsets only (and a step of LM0 operands binds once per LM0 offset)."""
+    emu = Emulator("tiny")
+    prog = assemble("""
+.block b
+    iadd $lr0v $lr8v $lr16v
+    iadd $lm0v $lr8v $lr24v
+.endblock
+.loop %i = 0, 5
+    .call b m=%i*8
+.endloop
+""")
+    emu.run(prog)
+    grf, lm = prog.blocks["b"].stmts
+    assert [p for p in grf.plans.values() if p is not None and p.readers]
+    assert not [p for p in lm.plans.values() if p is not None and p.readers]
 
 
 def test_plans_change_no_result(monkeypatch):
