@@ -878,13 +878,13 @@ class Emulator:
             new = val.reshape(-1)[src]
         else:
             base, size = val.base, val.itemsize
-            if (base is not None and base.ndim == 1 and base.dtype == val.dtype and base.flags.c_contiguous
+            if (base is not None and base.dtype == val.dtype and base.flags.c_contiguous
                     and not any(x % size for x in val.strides)):
                 vk = (val.shape, val.strides)
                 off = memo.get(vk)
                 if off is None:
                     off = memo[vk] = sum(u * (x // size) for u, x in zip(np.unravel_index(src, val.shape), val.strides))
-                new = base[off + (val.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size]
+                new = base.reshape(-1)[off + (val.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size]
             else:
                 new = val[np.unravel_index(src, val.shape)]
         if not full:

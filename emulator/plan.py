@@ -189,11 +189,71 @@ class StepPlan:
     @staticmethod
     def _writer(emu, op, e, st):
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
-        if plain(op) and not entry and op.width != "w" and emu.bar.get(op.space) is None:
+        if plain(op) and op.width != "w" and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
-            if views is not None and isinstance(r0, slice):     # rows as a slice: a plain store
-                return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
+            if views is not None and isinstance(r0, slice):     # rows as a slice
+                if not entry:                                   # a plain store
+                    return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
+                kind = _BROADCASTS.get(e.defn.sem)
+                if kind is not None and e.srcs[0].space == "lb" and entry < isa.FIXED_MASK_BASE and \
+                        (e.srcs[0].width == "ll") == (r1 is not None):
+                    return _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1)
         return _general_writer(op)
+
+
+_BROADCASTS = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}
+
+
+def _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1):
+    """The store of an L1BM broadcast (l1bmp, l1bmm, l1bmm4) into PE-memory rows under a flag
+    entry.  When the entry keeps few PEs (one per L1B: a row handed out PE by PE), the kept long
+    words are taken from L1BM by their positions there (worked out once per mask) and stored: two
+    indexed copies instead of gathering them from the broadcast views.  L1BM changes only after
+    the writes, so it holds what the step read.  Any other mask, a wrapped L1BM run: executor._write."""
+    src, sp, text = e.srcs[0], op.space, op.text
+    m = emu.m
+    k = 2 if src.width == "ll" else 1
+    nl, n = m.n_l1b, transfers.run_length(kind, k, m.mab_per_l1b)
+    size = emu._sizes["lb"]
+    # the run index (l1b * n + column) each (part, cycle, PE) of the broadcast reads, as transfers._down
+    run_at = transfers._spread(np.arange(nl * n, dtype=np.int64).reshape(nl, n), kind, k, nl, m.mab_per_l1b)
+    l1bm_at = [(r // n) * size + r % n for r in (x.reshape(4, m.n_pe) for x in run_at)]   # L1BM flat index less a
+    mem, l1bm = emu.state.mem[sp], emu.state.l1bm.reshape(-1)
+    flat, P = mem.reshape(-1), mem.shape[1]
+    from .executor import LUT_L, LUT_LL0, LUT_LL1, U64
+    parts = [(r0, LUT_L if r1 is None else LUT_LL0, 0)] + ([(r1, LUT_LL1, 1)] if r1 is not None else [])
+    memo = {}
+
+    def write(emu, e, v0, v1, flags, st):
+        a = src.base + emu.off.get("lb", 0)
+        if a < 0 or a + n > size:          # wrapped (or a fault the read has raised)
+            return emu._write(op, e, v0, v1, flags, st)
+        nib = emu.state.omr[entry]
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, 0, 1 << 62)
+        for rows, lut, j in parts:
+            v = v1 if j else v0
+            keep = emu._keep(nib, entry, lut, U64)
+            if keep is False:
+                continue
+            key = (entry, id(lut), U64)
+            few = emu._few(key, keep) if keep is not True else None
+            if few is None:
+                emu._store(mem, (rows,), v if v is not None else emu._zeros, nib, entry, lut, U64)
+                continue
+            at, pos, full, _ = few
+            got = memo.get(j)
+            if got is None or got[0] is not few:
+                got = memo[j] = (few, l1bm_at[j].reshape(-1)[pos], (rows.start + rows.step * at[0]) * P + at[1])
+            new = l1bm[got[1] + a]
+            if not full:
+                old = flat[got[2]]
+                new = old ^ ((old ^ new) & keep.reshape(-1)[pos])
+            flat[got[2]] = new
+    write.space, write.views_ok = sp, True
+    return write
 
 
 # -- fused kernels -------------------------------------------------------------------------------
