@@ -123,6 +123,32 @@ def _flat(v):
     return v.reshape(v.shape[0], -1) if v is not None and v.ndim > 2 else v
 
 
+def _spans_at(spans):
+    """x -> the spans (..., lo, hi) with lo and hi moved by x: a statement's transfers have one or two
+    spans of each kind, so the usual cases build their tuple without a generator."""
+    if not spans:
+        return lambda x: ()
+    if len(spans) == 1:
+        *head, lo, hi = spans[0]
+        head = tuple(head)
+        return lambda x: (head + (x + lo, x + hi),)
+    return lambda x: tuple((*h, x + lo, x + hi) for *h, lo, hi in spans)
+
+
+def _transfer_maker(job, e, st):
+    """(a, b) -> the Transfer record of an MV job called with source address a, destination b (what
+    does not depend on them worked out once per statement)."""
+    reads, writes, lc_out = _spans_at(job.reads), _spans_at(job.writes), _spans_at(job.lc_out)
+    lc_in, lc_fresh = _spans_at(job.lc_in), _spans_at(job.lc_fresh)
+    kind, tag, links, nbytes, lanes, units = job.kind, e.tag, job.links, e.size * 8, job.lanes, job.units
+
+    def make(a, b):
+        r, w, lw = reads(a), writes(b), lc_out(b)
+        return Transfer(kind, tag, links, nbytes, st.line, st.text, lanes, r, w, w + r, units, lw,
+                        lw + lc_in(a), lc_fresh(a))
+    return make
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -173,7 +199,8 @@ class Emulator:
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._cols_w = 2 * self._cols + 1       # _target: a word's flat index, less (a - h) * P - h
-        self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
+        self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1],
+                       "d": self.m.dram_longs, "p": self.m.pdm_longs}
         self._sizes.update(self.state.words)
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
@@ -987,7 +1014,7 @@ class Emulator:
     # -- MV transfers ----------------------------------------------------------------------------
     def _mv_range(self, op, n, st):
         a = op.base + self.off.get(op.space, 0)
-        size = {"d": self.m.dram_longs, "p": self.m.pdm_longs, "lc": self.m.l2bm_longs}[op.space]
+        size = self._sizes[op.space]
         if a < 0 or a + n > size:
             if self.wrap and a % size + n <= size:
                 return a % size
@@ -1021,18 +1048,12 @@ class Emulator:
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
-        jobs = self._plans.get(id(st))
-        if jobs is None:
-            jobs = self._plans[id(st)] = mv_jobs(e, self)
-        transfers = []
-        for job in jobs:
-            reads = tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads)
-            writes = tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)
-            lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
-            transfers.append(Transfer(
-                job.kind, e.tag, job.links, n * 8, st.line, st.text, job.lanes, reads, writes, writes + reads,
-                job.units, lc_writes, lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in),
-                tuple((a + lo, a + hi) for lo, hi in job.lc_fresh)))
+        made = self._plans.get(id(st))
+        if made is None:
+            jobs = mv_jobs(e, self)
+            made = self._plans[id(st)] = (jobs, [_transfer_maker(job, e, st) for job in jobs])
+        jobs, makers = made
+        transfers = [make(a, b) for make in makers]
         for hook in self.hooks.transfers_issued:
             hook(self, st, transfers)
         for job in jobs:

@@ -341,10 +341,11 @@ def _maxmin(e, prec, x0, x1, y0, is_max):
         take_x = (kx >= ky if is_max else kx <= ky) | both_zero
         eq = (kx == ky) | both_zero
     else:                                 # element-wise: lanes in memory order
+        # integers: the chosen lane is np.maximum's (minimum's); x is chosen when x >= y (x <= y),
+        # equal lanes included, so the flag is that comparison, worked out only when it is written
         xs, ys = lanes_le(x0, w, not e.unsigned), lanes_le(y0, w, not e.unsigned)
-        take_x = xs >= ys if is_max else xs <= ys
-        r = np.where(take_x, xs, ys).view(_LE[w][0])
-        return pack_le(r), x1, lambda: flags_nibble(take_x | (xs == ys), False)
+        r = (np.maximum if is_max else np.minimum)(xs, ys).view(_LE[w][0])
+        return pack_le(r), x1, lambda: flags_nibble(xs >= ys if is_max else xs <= ys, False)
     r = np.where(take_x, xb, yb)
     return pack(r), x1, lambda: flags_nibble(take_x | eq)
 
