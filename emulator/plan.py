@@ -634,11 +634,39 @@ def _broadcast(e, emu, st, plan, kind):
     return kernel
 
 
+def _l2bm_distribute(e, emu, st):
+    """l2bmd from L2BM to L1BM (transfers.l2bmd's layout): the same hooks, and at the step's end one
+    copy from the L2BM run into the L1BM rows instead of a transposed copy copied again.  L2BM is
+    read there, after the step, so only when no other expression of the step writes it."""
+    a_op, b_op = e.srcs[0], e.dsts[0]
+    if b_op.space != "lb" or any(o.space == "lc" for f in st.exprs if f is not e for o in f.dsts):
+        return None
+    m = emu.m
+    n1, n2 = m.l1b_per_l2b, m.n_l2b
+    per_l1b = 4 * transfers.L2BMD_PER_CYCLE
+    nbytes = n2 * n1 * per_l1b * 8
+    l2bm, l1bm = emu.state.l2bm, emu.state.l1bm
+
+    def kernel(e, emu):
+        wa = emu.lc_range(a_op, per_l1b * n1, write=False)
+        vals = l2bm[:, wa].reshape(n2, 4, n1, transfers.L2BMD_PER_CYCLE).transpose(0, 2, 1, 3)   # l2b, i, c, j
+        emu.count_bytes("l2bm_l1bm", "down", nbytes)
+        wb = emu.lb_range(b_op, per_l1b, write=True)
+        if isinstance(wa, slice) and isinstance(wb, slice):     # vals views L2BM: copied at the end
+            emu.pending_mem.append(lambda: l1bm[:, wb].reshape(vals.shape).__setitem__(..., vals))
+        else:                                                   # wrapped: the values now
+            vals = vals.reshape(n2 * n1, -1)
+            emu.pending_mem.append(lambda: l1bm.__setitem__((slice(None), wb), vals))
+    return kernel
+
+
 def _kernel(emu, st, plan, e, one):
     """A kernel for expression e of a bound plan, or None (its semantics function runs)."""
     if e.zflush is not None:
         return None
     sem = e.defn.sem
+    if sem is transfers.l2bmd and e.srcs[0].space == "lc":
+        return _l2bm_distribute(e, emu, st)
     if sem is transfers.l1bmd and e.srcs[0].space == "lb" and not e.mab_shift:
         return _distribute(e, emu, st, plan)
     kind = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}.get(sem)

@@ -37,3 +37,48 @@ def test_integer_max_min_and_their_flags_are_the_choice_formulas(op):
     want = np.where(take_x, xs, ys).view(lanes_le(x, width).dtype)
     assert np.array_equal(emu.read_pe("n", 0, 4).T, np.ascontiguousarray(want).view(np.uint64)[..., 0])
     assert np.array_equal(emu.state.omr[3], flags_nibble(take_x | (xs == ys), False))
+
+
+def _final_state(text, monkeypatch=None, machine="tiny", wrap=False):
+    """State, cycles and steps after two runs (the second binds the plans) of text on an emulator
+    whose L1BM and L2BM hold random long words; with monkeypatch, every plan binds nothing."""
+    import emulator.executor as executor
+    from test_emu_plan import _Unbound
+    if monkeypatch is not None:
+        monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    emu = Emulator(machine, wrap=wrap)
+    rng = np.random.default_rng(5)
+    st = emu.state
+    st.l1bm[...] = rng.integers(0, 1 << 63, st.l1bm.shape, dtype=np.uint64)
+    st.l2bm[...] = rng.integers(0, 1 << 63, st.l2bm.shape, dtype=np.uint64)
+    prog = assemble(text, "t.vsm")
+    emu.run(prog)
+    prof = emu.run(prog)
+    arrays = {"l1bm": st.l1bm, "l2bm": st.l2bm, **{f"mem_{k}": v for k, v in st.mem.items()}}
+    return {k: v.copy() for k, v in arrays.items()}, prof.cycles, prof.steps
+
+
+L2BMD = """
+.block b
+    l2bmd $lc0 $lb64
+    l2bmd $lc64 $lb0; l1bmd $lb128 $lr0v
+    l2bmd $lb96 $lc128
+    l2bmd $lc480 $lb96
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b lc=%i*32 lb=%i*8
+.endloop
+"""
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_l2bm_distribution_through_the_plan_lands_what_the_general_path_lands(monkeypatch, wrap):
+    """l2bmd from L2BM in a bound plan (one copy at the step's end, plan._l2bm_distribute), wrapped
+    addresses included, leaves the state of transfers.l2bmd."""
+    text = L2BMD.replace("$lc480", "$lc32740") if wrap else L2BMD
+    got = _final_state(text, wrap=wrap)
+    want = _final_state(text, monkeypatch, wrap=wrap)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
