@@ -191,6 +191,8 @@ class StepPlan:
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
         if plain(op) and op.width != "w" and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
+            if views is not None and not entry and not isinstance(r0, slice):    # every cycle one long word
+                return _same_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
             if views is not None and isinstance(r0, slice):     # rows as a slice
                 if not entry:                                   # a plain store
                     return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
@@ -199,6 +201,23 @@ class StepPlan:
                         (e.srcs[0].width == "ll") == (r1 is not None):
                     return _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1)
         return _general_writer(op)
+
+
+def _same_writer(sp, words, text, mem, r0, r1):
+    """An unmasked store whose four cycles name one long word (executor._Same rows): the cycles land
+    in order, so the last cycle's value is what stays (executor._write, without its loop)."""
+    rows = [(r0.start, 0)] + ([(r1.start, 1)] if r1 is not None else [])
+
+    def write(emu, e, v0, v1, flags, st):
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, 0, 1 << 62)
+        for row, j in rows:
+            v = (v1 if v1 is not None else emu._zeros) if j else v0
+            mem[row] = v.reshape(v.shape[0], -1)[3]
+    write.space, write.views_ok = sp, True
+    return write
 
 
 _BROADCASTS = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}

@@ -41,12 +41,13 @@ def test_integer_max_min_and_their_flags_are_the_choice_formulas(op):
 
 def _final_state(text, monkeypatch=None, machine="tiny", wrap=False):
     """State, cycles and steps after two runs (the second binds the plans) of text on an emulator
-    whose L1BM and L2BM hold random long words; with monkeypatch, every plan binds nothing."""
+    whose memories hold random values; with monkeypatch, every plan binds nothing."""
     import emulator.executor as executor
-    from test_emu_plan import _Unbound
+    from test_emu_plan import _fill, _Unbound
     if monkeypatch is not None:
         monkeypatch.setattr(executor, "StepPlan", _Unbound)
     emu = Emulator(machine, wrap=wrap)
+    _fill(emu, 5)
     rng = np.random.default_rng(5)
     st = emu.state
     st.l1bm[...] = rng.integers(0, 1 << 63, st.l1bm.shape, dtype=np.uint64)
@@ -79,6 +80,34 @@ def test_l2bm_distribution_through_the_plan_lands_what_the_general_path_lands(mo
     text = L2BMD.replace("$lc480", "$lc32740") if wrap else L2BMD
     got = _final_state(text, wrap=wrap)
     want = _final_state(text, monkeypatch, wrap=wrap)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+SAME_ROWS = """
+.block b
+    lpassa $lr8v $ls0
+    fvadd $ls104 $lr112 $ls104
+    nop
+    fvadd $ls104 $lr114 $ls104
+    lpassa $llm64v $llr16
+    lpassa $lr24v $lr40/$imr3
+    nop
+.endblock
+ixor $peid $ls200v $omr3
+nop
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_stores_of_one_long_word_in_every_cycle_keep_the_last_cycles_value(monkeypatch):
+    """A bound plan's store where all four cycles name one long word (plan._same_writer), l and ll,
+    leaves what executor._write's cycle-by-cycle loop leaves."""
+    got = _final_state(SAME_ROWS)
+    want = _final_state(SAME_ROWS, monkeypatch)
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
