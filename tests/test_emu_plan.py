@@ -131,7 +131,7 @@ def test_the_program_uses_the_forms_it_claims():
     # the calls leave at 0: one bound plan for the three calls
     assert len(plans) == 4 * len(steps) - 2
     kinds = {w.__qualname__.split(".")[0] for p in plans for ws in p.writers.values() for w in ws}
-    assert kinds == {"_memory_writer", "_general_writer", "_direct_writer"}
+    assert kinds == {"_memory_writer", "_general_writer", "_direct_writer", "_same_writer"}
     assert any(p.readers for p in plans)
 
 
