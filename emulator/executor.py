@@ -868,9 +868,9 @@ class Emulator:
         hit = self._keep_cache[key]
         if len(hit) == 3:
             return hit[2]
-        at = np.nonzero(keep)
         few = None
-        if len(at[0]) * 16 <= keep.size:
+        if np.count_nonzero(keep) * 16 <= keep.size:      # (counted first: most masks keep many)
+            at = np.nonzero(keep)
             src = at[0] * keep.shape[1] + at[1]
             few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()), {})
         self._keep_cache[key] = hit + (few,)
