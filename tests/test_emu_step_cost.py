@@ -111,3 +111,28 @@ def test_stores_of_one_long_word_in_every_cycle_keep_the_last_cycles_value(monke
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
+
+
+@pytest.mark.parametrize("op", ["fftoi", "ufftoi"])
+def test_fp32_to_int32_is_the_float64_clip_of_the_truncation(op):
+    """fftoi / ufftoi: trunc in float64, |x| for u, clipped to the lane's range, NaN -> 0, as the
+    executor computed it before issue 22 (through int64)."""
+    specials = np.array([0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.0**31, -2.0**31, 2.0**31 - 128, 2.0**32, -2.0**32,
+                         4294967040.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38,
+                         123456.789, -99999.99], np.float32)
+    bits = RNG.integers(0, 1 << 32, 8 * P, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    lanes = np.concatenate([np.tile(specials, 8 * P // specials.size + 1)[:8 * P], bits])[-8 * P:]
+    lanes[: specials.size] = specials
+    x = lanes.view(np.uint64).reshape(P, 4)
+    emu = Emulator("tiny")
+    emu.write_pe("r", 0, x)
+    emu.run(assemble(f"{op} $lr0v $ln0v", "t.vsm"))
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.T.copy().view(np.float32).astype(np.float64))
+    if op == "ufftoi":
+        t = np.abs(t)
+    info = np.iinfo(np.uint32 if op == "ufftoi" else np.int32)
+    t = np.clip(t, float(info.min), float(info.max))
+    t[np.isnan(t)] = 0.0
+    want = t.astype(np.int64).astype(info.dtype).view(np.uint64)
+    assert np.array_equal(emu.read_pe("n", 0, 4).T, want)
