@@ -365,12 +365,23 @@ def _direct_writer(w, finish):
     return write
 
 
-def _operand_dest(st, plan, e, one, rs):
+def _operand_dest(st, plan, e, one, rs, in_place=False):
     """_direct_dest for a kernel whose last pass, at the commit, reads the operands rs: only when
-    every operand read from memory is bound to rows whose writes the check can see."""
+    every operand read from memory is bound to rows whose writes the check can see.  in_place: the
+    pass is element-wise (a numpy ufunc), so an operand that views exactly the destination rows
+    (an accumulator, iadd $lr352v $lr48v $lr352v) may be read as it is written."""
     if not all(r.rows is not None for r in rs if r.hook is not None):
         return None
-    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None])
+    ws = plan.writers[id(e)]
+    d0 = ws[0].d0 if in_place and len(ws) == 1 and getattr(ws[0], "plain_store", False) else None
+    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None
+                                           and not (d0 is not None and _same_view(r.views[0], d0))])
+
+
+def _same_view(a, b) -> bool:
+    """a and b view the same elements of one memory in the same order."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _finishing_kernel(dest, reads, finish, compute=None):
@@ -507,18 +518,20 @@ _LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
 
 def _alu(e, rs, emit, st, plan, one):
     """An ALU row (semantics.alu_op): its lane function on the bound operands' values; add and
-    sub of long words with a direct store add into the destination rows at the commit."""
+    sub of integer lanes with a direct store add into the destination rows at the commit."""
     fn = e.defn.sem.lanes
     prec = e.prec or "l"
     x0, x1 = rs[0].views if rs else (None, None)
     y0 = rs[1].views[0] if len(rs) > 1 else None
     reads = _read_hooks(rs)
     op = _LONG_ARITH.get(e.defn.sem)
-    if op is not None and prec == "l" and x1 is None and y0 is not None:
-        dest = _operand_dest(st, plan, e, one, rs)
-        if dest is not None and dest.d0.shape == x0.shape == y0.shape:
-            d0 = dest.d0
-            return _finishing_kernel(dest, reads, lambda: op(x0, y0, out=d0))
+    lane = {"l": np.uint64, "i": np.uint32, "s": np.uint16}.get(prec)
+    if op is not None and lane is not None and x1 is None and y0 is not None:
+        dest = _operand_dest(st, plan, e, one, rs, in_place=True)
+        if dest is not None and dest.d0.shape == x0.shape == y0.shape and \
+                all(v.strides[-1] == 8 for v in (x0, y0, dest.d0)):
+            x, y, d = (v.view(lane) for v in (x0, y0, dest.d0))     # wrapping lanes: the bits of lanes_le
+            return _finishing_kernel(dest, reads, lambda: op(x, y, out=d))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)

@@ -136,3 +136,32 @@ def test_fp32_to_int32_is_the_float64_clip_of_the_truncation(op):
     t[np.isnan(t)] = 0.0
     want = t.astype(np.int64).astype(info.dtype).view(np.uint64)
     assert np.array_equal(emu.read_pe("n", 0, 4).T, want)
+
+
+ACCUMULATE = """
+.block b
+    iadd $lr0v $ls0v $lr0v
+    nop
+    ssub $lr8v $lr16v $lr8v
+    nop
+    ladd $ls16v $lr24v $ls16v
+    lpassa $aluf $lr40v
+    uiadd $lr48v $lr48v $lr48v
+    isub $ls32v $lr56v $lr56v
+    nop
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_integer_accumulators_added_in_place_at_the_commit(monkeypatch):
+    """Integer add / sub of l, i and s lanes whose destination is one of its operands' rows finish in
+    place at the commit (plan._alu's direct store): the state and forwarding of the general path."""
+    got = _final_state(ACCUMULATE)
+    want = _final_state(ACCUMULATE, monkeypatch)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
