@@ -513,25 +513,32 @@ def _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape):
     return kernel
 
 
-_LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
+# element-wise ALU rows a direct store finishes at the commit: their ufunc, and whether it works on
+# the precision's lanes (wrapping integer arithmetic) or on whole long words (bitwise, copies)
+_FINISHED = {semantics.add: (np.add, True), semantics.sub: (np.subtract, True),
+             semantics.and_: (np.bitwise_and, False), semantics.or_: (np.bitwise_or, False),
+             semantics.xor: (np.bitwise_xor, False), semantics.not_: (np.invert, False),
+             semantics.passa: (np.positive, False)}
+_LANE = {"l": np.uint64, "i": np.uint32, "s": np.uint16}
 
 
 def _alu(e, rs, emit, st, plan, one):
-    """An ALU row (semantics.alu_op): its lane function on the bound operands' values; add and
-    sub of integer lanes with a direct store add into the destination rows at the commit."""
+    """An ALU row (semantics.alu_op): its lane function on the bound operands' values; the
+    element-wise rows of _FINISHED with a direct store compute into the destination rows at the
+    commit."""
     fn = e.defn.sem.lanes
     prec = e.prec or "l"
     x0, x1 = rs[0].views if rs else (None, None)
     y0 = rs[1].views[0] if len(rs) > 1 else None
     reads = _read_hooks(rs)
-    op = _LONG_ARITH.get(e.defn.sem)
-    lane = {"l": np.uint64, "i": np.uint32, "s": np.uint16}.get(prec)
-    if op is not None and lane is not None and x1 is None and y0 is not None:
+    op, by_lane = _FINISHED.get(e.defn.sem, (None, False))
+    lane = _LANE.get(prec) if by_lane else np.uint64
+    if op is not None and lane is not None and x1 is None and op.nin == len(rs):
         dest = _operand_dest(st, plan, e, one, rs, in_place=True)
-        if dest is not None and dest.d0.shape == x0.shape == y0.shape and \
-                all(v.strides[-1] == 8 for v in (x0, y0, dest.d0)):
-            x, y, d = (v.view(lane) for v in (x0, y0, dest.d0))     # wrapping lanes: the bits of lanes_le
-            return _finishing_kernel(dest, reads, lambda: op(x, y, out=d))
+        ins = [r.views[0] for r in rs]
+        if dest is not None and all(v.shape == dest.d0.shape and v.strides[-1] == 8 for v in ins + [dest.d0]):
+            ins, d = [v.view(lane) for v in ins], dest.d0.view(lane)    # wrapping lanes: lanes_le's bits
+            return _finishing_kernel(dest, reads, lambda: op(*ins, out=d))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)

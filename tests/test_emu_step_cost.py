@@ -148,6 +148,12 @@ ACCUMULATE = """
     lpassa $aluf $lr40v
     uiadd $lr48v $lr48v $lr48v
     isub $ls32v $lr56v $lr56v
+    lor $lr64v $ls40v $lr64v
+    land $ls48v $lr72v $lr80v
+    lnot $lr88v $lr88v
+    lpassa $ls56v $lr96v
+    ixor $ls64v $lr104v $ls64v
+    fpassa $peid $lr112v
     nop
     nop
 .endblock
@@ -158,8 +164,9 @@ ACCUMULATE = """
 
 
 def test_integer_accumulators_added_in_place_at_the_commit(monkeypatch):
-    """Integer add / sub of l, i and s lanes whose destination is one of its operands' rows finish in
-    place at the commit (plan._alu's direct store): the state and forwarding of the general path."""
+    """Integer add / sub of l, i and s lanes, bitwise rows and copies, some whose destination is one of
+    their operands' rows, finish at the commit (plan._alu's direct store, in place): the state and
+    forwarding of the general path."""
     got = _final_state(ACCUMULATE)
     want = _final_state(ACCUMULATE, monkeypatch)
     assert got[1:] == want[1:]
