@@ -540,11 +540,36 @@ def _alu(e, rs, emit, st, plan, one):
             ins, d = [v.view(lane) for v in ins], dest.d0.view(lane)    # wrapping lanes: lanes_le's bits
             return _finishing_kernel(dest, reads, lambda: op(*ins, out=d))
 
+    if e.defn.sem in (semantics.lsl, semantics.lsr) and prec in _LANE and x1 is None:
+        dest = _operand_dest(st, plan, e, one, rs)        # (the counts land in the rows first)
+        if dest is not None and all(v.shape == dest.d0.shape and v.strides[-1] == 8 for v in (x0, y0, dest.d0)):
+            return _finishing_kernel(dest, reads, _shift(e, prec, x0, y0, dest.d0))
+
     def kernel(e, emu):
         _call_read_hooks(emu, reads)
         out0, out1, flags = fn(e, prec, x0, x1, y0, emu)
         emu.write_all(e, out0, out1, flags)
     return kernel
+
+
+def _shift(e, prec, x0, y0, d0):
+    """finish() of lsl / lsr into the rows d0, as semantics.lsl / lsr: the counts (y mod the lane
+    width) into the rows, then x shifted by them (arithmetically for a signed lsr)."""
+    lane = _LANE[prec]
+    count = lane(8 * np.dtype(lane).itemsize - 1)
+    signed = e.defn.sem is semantics.lsr and not e.unsigned
+    x, y, d = x0.view(lane), y0.view(lane), d0.view(lane)
+    if signed:
+        x, ds = x.view(np.dtype(lane).str.replace("u", "i")), d.view(np.dtype(lane).str.replace("u", "i"))
+    op = np.left_shift if e.defn.sem is semantics.lsl else np.right_shift
+
+    def finish():
+        np.bitwise_and(y, count, out=d)
+        if signed:
+            np.right_shift(x, ds, out=ds)
+        else:
+            op(x, d, out=d)
+    return finish
 
 
 def _gather(e, rs, emu, st, plan):

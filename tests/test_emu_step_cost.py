@@ -172,3 +172,29 @@ def test_integer_accumulators_added_in_place_at_the_commit(monkeypatch):
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
+
+
+SHIFTS = """
+.block b
+    llsl $lm8 $lr0v $lr16v
+    ulsr $lm16 $lr0v $lr24v
+    llsr $lm24 $lr8v $ls0v
+    ilsl $lr32v $ls8v $ls16v
+    ilsr $lr40v $ls24v $lr48v
+    uslsr $lr56v $ls32v $lr64v
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_shifts_finish_into_the_destination_rows(monkeypatch):
+    """lsl / lsr (logical and arithmetic) of l, i and s lanes with a direct store (plan._shift):
+    the counts, then the shift, in the destination rows at the commit, as semantics.lsl / lsr."""
+    got = _final_state(SHIFTS)
+    want = _final_state(SHIFTS, monkeypatch)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
