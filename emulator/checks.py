@@ -155,14 +155,22 @@ class StrictChecks(TagCheck):
         super().transfers_issued(emu, stmt, transfers)
 
     def _race_mv(self, emu, mine):
+        """Mine's reads against the writes of every transfer in flight, its writes against their reads
+        and writes, in issue order (this runs for every transfer: no tuple is built per pair)."""
+        reads, writes, units = mine.reads, mine.writes, mine.units
         for t in emu.in_flight:
-            if mine.units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
+            if units.isdisjoint(t.units):     # no memory unit in common: nothing to compare
                 continue
-            for spans, theirs, verb in ((mine.reads, t.writes, "reads"), (mine.writes, t.uses, "writes")):
-                for (sp, u, a, b) in spans:
-                    for (sp2, u2, a2, b2) in theirs:
-                        if sp == sp2 and a < b2 and a2 < b and not u.isdisjoint(u2):
-                            return self.breach(emu.fault(
-                                f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
-                                f"that the transfer tagged i{t.tag:x} (line {t.line}) is still using: wait for it first",
-                                pe=None))
+            for sp, u, a, b in reads:
+                for sp2, u2, a2, b2 in t.writes:
+                    if a < b2 and a2 < b and sp == sp2 and not u.isdisjoint(u2):
+                        return self._mv_breach(emu, t, "reads", sp, a, b, a2, b2)
+            for sp, u, a, b in writes:
+                for sp2, u2, a2, b2 in t.uses:
+                    if a < b2 and a2 < b and sp == sp2 and not u.isdisjoint(u2):
+                        return self._mv_breach(emu, t, "writes", sp, a, b, a2, b2)
+
+    def _mv_breach(self, emu, t, verb, sp, a, b, a2, b2):
+        return self.breach(emu.fault(
+            f"race: this transfer {verb} {MEM_NAME[sp]} long words {max(a, a2)}..{min(b, b2) - 1} "
+            f"that the transfer tagged i{t.tag:x} (line {t.line}) is still using: wait for it first", pe=None))

@@ -121,15 +121,27 @@ class CycleModel(Observer):
         """t.nbytes over each of t.links independently (every group's copy of one MV), each link
         scheduled as schedule() would: the transfer ends when the last lane does."""
         first, last = float("inf"), 0.0
-        nbytes, text = t.nbytes, t.text
+        nbytes, text, now, free = t.nbytes, t.text, self.now, self.link_free
         args = {"bytes": nbytes, "tag": t.tag}
-        for l in t.links:
-            (busy,), occupancy, latency, (track,) = self._link_costs((l,), nbytes)
-            start = max(self.now, self.link_free.get(l, 0.0))
-            self.link_free[l] = start + busy
+        key = (t.links, nbytes, "lanes")
+        costs = self._costs.get(key)
+        if costs is None:        # per link: (link, busy, latency, occupancy, track)
+            costs = self._costs[key] = []
+            for l in t.links:
+                (busy,), occupancy, latency, (track,) = self._link_costs((l,), nbytes)
+                costs.append((l, busy, latency, occupancy, track))
+        for l, busy, latency, occupancy, track in costs:
+            start = free.get(l, 0.0)
+            if start < now:
+                start = now
+            free[l] = start + busy
             self._event(track, text, start, start + busy, args)
-            first, last = min(first, start), max(last, start + latency + occupancy)
-        t.issue, t.start, t.end = self.now, first, last
+            if start < first:
+                first = start
+            end = start + latency + occupancy
+            if end > last:
+                last = end
+        t.issue, t.start, t.end = now, first, last
 
     def _link_costs(self, links: tuple, nbytes: int) -> tuple:
         """nbytes over links: the cycles each link is busy, the longest, the largest latency and the

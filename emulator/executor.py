@@ -123,6 +123,32 @@ def _flat(v):
     return v.reshape(v.shape[0], -1) if v is not None and v.ndim > 2 else v
 
 
+def _spans_at(spans):
+    """x -> the spans (..., lo, hi) with lo and hi moved by x: a statement's transfers have one or two
+    spans of each kind, so the usual cases build their tuple without a generator."""
+    if not spans:
+        return lambda x: ()
+    if len(spans) == 1:
+        *head, lo, hi = spans[0]
+        head = tuple(head)
+        return lambda x: (head + (x + lo, x + hi),)
+    return lambda x: tuple((*h, x + lo, x + hi) for *h, lo, hi in spans)
+
+
+def _transfer_maker(job, e, st):
+    """(a, b) -> the Transfer record of an MV job called with source address a, destination b (what
+    does not depend on them worked out once per statement)."""
+    reads, writes, lc_out = _spans_at(job.reads), _spans_at(job.writes), _spans_at(job.lc_out)
+    lc_in, lc_fresh = _spans_at(job.lc_in), _spans_at(job.lc_fresh)
+    kind, tag, links, nbytes, lanes, units = job.kind, e.tag, job.links, e.size * 8, job.lanes, job.units
+
+    def make(a, b):
+        r, w, lw = reads(a), writes(b), lc_out(b)
+        return Transfer(kind, tag, links, nbytes, st.line, st.text, lanes, r, w, w + r, units, lw,
+                        lw + lc_in(a), lc_fresh(a))
+    return make
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -173,7 +199,8 @@ class Emulator:
         self._keep_cache: dict = {}
         self._cols = np.arange(self.m.n_pe)[None, :]
         self._cols_w = 2 * self._cols + 1       # _target: a word's flat index, less (a - h) * P - h
-        self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1]}
+        self._sizes = {"lb": self.m.l1bm_longs, "lc": self.m.l2bm_longs, "lbi": self.state.lbi.shape[1],
+                       "d": self.m.dram_longs, "p": self.m.pdm_longs}
         self._sizes.update(self.state.words)
         st = self.state
         self._owners = {id(a) for a in list(st.mem.values()) + [st.t, st.l1bm, st.lbi, st.l2bm, st.matrix]}
@@ -491,18 +518,20 @@ class Emulator:
         that binds operands is made at the step's second run with the same offsets: the first runs
         with the step's plan that binds nothing (made once), so a block called with ever-new offsets
         costs what it did before plans.  So does one past PLANS_PER_STEP offsets (plans would pile
-        up).  While an LM base-address register is set, that memory's addresses are per PE: the key
-        says which are set, and the plan binds no operand of those memories."""
+        up).  The key holds only the offsets of the memories the step names (a step of GRF operands
+        in a block whose LM0 offset moves keeps one plan).  While an LM base-address register is
+        set, that memory's addresses are per PE: the key says which are set, and the plan binds no
+        operand of those memories."""
         plans = st.plans
         if plans is None:
             plans = st.plans = {}
-        key = self._plan_key
-        plan = plans.get(key)
-        if plan is not None:
-            return plan
         general = plans.get(self._token)
         if general is None:
             general = plans[self._token] = StepPlan(st, _cycle_uniform)
+        key = general.key(self._plan_key)
+        plan = plans.get(key)
+        if plan is not None:
+            return plan
         if key in plans:              # seen once: bind now
             try:
                 plan = plans[key] = general.bound(self, st)
@@ -839,9 +868,9 @@ class Emulator:
         hit = self._keep_cache[key]
         if len(hit) == 3:
             return hit[2]
-        at = np.nonzero(keep)
         few = None
-        if len(at[0]) * 16 <= keep.size:
+        if np.count_nonzero(keep) * 16 <= keep.size:      # (counted first: most masks keep many)
+            at = np.nonzero(keep)
             src = at[0] * keep.shape[1] + at[1]
             few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()), {})
         self._keep_cache[key] = hit + (few,)
@@ -876,13 +905,13 @@ class Emulator:
             new = val.reshape(-1)[src]
         else:
             base, size = val.base, val.itemsize
-            if (base is not None and base.ndim == 1 and base.dtype == val.dtype and base.flags.c_contiguous
+            if (base is not None and base.dtype == val.dtype and base.flags.c_contiguous
                     and not any(x % size for x in val.strides)):
                 vk = (val.shape, val.strides)
                 off = memo.get(vk)
                 if off is None:
                     off = memo[vk] = sum(u * (x // size) for u, x in zip(np.unravel_index(src, val.shape), val.strides))
-                new = base[off + (val.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size]
+                new = base.reshape(-1)[off + (val.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size]
             else:
                 new = val[np.unravel_index(src, val.shape)]
         if not full:
@@ -985,7 +1014,7 @@ class Emulator:
     # -- MV transfers ----------------------------------------------------------------------------
     def _mv_range(self, op, n, st):
         a = op.base + self.off.get(op.space, 0)
-        size = {"d": self.m.dram_longs, "p": self.m.pdm_longs, "lc": self.m.l2bm_longs}[op.space]
+        size = self._sizes[op.space]
         if a < 0 or a + n > size:
             if self.wrap and a % size + n <= size:
                 return a % size
@@ -1019,18 +1048,12 @@ class Emulator:
         src, dst, n = e.srcs[0], e.dsts[0], e.size
         self.cur = st
         a, b = self._mv_range(src, n, st), self._mv_range(dst, n, st)
-        jobs = self._plans.get(id(st))
-        if jobs is None:
-            jobs = self._plans[id(st)] = mv_jobs(e, self)
-        transfers = []
-        for job in jobs:
-            reads = tuple((sp, u, a + lo, a + hi) for sp, u, lo, hi in job.reads)
-            writes = tuple((sp, u, b + lo, b + hi) for sp, u, lo, hi in job.writes)
-            lc_writes = tuple((b + lo, b + hi) for lo, hi in job.lc_out)
-            transfers.append(Transfer(
-                job.kind, e.tag, job.links, n * 8, st.line, st.text, job.lanes, reads, writes, writes + reads,
-                job.units, lc_writes, lc_writes + tuple((a + lo, a + hi) for lo, hi in job.lc_in),
-                tuple((a + lo, a + hi) for lo, hi in job.lc_fresh)))
+        made = self._plans.get(id(st))
+        if made is None:
+            jobs = mv_jobs(e, self)
+            made = self._plans[id(st)] = (jobs, [_transfer_maker(job, e, st) for job in jobs])
+        jobs, makers = made
+        transfers = [make(a, b) for make in makers]
         for hook in self.hooks.transfers_issued:
             hook(self, st, transfers)
         for job in jobs:

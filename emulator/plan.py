@@ -24,6 +24,8 @@ cache of executor._access does.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import isa, native, semantics, transfers
@@ -115,10 +117,14 @@ class StepPlan:
     mask entry) and ``dd`` {id(expression): (destination view, space, lo, hi)} for the direct
     stores (below)."""
 
-    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd")
+    __slots__ = ("exprs", "readers", "writers", "fwd", "flag_dsts", "dd", "key")
 
     def __init__(self, st, cycle_uniform):
         """The step's plan that binds nothing: what does not depend on the block's offsets."""
+        # the bound plans' key: the executor's (token, m, n, r, s offsets, LM base registers set)
+        # less the offsets of the PE memories no operand of the step names
+        used = {op.space for e in st.exprs for op in e.srcs + e.dsts}
+        self.key = operator.itemgetter(0, *(1 + i for i, sp in enumerate(PE_MEMS) if sp in used), 5, 6)
         self.flag_dsts = frozenset(id(e) for e in st.exprs if any(o.space == "omr" for o in e.dsts))
         self.exprs = [(e, e.defn.sem, cycle_uniform(e), e.zflush is None and
                        all(op.space == "nowrite" or (op.space in PE_MEMS and op.width != "w") for op in e.dsts))
@@ -139,7 +145,7 @@ class StepPlan:
     def bound(self, emu, st) -> "StepPlan":
         """This plan with the operands bound at the emulator's current block offsets."""
         plan = object.__new__(StepPlan)
-        plan.flag_dsts, plan.fwd = self.flag_dsts, self.fwd
+        plan.flag_dsts, plan.fwd, plan.key = self.flag_dsts, self.fwd, self.key
         plan.readers = {}
         for e, _, one, _ in self.exprs:
             for op in e.srcs:
@@ -183,11 +189,90 @@ class StepPlan:
     @staticmethod
     def _writer(emu, op, e, st):
         entry = op.mask if op.mask is not None else st.masks.get(MASK_LETTER.get(op.space, ""), 0)
-        if plain(op) and not entry and op.width != "w" and emu.bar.get(op.space) is None:
+        if plain(op) and op.width != "w" and emu.bar.get(op.space) is None:
             _, words, r0, r1, views = emu._access(op)
-            if views is not None and isinstance(r0, slice):     # rows as a slice: a plain store
-                return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
+            if views is not None and not entry and not isinstance(r0, slice):    # every cycle one long word
+                return _same_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
+            if views is not None and isinstance(r0, slice):     # rows as a slice
+                if not entry:                                   # a plain store
+                    return _memory_writer(op.space, words, op.text, emu.state.mem[op.space], r0, r1)
+                kind = _BROADCASTS.get(e.defn.sem)
+                if kind is not None and e.srcs[0].space == "lb" and entry < isa.FIXED_MASK_BASE and \
+                        (e.srcs[0].width == "ll") == (r1 is not None):
+                    return _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1)
         return _general_writer(op)
+
+
+def _same_writer(sp, words, text, mem, r0, r1):
+    """An unmasked store whose four cycles name one long word (executor._Same rows): the cycles land
+    in order, so the last cycle's value is what stays (executor._write, without its loop)."""
+    rows = [(r0.start, 0)] + ([(r1.start, 1)] if r1 is not None else [])
+
+    def write(emu, e, v0, v1, flags, st):
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, 0, 1 << 62)
+        for row, j in rows:
+            v = (v1 if v1 is not None else emu._zeros) if j else v0
+            mem[row] = v.reshape(v.shape[0], -1)[3]
+    write.space, write.views_ok = sp, True
+    return write
+
+
+_BROADCASTS = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}
+
+
+def _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1):
+    """The store of an L1BM broadcast (l1bmp, l1bmm, l1bmm4) into PE-memory rows under a flag
+    entry.  When the entry keeps few PEs (one per L1B: a row handed out PE by PE), the kept long
+    words are taken from L1BM by their positions there (worked out once per mask) and stored: two
+    indexed copies instead of gathering them from the broadcast views.  L1BM changes only after
+    the writes, so it holds what the step read.  Any other mask, a wrapped L1BM run: executor._write."""
+    src, sp, text = e.srcs[0], op.space, op.text
+    m = emu.m
+    k = 2 if src.width == "ll" else 1
+    nl, n = m.n_l1b, transfers.run_length(kind, k, m.mab_per_l1b)
+    size = emu._sizes["lb"]
+    # the run index (l1b * n + column) each (part, cycle, PE) of the broadcast reads, as transfers._down
+    run_at = transfers._spread(np.arange(nl * n, dtype=np.int64).reshape(nl, n), kind, k, nl, m.mab_per_l1b)
+    l1bm_at = [(r // n) * size + r % n for r in (x.reshape(4, m.n_pe) for x in run_at)]   # L1BM flat index less a
+    mem, l1bm = emu.state.mem[sp], emu.state.l1bm.reshape(-1)
+    flat, P = mem.reshape(-1), mem.shape[1]
+    from .executor import LUT_L, LUT_LL0, LUT_LL1, U64
+    parts = [(r0, LUT_L if r1 is None else LUT_LL0, 0)] + ([(r1, LUT_LL1, 1)] if r1 is not None else [])
+    memo = {}
+
+    def write(emu, e, v0, v1, flags, st):
+        a = src.base + emu.off.get("lb", 0)
+        if a < 0 or a + n > size:          # wrapped (or a fault the read has raised)
+            return emu._write(op, e, v0, v1, flags, st)
+        nib = emu.state.omr[entry]
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, 0, 1 << 62)
+        for rows, lut, j in parts:
+            v = v1 if j else v0
+            keep = emu._keep(nib, entry, lut, U64)
+            if keep is False:
+                continue
+            key = (entry, id(lut), U64)
+            few = emu._few(key, keep) if keep is not True else None
+            if few is None:
+                emu._store(mem, (rows,), v if v is not None else emu._zeros, nib, entry, lut, U64)
+                continue
+            at, pos, full, _ = few
+            got = memo.get(j)
+            if got is None or got[0] is not few:
+                got = memo[j] = (few, l1bm_at[j].reshape(-1)[pos], (rows.start + rows.step * at[0]) * P + at[1])
+            new = l1bm[got[1] + a]
+            if not full:
+                old = flat[got[2]]
+                new = old ^ ((old ^ new) & keep.reshape(-1)[pos])
+            flat[got[2]] = new
+    write.space, write.views_ok = sp, True
+    return write
 
 
 # -- fused kernels -------------------------------------------------------------------------------
@@ -280,12 +365,23 @@ def _direct_writer(w, finish):
     return write
 
 
-def _operand_dest(st, plan, e, one, rs):
+def _operand_dest(st, plan, e, one, rs, in_place=False):
     """_direct_dest for a kernel whose last pass, at the commit, reads the operands rs: only when
-    every operand read from memory is bound to rows whose writes the check can see."""
+    every operand read from memory is bound to rows whose writes the check can see.  in_place: the
+    pass is element-wise (a numpy ufunc), so an operand that views exactly the destination rows
+    (an accumulator, iadd $lr352v $lr48v $lr352v) may be read as it is written."""
     if not all(r.rows is not None for r in rs if r.hook is not None):
         return None
-    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None])
+    ws = plan.writers[id(e)]
+    d0 = ws[0].d0 if in_place and len(ws) == 1 and getattr(ws[0], "plain_store", False) else None
+    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None
+                                           and not (d0 is not None and _same_view(r.views[0], d0))])
+
+
+def _same_view(a, b) -> bool:
+    """a and b view the same elements of one memory in the same order."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _finishing_kernel(dest, reads, finish, compute=None):
@@ -417,29 +513,63 @@ def _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape):
     return kernel
 
 
-_LONG_ARITH = {semantics.add: np.add, semantics.sub: np.subtract}
+# element-wise ALU rows a direct store finishes at the commit: their ufunc, and whether it works on
+# the precision's lanes (wrapping integer arithmetic) or on whole long words (bitwise, copies)
+_FINISHED = {semantics.add: (np.add, True), semantics.sub: (np.subtract, True),
+             semantics.and_: (np.bitwise_and, False), semantics.or_: (np.bitwise_or, False),
+             semantics.xor: (np.bitwise_xor, False), semantics.not_: (np.invert, False),
+             semantics.passa: (np.positive, False)}
+_LANE = {"l": np.uint64, "i": np.uint32, "s": np.uint16}
 
 
 def _alu(e, rs, emit, st, plan, one):
-    """An ALU row (semantics.alu_op): its lane function on the bound operands' values; add and
-    sub of long words with a direct store add into the destination rows at the commit."""
+    """An ALU row (semantics.alu_op): its lane function on the bound operands' values; the
+    element-wise rows of _FINISHED with a direct store compute into the destination rows at the
+    commit."""
     fn = e.defn.sem.lanes
     prec = e.prec or "l"
     x0, x1 = rs[0].views if rs else (None, None)
     y0 = rs[1].views[0] if len(rs) > 1 else None
     reads = _read_hooks(rs)
-    op = _LONG_ARITH.get(e.defn.sem)
-    if op is not None and prec == "l" and x1 is None and y0 is not None:
-        dest = _operand_dest(st, plan, e, one, rs)
-        if dest is not None and dest.d0.shape == x0.shape == y0.shape:
-            d0 = dest.d0
-            return _finishing_kernel(dest, reads, lambda: op(x0, y0, out=d0))
+    op, by_lane = _FINISHED.get(e.defn.sem, (None, False))
+    lane = _LANE.get(prec) if by_lane else np.uint64
+    if op is not None and lane is not None and x1 is None and op.nin == len(rs):
+        dest = _operand_dest(st, plan, e, one, rs, in_place=True)
+        ins = [r.views[0] for r in rs]
+        if dest is not None and all(v.shape == dest.d0.shape and v.strides[-1] == 8 for v in ins + [dest.d0]):
+            ins, d = [v.view(lane) for v in ins], dest.d0.view(lane)    # wrapping lanes: lanes_le's bits
+            return _finishing_kernel(dest, reads, lambda: op(*ins, out=d))
+
+    if e.defn.sem in (semantics.lsl, semantics.lsr) and prec in _LANE and x1 is None:
+        dest = _operand_dest(st, plan, e, one, rs)        # (the counts land in the rows first)
+        if dest is not None and all(v.shape == dest.d0.shape and v.strides[-1] == 8 for v in (x0, y0, dest.d0)):
+            return _finishing_kernel(dest, reads, _shift(e, prec, x0, y0, dest.d0))
 
     def kernel(e, emu):
         _call_read_hooks(emu, reads)
         out0, out1, flags = fn(e, prec, x0, x1, y0, emu)
         emu.write_all(e, out0, out1, flags)
     return kernel
+
+
+def _shift(e, prec, x0, y0, d0):
+    """finish() of lsl / lsr into the rows d0, as semantics.lsl / lsr: the counts (y mod the lane
+    width) into the rows, then x shifted by them (arithmetically for a signed lsr)."""
+    lane = _LANE[prec]
+    count = lane(8 * np.dtype(lane).itemsize - 1)
+    signed = e.defn.sem is semantics.lsr and not e.unsigned
+    x, y, d = x0.view(lane), y0.view(lane), d0.view(lane)
+    if signed:
+        x, ds = x.view(np.dtype(lane).str.replace("u", "i")), d.view(np.dtype(lane).str.replace("u", "i"))
+    op = np.left_shift if e.defn.sem is semantics.lsl else np.right_shift
+
+    def finish():
+        np.bitwise_and(y, count, out=d)
+        if signed:
+            np.right_shift(x, ds, out=ds)
+        else:
+            op(x, d, out=d)
+    return finish
 
 
 def _gather(e, rs, emu, st, plan):
@@ -568,11 +698,39 @@ def _broadcast(e, emu, st, plan, kind):
     return kernel
 
 
+def _l2bm_distribute(e, emu, st):
+    """l2bmd from L2BM to L1BM (transfers.l2bmd's layout): the same hooks, and at the step's end one
+    copy from the L2BM run into the L1BM rows instead of a transposed copy copied again.  L2BM is
+    read there, after the step, so only when no other expression of the step writes it."""
+    a_op, b_op = e.srcs[0], e.dsts[0]
+    if b_op.space != "lb" or any(o.space == "lc" for f in st.exprs if f is not e for o in f.dsts):
+        return None
+    m = emu.m
+    n1, n2 = m.l1b_per_l2b, m.n_l2b
+    per_l1b = 4 * transfers.L2BMD_PER_CYCLE
+    nbytes = n2 * n1 * per_l1b * 8
+    l2bm, l1bm = emu.state.l2bm, emu.state.l1bm
+
+    def kernel(e, emu):
+        wa = emu.lc_range(a_op, per_l1b * n1, write=False)
+        vals = l2bm[:, wa].reshape(n2, 4, n1, transfers.L2BMD_PER_CYCLE).transpose(0, 2, 1, 3)   # l2b, i, c, j
+        emu.count_bytes("l2bm_l1bm", "down", nbytes)
+        wb = emu.lb_range(b_op, per_l1b, write=True)
+        if isinstance(wa, slice) and isinstance(wb, slice):     # vals views L2BM: copied at the end
+            emu.pending_mem.append(lambda: l1bm[:, wb].reshape(vals.shape).__setitem__(..., vals))
+        else:                                                   # wrapped: the values now
+            vals = vals.reshape(n2 * n1, -1)
+            emu.pending_mem.append(lambda: l1bm.__setitem__((slice(None), wb), vals))
+    return kernel
+
+
 def _kernel(emu, st, plan, e, one):
     """A kernel for expression e of a bound plan, or None (its semantics function runs)."""
     if e.zflush is not None:
         return None
     sem = e.defn.sem
+    if sem is transfers.l2bmd and e.srcs[0].space == "lc":
+        return _l2bm_distribute(e, emu, st)
     if sem is transfers.l1bmd and e.srcs[0].space == "lb" and not e.mab_shift:
         return _distribute(e, emu, st, plan)
     kind = {transfers.l1bmp: "p", transfers.l1bmm: "m", transfers.l1bmm4: "m4"}.get(sem)

@@ -341,10 +341,11 @@ def _maxmin(e, prec, x0, x1, y0, is_max):
         take_x = (kx >= ky if is_max else kx <= ky) | both_zero
         eq = (kx == ky) | both_zero
     else:                                 # element-wise: lanes in memory order
+        # integers: the chosen lane is np.maximum's (minimum's); x is chosen when x >= y (x <= y),
+        # equal lanes included, so the flag is that comparison, worked out only when it is written
         xs, ys = lanes_le(x0, w, not e.unsigned), lanes_le(y0, w, not e.unsigned)
-        take_x = xs >= ys if is_max else xs <= ys
-        r = np.where(take_x, xs, ys).view(_LE[w][0])
-        return pack_le(r), x1, lambda: flags_nibble(take_x | (xs == ys), False)
+        r = (np.maximum if is_max else np.minimum)(xs, ys).view(_LE[w][0])
+        return pack_le(r), x1, lambda: flags_nibble(xs >= ys if is_max else xs <= ys, False)
     r = np.where(take_x, xb, yb)
     return pack(r), x1, lambda: flags_nibble(take_x | eq)
 
@@ -361,19 +362,22 @@ def min_(e, prec, x0, x1, y0, ctx):
     return _maxmin(e, prec, x0, x1, y0, False)
 
 
+_FTOI_RANGE = {False: np.iinfo(np.int32), True: np.iinfo(np.uint32)}
+
+
 @alu_op
 def ftoi(e, prec, x0, x1, y0, ctx):
     """Toward zero, clipped to the lane's range (NaN gives 0); u: of |x|."""
     w = WIDTH[prec]
     if prec == "f":           # element-wise in memory order, the clip in float64 (both ends exact)
         with np.errstate(invalid="ignore"):   # a signalling NaN becomes 0 below
-            t = np.trunc(lanes_le(x0, 32).view(np.float32).astype(np.float64))
+            t = np.trunc(lanes_le(x0, 32).view(np.float32), dtype=np.float64)
         if e.unsigned:
             np.abs(t, out=t)
-        info = np.iinfo(np.uint32 if e.unsigned else np.int32)
+        info = _FTOI_RANGE[e.unsigned]
         np.clip(t, float(info.min), float(info.max), out=t)
-        t[np.isnan(t)] = 0.0
-        return pack_le(t.astype(np.int64).astype(info.dtype)), x1, None
+        np.copyto(t, 0.0, where=np.isnan(t))
+        return pack_le(t.astype(info.dtype)), x1, None     # (whole numbers in the lane's range: exact)
     dt = lanes(x0, w).dtype if e.unsigned else lanes(x0, w, "i").dtype
     info = np.iinfo(dt)
     t = np.trunc(to_float(x0, prec).astype(np.float64))

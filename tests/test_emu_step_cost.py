@@ -1,0 +1,200 @@
+"""Issue 22's cheaper step computations leave the bits of the formulas they replace."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from emulator import Emulator, assemble
+from emulator.semantics import flags_nibble, lanes_le
+
+P = 64
+RNG = np.random.default_rng(22)
+
+
+def _edge_lanes(width: int, n: int) -> np.ndarray:
+    """n long words of `width`-bit lanes drawn from the edges (0, 1, -1, the extremes) and at random."""
+    t = {32: np.uint32, 16: np.uint16, 64: np.uint64}[width]
+    edges = np.array([0, 1, (1 << width) - 1, 1 << (width - 1), (1 << (width - 1)) - 1, 2], dtype=t)
+    lanes = np.where(RNG.random(n * 64 // width) < 0.5, RNG.choice(edges, n * 64 // width),
+                     RNG.integers(0, 1 << width, n * 64 // width, dtype=np.uint64).astype(t))
+    return lanes.view(np.uint64).reshape(P, -1)
+
+
+@pytest.mark.parametrize("op", ["imax", "imin", "uimax", "uimin", "lmax", "ulmin", "smax", "usmin"])
+def test_integer_max_min_and_their_flags_are_the_choice_formulas(op):
+    """max / min of integer lanes: the lane np.where(x >= y, x, y) (x <= y) chooses, and the flag
+    'x chosen or equal', as the executor computed them before issue 22."""
+    width = {"i": 32, "u": 32, "l": 64, "s": 16}[op.lstrip("u")[0]]
+    x, y = _edge_lanes(width, 4 * P), _edge_lanes(width, 4 * P)
+    y[:, 1] = x[:, 1]                                       # equal lanes in cycle 1
+    emu = Emulator("tiny")
+    emu.write_pe("r", 0, x)
+    emu.write_pe("s", 0, y)
+    emu.run(assemble(f"{op} $lr0v $ls0v $ln0v\n{op} $lr0v $ls0v $omr3\nnop\nnop", "t.vsm"))
+    signed = not op.startswith("u")
+    xs, ys = lanes_le(x.T.copy(), width, signed), lanes_le(y.T.copy(), width, signed)
+    take_x = xs >= ys if "max" in op else xs <= ys
+    want = np.where(take_x, xs, ys).view(lanes_le(x, width).dtype)
+    assert np.array_equal(emu.read_pe("n", 0, 4).T, np.ascontiguousarray(want).view(np.uint64)[..., 0])
+    assert np.array_equal(emu.state.omr[3], flags_nibble(take_x | (xs == ys), False))
+
+
+def _final_state(text, monkeypatch=None, machine="tiny", wrap=False):
+    """State, cycles and steps after two runs (the second binds the plans) of text on an emulator
+    whose memories hold random values; with monkeypatch, every plan binds nothing."""
+    import emulator.executor as executor
+    from test_emu_plan import _fill, _Unbound
+    if monkeypatch is not None:
+        monkeypatch.setattr(executor, "StepPlan", _Unbound)
+    emu = Emulator(machine, wrap=wrap)
+    _fill(emu, 5)
+    rng = np.random.default_rng(5)
+    st = emu.state
+    st.l1bm[...] = rng.integers(0, 1 << 63, st.l1bm.shape, dtype=np.uint64)
+    st.l2bm[...] = rng.integers(0, 1 << 63, st.l2bm.shape, dtype=np.uint64)
+    prog = assemble(text, "t.vsm")
+    emu.run(prog)
+    prof = emu.run(prog)
+    arrays = {"l1bm": st.l1bm, "l2bm": st.l2bm, **{f"mem_{k}": v for k, v in st.mem.items()}}
+    return {k: v.copy() for k, v in arrays.items()}, prof.cycles, prof.steps
+
+
+L2BMD = """
+.block b
+    l2bmd $lc0 $lb64
+    l2bmd $lc64 $lb0; l1bmd $lb128 $lr0v
+    l2bmd $lb96 $lc128
+    l2bmd $lc480 $lb96
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b lc=%i*32 lb=%i*8
+.endloop
+"""
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_l2bm_distribution_through_the_plan_lands_what_the_general_path_lands(monkeypatch, wrap):
+    """l2bmd from L2BM in a bound plan (one copy at the step's end, plan._l2bm_distribute), wrapped
+    addresses included, leaves the state of transfers.l2bmd."""
+    text = L2BMD.replace("$lc480", "$lc32740") if wrap else L2BMD
+    got = _final_state(text, wrap=wrap)
+    want = _final_state(text, monkeypatch, wrap=wrap)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+SAME_ROWS = """
+.block b
+    lpassa $lr8v $ls0
+    fvadd $ls104 $lr112 $ls104
+    nop
+    fvadd $ls104 $lr114 $ls104
+    lpassa $llm64v $llr16
+    lpassa $lr24v $lr40/$imr3
+    nop
+.endblock
+ixor $peid $ls200v $omr3
+nop
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_stores_of_one_long_word_in_every_cycle_keep_the_last_cycles_value(monkeypatch):
+    """A bound plan's store where all four cycles name one long word (plan._same_writer), l and ll,
+    leaves what executor._write's cycle-by-cycle loop leaves."""
+    got = _final_state(SAME_ROWS)
+    want = _final_state(SAME_ROWS, monkeypatch)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+@pytest.mark.parametrize("op", ["fftoi", "ufftoi"])
+def test_fp32_to_int32_is_the_float64_clip_of_the_truncation(op):
+    """fftoi / ufftoi: trunc in float64, |x| for u, clipped to the lane's range, NaN -> 0, as the
+    executor computed it before issue 22 (through int64)."""
+    specials = np.array([0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.0**31, -2.0**31, 2.0**31 - 128, 2.0**32, -2.0**32,
+                         4294967040.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38,
+                         123456.789, -99999.99], np.float32)
+    bits = RNG.integers(0, 1 << 32, 8 * P, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    lanes = np.concatenate([np.tile(specials, 8 * P // specials.size + 1)[:8 * P], bits])[-8 * P:]
+    lanes[: specials.size] = specials
+    x = lanes.view(np.uint64).reshape(P, 4)
+    emu = Emulator("tiny")
+    emu.write_pe("r", 0, x)
+    emu.run(assemble(f"{op} $lr0v $ln0v", "t.vsm"))
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.T.copy().view(np.float32).astype(np.float64))
+    if op == "ufftoi":
+        t = np.abs(t)
+    info = np.iinfo(np.uint32 if op == "ufftoi" else np.int32)
+    t = np.clip(t, float(info.min), float(info.max))
+    t[np.isnan(t)] = 0.0
+    want = t.astype(np.int64).astype(info.dtype).view(np.uint64)
+    assert np.array_equal(emu.read_pe("n", 0, 4).T, want)
+
+
+ACCUMULATE = """
+.block b
+    iadd $lr0v $ls0v $lr0v
+    nop
+    ssub $lr8v $lr16v $lr8v
+    nop
+    ladd $ls16v $lr24v $ls16v
+    lpassa $aluf $lr40v
+    uiadd $lr48v $lr48v $lr48v
+    isub $ls32v $lr56v $lr56v
+    lor $lr64v $ls40v $lr64v
+    land $ls48v $lr72v $lr80v
+    lnot $lr88v $lr88v
+    lpassa $ls56v $lr96v
+    ixor $ls64v $lr104v $ls64v
+    fpassa $peid $lr112v
+    nop
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_integer_accumulators_added_in_place_at_the_commit(monkeypatch):
+    """Integer add / sub of l, i and s lanes, bitwise rows and copies, some whose destination is one of
+    their operands' rows, finish at the commit (plan._alu's direct store, in place): the state and
+    forwarding of the general path."""
+    got = _final_state(ACCUMULATE)
+    want = _final_state(ACCUMULATE, monkeypatch)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+SHIFTS = """
+.block b
+    llsl $lm8 $lr0v $lr16v
+    ulsr $lm16 $lr0v $lr24v
+    llsr $lm24 $lr8v $ls0v
+    ilsl $lr32v $ls8v $ls16v
+    ilsr $lr40v $ls24v $lr48v
+    uslsr $lr56v $ls32v $lr64v
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b
+.endloop
+"""
+
+
+def test_shifts_finish_into_the_destination_rows(monkeypatch):
+    """lsl / lsr (logical and arithmetic) of l, i and s lanes with a direct store (plan._shift):
+    the counts, then the shift, in the destination rows at the commit, as semantics.lsl / lsr."""
+    got = _final_state(SHIFTS)
+    want = _final_state(SHIFTS, monkeypatch)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
