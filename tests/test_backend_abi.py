@@ -26,6 +26,7 @@ class FakeBinary:
     args: list = field(default_factory=list)
     widened: list = field(default_factory=list)
     row_copies: list = field(default_factory=list)
+    row_stores: list = field(default_factory=list)
     name: str = "k"
 
 
