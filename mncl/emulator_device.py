@@ -305,9 +305,10 @@ class EmulatorDevice:
         of work-item w (of the launch's `items`, its waves whole) at element k * items + w,
         striped like a buffer, holding the buffer's values (a lane that does not store keeps
         them).  None (the kernel then scatters) when the buffer is also another argument, there
-        are no passes or the copy does not fit."""
+        are no passes, rows overlap (the copy of a lane that does not store would put back the
+        value another lane stored) or the copy does not fit."""
         nbytes = 4 * passes * items
-        if twice or passes <= 0 or nbytes > lay.dram_longs * 8 // 4:
+        if twice or passes <= 0 or pitch < passes or nbytes > lay.dram_longs * 8 // 4:
             return None
         idx, inside = self.row_store_index(buf, pitch, start, passes, items)
         data = _longs(buf.view).view(np.uint32)

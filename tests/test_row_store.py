@@ -61,6 +61,22 @@ def test_row_store_matches_numpy_and_keeps_what_no_lane_stores(machine, n, chunk
     np.testing.assert_array_equal(got, ref)
 
 
+def test_rows_that_overlap_keep_what_the_one_storing_lane_stored():
+    """Rows 2 apart and 3 long, only even work-items storing: an odd lane's copy holds the old
+    values of elements its neighbours store, so writing every copy back would put them back
+    (the runtime passes -1 for such rows and the kernel scatters)."""
+    src = PREFIX_ROWS.replace("r % 3 != 1", "r % 2 == 0")
+    n, chunk, pitch = 100, 3, 2
+    x = np.random.default_rng(5).integers(-4, 5, n * chunk).astype(np.float32)
+    out = np.full(n * pitch + chunk + 5, -1.0, np.float32)
+    (_, got), _ = launch(device_env("tiny", new=True), src, "rows_out", n, x, out.copy(),
+                         *map(np.int32, (n, pitch, chunk, 0)))
+    sums = np.cumsum(x.reshape(n, chunk), axis=1)
+    for r in range(0, n, 2):
+        out[r * pitch:r * pitch + chunk] = sums[r]
+    np.testing.assert_array_equal(got, out)
+
+
 def test_each_element_crosses_dram_about_once():
     """4096 rows of 32 on mncore2: the scatter moved all of `out` in every one of the 32 passes."""
     n, chunk = 4096, 32

@@ -14,7 +14,8 @@ both host layout copies like the row plan's (docs/isa.md, deviation 16).
 Conditions, at compile time: a 1-D launch, a 32-bit element, a buffer parameter with no other
 access in the kernel (no load, no other store), P and s uniform, k the counter of a counted loop
 the sequencer runs.  At run time the copy's address is -1 (the kernel then scatters) when the
-buffer is passed twice or the copy does not fit in DRAM.
+buffer is passed twice, rows overlap (P < passes: a lane that stores nothing would put back, from
+its part of the copy, what another lane stored) or the copy does not fit in DRAM.
 """
 from __future__ import annotations
 
