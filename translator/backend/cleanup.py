@@ -19,7 +19,6 @@ import re
 from dataclasses import replace
 
 from .ops import MV, BadOp, Call, IfAnyLane, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny, flat_ops
-from .seqexpr import Reg
 
 
 def remove_dead(tree: list, keep=()) -> list:
@@ -505,7 +504,7 @@ def hoist_staging(tree: list) -> list:
         if any(x[1] == y[1] and "w" in (x[0], y[0]) and (x[1] in ("lb", "lc") or x[2] < y[3] and y[2] < x[3])
                for x in m1 for y in m2):
             return False
-        used = {r.name for v in getattr(it, "offsets", {}).values() for r in registers(v)}
+        used = {name for v in getattr(it, "offsets", {}).values() for name in v.regs()}
         return not assigned & used
 
     def visit(items):
@@ -528,10 +527,3 @@ def walk(items):
         for attr in ("body", "then", "orelse"):
             yield from walk(getattr(it, attr, ()))
 
-
-def registers(e):
-    """The sequencer registers a SeqExpr reads."""
-    if isinstance(e, Reg):
-        yield e
-    for kid in e.kids():
-        yield from registers(kid)

@@ -19,8 +19,11 @@ its part of the copy, what another lane stored) or the copy does not fit in DRAM
 """
 from __future__ import annotations
 
+import re
+
 from .abi import reg, row_store
 from .ops import SeqIf
+from .seqexpr import seq
 
 
 class RowStore:
@@ -41,6 +44,8 @@ class RowStore:
         if m is None or any(a is not access and a.buffer == access.buffer for a in em.accesses.values() if a):
             return False
         pitch, start, n, trips = m
+        if not all(re.fullmatch(r"p\d+", name) for name in seq(trips).regs()):
+            return False          # (the runtime sizes the copy: passes it can work out at launch)
         em.uses.setdefault("row_stores", {})[k] = (pitch, start, trips)
         em.uses["launch"] = True
         at = f"{reg(row_store(k))}+({n}*%nwx+%wx)*{em.lay.stripe}"      # (an MV's offset: no spaces)
