@@ -133,7 +133,7 @@ class RowPlan:
         area, panel register, L2BM areas in flight), allocated once per plan; None when LM has no
         room.  A paired plan (stage_paired) has a region per cycle, in LM1 where it has room (a
         pass's read then shares a block with the x[k] tables' reads, which LM0 offsets move, and
-        with the other paired rows' of the loop, `share` in all, which get regions of the same
+        with the reads of the loop's other paired rows, `share` in all, whose regions have the same
         size: see cleanup.merge_calls), any other one per cycle and lane, in LM0."""
         em = self.em
         if key in em.row_plans:
@@ -148,8 +148,8 @@ class RowPlan:
             return rl
         rl = 0
         if paired:          # (four L2BM areas of N RL long words each take at most a quarter of it)
-            free = min(em.ln_top, (em.lay.lm_words - 2 * ARG_LONGS - LM1_SPILLS) // share + 2 * ARG_LONGS + LM1_SPILLS) \
-                - 2 * ARG_LONGS - LM1_SPILLS
+            floor = 2 * ARG_LONGS + LM1_SPILLS
+            free = min(em.ln_top - floor, (em.lay.lm_words - floor) // share)
             rl = size(free // (2 * nslots), min(2 * MAX_RL, em.lay.l2bm_longs // (4 * DEPTH * em.lay.l1b)))
         if rl >= MIN_RL:
             em.ln_top -= 2 * rl * nslots
