@@ -103,3 +103,18 @@ def test_stats_name_the_row_store(tmp_path):
     err = mncc_stats(tmp_path / "scan.cl", SCAN_ROWS, "--machine", "tiny")
     assert "store out (global, 4 B): row in the loop" in err and "row store" in err, err
     assert "scattered" not in err, err
+
+
+def test_a_launch_with_a_global_offset_stores_its_own_rows():
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SCAN_ROWS).build()
+    n, chunk, off = 200, 16, 40
+    x = np.random.default_rng(7).integers(-9, 9, (n + off) * chunk).astype(np.int32)
+    out = np.full_like(x, -1)
+    xb = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+    ob = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    prg.scan_rows(q, (n,), None, xb, ob, np.int32(chunk), global_offset=(off,)).wait()
+    cl.enqueue_copy(q, out, ob)
+    want = np.full_like(x, -1)
+    want[off * chunk:] = np.cumsum(x.reshape(-1, chunk)[off:], axis=1).ravel()
+    np.testing.assert_array_equal(out, want)
