@@ -293,24 +293,20 @@ class EmulatorDevice:
             self.emu.write_dram(g, top - g * shift, data)
         return top
 
-    @staticmethod
-    def row_store_index(buf, pitch, start, passes, items):
-        """Buffer element of each (pass k, work-item w) of a row store (rowstore.py), and whether
-        it lies in the buffer."""
-        idx = np.arange(items, dtype=np.int64)[None, :] * pitch + start + np.arange(passes, dtype=np.int64)[:, None]
-        return idx, (idx >= 0) & (idx < buf.nbytes // 4)
-
     def write_row_store(self, k, buf, pitch, start, passes, items, lay, twice):
         """The transposed copy of buffer k for a row store (translator/backend/rowstore.py): pass k
         of work-item w (of the launch's `items`, its waves whole) at element k * items + w,
         striped like a buffer, holding the buffer's values (a lane that does not store keeps
         them).  None (the kernel then scatters) when the buffer is also another argument, there
         are no passes, rows overlap (the copy of a lane that does not store would put back the
-        value another lane stored) or the copy does not fit."""
+        value another lane stored) or the copy does not fit.  Else (the copy, the buffer element
+        of each (pass, work-item) of it that lies in the buffer, which those are), for
+        read_row_store."""
         nbytes = 4 * passes * items
         if twice or passes <= 0 or pitch < passes or nbytes > lay.dram_longs * 8 // 4:
             return None
-        idx, inside = self.row_store_index(buf, pitch, start, passes, items)
+        idx = np.arange(items, dtype=np.int64)[None, :] * pitch + start + np.arange(passes, dtype=np.int64)[:, None]
+        inside = (idx >= 0) & (idx < buf.nbytes // 4)
         data = _longs(buf.view).view(np.uint32)
         try:
             copy = self.scratch(("row store", k), nbytes)
@@ -318,14 +314,12 @@ class EmulatorDevice:
             return None
         copy.view[:nbytes] = np.where(inside, data[np.where(inside, idx, 0)], 0).astype(np.uint32).view(np.uint8).ravel()
         self.write_buffer(copy, lay)
-        return copy
+        return copy, idx[inside], inside
 
-    def read_row_store(self, buf, copy, pitch, start, passes, items, lay):
+    def read_row_store(self, buf, copy, where, inside, lay):
         """The stored rows from the transposed copy back into the buffer's host mirror."""
-        idx, inside = self.row_store_index(buf, pitch, start, passes, items)
-        got = self.read_buffer(copy, lay)[:4 * passes * items].view(np.uint32).reshape(passes, items)
-        whole = buf.view[:buf.nbytes // 4 * 4].view(np.uint32)
-        whole[idx[inside]] = got[inside]
+        got = self.read_buffer(copy, lay)[:4 * inside.size].view(np.uint32).reshape(inside.shape)
+        buf.view[:buf.nbytes // 4 * 4].view(np.uint32)[where] = got[inside]
 
     def raise_out_of_bounds(self, kernel_info, kb, report, lay, args):
         """The first lane that went out of bounds, as the CPU device reports an overrun."""
@@ -500,14 +494,14 @@ class EmulatorDevice:
         stores, items = [], plan.seq["nwx"] * lay.wave
         for k, *row in plan.row_stores:
             twice = sum(a is args[k] for a in args) > 1
-            copy = self.write_row_store(k, args[k], *row, items, lay, twice)
-            extra[abi.row_store(k)] = copy.dram if copy else -1
-            stores += [(k, copy, row)] if copy else []
+            made = self.write_row_store(k, args[k], *row, items, lay, twice)
+            extra[abi.row_store(k)] = made[0].dram if made else -1
+            stores += [(k, made)] if made else []
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
         for i in plan.read:
             args[i].view[:] = self.read_buffer(args[i], lay)
-        for k, copy, row in stores:
-            self.read_row_store(args[k], copy, *row, items, lay)
+        for k, made in stores:
+            self.read_row_store(args[k], *made, lay)
         if report:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         return self._profile(prof, kernel_info, loaded)

@@ -152,8 +152,7 @@ class Bounds:
         em = self.em
         if em.pending_checks:
             conds = tuple(c for c, _ in em.pending_checks)
-            em.items.append(SeqIf(" or ".join(f"not ({c})" for c in conds),
-                                  [op for _, ops in em.pending_checks for op in ops], unless=conds))
+            em.items.append(SeqIf.fallback(conds, [op for _, ops in em.pending_checks for op in ops]))
             em.pending_checks = []
 
     def wave_in_bounds(self, k, aff, size: int):

@@ -20,7 +20,7 @@ import functools
 from dataclasses import dataclass, field
 from itertools import count
 
-from .seqexpr import Num, Reg, SeqExpr, register, seq
+from .seqexpr import Num, Reg, SeqExpr, any_of, negation, register, seq
 from .target import WORDS_PER_REGISTER, instruction_error
 
 _ids = count()
@@ -170,6 +170,13 @@ class SeqIf:
 
     def __post_init__(self):
         self.cond, self.unless = seq(self.cond), tuple(map(seq, self.unless))
+
+    @classmethod
+    def fallback(cls, holds, then, orelse=()) -> "SeqIf":
+        """`then` (a bounds check, a plan's gather) unless every condition of `holds` holds, then
+        `orelse`: the branch versioning.py drops from a loop's copy where they hold throughout."""
+        holds = tuple(map(seq, holds))
+        return cls(any_of(map(negation, holds)), list(then), list(orelse), unless=holds)
 
 
 @dataclass(eq=False)

@@ -223,10 +223,8 @@ class RowPlan:
         em.copy(g.regs[0], out)
         slow, em.items = em.items, outer
         # the paired copy holds each row alone: a loop reading on into the next row gathers
-        past = f" or ({start}) + ({trips}) > ({pitch})" if paired else ""
-        # (versioning.py runs a copy of the loop without the gather where this holds throughout)
         holds = (f"{reg(row_copy(k))} >= 0",) + ((f"({start}) + ({trips}) <= ({pitch})",) if paired else ())
-        em.items.append(SeqIf(f"{reg(row_copy(k))} < 0{past}", slow, fast, unless=holds))
+        em.items.append(SeqIf.fallback(holds, slow, fast))
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
             f"row plan: staged through L2BM and L1BM into LM0 in panels of {t} elements per work-item "
             + ("(paired rows; a pitch that is not positive gathers)" if paired

@@ -58,8 +58,7 @@ class RowStore:
         em.scatter.flush_scatters()                  # (its batch ends in this arm)
         em.remarks = remarks                         # (only a buffer passed twice scatters)
         slow, em.items = em.items, outer
-        # (versioning.py runs a copy of the loop without the scatter where the copy exists)
-        em.items.append(SeqIf(f"{reg(row_store(k))} < 0", slow, fast, unless=(f"{reg(row_store(k))} >= 0",)))
+        em.items.append(SeqIf.fallback((f"{reg(row_store(k))} >= 0",), slow, fast))
         em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(
             "row store: each pass's values stored as the wave's share of a transposed copy, which the runtime "
             "writes back into the buffer after the launch (a buffer passed twice scatters)")

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from .cleanup import remove_dead
 from .ops import IfAnyLane, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
-from .seqexpr import Binary, BoolOp, Compare, Num, Paren, Reg, Unary, any_of, at, binary, negation
+from .seqexpr import Binary, BoolOp, Compare, Num, Paren, Reg, Unary, at, binary
 
 KIDS = ("body", "then", "orelse")
 
@@ -87,7 +87,7 @@ def version(loop: SeqLoop, before: list, tree: list):
     reset = {r for o in before if isinstance(o, Op) and not o.partial for r in o.dsts + o.mdst}
     reads_inside = {r for r, is_def in inside if not is_def}
     fast = remove_dead(fast, keep=reads_outside | (reads_inside - reset))
-    return SeqIf(any_of(map(negation, ends)), [loop], fast, unless=tuple(ends))
+    return SeqIf.fallback(ends, [loop], fast)
 
 
 def fresh_registers(inside: list, rest: list) -> dict:
