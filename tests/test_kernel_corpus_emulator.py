@@ -24,9 +24,6 @@ XFAIL = read_xfails("emulator")
 @functools.lru_cache(maxsize=None)
 def emulator(machine="tiny"):
     """(mncl, context, queue) on the emulator device for `machine` (also the mncore2 subset's)."""
-    # a kernel that runs too long faults inside the emulator, before the driver's own timeout,
-    # so it cannot keep the shared queue busy for the cases after it
-    os.environ.setdefault("MNCL_EMU_TIME_LIMIT", str(corpus.TIMEOUT_S * 2 / 3))
     import mncl as cl
     dev = cl.get_device(machine=machine)
     ctx = cl.Context([dev])
@@ -36,6 +33,15 @@ def emulator(machine="tiny"):
 # Cases whose emulation takes more than a few seconds at every option: a single work-item's
 # insertion sort of 300 elements is ~22,500 passes of a divergent loop, ~1.1 million steps.
 SLOW_ON_EMULATOR = {"task_sort"}
+
+
+@pytest.fixture(autouse=True)
+def time_limit(monkeypatch):
+    """A kernel that runs too long faults inside the emulator, before the driver's own timeout, so
+    it cannot keep the shared queue busy for the cases after it.  Set per test: set once for the
+    process, the limit outlived this module and failed slow tests of other modules."""
+    if "MNCL_EMU_TIME_LIMIT" not in os.environ:
+        monkeypatch.setenv("MNCL_EMU_TIME_LIMIT", str(corpus.TIMEOUT_S * 2 / 3))
 
 
 def _param(test_id, slow):
