@@ -65,6 +65,7 @@ GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimen
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
 LOCAL = "L"
 LOCAL_CHUNKS = "chL"              # a per-L2B __local build: the chunks it reads of each streamed row (local_rows)
+LOCAL_BYTES = "lbytes"            # a work-group's __local block, bytes (Memory.local_unit's test)
 REPORT = ("E", "F", "G")
 
 
@@ -126,6 +127,7 @@ def kernel_args(uses: dict) -> list:
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
         + (list(LAUNCH) if "launch" in uses else []) + ([ITEMS] if "items" in uses else []) \
         + ([ROW_LENGTH] if "row_length" in uses else []) + ([LOCAL_CHUNKS] if "local_chunks" in uses else []) \
+        + ([LOCAL_BYTES] if "local_bytes" in uses else []) \
         + sorted(uses.get("extents", ()))
 
 
@@ -464,7 +466,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
         blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
-           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2])}
+           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: lbytes}
     if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
         items = gs[0] * gs[1]
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))
@@ -480,6 +482,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                 buffers.append((i, id(a) in replicated))
         elif not is_value(a):
             blk[PARAM_SLOT + i] = _dup(local_off[i])
+            seq[param(i)] = local_off[i]             # (the sequencer's too: Memory.local_unit)
         else:
             raw = bytes(a)
             if param(i) in kb.args:      # an integer the sequencer needs (a uniform trip count)

@@ -76,6 +76,11 @@ class Control:
                 continue
             start = em.values.seq_expr(iv.ops[iv.phi_blocks.index(blk[0])])
             step = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if start is not None and self.geometric(step, iv) and iv.type == "i32":
+                got = self.geometric_trips(iv, step, blk[0], start, a, b, pred, exit_on_true)
+                if got:
+                    return got
+                continue
             if start is None or not (isinstance(step, Inst) and step.op == "add" and step.ops[0] is iv
                                      and isinstance(step.ops[1], Const) and step.ops[1].value == 1):
                 continue
@@ -95,7 +100,62 @@ class Control:
                     n = f"({n}) + 1"
                 if x is iv:        # the test precedes the step: one more pass that only leaves
                     n = f"({n}) + 1"
-                return f"({n} if {n} > 1 else 1)", iv, start, bound
+                return f"({n} if {n} > 1 else 1)", iv, start, bound, None
+        return None
+
+    @staticmethod
+    def geometric(step, iv):
+        """(">>" or "<<", bits) when `step` halves or doubles the counter iv by a power of two each
+        pass (a work-group tree's `span /= 2`, `d *= 2`), else None."""
+        if not (isinstance(step, Inst) and len(step.ops) == 2 and step.ops[0] is iv and isinstance(step.ops[1], Const)
+                and type(step.ops[1].value) is int and step.ops[1].value > 0):
+            return None
+        c = step.ops[1].value
+        if step.op in ("lshr", "ashr", "shl") and c < 31:
+            return (">>" if step.op != "shl" else "<<"), c
+        if step.op in ("sdiv", "udiv", "mul") and c & (c - 1) == 0 and c > 1:
+            return (">>" if step.op != "mul" else "<<"), c.bit_length() - 1
+        return None
+
+    def geometric_trips(self, iv, step, entry, start, a, b, pred, exit_on_true):
+        """counted_loop's answer for a halving counter that stays while above a constant bound
+        (`for (s = n / 2; s > 0; s >>= 1)`), or a doubling one from a positive constant that stays
+        while below a bound the sequencer knows (`for (d = 1; d < n; d *= 2)`): the passes are
+        counted by summing the tests of the counter's values over every power of two an i32 can
+        take, and the counter is `start >> (bits * pass)` (`<<`) in the body."""
+        em = self.em
+        way, bits = self.geometric(step, iv)
+        init = iv.ops[iv.phi_blocks.index(entry)]
+        for x, bound, sw in ((a, b, False), (b, a, True)):
+            if x is not step and x is not iv:
+                continue
+            pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
+                  "sle": "sge", "ule": "uge"}.get(pred, pred) if sw else pred
+            if exit_on_true:      # the test that keeps the loop going
+                pr = {"eq": "ne", "ne": "eq", "sgt": "sle", "ugt": "ule", "slt": "sge", "ult": "uge",
+                      "sge": "slt", "uge": "ult", "sle": "sgt", "ule": "ugt"}[pr]
+            first = 0 if x is iv else 1                  # the tested value is pass p's counter, or the next
+            vals = [f"(({start}) {way} {bits * (p + first)})" for p in range(31 // bits + 1)]
+            if way == ">>":
+                # the values fall to 0 and stay there: only from a start that is not negative
+                # (an ashr or sdiv of a negative one never reaches 0), with a bound of 0 or more
+                c = bound.value if isinstance(bound, Const) and type(bound.value) is int else None
+                if not em.values.small(init) or c is None:
+                    continue
+                floor = {"ne": 0 if c == 0 else None, "sgt": c, "ugt": c, "sge": c - 1, "uge": c - 1}.get(pr)
+                if floor is None or floor < 0:
+                    continue
+                stays = [f"({v} > {floor})" for v in vals]
+            else:
+                # the values rise from a positive constant; the bound is one the sequencer knows
+                e = em.values.seq_expr(bound)
+                if not (isinstance(init, Const) and type(init.value) is int and init.value > 0) or e is None \
+                        or pr not in ("slt", "ult", "sle", "ule"):
+                    continue
+                op = "<" if pr in ("slt", "ult") else "<="
+                stays = [f"({v} {op} ({e}))" for v in vals]
+            n = f"(1 + {' + '.join(stays)})"
+            return n, iv, start, None, lambda r: f"(({start}) {way} ({bits} * {r}))"
         return None
 
     def pass_ivs(self, h, blocks, phis):
@@ -455,7 +515,7 @@ class Control:
         bottom = None
         if counted:
             seq_reg = f"%n{'e' if em.exact_mode else ''}{len(em.seq_ivs)}"     # %ne: an exact rerun (nans.py)
-            em.seq_ivs[counted[1]] = f"({counted[2]} + {seq_reg})"
+            em.seq_ivs[counted[1]] = counted[4](seq_reg) if counted[4] else f"({counted[2]} + {seq_reg})"
             (src, dst), = [(n, s) for n in blocks for s in em.succ[n] if s not in blocks]
             if src in em.preds[h]:
                 # tested at the bottom (a rotated loop): all lanes that entered run every pass

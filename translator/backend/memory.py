@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
-from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_CHUNKS, STORE_TAG, base, nbytes, reg, rows, widened
+from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, widened
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -315,7 +315,7 @@ class Memory:
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
-            return self.gather("L", ptr, ty, p, defer=True)
+            return self.local_load(i.ops[0], ptr, ty, p) or self.gather("L", ptr, ty, p, defer=True)
         if b == ("priv",):
             return self.private_access(ptr, ty)
         raise CodegenError("a load through this pointer is not supported on the emulator device yet", em.line)
@@ -398,6 +398,8 @@ class Memory:
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
             scatter = lambda: em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
+            if k == "L" and self.local_store(i.ops[1], v.regs[0], p, whole, scatter):
+                return None
             if size == 4 and k != "L" and em.row_store.store(k, v.regs[0], p, whole, em.accesses.get(i), scatter):
                 return None
             return scatter()
@@ -868,8 +870,7 @@ class Memory:
         share's address in every group's DRAM (rowstore.py), instead of buffer k's."""
         em = self.em
         em.scatter.flush_scatters()
-        lay = em.lay
-        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
+        S = em.lay.stripe
         cached = em.fast_cache.get(k) if not em.loop_stack and at is None else None
         if cached:                # the wave's share is in a register already: merge into a copy
             old = em.copy(cached[0])
@@ -884,9 +885,18 @@ class Memory:
         else:
             old = self.fast_load(k, for_store=True, per_wave=per_wave, at=at)[0]
             em.masked_copy(val, old, em.mask_of(p))
-        # the share goes up from a staging area of its own and nothing waits for it: the next
-        # wave's loads run while it is in flight; the next user of the area (or any gather or
-        # scatter, which may read it back) waits first
+        self.store_up(old, lambda lc: [MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at if at is not None else
+                                          f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line)])
+        em.scatters |= not per_wave and at is None and isinstance(k, int)     # (not the bounds reports)
+
+    def store_up(self, old: VReg, mvs):
+        """The wave's share in register `old` up to L2BM (l1bmd, l2bmd) and out by the MVs mvs(lc).
+        It goes up from a staging area of its own and nothing waits for it: the next wave's loads
+        run while it is in flight; the next user of the area (or any gather or scatter, which may
+        read it back) waits first."""
+        em = self.em
+        lay = em.lay
+        S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
             # (the store tag's first transfer, so the first wait has one: the smallest mvd will do)
@@ -899,9 +909,152 @@ class Memory:
                   mem=(("r", "lb", lb + 32 * s, lb + 32 * s + 32), ("w", "lc", lc + 32 * N * s, lc + 32 * N * (s + 1))))
         em.op("nop", "nop")
         em.op("nop", "nop")
-        em.items.append(MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at if at is not None else
-                           f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line))
-        em.scatters |= not per_wave and at is None and isinstance(k, int)     # (not the bounds reports)
+        em.items += mvs(lc)
+
+    # -- __local memory laid out like the wave: the unit plan ------------------------------------
+    def local_unit(self, x, size: int):
+        """(the __local argument, the shift u in elements: an int or a sequencer expression) when
+        IR pointer x is `part[get_local_id(0) + u]` into a __local pointer argument, 4-byte
+        elements, u uniform and known to the sequencer, in a build whose L2Bs keep their own
+        work-groups' blocks (abi.local_per_l2b); else None.  Where the launch's only __local block
+        is that argument, one element per work-item (local_holds), element lid of the work-group
+        whose place in its L2B's run is q lies at 4 * (q * ls + lid): the L2B's run of work-items
+        in order, as a contiguous load delivers it (local_share)."""
+        em = self.em
+        if size != 4 or not (em.one_d and em.local_l2b) or em.rows is not None:
+            return None
+        got = self.local_form(x)
+        if got is None or got[1][0] != 1:
+            return None
+        k, (_, const, seq) = got
+        return k, const if seq is None else f"(({const}) + ({seq}))"
+
+    def local_form(self, x):
+        """(argument, (coef, const, seq)): IR pointer x into __local pointer argument k at element
+        coef * get_local_id(0) + const + seq (4-byte elements), or None."""
+        if isinstance(x, Inst) and x.op == "getelementptr" and len(x.ops) == 2 and type_size(x.elem) == 4:
+            base, f = self.local_form(x.ops[0]), self.lid_form(x.ops[1])
+            return None if base is None or f is None else (base[0], aff_add(base[1], f))
+        k = self.param_root(x) if isinstance(x, Inst) and x.op == "load" else None
+        return (k, (0, 0, None)) if isinstance(k, int) and self.param(k).kind == "local" else None
+
+    def lid_form(self, x):
+        """IR integer x as (coef, const, seq): coef * get_local_id(0) + const + seq, seq a uniform
+        value the sequencer knows; or None."""
+        em = self.em
+        if isinstance(x, Const):
+            return (0, x.value, None) if type(x.value) is int else None
+        if not isinstance(x, Inst):
+            return None
+        if x.op == "load":
+            ptr = em.vals.get(x.ops[0])
+            if ptr is not None and ptr.base == ("ids",) and ptr.off is None and ptr.coff == 0:
+                return 1, 0, None
+        elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
+            return self.lid_form(x.ops[0])
+        elif x.op in ("add", "sub"):
+            a, b = self.lid_form(x.ops[0]), self.lid_form(x.ops[1])
+            if a is not None and b is not None:
+                return aff_add(a, b, 1 if x.op == "add" else -1)
+        elif x.op in ("mul", "shl") and isinstance(x.ops[1], Const) and type(x.ops[1].value) is int \
+                and (x.op == "mul" or 0 <= x.ops[1].value < 31):
+            a = self.lid_form(x.ops[0])
+            if a is not None:
+                return aff_scale(a, x.ops[1].value if x.op == "mul" else 1 << x.ops[1].value)
+        e = em.values.seq_expr(x)
+        return None if e is None else (0, 0, e)
+
+    def local_holds(self, k) -> tuple:
+        """The launch tests of the unit plan for __local argument k: the work-group's block is that
+        argument alone, one 4-byte element per work-item, and the local size divides an L2B's run."""
+        em = self.em
+        em.uses["local_bytes"] = True
+        em.uses.setdefault("extents", set()).add("lsx")
+        em.uses.setdefault("params", set()).add(k)
+        ls = reg("lsx")
+        return (f"{reg(LOCAL_BYTES)} == 4 * {ls}", f"{reg(param(k))} == 0", f"{em.lay.l2b_items} % {ls} == 0")
+
+    def local_share(self, shift, dst: VReg = None) -> VReg:
+        """The wave's share of the __local scratch moved by `shift` long words (an int or a sequencer
+        expression): each L2B's run from the first row of its own blocks (local_row), one mvp each,
+        then l2bmd and l1bmd as a contiguous load.  Lanes whose element lies outside their run (a
+        shift past a work-group's end: no work-item of a correct kernel reads it) get don't-care."""
+        em = self.em
+        lay = em.lay
+        half = lay.stripe // lay.l2b
+        em.uses.setdefault("bases", set()).add(LOCAL)
+        em.uses.setdefault("rows", set()).add(LOCAL)
+        self.settle_stores()            # (a unit store in flight, this pass's or the previous one's)
+        lc, lb = em.shared_area("shift", half, 4 * lay.pe_l1b)
+        t = em.tag()
+        hi = lay.dram_longs - half
+        mvs = [MV(f"mvp/n{half}i{t} $d0 $lc{lc}@.{h}", dram_clamped(f"{self.local_row(h, '0')}+({shift})", hi), em.line)
+               for h in range(lay.l2b)]
+        d = dst or em.new("lcl")
+        em.items += mvs[:-1]
+        self.staged(mvs[-1], t, lc, lb, d, hoist=False)
+        return d
+
+    def local_load(self, x, ptr: Val, ty: str, p: VReg) -> Val | None:
+        """`part[lid + u]` by the unit plan (local_unit), the gather where the launch fails its tests
+        (a versioning guard), or None when the access is not of that shape."""
+        em = self.em
+        got = self.local_unit(x, type_size(ty))
+        if got is None:
+            return None
+        k, u = got
+        self.note_access(LOCAL, "load")
+        out = em.new("lcl")
+        outer, em.items = em.items, []
+        em.copy(self.gather(LOCAL, ptr, ty, p).regs[0], out)
+        slow, em.items = em.items, []
+        c32 = em.c32(32)
+        join = lambda a, b: em.alu("lor", em.alu("ulsr", a, c32), em.alu("llsl", b, c32))
+        if isinstance(u, int):
+            a = self.local_share(u >> 1, None if u & 1 else out)
+            if u & 1:
+                em.copy(join(a, self.local_share((u >> 1) + 1)), out)
+        else:
+            self.local_share(f"({u})>>1", out)
+            odd_out, em.items = em.items, []
+            em.copy(join(out, self.local_share(f"(({u})>>1)+1")), out)
+            odd, em.items = em.items, odd_out
+            em.items.append(SeqIf(f"({u}) & 1", odd))
+        fast, em.items = em.items, outer
+        em.items.append(SeqIf.fallback(self.local_holds(k), slow, fast))
+        em.plans.setdefault((em.line, self.param(k).name), set()).add(
+            "unit plan: the L2B's work-groups' blocks loaded as a contiguous share" + ("" if u == 0 else ", shifted"))
+        return Val(em.values.kind_of(ty), (out,))
+
+    def local_store(self, x, val: VReg, p: VReg, whole: bool, scatter) -> bool:
+        """`part[lid] = v` by the unit plan: the wave's share goes up as a contiguous store does, one
+        mvp per L2B into its own blocks (no merge when every lane stores: each slot of the share is
+        its own lane's); the scatter where the launch fails local_holds.  False when the access is
+        not of that shape."""
+        em = self.em
+        got = self.local_unit(x, 4)
+        if got is None or got[1] != 0:
+            return False
+        k = got[0]
+        lay = em.lay
+        half = lay.stripe // lay.l2b
+        outer, em.items = em.items, []
+        scatter()
+        em.scatter.flush_scatters()
+        slow, em.items = em.items, []
+        em.scatter.flush_scatters()
+        if whole:
+            old = em.copy(val)
+        else:
+            old = self.local_share(0)
+            em.masked_copy(val, old, em.mask_of(p))
+        self.store_up(old, lambda lc: [MV(f"mvp/n{half}i{STORE_TAG} $lc{lc}@.{h} $d0", self.local_row(h, "0"), em.line)
+                                       for h in range(lay.l2b)])
+        fast, em.items = em.items, outer
+        em.items.append(SeqIf.fallback(self.local_holds(k), slow, fast))
+        em.plans.setdefault((em.line, self.param(k).name), set()).add(
+            "unit plan: the wave's share stored into the L2B's work-groups' blocks")
+        return True
 
     def gather_area(self):
         em = self.em

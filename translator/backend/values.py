@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 
 from . import irtypes
-from .abi import LAUNCH, const_table, param, reg
+from .abi import LAUNCH, LOCAL_EXTENTS, const_table, param, reg
 from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
 from .nans import is_chain
@@ -469,6 +469,10 @@ class Values:
             elif ptr is not None and ptr.base == ("wg",) and ptr.off is None and ptr.coff == 8 and em.rows is None:
                 em.uses["launch"] = True           # wg[1], get_global_size(0): the launch's %gx
                 out = reg(LAUNCH[0])
+            elif ptr is not None and ptr.base == ("wg",) and ptr.off is None and ptr.coff in (32, 40, 48):
+                name = LOCAL_EXTENTS[ptr.coff // 8 - 4]     # wg[4..6], get_local_size(d)
+                em.uses.setdefault("extents", set()).add(name)
+                out = reg(name)
         elif x.op in ("sext", "zext", "trunc", "freeze") and x.ops[0].type != "i1":
             out, stable = self._seq_expr(x.ops[0])
         elif x.op in ("add", "sub", "mul"):
@@ -476,9 +480,37 @@ class Values:
             stable = sa and sb
             if a is not None and b is not None:
                 out = f"({a} {'+-*'[('add', 'sub', 'mul').index(x.op)]} {b})"
+        elif x.op in ("shl", "ashr", "lshr", "sdiv", "udiv") and isinstance(x.ops[1], Const) \
+                and type(x.ops[1].value) is int:
+            # by a constant: shifts by 0..63, divisions by a positive one (sdiv truncates as the
+            # sequencer's / does); lshr and udiv only of a value known not to be negative (the
+            # sequencer's registers are signed)
+            a, stable = self._seq_expr(x.ops[0])
+            c, shift = x.ops[1].value, x.op in ("shl", "ashr", "lshr")
+            signed = x.op in ("shl", "ashr", "sdiv") or self.small(x.ops[0])
+            if a is not None and signed and (0 <= c <= 63 if shift else c > 0):
+                out = f"({a} {dict(shl='<<', ashr='>>', lshr='>>').get(x.op, '/')} {c})"
         if stable:
             em.seq_memo[x] = out
         return out, stable
+
+    def small(self, x) -> bool:
+        """Whether IR integer x is known to lie in [0, 2^31): a constant, a launch size or offset
+        (below MAX_GLOBAL_ID), and casts, right shifts, divisions and masks of such values."""
+        if isinstance(x, Const):
+            return type(x.value) is int and 0 <= x.value < 1 << 31
+        if not isinstance(x, Inst):
+            return False
+        if x.op == "load":
+            ptr = self.em.vals.get(x.ops[0])
+            return ptr is not None and ptr.base == ("wg",) and ptr.off is None
+        if x.op in ("zext", "sext", "trunc", "freeze"):
+            return x.ops[0].type != "i1" and self.small(x.ops[0])
+        if x.op in ("lshr", "ashr", "udiv", "sdiv") and isinstance(x.ops[1], Const):
+            c = x.ops[1].value
+            return type(c) is int and (x.op == "lshr" and x.type == "i32" and c >= 1
+                                       or c >= (0 if x.op.endswith("shr") else 1) and self.small(x.ops[0]))
+        return x.op == "and" and (self.small(x.ops[0]) or self.small(x.ops[1]))
 
     def uniform_register(self, x):
         """seq_expr(x) where x's register holds that value in every lane, else None.  A pass
