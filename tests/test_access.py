@@ -88,7 +88,11 @@ def test_local_strided_uniform_and_non_counter_loops(shapes):
     assert ("load", "a", "strided") in _classes(got) and ("load", "a", "uniform") in _classes(got)
     local = [a for a in got if a.buffer == "sc"]
     assert {a.space for a in local} == {"local"}
-    assert any(a.cls == "irregular" and "not a counter" in a.why for a in local)
+    # the tree's span, halved each pass, is uniform: sc[l] and sc[l + s] are neighbours
+    assert {a.cls for a in local} == {"neighbourhood"} and len(local) == 4
+    odd = _accesses("""__kernel void k(__global float *o, int n) {
+        for (int s = n; s > 1; s = s * 3 / 4) o[get_global_id(0) + s] = 1.0f; }""")["k"]
+    assert odd[0].cls == "irregular" and "not a counter" in odd[0].why
 
 
 ROOT = Path(__file__).resolve().parents[1]

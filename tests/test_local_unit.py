@@ -73,6 +73,31 @@ __kernel void shifts(__global const int *in, __global int *out, __local int *s, 
 """
 
 
+SCAN2 = """
+void scan_local(__local float *a, __local float *b)
+{
+    int lid = get_local_id(0);
+    for (int d = 1; d < get_local_size(0); d *= 2) {
+        b[lid] = lid >= d ? a[lid] + a[lid - d] : a[lid];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[lid] = b[lid];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+__kernel void scan2(__global const float *in, __global float *out, __local float *a, __local float *b,
+                    __local float *c)
+{
+    int lid = get_local_id(0);
+    a[lid] = in[get_global_id(0)];
+    c[lid] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scan_local(a, b);
+    out[get_global_id(0)] = a[lid] + c[lid];
+}
+"""
+
+
 def tree_ref(x, ls):
     return x.reshape(-1, ls).sum(axis=1, dtype=np.float32)
 
@@ -135,6 +160,21 @@ def test_hillis_steele_scan_matches_numpy(machine, n, ls):
     ob = buf(ctx, np.zeros(n, np.int32))
     prg.scan(q, (n,), (ls,), buf(ctx, x), ob, cl.LocalMemory(4 * ls)).wait()
     np.testing.assert_array_equal(read(q, ob, np.zeros(n, np.int32)), np.cumsum(x.reshape(-1, ls), axis=1).reshape(-1))
+
+
+@pytest.mark.parametrize("machine, n, ls, sizes", [
+    ("tiny", 1024, 64, (1, 1, 1)),        # three arrays laid out like the wave, one after another
+    ("tiny", 1000, 8, (1, 1, 1)),         # (a partial wave)
+    ("tiny", 512, 64, (1, 2, 1)),         # b twice as long: the blocks side by side, gathered
+    ("mncore2", 8192, 128, (1, 1, 1))])
+def test_several_local_arrays_match_numpy(machine, n, ls, sizes):
+    ctx, q = device_env(machine)
+    prg = cl.Program(ctx, SCAN2).build()
+    x = np.random.default_rng(n + ls).integers(-100, 100, n).astype(np.float32)
+    ob = buf(ctx, np.zeros(n, np.float32))
+    prg.scan2(q, (n,), (ls,), buf(ctx, x), ob, *(cl.LocalMemory(4 * ls * z) for z in sizes)).wait()
+    want = np.cumsum(x.reshape(-1, ls), axis=1).reshape(-1) + 1
+    np.testing.assert_array_equal(read(q, ob, np.zeros(n, np.float32)), want)
 
 
 @pytest.mark.parametrize("machine, ls, u", [("tiny", 64, 5), ("tiny", 32, 0), ("tiny", 128, 64), ("mncore2", 64, 7)])

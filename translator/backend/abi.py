@@ -194,7 +194,7 @@ def local_rows(lay, mode: str, lbytes: int, ls: int, groups: int, items: int) ->
     other; else the wave's `groups` blocks, striped like a buffer, every chunk."""
     per_row = lay.stripe // chunk_longs(lay)
     if local_per_l2b(mode, lay):
-        chunks = max(1, -(-(min(lay.l2b_items, items) // ls) * lbytes // (8 * chunk_longs(lay))))
+        chunks = max(1, -(-(-(-min(lay.l2b_items, items) // ls)) * lbytes // (8 * chunk_longs(lay))))
         n = -(-chunks // per_row)
         return n, min(chunks, per_row), n * lay.l2b
     n = lay.rows(lbytes * groups)
@@ -280,6 +280,26 @@ def grouped(kernel, args) -> bool:
 def uses_local(kernel, args) -> bool:
     """Whether the kernel has __local memory: arrays of its own or __local pointer arguments."""
     return bool(kernel.local_mem_bytes or any(not is_buffer(a) and not is_value(a) for a in args))
+
+
+def wave_major_locals(lay, mode: str, kernel, args, ls, items: int, local_off: dict) -> int | None:
+    """Lay a launch's __local arrays out like the wave where each is one 4-byte element per
+    work-item (Memory.local_unit): in a build whose L2Bs keep their own blocks, with no static
+    __local arrays, a 1-D local size dividing an L2B's run and every __local argument 4 * ls bytes,
+    argument q's blocks are one array, q * 4 * ls * G bytes into the L2B's scratch (G: the run's
+    work-groups), so element lid of the run's work-group j is at q * 4 * ls * G + 4 * (j * ls + lid)
+    and the L2B's run of work-items reads argument q as a contiguous share.  The kernel's block
+    size is then 4 * ls (its address j * block + offset + 4 * lid is that element, for gathers and
+    scatters too), returned with local_off rewritten; else None (blocks of all arguments side by
+    side, as laid out)."""
+    n = lay.l2b_items
+    if not (local_off and local_per_l2b(mode, lay) and not kernel.local_mem_bytes and ls[1] == ls[2] == 1
+            and n % ls[0] == 0 and all(args[i].nbytes == 4 * ls[0] for i in local_off)):
+        return None
+    groups = -(-min(n, items) // ls[0])
+    for q, i in enumerate(sorted(local_off)):
+        local_off[i] = q * 4 * ls[0] * groups
+    return 4 * ls[0]
 
 
 def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool = False) -> tuple:
@@ -455,8 +475,9 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     for i, a in enumerate(args):
         if not is_buffer(a) and not is_value(a):
             local_off[i], lbytes = lbytes, lbytes + -(-a.nbytes // 16) * 16
+    block = wave_major_locals(lay, kb.mode, kernel, args, ls, gs[0], local_off) or lbytes
     shape = dict(wx=wx, wy=wy, wz=wz, wxy=wx * wy, gx=gs[0], gy=gs[1], gz=gs[2], offx=off[0],
-                 offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=lbytes)
+                 offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=block)
     for j, k in enumerate(SHAPE):
         if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
             blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
@@ -466,7 +487,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
         blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
-           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: lbytes}
+           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block}
     if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
         items = gs[0] * gs[1]
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))

@@ -6,7 +6,9 @@ buffer's base as a polynomial in
 
 * the work-item ids (``gid0``..``gid2``, ``lid0``.., ``grp0``..),
 * the counters of the loops around it (``k@<header block>``, counted in iterations),
-* values uniform over the launch (``p<k>``: scalar parameter k; ``wg<k>``: a launch size),
+* values uniform over the launch (``p<k>``: scalar parameter k; ``wg<k>``: a launch size;
+  ``u@<name>``: IR value name computed from such values by an operation that is not affine;
+  ``s@<header block>``: a counter halved or doubled each pass of that loop),
 
 with integer coefficients, or None where the index is not such a polynomial (loaded from memory,
 divided, masked). From the polynomial the access gets a class:
@@ -145,6 +147,11 @@ class _Forms:
             return self.of(ops[0])
         if sext_of_trunc(x):                            # (x << k) >> k: as sext(trunc x)
             return self.of(ops[0].ops[0])
+        if op == "ashr" and isinstance(ops[0], Inst) and ops[0].op == "shl" and ops[0].type == "i64" \
+                and isinstance(ops[1], Const) and isinstance(ops[0].ops[1], Const) and ops[0].ops[1].value == 32 \
+                and type(ops[1].value) is int and 0 < 32 - ops[1].value < 31:
+            a = self.of(ops[0].ops[0])                  # (x << 32) >> (32 - s): an int index scaled, sext(x) << s
+            return None if a is None else _mul(a, _const(1 << (32 - ops[1].value)))
         if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
             a, b = self.of(ops[0]), self.of(ops[1])
             return None if a is None or b is None else _add(a, b, -1 if op == "sub" else 1)
@@ -165,6 +172,10 @@ class _Forms:
             return self._counter(x)
         if op == "call" and x.callee == "__mncl_local":
             return {("local",): 1}
+        if op in ("lshr", "ashr", "sdiv", "udiv", "srem", "urem", "and", "or", "xor"):
+            forms = [self.of(o) for o in ops]        # of values uniform over the work-items: uniform
+            if all(f is not None and not any(_is_id(v) or _is_loop(v) for m in f for v in m) for f in forms):
+                return {(f"u@{x.name}",): 1}
         self.why[id(x)] = f"index computed by '{op}'"
         return None
 
@@ -208,6 +219,11 @@ class _Forms:
             self.why[id(x)] = "a loop-carried value that is not a counter"
             return None
         nxt = inside[0]
+        if isinstance(nxt, Inst) and nxt.op in ("shl", "mul", "lshr", "ashr", "sdiv", "udiv") and nxt.ops[0] is x \
+                and isinstance(nxt.ops[1], Const):
+            init = self.of(outside[0])        # halved or doubled each pass (a work-group tree's span):
+            if init is not None and not any(_is_id(v) or _is_loop(v) for m in init for v in m):
+                return {(f"s@{h}",): 1}      # uniform over the work-items, not affine in the pass
         if not (isinstance(nxt, Inst) and nxt.op in ("add", "sub") and x in nxt.ops):
             self.why[id(x)] = "a loop-carried value that is not a counter"
             return None

@@ -127,6 +127,8 @@ class Control:
         way, bits = self.geometric(step, iv)
         init = iv.ops[iv.phi_blocks.index(entry)]
         for x, bound, sw in ((a, b, False), (b, a, True)):
+            if isinstance(x, Inst) and x.op in ("sext", "zext") and x.ops[0] in (step, iv):
+                x = x.ops[0]          # (an i64 test of the counter: the counter's values fit i32)
             if x is not step and x is not iv:
                 continue
             pr = {"sgt": "slt", "ugt": "ult", "slt": "sgt", "ult": "ugt", "sge": "sle", "uge": "ule",
@@ -150,8 +152,8 @@ class Control:
                 # the values rise from a positive constant; the bound is one the sequencer knows
                 e = em.values.seq_expr(bound)
                 if not (isinstance(init, Const) and type(init.value) is int and init.value > 0) or e is None \
-                        or pr not in ("slt", "ult", "sle", "ule"):
-                    continue
+                        or pr not in ("slt", "ult", "sle", "ule") or pr[0] == "u" and not em.values.small(bound):
+                    continue      # (an unsigned test against a negative bound would run on past 2^31)
                 op = "<" if pr in ("slt", "ult") else "<="
                 stays = [f"({v} {op} ({e}))" for v in vals]
             n = f"(1 + {' + '.join(stays)})"

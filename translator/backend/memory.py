@@ -913,28 +913,29 @@ class Memory:
 
     # -- __local memory laid out like the wave: the unit plan ------------------------------------
     def local_unit(self, x, size: int):
-        """(the __local argument, the shift u in elements: an int or a sequencer expression) when
-        IR pointer x is `part[get_local_id(0) + u]` into a __local pointer argument, 4-byte
-        elements, u uniform and known to the sequencer, in a build whose L2Bs keep their own
-        work-groups' blocks (abi.local_per_l2b); else None.  Where the launch's only __local block
-        is that argument, one element per work-item (local_holds), element lid of the work-group
-        whose place in its L2B's run is q lies at 4 * (q * ls + lid): the L2B's run of work-items
-        in order, as a contiguous load delivers it (local_share)."""
+        """(the __local argument, the shift u in elements: an int or a sequencer expression, the
+        uniform part of the byte offset) when IR pointer x is `part[get_local_id(0) + u]` into a
+        __local pointer argument, 4-byte elements, u uniform and known to the sequencer, in a
+        build whose L2Bs keep their own work-groups' blocks (abi.local_per_l2b); else None.  Where
+        the launch lays its blocks out like the wave (abi.wave_major_locals, tested by
+        local_holds), element lid of the work-group whose place in its L2B's run is j lies at
+        4 * (j * ls + lid) in the argument's array: the L2B's run of work-items in order, as a
+        contiguous load delivers it (local_share)."""
         em = self.em
         if size != 4 or not (em.one_d and em.local_l2b) or em.rows is not None:
             return None
         got = self.local_form(x)
-        if got is None or got[1][0] != 1:
+        if got is None or got[1][0] != 4 or got[1][1] % 4:
             return None
         k, (_, const, seq) = got
-        return k, const if seq is None else f"(({const}) + ({seq}))"
+        return k, const // 4 if seq is None else f"((({const}) + ({seq})) >> 2)", seq
 
     def local_form(self, x):
-        """(argument, (coef, const, seq)): IR pointer x into __local pointer argument k at element
-        coef * get_local_id(0) + const + seq (4-byte elements), or None."""
-        if isinstance(x, Inst) and x.op == "getelementptr" and len(x.ops) == 2 and type_size(x.elem) == 4:
+        """(argument, (coef, const, seq)): IR pointer x into __local pointer argument k at byte
+        coef * get_local_id(0) + const + seq, or None."""
+        if isinstance(x, Inst) and x.op == "getelementptr" and len(x.ops) == 2:
             base, f = self.local_form(x.ops[0]), self.lid_form(x.ops[1])
-            return None if base is None or f is None else (base[0], aff_add(base[1], f))
+            return None if base is None or f is None else (base[0], aff_add(base[1], aff_scale(f, type_size(x.elem))))
         k = self.param_root(x) if isinstance(x, Inst) and x.op == "load" else None
         return (k, (0, 0, None)) if isinstance(k, int) and self.param(k).kind == "local" else None
 
@@ -961,22 +962,37 @@ class Memory:
             a = self.lid_form(x.ops[0])
             if a is not None:
                 return aff_scale(a, x.ops[1].value if x.op == "mul" else 1 << x.ops[1].value)
+        elif x.op == "ashr" and isinstance(x.ops[1], Const) and isinstance(x.ops[0], Inst) and x.ops[0].op == "shl" \
+                and x.ops[0].type == "i64" and isinstance(x.ops[0].ops[1], Const) and x.ops[0].ops[1].value == 32 \
+                and type(x.ops[1].value) is int and 0 <= 32 - x.ops[1].value < 31:
+            # an i32 index sign-extended and scaled: (x << 32) >> (32 - s) is x << s
+            a = self.lid_form(x.ops[0].ops[0])
+            if a is not None:
+                return aff_scale(a, 1 << (32 - x.ops[1].value))
         e = em.values.seq_expr(x)
         return None if e is None else (0, 0, e)
 
-    def local_holds(self, k) -> tuple:
-        """The launch tests of the unit plan for __local argument k: the work-group's block is that
-        argument alone, one 4-byte element per work-item, and the local size divides an L2B's run."""
+    def local_holds(self, k, seq) -> tuple:
+        """The launch tests of the unit plan for __local argument k: the blocks laid out like the
+        wave (abi.wave_major_locals: the kernel's block is one 4-byte element per work-item, the
+        argument's array starts at a long word) and the uniform part of the byte offset, `seq`,
+        whole elements."""
         em = self.em
         em.uses["local_bytes"] = True
         em.uses.setdefault("extents", set()).add("lsx")
         em.uses.setdefault("params", set()).add(k)
         ls = reg("lsx")
-        return (f"{reg(LOCAL_BYTES)} == 4 * {ls}", f"{reg(param(k))} == 0", f"{em.lay.l2b_items} % {ls} == 0")
+        return (f"{reg(LOCAL_BYTES)} == 4 * {ls}", f"{reg(param(k))} % 8 == 0", f"{em.lay.l2b_items} % {ls} == 0") \
+            + ((f"(({seq}) & 3) == 0",) if seq is not None else ())
 
-    def local_share(self, shift, dst: VReg = None) -> VReg:
-        """The wave's share of the __local scratch moved by `shift` long words (an int or a sequencer
-        expression): each L2B's run from the first row of its own blocks (local_row), one mvp each,
+    def local_array(self, k, h: int) -> str:
+        """DRAM address (a sequencer expression) of __local argument k's array in L2B h's blocks, in
+        every group (abi.wave_major_locals)."""
+        return f"{self.local_row(h, '0')}+{reg(param(k))}/8"
+
+    def local_share(self, k, shift, dst: VReg = None) -> VReg:
+        """The wave's share of __local argument k's array moved by `shift` long words (an int or a
+        sequencer expression): each L2B's run from its own blocks (local_array), one mvp each,
         then l2bmd and l1bmd as a contiguous load.  Lanes whose element lies outside their run (a
         shift past a work-group's end: no work-item of a correct kernel reads it) get don't-care."""
         em = self.em
@@ -988,7 +1004,7 @@ class Memory:
         lc, lb = em.shared_area("shift", half, 4 * lay.pe_l1b)
         t = em.tag()
         hi = lay.dram_longs - half
-        mvs = [MV(f"mvp/n{half}i{t} $d0 $lc{lc}@.{h}", dram_clamped(f"{self.local_row(h, '0')}+({shift})", hi), em.line)
+        mvs = [MV(f"mvp/n{half}i{t} $d0 $lc{lc}@.{h}", dram_clamped(f"{self.local_array(k, h)}+({shift})", hi), em.line)
                for h in range(lay.l2b)]
         d = dst or em.new("lcl")
         em.items += mvs[:-1]
@@ -1002,7 +1018,7 @@ class Memory:
         got = self.local_unit(x, type_size(ty))
         if got is None:
             return None
-        k, u = got
+        k, u, seq = got
         self.note_access(LOCAL, "load")
         out = em.new("lcl")
         outer, em.items = em.items, []
@@ -1011,17 +1027,17 @@ class Memory:
         c32 = em.c32(32)
         join = lambda a, b: em.alu("lor", em.alu("ulsr", a, c32), em.alu("llsl", b, c32))
         if isinstance(u, int):
-            a = self.local_share(u >> 1, None if u & 1 else out)
+            a = self.local_share(k, u >> 1, None if u & 1 else out)
             if u & 1:
-                em.copy(join(a, self.local_share((u >> 1) + 1)), out)
+                em.copy(join(a, self.local_share(k, (u >> 1) + 1)), out)
         else:
-            self.local_share(f"({u})>>1", out)
+            self.local_share(k, f"({u})>>1", out)
             odd_out, em.items = em.items, []
-            em.copy(join(out, self.local_share(f"(({u})>>1)+1")), out)
+            em.copy(join(out, self.local_share(k, f"(({u})>>1)+1")), out)
             odd, em.items = em.items, odd_out
             em.items.append(SeqIf(f"({u}) & 1", odd))
         fast, em.items = em.items, outer
-        em.items.append(SeqIf.fallback(self.local_holds(k), slow, fast))
+        em.items.append(SeqIf.fallback(self.local_holds(k, seq), slow, fast))
         em.plans.setdefault((em.line, self.param(k).name), set()).add(
             "unit plan: the L2B's work-groups' blocks loaded as a contiguous share" + ("" if u == 0 else ", shifted"))
         return Val(em.values.kind_of(ty), (out,))
@@ -1035,7 +1051,7 @@ class Memory:
         got = self.local_unit(x, 4)
         if got is None or got[1] != 0:
             return False
-        k = got[0]
+        k, _, seq = got
         lay = em.lay
         half = lay.stripe // lay.l2b
         outer, em.items = em.items, []
@@ -1046,13 +1062,13 @@ class Memory:
         if whole:
             old = em.copy(val)
         else:
-            old = self.local_share(0)
+            old = self.local_share(k, 0)
             em.masked_copy(val, old, em.mask_of(p))
-        self.store_up(old, lambda lc: [MV(f"mvp/n{half}i{STORE_TAG} $lc{lc}@.{h} $d0", self.local_row(h, "0"), em.line)
+        self.store_up(old, lambda lc: [MV(f"mvp/n{half}i{STORE_TAG} $lc{lc}@.{h} $d0", self.local_array(k, h), em.line)
                                        for h in range(lay.l2b)])
         fast, em.items = em.items, outer
-        em.items.append(SeqIf.fallback(self.local_holds(k), slow, fast))
-        em.plans.setdefault((em.line, self.param(k).name), set()).add(
+        em.items.append(SeqIf.fallback(self.local_holds(k, seq), slow, fast))
+        em.plans.setdefault((em.line, self.param(k).name, "store"), set()).add(
             "unit plan: the wave's share stored into the L2B's work-groups' blocks")
         return True
 
