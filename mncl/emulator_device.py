@@ -489,6 +489,12 @@ class EmulatorDevice:
             wide = lay.widened(args[k].view)
             extra[abi.widened(k)] = self.scratch(("widened", k), wide.nbytes).dram
             emu.write_dram(0, extra[abi.widened(k)], wide)
+        for k in plan.snapshots:             # launch-start copies, replicated (Memory.snapshot)
+            offsets, data = lay.replicated(args[k].view)
+            copy = self.scratch(("snapshot", k), 8 * lay.group_longs(args[k].nbytes))
+            extra[abi.snapshot(k)] = copy.dram + lay.pad
+            for g, off in enumerate(offsets):
+                self.emu.write_dram(g, copy.dram + lay.pad + off, data)
         for k, pitch, interleave in plan.row_copies:
             extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay, interleave)
         stores, items = [], plan.seq["nwx"] * lay.wave

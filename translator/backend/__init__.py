@@ -73,6 +73,8 @@ class KernelBinary:
                                                     # launch must meet, else it runs "nd" (tileplan.py)
     row_stores: list = field(default_factory=list)  # [parameter, pitch, start, passes (sequencer expressions)]:
                                                     # transposed copies it stores rows to (rowstore.py)
+    snapshots: list = field(default_factory=list)   # written parameters whose loads read a launch-start copy
+                                                    # (Memory.snapshot), at sn<k>
 
     def to_dict(self):
         return asdict(self)
@@ -279,7 +281,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         + (em.rows.plan_list() if em.rows else []),
                         [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
                         list(em.tile_plan.tests),
-                        [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())])
+                        [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
+                        sorted(em.uses.get("snapshots", ())))
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

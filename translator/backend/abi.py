@@ -84,6 +84,12 @@ def widened(k) -> str:
     return f"w{k}"
 
 
+def snapshot(k) -> str:
+    """The address of buffer k's launch-start copy (replicated, like a read-only buffer) that its
+    loads read where every load precedes every store (Memory.snapshot)."""
+    return f"sn{k}"
+
+
 def row_copy(k) -> str:
     """The address, in every group's DRAM, of buffer k's row copy (LaunchPlan.row_copies), or -1."""
     return f"rc{k}"
@@ -120,6 +126,7 @@ def kernel_args(uses: dict) -> list:
     bases = sorted(uses.get("bases", ()), key=str)       # parameter indices, and "L" (__local scratch)
     return [ARGBLK, *WAVE_COUNTS] + [base(k) for k in bases] \
         + [widened(k) for k in sorted(uses.get("widened", ()))] \
+        + [snapshot(k) for k in sorted(uses.get("snapshots", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
@@ -362,7 +369,7 @@ def _specialised(kb, build, args, gs, failed, shared: set):
     """kb, or its "-norep" build when a replicated buffer overlaps another argument, then its
     "-res" / "-res1" build when every buffer that one keeps resident fits and overlaps none
     (choose_variant)."""
-    if kb.replicated and shared & set(kb.replicated):
+    if shared & set(kb.replicated + kb.snapshots):
         kb = build(kb.mode + "-norep")
     one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one
     res, rmode = (kb.resident_one, kb.mode + "-res1") if one else (kb.resident, kb.mode + "-res")
@@ -439,6 +446,7 @@ class LaunchPlan:
                                     # chunks of each it reads, rows in each group's DRAM; zeros if none
     row_stores: list = field(default_factory=list)  # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row store goes to row_store(k) (rowstore.py)
+    snapshots: list = field(default_factory=list)   # parameters whose launch-start copy goes to snapshot(k)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -523,7 +531,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
     row_stores = [(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in kb.row_stores]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
-                      pitches, report, wave * 4, local, row_stores)
+                      pitches, report, wave * 4, local, row_stores, list(kb.snapshots))
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

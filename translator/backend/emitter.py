@@ -133,6 +133,7 @@ class Emitter:
         self.areas: dict = {}             # key -> (L2BM, L1BM) staging shared by one kind of transfer
         self.priv_offsets = None          # (alloca -> byte offset, words, lane registers) of the private blocks
         self.written = None               # parameters the kernel may store through (memory.written_params)
+        self.loads_first = None           # ... of them, those loaded only before stored (memory.loads_before_stores)
         self.uniform_blocks = set()       # ("uniform", k): buffers whose uniform-load block register is set
         self.tables: dict = {}            # (buffer, size) -> its uniform-load table (memory.uniform_table)
         self.scatter_regs = {}            # per_l2b -> (subpeid, Z base, T base) of the scatter areas (scatter_setup)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import irtypes
-from .abi import ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, widened
+from .abi import (ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+                  widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -298,16 +299,16 @@ class Memory:
                 self.plan_flat(pitch, b[1], "load", em.window.plan(b[1]))
                 return Val(em.values.kind_of(ty), (em.window.load(b[1], aff),))
             if one_d and size == 4 and aff is not None and aff[0] == 4 and aff != (4, 0, None) \
-                    and self.is_replicated(b[1]):
+                    and self.readable(b[1]):
                 self.plan_flat(pitch, b[1], "load", "shifted load of the replicated buffer")
                 return Val(em.values.kind_of(ty), (self.shifted_load(b[1], aff),))
             if one_d and size == 4 and aff == (4, 0, None):
                 self.plan_flat(pitch, b[1], "load", "contiguous load")
                 reg = self.fast_load(b[1])[0]
                 return Val(em.values.kind_of(ty), (reg,))
-            if size in (4, 8) and aff is not None and aff[0] == 0 and self.is_replicated(b[1]):
+            if size in (4, 8) and aff is not None and aff[0] == 0 and self.readable(b[1]):
                 return self.uniform_load(b[1], aff, ty)
-            if em.rows is not None and size == 4 and pitch is None and self.is_replicated(b[1]):
+            if em.rows is not None and size == 4 and pitch is None and self.readable(b[1]):
                 two = self.flat_choice(i.ops[0], b[1], ty)
                 if two is not None:
                     return two
@@ -604,8 +605,8 @@ class Memory:
         if em.stored or any(ctx["stores"] for ctx in em.loop_stack):
             self.settle_stores()  # it may read what a store still in flight writes
         t = em.tag()
-        rep = self.is_replicated(k)
-        src = at if at is not None else f"{reg(base(k))}+%wx*{S * lay.groups}" if rep \
+        rep = not for_store and self.readable(k)
+        src = at if at is not None else f"{self.read_base(k)}+%wx*{S * lay.groups}" if rep \
             else f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k))
         d = em.new(f"ld{k}")
         mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line)
@@ -713,6 +714,70 @@ class Memory:
             return True
         return False
 
+    def loads_before_stores(self) -> set:
+        """Written buffer parameters whose every load comes before every store to them in each
+        work-item's program order (no load reachable from a store, loops included), touched only by
+        plain loads and stores; none in a kernel with a barrier.  Such a load can only see the
+        launch's starting value: another work-item's store to that element is a data race (work-items
+        of different work-groups have no way to order them, those of one group would need a barrier)."""
+        em = self.em
+        if em.loads_first is not None:
+            return em.loads_first
+        loads, stores, bad = {}, {}, set()
+        for b in em.f.blocks:
+            for n, i in enumerate(b.insts):
+                if i.op == "call" and i.callee == "__mncl_barrier":
+                    em.loads_first = set()
+                    return em.loads_first
+                if i.op in ("getelementptr", "bitcast", "addrspacecast"):
+                    continue                 # (its users say how the pointer is used)
+                for j, x in enumerate(i.ops):
+                    k = self.param_root(x) if isinstance(x, Inst) else None
+                    if not isinstance(k, int):
+                        continue
+                    if i.op == "load" and j == 0:
+                        loads.setdefault(k, []).append((b.name, n))
+                    elif i.op == "store" and j == 1:
+                        stores.setdefault(k, []).append((b.name, n))
+                    else:
+                        bad.add(k)
+        for k, at in stores.items():
+            for blk, n in at:
+                seen, todo = set(), list(em.succ.get(blk, ()))
+                while todo:
+                    x = todo.pop()
+                    if x not in seen:
+                        seen.add(x)
+                        todo += em.succ.get(x, ())
+                if any(lb in seen or lb == blk and ln > n for lb, ln in loads.get(k, ())):
+                    bad.add(k)
+        em.loads_first = set(stores) & set(loads) - bad
+        return em.loads_first
+
+    def snapshot(self, k) -> bool:
+        """Whether the loads of written buffer k read its launch-start copy, replicated like a
+        read-only buffer (the runtime writes it to abi.snapshot(k)): k is loaded only before it is
+        stored to (loads_before_stores), so every load path of a read-only buffer serves it
+        (shifted, uniform, tabled, staged rows, tiles, windows) instead of a gather of the buffer
+        as stores change it."""
+        em = self.em
+        if isinstance(k, int) and em.replicate and em.params[k].kind == "global" \
+                and k in self.written_params() and k in self.loads_before_stores():
+            em.uses.setdefault("snapshots", set()).add(k)
+            return True
+        return False
+
+    def readable(self, k) -> bool:
+        """Whether buffer k's loads read a replicated copy: its own (read-only) or its snapshot."""
+        return self.is_replicated(k) or self.snapshot(k)
+
+    def read_copy(self, k):
+        """The abi name of the copy of buffer k that loads read (abi.snapshot or abi.base)."""
+        return snapshot if self.snapshot(k) else base
+
+    def read_base(self, k) -> str:
+        return reg(self.read_copy(k)(k))
+
     def uniform_load(self, k, aff, ty) -> Val:
         """p[u] for a uniform u the sequencer knows, from a read-only (replicated) buffer.
 
@@ -761,7 +826,8 @@ class Memory:
         """The 64 long words of buffer k from long word blk on, into every L1BM at lb (mvb, l2bmb)."""
         em = self.em
         t = em.tag()
-        return [self.block_mv(k, blk, lc, base, t), Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
+        return [self.block_mv(k, blk, lc, self.read_copy(k), t), Op(f"wait i{t}", "wait", line=em.line),
+                self.l2bmb(lc, lb)]
 
     def uniform_table(self, k, u: str, size: int):
         """p[u] in a loop (x[j]): each PE keeps the 64 elements around u as a table in LM0 with one
@@ -790,7 +856,7 @@ class Memory:
         tw, reg, pf, areas, lb = tables[(k, size)]
         shift = 2 if size == 4 else 3
         blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
-        copy = widened if size == 4 else base
+        copy = widened if size == 4 else self.read_copy(k)
         em.uses.setdefault("widened" if size == 4 else "bases", set()).add(k)
         wait = lambda t: Op(f"wait i{t}", "wait", line=em.line)
         arms = []
@@ -851,7 +917,7 @@ class Memory:
         S, G = lay.stripe, lay.groups
         lc, lb, own = self.staging_area("shift", hoist)
         t = em.tag()
-        a = f"{reg(base(k))} + %wx * {G * S} + {shift}"
+        a = f"{self.read_base(k)} + %wx * {G * S} + {shift}"
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
         hi = lay.dram_longs - S
@@ -1151,8 +1217,8 @@ class Memory:
         if k == LOCAL and em.local_l2b:     # each L2B its own work-groups' blocks (abi.local_per_l2b)
             rounds = [self.by_chunks(S // CH, lambda n: [MV(f"mvp/n{n * CH}i{tg} $d0 $lc{glc}@.{h}",
                                                             self.local_row(h, r), em.line) for h in range(lay.l2b)])]
-        elif self.is_replicated(k):         # stripe rG + g of the whole copy in group 0
-            rounds = [[MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{reg(base(k))}+({r}*{G}+{g})*{S}", em.line)]
+        elif self.readable(k):              # stripe rG + g of the whole copy in group 0
+            rounds = [[MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{self.read_base(k)}+({r}*{G}+{g})*{S}", em.line)]
                       for g in range(G)]
         else:
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
