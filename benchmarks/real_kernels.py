@@ -18,8 +18,8 @@ launches moved (ev.stats.dram_bytes) against the compulsory bytes (per launch, e
 launch must read once and every element it writes once, summed over the launches); the achieved
 fraction of the modelled DRAM bandwidth (compulsory bytes / (cycles x [links] dram_l2bm bytes per
 cycle x groups), as compiled_kernels.py); the emulator's wall time for all the launches (the
-fastest of up to 3 runs while a run takes under 5 s; the build excluded); Oclgrind's wall time
-for the same launches of the same source on the same inputs; the ratio Oclgrind / emulator.
+fastest of 2 or 3 runs, a third while a run takes under 5 s: the build is excluded, and so, by
+the second run, is the first launch's one-time assembly); Oclgrind's wall time for the same launches of the same source on the same inputs; the ratio Oclgrind / emulator.
 Every output is checked against a numpy reference: exactly where the inputs are small integers
 or dyadic so that every fp32 sum and product is exact (asserted from the magnitudes), else within
 a bound derived from the operations (class Bound below).
