@@ -149,7 +149,7 @@ def test_choose_variant(restrict, same, expect):
 
     def build(mode):
         built.append(mode)
-        return SimpleNamespace(mode=mode, replicated=[], resident=[], resident_one=[], pitches=[])
+        return SimpleNamespace(mode=mode, replicated=[], snapshots=[], resident=[], resident_one=[], pitches=[])
     x, y = buf(1000, 4 * lay.wave), buf(1000 + 8 * lay.wave, 4 * lay.wave)
     args = [x, x if same else y, b"\0\0\0\0"]
     kernel = SimpleNamespace(uses_barrier=False, local_mem_bytes=0)

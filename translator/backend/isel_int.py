@@ -146,6 +146,8 @@ class IntSelection:
                 aff = aff_scale(ca, 1 << cb[1])
             elif op == "or" and " disjoint " in f" {i.text} ":      # (no common bits: an add)
                 aff = aff_add(ca, cb, 1)
+            elif op == "xor" and cb == (0, -1, None):                # ~x, how LLVM writes -x - 1
+                aff = aff_add((0, -1, None), ca, -1)
         rng = self.binop_rng(op, a, b) if wide else None
         if op in INT_BIN32:
             if wide and a.narrow is not None and b.narrow is not None and op in ("add", "sub", "and", "or", "xor", "shl") \

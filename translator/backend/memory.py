@@ -1186,7 +1186,7 @@ class Memory:
         out = acc if size == 8 else [em.new("ld")]
         if not em.gathers:
             em.gathers = (k, [], em.items)
-        em.gathers[1].append((rel, ty, acc, out))
+        em.gathers[1].append((rel, ty, acc, out, self.lane_span(k, ptr.gid_affine, size)))
         em.deferred = defer
         if not defer:
             self.flush_gathers()
@@ -1207,9 +1207,10 @@ class Memory:
         em.uses.setdefault("rows", set()).add(k)
         em.items = []
         self.chunk_to_lm0()
-        for rel, ty, acc, _ in entries:
+        for rel, ty, acc, *_ in entries:
             self.read_chunk(rel, type_size(ty), 0, acc)
-            em.alu("isub", rel, em.c32(2 * CH), dst=rel)
+        advance = lambda longs: [em.alu("isub", rel, em.c32(2 * longs), dst=rel) for rel, *_ in entries]
+        advance(CH)
         body = em.items
         em.items = []
         r, c = em.seq_reg("r"), em.seq_reg("c")
@@ -1222,18 +1223,56 @@ class Memory:
                       for g in range(G)]
         else:
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
+        span = self.batch_span([e[4] for e in entries], items) if len(rounds) == G else None
         for g, mvs in enumerate(rounds):
             n = self.chunks_in(k, f"{r} * {G} + {g}")
             outer_round, em.items = em.items, list(mvs)
             em.op(f"wait i{tg}", "wait")
-            em.items.append(SeqLoop(c, "0", n, [Call(body, {"lc": f"{c}*{CH}"})]))
+            chunk = f"({r} * {G} + {g}) * {S} + {c} * {CH}"
+            em.items.append(SeqLoop(c, "0", n, self.within(span, chunk, CH, [Call(body, {"lc": f"{c}*{CH}"})],
+                                                           advance)))
             em.items = outer_round + (em.items if n.isdigit() or n.startswith("%") else [SeqIf(f"{n} > 0", em.items)])
-        loop = SeqLoop(r, "0", reg(rows(k)), em.items)
+        loop = SeqLoop(r, "0", reg(rows(k)), self.within(span, f"{r} * {G * S}", G * S, em.items, advance))
         em.items = items                     # (the pass goes at the end of the list the loads went to)
         em.items.append(loop)
-        for _, ty, acc, out in entries:
+        for _, ty, acc, out, _ in entries:
             self.lane_value(acc, ty, out[0])
         em.items = here
+
+    def lane_span(self, k, aff, size: int):
+        """(first, last) long word of buffer k that a wave's live lanes may touch through an index
+        of affine form aff (bytes; sequencer expressions), or None where that is not known (no form,
+        __local scratch, an N-D build)."""
+        em = self.em
+        if aff is None or not isinstance(k, int) or not em.one_d or em.rows is not None:
+            return None
+        lo, hi = em.bounds.wave_extent(aff)
+        return f"(({lo}) >> 3)", f"((({hi}) + {size - 1}) >> 3)"
+
+    def batch_span(self, spans: list, items: list):
+        """Sequencer registers holding the least first and the greatest last long word of `spans`
+        (lane_span's), set at the end of `items`; None if one of them is None."""
+        if not spans or any(s is None for s in spans):
+            return None
+        em = self.em
+        lo, hi = em.seq_reg("slo"), em.seq_reg("shi")
+        items += [SeqSet(lo, spans[0][0]), SeqSet(hi, spans[0][1])]
+        for a, b in spans[1:]:
+            items += [SeqSet(lo, f"{lo} if {lo} < {a} else {a}"), SeqSet(hi, f"{hi} if {hi} > {b} else {b}")]
+        return lo, hi
+
+    def within(self, span, first: str, n: int, then: list, advance) -> list:
+        """`then` (a gather's or scatter's work on long words [first, first + n) of the buffer) where
+        they meet the span its lanes touch; elsewhere only the lanes' running chunk index moves past
+        them (advance(n): one step), so a pass over a large buffer costs what its wave touches."""
+        if span is None:
+            return then
+        em = self.em
+        outer, em.items = em.items, []
+        advance(n)
+        skip, em.items = em.items, outer
+        lo, hi = span
+        return [SeqIf(f"({first}) <= {hi} and ({first}) + {n} > {lo}", then, skip)]
 
     def by_group(self, g: str, mv) -> list:
         """The MV mv(q) for the group q that sequencer register g holds (an MV names its group in its

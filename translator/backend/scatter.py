@@ -167,9 +167,9 @@ class Scatter:
             claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
             if any(whens):
                 em.colliding.add(k)
-            self.scatter_pass(k, entries, claims)
+            self.scatter_pass(k, entries, claims, [em.memory.lane_span(k, aff, size) for _, _, aff, size, _ in infos])
 
-    def scatter_pass(self, k, entries, claims=None):
+    def scatter_pass(self, k, entries, claims=None, spans=()):
         """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
         -1 where the lane does not store, the value in place in its word[, the bits it replaces])
         or (8, index of the low word, odd and even work-items' values).
@@ -236,9 +236,15 @@ class Scatter:
             self.sum_into(lambda lc, t: em.memory.by_group(
                 g, lambda q: MV(f"mvriiadd/n{CH}i{t} $lc{lc} $d0@{q}", at, em.line)))
         em.alu("iadd", cb, em.c32(n_words), dst=cb)
-        chunks = SeqLoop(c, "0", em.memory.chunks_in(k, f"{r} * {G}" if own else f"{r} * {G} + {g}"), em.items)
-        em.items = outer
-        em.items.append(SeqLoop(r, "0", reg(rows(k)), [chunks if own else SeqLoop(g, "0", str(G), [chunks])]))
+        # (only the chunks the lanes' indices meet, where their affine forms say: memory.within)
+        span = None if own else em.memory.batch_span(list(spans), outer)
+        advance = lambda longs: em.alu("iadd", cb, em.c32(2 * longs), dst=cb)
+        work, em.items = em.items, outer
+        chunks = SeqLoop(c, "0", em.memory.chunks_in(k, f"{r} * {G}" if own else f"{r} * {G} + {g}"),
+                         work if own else em.memory.within(span, f"({r} * {G} + {g}) * {S} + {c} * {CH}", CH, work,
+                                                           advance))
+        em.items.append(SeqLoop(r, "0", reg(rows(k)), [chunks] if own else em.memory.within(
+            span, f"{r} * {G * S}", G * S, [SeqLoop(g, "0", str(G), [chunks])], advance)))
 
     def may_collide(self, k, aff, size: int, form=None, block=None):
         """When two lanes of a wave may store to one element, and the scatter claims: a sequencer
