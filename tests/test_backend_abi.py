@@ -27,6 +27,7 @@ class FakeBinary:
     widened: list = field(default_factory=list)
     row_copies: list = field(default_factory=list)
     row_stores: list = field(default_factory=list)
+    snapshots: list = field(default_factory=list)
     name: str = "k"
 
 
@@ -71,7 +72,7 @@ VARIANTS = [
     ((launch([100]), [x, y]), ALL, (), (), (), "1d-n8"),                          # few work-items: narrowed
     ((launch([10000]), [x, y]), ALL, (), (), (), "1d-n2"),                        # a quarter wave: twice
     ((launch([100]), [x, y]), ("1d", "nd"), (), (), (), "1d"),                    # the narrowed build fails
-    ((launch([100], [4]), [x, LocalScratch(16)]), ALL, (), (), (), "1d"),         # __local: whole groups
+    ((launch([100], [4]), [x, LocalScratch(16)]), ALL, (), (), (), "1d-n8"),      # __local: groups tile the narrow runs
     ((launch([1 << 20]), [x, x]), ALL, (0,), (), (), "1d-norep"),                 # replicated x passed twice
     ((launch([1 << 20]), [x, y]), ALL, (0,), (), (), "1d"),                       # ... once: kept
     ((launch([100]), [x, x]), ALL, (0,), (), (), "1d-n8-norep"),

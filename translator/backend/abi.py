@@ -341,7 +341,9 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
         return na and _optional(build, m + na, failed) or _optional(build, m, failed)
     mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] and not (
         uses_local(kernel, args) and lay.l2b_items % ls[0]) else "nd"     # (local_per_l2b)
-    narrow = lay.narrowest(gs[0]) if mode == "1d" and not group else 1
+    narrow = lay.narrowest(gs[0]) if mode == "1d" else 1
+    if group and narrow > 1 and lay.narrowed(narrow).l2b_items % ls[0]:
+        narrow = 1                      # (work-groups must tile each L2B's run: abi.local_per_l2b)
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
         # a rows build whose staging does not fit L2BM: a wave narrowed 2 or 4 times may (smaller shares)
