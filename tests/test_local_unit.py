@@ -263,3 +263,18 @@ def test_halving_and_doubling_loops_count_as_c_does(tmp_path, g, n, lo):
         (tmp_path / "t.cl").write_text(HALVING)
         asm = mncc_asm(tmp_path / "t.cl")
         assert asm.count(".while") == 1 and asm.count(".loop %n") >= 4, asm
+
+
+def test_a_small_work_group_launch_runs_in_a_narrow_wave():
+    """One work-group of 256 on mncore2 (a wave holds 32,768): the launch narrows as one without
+    __local memory does (its groups tile the narrowed L2B runs), so each level of the tree moves
+    the narrow wave's shares, not a full wave's (~3 MB of DRAM in the full wave)."""
+    n = ls = 256
+    ctx, q = device_env("mncore2", new=True)
+    prg = cl.Program(ctx, TREE).build()
+    x = np.arange(n, dtype=np.float32)
+    ob = buf(ctx, np.zeros(1, np.float32))
+    ev = prg.tree(q, (n,), (ls,), buf(ctx, x), ob, cl.LocalMemory(4 * ls))
+    ev.wait()
+    assert read(q, ob, np.zeros(1, np.float32))[0] == x.sum()
+    assert ev.stats.dram_bytes < 1 << 20, ev.stats.dram_bytes
