@@ -1660,3 +1660,45 @@ def test_aliased_or_too_big_buffers_are_not_resident(env):
     cl.enqueue_copy(q, got, out)
     np.testing.assert_array_equal(got, keys[keys[:8]] + keys[(keys[:8] + 3) & 63])
     assert not resident_modes(prg, ctx, "hist")
+
+
+MASKED = r"""
+__kernel void mvt(__global const float *At, __global const float *x, __global float *y, int m, int n, int k) {
+  int i = get_global_id(0);
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) {
+    float a = At[j * m + i + k];
+    s += rsqrt(fabs(a) + x[j]) * (a > 0.25f ? a : -0.5f * a);
+  }
+  y[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("g, m, n, k", [(1000, 1003, 7, 1), (300, 300, 64, 0), (100, 128, 5, 3)])
+def test_a_loop_with_masks_made_in_the_pass_is_packed_bit_for_bit(mncore2, g, m, n, k):
+    """rsqrt's special cases and a select are writes under masks the pass makes: masks are per
+    cycle, so such ops are lane-wise and the loop packs (it did not: nbody's force loop), giving
+    the unpacked loop's bits."""
+    import translator.backend.packing as packing
+    ctx, q, _ = mncore2
+    ys = {}
+    for on in (True, False):
+        prg = cl.Program(ctx, MASKED + ("" if on else "/* unpacked */\n")).build()
+        packing.ENABLED = on
+        try:
+            rng = np.random.default_rng(g + n)
+            At = rng.uniform(-1, 1, n * m + k + 8).astype(np.float32)
+            x = rng.uniform(1, 2, n + 1).astype(np.float32)
+            yb = buf(ctx, np.zeros(g, np.float32))
+            prg.mvt(q, (g,), None, buf(ctx, At), buf(ctx, x), yb, np.int32(m), np.int32(n), np.int32(k)).wait()
+        finally:
+            packing.ENABLED = True
+        ys[on] = np.empty(g, np.float32)
+        cl.enqueue_copy(q, ys[on], yb)
+        asm = prg._loaded[ctx.devices[0]].kernels[("mvt", "1d-n8")].asm
+        assert ("%pq1" in asm) == on
+    np.testing.assert_array_equal(ys[True], ys[False])
+    a = At[:n * m].reshape(n, m)[:, k:k + g] if n else np.zeros((0, g), np.float32)
+    want = (1 / np.sqrt(np.abs(a) + x[:n, None]) * np.where(a > 0.25, a, -0.5 * a)).sum(axis=0)
+    np.testing.assert_allclose(ys[True], want, rtol=1e-4, atol=1e-4)

@@ -250,8 +250,12 @@ class Packer:
                     self.loads += 1
                 continue
             reads = x.srcs + x.msrc + (x.dsts + x.mdst if x.partial else ())
-            lanewise = x.unit in ("alu", "mau") and not (x.mem or x.msrc or x.mdst or x.partial) \
-                and "/" not in x.text and "{u" not in x.text and not x.text.startswith(NOT_LANEWISE)
+            # masks are per cycle: an op under a mask the packed part made, or making one, is lane-wise
+            # (a masked write's kept lanes too, when the packed part made its destination); a fixed
+            # cycle pattern is not
+            lanewise = x.unit in ("alu", "mau") and not x.mem and "{u" not in x.text \
+                and not x.text.startswith(NOT_LANEWISE) and re.sub(r"/\{k\d+\}", "", x.text).count("/") == 0 \
+                and all(m in ind_w for m in x.msrc) and (not x.partial or all(d in ind_w for d in x.dsts))
             if not lanewise or any(r in carried or r in dep_w for r in reads) \
                     or any(r in carried for r in x.dsts + x.mdst):
                 if cond or x.mem or x.unit not in ("alu", "mau"):
@@ -261,9 +265,9 @@ class Packer:
                 for r in reads:
                     dep_reads.setdefault(r, len(dep))
             else:
-                if any(r in dep_reads for r in x.dsts):
+                if any(r in dep_reads for r in x.dsts + x.mdst):
                     raise NoPack("a packed op rewrites what the carried part read before")
-                ind_w |= set(x.dsts)
+                ind_w |= set(x.dsts + x.mdst)
         if not self.loads:
             raise NoPack("nothing to pack")
         if dep_w & ind_w:
