@@ -757,9 +757,9 @@ class Memory:
     def snapshot(self, k) -> bool:
         """Whether the loads of written buffer k read its launch-start copy, replicated like a
         read-only buffer (the runtime writes it to abi.snapshot(k)): k is loaded only before it is
-        stored to (loads_before_stores), so every load path of a read-only buffer serves it
-        (shifted, uniform, tabled, staged rows, tiles, windows) instead of a gather of the buffer
-        as stores change it."""
+        stored to (loads_before_stores), so the load paths of a read-only buffer serve it
+        (shifted, uniform, tabled; the row, tile and window plans still ask is_replicated)
+        instead of a gather of the buffer as stores change it."""
         em = self.em
         if isinstance(k, int) and em.replicate and em.params[k].kind == "global" \
                 and k in self.written_params() and k in self.loads_before_stores():
@@ -1124,7 +1124,6 @@ class Memory:
         scatter()
         em.scatter.flush_scatters()
         slow, em.items = em.items, []
-        em.scatter.flush_scatters()
         if whole:
             old = em.copy(val)
         else:
@@ -1223,7 +1222,7 @@ class Memory:
                       for g in range(G)]
         else:
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
-        span = self.batch_span([e[4] for e in entries], items) if len(rounds) == G else None
+        span = self.batch_span([e[4] for e in entries], items)
         for g, mvs in enumerate(rounds):
             n = self.chunks_in(k, f"{r} * {G} + {g}")
             outer_round, em.items = em.items, list(mvs)
