@@ -278,3 +278,36 @@ def test_a_small_work_group_launch_runs_in_a_narrow_wave():
     ev.wait()
     assert read(q, ob, np.zeros(1, np.float32))[0] == x.sum()
     assert ev.stats.dram_bytes < 1 << 20, ev.stats.dram_bytes
+
+
+MIXED = """
+__kernel void mixed(__global const int *in, __global int *out, __local int *s)
+{
+    int lid = get_local_id(0), n = get_local_size(0);
+    s[lid] = in[get_global_id(0)];                  /* the unit plan */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int p = (lid * 7) % n;                          /* a permutation: gathered and scattered */
+    int v = s[p];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[p] = v * 10 + lid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[lid] - (lid + 1 < n ? s[lid + 1] : 0);   /* the unit plan again */
+}
+"""
+
+
+@pytest.mark.parametrize("machine, ls", [("tiny", 64), ("mncore2", 128)])
+def test_unit_and_gathered_accesses_of_one_array_agree(machine, ls):
+    ctx, q = device_env(machine)
+    prg = cl.Program(ctx, MIXED).build()
+    n = 1024
+    x = np.random.default_rng(ls).integers(0, 1000, n).astype(np.int32)
+    ob = buf(ctx, np.zeros(n, np.int32))
+    prg.mixed(q, (n,), (ls,), buf(ctx, x), ob, cl.LocalMemory(4 * ls)).wait()
+    s = x.reshape(-1, ls).copy()
+    lid = np.arange(ls)
+    p = (lid * 7) % ls
+    t = np.empty_like(s)
+    t[:, p] = s[:, p] * 10 + lid
+    nxt = np.concatenate([t[:, 1:], np.zeros((t.shape[0], 1), np.int32)], axis=1)
+    np.testing.assert_array_equal(read(q, ob, np.zeros(n, np.int32)), (t - nxt).reshape(-1))
