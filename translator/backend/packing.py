@@ -212,7 +212,10 @@ class Packer:
     def fetch(it: SeqIf):
         return not it.orelse and any(isinstance(x, SeqSet) for x in it.then)
 
-    def classify(self, tree):
+    def classify(self, tree, held=frozenset()):
+        """Split the pass into the packed part and the carried part.  held: ops making masks that
+        stay in the carried part (a mask the carried part reads must be made there: it cannot
+        select a cycle of a mask)."""
         seq = list(self.linear(self.loop.body))
         written = {r for o in flat_ops(self.loop.body) for r in o.dsts + o.mdst}
         opaque, fetch_reads = set(), set()
@@ -255,7 +258,8 @@ class Packer:
             # cycle pattern is not
             lanewise = x.unit in ("alu", "mau") and not x.mem and "{u" not in x.text \
                 and not x.text.startswith(NOT_LANEWISE) and re.sub(r"/\{k\d+\}", "", x.text).count("/") == 0 \
-                and all(m in ind_w for m in x.msrc) and (not x.partial or all(d in ind_w for d in x.dsts))
+                and all(m in ind_w for m in x.msrc) and (not x.partial or all(d in ind_w for d in x.dsts)) \
+                and id(x) not in held
             if not lanewise or any(r in carried or r in dep_w for r in reads) \
                     or any(r in carried for r in x.dsts + x.mdst):
                 if cond or x.mem or x.unit not in ("alu", "mau"):
@@ -274,8 +278,12 @@ class Packer:
             raise NoPack("a register written by both parts")
         if any(r in opaque for x, _ in seq if isinstance(x, Op) for r in x.srcs + x.msrc):
             raise NoPack("reads a table fetch's register")
-        if any(r in ind_w for x in dep for r in x.msrc):
-            raise NoPack("a mask from the packed part")
+        shared = {r for x in dep for r in x.msrc if r in ind_w}
+        if shared:                    # make those masks in the carried part, and try again
+            makers = {id(x) for x, _ in seq if isinstance(x, Op) and set(x.mdst) & shared}
+            if makers <= held:
+                raise NoPack("a mask from the packed part")
+            return self.classify(tree, held | makers)
         outside = {r for r, is_def in events(tree, skip=self.loop) if not is_def}
         if ind_w & outside:
             raise NoPack("a packed value is read after the loop")
