@@ -29,8 +29,9 @@ kernel that hangs or kills the interpreter becomes a row saying so;
   (median of 3, in a process where LLVM is already initialised); when an
   ``mncl-cc`` command is on PATH it is timed as well, as a subprocess;
 * emulator: wall time (time.perf_counter) of one kernel call + ``ev.wait()``,
-  the fastest of up to REPEAT (3) launches (fewer when one takes over 5 s; the
-  inputs are written back, untimed, before each, and Oclgrind gets the same)
+  the fastest of up to REPEAT (3) launches (at least two: the first assembles the
+  build; fewer than three when one takes over 5 s; the inputs are written back,
+  untimed, before each, and Oclgrind gets the same)
   after the build, so it holds the launch only: argument block and buffers
   written to emulated DRAM, the run, buffers read back (the detail line
   says how much of it is ``Emulator.run``);
