@@ -1375,14 +1375,17 @@ __kernel void pf(__global const float *x, __global const float *z, __global floa
 def test_the_next_waves_read_only_loads_move_during_this_wave(env, n):
     """x[i], z[i + 1] (two long-word loads) and z[i + u] (read-only buffers) of wave w + 1 are
     issued during wave w, into the other of two sets of staging areas (prefetch.py), and so is
-    y[i], which the kernel writes, but only at y[i]: with one more store elsewhere (a scatter) y
-    waits for its own wave.  Results as numpy's for one wave, a partial one and up to five (tiny:
-    512 work-items a wave), odd and even wave counts."""
+    y[i], which the kernel writes, but only at y[i] or loads only before it stores (from its
+    launch-start snapshot, Memory.snapshot): with one more store elsewhere (a scatter) and a load
+    after it, y waits for its own wave.  Results as numpy's for one wave, a partial one and up to
+    five (tiny: 512 work-items a wave), odd and even wave counts."""
     ctx, q, _ = env
     asm = tiny_asm(PREFETCHED, "pf")
     assert asm.count("i253 ") == 5 and re.search(r"\.if %wx \+ 1 < %nwx", asm)
     scattering = PREFETCHED.replace("z[i + u];", "z[i + u];\n  if (i == 0) y[u] = 1.0f;")
-    assert tiny_asm(scattering, "pf").count("i253 ") == 4
+    assert tiny_asm(scattering, "pf").count("i253 ") == 5          # (a snapshot)
+    loading = PREFETCHED.replace("z[i + u];", "z[i + u];\n  if (i == 0) y[u] = y[u + 1] + 1.0f;")
+    assert tiny_asm(loading, "pf").count("i253 ") == 4
     prg = cl.Program(ctx, PREFETCHED).build()
     rng = np.random.default_rng(n)
     u = 3
