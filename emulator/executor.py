@@ -214,6 +214,7 @@ class Emulator:
         self._nib_memo = (-1, -1, -1, b"")
         self._runs = 0                   # runs begun (_keep's stamp: the host may write mask entries between)
         self._keep_stamp: dict = {}
+        self._fused_few: dict = {}       # plan._fused_few: (entry, layout) -> (stamp, masks, fused stores)
 
     # -- observers ---------------------------------------------------------------------------
     def subscribe(self, observer) -> None:

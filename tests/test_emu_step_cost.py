@@ -198,3 +198,58 @@ def test_shifts_finish_into_the_destination_rows(monkeypatch):
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
+
+
+TABLE_FILL = """
+lpassa $peid $lr0v
+limm l"3" $ls16v
+limm l"1" $ls32v
+imm i"5" $ls24v
+imm i"1" $ls40v
+nop
+nop
+.block b
+    lxor $lr0v $ls16v $omr4
+    ixor $lr0v $ls24v $omr5
+    nop
+    nop
+    l1bmp $llb0 $llm64v/$imr4
+    l1bmp $llb8 $llm80v/$imr4
+    l1bmp $lb16 $lm96v/$imr4
+    l1bmp $llb24 $lln64v/$imr4
+    l1bmp $llb32 $llm112v/$imr5
+    l1bmp $lb40 $lm128v/$imr5
+    l1bmm $lb32 $lm136v/$imr4
+    ladd $ls16v $ls32v $ls16v
+    iadd $ls24v $ls40v $ls24v
+    nop
+    nop
+.endblock
+.loop %i = 0, 4
+    .call b lb=%i*8
+.endloop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_table_fills_to_a_few_pes_store_both_long_words_at_once(monkeypatch, machine):
+    """L1BM broadcasts under a flag entry that keeps one PE, the PE moving from call to call (a table
+    fill hands out one long word per PE): the steps of one mask share one gather and one scatter for
+    both long words of an ll store (plan._fused_few), and leave the state, cycles and steps of the
+    parts stored one by one and of the general path."""
+    import emulator.plan as plan
+    fused = []
+    fuse = plan._fused_few
+    monkeypatch.setattr(plan, "_fused_few", lambda *a: (lambda r: fused.append(r) or r)(fuse(*a)))
+    got = _final_state(TABLE_FILL, machine=machine)
+    assert any(r is not None and r[2] is None for r in fused)          # every bit kept
+    assert any(r is not None and r[2] is not None for r in fused)      # some bits kept
+    assert any(r is not None and r[0].size > r[1][:1].size and len(set(r[1].tolist())) == r[1].size
+               for r in fused)
+    monkeypatch.setattr(plan, "_fused_few", lambda *a: None)
+    parts = _final_state(TABLE_FILL, machine=machine)
+    want = _final_state(TABLE_FILL, monkeypatch, machine=machine)
+    for other in (parts, want):
+        assert got[1:] == other[1:]
+        for k in other[0]:
+            assert np.array_equal(got[0][k], other[0][k]), k
