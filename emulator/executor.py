@@ -118,6 +118,12 @@ def _nd(x) -> int:
     return x.ndim if isinstance(x, np.ndarray) else 0
 
 
+def _gather(m, at):
+    """m[at] for _target's (array, index): a T-indirect access (one index array into the flat view)
+    by ndarray.take, the same elements about a quarter faster than indexing."""
+    return m.take(at[0]) if m.ndim == 1 else m[at]
+
+
 def _flat(v):
     """A value as (cycle, P): a broadcast kept as a view (transfers._down) becomes one here."""
     return v.reshape(v.shape[0], -1) if v is not None and v.ndim > 2 else v
@@ -691,10 +697,10 @@ class Emulator:
                 return views
             if op.width == "w":
                 m, at = self._target(st.mem32[sp], a, r0, r1)
-                return m[at].astype(U64) << U64(32), None
+                return _gather(m, at).astype(U64) << U64(32), None
             m, at0 = self._target(st.mem[sp], a, r0)
             at1 = self._target(st.mem[sp], a, r1)[1] if r1 is not None else None
-            return m[at0], (m[at1] if at1 is not None else None)
+            return _gather(m, at0), (_gather(m, at1) if at1 is not None else None)
         if sp == "t":
             return st.t[:, :, 0].copy(), st.t[:, :, 1].copy()
         if sp in st.fwd:
@@ -961,7 +967,7 @@ class Emulator:
                     at = (rows[c],) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)
                     mem[at] ^= (mem[at] ^ val[c]) & keep[c]
                 return
-            old = mem[where]
+            old = _gather(mem, where)
             new = old ^ ((old ^ val) & keep)
             if _nd(where[0]) == 2 and all(isinstance(x, np.ndarray) for x in where):
                 # T-indirect: several cycles may name one address, and a masked-off cycle must not

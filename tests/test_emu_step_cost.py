@@ -253,3 +253,39 @@ def test_table_fills_to_a_few_pes_store_both_long_words_at_once(monkeypatch, mac
         assert got[1:] == other[1:]
         for k in other[0]:
             assert np.array_equal(got[0][k], other[0][k]), k
+
+
+T_INDIRECT = """
+ixor $peid $ls200v $omr3
+nop
+.block b
+    ipassa $mt4 $ls64v
+    lpassa $lmt8 $ls80v
+    lpassa $llmt16 $llr96v
+    ipassa $ls64v $mt40
+    lpassa $lr8v $lmt48/$imr3
+    nop
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b m=%i*16
+.endloop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
+    """T-indirect reads (words, long words, pairs) and a masked T-indirect store take their
+    elements with ndarray.take on the memory's flat view (executor._gather): the state, cycles and
+    steps of numpy's indexing."""
+    import emulator.executor as executor
+    flat = []
+    gather = executor._gather
+    monkeypatch.setattr(executor, "_gather", lambda m, at: flat.append(m.ndim == 1) or gather(m, at))
+    got = _final_state(T_INDIRECT, machine=machine)
+    assert flat.count(True) >= 4 * 3 * 2
+    monkeypatch.setattr(executor, "_gather", lambda m, at: m[at])
+    want = _final_state(T_INDIRECT, machine=machine)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
