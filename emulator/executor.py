@@ -863,7 +863,7 @@ class Emulator:
         elif m.max() == 0:
             keep = False
         else:
-            keep = np.take(_lut_as(lut, dt), nib)
+            keep = _lut_as(lut, dt).take(nib.astype(np.intp))    # (an intp index: no conversion inside take)
             keep.flags.writeable = False
         self._keep_cache[key] = (raw, keep)
         return keep
@@ -876,9 +876,10 @@ class Emulator:
         if len(hit) == 3:
             return hit[2]
         few = None
-        if np.count_nonzero(keep) * 16 <= keep.size:      # (counted first: most masks keep many)
-            at = np.nonzero(keep)
-            src = at[0] * keep.shape[1] + at[1]
+        kept = (keep != 0).reshape(-1)           # (numpy's nonzero is several times faster on flat bools)
+        if np.count_nonzero(kept) * 16 <= keep.size:      # (counted first: most masks keep many)
+            src = kept.nonzero()[0]
+            at = divmod(src, keep.shape[1])
             few = (at, src, bool((keep.reshape(-1)[src] == np.array(-1).astype(keep.dtype)).all()), {})
         self._keep_cache[key] = hit + (few,)
         return few
