@@ -289,3 +289,18 @@ def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
+
+
+@pytest.mark.parametrize("msb_first", [True, False])
+def test_two_lane_flag_nibbles_are_the_per_lane_definition(msb_first):
+    """flags_nibble of two lanes a long word (i / f precision: 2 bits a lane), worked out by shifts of
+    the lanes' bytes as one uint16, for contiguous, reversed and strided flags: the nibble the
+    per-lane definition (semantics._flags_nibble_general) gives."""
+    from emulator.semantics import _flags_nibble_general
+    rng = np.random.default_rng(11)
+    f = rng.random((4, 96, 2)) < 0.5
+    for v in (f, f[..., ::-1], f[:, ::3], np.ascontiguousarray(f.transpose(1, 0, 2)).transpose(1, 0, 2)):
+        got = flags_nibble(v, msb_first)
+        want = _flags_nibble_general(v, msb_first)
+        assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert sorted(set(flags_nibble(f, msb_first).reshape(-1).tolist())) == [0, 3, 12, 15]
