@@ -365,14 +365,23 @@ class Emulator:
             if isinstance(n, Run):
                 self._call(n, regs)
             elif isinstance(n, SetReg):
-                regs[n.reg] = self._eval(n.expr, regs, n)
+                try:                   # (the expression's code itself: _eval only to fault)
+                    regs[n.reg] = n.expr.code(regs)
+                except (KeyError, ZeroDivisionError):
+                    self._eval(n.expr, regs, n)
+                    raise
             elif isinstance(n, Loop):
                 start, stop, step = (self._eval(x, regs, n) for x in (n.start, n.stop, n.step))
                 if step == 0:
                     raise self._fault("loop step is 0", n.line, n.text, None)
                 self._loop(n, range(start, stop, step), regs)
             elif isinstance(n, If):
-                self._nodes(n.then if self._eval(n.cond, regs, n) else n.orelse, regs)
+                try:
+                    cond = n.cond.code(regs)
+                except (KeyError, ZeroDivisionError):
+                    self._eval(n.cond, regs, n)
+                    raise
+                self._nodes(n.then if cond else n.orelse, regs)
             elif isinstance(n, Fault):
                 raise self._fault(n.message, n.line, n.text, None)
             elif isinstance(n, (AnyLoop, IfAny)):
@@ -435,7 +444,11 @@ class Emulator:
 
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
-        self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+        try:                           # (the expressions' code itself: _eval only to fault)
+            self.off = off = {sp: x.code(regs) for sp, x in node.offsets.items()}
+        except (KeyError, ZeroDivisionError):
+            self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+            raise
         for sp, v in off.items():
             if abs(v) >= 1 << 40:
                 raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,

@@ -304,3 +304,21 @@ def test_two_lane_flag_nibbles_are_the_per_lane_definition(msb_first):
         want = _flags_nibble_general(v, msb_first)
         assert got.dtype == np.uint8 and np.array_equal(got, want)
     assert sorted(set(flags_nibble(f, msb_first).reshape(-1).tolist())) == [0, 3, 12, 15]
+
+
+@pytest.mark.parametrize("text, message", [
+    (".set %a = %b + 1", "register %b is not set"),
+    (".set %a = 4 / (%n - 3)", "division by zero in '4 / (%n - 3)'"),
+    (".if %b > 0\n    nop\n.endif", "register %b is not set"),
+    (".if 4 % (%n - 3)\n    nop\n.endif", "division by zero in '4 % (%n - 3)'"),
+    (".call b m=%b*2", "register %b is not set"),
+    (".call b m=8/(%n-3)", "division by zero in '8/(%n-3)'"),
+])
+def test_sequencer_expressions_fault_at_their_statement(text, message):
+    """The sequencer runs a .set's, an .if's and a .call offset's compiled code itself; an unset
+    register or a division by zero still faults with the statement's line and text (Emulator._eval)."""
+    from emulator.errors import EmuFault
+    prog = assemble(".block b\n    nop\n.endblock\n.set %n = 3\n" + text + "\n", "t.vsm")
+    with pytest.raises(EmuFault) as err:
+        Emulator("tiny").run(prog)
+    assert message in str(err.value) and "t.vsm:5" in str(err.value)
