@@ -242,6 +242,11 @@ def _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1):
     from .executor import LUT_L, LUT_LL0, LUT_LL1, U64
     parts = [(r0, LUT_L if r1 is None else LUT_LL0, 0)] + ([(r1, LUT_LL1, 1)] if r1 is not None else [])
     memo = {}
+    # both parts' stores as one gather and one scatter (_fused_few), shared by the steps that store
+    # this kind of broadcast under this entry with these row strides
+    d = r0.step
+    fkey = (entry, kind, k, d, P)
+    at_s, lc = [None, None, None], P * r0.start
 
     def write(emu, e, v0, v1, flags, st):
         a = src.base + emu.off.get("lb", 0)
@@ -252,6 +257,18 @@ def _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1):
             hook(emu, sp, words, text, None)
         if emu._fwd_live:
             emu._settle(sp, 0, 1 << 62)
+        one = _fused_few(emu, fkey, nib, parts, l1bm_at)
+        if one is not None:
+            src_at, dst_at, bits = one
+            if at_s[0] is not one or at_s[1] != a:          # (a is the block's L1BM offset: it seldom moves)
+                at_s[0], at_s[1], at_s[2] = one, a, (src_at + a, dst_at + lc)
+            s_at, d_at = at_s[2]
+            new = l1bm.take(s_at)
+            if bits is not None:
+                old = flat.take(d_at)
+                new = old ^ ((old ^ new) & bits)
+            flat[d_at] = new
+            return
         for rows, lut, j in parts:
             v = v1 if j else v0
             keep = emu._keep(nib, entry, lut, U64)
@@ -273,6 +290,57 @@ def _few_broadcast_writer(emu, op, e, kind, entry, words, r0, r1):
             flat[got[2]] = new
     write.space, write.views_ok = sp, True
     return write
+
+
+def _fused_few(emu, fkey, nib, parts, l1bm_at):
+    """The stores of _few_broadcast_writer's parts as one: (L1BM flat indices less the run's address,
+    memory flat indices less P * the first row, the kept bits or None when every bit is kept), or
+    None (a part's mask is not few: the parts one by one).  Worked out once per set of masks and
+    kept on the emulator for every step that stores the same kind of broadcast under the same entry
+    with the same row stride (one table fill hands out 64 rows under one mask), and checked again
+    only when a step has written a mask entry since (_keep's stamp)."""
+    from .executor import U64
+    stamp = (emu._runs, emu._omr_writes)
+    hit = emu._fused_few.get(fkey)
+    if hit is not None and hit[0] == stamp:
+        return hit[2]
+    entry, _, k, d, P = fkey
+    fews = []
+    for rows, lut, j in parts:
+        keep = emu._keep(nib, entry, lut, U64)
+        if keep is False:
+            fews.append(None)
+            continue
+        few = emu._few((entry, id(lut), U64), keep) if keep is not True else None
+        if few is None:
+            emu._fused_few[fkey] = (stamp, (), None)
+            return None
+        fews.append((few, keep))
+    if hit is not None and len(hit[1]) == len(fews) and all(
+            (x is None and y is None) or (x is not None and y is not None and x[0] is y[0]) for x, y in zip(hit[1], fews)):
+        emu._fused_few[fkey] = (stamp, hit[1], hit[2])
+        return hit[2]
+    got = []
+    for (rows, lut, j), fk in zip(parts, fews):
+        if fk is None:
+            continue
+        (at, pos, full, _), keep = fk
+        # part j stores into rows (first row + j) + d * cycle: its flat positions less P * first row
+        got.append((l1bm_at[j].reshape(-1)[pos], (j + d * at[0]) * P + at[1], None if full else keep.reshape(-1)[pos]))
+    if not got:
+        one = np.zeros(0, np.int64), np.zeros(0, np.int64), None
+    else:
+        # the parts' positions differ unless a part's rows step by 1 (ll at rows r, r+1, ...): there
+        # they land in order, one by one
+        if len(got) > 1 and d == 1:
+            emu._fused_few[fkey] = (stamp, (), None)
+            return None
+        bits = None
+        if any(g[2] is not None for g in got):
+            bits = np.concatenate([g[2] if g[2] is not None else np.full(g[0].size, ~U64(0), U64) for g in got])
+        one = np.concatenate([g[0] for g in got]), np.concatenate([g[1] for g in got]), bits
+    emu._fused_few[fkey] = (stamp, tuple(fews), one)
+    return one
 
 
 # -- fused kernels -------------------------------------------------------------------------------

@@ -106,8 +106,11 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     if n == 1:
         return f[..., 0].view(np.uint8) * np.uint8(15)
     f = np.ascontiguousarray(f)    # lane k of a row is byte k of a uint16 / uint32
-    if n == 2:                     # the two lanes' bytes as one uint16 index a table: one pass
-        return _NIBBLE_OF_PAIR[le].take(f.view(np.uint16)[..., 0])
+    if n == 2:                     # the two lanes' bytes as one uint16: byte k is 3 x lane k's flag
+        v = f.view(np.uint16)[..., 0] * np.uint16(3)
+        # lane 0 the low bits (le): byte 1's 3 moves to bits 2-3; else byte 0's does, byte 1's comes down
+        v = (v | (v >> np.uint16(6))) if le else ((v << np.uint16(2)) | (v >> np.uint16(8)))
+        return v.astype(np.uint8) & np.uint8(15)
     v = f.view(np.uint32)[..., 0]
     if not le:
         v = v.byteswap()
@@ -115,18 +118,6 @@ def flags_nibble(flag_lanes: np.ndarray, msb_first: bool = True) -> np.ndarray:
     v |= v >> np.uint32(14)
     v &= np.uint32(15)
     return v.astype(np.uint8)
-
-
-def _nibble_of_pair(le: bool) -> np.ndarray:
-    """uint16 (byte 0: lane 0's flag, byte 1: lane 1's, each 0 or 1) -> the nibble, each lane owning
-    2 bits: byte 0 the low bits when le (lanes in memory order), the high bits otherwise."""
-    v = np.arange(1 << 16)
-    b0, b1 = (v & 0xFF) != 0, (v >> 8) != 0
-    lo, hi = (b0, b1) if le else (b1, b0)
-    return (lo * 3 + hi * 12).astype(np.uint8)
-
-
-_NIBBLE_OF_PAIR = {True: _nibble_of_pair(True), False: _nibble_of_pair(False)}
 
 
 def _flags_nibble_general(flag_lanes, msb_first):

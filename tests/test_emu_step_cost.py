@@ -198,3 +198,127 @@ def test_shifts_finish_into_the_destination_rows(monkeypatch):
     assert got[1:] == want[1:]
     for k in want[0]:
         assert np.array_equal(got[0][k], want[0][k]), k
+
+
+TABLE_FILL = """
+lpassa $peid $lr0v
+limm l"3" $ls16v
+limm l"1" $ls32v
+imm i"5" $ls24v
+imm i"1" $ls40v
+nop
+nop
+.block b
+    lxor $lr0v $ls16v $omr4
+    ixor $lr0v $ls24v $omr5
+    nop
+    nop
+    l1bmp $llb0 $llm64v/$imr4
+    l1bmp $llb8 $llm80v/$imr4
+    l1bmp $lb16 $lm96v/$imr4
+    l1bmp $llb24 $lln64v/$imr4
+    l1bmp $llb32 $llm112v/$imr5
+    l1bmp $lb40 $lm128v/$imr5
+    l1bmm $lb32 $lm136v/$imr4
+    ladd $ls16v $ls32v $ls16v
+    iadd $ls24v $ls40v $ls24v
+    nop
+    nop
+.endblock
+.loop %i = 0, 4
+    .call b lb=%i*8
+.endloop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_table_fills_to_a_few_pes_store_both_long_words_at_once(monkeypatch, machine):
+    """L1BM broadcasts under a flag entry that keeps one PE, the PE moving from call to call (a table
+    fill hands out one long word per PE): the steps of one mask share one gather and one scatter for
+    both long words of an ll store (plan._fused_few), and leave the state, cycles and steps of the
+    parts stored one by one and of the general path."""
+    import emulator.plan as plan
+    fused = []
+    fuse = plan._fused_few
+    monkeypatch.setattr(plan, "_fused_few", lambda *a: (lambda r: fused.append(r) or r)(fuse(*a)))
+    got = _final_state(TABLE_FILL, machine=machine)
+    assert any(r is not None and r[2] is None for r in fused)          # every bit kept
+    assert any(r is not None and r[2] is not None for r in fused)      # some bits kept
+    assert any(r is not None and r[0].size > r[1][:1].size and len(set(r[1].tolist())) == r[1].size
+               for r in fused)
+    monkeypatch.setattr(plan, "_fused_few", lambda *a: None)
+    parts = _final_state(TABLE_FILL, machine=machine)
+    want = _final_state(TABLE_FILL, monkeypatch, machine=machine)
+    for other in (parts, want):
+        assert got[1:] == other[1:]
+        for k in other[0]:
+            assert np.array_equal(got[0][k], other[0][k]), k
+
+
+T_INDIRECT = """
+ixor $peid $ls200v $omr3
+nop
+.block b
+    ipassa $mt4 $ls64v
+    lpassa $lmt8 $ls80v
+    lpassa $llmt16 $llr96v
+    ipassa $ls64v $mt40
+    lpassa $lr8v $lmt48/$imr3
+    nop
+    nop
+.endblock
+.loop %i = 0, 3
+    .call b m=%i*16
+.endloop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
+    """T-indirect reads (words, long words, pairs) and a masked T-indirect store take their
+    elements with ndarray.take on the memory's flat view (executor._gather): the state, cycles and
+    steps of numpy's indexing."""
+    import emulator.executor as executor
+    flat = []
+    gather = executor._gather
+    monkeypatch.setattr(executor, "_gather", lambda m, at: flat.append(m.ndim == 1) or gather(m, at))
+    got = _final_state(T_INDIRECT, machine=machine)
+    assert flat.count(True) >= 4 * 3 * 2
+    monkeypatch.setattr(executor, "_gather", lambda m, at: m[at])
+    want = _final_state(T_INDIRECT, machine=machine)
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
+@pytest.mark.parametrize("msb_first", [True, False])
+def test_two_lane_flag_nibbles_are_the_per_lane_definition(msb_first):
+    """flags_nibble of two lanes a long word (i / f precision: 2 bits a lane), worked out by shifts of
+    the lanes' bytes as one uint16, for contiguous, reversed and strided flags: the nibble the
+    per-lane definition (semantics._flags_nibble_general) gives."""
+    from emulator.semantics import _flags_nibble_general
+    rng = np.random.default_rng(11)
+    f = rng.random((4, 96, 2)) < 0.5
+    for v in (f, f[..., ::-1], f[:, ::3], np.ascontiguousarray(f.transpose(1, 0, 2)).transpose(1, 0, 2)):
+        got = flags_nibble(v, msb_first)
+        want = _flags_nibble_general(v, msb_first)
+        assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert sorted(set(flags_nibble(f, msb_first).reshape(-1).tolist())) == [0, 3, 12, 15]
+
+
+@pytest.mark.parametrize("text, message", [
+    (".set %a = %b + 1", "register %b is not set"),
+    (".set %a = 4 / (%n - 3)", "division by zero in '4 / (%n - 3)'"),
+    (".if %b > 0\n    nop\n.endif", "register %b is not set"),
+    (".if 4 % (%n - 3)\n    nop\n.endif", "division by zero in '4 % (%n - 3)'"),
+    (".call b m=%b*2", "register %b is not set"),
+    (".call b m=8/(%n-3)", "division by zero in '8/(%n-3)'"),
+])
+def test_sequencer_expressions_fault_at_their_statement(text, message):
+    """The sequencer runs a .set's, an .if's and a .call offset's compiled code itself; an unset
+    register or a division by zero still faults with the statement's line and text (Emulator._eval)."""
+    from emulator.errors import EmuFault
+    prog = assemble(".block b\n    nop\n.endblock\n.set %n = 3\n" + text + "\n", "t.vsm")
+    with pytest.raises(EmuFault) as err:
+        Emulator("tiny").run(prog)
+    assert message in str(err.value) and "t.vsm:5" in str(err.value)
