@@ -265,11 +265,12 @@ def _walk(items):
 
 
 def buffer_moves(body: str, one_d: bool) -> list:
-    """The transfers of buffer 0 (DRAM address %b0 + ...) a kernel's translation makes."""
+    """The transfers of buffer 0 (DRAM address %b0 + ..., or %sn0 + ...: the launch-start copy its
+    loads read when they all come before its stores, Memory.snapshot) a kernel's translation makes."""
     cg = codegen(PROLOGUE + body, one_d)
     cg.translate()
     return [o.text.split("/")[0] for o in _walk(cg.em.items + cg.em.prologue)
-            if isinstance(o, MV) and str(o.d_offset).startswith("%b0")]
+            if isinstance(o, MV) and str(o.d_offset).startswith(("%b0", "%sn0"))]
 
 
 def test_memory_contiguous_in_1d_gather_in_nd():
