@@ -385,6 +385,7 @@ def test_choose_variant_takes_rows_only_where_the_pitches_are_the_row(gs, off, b
         mode: str
         pitches: list = field(default_factory=list)
         replicated: list = field(default_factory=list)
+        snapshots: list = field(default_factory=list)
         resident: list = field(default_factory=list)
         resident_one: list = field(default_factory=list)
         resident_bytes: int = 0
