@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from . import irtypes
 from .cfg import cfg_of
 from .idforms import not_of, sext_of_trunc
-from .irread import Arg, Const, Func, Inst, leading_type
+from .irread import Arg, Const, Func, Inst
 
 IDS = {0: "lid", 3: "gid"}           # %ids slots: 0..2 local ids, 3..5 global ids
 WG_GROUP_IDS = range(7, 10)          # %wg slots 7..9: the group ids

@@ -526,9 +526,9 @@ class Scatter:
         em = self.em
         P = em.lay.pe_l1b
         areas = [em.shared_area(("rotate", j), 0, 8 * P)[1] for j in range(len(entry) - 1)]
-        for area, reg in zip(areas, entry[1:]):
+        for area, r in zip(areas, entry[1:]):
             for copy in (0, 4 * P):
-                em.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (reg,),
+                em.op(f"l1bmd {{s0}} $lb{area + copy}", "l1bm", (), (r,),
                       mem=(("w", "lb", area + copy, area + copy + 4 * P),))
         return areas
 
