@@ -39,6 +39,13 @@ def test_integer_max_min_and_their_flags_are_the_choice_formulas(op):
     assert np.array_equal(emu.state.omr[3], flags_nibble(take_x | (xs == ys), False))
 
 
+def assert_same_state(got, want):
+    """Two _final_state results agree: every memory and register array, cycles and steps."""
+    assert got[1:] == want[1:]
+    for k in want[0]:
+        assert np.array_equal(got[0][k], want[0][k]), k
+
+
 def _final_state(text, monkeypatch=None, machine="tiny", wrap=False):
     """State, cycles and steps after two runs (the second binds the plans) of text on an emulator
     whose memories hold random values; with monkeypatch, every plan binds nothing."""
@@ -80,9 +87,7 @@ def test_l2bm_distribution_through_the_plan_lands_what_the_general_path_lands(mo
     text = L2BMD.replace("$lc480", "$lc32740") if wrap else L2BMD
     got = _final_state(text, wrap=wrap)
     want = _final_state(text, monkeypatch, wrap=wrap)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    assert_same_state(got, want)
 
 
 SAME_ROWS = """
@@ -108,9 +113,7 @@ def test_stores_of_one_long_word_in_every_cycle_keep_the_last_cycles_value(monke
     leaves what executor._write's cycle-by-cycle loop leaves."""
     got = _final_state(SAME_ROWS)
     want = _final_state(SAME_ROWS, monkeypatch)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    assert_same_state(got, want)
 
 
 @pytest.mark.parametrize("op", ["fftoi", "ufftoi"])
@@ -169,9 +172,7 @@ def test_integer_accumulators_added_in_place_at_the_commit(monkeypatch):
     forwarding of the general path."""
     got = _final_state(ACCUMULATE)
     want = _final_state(ACCUMULATE, monkeypatch)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    assert_same_state(got, want)
 
 
 SHIFTS = """
@@ -195,9 +196,7 @@ def test_shifts_finish_into_the_destination_rows(monkeypatch):
     the counts, then the shift, in the destination rows at the commit, as semantics.lsl / lsr."""
     got = _final_state(SHIFTS)
     want = _final_state(SHIFTS, monkeypatch)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    assert_same_state(got, want)
 
 
 TABLE_FILL = """
@@ -250,9 +249,7 @@ def test_table_fills_to_a_few_pes_store_both_long_words_at_once(monkeypatch, mac
     parts = _final_state(TABLE_FILL, machine=machine)
     want = _final_state(TABLE_FILL, monkeypatch, machine=machine)
     for other in (parts, want):
-        assert got[1:] == other[1:]
-        for k in other[0]:
-            assert np.array_equal(got[0][k], other[0][k]), k
+        assert_same_state(got, other)
 
 
 T_INDIRECT = """
@@ -286,9 +283,7 @@ def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
     assert flat.count(True) >= 4 * 3 * 2
     monkeypatch.setattr(executor, "_gather", lambda m, at: m[at])
     want = _final_state(T_INDIRECT, machine=machine)
-    assert got[1:] == want[1:]
-    for k in want[0]:
-        assert np.array_equal(got[0][k], want[0][k]), k
+    assert_same_state(got, want)
 
 
 @pytest.mark.parametrize("msb_first", [True, False])
