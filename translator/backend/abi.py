@@ -193,6 +193,12 @@ def chunk_longs(lay) -> int:
     return min(lay.stripe, 512)
 
 
+def run_groups(lay, ls: int, items: int) -> int:
+    """Work-groups in the first L2B's run of a launch of `items` (its last one partial or not): the
+    blocks each L2B's __local scratch holds (local_rows, wave_major_locals)."""
+    return -(-min(lay.l2b_items, items) // ls)
+
+
 def local_rows(lay, mode: str, lbytes: int, ls: int, groups: int, items: int) -> tuple:
     """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), the chunks it reads of
     each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM), for work-groups of ls work-items
@@ -201,7 +207,7 @@ def local_rows(lay, mode: str, lbytes: int, ls: int, groups: int, items: int) ->
     other; else the wave's `groups` blocks, striped like a buffer, every chunk."""
     per_row = lay.stripe // chunk_longs(lay)
     if local_per_l2b(mode, lay):
-        chunks = max(1, -(-(-(-min(lay.l2b_items, items) // ls)) * lbytes // (8 * chunk_longs(lay))))
+        chunks = max(1, -(-run_groups(lay, ls, items) * lbytes // (8 * chunk_longs(lay))))
         n = -(-chunks // per_row)
         return n, min(chunks, per_row), n * lay.l2b
     n = lay.rows(lbytes * groups)
@@ -303,7 +309,7 @@ def wave_major_locals(lay, mode: str, kernel, args, ls, items: int, local_off: d
     if not (local_off and local_per_l2b(mode, lay) and not kernel.local_mem_bytes and ls[1] == ls[2] == 1
             and n % ls[0] == 0 and all(args[i].nbytes == 4 * ls[0] for i in local_off)):
         return None
-    groups = -(-min(n, items) // ls[0])
+    groups = run_groups(lay, ls[0], items)
     for q, i in enumerate(sorted(local_off)):
         local_off[i] = q * 4 * ls[0] * groups
     return 4 * ls[0]
