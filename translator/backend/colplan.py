@@ -226,8 +226,12 @@ class _Pipeline:
                 self.note(x.chain, f"{PER_PASS} ({why})")
 
     def chain_ops(self, items, k):
-        """The wait, l2bmds and l1bmd that follow staged MV items[k] (Memory.staged), or None."""
+        """The wait, l2bmds and l1bmd that follow staged MV items[k] (Memory.staged), or the wait
+        and l2bmb of a block a walk of uniform loads moves each pass (Memory.walks), or None."""
         t, lc, lb = items[k].chain
+        block = items[k + 1:k + 3]
+        if [o.text if isinstance(o, Op) else None for o in block] == [f"wait i{t}", f"l2bmb $lc{lc} $lb{lb}"]:
+            return block
         ops = items[k + 1:k + 3 + self.steps]
         want = [f"wait i{t}"] + ["l2bmd $lc"] * self.steps + [f"l1bmd $lb{lb} {{d0}}"]
         if len(ops) != len(want) or not all(isinstance(o, Op) and o.text.startswith(w) for o, w in zip(ops, want)) \
@@ -270,13 +274,13 @@ class _Pipeline:
 
 
 def retarget(op: Op, tags: dict, areas: dict, size: int) -> Op:
-    """A staged load's wait or l2bmd on other tags and L2BM staging areas (tags: old -> new;
+    """A staged load's wait or l2bmd (a walked block's l2bmb) on other tags and L2BM staging areas (tags: old -> new;
     areas: the start of an old area of `size` long words -> the new one's): prefetch.py and the
     column plan move loads' staging so."""
     m = re.fullmatch(r"wait i(\d+)", op.text)
     if m and int(m.group(1)) in tags:
         return replace(op, text=f"wait i{tags[int(m.group(1))]}")
-    m = re.match(r"l2bmd \$lc(\d+) ", op.text)
+    m = re.match(r"l2bm[db] \$lc(\d+) ", op.text)
     a = int(m.group(1)) if m else None
     for lc, area in areas.items() if m else ():
         if lc <= a < lc + size:

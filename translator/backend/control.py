@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import irtypes
+from . import idforms, irtypes
 from .irread import _VEC, Const, Inst
 from .ops import MaskReg, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 from .emitter import CodegenError
@@ -39,6 +39,11 @@ class MixedPointer(Exception):
         if new == old:
             raise CodegenError("a pointer into one of several buffers is not supported here", self.line)
         return {**known, self.name: new}
+
+
+_SWAP = {"sgt": "slt", "slt": "sgt", "sge": "sle", "sle": "sge", "ugt": "ult", "ult": "ugt", "uge": "ule",
+         "ule": "uge"}                      # a compare with its operands swapped
+_NEGATE = {"slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle", "eq": "ne", "ne": "eq"}
 
 
 class Control:
@@ -102,6 +107,84 @@ class Control:
                     n = f"({n}) + 1"
                 return f"({n} if {n} > 1 else 1)", iv, start, bound, None
         return None
+
+    def skewed_loop(self, h, blocks, phis):
+        """counted_loop's answer, with a sixth item, for a loop whose counter starts at the global id
+        plus a uniform part and steps by 1 while below a bound the sequencer knows, entered only by
+        lanes whose start is below it (a triangular loop, `for (j2 = j1; j2 < m; j2++)`, and the
+        guard LLVM puts before it): the sequencer runs the counter c from the wave's least start,
+        and lane x of the wave (its start the least + x, x = em.sx) joins the loop at pass x, when c
+        is its start, so the counter is c in every lane that runs a pass and its indices are
+        broadcasts or contiguous accesses, not gathers.  Until it joins, a lane only waits: it runs
+        nothing and keeps its registers.  Every lane leaves when c reaches the bound, having run its
+        own passes in order, each once.  The sixth item is the register counting the passes
+        (emit_loop makes the lanes' ready flags from it).  1-D builds only, where em.sx is the
+        lane's place in the wave."""
+        em = self.em
+        if not em.one_d or em.rows is not None:
+            return None
+        exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
+        latches = [p_ for p_ in em.preds[h] if p_ in blocks]
+        if len(exits) != 1 or len(latches) != 1:
+            return None
+        src, dst = exits[0]
+        t = em.bmap[src].insts[-1]
+        if t.op != "br" or len(em.succ[src]) != 2 or not isinstance(t.ops[0], Inst) or t.ops[0].op != "icmp":
+            return None
+        cmp, exit_on_true = t.ops[0], em.succ[src][0] == dst
+        for iv in phis:
+            entry = [v for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks]
+            step = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
+            if iv.type != "i32" or len(entry) != 1 or not (
+                    isinstance(step, Inst) and step.op == "add" and step.ops[0] is iv
+                    and isinstance(step.ops[1], Const) and step.ops[1].value == 1):
+                continue
+            v = em.vals.get(entry[0]) if isinstance(entry[0], Inst) else None
+            aff = em.values.affine(v, entry[0]) if v is not None and v.kind == "i32" else None
+            if aff is None or aff[0] != 1:
+                continue
+            for x, bound, sw in ((cmp.ops[0], cmp.ops[1], False), (cmp.ops[1], cmp.ops[0], True)):
+                b = em.values.seq_expr(bound)
+                top = x is iv and src == h              # tested before the body
+                if b is None or not (top or x is step and src == latches[0]):
+                    continue
+                pr = _SWAP.get(cmp.pred, cmp.pred) if sw else cmp.pred
+                if exit_on_true:      # the test that keeps the lane in the loop
+                    pr = {"sge": "slt", "sgt": "sle", "eq": "ne"}.get(pr)
+                if pr not in ("slt", "sle", "ne") or not self.entered_below(h, entry[0], bound, pr == "sle"):
+                    continue
+                # the lanes stay while their counter (tested before the body) or the next one
+                # (after it) is below the bound: the last pass is c = bound (bound - 1)
+                b = f"({b}) + 1" if pr == "sle" else b
+                n = f"({b}) - ({em.bounds.wave_extent(aff)[0]})" + (" + 1" if top else "")
+                return f"({n} if {n} > 1 else 1)", iv, em.bounds.wave_extent(aff)[0], bound, None, \
+                    self.persistent("i32").regs[0]
+        return None
+
+    def entered_below(self, h, start, bound, inclusive: bool) -> bool:
+        """Whether loop h runs only in lanes where start < bound (<= for inclusive): a branch on
+        that compare dominates it (the guard LLVM's loop rotation leaves before a `for`)."""
+        em = self.em
+        if em.dominators is None:
+            em.dominators = idforms.dominators(em.rpo, em.preds)
+        for d in em.dominators.get(h, ()):
+            ps = [p_ for p_ in em.preds.get(d, []) if p_ not in em.loops[h]]     # (not h's back edge)
+            br = em.bmap[ps[0]].insts[-1] if len(ps) == 1 else None
+            if br is None or br.op != "br" or len(em.succ[ps[0]]) != 2 or em.succ[ps[0]][0] == em.succ[ps[0]][1] \
+                    or not isinstance(br.ops[0], Inst) or br.ops[0].op != "icmp":
+                continue
+            c = br.ops[0]
+            if c.ops[0] is start and c.ops[1] is bound:
+                pred = c.pred
+            elif c.ops[1] is start and c.ops[0] is bound:
+                pred = _SWAP.get(c.pred, c.pred)
+            else:
+                continue
+            if d != em.succ[ps[0]][0]:
+                pred = _NEGATE.get(pred)
+            if pred == "slt" or inclusive and pred == "sle":
+                return True
+        return False
 
     @staticmethod
     def geometric(step, iv):
@@ -513,13 +596,15 @@ class Control:
         back_edges = {(p, h) for p in em.preds[h] if p in blocks}
         hb = em.bmap[h]
         phis = [i for i in hb.insts if i.op == "phi"]
-        counted = self.counted_loop(h, blocks, phis)
+        counted = self.counted_loop(h, blocks, phis) or self.skewed_loop(h, blocks, phis)
+        wait = counted[5] if counted and len(counted) > 5 else None      # a skewed loop's pass register
         bottom = None
         if counted:
-            seq_reg = f"%n{'e' if em.exact_mode else ''}{len(em.seq_ivs)}"     # %ne: an exact rerun (nans.py)
+            # %ne: an exact rerun (nans.py); %sk: a skewed loop, which packing.py leaves alone
+            seq_reg = f"%{'sk' if wait else 'n'}{'e' if em.exact_mode else ''}{len(em.seq_ivs)}"
             em.seq_ivs[counted[1]] = counted[4](seq_reg) if counted[4] else f"({counted[2]} + {seq_reg})"
             (src, dst), = [(n, s) for n in blocks for s in em.succ[n] if s not in blocks]
-            if src in em.preds[h]:
+            if src in em.preds[h] and not wait:
                 # tested at the bottom (a rotated loop): all lanes that entered run every pass
                 bottom = {"src": src, "dst": dst, "last": f"{seq_reg} == {counted[0]} - 1"}
         passes = None if counted else self.pass_ivs(h, blocks, phis)
@@ -570,7 +655,10 @@ class Control:
             hi = em.values.ir_rng(counted[3])
             if lo is not None and hi is not None:
                 carried[counted[1]].rng = (lo[0], max(lo[1], hi[1] + 1))
-        self.emit_block(h, pred=M)
+        ready = None
+        if wait is not None:        # a skewed loop: the lanes whose pass has come (skewed_loop)
+            ready = em.bool_from_mask(em.flags("uimax", wait, em.sx))
+        self.emit_block(h, pred=M if ready is None else em.b_and(M, ready))
         self.emit_region([n for n in body if n != h], h)
         # next iteration: header phis from the back edges (parallel copy), then the lane mask
         news = {}
@@ -611,6 +699,9 @@ class Control:
             em.items = body_items + [SeqIf(f"not ({bottom['last']})", em.items)]
         if not bottom:
             nxt = ctx["next"] if ctx["next"] is not None else em.c32(0)
+            if ready is not None:      # lanes still waiting stay in the loop
+                nxt = em.b_or(nxt, em.b_and(M, em.b_not(ready)))
+                self.assign(Val("i32", (wait,)), Val("i32", (em.alu("iadd", wait, em.c32(1)),)), carry=True)
             em.copy(nxt, M)
             em.op("inot {s0} {K0}", "alu", (), (M,), mdst=(k,))
         if passes:

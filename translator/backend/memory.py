@@ -10,6 +10,7 @@ a store of that kind is a *scatter* (scatter.py).  Nothing is copied by the host
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from . import irtypes
@@ -18,6 +19,7 @@ from .abi import (ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, b
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
+from . import seqexpr
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
@@ -787,17 +789,26 @@ class Memory:
         em = self.em
         u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
         blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
-        if em.loop_stack:
+        walk = self.walks(u) if em.loop_stack else False
+        if em.loop_stack and not walk:
             table = self.uniform_table(k, u, type_size(ty))
             if table is not None:
                 return Val(em.values.kind_of(ty), table)
-        lc, lb = em.shared_area(("uniform", k), 64, 68)
         em.uses.setdefault("bases", set()).add(k)
-        reg = f"%ub{k}"
-        if ("uniform", k) not in em.uniform_blocks:
-            em.uniform_blocks.add(("uniform", k))
-            em.prologue.append(SeqSet(reg, "-1"))
-        em.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
+        if walk:            # a block each pass, the coming passes' moved early (colplan.py)
+            lc, lb = em.shared_area(("walk", k), 64, 68)
+            t = em.tag()
+            mv = self.block_mv(k, blk, lc, self.read_copy(k), t)
+            mv.chain = (t, lc, lb)
+            em.columns[mv.chain] = (em.line, self.param(k).name)
+            em.items += [mv, Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
+        else:
+            lc, lb = em.shared_area(("uniform", k), 64, 68)
+            reg = f"%ub{k}"
+            if ("uniform", k) not in em.uniform_blocks:
+                em.uniform_blocks.add(("uniform", k))
+                em.prologue.append(SeqSet(reg, "-1"))
+            em.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
         w = em.new(f"u{k}")
         em.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
                                  line=em.line)], {"lb": f"((({u}) >> 3) & 63)"}))
@@ -806,6 +817,23 @@ class Memory:
             em.op("lpassa {u0} {d0}", "alu", (r,), (w,))
             return Val(em.values.kind_of(ty), (r, r))
         return Val(em.values.kind_of(ty), (self.pick_half(w, u),))
+
+    def walks(self, u: str) -> bool:
+        """Whether byte offset u moves by a block (512 bytes) or more, or by a stride the compiler
+        does not know, each pass of the innermost loop, a counted one (`A[i * n + c]` in a loop
+        over i, read by every lane): then a table of u's block (uniform_table) would be fetched
+        anew every pass, waiting out each MV, and a block moved each pass as a column load is
+        pipelined instead."""
+        n = self.em.loop_stack[-1].get("seq_reg")
+        names = sorted(set(re.findall(r"%\w+", u)))
+        if n is None or n not in names:
+            return False
+        step = seqexpr.seq(f"({seqexpr.at(u, n[1:], f'{n} + 1')}) - ({u})")
+        try:          # the stride at two points: the same small constant, or a stride of the arguments
+            got = {seqexpr.evaluate(step, {r[1:]: 5 + 11 * j + i for i, r in enumerate(names)}) for j in (1, 2)}
+        except (ArithmeticError, KeyError):
+            return True
+        return len(got) > 1 or abs(got.pop()) >= 512
 
     def block_mv(self, k, blk: str, lc: int, copy, t: int) -> MV:
         """The MV of the 64 long words of buffer k (its widened copy with copy=abi.widened; abi.base otherwise) from long word
