@@ -486,7 +486,7 @@ class EmulatorDevice:
         for a in report:
             self.write_buffer(a, lay)
         for k in plan.widen:                 # read only, as tables (codegen.uniform_table): group 0's DRAM
-            wide = lay.widened(args[k].view)
+            wide = lay.widened(args[k].view, abi.table_lanes(plan.binary.params[k]))
             extra[abi.widened(k)] = self.scratch(("widened", k), wide.nbytes).dram
             emu.write_dram(0, extra[abi.widened(k)], wide)
         for k in plan.snapshots:             # launch-start copies, replicated (Memory.snapshot)

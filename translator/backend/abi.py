@@ -79,6 +79,20 @@ def rows(k) -> str:
     return f"rows{k}"
 
 
+def table_lanes(param) -> int:
+    """The components of each element a buffer's widened copy keeps apart (Layout.widened): 4 for a
+    16-byte vector of 32-bit components (float4, int4, float3), 2 for an 8-byte one (float2), else
+    1.  Component c of element v then lies at slot c * 64 / lanes + v mod (64 / lanes) of v's
+    block, so the x-components of consecutive elements are consecutive, as packing.py's table reads
+    need them.  ``param`` is a ParamInfo or its dict; the runtime and codegen both ask here."""
+    get = param.get if isinstance(param, dict) else lambda f: getattr(param, f)
+    try:
+        width = np.dtype(get("dtype")).itemsize
+    except (TypeError, ValueError):
+        return 1                          # (a struct)
+    return get("size") // 4 if width == 4 and get("size") in (8, 16) else 1
+
+
 def widened(k) -> str:
     """The address of buffer k's widened copy (Layout.widened) in group 0's DRAM."""
     return f"w{k}"

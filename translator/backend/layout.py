@@ -146,12 +146,16 @@ class Layout:
         return [-g * self.stripe for g in range(self.groups)], buf.view(np.uint64)
 
     @staticmethod
-    def widened(data: np.ndarray) -> np.ndarray:
+    def widened(data: np.ndarray, lanes: int = 1) -> np.ndarray:
         """A buffer of 32-bit elements as its widened copy: element e in both halves of long word e
-        (Memory.uniform_table reads a block of it as a table), whole blocks of 64 long words."""
+        (Memory.uniform_table reads a block of it as a table), whole blocks of 64 long words; with
+        lanes > 1 (abi.table_lanes: vectors of that many components), each block holds its
+        vectors' components apart: component c of vector v at c * 64 / lanes + v mod (64 / lanes)."""
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         words = np.zeros(-(-raw.size // 256) * 64, np.uint32)
         words.view(np.uint8)[:raw.size] = raw
+        if lanes > 1:
+            words = words.reshape(-1, 64 // lanes, lanes).transpose(0, 2, 1).reshape(-1)
         return words.astype(np.uint64) * np.uint64(0x100000001)
 
     def to_stripes(self, data: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from . import irtypes
-from .abi import (ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+from .abi import (table_lanes, ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
                   widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
@@ -785,30 +785,44 @@ class Memory:
 
         The 64 long words around it are broadcast to every L1BM (mvb, l2bmb), again only when u
         leaves them (the sequencer remembers the block in %ub<k>), and every PE reads its long
-        word with l1bmp at an offset the sequencer adds: a loop walking x[j] moves each block once."""
+        word with l1bmp at an offset the sequencer adds: a loop walking x[j] moves each block once
+        (in a loop, through a table: uniform_table; a walk by blocks: walked)."""
         em = self.em
         u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
         blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
-        walk = self.walks(u) if em.loop_stack else False
-        if em.loop_stack and not walk:
-            table = self.uniform_table(k, u, type_size(ty))
-            if table is not None:
-                return Val(em.values.kind_of(ty), table)
+        kind, size = em.values.kind_of(ty), type_size(ty)
+        walk = self.walks(u, size) if em.loop_stack else None
+        if walk is True:
+            return self.walked(k, u, ty)
+        if em.loop_stack:
+            outer, em.items = em.items, []
+            table = self.uniform_table(k, u, size)
+            tabled, em.items = em.items, outer
+            if table is not None and walk is None:
+                em.items += tabled
+                return Val(kind, table)
+            if table is not None:             # the stride is the launch's: a table or a walk, by its size
+                d = em.new("uni")
+                em.items = tabled
+                em.copy(table[0], d)
+                tabled, em.items = em.items, []
+                em.copy(self.walked(k, u, ty).regs[0], d)
+                em.items = outer + [SeqIf(walk, em.items, tabled)]
+                return Val(kind, (d,) if size == 4 else (d, d))
+            if walk is not None:
+                return self.walked(k, u, ty)
+        lc, lb = em.shared_area(("uniform", k), 64, 68)
         em.uses.setdefault("bases", set()).add(k)
-        if walk:            # a block each pass, the coming passes' moved early (colplan.py)
-            lc, lb = em.shared_area(("walk", k), 64, 68)
-            t = em.tag()
-            mv = self.block_mv(k, blk, lc, self.read_copy(k), t)
-            mv.chain = (t, lc, lb)
-            em.columns[mv.chain] = (em.line, self.param(k).name)
-            em.items += [mv, Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
-        else:
-            lc, lb = em.shared_area(("uniform", k), 64, 68)
-            reg = f"%ub{k}"
-            if ("uniform", k) not in em.uniform_blocks:
-                em.uniform_blocks.add(("uniform", k))
-                em.prologue.append(SeqSet(reg, "-1"))
-            em.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
+        reg = f"%ub{k}"
+        if ("uniform", k) not in em.uniform_blocks:
+            em.uniform_blocks.add(("uniform", k))
+            em.prologue.append(SeqSet(reg, "-1"))
+        em.items.append(SeqIf(f"{blk} != {reg}", self.broadcast_block(k, blk, lc, lb) + [SeqSet(reg, blk)]))
+        return self.block_read(k, u, ty, lb)
+
+    def block_read(self, k, u: str, ty, lb: int) -> Val:
+        """p[u] from its 64-long-word block at lb in every L1BM: each PE's l1bmp at u's offset."""
+        em = self.em
         w = em.new(f"u{k}")
         em.items.append(Call([Op(f"l1bmp $lb{lb} {{d0}}", "l1bm", (w,), (), mem=(("r", "lb", lb, lb + 68),),
                                  line=em.line)], {"lb": f"((({u}) >> 3) & 63)"}))
@@ -818,22 +832,39 @@ class Memory:
             return Val(em.values.kind_of(ty), (r, r))
         return Val(em.values.kind_of(ty), (self.pick_half(w, u),))
 
-    def walks(self, u: str) -> bool:
-        """Whether byte offset u moves by a block (512 bytes) or more, or by a stride the compiler
-        does not know, each pass of the innermost loop, a counted one (`A[i * n + c]` in a loop
-        over i, read by every lane): then a table of u's block (uniform_table) would be fetched
-        anew every pass, waiting out each MV, and a block moved each pass as a column load is
-        pipelined instead."""
+    def walked(self, k, u: str, ty) -> Val:
+        """p[u] in a counted loop whose passes move u by a block or more (walks): u's block moves
+        to every L1BM each pass (mvb, l2bmb), its MV recorded as a column load, so that colplan.py
+        issues the coming passes' blocks while this pass computes."""
+        em = self.em
+        em.uses.setdefault("bases", set()).add(k)
+        lc, lb = em.shared_area(("walk", k), 64, 68)
+        t = em.tag()
+        mv = self.block_mv(k, f"((({u}) >> 9) << 6)", lc, self.read_copy(k), t)
+        mv.chain = (t, lc, lb)
+        em.columns[mv.chain] = (em.line, self.param(k).name)
+        em.items += [mv, Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
+        return self.block_read(k, u, ty, lb)
+
+    def walks(self, u: str, size: int):
+        """Whether byte offset u moves by a table's block (64 elements of `size` bytes) or more each
+        pass of the innermost loop, a counted one (`A[i * n + c]` in a loop over i, read by every lane), where a table of
+        u's block (uniform_table) would be fetched anew, waiting out its MV, every pass: True, or
+        None for never; for a stride of the launch's arguments (a pitch, or `x[k * incx]`), the
+        sequencer condition that says so.  (The stride: u's pass-to-pass difference, evaluated
+        at two points to tell a constant.)"""
         n = self.em.loop_stack[-1].get("seq_reg")
         names = sorted(set(re.findall(r"%\w+", u)))
         if n is None or n not in names:
-            return False
+            return None
         step = seqexpr.seq(f"({seqexpr.at(u, n[1:], f'{n} + 1')}) - ({u})")
-        try:          # the stride at two points: the same small constant, or a stride of the arguments
+        try:
             got = {seqexpr.evaluate(step, {r[1:]: 5 + 11 * j + i for i, r in enumerate(names)}) for j in (1, 2)}
         except (ArithmeticError, KeyError):
-            return True
-        return len(got) > 1 or abs(got.pop()) >= 512
+            got = {None, 0}
+        if len(got) == 1:
+            return True if abs(got.pop()) >= 64 * size else None
+        return f"({step}) >= {64 * size} or ({step}) <= -{64 * size}"
 
     def block_mv(self, k, blk: str, lc: int, copy, t: int) -> MV:
         """The MV of the 64 long words of buffer k (its widened copy with copy=abi.widened; abi.base otherwise) from long word
@@ -901,9 +932,14 @@ class Memory:
                 self.block_mv(k, f"({blk}) + 64", lc2, copy, t2), SeqSet(pf, f"({blk}) + 64")])
         em.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
                                                   SeqSet(reg, blk)], staging=True))
+        slot = f"((({u}) >> {shift}) & 63)"
+        g = table_lanes(self.param(k)) if size == 4 else 1
+        if g > 1:                  # the copy keeps the vectors' components apart (Layout.widened)
+            e = f"(({u}) >> 2)"
+            slot = f"(({e} & {g - 1}) * {64 // g} + (({e} >> {g.bit_length() - 1}) & {64 // g - 1}))"
         r = em.new("uni")
         em.items.append(Call([Op(f"lpassa $lm{tw} {{d0}}", "alu", (r,), (), mem=(("r", "m", tw, tw + 128),),
-                                 line=em.line)], {"m": f"((({u}) >> {shift}) & 63) * 2"}))
+                                 line=em.line)], {"m": f"{slot} * 2"}))
         return (r,) if size == 4 else (r, r)
 
     def shifted_load(self, k, aff) -> VReg:

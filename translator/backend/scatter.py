@@ -93,10 +93,12 @@ class Scatter:
             entry += (em.alu("ilsl", em.alu("iand", regs[0], bits), sh), em.alu("ilsl", bits, sh))
         if k in em.resident:
             return em.resident_buffers.resident_write(k, entry)
-        if em.batch and em.batch[0] == k and claim[1] != MANY and self.stores_overlap(em.batch[3] + [claim]) \
-                and self.batch_meets(k, em.batch[3] + [claim]) == MANY:
-            # a store that may meet the batch's others where nothing says when (a row and a column
-            # of one matrix): a pass of its own, in order, costs less than claiming every element
+        if em.batch and em.batch[0] == k and len(em.batch[1]) == 1 and claim[1] != MANY \
+                and self.stores_overlap(em.batch[3] + [claim]) and self.batch_meets(k, em.batch[3] + [claim]) == MANY:
+            # two stores that may meet where nothing says when (a row and a column of one matrix):
+            # two passes, in order, cost less than one claiming every element (its claims are
+            # another round trip up the tree and back per chunk), and the second's may cover only
+            # its span
             self.flush_scatters()
         if not em.batch:
             em.batch = (k, [], em.items, [])
