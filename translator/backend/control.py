@@ -52,12 +52,10 @@ class Control:
     def __init__(self, em):
         self.em = em
 
-    def counted_loop(self, h, blocks, phis):
-        """(trip count expression, counter phi, its start, the IR value of its bound) for a loop the
-        sequencer can run, or None.
-
-        The loop must leave only where its counter, stepped by 1 from a start the sequencer
-        knows, meets a bound the sequencer knows: then every lane runs the same iterations."""
+    def exit_test(self, h, blocks):
+        """(the block that leaves, [the latch], the compare it leaves on, whether it leaves when the
+        compare holds) for loop h with one exit and one latch, leaving on an integer compare, else
+        None."""
         em = self.em
         exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
         latches = [p_ for p_ in em.preds[h] if p_ in blocks]
@@ -67,12 +65,24 @@ class Control:
         t = em.bmap[src].insts[-1]
         if t.op != "br" or len(em.succ[src]) != 2 or not isinstance(t.ops[0], Inst) or t.ops[0].op != "icmp":
             return None
-        cmp = t.ops[0]
-        exit_on_true = em.succ[src][0] == dst
+        cmp, exit_on_true = t.ops[0], em.succ[src][0] == dst
         z = cmp.ops[0]
         if cmp.pred in ("ne", "eq") and isinstance(cmp.ops[1], Const) and cmp.ops[1].value == 0 \
                 and isinstance(z, Inst) and z.op == "zext" and isinstance(z.ops[0], Inst) and z.ops[0].op == "icmp":
             cmp, exit_on_true = z.ops[0], exit_on_true == (cmp.pred == "ne")     # -O0's (c != 0) wrapper
+        return src, latches, cmp, exit_on_true
+
+    def counted_loop(self, h, blocks, phis):
+        """(trip count expression, counter phi, its start, the IR value of its bound) for a loop the
+        sequencer can run, or None.
+
+        The loop must leave only where its counter, stepped by 1 from a start the sequencer
+        knows, meets a bound the sequencer knows: then every lane runs the same iterations."""
+        em = self.em
+        test = self.exit_test(h, blocks)
+        if test is None:
+            return None
+        _, latches, cmp, exit_on_true = test
         pred = cmp.pred
         a, b = cmp.ops
         for iv in phis:
@@ -121,17 +131,10 @@ class Control:
         (emit_loop makes the lanes' ready flags from it).  1-D builds only, where em.sx is the
         lane's place in the wave."""
         em = self.em
-        if not em.one_d or em.rows is not None:
+        test = self.exit_test(h, blocks) if em.one_d and em.rows is None else None
+        if test is None:
             return None
-        exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
-        latches = [p_ for p_ in em.preds[h] if p_ in blocks]
-        if len(exits) != 1 or len(latches) != 1:
-            return None
-        src, dst = exits[0]
-        t = em.bmap[src].insts[-1]
-        if t.op != "br" or len(em.succ[src]) != 2 or not isinstance(t.ops[0], Inst) or t.ops[0].op != "icmp":
-            return None
-        cmp, exit_on_true = t.ops[0], em.succ[src][0] == dst
+        src, latches, cmp, exit_on_true = test
         for iv in phis:
             entry = [v for blk, v in zip(iv.phi_blocks, iv.ops) if blk not in blocks]
             step = iv.ops[iv.phi_blocks.index(latches[0])] if latches[0] in iv.phi_blocks else None
@@ -300,14 +303,10 @@ class Control:
         any-reduction per pass and with its shifted loads pipelined (colplan.py).  None
         otherwise."""
         em = self.em
-        exits = [(n, s_) for n in blocks for s_ in em.succ[n] if s_ not in blocks]
-        if not em.one_d or len(exits) != 1:
+        test = self.exit_test(h, blocks) if em.one_d else None
+        if test is None:
             return None
-        src, dst = exits[0]
-        br = em.bmap[src].insts[-1]
-        if br.op != "br" or len(em.succ[src]) != 2 or not isinstance(br.ops[0], Inst) or br.ops[0].op != "icmp":
-            return None
-        cmp, exit_on_true = br.ops[0], em.succ[src][0] == dst
+        _, _, cmp, exit_on_true = test
         _, _, forms, parts = passes
         for x, bound, sw in ((cmp.ops[0], cmp.ops[1], False), (cmp.ops[1], cmp.ops[0], True)):
             iv = x if x in forms else x.ops[0] if isinstance(x, Inst) and x.op == "add" and x.ops[0] in forms else None
