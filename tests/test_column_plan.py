@@ -214,3 +214,31 @@ def test_a_column_every_lane_reads_is_pipelined(request, env, n, c):
     np.testing.assert_array_equal(out, (A[:, c].astype(np.float64) @ B).astype(np.float32))
     if n == 64:
         assert ev.stats.cycles < 15000, ev.stats.cycles
+
+
+STRIDED = r"""
+__kernel void strided(__global float *o, __global const float *x, __global int *hits, int step, int n)
+{
+    int i = get_global_id(0);
+    float a = 0.0f;
+    for (int j = 0; j < n; j++) {
+        hits[(i * 7 + j) % 61 + 61 * i] = j;  /* a scatter in the same pass */
+        a += x[j * step] * (float)(i + 1);    /* the sequencer picks the table (step 1) or the walk */
+    }
+    o[i] = a;
+}
+"""
+
+
+@pytest.mark.parametrize("step", [1, 3, 64, 100])
+def test_a_stride_of_the_launch_picks_table_or_walk(tiny, step):
+    n, m = 70, 24
+    x = (np.arange(n * step + 1) % 5 - 2).astype(np.float32)
+    (o, _, hits), _ = launch(tiny, STRIDED, "strided", m, np.zeros(m, np.float32), x, np.full(61 * m, -1, np.int32),
+                             np.int32(step), np.int32(n))
+    i = np.arange(m)
+    np.testing.assert_array_equal(o, (x[:n * step:step].sum() * (i + 1)).astype(np.float32))
+    want = np.full(61 * m, -1, np.int32)
+    for j in range(n):
+        want[(i * 7 + j) % 61 + 61 * i] = j
+    np.testing.assert_array_equal(hits, want)

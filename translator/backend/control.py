@@ -159,9 +159,9 @@ class Control:
                 # the lanes stay while their counter (tested before the body) or the next one
                 # (after it) is below the bound: the last pass is c = bound (bound - 1)
                 b = f"({b}) + 1" if pr == "sle" else b
-                n = f"({b}) - ({em.bounds.wave_extent(aff)[0]})" + (" + 1" if top else "")
-                return f"({n} if {n} > 1 else 1)", iv, em.bounds.wave_extent(aff)[0], bound, None, \
-                    self.persistent("i32").regs[0]
+                lo = em.bounds.wave_extent(aff)[0]
+                n = f"({b}) - ({lo})" + (" + 1" if top else "")
+                return f"({n} if {n} > 1 else 1)", iv, lo, bound, None, self.persistent("i32").regs[0]
         return None
 
     def entered_below(self, h, start, bound, inclusive: bool) -> bool:

@@ -13,13 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import irtypes
-from .abi import (table_lanes, ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
-                  widened)
+from . import irtypes, seqexpr
+from .abi import (ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+                  table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
-from . import seqexpr
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
@@ -807,7 +806,8 @@ class Memory:
                 em.copy(table[0], d)
                 tabled, em.items = em.items, []
                 em.copy(self.walked(k, u, ty).regs[0], d)
-                em.items = outer + [SeqIf(walk, em.items, tabled)]
+                outer.append(SeqIf(walk, em.items, tabled))
+                em.items = outer                  # (the same list: a batch of stores may have begun in it)
                 return Val(kind, (d,) if size == 4 else (d, d))
             if walk is not None:
                 return self.walked(k, u, ty)
@@ -848,11 +848,11 @@ class Memory:
 
     def walks(self, u: str, size: int):
         """Whether byte offset u moves by a table's block (64 elements of `size` bytes) or more each
-        pass of the innermost loop, a counted one (`A[i * n + c]` in a loop over i, read by every lane), where a table of
-        u's block (uniform_table) would be fetched anew, waiting out its MV, every pass: True, or
-        None for never; for a stride of the launch's arguments (a pitch, or `x[k * incx]`), the
-        sequencer condition that says so.  (The stride: u's pass-to-pass difference, evaluated
-        at two points to tell a constant.)"""
+        pass of the innermost loop, a counted one (`A[i * n + c]` in a loop over i, read by every
+        lane), where a table of u's block (uniform_table) would be fetched anew, waiting out its
+        MV, every pass: True, or None for never; for a stride of the launch's arguments (a pitch,
+        or `x[k * incx]`), the sequencer condition that says so.  (The stride: u's pass-to-pass
+        difference, evaluated at two points to tell a constant.)"""
         n = self.em.loop_stack[-1].get("seq_reg")
         names = sorted(set(re.findall(r"%\w+", u)))
         if n is None or n not in names:
