@@ -119,17 +119,16 @@ class Control:
         return None
 
     def skewed_loop(self, h, blocks, phis):
-        """counted_loop's answer, with a sixth item, for a loop whose counter starts at the global id
-        plus a uniform part and steps by 1 while below a bound the sequencer knows, entered only by
-        lanes whose start is below it (a triangular loop, `for (j2 = j1; j2 < m; j2++)`, and the
-        guard LLVM puts before it): the sequencer runs the counter c from the wave's least start,
-        and lane x of the wave (its start the least + x, x = em.sx) joins the loop at pass x, when c
-        is its start, so the counter is c in every lane that runs a pass and its indices are
-        broadcasts or contiguous accesses, not gathers.  Until it joins, a lane only waits: it runs
-        nothing and keeps its registers.  Every lane leaves when c reaches the bound, having run its
-        own passes in order, each once.  The sixth item is the register counting the passes
-        (emit_loop makes the lanes' ready flags from it).  1-D builds only, where em.sx is the
-        lane's place in the wave."""
+        """counted_loop's answer for a loop whose counter starts at the global id plus a uniform
+        part and steps by 1 while below a bound the sequencer knows, entered only by lanes whose
+        start is below it (a triangular loop, `for (j2 = j1; j2 < m; j2++)`, and the guard LLVM
+        puts before it): the sequencer runs the counter c from the wave's least start, and lane x
+        of the wave (its start the least + x, x = em.sx) joins the loop at pass x, when c is its
+        start, so the counter is c in every lane that runs a pass and its indices are broadcasts or
+        contiguous accesses, not gathers.  Until it joins, a lane only waits: it runs nothing and
+        keeps its registers (emit_loop's ready flags).  Every lane leaves when c reaches the bound,
+        having run its own passes in order, each once.  1-D builds only, where em.sx is the lane's
+        place in the wave."""
         em = self.em
         test = self.exit_test(h, blocks) if em.one_d and em.rows is None else None
         if test is None:
@@ -161,7 +160,7 @@ class Control:
                 b = f"({b}) + 1" if pr == "sle" else b
                 lo = em.bounds.wave_extent(aff)[0]
                 n = f"({b}) - ({lo})" + (" + 1" if top else "")
-                return f"({n} if {n} > 1 else 1)", iv, lo, bound, None, self.persistent("i32").regs[0]
+                return f"({n} if {n} > 1 else 1)", iv, lo, bound, None
         return None
 
     def entered_below(self, h, start, bound, inclusive: bool) -> bool:
@@ -595,8 +594,11 @@ class Control:
         back_edges = {(p, h) for p in em.preds[h] if p in blocks}
         hb = em.bmap[h]
         phis = [i for i in hb.insts if i.op == "phi"]
-        counted = self.counted_loop(h, blocks, phis) or self.skewed_loop(h, blocks, phis)
-        wait = counted[5] if counted and len(counted) > 5 else None      # a skewed loop's pass register
+        counted, wait = self.counted_loop(h, blocks, phis), None
+        if not counted:
+            counted = self.skewed_loop(h, blocks, phis)
+            if counted:                 # the passes so far, for the lanes' ready flags (below)
+                wait = self.persistent("i32").regs[0]
         bottom = None
         if counted:
             # %ne: an exact rerun (nans.py); %sk: a skewed loop, which packing.py leaves alone

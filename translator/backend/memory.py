@@ -858,13 +858,14 @@ class Memory:
         if n is None or n not in names:
             return None
         step = seqexpr.seq(f"({seqexpr.at(u, n[1:], f'{n} + 1')}) - ({u})")
+        by_launch = f"({step}) >= {64 * size} or ({step}) <= -{64 * size}"
         try:
             got = {seqexpr.evaluate(step, {r[1:]: 5 + 11 * j + i for i, r in enumerate(names)}) for j in (1, 2)}
-        except (ArithmeticError, KeyError):
-            got = {None, 0}
-        if len(got) == 1:
-            return True if abs(got.pop()) >= 64 * size else None
-        return f"({step}) >= {64 * size} or ({step}) <= -{64 * size}"
+        except (ArithmeticError, KeyError):     # (not known here: the sequencer decides)
+            return by_launch
+        if len(got) > 1:
+            return by_launch
+        return True if abs(got.pop()) >= 64 * size else None
 
     def block_mv(self, k, blk: str, lc: int, copy, t: int) -> MV:
         """The MV of the 64 long words of buffer k (its widened copy with copy=abi.widened; abi.base otherwise) from long word
