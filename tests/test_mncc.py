@@ -166,6 +166,42 @@ def test_stats_remark_where_a_whole_buffer_moves(tmp_path):
     assert r.exit_code == 0 and ": remark: " not in r.stderr
 
 
+SYMM = """__kernel void symm(__global float *s, __global const float *d, int m, int n)
+{
+    int j1 = get_global_id(0);
+    if (j1 < m) {
+        for (int j2 = j1; j2 < m; j2++) {
+            float t = 0.0f;
+            for (int i = 0; i < n; i++)
+                t += d[i * m + j1] * d[i * m + j2];
+            s[j1 * m + j2] = t;
+            s[j2 * m + j1] = t;
+        }
+    }
+}
+"""
+
+
+def test_stats_of_a_triangular_loop_and_of_scatters(tmp_path):
+    """In a loop the build runs skewed (KernelBinary.skewed) the counter is the sequencer's, so
+    --stats classifies `d[i*m + j2]` as a broadcast and the two stores as a row and a column (it
+    printed "irregular" for all three); each scatter is labelled as a scatter, not a gather, and
+    the column store's pass, which moves only the chunks its wave touches, says so."""
+    r = cc(tmp_path, "--stats", src=SYMM, name="symm.cl")
+    assert r.exit_code == 0, r.stderr
+    assert "irregular" not in r.stderr, r.stderr
+    assert "symm.cl:8: load d (global, 4 B): broadcast in the loop at line 8" in r.stderr
+    assert "symm.cl:9: store s (global, 4 B): row in the loop at line 7; whole-buffer scatter" in r.stderr
+    assert "symm.cl:10: store s (global, 4 B): column in the loop at line 7; wave-span scatter" in r.stderr
+    assert ("symm.cl:10: remark: kernel 'symm': the store to 's' is scattered: its index is not the global id "
+            "plus a uniform offset, so the chunks its wave's lanes may touch pass through every PE, in every "
+            "pass of its loop") in r.stderr
+    r = cc(tmp_path, "--stats", src=ROW_MAJOR, name="mv.cl")
+    assert "mv.cl:9: load hist (global, 4 B): irregular (index computed by 'and'); whole-buffer gather" in r.stderr
+    assert "mv.cl:9: store hist (global, 4 B): irregular (index computed by 'and'); whole-buffer scatter" \
+        in r.stderr
+
+
 def test_internal_errors_are_one_line(tmp_path, monkeypatch):
     import translator.backend
 

@@ -303,7 +303,12 @@ def _print_accesses(module, binaries, name):
         info = module.kernels[kb.name]
         if info.task:
             continue
-        gathered = {(line, msg) for line, msg in kb.remarks}
+        moved = {}                      # (line, buffer, load|store) -> how the remark says it moves
+        for line, msg in kb.remarks:
+            buf = msg.split("'")[1] if msg.count("'") >= 2 else None
+            kind = "load" if " load from " in f" {msg} " else "store"
+            scope = "whole-buffer" if "all of the buffer" in msg else "wave-span"
+            moved[(line, buf, kind)] = f"{scope} {'gather' if kind == 'load' else 'scatter'} (see the remark)"
         plans = {(line, buf, kind): plan for line, buf, kind, plan in kb.plans}     # ("rows" builds)
         click.echo(f"kernel '{kb.name}' ({kb.mode}): memory accesses", err=True)
         if kb.name in module.restrict_kernels:     # translator/restrict.py
@@ -311,10 +316,10 @@ def _print_accesses(module, binaries, name):
                                if restricted(kb.mode) else
                                "its buffers may overlap, so LLVM keeps accesses it could move (launches whose buffers "
                                "are disjoint run the -noalias build: --noalias shows it)"), err=True)
-        for a in analyse(read_function(ir_text(module, kb.name, kb.mode), info.wg_function), info.params):
+        for a in analyse(read_function(ir_text(module, kb.name, kb.mode), info.wg_function), info.params,
+                         kb.skewed):
             where = f" in the loop at line {a.loop_line}" if a.loop else ""
-            how = plans.get((a.line, a.buffer, a.kind)) or ("whole-buffer gather (see the remark)"
-                  if any(line == a.line and f"'{a.buffer}'" in msg for line, msg in gathered) else "")
+            how = plans.get((a.line, a.buffer, a.kind)) or moved.get((a.line, a.buffer, a.kind), "")
             extra = f" ({a.why})" if a.why else ""
             click.echo(f"  {name}:{a.line}: {a.kind} {a.buffer} ({a.space}, {a.elem} B): {a.cls}{where}{extra}"
                        + (f"; {how}" if how else ""), err=True)

@@ -75,6 +75,8 @@ class KernelBinary:
                                                     # transposed copies it stores rows to (rowstore.py)
     snapshots: list = field(default_factory=list)   # written parameters whose loads read a launch-start copy
                                                     # (Memory.snapshot), at sn<k>
+    skewed: list = field(default_factory=list)      # IR header blocks of the triangular loops it runs skewed
+                                                    # (control.skewed_loop; mncl-cc --stats reads them)
 
     def to_dict(self):
         return asdict(self)
@@ -282,7 +284,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
                         list(em.tile_plan.tests),
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
-                        sorted(em.uses.get("snapshots", ())))
+                        sorted(em.uses.get("snapshots", ())), sorted(em.skewed))
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

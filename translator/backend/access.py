@@ -40,6 +40,7 @@ from . import irtypes
 from .cfg import cfg_of
 from .idforms import not_of, sext_of_trunc
 from .irread import Arg, Const, Func, Inst
+from .values import MAX_GLOBAL_ID, mask_keeps
 
 IDS = {0: "lid", 3: "gid"}           # %ids slots: 0..2 local ids, 3..5 global ids
 WG_GROUP_IDS = range(7, 10)          # %wg slots 7..9: the group ids
@@ -96,8 +97,9 @@ def _is_loop(v: str) -> bool:
 class _Forms:
     """Index polynomials of IR values (None: not a polynomial) and why not."""
 
-    def __init__(self, func: Func, loops: dict):
+    def __init__(self, func: Func, loops: dict, skewed=frozenset()):
         self.loops = loops
+        self.skewed = skewed
         self.args = func.args            # (%args, %wg, %ids)
         self.memo = {}
         self.why = {}
@@ -172,6 +174,11 @@ class _Forms:
             return self._counter(x)
         if op == "call" and x.callee == "__mncl_local":
             return {("local",): 1}
+        if op == "and" and isinstance(ops[1], Const) and mask_keeps(ops[1].value, (0, MAX_GLOBAL_ID - 1)):
+            a = self.of(ops[0])                      # id & 0x7fffffff where LLVM knew the id positive: the id
+            if a is not None and len(a) == 1 and _is_id(next(iter(a))[0]) and len(next(iter(a))) == 1 \
+                    and next(iter(a.values())) == 1:
+                return a
         if op in ("lshr", "ashr", "sdiv", "udiv", "srem", "urem", "and", "or", "xor"):
             forms = [self.of(o) for o in ops]        # of values uniform over the work-items: uniform
             if all(f is not None and not any(_is_id(v) or _is_loop(v) for m in f for v in m) for f in forms):
@@ -219,6 +226,8 @@ class _Forms:
             self.why[id(x)] = "a loop-carried value that is not a counter"
             return None
         nxt = inside[0]
+        if h in self.skewed:                  # from the wave's least start, by one: uniform in the lanes it runs
+            return {(f"k@{h}",): 1, (f"s@{h}",): 1}
         if isinstance(nxt, Inst) and nxt.op in ("shl", "mul", "lshr", "ashr", "sdiv", "udiv") and nxt.ops[0] is x \
                 and isinstance(nxt.ops[1], Const):
             init = self.of(outside[0])        # halved or doubled each pass (a work-group tree's span):
@@ -281,11 +290,13 @@ def _classify(off: dict, elem: int, depth: dict) -> tuple:
                                 else "neither the work-item id nor the loop counter steps by one element")
 
 
-def analyse(func: Func, params) -> list:
-    """The Access of every load and store of buffer memory in `func`, in program order."""
+def analyse(func: Func, params, skewed=()) -> list:
+    """The Access of every load and store of buffer memory in `func`, in program order; the
+    counters of the loops whose headers are in `skewed` (a build runs them skewed:
+    control.skewed_loop) as the sequencer runs them, the same in every lane of a pass."""
     loops = cfg_of(func).loops
     depth = {h: sum(h in body for body in loops.values()) for h in loops}
-    forms = _Forms(func, loops)
+    forms = _Forms(func, loops, set(skewed))
     heads = {b.name: next((i.line for i in b.insts if i.line), 0) for b in func.blocks if b.name in loops}
     out = []
     for b in func.blocks:

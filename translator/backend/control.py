@@ -599,6 +599,7 @@ class Control:
             counted = self.skewed_loop(h, blocks, phis)
             if counted:                 # the passes so far, for the lanes' ready flags (below)
                 wait = self.persistent("i32").regs[0]
+                em.skewed.add(h)
         bottom = None
         if counted:
             # %ne: an exact rerun (nans.py); %sk: a skewed loop, which packing.py leaves alone

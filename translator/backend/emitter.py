@@ -59,7 +59,7 @@ class Emitter:
         self.oob = None                   # (site code, byte offset) registers of bounds checks
         self.oob_high = None              # the high word of a 64-bit index or offset out of bounds
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
-        self.batch = None                 # (buffer, stores, items, claims) scattered stores not yet emitted (scatter)
+        self.batch = None                 # (buffer, stores, items, claims, remark keys) scattered stores not yet emitted (scatter)
         self.gathers = None               # (buffer, loads, items) gathers whose pass is not yet emitted (Memory.gather)
         self.pending = set()              # the IR instructions whose values those gathers give (control.py)
         self.deferred = False             # the last gather waits (Memory.gather's defer)
@@ -70,6 +70,8 @@ class Emitter:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
+        self.skewed = set()               # headers of the loops run skewed (control.skewed_loop)
+        self.whole_remarks = set()        # ... of those, the ones some pass of which moved all of it (span_remarks)
         self.accesses = {}                # load/store Inst -> its Access (access.py), made by Codegen.translate
         self.row_plans = {}               # (buffer, pitch, start) -> its LM0 regions (rowplan.py)
         self.site_line = None             # the C line(s) an out-of-bounds report names, when not self.line

@@ -11,7 +11,7 @@ from .irtypes import container_int, odd_int
 from .mathlib import _D
 from .ops import SeqIf, SeqLoop, VReg
 from .emitter import CodegenError
-from .values import aff_add, aff_scale, EXACT, I32, is_pow2, rng_add, rng_scale, SMALL, U32, Val, within
+from .values import aff_add, aff_scale, EXACT, I32, is_pow2, mask_keeps, rng_add, rng_scale, SMALL, U32, Val, within
 from .nans import callee_base
 from .calls import INT_CALLS
 
@@ -132,6 +132,10 @@ class IntSelection:
             return self.divide(op, a, b, False)
         if i.type not in ("i32", "i64"):
             raise CodegenError(f"arithmetic on {i.type} is not supported on the emulator device yet", em.line)
+        if op == "and":
+            for x, m in ((a, b), (b, a)):
+                if mask_keeps(m.const, em.values.int_rng(x)):
+                    return x          # x & 0x7fffffff of an id LLVM proved positive: x, still an id's form
         wide = i.type == "i64"
         aff = None
         ca, cb = em.values.affine(a, i.ops[0]), em.values.affine(b, i.ops[1])

@@ -1218,14 +1218,32 @@ class Memory:
                   mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", at + 16 * u, at + 16 * u + 16)))
 
     def remark(self, k, how: str):
-        """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats)."""
+        """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats);
+        the key, for span_remarks once its pass is known to move only the chunks its wave touches."""
         em = self.em
         name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
-        loop = ", in every pass of its loop" if em.loop_stack else ""
+        key = (em.line, how, name)
+        em.remarks[key] = self.remark_text(how, name, "all of the buffer passes", bool(em.loop_stack))
+        return key
+
+    @staticmethod
+    def remark_text(how: str, name: str, moves: str, loop: bool) -> str:
         what = "load from" if how == "gathered" else "store to"
-        em.remarks[(em.line, how, name)] = (
-            f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so all of "
-            f"the buffer passes through every PE{loop} (docs/architecture.md, data movement)")
+        return (f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so "
+                f"{moves} through every PE{', in every pass of its loop' if loop else ''} "
+                f"(docs/architecture.md, data movement)")
+
+    def span_remarks(self, keys, span):
+        """The remarks `keys` of a gather's or scatter's pass: where its lanes' span is known (span),
+        only the chunks the wave touches pass, unless another pass of the same access moved all."""
+        em = self.em
+        for key in keys:
+            if span is None or key in em.whole_remarks:
+                em.whole_remarks.add(key)
+            elif key in em.remarks:
+                line, how, name = key
+                em.remarks[key] = self.remark_text(how, name, "the chunks its wave's lanes may touch pass",
+                                                   "in every pass" in em.remarks[key])
 
     def gather(self, k, ptr: Val, ty: str, p: VReg, defer: bool = False) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0
@@ -1241,7 +1259,7 @@ class Memory:
                                em.line)
         if k in em.resident:
             return em.resident_buffers.resident_read(k, ptr, ty)
-        self.remark(k, "gathered")
+        key = self.remark(k, "gathered")
         if em.gathers and (em.gathers[0] != k or em.gathers[2] is not em.items
                            or len(em.gathers[1]) >= min(em.scatter_batch, GATHER_BATCH)):
             self.flush_gathers()
@@ -1250,7 +1268,7 @@ class Memory:
         out = acc if size == 8 else [em.new("ld")]
         if not em.gathers:
             em.gathers = (k, [], em.items)
-        em.gathers[1].append((rel, ty, acc, out, self.lane_span(k, ptr.gid_affine, size)))
+        em.gathers[1].append((rel, ty, acc, out, self.lane_span(k, ptr.gid_affine, size), key))
         em.deferred = defer
         if not defer:
             self.flush_gathers()
@@ -1288,6 +1306,7 @@ class Memory:
         else:
             rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
         span = self.batch_span([e[4] for e in entries], items)
+        self.span_remarks([e[5] for e in entries], span)
         for g, mvs in enumerate(rounds):
             n = self.chunks_in(k, f"{r} * {G} + {g}")
             outer_round, em.items = em.items, list(mvs)
@@ -1299,7 +1318,7 @@ class Memory:
         loop = SeqLoop(r, "0", reg(rows(k)), self.within(span, f"{r} * {G * S}", G * S, em.items, advance))
         em.items = items                     # (the pass goes at the end of the list the loads went to)
         em.items.append(loop)
-        for _, ty, acc, out, _ in entries:
+        for _, ty, acc, out, *_ in entries:
             self.lane_value(acc, ty, out[0])
         em.items = here
 

@@ -71,8 +71,9 @@ class Scatter:
         em = self.em
         em.memory.note_access(k, "gather")
         em.memory.settle_stores(whole_buffer=True)
+        key = None
         if k not in em.resident:
-            em.memory.remark(k, "scattered")
+            key = em.memory.remark(k, "scattered")
             em.scatters |= isinstance(k, int)        # (not __local scratch)
         if em.batch and em.batch[0] != k:
             self.flush_scatters()
@@ -101,9 +102,10 @@ class Scatter:
             # its span
             self.flush_scatters()
         if not em.batch:
-            em.batch = (k, [], em.items, [])
+            em.batch = (k, [], em.items, [], [])
         em.batch[1].append(entry)
         em.batch[3].append(claim)
+        em.batch[4].append(key)
         if len(em.batch[1]) == em.scatter_batch:
             self.flush_scatters()
 
@@ -164,7 +166,7 @@ class Scatter:
         """Emit the batched stores (before anything that may read or reorder what they write)."""
         em = self.em
         if em.batch:
-            k, entries, items, infos = em.batch
+            k, entries, items, infos, remarks = em.batch
             em.batch = None
             em.batched |= len(entries) > 1
             assert items is em.items, "a batch of stores must end where it began"
@@ -174,9 +176,10 @@ class Scatter:
             claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
             if any(whens):
                 em.colliding.add(k)
-            self.scatter_pass(k, entries, claims, [em.memory.lane_span(k, aff, size) for _, _, aff, size, _ in infos])
+            self.scatter_pass(k, entries, claims, [em.memory.lane_span(k, aff, size) for _, _, aff, size, _ in infos],
+                              remarks)
 
-    def scatter_pass(self, k, entries, claims=None, spans=()):
+    def scatter_pass(self, k, entries, claims=None, spans=(), remarks=()):
         """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
         -1 where the lane does not store, the value in place in its word[, the bits it replaces])
         or (8, index of the low word, odd and even work-items' values).
@@ -245,6 +248,7 @@ class Scatter:
         em.alu("iadd", cb, em.c32(n_words), dst=cb)
         # (only the chunks the lanes' indices meet, where their affine forms say: memory.within)
         span = None if own else em.memory.batch_span(list(spans), outer)
+        em.memory.span_remarks([x for x in remarks if x is not None], span)
         advance = lambda longs: em.alu("iadd", cb, em.c32(2 * longs), dst=cb)
         work, em.items = em.items, outer
         chunks = SeqLoop(c, "0", em.memory.chunks_in(k, f"{r} * {G}" if own else f"{r} * {G} + {g}"),

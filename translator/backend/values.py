@@ -72,6 +72,11 @@ def within(r, box) -> bool:
     return r is not None and box[0] <= r[0] and r[1] <= box[1]
 
 
+def mask_keeps(mask, r) -> bool:
+    """True where `x & mask` is x for every x in interval r: mask is a run of low one bits covering r."""
+    return mask is not None and mask >= 0 and not mask & (mask + 1) and within(r, (0, mask))
+
+
 def rng_add(a, b, sign=1):
     if a is None or b is None:
         return None
