@@ -9,10 +9,9 @@ needs to launch it.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 
-from ..module import CompileError, Diagnostic, ParamInfo
+from ..module import CompileError, Diagnostic
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from . import abi

@@ -346,5 +346,5 @@ class Codegen:
 # names other modules import from here: the launch ABI (translator/backend/__init__.py, mncl), the
 # emulator device's limits the bounds checks are exact up to (mncl/emulator_device.py) and the
 # errors compile_kernel reports (translator/backend/__init__.py)
-__all__ = ["ARG_LONGS", "MAX_PARAMS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT", "WG_SLOT", "wide_arg_slots", "Codegen",
+__all__ = ["ARG_LONGS", "PARAM_SLOT", "SHAPE", "SHAPE_SLOT", "WG_SLOT", "wide_arg_slots", "Codegen",
            "CodegenError", "MixedPointer", "MAX_BUFFER", "MAX_GLOBAL_ID"]

@@ -34,6 +34,11 @@ def dram_clamped(a: str, hi: int) -> str:
     return f"({x}-({x}-{hi})*({x}>{hi}))".replace(" ", "")
 
 
+def block_of(u: str) -> str:
+    """The first long word of the 64-long-word block holding byte offset u (sequencer expressions)."""
+    return f"((({u}) >> 9) << 6)"
+
+
 class Memory:
     """Loads, stores and the data movement behind them."""
 
@@ -788,7 +793,7 @@ class Memory:
         (in a loop, through a table: uniform_table; a walk by blocks: walked)."""
         em = self.em
         u = f"(({aff[1]}) + ({aff[2] or 0}))"                     # byte offset
-        blk = f"((({u}) >> 9) << 6)"                                # its 64-long-word block
+        blk = block_of(u)
         kind, size = em.values.kind_of(ty), type_size(ty)
         walk = self.walks(u, size) if em.loop_stack else None
         if walk is True:
@@ -840,7 +845,7 @@ class Memory:
         em.uses.setdefault("bases", set()).add(k)
         lc, lb = em.shared_area(("walk", k), 64, 68)
         t = em.tag()
-        mv = self.block_mv(k, f"((({u}) >> 9) << 6)", lc, self.read_copy(k), t)
+        mv = self.block_mv(k, block_of(u), lc, self.read_copy(k), t)
         mv.chain = (t, lc, lb)
         em.columns[mv.chain] = (em.line, self.param(k).name)
         em.items += [mv, Op(f"wait i{t}", "wait", line=em.line), self.l2bmb(lc, lb)]
