@@ -21,8 +21,10 @@ from .irtypes import type_size
 from .rows import ROW0
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
+from .nans import callee_base
 from .values import aff_add, aff_scale, EXACT, I32, KINDS, rng_add, rng_scale, U32, Val, within
 
+MIN_MAX = {"smin": "slt", "smax": "sgt", "umin": "ult", "umax": "ugt"}    # the compare that picks the first
 GATHER_BATCH = 8        # loads one gather pass serves at most (each keeps 3 or 4 registers live until it)
 
 
@@ -314,6 +316,10 @@ class Memory:
                 return Val(em.values.kind_of(ty), (reg,))
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.readable(b[1]):
                 return self.uniform_load(b[1], aff, ty)
+            if em.one_d and pitch is None and size == 4 and aff is None and self.readable(b[1]):
+                two = self.clamped_load(i.ops[0], b[1], ty)
+                if two is not None:
+                    return two
             if em.rows is not None and size == 4 and pitch is None and self.readable(b[1]):
                 two = self.flat_choice(i.ops[0], b[1], ty)
                 if two is not None:
@@ -445,6 +451,55 @@ class Memory:
             self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
             regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
+
+    def clamped_load(self, x, k, ty) -> Val | None:
+        """In a 1-D build, a load of replicated buffer k at one of two offsets, each affine in the
+        global id, chosen per lane: a clamped neighbour (`a[min(i + 1, n - 1)]`, `a[max(i - 1, 0)]`,
+        `i > 0 ? a[i - 1] : a[i]`; LLVM writes smin / smax / select of the index or of the pointer).
+        Each offset is a contiguous, shifted or uniform load and each lane takes its own: two cheap
+        loads instead of a gather of all of k.  The bounds were checked per lane on the address it
+        takes (load).  None if x is not such a pointer."""
+        em = self.em
+        got = self.two_offsets(x, k)
+        if got is None or not all(a == (4, 0, None) or a[0] in (0, 4) for a in got[1:]):
+            return None
+        regs = [self.fast_load(k)[0] if a == (4, 0, None) else self.shifted_load(k, a) if a[0] == 4
+                else self.uniform_load(k, a, ty).regs[0] for a in got[1:]]
+        em.plans.setdefault((em.line, self.param(k).name), set()).add(
+            "clamped neighbour: two contiguous, shifted or uniform loads, one taken per lane")
+        return em.values.select(got[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
+
+    def two_offsets(self, x, k):
+        """(the lane's choice, the byte offset's affine form where it holds, where it does not) for
+        IR pointer x into parameter k chosen between two such forms (clamped_load), else None."""
+        em = self.em
+        val = em.values.val
+        if not isinstance(x, Inst):
+            return None
+        if x.op == "select" and x.type == "ptr":
+            a, b = val(x.ops[1]), val(x.ops[2])
+            if a.base == b.base == ("param", k) and a.gid_affine is not None and b.gid_affine is not None:
+                return val(x.ops[0]).regs[0], a.gid_affine, b.gid_affine
+            return None
+        if x.op != "getelementptr" or len(x.ops) != 2 or x.elem not in ("float", "i32"):
+            return None
+        base, y = val(x.ops[0]), x.ops[1]
+        while isinstance(y, Inst) and (y.op == "sext" or y.op == "zext" and " nneg " in f" {y.text} "):
+            y = y.ops[0]
+        if base.base != ("param", k) or base.gid_affine is None or not isinstance(y, Inst) \
+                or y.type not in ("i32", "i64"):
+            return None
+        if y.op == "select":
+            pick, ops = None, y.ops[1:]
+        elif y.op == "call" and callee_base(y) in MIN_MAX:
+            pick, ops = MIN_MAX[callee_base(y)], [o for o in y.ops if not isinstance(o, tuple)][:2]
+        else:
+            return None
+        forms = [em.values.affine(val(o), o) for o in ops]
+        if None in forms:
+            return None
+        c = val(y.ops[0]).regs[0] if pick is None else em.ints.icmp(pick, *(val(o) for o in ops))
+        return (c, *(aff_add(base.gid_affine, aff_scale(f, 4)) for f in forms))
 
     def plan_flat(self, pitch, k, kind: str, plan: str):
         """Note a "rows" build's flat access (flat_rows) and its plan, for mncl-cc --stats."""
