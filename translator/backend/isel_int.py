@@ -27,6 +27,13 @@ INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "l
 EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
            "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
 
+def bare(x):
+    """IR value x without the casts around it (they keep an id's value: ids are below 2^30)."""
+    while isinstance(x, Inst) and x.op in ("trunc", "sext", "zext", "freeze"):
+        x = x.ops[0]
+    return x
+
+
 FP32_EXACT = 1 << 22       # operands below this divide exactly in fp32 (divide_uniform)
 
 
@@ -46,6 +53,32 @@ class IntSelection:
         for r in em.split64(x, signed=False):
             out.append(em.alu("udftoi", em.floats.fmul64(em.alu("uditof", r), rcp, add=half_rcp)))
         return em.join32(*out)
+
+    def global_id_sum(self, i: Inst) -> Val | None:
+        """get_global_id(0) for `get_group_id(0) * get_local_size(0) + get_local_id(0)` (in either
+        order, through casts) in a 1-D build, where the launch has no global offset: the same value,
+        and the contiguous paths see the global id in it (its parts are no affine form of it)."""
+        em = self.em
+        if not em.one_d or em.rows is not None:
+            return None
+        slot = lambda x: self.id_slot(x)
+        for x, y in (i.ops, i.ops[::-1]):
+            x = bare(x)
+            if slot(y) == ("ids", 0) and isinstance(x, Inst) and x.op == "mul" \
+                    and sorted(map(slot, x.ops), key=str) == [("wg", 4), ("wg", 7)]:
+                v = em.workitems.ids_value(3)
+                return v if i.type == "i64" else Val("i32", (v.narrow,), gid_affine=v.gid_affine, rng=v.rng)
+        return None
+
+    def id_slot(self, x):
+        """("ids" or "wg", long word) when IR value x (through casts) is a load of that slot: an id,
+        a launch size, a group id; else None."""
+        x = bare(x)
+        if not (isinstance(x, Inst) and x.op == "load" and x.type == "i64"):
+            return None
+        p = self.em.values.val(x.ops[0])
+        return (p.base[0], p.coff // 8) if p.kind == "ptr" and p.off is None and p.base in (("ids",), ("wg",)) \
+            else None
 
     def mul_exact32(self, a: VReg, b: VReg, signed=True) -> VReg:
         """a * b of i32 lanes whose true product is known to stay below 2^53 (a quotient times
@@ -132,6 +165,10 @@ class IntSelection:
             return self.divide(op, a, b, False)
         if i.type not in ("i32", "i64"):
             raise CodegenError(f"arithmetic on {i.type} is not supported on the emulator device yet", em.line)
+        if op == "add" or op == "or" and " disjoint " in f" {i.text} ":
+            gid = self.global_id_sum(i)
+            if gid is not None:
+                return gid
         if op == "and":
             for x, m in ((a, b), (b, a)):
                 if mask_keeps(m.const, em.values.int_rng(x)):
