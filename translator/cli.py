@@ -296,7 +296,7 @@ def _print_accesses(module, binaries, name):
     """Each memory access of each kernel, beside its C line: its class (translator/backend/access.py),
     the loop it moves in, and how the kernel moves its data (a gather where the backend said so)."""
     from .backend import ir_text
-    from .backend.abi import restricted
+    from .backend.abi import flat_rows, one_d, restricted
     from .backend.access import analyse
     from .backend.irread import read_function
     for kb in binaries:
@@ -317,7 +317,7 @@ def _print_accesses(module, binaries, name):
                                "its buffers may overlap, so LLVM keeps accesses it could move (launches whose buffers "
                                "are disjoint run the -noalias build: --noalias shows it)"), err=True)
         for a in analyse(read_function(ir_text(module, kb.name, kb.mode), info.wg_function), info.params,
-                         kb.skewed):
+                         kb.skewed, one_d(kb.mode) or flat_rows(kb.mode)):
             where = f" in the loop at line {a.loop_line}" if a.loop else ""
             how = plans.get((a.line, a.buffer, a.kind)) or moved.get((a.line, a.buffer, a.kind), "")
             extra = f" ({a.why})" if a.why else ""

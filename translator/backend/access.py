@@ -97,9 +97,10 @@ def _is_loop(v: str) -> bool:
 class _Forms:
     """Index polynomials of IR values (None: not a polynomial) and why not."""
 
-    def __init__(self, func: Func, loops: dict, skewed=frozenset()):
+    def __init__(self, func: Func, loops: dict, skewed=frozenset(), no_offset: bool = False):
         self.loops = loops
         self.skewed = skewed
+        self.no_offset = no_offset      # a build whose launches have no global offset (ids_of_groups)
         self.args = func.args            # (%args, %wg, %ids)
         self.memo = {}
         self.why = {}
@@ -156,7 +157,7 @@ class _Forms:
             return None if a is None else _mul(a, _const(1 << (32 - ops[1].value)))
         if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
             a, b = self.of(ops[0]), self.of(ops[1])
-            return None if a is None or b is None else _add(a, b, -1 if op == "sub" else 1)
+            return None if a is None or b is None else self.ids_of_groups(_add(a, b, -1 if op == "sub" else 1))
         if op == "mul":
             a, b = self.of(ops[0]), self.of(ops[1])
             return None if a is None or b is None else _mul(a, b)
@@ -185,6 +186,19 @@ class _Forms:
                 return {(f"u@{x.name}",): 1}
         self.why[id(x)] = f"index computed by '{op}'"
         return None
+
+    def ids_of_groups(self, f: dict) -> dict:
+        """f with c * (grp<d> * local size + lid<d>) written as c * gid<d>, where a launch has no
+        global offset (no_offset): `get_group_id(0) * get_local_size(0) + get_local_id(0)` is the
+        global id there."""
+        if not self.no_offset:
+            return f
+        for d in range(3):
+            g, l = tuple(sorted((f"grp{d}", f"wg{4 + d}"))), (f"lid{d}",)
+            c = f.get(g)
+            if c and f.get(l) == c:
+                f = _add({m: v for m, v in f.items() if m not in (g, l)}, {(f"gid{d}",): c})
+        return f
 
     def _gep(self, x):
         out, ty = self.of(x.ops[0]), x.elem
@@ -290,13 +304,15 @@ def _classify(off: dict, elem: int, depth: dict) -> tuple:
                                 else "neither the work-item id nor the loop counter steps by one element")
 
 
-def analyse(func: Func, params, skewed=()) -> list:
+def analyse(func: Func, params, skewed=(), no_offset: bool = False) -> list:
     """The Access of every load and store of buffer memory in `func`, in program order; the
     counters of the loops whose headers are in `skewed` (a build runs them skewed:
-    control.skewed_loop) as the sequencer runs them, the same in every lane of a pass."""
+    control.skewed_loop) as the sequencer runs them, the same in every lane of a pass; with
+    no_offset (a build whose launches have no global offset) group id * local size + local id as
+    the global id."""
     loops = cfg_of(func).loops
     depth = {h: sum(h in body for body in loops.values()) for h in loops}
-    forms = _Forms(func, loops, set(skewed))
+    forms = _Forms(func, loops, set(skewed), no_offset)
     heads = {b.name: next((i.line for i in b.insts if i.line), 0) for b in func.blocks if b.name in loops}
     out = []
     for b in func.blocks:
@@ -371,8 +387,8 @@ class _LaneBoolForms(_Forms):
     sext), and so is the condition of a select between two forms (``f - (y >= 2 ? 2 W : 0)``);
     ``bools[n]`` is its i1 IR value.  Not for classes: the variable is not uniform."""
 
-    def __init__(self, func: Func, loops: dict):
-        super().__init__(func, loops)
+    def __init__(self, func: Func, loops: dict, no_offset: bool = False):
+        super().__init__(func, loops, no_offset=no_offset)
         self.bools = []
 
     def _form(self, x):
@@ -397,8 +413,8 @@ class PointerForms:
     computes it, for the code generator (rows.py reads a row-major index off it); with lane_bools,
     widened booleans are variables too (_LaneBoolForms), their i1 IR values in ``bools``."""
 
-    def __init__(self, func: Func, lane_bools: bool = False):
-        self._forms = (_LaneBoolForms if lane_bools else _Forms)(func, cfg_of(func).loops)
+    def __init__(self, func: Func, lane_bools: bool = False, no_offset: bool = False):
+        self._forms = (_LaneBoolForms if lane_bools else _Forms)(func, cfg_of(func).loops, no_offset=no_offset)
         self.bools = getattr(self._forms, "bools", [])
 
     def value(self, x) -> dict | None:

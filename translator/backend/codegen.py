@@ -209,7 +209,7 @@ class Codegen:
                     if isinstance(o, Inst):
                         users.setdefault(o, []).append(i)
         em.users = users
-        em.accesses = {a.inst: a for a in analyse(f, em.params)}
+        em.accesses = {a.inst: a for a in analyse(f, em.params, no_offset=em.one_d or em.rows is not None)}
         em.resident_buffers.resident_copies()
         em.control.emit_region([n for n in em.rpo], None)
         em.resident_buffers.write_back()

@@ -36,7 +36,7 @@ class FlatRows:
 
     def __init__(self, em, func):
         self.em = em
-        self.forms = PointerForms(func, lane_bools=True)
+        self.forms = PointerForms(func, lane_bools=True, no_offset=True)     # (a rows build: no offset)
         self.pitches = set()           # "p<k>", GX or an int, for KernelBinary.pitches
         self.plans = {}                # (C line, parameter, kind) -> {pitch: [plan]}, for mncl-cc --stats
 
