@@ -24,6 +24,16 @@ __kernel void wide(__global const float *a, __global float *b)
     b[i] = a[i] - 1.0f;
 }
 
+#define BLOCK 64
+__kernel void blocked(__global const float *a, __global float *b, int n)
+{
+    int t = get_local_id(0);
+    int i = get_group_id(0) * BLOCK + t;
+    int j = (get_group_id(0) << 6) + t;
+    if (i < n)
+        b[i] = a[j] + 0.5f;
+}
+
 __kernel void scale2d(__global const float *a, __global float *b, int w)
 {
     int r = get_group_id(1) * get_local_size(1) + get_local_id(1);
@@ -111,3 +121,27 @@ def test_a_row_per_work_item_spelled_with_groups_takes_the_row_plan():
     np.testing.assert_array_equal(y, W @ x)
     # W gathered in every pass: 9,444,352 bytes, 205,330 steps; the row plan: 138,240 bytes, 2,875 steps
     assert ev.stats.dram_bytes < 8 * W.nbytes, ev.stats.dram_bytes
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_a_constant_block_is_the_global_id_when_the_launch_says_so(machine):
+    """`get_group_id(0) * BLOCK + tid` is the global id only when the local size is BLOCK: the 1-D
+    build assumes it under a launch test; a launch with another local size runs the "nd" build,
+    where group g's work-items write b[64 g .. 64 g + ls)."""
+    gs, n = 4096, 4000
+    for ls, steps_below in ((64, 2500), (32, None)):
+        ctx, q = device_env(machine, new=True)
+        prg = cl.Program(ctx, SRC).build()
+        a = ((np.arange(gs) * 3) % 7 - 3).astype(np.float32)
+        ab, bb = buf(ctx, a), buf(ctx, np.full(gs, -1, np.float32))
+        ev = prg.blocked(q, (gs,), (ls,), ab, bb, np.int32(n))
+        out = np.empty(gs, np.float32)
+        cl.enqueue_copy(q, out, bb)
+        want = np.full(gs, -1, np.float32)
+        i = (np.arange(gs) // ls) * 64 + np.arange(gs) % ls
+        i = i[i < n]
+        want[i] = a[i] + 0.5
+        np.testing.assert_array_equal(out, want, err_msg=f"local size {ls}")
+        if steps_below and machine == "tiny":
+            # the sums computed as written, `a` gathered and `b` scattered: 40,866 steps; now 316
+            assert ev.stats.steps < steps_below, ev.stats.steps

@@ -68,8 +68,9 @@ class KernelBinary:
                                                     # (rowplan.py, colplan.py, rows.py; mncl-cc --stats)
     row_copies: list = field(default_factory=list)  # [parameter, pitch (sequencer expression), interleave]:
                                                     # row copies it reads (abi.LaunchPlan.row_copies, rowplan.py)
-    launch_tests: list = field(default_factory=list)  # sequencer conditions on its arguments (%p<k>, %rlen) a
-                                                    # launch must meet, else it runs "nd" (tileplan.py)
+    launch_tests: list = field(default_factory=list)  # sequencer conditions on its arguments (%p<k>, %rlen,
+                                                    # %lsx) a launch must meet, else it runs "nd" (tileplan.py,
+                                                    # IntSel.global_id_sum)
     row_stores: list = field(default_factory=list)  # [parameter, pitch, start, passes (sequencer expressions)]:
                                                     # transposed copies it stores rows to (rowstore.py)
     snapshots: list = field(default_factory=list)   # written parameters whose loads read a launch-start copy
@@ -281,7 +282,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                          for (line, buf, *kind), texts in sorted(em.plans.items())]
                         + (em.rows.plan_list() if em.rows else []),
                         [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
-                        list(em.tile_plan.tests),
+                        list(em.tile_plan.tests) + sorted(em.launch_tests),
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed))
 

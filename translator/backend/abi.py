@@ -376,15 +376,21 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
         elif kb is not None:
             final = _specialised(kb, build, args, gs, failed, shared)
             rows_lay = lay.for_mode(kb.mode)
-            if launch_tests_hold(final, args, gs):
+            if launch_tests_hold(final, args, gs, ls):
                 return final, rows_lay, (rows_lay.wave, 1, 1, 1, 1, 1)
             kb = None                   # a tile plan the launch does not fit (tileplan.py): the nd build
+    whole, whole_shape = lay, shape
     if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)
         shape = (lay.wave, 1, 1, lay.wave // ls[0], 1, 1)
     elif kb is None:
         kb = na and _optional(build, mode + na, failed) or build(mode)
-    return _specialised(kb, build, args, gs, failed, shared), lay, shape
+    final = _specialised(kb, build, args, gs, failed, shared)
+    if mode == "nd" or launch_tests_hold(final, args, gs, ls):
+        return final, lay, shape
+    # the 1-D build took a constant for the local size (IntSel.global_id_sum) that this launch's is not
+    kb = na and _optional(build, "nd" + na, failed) or build("nd")
+    return _specialised(kb, build, args, gs, failed, shared), whole, whole_shape
 
 
 def _specialised(kb, build, args, gs, failed, shared: set):
@@ -400,13 +406,14 @@ def _specialised(kb, build, args, gs, failed, shared: set):
     return kb
 
 
-def launch_tests_hold(kb, args, gs) -> bool:
+def launch_tests_hold(kb, args, gs, ls) -> bool:
     """Whether a launch meets the build's launch tests (KernelBinary.launch_tests: sequencer
-    conditions on its integer arguments %p<k> and the row length %rlen; tileplan.py)."""
+    conditions on its integer arguments %p<k>, the row length %rlen and the local size %lsx;
+    tileplan.py, IntSel.global_id_sum)."""
     tests = getattr(kb, "launch_tests", None)
     if not tests:
         return True
-    env = {ROW_LENGTH: gs[0]}
+    env = {ROW_LENGTH: gs[0], "lsx": ls[0]}
     for i, a in enumerate(args):
         if is_value(a) and len(a) <= 8:
             env[param(i)] = int.from_bytes(bytes(a), "little", signed=True)

@@ -70,6 +70,7 @@ class Emitter:
         self.checked = {}                 # (buffer, affine form, size, predicate) -> in-bounds bool
         self.oob_sites = []               # site code - 1 -> (C line, parameter, element size)
         self.remarks = {}                 # (C line, what) -> why an access moves a whole buffer (remark)
+        self.launch_tests = set()         # sequencer conditions a launch must meet to run this build (abi)
         self.skewed = set()               # headers of the loops run skewed (control.skewed_loop)
         self.whole_remarks = set()        # ... of those, the ones some pass of which moved all of it (span_remarks)
         self.accesses = {}                # load/store Inst -> its Access (access.py), made by Codegen.translate

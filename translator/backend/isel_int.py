@@ -11,7 +11,7 @@ from .irtypes import container_int, odd_int
 from .mathlib import _D
 from .ops import SeqIf, SeqLoop, VReg
 from .emitter import CodegenError
-from .values import aff_add, aff_scale, EXACT, I32, is_pow2, mask_keeps, rng_add, rng_scale, SMALL, U32, Val, within
+from .values import aff_add, aff_scale, EXACT, I32, is_pow2, mask_keeps, MAX_GLOBAL_ID, rng_add, rng_scale, SMALL, U32, Val, within
 from .nans import callee_base
 from .calls import INT_CALLS
 
@@ -55,19 +55,54 @@ class IntSelection:
         return em.join32(*out)
 
     def global_id_sum(self, i: Inst) -> Val | None:
-        """get_global_id(0) for `get_group_id(0) * get_local_size(0) + get_local_id(0)` (in either
-        order, through casts) in a 1-D build, where the launch has no global offset: the same value,
-        and the contiguous paths see the global id in it (its parts are no affine form of it)."""
+        """m * get_global_id(0) for `m * (get_group_id(0) * get_local_size(0) + get_local_id(0))`
+        (in either order, through casts, shifts and constant factors: LLVM writes the sign
+        extension of the sum as `((grp << 38) + (lid << 32)) >> 30`) in a 1-D build, where the
+        launch has no global offset: the same value, in which the contiguous paths see the
+        global id.  With a constant for the local size (`get_group_id(0) * BLOCK + tid`) the same,
+        under a launch test that the local size is that constant (KernelBinary.launch_tests: a
+        launch with another runs the "nd" build, which computes the sum as written)."""
         em = self.em
         if not em.one_d or em.rows is not None:
             return None
-        slot = lambda x: self.id_slot(x)
-        for x, y in (i.ops, i.ops[::-1]):
-            x = bare(x)
-            if slot(y) == ("ids", 0) and isinstance(x, Inst) and x.op == "mul" \
-                    and sorted(map(slot, x.ops), key=str) == [("wg", 4), ("wg", 7)]:
-                v = em.workitems.ids_value(3)
-                return v if i.type == "i64" else Val("i32", (v.narrow,), gid_affine=v.gid_affine, rng=v.rng)
+        terms = sorted((self.id_term(o) or ("", 0) for o in i.ops), key=lambda t: t[0] != "lid")
+        (lk, m), (gk, g) = terms
+        if lk != "lid" or gk not in ("grp", "grp*ls") or m <= 0 or g <= 0 or g % m \
+                or m * MAX_GLOBAL_ID >= 1 << (31 if i.type == "i32" else 63):      # (m * gid must not wrap)
+            return None
+        if gk == "grp*ls" and g != m:
+            return None
+        if gk == "grp":
+            if not g // m < MAX_GLOBAL_ID:
+                return None
+            em.launch_tests.add(f"%lsx == {g // m}")
+        v = em.workitems.ids_value(3)
+        if i.type == "i32":
+            v = Val("i32", (v.narrow,), gid_affine=v.gid_affine, rng=v.rng)
+        return v if m == 1 else self.mul_const(v, m, i.type == "i64", (m, 0, None))
+
+    def id_term(self, x):
+        """("lid", m), ("grp", m) or ("grp*ls", m) when IR value x is m times the local id, the
+        group id or the group id times the local size in dimension 0 (through casts, constant
+        factors and shifts), else None."""
+        x = bare(x)
+        slot = self.id_slot(x)
+        if slot in (("ids", 0), ("wg", 7)):
+            return ("lid" if slot[0] == "ids" else "grp"), 1
+        if not isinstance(x, Inst) or x.op not in ("mul", "shl") or len(x.ops) != 2:
+            return None
+        a, b = x.ops
+        if x.op == "mul" and isinstance(a, Const):
+            a, b = b, a
+        if isinstance(b, Const) and type(b.value) is int:
+            c = b.value if x.op == "mul" else 1 << b.value if 0 <= b.value < 63 else 0
+            t = self.id_term(a)
+            return (t[0], t[1] * c) if t and 0 < c < 1 << 40 else None
+        if x.op == "mul":
+            for u, w in ((a, b), (b, a)):
+                t = self.id_term(u)
+                if t and t[0] == "grp" and self.id_slot(w) == ("wg", 4):
+                    return "grp*ls", t[1]
         return None
 
     def id_slot(self, x):
