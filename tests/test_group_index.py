@@ -34,6 +34,24 @@ __kernel void blocked(__global const float *a, __global float *b, int n)
         b[i] = a[j] + 0.5f;
 }
 
+#define TX 16
+#define TY 4
+__kernel void blocked2d(__global const float *a, __global float *b, int w)
+{
+    int r = get_group_id(1) * TY + get_local_id(1);
+    int c = get_group_id(0) * TX + get_local_id(0);
+    b[r * w + c] = a[r * w + c] * 2.0f + a[r * w + (c > 0 ? c - 1 : c)];
+}
+
+__kernel void blocked_mv(__global const float *W, __global const float *x, __global float *y, int K)
+{
+    int r = get_group_id(0) * BLOCK + get_local_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < K; k++)
+        s += W[r * K + k] * x[k];
+    y[r] = s;
+}
+
 __kernel void scale2d(__global const float *a, __global float *b, int w)
 {
     int r = get_group_id(1) * get_local_size(1) + get_local_id(1);
@@ -145,3 +163,46 @@ def test_a_constant_block_is_the_global_id_when_the_launch_says_so(machine):
         if steps_below and machine == "tiny":
             # the sums computed as written, `a` gathered and `b` scattered: 40,866 steps; now 316
             assert ev.stats.steps < steps_below, ev.stats.steps
+
+
+def test_constant_blocks_in_the_plans():
+    """The access forms take `grp * BLOCK + lid` for the global id too, under the same launch
+    tests (access.block_tests): a 2-D kernel with constant tiles takes the rows paths and a row
+    per work-item the row plan when the local size is the block; with another it runs "nd",
+    where the sums are what they say."""
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    h, w = 48, 64
+    a = ((np.arange(h * w) * 3) % 11 - 5).astype(np.float32).reshape(h, w)
+    left = np.concatenate([a[:, :1], a[:, :-1]], axis=1)
+    for ls in ((16, 4), (8, 4)):
+        ab, bb = buf(ctx, a), buf(ctx, np.full((h, w), -1, np.float32))
+        ev = prg.blocked2d(q, (w if ls[0] == 16 else w // 2, h), ls, ab, bb, np.int32(w))
+        out = np.empty((h, w), np.float32)
+        cl.enqueue_copy(q, out, bb)
+        if ls == (16, 4):
+            np.testing.assert_array_equal(out, a * 2 + left)
+            # whole-matrix gathers and a scatter: 296,448 bytes; the rows paths: 32,256
+            assert ev.stats.dram_bytes < 8 * a.nbytes, ev.stats.dram_bytes
+        else:                   # half the columns: group (gx, gy) covers columns 16 gx .. 16 gx + 7
+            c = np.arange(w // 2)
+            cols = (c // 8) * 16 + c % 8
+            want = np.full((h, w), -1, np.float32)
+            want[:, cols] = (a * 2 + left)[:, cols]
+            np.testing.assert_array_equal(out, want)
+    rows, k = 256, 96
+    W = ((np.arange(rows * k) * 7) % 5 - 2).astype(np.float32).reshape(rows, k)
+    x = (np.arange(k) % 3 - 1).astype(np.float32)
+    for ls in (64, 32):
+        bufs = [buf(ctx, W), buf(ctx, x), buf(ctx, np.full(rows, -1, np.float32))]
+        n = rows if ls == 64 else rows // 2        # (ls 32: group g covers rows 64 g .. 64 g + 31)
+        ev = prg.blocked_mv(q, (n,), (ls,), *bufs, np.int32(k))
+        y = np.empty(rows, np.float32)
+        cl.enqueue_copy(q, y, bufs[2])
+        r = (np.arange(n) // ls) * 64 + np.arange(n) % ls
+        want = np.full(rows, -1, np.float32)
+        want[r] = (W @ x)[r]
+        np.testing.assert_array_equal(y, want, err_msg=f"local size {ls}")
+        if ls == 64:
+            # W gathered in every pass: 9,444,352 bytes; the row plan: 138,240
+            assert ev.stats.dram_bytes < 8 * W.nbytes, ev.stats.dram_bytes

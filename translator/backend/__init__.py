@@ -15,6 +15,7 @@ from ..module import CompileError, Diagnostic
 from .constdata import const_bytes, read_globals
 from .diamonds import merge_arm_stores
 from . import abi
+from .access import block_tests
 from .codegen import Codegen, CodegenError, MixedPointer
 from .cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_recomputed, rematerialise_constants, remove_dead,
                       sink_into_branches)
@@ -282,7 +283,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                          for (line, buf, *kind), texts in sorted(em.plans.items())]
                         + (em.rows.plan_list() if em.rows else []),
                         [[k, *p] for k, p in sorted(em.uses.get("row_copies", {}).items())],
-                        list(em.tile_plan.tests) + sorted(em.launch_tests),
+                        list(em.tile_plan.tests)
+                        + sorted(em.launch_tests | block_tests(em.rows.forms.assumed if em.rows else ())),
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed))
 

@@ -408,12 +408,12 @@ def _specialised(kb, build, args, gs, failed, shared: set):
 
 def launch_tests_hold(kb, args, gs, ls) -> bool:
     """Whether a launch meets the build's launch tests (KernelBinary.launch_tests: sequencer
-    conditions on its integer arguments %p<k>, the row length %rlen and the local size %lsx;
-    tileplan.py, IntSel.global_id_sum)."""
+    conditions on its integer arguments %p<k>, the row length %rlen and the local sizes %lsx,
+    %lsy, %lsz; tileplan.py, IntSel.global_id_sum, access.block_tests)."""
     tests = getattr(kb, "launch_tests", None)
     if not tests:
         return True
-    env = {ROW_LENGTH: gs[0], "lsx": ls[0]}
+    env = {ROW_LENGTH: gs[0], "lsx": ls[0], "lsy": ls[1], "lsz": ls[2]}
     for i, a in enumerate(args):
         if is_value(a) and len(a) <= 8:
             env[param(i)] = int.from_bytes(bytes(a), "little", signed=True)

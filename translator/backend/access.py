@@ -101,6 +101,7 @@ class _Forms:
         self.loops = loops
         self.skewed = skewed
         self.no_offset = no_offset      # a build whose launches have no global offset (ids_of_groups)
+        self.assumed = set()            # (d, C): local sizes ids_of_groups took a constant block for
         self.args = func.args            # (%args, %wg, %ids)
         self.memo = {}
         self.why = {}
@@ -190,14 +191,20 @@ class _Forms:
     def ids_of_groups(self, f: dict) -> dict:
         """f with c * (grp<d> * local size + lid<d>) written as c * gid<d>, where a launch has no
         global offset (no_offset): `get_group_id(0) * get_local_size(0) + get_local_id(0)` is the
-        global id there."""
+        global id there.  c * (grp<d> * C + lid<d>) for a constant block C too, assuming the local
+        size is C (recorded in `assumed`: the build's launch test, IntSel.global_id_sum)."""
         if not self.no_offset:
             return f
         for d in range(3):
-            g, l = tuple(sorted((f"grp{d}", f"wg{4 + d}"))), (f"lid{d}",)
-            c = f.get(g)
-            if c and f.get(l) == c:
+            g, l, gc = tuple(sorted((f"grp{d}", f"wg{4 + d}"))), (f"lid{d}",), (f"grp{d}",)
+            c = f.get(l)
+            if not c:
+                continue
+            if f.get(g) == c:
                 f = _add({m: v for m, v in f.items() if m not in (g, l)}, {(f"gid{d}",): c})
+            elif f.get(gc) and f[gc] % c == 0 and f[gc] // c > 0:
+                self.assumed.add((d, f[gc] // c))
+                f = _add({m: v for m, v in f.items() if m not in (gc, l)}, {(f"gid{d}",): c})
         return f
 
     def _gep(self, x):
@@ -304,12 +311,18 @@ def _classify(off: dict, elem: int, depth: dict) -> tuple:
                                 else "neither the work-item id nor the loop counter steps by one element")
 
 
-def analyse(func: Func, params, skewed=(), no_offset: bool = False) -> list:
+def block_tests(assumed) -> set:
+    """The launch tests (KernelBinary.launch_tests) of the constant blocks `assumed` ((d, C):
+    the local size in dimension d is C; _Forms.ids_of_groups)."""
+    return {f"%ls{'xyz'[d]} == {c}" for d, c in assumed}
+
+
+def analyse(func: Func, params, skewed=(), no_offset: bool = False, assumed: set | None = None) -> list:
     """The Access of every load and store of buffer memory in `func`, in program order; the
     counters of the loops whose headers are in `skewed` (a build runs them skewed:
     control.skewed_loop) as the sequencer runs them, the same in every lane of a pass; with
     no_offset (a build whose launches have no global offset) group id * local size + local id as
-    the global id."""
+    the global id, and the local sizes that took for a constant block added to `assumed`."""
     loops = cfg_of(func).loops
     depth = {h: sum(h in body for body in loops.values()) for h in loops}
     forms = _Forms(func, loops, set(skewed), no_offset)
@@ -343,6 +356,8 @@ def analyse(func: Func, params, skewed=(), no_offset: bool = False) -> list:
             cls, loop, why = _classify(off, elem, depth)
             out.append(Access(i.line, i.op, space, name, elem, cls, loop, heads.get(loop, 0), why, form=off, inst=i))
     _neighbourhoods(out)
+    if assumed is not None:
+        assumed |= forms.assumed
     return out
 
 
@@ -420,6 +435,11 @@ class PointerForms:
     def value(self, x) -> dict | None:
         """The polynomial of integer IR value x (None: not one)."""
         return self._forms.of(x)
+
+    @property
+    def assumed(self) -> set:
+        """(d, C): local sizes the forms took a constant block for (_Forms.ids_of_groups)."""
+        return self._forms.assumed
 
     def offset(self, ptr) -> tuple | None:
         """(buffer key: "base<k>" for parameter k, offset polynomial in bytes) of pointer ptr, or None."""

@@ -69,7 +69,7 @@ from .rowplan import RowPlan
 from .rowstore import RowStore
 from .tileplan import TilePlan
 from .windowplan import WindowPlan
-from .access import analyse
+from .access import analyse, block_tests
 
 
 WAVE_INVARIANT_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "select",
@@ -209,7 +209,10 @@ class Codegen:
                     if isinstance(o, Inst):
                         users.setdefault(o, []).append(i)
         em.users = users
-        em.accesses = {a.inst: a for a in analyse(f, em.params, no_offset=em.one_d or em.rows is not None)}
+        assumed = set()
+        em.accesses = {a.inst: a for a in analyse(f, em.params, no_offset=em.one_d or em.rows is not None,
+                                                   assumed=assumed)}
+        em.launch_tests |= block_tests(assumed)
         em.resident_buffers.resident_copies()
         em.control.emit_region([n for n in em.rpo], None)
         em.resident_buffers.write_back()
