@@ -176,16 +176,21 @@ def _times_uniform(a: dict, b: dict):
     return out
 
 
+GROUP_DIM = 3        # an id field's dimension for the group id in dimension 0 (scatter.id_form)
+
+
 def _digits(f: dict, extent):
     """[(coefficient, factor expr or None, range)] of form f's id fields, or None where a
     dimension's fields do not cover its bits; with the conditions (sequencer text) that the
-    dimensions without fields have extent 1.  extent(d): a sequencer expression or 1."""
+    dimensions without fields have extent 1.  extent(d): a sequencer expression or 1.  A form
+    in the group id (GROUP_DIM: lanes one per group) stands for dimension 0."""
     digits, conds = [], []
-    for d in range(3):
+    grouped = any(t[1] == GROUP_DIM for t in _ids(f))
+    for d in (0, 1, 2, GROUP_DIM) if grouped else range(3):
         fields = sorted((t[2], t[3], t[4], f[t]) for t in _ids(f) if t[1] == d)
         e = extent(d)
         if not fields:
-            if e != 1:
+            if e != 1 and not (grouped and d == 0):
                 conds.append(f"{e} == 1")
             continue
         at = 0

@@ -410,7 +410,7 @@ class Memory:
             self.plan_flat(pitch, k, "store", "contiguous store")
             return self.fast_store(k, v.regs[0], p, full=full if whole else None)
         if size in (1, 2, 4, 8):
-            scatter = lambda: em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L"), i.block)
+            scatter = lambda: em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L", i.block), i.block)
             if k == "L" and self.local_store(i.ops[1], v.regs[0], p, whole, scatter):
                 return None
             if size == 4 and k != "L" and em.row_store.store(k, v.regs[0], p, whole, em.accesses.get(i), scatter):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from . import idforms
 from .abi import GLOBAL_EXTENTS, ITEMS, LAUNCH, LOCAL, LOCAL_EXTENTS, base, reg, rows
-from .irread import Arg, Inst
+from .irread import Arg, Const, Inst
 from .ops import MV, SeqIf, SeqLoop, VReg
 from .emitter import CodegenError, TR, TW
 from .values import Val
 
 MANY = f"{reg(ITEMS)} > 1"                    # the launch has more than one work-item
+NEGATED = {"ne": "eq", "eq": "ne", "uge": "ult", "sge": "slt", "ugt": "ule", "sgt": "sle"}   # (the false edge)
 GX = reg(LAUNCH[0])
 
 
@@ -278,11 +279,15 @@ class Scatter:
             return f"{reg(ITEMS)} > {GX}" if apart else MANY
         return f"not ({' and '.join(conds)})" if conds else None
 
-    def id_form(self, x, local: bool):
+    def id_form(self, x, local: bool, block=None):
         """The form of pointer x in the work-item ids (idforms.py) over the lanes a store's claim is
         among: a work-group's for __local memory (a global id is its local id plus a part uniform
-        there), the wave's for __global (a local or group id is not a form there)."""
+        there), the wave's for __global (a local or group id is not a form there, except the group
+        id in a 1-D build where `block` runs in one lane of each group at most (lone_in_group): a
+        digit of its own, idforms.GROUP_DIM)."""
         em = self.em
+        groups = not local and block is not None and em.one_d and self.lone_in_group(block)
+
         def leaf(y):
             if isinstance(y, Inst) and y.op == "call" and y.callee == "__mncl_local":
                 return {("u", "local"): 1}
@@ -295,6 +300,8 @@ class Scatter:
                         if k < 3:
                             return {field: 1} if local else None
                         return {field: 1, ("u", ("group base", k)): 1} if local else {field: 1}
+                    if ptr.base == ("wg",) and k == 7 and groups:
+                        return {("id", idforms.GROUP_DIM, 0, None, None): 1}
                     if ptr.base == ("wg",) and 7 <= k <= 9 and not local:
                         return None      # a group id varies over a wave
                     return {("u", (ptr.base, ptr.coff)): 1}
@@ -316,12 +323,35 @@ class Scatter:
         below = self.ids_below(block, local) if block is not None else {}
 
         def extent(d):
-            if em.one_d and d:
+            if d == idforms.GROUP_DIM:   # the groups of the wave: no more than its work-items
+                d = 0
+            elif em.one_d and d:
                 return 1
             name = LOCAL_EXTENTS[d] if local else GLOBAL_EXTENTS[d]
             em.uses.setdefault("extents", set()).add(name)
             return f"(%{name} if %{name} < {below[d]} else {below[d]})" if d in below else f"%{name}"
         return extent
+
+    def lone_in_group(self, block) -> bool:
+        """Whether block runs only in lanes whose local id (dimension 0: a 1-D build) is 0, by a
+        dominating branch on `lid == 0` (`lid < 1`, `lid <= 0`): one lane of each group."""
+        em = self.em
+        if em.dominators is None:
+            em.dominators = idforms.dominators(em.rpo, em.preds)
+        for d in em.dominators.get(block, ()):
+            ps = em.preds.get(d, [])
+            br = em.bmap[ps[0]].insts[-1] if len(ps) == 1 else None
+            if br is None or br.op != "br" or len(em.succ[ps[0]]) != 2 or len(set(em.succ[ps[0]])) != 2:
+                continue
+            c = br.ops[0]
+            if not (isinstance(c, Inst) and c.op == "icmp" and em.ints.id_slot(c.ops[0]) == ("ids", 0)
+                    and isinstance(c.ops[1], Const)):
+                continue
+            taken = d == em.succ[ps[0]][0]
+            pred, n = c.pred if taken else NEGATED.get(c.pred), c.ops[1].value
+            if (pred, n) in (("eq", 0), ("ult", 1), ("slt", 1), ("ule", 0), ("sle", 0)):
+                return True
+        return False
 
     def ids_below(self, block, local: bool) -> dict:
         """{d: U}: block runs only where the id in dimension d (the local id for __local) is below
