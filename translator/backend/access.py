@@ -172,6 +172,13 @@ class _Forms:
             return _mul(a, _const(1 << b.get((), 0)))
         if op == "getelementptr":
             return self._gep(x)
+        if op == "phi" and x.block not in self.loops:    # a join: one form on every edge (GVN's copies of one
+            forms = [self.of(o) for o in x.ops]          # sum) is the join's, unless it moves with a loop
+            if forms[0] is not None and all(f == forms[0] for f in forms[1:]) \
+                    and not any(v.startswith(("k@", "s@")) for m in forms[0] for v in m):
+                return forms[0]
+            self.why[id(x)] = "a value chosen by control flow"
+            return None
         if op == "phi":
             return self._counter(x)
         if op == "call" and x.callee == "__mncl_local":
