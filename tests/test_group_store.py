@@ -32,6 +32,11 @@ __kernel void first(__global const float *in, __global float *out)
     out[2 * get_group_id(0) + 1] = in[get_global_id(0)];
 }
 
+__kernel void tiles(__global const float *in, __global float *out, int pitch)
+{
+    out[get_group_id(0) * pitch + get_local_id(0)] = in[get_global_id(0)];
+}
+
 __kernel void halves(__global const float *in, __global float *out)
 {
     if (get_local_id(0) == 0)
@@ -46,11 +51,11 @@ __kernel void two(__global const float *in, __global float *out)
 """
 
 
-def run(machine, name, gs, ls, m):
+def run(machine, name, gs, ls, m, *extra):
     ctx, q = device_env(machine, new=True)
     prg = cl.Program(ctx, SRC).build()
     a = ((np.arange(gs) * 7) % 13 - 6).astype(np.float32)
-    args = [buf(ctx, a), buf(ctx, np.full(m, -1, np.float32))]
+    args = [buf(ctx, a), buf(ctx, np.full(m, -1, np.float32)), *extra]
     if name == "sums":
         args.append(cl.LocalMemory(4 * ls))
     ev = getattr(prg, name)(q, (gs,), (ls,), *args)
@@ -85,3 +90,21 @@ def test_stores_that_may_meet_keep_their_claims():
     a, out, _ = run("tiny", "two", gs, ls, gs // ls)
     for e in range(out.size):
         assert out[e] in (a[e * ls], a[e * ls + 1]), (e, out[e])
+
+
+def test_tiles_of_groups_apart_need_no_claims():
+    """out[grp * pitch + lid]: the group and the local id are digits of their own (GROUP_DIM,
+    LOCAL_DIM), so the lanes are apart when the pitch is at least the local size (a sequencer
+    test); with a shorter pitch the tiles overlap and the claims pick one value per element."""
+    gs, ls = 4096, 16
+    g = gs // ls
+    a, out, ev = run("tiny", "tiles", gs, ls, g * 20, np.int32(20))
+    want = np.full(g * 20, -1, np.float32)
+    want[(np.arange(gs) // ls) * 20 + np.arange(gs) % ls] = a
+    np.testing.assert_array_equal(out, want)
+    # claimed: 47,496 steps on tiny (8 waves); unclaimed: 24,696
+    assert ev.stats.steps < 35000, ev.stats.steps
+    a, out, _ = run("tiny", "tiles", gs, ls, g * 8 + 8, np.int32(8))
+    for e in range(out.size):               # element e: lane 8 grp + lid for each (grp, lid) meeting there
+        writers = [x for x in range(gs) if (x // ls) * 8 + x % ls == e]
+        assert (out[e] == -1) if not writers else out[e] in a[writers], (e, out[e])

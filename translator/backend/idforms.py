@@ -176,21 +176,40 @@ def _times_uniform(a: dict, b: dict):
     return out
 
 
-GROUP_DIM = 3        # an id field's dimension for the group id in dimension 0 (scatter.id_form)
+GROUP_DIM = 3        # id fields' dimensions for the group id and the local id in dimension 0, which
+LOCAL_DIM = 4        # together stand for dimension 0 (scatter.id_form: a 1-D build's global stores)
+
+
+def _merged(fields: list) -> list:
+    """Fields (lo, hi, factor or None, coefficient) of one dimension, lowest bits first, those of
+    the same bits as one with a factor that sums them (`grp * 16 * w - grp * 16`: one digit)."""
+    by = {}
+    for lo, hi, s, c in fields:
+        by.setdefault((lo, hi), []).append((s, c))
+    out = []
+    for (lo, hi), terms in sorted(by.items(), key=lambda t: (t[0][0], t[0][1] is None, t[0][1] or 0)):
+        if len(terms) == 1:
+            out.append((lo, hi, *terms[0]))
+        else:
+            out.append((lo, hi, " + ".join(f"{c} * ({s})" if s else str(c) for s, c in terms), 1))
+    return out
 
 
 def _digits(f: dict, extent):
     """[(coefficient, factor expr or None, range)] of form f's id fields, or None where a
     dimension's fields do not cover its bits; with the conditions (sequencer text) that the
-    dimensions without fields have extent 1.  extent(d): a sequencer expression or 1.  A form
-    in the group id (GROUP_DIM: lanes one per group) stands for dimension 0."""
+    dimensions without fields have extent 1.  extent(d): a sequencer expression or 1.  A form in
+    the group and local ids (GROUP_DIM, LOCAL_DIM) stands for dimension 0 (not with it: None)."""
     digits, conds = [], []
-    grouped = any(t[1] == GROUP_DIM for t in _ids(f))
-    for d in (0, 1, 2, GROUP_DIM) if grouped else range(3):
-        fields = sorted((t[2], t[3], t[4], f[t]) for t in _ids(f) if t[1] == d)
+    dims = {t[1] for t in _ids(f)}
+    grouped = bool(dims & {GROUP_DIM, LOCAL_DIM})
+    if grouped and 0 in dims:
+        return None, None
+    for d in (1, 2, GROUP_DIM, LOCAL_DIM) if grouped else range(3):
+        fields = _merged([(t[2], t[3], t[4], f[t]) for t in _ids(f) if t[1] == d])
         e = extent(d)
         if not fields:
-            if e != 1 and not (grouped and d == 0):
+            if e != 1:
                 conds.append(f"{e} == 1")
             continue
         at = 0

@@ -282,11 +282,11 @@ class Scatter:
     def id_form(self, x, local: bool, block=None):
         """The form of pointer x in the work-item ids (idforms.py) over the lanes a store's claim is
         among: a work-group's for __local memory (a global id is its local id plus a part uniform
-        there), the wave's for __global (a local or group id is not a form there, except the group
-        id in a 1-D build where `block` runs in one lane of each group at most (lone_in_group): a
-        digit of its own, idforms.GROUP_DIM)."""
+        there), the wave's for __global (a local or group id is not a form there, except in a 1-D
+        build, where a lane is its group and local id in dimension 0: digits of their own,
+        idforms.GROUP_DIM and LOCAL_DIM)."""
         em = self.em
-        groups = not local and block is not None and em.one_d and self.lone_in_group(block)
+        groups = not local and em.one_d
 
         def leaf(y):
             if isinstance(y, Inst) and y.op == "call" and y.callee == "__mncl_local":
@@ -297,6 +297,8 @@ class Scatter:
                     k = ptr.coff // 8
                     if ptr.base == ("ids",):
                         field = ("id", k % 3, 0, None, None)
+                        if k == 0 and groups:
+                            return {("id", idforms.LOCAL_DIM, 0, None, None): 1}
                         if k < 3:
                             return {field: 1} if local else None
                         return {field: 1, ("u", ("group base", k)): 1} if local else {field: 1}
@@ -318,11 +320,20 @@ class Scatter:
         """extent(d): how far the ids of the lanes that may meet span in dimension d, as the
         sequencer names it (the local size; for __global, the wave's extent within the global
         size: %ex = min(wave, global size)), or 1 (a 1-D launch's y and z); no further than U
-        where the block runs only in lanes whose id is below U (`if (j < nj)`: ids start at 0)."""
+        where the block runs only in lanes whose id is below U (`if (j < nj)`: ids start at 0).
+        For a 1-D build's __global stores, the group id's (GROUP_DIM: no more than the wave's
+        work-items) and the local id's (LOCAL_DIM: the local size, 1 where the block runs in
+        one lane of each group, lone_in_group)."""
         em = self.em
         below = self.ids_below(block, local) if block is not None else {}
 
         def extent(d):
+            if d == idforms.LOCAL_DIM:
+                if block is not None and self.lone_in_group(block):
+                    return 1
+                em.uses.setdefault("extents", set()).add(LOCAL_EXTENTS[0])
+                return f"(%{LOCAL_EXTENTS[0]} if %{LOCAL_EXTENTS[0]} < {below[d]} else {below[d]})" \
+                    if d in below else f"%{LOCAL_EXTENTS[0]}"
             if d == idforms.GROUP_DIM:   # the groups of the wave: no more than its work-items
                 d = 0
             elif em.one_d and d:
