@@ -37,6 +37,13 @@ __kernel void tiles(__global const float *in, __global float *out, int pitch)
     out[get_group_id(0) * pitch + get_local_id(0)] = in[get_global_id(0)];
 }
 
+__kernel void bylid(__global const float *in, __global float *out)
+{
+    int lid = get_local_id(0);
+    if (lid < 50)
+        out[lid] = in[get_global_id(0)];      /* apart in one group, meeting across groups */
+}
+
 __kernel void halves(__global const float *in, __global float *out)
 {
     if (get_local_id(0) == 0)
@@ -108,3 +115,22 @@ def test_tiles_of_groups_apart_need_no_claims():
     for e in range(out.size):               # element e: lane 8 grp + lid for each (grp, lid) meeting there
         writers = [x for x in range(gs) if (x // ls) * 8 + x % ls == e]
         assert (out[e] == -1) if not writers else out[e] in a[writers], (e, out[e])
+
+
+@pytest.mark.parametrize("gs, ls", [(64, 64), (96, 96), (300, 100), (1024, 64), (4095, 3), (1536, 384)])
+def test_a_store_by_local_id(gs, ls):
+    """out[lid]: one work-group's lanes are apart, so a launch of one group stores without claims;
+    lanes of different groups meet, and the claims keep one of their values (the group count of
+    a wave is rounded up, and one more where waves need not start at a group: tiny's wave is 512
+    work-items, so 96, 100 and 3 do not tile it)."""
+    a, out, ev = run("tiny", "bylid", gs, ls, 64)
+    if gs == ls == 96:
+        # the wave's groups bounded by its work-items, so claimed: 776 steps; one group: 491
+        assert ev.stats.steps < 650, ev.stats.steps
+    g = gs // ls
+    for e in range(64):
+        writers = [q * ls + e for q in range(g) if e < min(ls, 50)]
+        if not writers:
+            assert out[e] == -1, (e, out[e])
+        else:
+            assert out[e] in a[writers], (e, out[e], a[writers][:4])

@@ -334,9 +334,13 @@ class Scatter:
                 em.uses.setdefault("extents", set()).add(LOCAL_EXTENTS[0])
                 return f"(%{LOCAL_EXTENTS[0]} if %{LOCAL_EXTENTS[0]} < {below[d]} else {below[d]})" \
                     if d in below else f"%{LOCAL_EXTENTS[0]}"
-            if d == idforms.GROUP_DIM:   # the groups of the wave: no more than its work-items
-                d = 0
-            elif em.one_d and d:
+            if d == idforms.GROUP_DIM:   # the wave's groups: its work-items over the local size, rounded
+                em.uses.setdefault("extents", set()).update((GLOBAL_EXTENTS[0], LOCAL_EXTENTS[0]))
+                em.uses["items"] = True  # up where waves start at a group (one wave, or groups tiling one),
+                ex, ls, w = f"%{GLOBAL_EXTENTS[0]}", f"%{LOCAL_EXTENTS[0]}", em.lay.wave      # else one more
+                return f"(({ex} + {ls} - 1) / {ls} if {reg(ITEMS)} <= {ex} or {w} / {ls} * {ls} == {w} " \
+                       f"else ({ex} - 1) / {ls} + 2)"
+            if em.one_d and d:
                 return 1
             name = LOCAL_EXTENTS[d] if local else GLOBAL_EXTENTS[d]
             em.uses.setdefault("extents", set()).add(name)
