@@ -24,6 +24,13 @@ __kernel void wide(__global const float *a, __global float *b)
     b[i] = a[i] - 1.0f;
 }
 
+__kernel void cut(__global const float *a, __global float *b)
+{
+    size_t g = get_group_id(0), l = get_local_id(0);
+    int lo = (int)(l << 32), hi = (int)(g << 38);          /* both 0 as ints */
+    b[get_global_id(0)] = a[(long)lo + (long)hi + 1];
+}
+
 #define BLOCK 64
 __kernel void blocked(__global const float *a, __global float *b, int n)
 {
@@ -235,3 +242,15 @@ def test_a_join_of_two_copies_of_one_index():
     np.testing.assert_array_equal(out, want)
     # the store scattered: 28,875 steps; contiguous: 8,140
     assert ev.stats.steps < 15000, ev.stats.steps
+
+
+def test_a_truncated_sum_is_not_the_global_id():
+    """(int)(lid << 32) and (int)(grp << 38) are 0: their sum is no multiple of the global id."""
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    a = np.arange(256, dtype=np.float32)
+    ab, bb = buf(ctx, a), buf(ctx, np.zeros(256, np.float32))
+    prg.cut(q, (256,), (16,), ab, bb)
+    out = np.empty(256, np.float32)
+    cl.enqueue_copy(q, out, bb)
+    np.testing.assert_array_equal(out, np.full(256, 1, np.float32))

@@ -27,9 +27,10 @@ INT_BIN64 = {"add": "ladd", "sub": "lsub", "and": "land", "or": "lor", "xor": "l
 EXTENDS = {"lshr": False, "udiv": False, "urem": False, "zext": False, "uitofp": False,
            "ashr": True, "sdiv": True, "srem": True, "sext": True, "sitofp": True}
 
+
 def bare(x):
-    """IR value x without the casts around it (they keep an id's value: ids are below 2^30)."""
-    while isinstance(x, Inst) and x.op in ("trunc", "sext", "zext", "freeze"):
+    """IR value x without the casts around it that keep an id's value (ids are below 2^30)."""
+    while isinstance(x, Inst) and (x.op in ("sext", "zext", "freeze") or x.op == "trunc" and x.type == "i32"):
         x = x.ops[0]
     return x
 
@@ -85,10 +86,12 @@ class IntSelection:
         """("lid", m), ("grp", m) or ("grp*ls", m) when IR value x is m times the local id, the
         group id or the group id times the local size in dimension 0 (through casts, constant
         factors and shifts), else None."""
-        x = bare(x)
         slot = self.id_slot(x)
         if slot in (("ids", 0), ("wg", 7)):
             return ("lid" if slot[0] == "ids" else "grp"), 1
+        if isinstance(x, Inst) and x.op in ("sext", "zext", "freeze", "trunc"):
+            t = self.id_term(x.ops[0])      # (a truncation keeps m * id where it stays below 2^31)
+            return t if t and (x.op != "trunc" or x.type == "i32" and t[1] * MAX_GLOBAL_ID <= 1 << 31) else None
         if not isinstance(x, Inst) or x.op not in ("mul", "shl") or len(x.ops) != 2:
             return None
         a, b = x.ops
