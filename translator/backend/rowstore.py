@@ -46,9 +46,36 @@ class RowStore:
         pitch, start, n, trips = m
         if not all(re.fullmatch(r"p\d+", name) for name in seq(trips).regs()):
             return False          # (the runtime sizes the copy: passes it can work out at launch)
-        em.uses.setdefault("row_stores", {})[k] = (pitch, start, trips)
+        self.through_copy(k, v, p, whole, scatter, (pitch, start, trips),
+                          f"{reg(row_store(k))}+({n}*%nwx+%wx)*{em.lay.stripe}",     # (an MV's offset: no spaces)
+                          "row store: each pass's values stored as the wave's share of a transposed copy, which "
+                          "the runtime writes back into the buffer after the launch (a buffer passed twice scatters)")
+        return True
+
+    def shifted(self, k, v, p, whole, access, aff, scatter) -> bool:
+        """`out[gid + u] = v` (u uniform, known at launch: constants and scalar arguments; MNACC's
+        loops from 1, `b[i + 1]`) to a buffer the kernel accesses nowhere else: the wave's share
+        of a copy the runtime keeps shifted by u, a row store of one pass and pitch 1 (element w
+        of the copy is element w + u of the buffer), instead of a scatter over the wave's span.
+        False when it does not apply (then the caller scatters)."""
+        em = self.em
+        if access is None or access.kind != "store" or not em.one_d or em.rows is not None \
+                or any(a is not access and a.buffer == access.buffer for a in em.accesses.values() if a):
+            return False
+        u = f"(({aff[1]}) + ({aff[2] or 0})) / 4"
+        if aff[1] % 4 or not all(re.fullmatch(r"p\d+", name) for name in seq(u).regs()):
+            return False          # (the runtime places the copy: a shift it can work out at launch)
+        self.through_copy(k, v, p, whole, scatter, ("1", u, "1"), f"{reg(row_store(k))}+%wx*{em.lay.stripe}",
+                          "shifted store: the wave's share of a copy shifted by the offset, which the runtime "
+                          "writes back into the buffer after the launch (a buffer passed twice scatters)")
+        return True
+
+    def through_copy(self, k, v, p, whole, scatter, row, at: str, plan: str):
+        """The store of v to buffer k as the wave's share of its copy at `at` (row: the copy's
+        (pitch, start, passes) for the runtime), or scatter() where the launch has no copy."""
+        em = self.em
+        em.uses.setdefault("row_stores", {})[k] = row
         em.uses["launch"] = True
-        at = f"{reg(row_store(k))}+({n}*%nwx+%wx)*{em.lay.stripe}"      # (an MV's offset: no spaces)
         outer, em.items = em.items, []
         full = f"(%wx + 1) * {em.lay.wave} <= %gx" if whole else None
         em.memory.fast_store(k, v, p, full=full, at=at)
@@ -59,7 +86,4 @@ class RowStore:
         em.remarks = remarks                         # (only a buffer passed twice scatters)
         slow, em.items = em.items, outer
         em.items.append(SeqIf.fallback((f"{reg(row_store(k))} >= 0",), slow, fast))
-        em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(
-            "row store: each pass's values stored as the wave's share of a transposed copy, which the runtime "
-            "writes back into the buffer after the launch (a buffer passed twice scatters)")
-        return True
+        em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(plan)

@@ -1,0 +1,125 @@
+"""`out[gid + u] = v` with u uniform (MNACC's loops from 1 write `b[1 + gid]`): the wave's share of
+a copy the runtime keeps shifted by u (RowStore.shifted: a row store of one pass and pitch 1),
+not a scatter over the wave's span.  Checked against numpy with constant, negative and argument
+shifts, partial waves, lanes out of bounds (still reported), a loop, and the cases that keep the
+scatter (the buffer read too, or passed twice)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mncl as cl
+from emulator_harness import buf, device_env
+
+SRC = """
+__kernel void stencil(__global const float *a, __global float *b, int n)
+{
+    int i = 1 + (int)get_global_id(0);
+    if (i < n - 1)
+        b[i] = a[i - 1] + 2.0f * a[i] + a[i + 1];
+}
+
+__kernel void moved(__global const float *a, __global float *b, int off)
+{
+    int i = get_global_id(0);
+    b[i + off] = a[i] * 3.0f;
+}
+
+__kernel void back(__global const float *a, __global float *b)
+{
+    int i = get_global_id(0);
+    if (i >= 2)
+        b[i - 2] = a[i];
+}
+
+__kernel void passes(__global const float *a, __global float *b, int n)
+{
+    int i = get_global_id(0);
+    for (int t = 0; t < n; t++)
+        b[i + 3] = a[i] + (float)t;
+}
+
+__kernel void inplace(__global float *b)
+{
+    int i = get_global_id(0);
+    b[i + 1] = b[i] + 1.0f;             /* read too: the scatter, as before */
+}
+"""
+
+
+def run(machine, name, gs, *args):
+    ctx, q = device_env(machine, new=True)
+    prg = cl.Program(ctx, SRC).build()
+    bufs = [buf(ctx, a) if isinstance(a, np.ndarray) else a for a in args]
+    ev = getattr(prg, name)(q, (gs,), None, *bufs)
+    outs = []
+    for a, b in zip(args, bufs):
+        if isinstance(a, np.ndarray):
+            r = np.empty_like(a)
+            cl.enqueue_copy(q, r, b)
+            outs.append(r)
+    return outs, ev
+
+
+@pytest.mark.parametrize("machine, n", [("tiny", 700), ("tiny", 2000), ("mncore2", 100000)])
+def test_a_stencil_from_one(machine, n):
+    a = ((np.arange(n) * 7) % 11 - 5).astype(np.float32)
+    (_, b), ev = run(machine, "stencil", n - 2, a, np.full(n, -1, np.float32), np.int32(n))
+    want = np.full(n, -1, np.float32)
+    want[1:-1] = a[:-2] + 2 * a[1:-1] + a[2:]
+    np.testing.assert_array_equal(b, want)
+    if machine == "mncore2":
+        # scattered over the wave's span: 27,849 steps (100,000 items); through the shifted copy: 480
+        assert ev.stats.steps < 2000, ev.stats.steps
+
+
+@pytest.mark.parametrize("off", [0, 5, 64, 513])
+def test_an_argument_shift(off):
+    gs = 1000
+    a = np.arange(gs, dtype=np.float32)
+    (_, b), _ = run("tiny", "moved", gs, a, np.full(gs + off, -1, np.float32), np.int32(off))
+    want = np.full(gs + off, -1, np.float32)
+    want[off:] = a * 3
+    np.testing.assert_array_equal(b, want)
+
+
+def test_a_negative_shift_and_a_loop():
+    gs = 600
+    a = np.arange(gs, dtype=np.float32)
+    (_, b), _ = run("tiny", "back", gs, a, np.full(gs, -1, np.float32))
+    want = np.full(gs, -1, np.float32)
+    want[:gs - 2] = a[2:]
+    np.testing.assert_array_equal(b, want)
+    (_, b), _ = run("tiny", "passes", gs, a, np.zeros(gs + 3, np.float32), np.int32(4))
+    np.testing.assert_array_equal(b[3:], a + 3)
+    assert not b[:3].any()
+
+
+def test_out_of_bounds_is_reported():
+    gs = 300
+    a = np.arange(gs, dtype=np.float32)
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    ab, bb = buf(ctx, a), buf(ctx, np.zeros(gs, np.float32))
+    with pytest.raises(cl.MemoryError, match=r"kernel 'moved' accessed out of bounds at line 12: index 300 of "):
+        prg.moved(q, (gs,), None, ab, bb, np.int32(1)).wait()
+    b = np.empty(gs, np.float32)
+    cl.enqueue_copy(q, b, bb)
+    np.testing.assert_array_equal(b[1:], a[:-1] * 3)       # the others' writes landed
+
+
+def test_the_scatter_stays_where_the_copy_cannot_serve():
+    gs = 500
+    b0 = np.arange(gs + 1, dtype=np.float32)
+    (b,), _ = run("tiny", "inplace", gs, b0.copy())
+    assert b[0] == 0
+    # lanes run as one wave here: each reads b[i] before any stores, so b[i + 1] = b0[i] + 1
+    np.testing.assert_array_equal(b[1:], b0[:-1] + 1)
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    shared = buf(ctx, np.arange(gs + 7, dtype=np.float32))
+    prg.moved(q, (gs,), None, shared, shared, np.int32(7))     # the buffer passed twice: scattered
+    out = np.empty(gs + 7, np.float32)
+    cl.enqueue_copy(q, out, shared)
+    np.testing.assert_array_equal(out[:7], np.arange(7))
+    np.testing.assert_array_equal(out[7:], np.arange(gs, dtype=np.float32) * 3)
