@@ -39,6 +39,13 @@ __kernel void passes(__global const float *a, __global float *b, int n)
         b[i + 3] = a[i] + (float)t;
 }
 
+__kernel void guarded(__global const float *a, __global float *b, int off, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        b[i + off] = a[i] * 3.0f;       /* not every lane: the copy's share is read first */
+}
+
 __kernel void inplace(__global float *b)
 {
     int i = get_global_id(0);
@@ -123,3 +130,24 @@ def test_the_scatter_stays_where_the_copy_cannot_serve():
     cl.enqueue_copy(q, out, shared)
     np.testing.assert_array_equal(out[:7], np.arange(7))
     np.testing.assert_array_equal(out[7:], np.arange(gs, dtype=np.float32) * 3)
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_a_guarded_store_to_a_buffer_passed_twice(machine):
+    """Passed twice, the buffer has no copy (its address -1) and the kernel scatters: the copy's
+    read of a store under a condition must stay inside that guard (it was hoisted to the wave's
+    start, where it read DRAM at -1 and faulted: an in-place scan of a slice in mncl.array)."""
+    n, off = 100, 200
+    x = np.arange(off + n, dtype=np.float32)
+    ctx, q = device_env(machine, new=True)
+    prg = cl.Program(ctx, SRC).build()
+    shared = buf(ctx, x)
+    prg.guarded(q, (128,), None, shared, shared, np.int32(off), np.int32(n)).wait()
+    out = np.empty_like(x)
+    cl.enqueue_copy(q, out, shared)
+    want = x.copy()
+    want[off:] = x[:n] * 3
+    np.testing.assert_array_equal(out, want)
+    (_, b), _ = run(machine, "guarded", 128, x, np.zeros(off + n, np.float32), np.int32(off), np.int32(n))
+    np.testing.assert_array_equal(b[off:], x[:n] * 3)
+    assert not b[:off].any()

@@ -1077,8 +1077,8 @@ class Memory:
                            em.mask_of(em.b_not(p)))
             merge, em.items = em.items, outer
             em.items.append(SeqIf(f"not ({full})", merge))
-        else:
-            old = self.fast_load(k, for_store=True, per_wave=per_wave, at=at)[0]
+        else:                     # (a copy's share is read where the copy exists: not hoisted out of its guard)
+            old = self.fast_load(k, for_store=True, per_wave=per_wave, hoist=at is None, at=at)[0]
             em.masked_copy(val, old, em.mask_of(p))
         self.store_up(old, lambda lc: [MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at if at is not None else
                                           f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line)])
