@@ -125,18 +125,24 @@ def test_with_a_global_offset_the_sum_is_not_the_global_id():
     np.testing.assert_array_equal(out, want)
 
 
+def run2d(name, a, gs, ls, *args):
+    """Kernel `name` over gs in groups of ls on tiny, from matrix a into a zeroed one: (it, event)."""
+    ctx, q = device_env("tiny", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    ab, bb = buf(ctx, a), buf(ctx, np.zeros_like(a))
+    ev = getattr(prg, name)(q, gs, ls, ab, bb, *args)
+    out = np.empty_like(a)
+    cl.enqueue_copy(q, out, bb)
+    return out, ev
+
+
 def test_a_2d_launch_spelled_with_groups_takes_the_row_major_paths():
     """In a "rows" build (a 2-D launch run flat, no offset) both sums are the global ids, so the
     loads are a sliding window and the store contiguous (the access analysis, PointerForms);
     they were gathers and a scatter of the whole matrix."""
     h, w = 48, 64
-    ctx, q = device_env("tiny", new=True)
-    prg = cl.Program(ctx, SRC).build()
     a = ((np.arange(h * w) * 3) % 11 - 5).astype(np.float32).reshape(h, w)
-    ab, bb = buf(ctx, a), buf(ctx, np.zeros((h, w), np.float32))
-    ev = prg.scale2d(q, (w, h), (16, 4), ab, bb, np.int32(w))
-    out = np.empty((h, w), np.float32)
-    cl.enqueue_copy(q, out, bb)
+    out, ev = run2d("scale2d", a, (w, h), (16, 4), np.int32(w))
     left = np.concatenate([a[:, :1], a[:, :-1]], axis=1)
     np.testing.assert_array_equal(out, a * 2 + left)
     # whole-matrix gathers and a scatter: 296,448 bytes, 26,008 steps; now 32,256 bytes, 1,983 steps
@@ -230,13 +236,8 @@ def test_a_join_of_two_copies_of_one_index():
     on every edge is the join's (access.py), so the store is contiguous in the rows build, not a
     scatter of the whole matrix."""
     h, n = 48, 64
-    ctx, q = device_env("tiny", new=True)
-    prg = cl.Program(ctx, SRC).build()
     A = ((np.arange(h * n) * 3) % 11 - 5).astype(np.float32).reshape(h, n)
-    ab, cb = buf(ctx, A), buf(ctx, np.zeros((h, n), np.float32))
-    ev = prg.tiles(q, (n, h), (16, 4), ab, cb, np.int32(n))
-    out = np.empty((h, n), np.float32)
-    cl.enqueue_copy(q, out, cb)
+    out, ev = run2d("tiles", A, (n, h), (16, 4), np.int32(n))
     c = np.arange(n)
     want = A.reshape(h, n // 16, 16).sum(axis=1)[:, c % 16]
     np.testing.assert_array_equal(out, want)

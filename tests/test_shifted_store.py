@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from emulator_harness import buf, device_env
+from emulator_harness import buf, device_env, launch
 
 SRC = """
 __kernel void stencil(__global const float *a, __global float *b, int n)
@@ -55,17 +55,7 @@ __kernel void inplace(__global float *b)
 
 
 def run(machine, name, gs, *args):
-    ctx, q = device_env(machine, new=True)
-    prg = cl.Program(ctx, SRC).build()
-    bufs = [buf(ctx, a) if isinstance(a, np.ndarray) else a for a in args]
-    ev = getattr(prg, name)(q, (gs,), None, *bufs)
-    outs = []
-    for a, b in zip(args, bufs):
-        if isinstance(a, np.ndarray):
-            r = np.empty_like(a)
-            cl.enqueue_copy(q, r, b)
-            outs.append(r)
-    return outs, ev
+    return launch(device_env(machine, new=True), SRC, name, gs, *args)
 
 
 @pytest.mark.parametrize("machine, n", [("tiny", 700), ("tiny", 2000), ("mncore2", 100000)])
