@@ -185,8 +185,8 @@ class _Forms:
             return {("local",): 1}
         if op == "and" and isinstance(ops[1], Const) and mask_keeps(ops[1].value, (0, MAX_GLOBAL_ID - 1)):
             a = self.of(ops[0])                      # id & 0x7fffffff where LLVM knew the id positive: the id
-            if a is not None and len(a) == 1 and _is_id(next(iter(a))[0]) and len(next(iter(a))) == 1 \
-                    and next(iter(a.values())) == 1:
+            (m, c), = a.items() if a is not None and len(a) == 1 else (((), 0),)
+            if c == 1 and len(m) == 1 and _is_id(m[0]):
                 return a
         if op in ("lshr", "ashr", "sdiv", "udiv", "srem", "urem", "and", "or", "xor"):
             forms = [self.of(o) for o in ops]        # of values uniform over the work-items: uniform

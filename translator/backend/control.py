@@ -43,7 +43,6 @@ class MixedPointer(Exception):
 
 _SWAP = {"sgt": "slt", "slt": "sgt", "sge": "sle", "sle": "sge", "ugt": "ult", "ult": "ugt", "uge": "ule",
          "ule": "uge"}                      # a compare with its operands swapped
-_NEGATE = {"slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle", "eq": "ne", "ne": "eq"}
 
 
 class Control:
@@ -183,7 +182,7 @@ class Control:
             else:
                 continue
             if d != em.succ[ps[0]][0]:
-                pred = _NEGATE.get(pred)
+                pred = idforms.NEGATE.get(pred)
             if pred == "slt" or inclusive and pred == "sle":
                 return True
         return False

@@ -318,8 +318,8 @@ def dominators(rpo: list, preds: dict) -> dict:
 
 _BELOW = {"slt": (0, 0), "ult": (0, 0), "sle": (0, 1), "ule": (0, 1),      # a < b (+1): (id side, slack)
           "sgt": (1, 0), "ugt": (1, 0), "sge": (1, 1), "uge": (1, 1)}
-_NEGATE = {"slt": "sge", "ult": "uge", "sle": "sgt", "ule": "ugt", "sgt": "sle", "ugt": "ule", "sge": "slt",
-           "uge": "ult"}
+NEGATE = {"slt": "sge", "ult": "uge", "sle": "sgt", "ule": "ugt", "sgt": "sle", "ugt": "ule", "sge": "slt",
+          "uge": "ult", "eq": "ne", "ne": "eq"}     # an integer compare's predicate on its false edge
 
 
 def id_below(cond, truth: bool, form, expr) -> dict:
@@ -340,7 +340,7 @@ def id_below(cond, truth: bool, form, expr) -> dict:
         return out
     if cond.op != "icmp" or cond.pred not in _BELOW:
         return {}
-    pred = cond.pred if truth else _NEGATE[cond.pred]
+    pred = cond.pred if truth else NEGATE[cond.pred]
     side, slack = _BELOW[pred]
     x, u = cond.ops[side], cond.ops[1 - side]
     f, e = form(x), expr(u)

@@ -14,6 +14,7 @@ from .emitter import CodegenError
 from .values import aff_add, aff_scale, EXACT, I32, is_pow2, mask_keeps, MAX_GLOBAL_ID, rng_add, rng_scale, SMALL, U32, Val, within
 from .nans import callee_base
 from .calls import INT_CALLS
+from .access import block_tests
 
 
 # ------------------------------------------------------------------ instructions
@@ -76,7 +77,7 @@ class IntSelection:
         if gk == "grp":
             if not g // m < MAX_GLOBAL_ID:
                 return None
-            em.launch_tests.add(f"%lsx == {g // m}")
+            em.launch_tests |= block_tests({(0, g // m)})
         v = em.workitems.ids_value(3)
         if i.type == "i32":
             v = Val("i32", (v.narrow,), gid_affine=v.gid_affine, rng=v.rng)

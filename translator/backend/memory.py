@@ -453,7 +453,7 @@ class Memory:
             regs = [em.window.load(k, aff) for aff in (yes, no)]
         else:
             self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
-            regs = [self.fast_load(k)[0] if aff == (4, 0, None) else self.shifted_load(k, aff) for aff in (yes, no)]
+            regs = [self.affine_load(k, aff, ty) for aff in (yes, no)]
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
 
     def clamped_load(self, x, k, ty) -> Val | None:
@@ -467,11 +467,17 @@ class Memory:
         got = self.two_offsets(x, k)
         if got is None or not all(a == (4, 0, None) or a[0] in (0, 4) for a in got[1:]):
             return None
-        regs = [self.fast_load(k)[0] if a == (4, 0, None) else self.shifted_load(k, a) if a[0] == 4
-                else self.uniform_load(k, a, ty).regs[0] for a in got[1:]]
+        regs = [self.affine_load(k, a, ty) for a in got[1:]]
         em.plans.setdefault((em.line, self.param(k).name), set()).add(
             "clamped neighbour: two contiguous, shifted or uniform loads, one taken per lane")
         return em.values.select(got[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
+
+    def affine_load(self, k, aff, ty) -> VReg:
+        """Each lane's element of replicated buffer k at byte offset aff (a form in the global id
+        with coefficient 4 or 0): the wave's share, a shifted share, or a uniform element."""
+        if aff == (4, 0, None):
+            return self.fast_load(k)[0]
+        return self.shifted_load(k, aff) if aff[0] == 4 else self.uniform_load(k, aff, ty).regs[0]
 
     def two_offsets(self, x, k):
         """(the lane's choice, the byte offset's affine form where it holds, where it does not) for

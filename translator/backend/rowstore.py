@@ -26,6 +26,12 @@ from .ops import SeqIf
 from .seqexpr import seq
 
 
+def known_at_launch(e: str) -> bool:
+    """Whether sequencer expression e reads only the launch's scalar arguments (%p<k>): the runtime,
+    which places and sizes the copy, can work it out."""
+    return all(re.fullmatch(r"p\d+", name) for name in seq(e).regs())
+
+
 class RowStore:
     """Row stores through a transposed copy (the module docstring)."""
 
@@ -38,13 +44,11 @@ class RowStore:
         of the copy the runtime does not write back), with scatter() (which emits today's
         scatter) as the fallback; False when the plan does not apply."""
         em = self.em
-        if access is None or access.kind != "store":
-            return False
-        m = em.row_plan.row(k, access)
-        if m is None or any(a is not access and a.buffer == access.buffer for a in em.accesses.values() if a):
+        m = em.row_plan.row(k, access) if self.sole_store(access) else None
+        if m is None:
             return False
         pitch, start, n, trips = m
-        if not all(re.fullmatch(r"p\d+", name) for name in seq(trips).regs()):
+        if not known_at_launch(trips):
             return False          # (the runtime sizes the copy: passes it can work out at launch)
         self.through_copy(k, v, p, whole, scatter, (pitch, start, trips),
                           f"{reg(row_store(k))}+({n}*%nwx+%wx)*{em.lay.stripe}",     # (an MV's offset: no spaces)
@@ -59,16 +63,20 @@ class RowStore:
         of the copy is element w + u of the buffer), instead of a scatter over the wave's span.
         False when it does not apply (then the caller scatters)."""
         em = self.em
-        if access is None or access.kind != "store" or not em.one_d or em.rows is not None \
-                or any(a is not access and a.buffer == access.buffer for a in em.accesses.values() if a):
+        if not em.one_d or em.rows is not None or not self.sole_store(access):
             return False
         u = f"(({aff[1]}) + ({aff[2] or 0})) / 4"
-        if aff[1] % 4 or not all(re.fullmatch(r"p\d+", name) for name in seq(u).regs()):
+        if aff[1] % 4 or not known_at_launch(u):
             return False          # (the runtime places the copy: a shift it can work out at launch)
         self.through_copy(k, v, p, whole, scatter, ("1", u, "1"), f"{reg(row_store(k))}+%wx*{em.lay.stripe}",
                           "shifted store: the wave's share of a copy shifted by the offset, which the runtime "
                           "writes back into the buffer after the launch (a buffer passed twice scatters)")
         return True
+
+    def sole_store(self, access) -> bool:
+        """Whether `access` is a store and its buffer has no other access in the kernel."""
+        return access is not None and access.kind == "store" and not any(
+            a is not access and a.buffer == access.buffer for a in self.em.accesses.values() if a)
 
     def through_copy(self, k, v, p, whole, scatter, row, at: str, plan: str):
         """The store of v to buffer k as the wave's share of its copy at `at` (row: the copy's

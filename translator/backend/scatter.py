@@ -15,7 +15,6 @@ from .emitter import CodegenError, TR, TW
 from .values import Val
 
 MANY = f"{reg(ITEMS)} > 1"                    # the launch has more than one work-item
-NEGATED = {"ne": "eq", "eq": "ne", "uge": "ult", "sge": "slt", "ugt": "ule", "sgt": "sle"}   # (the false edge)
 GX = reg(LAUNCH[0])
 
 
@@ -347,42 +346,37 @@ class Scatter:
             return f"(%{name} if %{name} < {below[d]} else {below[d]})" if d in below else f"%{name}"
         return extent
 
-    def lone_in_group(self, block) -> bool:
-        """Whether block runs only in lanes whose local id (dimension 0: a 1-D build) is 0, by a
-        dominating branch on `lid == 0` (`lid < 1`, `lid <= 0`): one lane of each group."""
+    def branches_into(self, block):
+        """(condition, whether it holds there) of each two-way branch into a block that dominates
+        `block` (its only way in): what the lanes that run `block` are known to satisfy."""
         em = self.em
         if em.dominators is None:
             em.dominators = idforms.dominators(em.rpo, em.preds)
         for d in em.dominators.get(block, ()):
             ps = em.preds.get(d, [])
-            br = em.bmap[ps[0]].insts[-1] if len(ps) == 1 else None
-            if br is None or br.op != "br" or len(em.succ[ps[0]]) != 2 or len(set(em.succ[ps[0]])) != 2:
+            if len(ps) != 1 or em.bmap[ps[0]].insts[-1].op != "br" or len(em.succ[ps[0]]) != 2:
                 continue
-            c = br.ops[0]
-            if not (isinstance(c, Inst) and c.op == "icmp" and em.ints.id_slot(c.ops[0]) == ("ids", 0)
-                    and isinstance(c.ops[1], Const)):
-                continue
-            taken = d == em.succ[ps[0]][0]
-            pred, n = c.pred if taken else NEGATED.get(c.pred), c.ops[1].value
-            if (pred, n) in (("eq", 0), ("ult", 1), ("slt", 1), ("ule", 0), ("sle", 0)):
+            t, f = em.succ[ps[0]]
+            if t != f:
+                yield em.bmap[ps[0]].insts[-1].ops[0], d == t
+
+    def lone_in_group(self, block) -> bool:
+        """Whether block runs only in lanes whose local id (dimension 0: a 1-D build) is 0, by a
+        dominating branch on `lid == 0` (`lid < 1`, `lid <= 0`): one lane of each group."""
+        for c, truth in self.branches_into(block):
+            if isinstance(c, Inst) and c.op == "icmp" and self.em.ints.id_slot(c.ops[0]) == ("ids", 0) \
+                    and isinstance(c.ops[1], Const) \
+                    and ((c.pred if truth else idforms.NEGATE.get(c.pred)), c.ops[1].value) in (
+                        ("eq", 0), ("ult", 1), ("slt", 1), ("ule", 0), ("sle", 0)):
                 return True
         return False
 
     def ids_below(self, block, local: bool) -> dict:
         """{d: U}: block runs only where the id in dimension d (the local id for __local) is below
         the uniform U, by the conditional branches into the blocks that dominate it."""
-        em = self.em
-        if em.dominators is None:
-            em.dominators = idforms.dominators(em.rpo, em.preds)
         out = {}
-        for d in em.dominators.get(block, ()):
-            ps = em.preds.get(d, [])
-            if len(ps) != 1 or em.bmap[ps[0]].insts[-1].op != "br" or len(em.succ[ps[0]]) != 2:
-                continue
-            br = em.bmap[ps[0]].insts[-1]
-            t, f = em.succ[ps[0]]
-            if t != f:
-                out.update(idforms.id_below(br.ops[0], d == t, lambda x: self.id_form(x, local), em.values.seq_expr))
+        for c, truth in self.branches_into(block):
+            out.update(idforms.id_below(c, truth, lambda x: self.id_form(x, local), self.em.values.seq_expr))
         return out
 
     def batch_meets(self, k, infos):
