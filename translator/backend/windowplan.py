@@ -70,9 +70,10 @@ class Window:
         return self.share + 2 * self.halo + 64 * (1 + max([b - a - 1 for a, b in zip(s, s[1:])], default=0))
 
     def words(self) -> list:
-        """The long-word shifts of the share the window must hold: ints, and per band its first
+        """The long-word shifts of the share the window must hold: ints in order (the set's own
+        order moved with the process's hashes, and with it the prologue), and per band its first
         and last as sequencer expressions."""
-        out = [x for a in self.affs if a[2] is None for x in const_words(a[1] // 4)]
+        out = sorted({x for a in self.affs if a[2] is None for x in const_words(a[1] // 4)})
         for band, cs in sorted(self.bands.items()):
             js = band_words(cs)
             out += [f"(({band}) >> 3) + {js[0]}", f"(({band}) >> 3) + {js[-1]}"]
