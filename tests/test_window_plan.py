@@ -147,3 +147,22 @@ def test_convolution_reads_its_input_once_per_wave_on_mncore2(modes):
     np.testing.assert_array_equal(out, ref)
     assert modes == ["rows"]
     assert ev.stats.summary()["dram_bytes"] <= 2 * (2 * 250 * 250 * 4)
+
+
+def test_the_assembly_does_not_depend_on_the_hash_seed(tmp_path):
+    """The window's shifts were a set, so the prologue's order moved with PYTHONHASHSEED: one
+    source, different text in different processes (seeds 1 and 3 differed)."""
+    import os
+    import subprocess
+    import sys
+    src = tmp_path / "s.cl"
+    src.write_text("__kernel void s(__global const float *a, __global float *b, int w)\n{\n"
+                   "    int r = get_global_id(1), c = get_global_id(0);\n"
+                   "    b[r * w + c] = a[r * w + c] * 2.0f + a[r * w + (c > 0 ? c - 1 : c)];\n}\n")
+    outs = []
+    for seed in ("1", "3"):
+        out = tmp_path / f"s{seed}.vsm"
+        subprocess.run([sys.executable, "-m", "translator.cli", "-S", "--mode", "rows", "-o", str(out), str(src)],
+                       check=True, env={**os.environ, "PYTHONHASHSEED": seed, "MNCL_CACHE": "0"})
+        outs.append(out.read_text())
+    assert outs[0] == outs[1]
