@@ -148,3 +148,16 @@ def test_mncl_cc_names_the_plan(tmp_path):
     assert "load A (global, 4 B): row in the loop at line 10; tile plan: the wave's rows of each L2B" in err
     assert "load B (global, 4 B): column in the loop at line 10; tile plan: panels of rows" in err
     assert "remark" not in err
+
+
+def test_a_launch_too_tall_for_the_plan_takes_a_narrowed_rows_build(modes):
+    """64 x 64 on mncore2: the rows build's tile-plan test fails (66 rows of A an L2B against an
+    LM0 region of 56), so the launch tries the wave narrowed twice, whose L2Bs hold half the rows.
+    It used to run the nd build, gathering A and B in every pass (4,264,448 DRAM bytes, 65 times
+    the compulsory, and 270,828 cycles); the narrowed build's T-indirect reads also faulted: an
+    empty slot of the narrowed wave (layout.item_of_slot) read A's rows at a negative address."""
+    out, ref, ev = gemm(device_env("mncore2"), 64, 64, 64)
+    np.testing.assert_array_equal(out, ref)
+    assert modes == ["rows-n2"]
+    assert ev.stats.dram_bytes < 4 * 4 * 4 * 64 * 64
+    assert ev.stats.cycles < 30_000

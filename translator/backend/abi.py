@@ -366,19 +366,19 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
         narrow = 1                      # (work-groups must tile each L2B's run: abi.local_per_l2b)
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        # a rows build whose staging does not fit L2BM: a wave narrowed 2 or 4 times may (smaller shares)
+        # a rows build; where its staging does not fit L2BM or its tile plan does not fit the
+        # launch (tileplan.py), a wave narrowed 2 or 4 times may (smaller shares, fewer rows an L2B)
         for m in [ROWS_MODE] + [f"{ROWS_MODE}-n{f}" for f in (2, 4) if lay.can_narrow(f)]:
             kb = optional(m)
-            if kb is not None:
-                break
-        if kb is not None and not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
-            kb = None                   # nothing to gain, or a pitch that is not the row: the nd build
-        elif kb is not None:
+            if kb is None:
+                continue
+            if not (kb.pitches and all(pitch_value(q, args, gs) == gs[0] for q in kb.pitches)):
+                break                   # nothing to gain, or a pitch that is not the row: the nd build
             final = _specialised(kb, build, args, gs, failed, shared)
             rows_lay = lay.for_mode(kb.mode)
             if launch_tests_hold(final, args, gs, ls):
                 return final, rows_lay, (rows_lay.wave, 1, 1, 1, 1, 1)
-            kb = None                   # a tile plan the launch does not fit (tileplan.py): the nd build
+        kb = None
     whole, whole_shape = lay, shape
     if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)

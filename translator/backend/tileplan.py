@@ -33,7 +33,8 @@ Conditions.  At compile time: a "rows" build, a 32-bit element of a read-only (r
 parameter, the counter of the innermost counted loop, pitch and start made of scalar parameters
 and constants, a trip count the launch fixes, room in LM0 / L1BM / L2BM.  At launch, the build's
 *launch tests* (KernelBinary.launch_tests, abi.choose_variant; a launch that fails one runs the
-"nd" build, which gathers): for A, PA even and positive, the wave's rows of an L2B fit the LM0
+rows build of a wave narrowed 2 or 4 times, whose L2Bs hold fewer rows, and failing those the "nd"
+build, which gathers): for A, PA even and positive, the wave's rows of an L2B fit the LM0
 region and the block fits L1BM; for B, PB positive and at least one row of B per panel fits.
 """
 from __future__ import annotations
@@ -167,7 +168,7 @@ class TilePlan:
             self.column_pass(k, pitch, start, n, plan, out)
             what = ("tile plan: panels of rows broadcast into LM0 (mvb, l2bmb, l1bmp), read T-indirect")
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
-            what + " (a launch that does not fit runs the nd build)")
+            what + " (a launch that does not fit runs a narrower wave's or the nd build)")
         return Val(em.values.kind_of(ty), (out,))
 
     def region(self, kind, k, pitch, start, trips):
@@ -215,11 +216,11 @@ class TilePlan:
             em.prologue.append(SeqSet(plan["per"], f"({per} if ({pitch}) > 0 and {per} < {KB_MAX} else {KB_MAX})"))
             ok = f"({pitch}) > 0 and {words} - {B_SLACK} - {rl} >= 0"
         plan["test"] = ok
-        plan["t"] = self.lane_parts(kind)
+        plan["t"] = self.lane_parts(kind, words)
         self.regions[key] = plan
         return plan
 
-    def lane_parts(self, kind):
+    def lane_parts(self, kind, words: int):
         """The lanes' T values, made before the outermost loop around the load: A's (gid1 - iL) *
         SEG, iL the first row of the lane's L2B share; B's gid0 ^ 1 and (gid0 + 1) ^ 1."""
         em = self.em
@@ -230,7 +231,10 @@ class TilePlan:
             em.op("ipassa $l2bid {d0}", "alu", (l2b,), ())
             first = em.alu("iadd", em.X0, em.ints.mul32(l2b, em.c32(lay.wave // (lay.groups * lay.l2b))))
             il = em.ints.div_exact(first, em.shape["rgx"])
-            parts = (em.alu("ilsl", em.alu("isub", em.pos[1], il), em.c32(SEG.bit_length() - 1)),)
+            t = em.alu("ilsl", em.alu("isub", em.pos[1], il), em.c32(SEG.bit_length() - 1))
+            # an empty slot of a narrowed wave (layout.item_of_slot) may sit rows away from its
+            # L2B's share: its read is masked, but its address must stay in LM0
+            parts = (em.alu("uimin", t, em.c32(words - SEG)) if em.lay.narrow > 1 else t,)
         else:
             one = em.c32(1)
             parts = (em.alu("ixor", em.pos[0], one), em.alu("ixor", em.alu("iinc", em.pos[0]), one))
