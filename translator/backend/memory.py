@@ -1287,21 +1287,25 @@ class Memory:
             em.op(f"l1bmp $llb{glb + 8 * u} $llm{at + 16 * u}v", "l1bm",
                   mem=(("r", "lb", glb + 8 * u, glb + 8 * u + 8), ("w", "m", at + 16 * u, at + 16 * u + 16)))
 
-    def remark(self, k, how: str):
+    def remark(self, k, how: str, aff=None, size: int = 4):
         """Note that an access of buffer k at this line moves all of the buffer (mncl-cc --stats);
-        the key, for span_remarks once its pass is known to move only the chunks its wave touches."""
+        the key, for span_remarks once its pass is known to move only the chunks its wave touches.
+        aff, size: the access's form in the global id and element size, which say why."""
         em = self.em
         name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
         key = (em.line, how, name)
-        em.remarks[key] = self.remark_text(how, name, "all of the buffer passes", bool(em.loop_stack))
-        return key
-
-    @staticmethod
-    def remark_text(how: str, name: str, moves: str, loop: bool) -> str:
         what = "load from" if how == "gathered" else "store to"
-        return (f"the {what} {name} is {how}: its index is not the global id plus a uniform offset, so "
-                f"{moves} through every PE{', in every pass of its loop' if loop else ''} "
-                f"(docs/architecture.md, data movement)")
+        if aff is not None and aff[0] == size != 4:
+            why = f"its elements are {size} bytes, and the contiguous paths move 4-byte ones"
+        elif aff is not None and aff[0] not in (0, size):
+            why = (f"its index moves {aff[0]} bytes a work-item (a vector's or a struct's field), and the "
+                   f"contiguous paths move consecutive elements")
+        else:
+            why = "its index is not the global id plus a uniform offset"
+        em.remarks[key] = (f"the {what} {name} is {how}: {why}, so all of the buffer passes through every "
+                           f"PE{', in every pass of its loop' if em.loop_stack else ''} "
+                           f"(docs/architecture.md, data movement)")
+        return key
 
     def span_remarks(self, keys, span):
         """The remarks `keys` of a gather's or scatter's pass: where its lanes' span is known (span),
@@ -1311,9 +1315,8 @@ class Memory:
             if span is None or key in em.whole_remarks:
                 em.whole_remarks.add(key)
             elif key in em.remarks:
-                line, how, name = key
-                em.remarks[key] = self.remark_text(how, name, "the chunks its wave's lanes may touch pass",
-                                                   "in every pass" in em.remarks[key])
+                em.remarks[key] = em.remarks[key].replace("all of the buffer passes",
+                                                          "the chunks its wave's lanes may touch pass")
 
     def gather(self, k, ptr: Val, ty: str, p: VReg, defer: bool = False) -> Val:
         """Every lane's element of buffer k: the buffer passes chunk by chunk through every PE's LM0
@@ -1329,7 +1332,7 @@ class Memory:
                                em.line)
         if k in em.resident:
             return em.resident_buffers.resident_read(k, ptr, ty)
-        key = self.remark(k, "gathered")
+        key = self.remark(k, "gathered", ptr.gid_affine, size)
         if em.gathers and (em.gathers[0] != k or em.gathers[2] is not em.items
                            or len(em.gathers[1]) >= min(em.scatter_batch, GATHER_BATCH)):
             self.flush_gathers()

@@ -73,7 +73,7 @@ class Scatter:
         em.memory.settle_stores(whole_buffer=True)
         key = None
         if k not in em.resident:
-            key = em.memory.remark(k, "scattered")
+            key = em.memory.remark(k, "scattered", ptr.gid_affine, size)
             em.scatters |= isinstance(k, int)        # (not __local scratch)
         if em.batch and em.batch[0] != k:
             self.flush_scatters()
