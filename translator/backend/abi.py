@@ -115,6 +115,12 @@ def row_store(k) -> str:
     return f"rs{k}"
 
 
+def split_copy(k) -> str:
+    """The address, in every group's DRAM, of buffer k's split copy (LaunchPlan.split_copies,
+    splitcopy.py), or -1."""
+    return f"sc{k}"
+
+
 def param(k) -> str:
     """By-value parameter k as a signed integer (a uniform trip count the sequencer needs)."""
     return f"p{k}"
@@ -143,6 +149,7 @@ def kernel_args(uses: dict) -> list:
         + [snapshot(k) for k in sorted(uses.get("snapshots", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
+        + [split_copy(k) for k in sorted(uses.get("split_copies", {}))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \
@@ -476,6 +483,8 @@ class LaunchPlan:
     row_stores: list = field(default_factory=list)  # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row store goes to row_store(k) (rowstore.py)
     snapshots: list = field(default_factory=list)   # parameters whose launch-start copy goes to snapshot(k)
+    split_copies: list = field(default_factory=list)  # (parameter, stored): its split copy goes to
+                                                      # split_copy(k), read back after the run if stored
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -560,7 +569,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
     row_stores = [(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in kb.row_stores]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
-                      pitches, report, wave * 4, local, row_stores, list(kb.snapshots))
+                      pitches, report, wave * 4, local, row_stores, list(kb.snapshots),
+                      [tuple(x) for x in kb.split_copies])
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

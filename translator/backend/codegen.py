@@ -67,6 +67,7 @@ from .scatter import Scatter
 from .bounds import Bounds
 from .rowplan import RowPlan
 from .rowstore import RowStore
+from .splitcopy import SplitCopy
 from .tileplan import TilePlan
 from .windowplan import WindowPlan
 from .access import analyse, block_tests
@@ -91,7 +92,7 @@ class Codegen:
         em.values, em.workitems, em.control = Values(em), WorkItems(em), Control(em)
         em.ints, em.floats, em.calls = IntSelection(em), FloatSelection(em), Calls(em)
         em.memory, em.resident_buffers, em.scatter, em.bounds = Memory(em), Resident(em), Scatter(em), Bounds(em)
-        em.row_plan, em.row_store = RowPlan(em), RowStore(em)
+        em.row_plan, em.row_store, em.split_copy = RowPlan(em), RowStore(em), SplitCopy(em)
         em.tile_plan = TilePlan(em)
         em.window = WindowPlan(em)
         em.nans = NanFixups(em)

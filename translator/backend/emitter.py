@@ -148,7 +148,7 @@ class Emitter:
         # the parts of instruction selection, wired up by Codegen (codegen.py)
         self.codegen = self.values = self.workitems = self.control = self.ints = self.floats = None
         self.calls = self.memory = self.resident_buffers = self.scatter = self.bounds = self.nans = None
-        self.row_plan = self.row_store = self.tile_plan = None
+        self.row_plan = self.row_store = self.tile_plan = self.split_copy = None
         self.window = None                # the window plan (windowplan.py)
 
     # ------------------------------------------------------------------ emission helpers

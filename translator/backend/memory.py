@@ -326,6 +326,7 @@ class Memory:
                     return two
             access = em.accesses.get(i)
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
+                or size == 8 and pitch is None and em.split_copy.load(b[1], ptr, ty, p, access) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
             return self.local_load(i.ops[0], ptr, ty, p) or self.gather("L", ptr, ty, p, defer=True)
@@ -418,6 +419,9 @@ class Memory:
             aff = flat.gid_affine
             if size == 4 and k != "L" and pitch is None and aff is not None and aff[0] == 4 \
                     and em.row_store.shifted(k, v.regs[0], p, whole, em.accesses.get(i), aff, scatter):
+                return None
+            if size == 8 and k != "L" and pitch is None \
+                    and em.split_copy.store(k, v.regs, p, whole, em.accesses.get(i), scatter):
                 return None
             return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
@@ -670,8 +674,9 @@ class Memory:
         S = lay.stripe
         if at is not None:
             per_wave = False
-        if not for_store and not em.loop_stack and k in em.fast_cache:
-            return em.fast_cache[k]
+        key = k if at is None else (k, at)
+        if not for_store and not em.loop_stack and key in em.fast_cache:
+            return em.fast_cache[key]
         lc, lb, own = self.staging_area("fast", hoist)
         if em.stored or any(ctx["stores"] for ctx in em.loop_stack):
             self.settle_stores()  # it may read what a store still in flight writes
@@ -686,7 +691,7 @@ class Memory:
             em.own_share_loads.append(mv)
         em.uses.setdefault("bases", set()).add(k)
         if not em.loop_stack and not for_store:
-            em.fast_cache[k] = (d, (lc, lb))
+            em.fast_cache[key] = (d, (lc, lb))
         return d, (lc, lb)
 
     def prefetch_loads(self) -> list:
