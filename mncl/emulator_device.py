@@ -316,24 +316,27 @@ class EmulatorDevice:
         self.write_buffer(copy, lay)
         return copy, idx[inside], inside
 
-    def write_split_copy(self, k, buf, items, lay, twice):
-        """The split copy of buffer k (translator/backend/splitcopy.py): per wave of the launch's
-        `items`, the even work-items' 8-byte elements, then the odd ones', each half laid out like
-        a 32-bit wave's shares and striped like a buffer.  None (the kernel then gathers and
-        scatters) when the buffer is also another argument or the copy does not fit.  Else (the
-        copy, the buffer word of each word of it that lies in the buffer, which those are), for
-        read_row_store."""
+    def write_split_copy(self, k, buf, layout, items, lay, twice):
+        """The split copy of buffer k (translator/backend/splitcopy.py), striped like a buffer: per
+        wave of the launch's `items`, with layout 0, the even work-items' 8-byte elements, then the
+        odd ones', each half laid out like a 32-bit wave's shares; with layout E, the wave's E-word
+        elements field by field.  None (the kernel then gathers and scatters) when the buffer is
+        also another argument or the copy does not fit.  Else (the copy, the buffer word of each
+        word of it that lies in the buffer, which those are), for read_row_store."""
         if twice:
             return None
-        x = np.arange(items, dtype=np.int64).reshape(-1, lay.groups, lay.stripe, 2).transpose(0, 3, 1, 2).ravel()
-        idx = np.stack([2 * x, 2 * x + 1], axis=1).ravel()      # the buffer word of each word of the copy
+        if layout == 0:
+            x = np.arange(items, dtype=np.int64).reshape(-1, lay.groups, lay.stripe, 2).transpose(0, 3, 1, 2).ravel()
+            idx = np.stack([2 * x, 2 * x + 1], axis=1).ravel()      # the buffer word of each word of the copy
+        else:
+            idx = np.arange(items * layout, dtype=np.int64).reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
         inside = idx < buf.nbytes // 4
         try:
-            copy = self.scratch(("split", k), 8 * items)
+            copy = self.scratch(("split", k), 4 * idx.size)
         except Error:
             return None
         words = _longs(buf.view).view(np.uint32)
-        copy.view[:8 * items] = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32).view(np.uint8)
+        copy.view[:4 * idx.size] = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32).view(np.uint8)
         self.write_buffer(copy, lay)
         return copy, idx[inside], inside
 
@@ -524,8 +527,8 @@ class EmulatorDevice:
             made = self.write_row_store(k, args[k], *row, items, lay, twice)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
-        for k, stored in plan.split_copies:
-            made = self.write_split_copy(k, args[k], items, lay, sum(a is args[k] for a in args) > 1)
+        for k, stored, layout in plan.split_copies:
+            made = self.write_split_copy(k, args[k], layout, items, lay, sum(a is args[k] for a in args) > 1)
             extra[abi.split_copy(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made and stored else []
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")

@@ -78,8 +78,8 @@ class KernelBinary:
                                                     # (Memory.snapshot), at sn<k>
     skewed: list = field(default_factory=list)      # IR header blocks of the triangular loops it runs skewed
                                                     # (control.skewed_loop; mncl-cc --stats reads them)
-    split_copies: list = field(default_factory=list)  # [parameter, stored]: split copies it reads, and
-                                                      # stores to where stored (splitcopy.py), at sc<k>
+    split_copies: list = field(default_factory=list)  # [parameter, stored, layout]: split copies it reads,
+                                                      # and stores to where stored (splitcopy.py), at sc<k>
 
     def to_dict(self):
         return asdict(self)
@@ -289,7 +289,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         + sorted(em.launch_tests | block_tests(em.rows.forms.assumed if em.rows else ())),
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed),
-                        [[k, stored] for k, stored in sorted(em.uses.get("split_copies", {}).items())])
+                        [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -483,8 +483,8 @@ class LaunchPlan:
     row_stores: list = field(default_factory=list)  # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row store goes to row_store(k) (rowstore.py)
     snapshots: list = field(default_factory=list)   # parameters whose launch-start copy goes to snapshot(k)
-    split_copies: list = field(default_factory=list)  # (parameter, stored): its split copy goes to
-                                                      # split_copy(k), read back after the run if stored
+    split_copies: list = field(default_factory=list)  # (parameter, stored, layout): its split copy goes
+                                                      # to split_copy(k), read back after the run if stored
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""

@@ -326,7 +326,7 @@ class Memory:
                     return two
             access = em.accesses.get(i)
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
-                or size == 8 and pitch is None and em.split_copy.load(b[1], ptr, ty, p, access) \
+                or pitch is None and em.split_copy.load(b[1], flat, ty, p) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
             return self.local_load(i.ops[0], ptr, ty, p) or self.gather("L", ptr, ty, p, defer=True)
@@ -420,8 +420,8 @@ class Memory:
             if size == 4 and k != "L" and pitch is None and aff is not None and aff[0] == 4 \
                     and em.row_store.shifted(k, v.regs[0], p, whole, em.accesses.get(i), aff, scatter):
                 return None
-            if size == 8 and k != "L" and pitch is None \
-                    and em.split_copy.store(k, v.regs, p, whole, em.accesses.get(i), scatter):
+            if size in (4, 8) and k != "L" and pitch is None \
+                    and em.split_copy.store(k, flat, v.regs, p, whole, scatter):
                 return None
             return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "

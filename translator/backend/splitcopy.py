@@ -17,35 +17,105 @@ the same address in every group: a load is two transfers (the even and the odd r
 store two read-modify-writes of shares, and every element crosses DRAM once.  The runtime writes
 the copy from the buffer before the launch and, where the kernel stores to it, back after.
 
-Conditions: a 1-D build, a buffer parameter every access of which in the kernel is an 8-byte
-element at the global id.  The copy's address is -1, and the kernel gathers and scatters as
+The same holds for E 32-bit fields of each work-item's element (`p[i].x` of float4 or float2
+vectors and of structs of floats, `a[2 * i + 1]`): 32-bit loads and stores at E times the global
+id plus a field c < E.  Their copy holds, per wave, field c of the wave's elements as the c-th
+32-bit wave share (word c W + w of wave x's part is field c of element x W + w), so a field is
+one contiguous load or store in the usual lanes.
+
+Conditions: a 1-D build, a buffer parameter whose accesses at the global id are all 8-byte
+elements, or all 32-bit fields of E-word elements (one E, 2 <= E <= 8), and, where the kernel
+writes the buffer, which it accesses nowhere else (a read-only buffer's other accesses read the
+buffer itself, which is the same data).  The copy's address is -1, and the kernel gathers and scatters as
 before, when the buffer is passed twice or the copy does not fit in DRAM.
 """
 from __future__ import annotations
 
 from .abi import reg, split_copy
+from .irread import _VEC
+from .irtypes import type_size
 from .memory import dram_clamped
 from .ops import SeqIf
 from .values import Val
 
-UNIT = {("gid0",): 8}            # the access form (access.py) of p[get_global_id(0)], 8-byte p
+MAX_FIELDS = 8
+
+
+def fields(stride: int, off: int) -> tuple | None:
+    """(E, c) for a 32-bit access at `stride` bytes a work-item and `off` bytes: E words an
+    element, word c of it; None unless 2 <= E <= MAX_FIELDS and 0 <= c < E."""
+    if stride % 4 or off % 4 or not 2 <= stride // 4 <= MAX_FIELDS or not 0 <= off < stride:
+        return None
+    return stride // 4, off // 4
+
+
+def scalar_parts(a) -> list:
+    """(element bytes, access form) of each scalar access an Access makes: a vector's load or
+    store is its elements' (values.vector_inst splits it)."""
+    i = a.inst
+    m = _VEC.fullmatch((i.type if a.kind == "load" else getattr(i.ops[0], "type", "")) or "") if i else None
+    if m is None or a.form is None:
+        return [(a.elem, a.form)]
+    size = type_size(m.group(2).strip())
+    return [(size, {**a.form, (): a.form.get((), 0) + j * size}) for j in range(int(m.group(1)))]
 
 
 class SplitCopy:
-    """8-byte loads and stores at the global id through a split copy (the module docstring)."""
+    """8-byte elements and 32-bit fields at the global id through a split copy (the module
+    docstring)."""
 
     def __init__(self, em):
         self.em = em
+        self.layouts = {}
 
-    def applies(self, k, access) -> bool:
+    def layout(self, k) -> int | None:
+        """The copy buffer k's accesses take: 0 for 8-byte elements (two halves a wave), E for
+        E-word elements read and written by fields; None where the plan does not apply."""
         em = self.em
-        if not em.one_d or em.rows is not None or not isinstance(k, int) or k in em.resident or access is None:
-            return False
-        return all(a.elem == 8 and a.form == UNIT for a in em.accesses.values() if a and a.buffer == access.buffer)
+        if not em.one_d or em.rows is not None or not isinstance(k, int) or k in em.resident:
+            return None
+        if k not in self.layouts:
+            mine = [a for a in em.accesses.values() if a and a.buffer == em.params[k].name]
+            parts = [x for a in mine for x in scalar_parts(a)]
+            ids = [(size, form.get(("gid0",), 0), form.get((), 0)) for size, form in parts
+                   if form is not None and not set(form) - {("gid0",), ()} and form.get(("gid0",))]
+            e = None
+            if not ids or len(ids) < len(parts) and any(a.kind == "store" for a in mine):
+                pass            # (a buffer the kernel writes: every access through the copy)
+            elif all(x == (8, 8, 0) for x in ids):
+                e = 0
+            elif all(size == 4 and fields(stride, off) for size, stride, off in ids):
+                widths = {stride for _, stride, _ in ids}
+                e = widths.pop() // 4 if len(widths) == 1 else None
+            self.layouts[k] = e
+        return self.layouts[k]
 
-    def share(self, k, h: int) -> str:
-        """The address, in every group's DRAM, of the wave's share of half h (0 even, 1 odd)."""
-        return f"{reg(split_copy(k))}+(2*%wx+{h})*{self.em.lay.stripe}"
+    def field(self, k, ptr, size: int) -> tuple | None:
+        """(parts, the shares to move) for an access of buffer k through ptr: (2, (odd, even)) for
+        an 8-byte element, (E, (c,)) for field c; None where the plan does not apply."""
+        e, aff = self.layout(k), ptr.gid_affine
+        if e is None or aff is None or aff[2] is not None:
+            return None
+        if e == 0:
+            return (2, (1, 0)) if size == 8 and aff[:2] == (8, 0) else None
+        f = fields(aff[0], aff[1]) if size == 4 else None
+        return (e, (f[1],)) if f and f[0] == e else None
+
+    def use(self, k, stored: bool):
+        """Record buffer k's copy for the runtime: (stored, layout)."""
+        copies = self.em.uses.setdefault("split_copies", {})
+        copies[k] = (copies.get(k, (False,))[0] or stored, self.layout(k))
+
+    def share(self, k, parts: int, h: int) -> str:
+        """The address, in every group's DRAM, of the wave's share h of buffer k's copy: parts 2
+        and h 0 / 1 the even / odd work-items' elements, else field h of E = parts."""
+        return f"{reg(split_copy(k))}+({parts}*%wx+{h})*{self.em.lay.stripe}"
+
+    def begin(self):
+        """Emit the gathers and scatters still waiting: their passes belong before the branch
+        that follows, not in one of its arms."""
+        self.em.memory.flush_gathers()
+        self.em.scatter.flush_scatters()
 
     def guarded(self, k, fast: list, slow: list, plan: str, key: tuple):
         """fast where the launch has the copy, else slow; the plan for mncl-cc --stats."""
@@ -53,53 +123,65 @@ class SplitCopy:
         em.items.append(SeqIf.fallback((f"{reg(split_copy(k))} >= 0",), slow, fast))
         em.plans.setdefault(key, set()).add(plan + " (a buffer passed twice gathers and scatters)")
 
-    def load(self, k, ptr, ty, p, access) -> Val | None:
-        """The 64-bit element of buffer k at the global id, or None where the plan does not apply."""
+    def load(self, k, ptr, ty, p) -> Val | None:
+        """The element (or field) of buffer k at the global id, or None where the plan does not
+        apply."""
         em = self.em
-        if not self.applies(k, access):
+        f = self.field(k, ptr, type_size(ty))
+        if f is None:
             return None
-        em.uses.setdefault("split_copies", {}).setdefault(k, False)
-        odd, even = em.new("split"), em.new("split")
+        parts, halves = f
+        self.use(k, False)
+        self.begin()
+        out = tuple(em.new("split") for _ in halves)        # (odd, even), or the field's
         outer, em.items = em.items, []
         hi = em.lay.dram_longs - em.lay.stripe
-        for h, dst in ((0, even), (1, odd)):
+        for h, dst in zip(halves, out):
             # (clamped: a transfer hoisted to the wave's start runs even where the copy is -1)
-            em.copy(em.memory.fast_load(k, at=dram_clamped(self.share(k, h), hi))[0], dst)
+            em.copy(em.memory.fast_load(k, at=dram_clamped(self.share(k, parts, h), hi))[0], dst)
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         got = em.memory.gather(k, ptr, ty, p)
         em.remarks = remarks                          # (only a buffer passed twice gathers)
-        em.copy(got.regs[0], odd)
-        em.copy(got.regs[1], even)
+        for r, dst in zip(got.regs, out):
+            em.copy(r, dst)
         slow, em.items = em.items, outer
-        self.guarded(k, fast, slow, "split copy: the wave's even and odd work-items' elements as two contiguous "
-                     "shares", (em.line, em.params[k].name))
-        return Val(em.values.kind_of(ty), (odd, even))
+        what = "the wave's even and odd work-items' elements as two contiguous shares" if len(halves) == 2 else \
+            f"the wave's elements as {parts} contiguous shares, field by field"
+        self.guarded(k, fast, slow, f"split copy: {what}", (em.line, em.params[k].name))
+        return Val(em.values.kind_of(ty), out)
 
-    def store(self, k, regs: tuple, p, whole: bool, access, scatter) -> bool:
-        """Store the 64-bit value regs (odd, even) to buffer k at the global id under lane mask p
-        (`whole`: every lane the kernel runs), with scatter() as the fallback; False where the
-        plan does not apply."""
+    def store(self, k, ptr, regs: tuple, p, whole: bool, scatter) -> bool:
+        """Store regs (a 64-bit value's odd and even registers, or a field's one) to buffer k at
+        the global id under lane mask p (`whole`: every lane the kernel runs), with scatter() as
+        the fallback; False where the plan does not apply."""
         em = self.em
-        if not self.applies(k, access):
+        f = self.field(k, ptr, 8 if len(regs) == 2 else 4)
+        if f is None:
             return False
-        em.uses.setdefault("split_copies", {})[k] = True
+        parts, halves = f
+        self.use(k, True)
         em.uses["launch"] = True
+        self.begin()
         outer, em.items = em.items, []
         full = f"(%wx + 1) * {em.lay.wave} <= %gx" if whole else None
-        c32 = em.c32(32)
-        # each half's long word is one work-item's: the even (lower) or odd (upper) lane's mask, whole
-        even = em.alu("lor", em.alu("llsl", p, c32), em.alu("land", p, em.const64(0xFFFFFFFF)))
-        odd = em.alu("lor", em.alu("land", p, em.const64(0xFFFFFFFF00000000)), em.alu("ulsr", p, c32))
-        em.memory.fast_store(k, regs[1], even, full=full, at=self.share(k, 0))
-        em.memory.fast_store(k, regs[0], odd, full=full, at=self.share(k, 1))
+        if len(halves) == 2:
+            c32 = em.c32(32)
+            # each half's long word is one work-item's: the even (lower) or odd (upper) lane's mask, whole
+            even = em.alu("lor", em.alu("llsl", p, c32), em.alu("land", p, em.const64(0xFFFFFFFF)))
+            odd = em.alu("lor", em.alu("land", p, em.const64(0xFFFFFFFF00000000)), em.alu("ulsr", p, c32))
+            em.memory.fast_store(k, regs[1], even, full=full, at=self.share(k, 2, 0))
+            em.memory.fast_store(k, regs[0], odd, full=full, at=self.share(k, 2, 1))
+            what = "the wave's even and odd work-items' elements stored as two contiguous shares"
+        else:
+            em.memory.fast_store(k, regs[0], p, full=full, at=self.share(k, parts, halves[0]))
+            what = f"the wave's elements stored as {parts} contiguous shares, field by field"
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         scatter()
         em.scatter.flush_scatters()                  # (its batch ends in this arm)
         em.remarks = remarks
         slow, em.items = em.items, outer
-        self.guarded(k, fast, slow, "split copy: the even and odd work-items' elements stored as two contiguous "
-                     "shares, which the runtime writes back into the buffer after the launch",
-                     (em.line, em.params[k].name, "store"))
+        self.guarded(k, fast, slow, f"split copy: {what}, which the runtime writes back into the buffer after "
+                     "the launch", (em.line, em.params[k].name, "store"))
         return True
