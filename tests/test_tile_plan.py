@@ -150,14 +150,23 @@ def test_mncl_cc_names_the_plan(tmp_path):
     assert "remark" not in err
 
 
-def test_a_launch_too_tall_for_the_plan_takes_a_narrowed_rows_build(modes):
-    """64 x 64 on mncore2: the rows build's tile-plan test fails (66 rows of A an L2B against an
-    LM0 region of 56), so the launch tries the wave narrowed twice, whose L2Bs hold half the rows.
-    It used to run the nd build, gathering A and B in every pass (4,264,448 DRAM bytes, 65 times
-    the compulsory, and 270,828 cycles); the narrowed build's T-indirect reads also faulted: an
-    empty slot of the narrowed wave (layout.item_of_slot) read A's rows at a negative address."""
+def test_a_small_launch_takes_the_narrowest_rows_build(modes):
+    """64 x 64 on mncore2 (an eighth of a wave): the rows build narrowed 8 times, whose wave holds
+    the launch and whose L2Bs hold an eighth of the rows.  It used to run the nd build, gathering
+    A and B in every pass (4,264,448 DRAM bytes, 65 times the compulsory, and 270,828 cycles): the
+    rows build's tile-plan test fails (66 rows of A an L2B against an LM0 region of 56).  A
+    narrowed build's empty slots (layout.item_of_slot) had read A's rows at negative addresses."""
     out, ref, ev = gemm(device_env("mncore2"), 64, 64, 64)
     np.testing.assert_array_equal(out, ref)
-    assert modes == ["rows-n2"]
-    assert ev.stats.dram_bytes < 4 * 4 * 4 * 64 * 64
+    assert modes == ["rows-n8"]
+    assert ev.stats.dram_bytes < 2 * 4 * 4 * 64 * 64
     assert ev.stats.cycles < 30_000
+
+
+def test_a_launch_too_tall_for_the_plan_takes_a_wave_narrowed_twice(modes):
+    """1024 rows of 64 on mncore2: more than a wave, so the plain rows build comes first, and
+    its tile plan does not fit (66 rows of A an L2B); the wave narrowed twice holds 34."""
+    out, ref, ev = gemm(device_env("mncore2"), 1024, 64, 64)
+    np.testing.assert_array_equal(out, ref)
+    assert modes == ["rows-n2"]
+    assert ev.stats.dram_bytes < 2 * 4 * (1024 * 64 * 3 + 64 * 64)

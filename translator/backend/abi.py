@@ -373,9 +373,12 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
         narrow = 1                      # (work-groups must tile each L2B's run: abi.local_per_l2b)
     kb = optional(narrowed_mode(narrow)) if narrow > 1 else None
     if kb is None and mode == "nd" and gs[2] == 1 and not any(off) and not group:
-        # a rows build; where its staging does not fit L2BM or its tile plan does not fit the
-        # launch (tileplan.py), a wave narrowed 2 or 4 times may (smaller shares, fewer rows an L2B)
-        for m in [ROWS_MODE] + [f"{ROWS_MODE}-n{f}" for f in (2, 4) if lay.can_narrow(f)]:
+        # a rows build, first the narrowest wave that holds the launch (it moves less); where its
+        # staging does not fit L2BM or its tile plan does not fit the launch (tileplan.py), a wave
+        # narrowed 2 or 4 times may (smaller shares, fewer rows an L2B)
+        fits = lay.narrowest(gs[0] * gs[1])
+        for m in dict.fromkeys(f"{ROWS_MODE}-n{f}" if f > 1 else ROWS_MODE for f in (fits, 1, 2, 4)
+                               if f == 1 or lay.can_narrow(f)):
             kb = optional(m)
             if kb is None:
                 continue
