@@ -6,7 +6,7 @@
     python benchmarks/compiled_kernels.py --kernel saxpy --no-oclgrind
     python benchmarks/compiled_kernels.py --quick --baseline /work/wt/base   # steps/s against another checkout
 
-Four kernels, the same OpenCL C source on both sides:
+Six kernels, the same OpenCL C source on both sides:
 
   saxpy    y[i] = a*x[i] + y[i]                    2^20 floats        (--quick: 2^16)
   matvec   y[i] = sum_j A[i*n + j] * x[j]          4096 x 1024 floats (--quick: 512 x 32)
@@ -16,6 +16,8 @@ Four kernels, the same OpenCL C source on both sides:
   stencil  5-point, out[i] = c*in[i] + w*(in[i-1] + in[i+1] + in[i-N] + in[i+N])
            on the interior, border copied; 1024 x 1024 (--quick: 256 x 256);
            a 1-D NDRange with row/column from the id (--stencil-2d: a 2-D NDRange)
+  daxpy    saxpy in double precision                2^20 doubles       (--quick: 2^16)
+  scale4   q[i] = f(p[i]) over float4 vectors       2^18 float4        (--quick: 2^14)
 
 For each kernel, on mncl's emulator device for the ``mncore2`` machine, in a
 child process of its own (so one kernel's launch cannot disturb the next, and a
@@ -112,6 +114,24 @@ __kernel void matvec(__global const float *A, __global const float *x, __global 
 }
 """
 
+DAXPY = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void daxpy(__global const double *x, __global double *y, double a)
+{
+    int i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+
+SCALE4 = r"""
+__kernel void scale4(__global const float4 *p, __global float4 *q, float a)
+{
+    int i = get_global_id(0);
+    float4 v = p[i];
+    q[i] = (float4)(a * v.x, a * v.y + v.x, a * v.z, v.w);
+}
+"""
+
 STENCIL_1D = r"""
 __kernel void stencil(__global const float *in, __global float *out, int N, float c, float w)
 {
@@ -157,6 +177,17 @@ def make_case(name: str, quick: bool, stencil_2d: bool = False) -> dict:
         return dict(name=name, kernel="saxpy", source=SAXPY, size=f"2^{n.bit_length() - 1}",
                     global_size=[n], arrays={"x": u(n), "y": u(n)},
                     args=[("buf", "x"), ("buf", "y"), ("f32", SAXPY_A)], outputs=["y"], min_bytes=3 * 4 * n)
+    if name == "daxpy":
+        n = 1 << (16 if quick else 20)
+        d = lambda: rng.uniform(-1.0, 1.0, n)
+        return dict(name=name, kernel="daxpy", source=DAXPY, size=f"2^{n.bit_length() - 1} doubles",
+                    global_size=[n], arrays={"x": d(), "y": d()},
+                    args=[("buf", "x"), ("buf", "y"), ("f64", SAXPY_A)], outputs=["y"], min_bytes=3 * 8 * n)
+    if name == "scale4":
+        n = 1 << (14 if quick else 18)
+        return dict(name=name, kernel="scale4", source=SCALE4, size=f"2^{n.bit_length() - 1} float4",
+                    global_size=[n], arrays={"p": u(n, 4), "q": np.zeros((n, 4), np.float32)},
+                    args=[("buf", "p"), ("buf", "q"), ("f32", SAXPY_A)], outputs=["q"], min_bytes=2 * 16 * n)
     if name == "matvec":
         m, n = (512, 32) if quick else (4096, 1024)
         return dict(name=name, kernel="matvec", source=MATVEC, size=f"{m}x{n}", global_size=[m],
@@ -180,12 +211,20 @@ def make_case(name: str, quick: bool, stencil_2d: bool = False) -> dict:
     raise ValueError(name)
 
 
-KERNELS = ("saxpy", "matvec", "matvec_t", "stencil")
+KERNELS = ("saxpy", "matvec", "matvec_t", "stencil", "daxpy", "scale4")
 
 
 def reference(case: dict) -> tuple[np.ndarray, np.ndarray]:
     """(expected output, per-element tolerance), in float64."""
     a = {k: v.astype(np.float64) for k, v in case["arrays"].items()}
+    if case["name"] == "daxpy":        # one fp64 rounding each, or none with a fused multiply-add
+        ref = SAXPY_A * a["x"] + a["y"]
+        return ref, 2 * 2.0 ** -53 * (abs(SAXPY_A * a["x"]) + abs(a["y"])) + 1e-300
+    if case["name"] == "scale4":
+        p = a["p"]
+        ref = np.stack([SAXPY_A * p[:, 0], SAXPY_A * p[:, 1] + p[:, 0], SAXPY_A * p[:, 2], p[:, 3]], axis=1)
+        big = abs(p).max(axis=1, keepdims=True)     # each component's terms are at most this
+        return ref, 4 * 2.0 ** -24 * (SAXPY_A + 1) * big + 1e-30
     if case["name"] == "saxpy":
         ref = SAXPY_A * a["x"] + a["y"]
         # fp32 with or without a fused multiply-add: two roundings at most

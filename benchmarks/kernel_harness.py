@@ -8,7 +8,7 @@ dict that crosses into a child process as JSON plus an .npz of its arrays:
   and either one launch as top-level fields (kernel, global_size, args[, local_size])
   or launches: [{kernel, global_size, local_size (or None), args}, ...] run in order.
 
-An argument is ("buf", array name), ("f32", value), ("i32", value) or ("local", bytes) (a
+An argument is ("buf", array name), ("f32", value), ("f64", value), ("i32", value) or ("local", bytes) (a
 ``__local`` pointer argument).  A script's ``check(case, outputs)`` compares the outputs
 ({name: ndarray}) with its reference and returns (ok, max abs error, text); it runs in the
 emulator's child and in the parent for Oclgrind's outputs.
@@ -43,7 +43,7 @@ def launches(case: dict) -> list[dict]:
 
 
 def scalar(kind: str, value):
-    return np.float32(value) if kind == "f32" else np.int32(value)
+    return {"f32": np.float32, "f64": np.float64}.get(kind, np.int32)(value)
 
 
 def make_buffers(cl, ctx, case: dict) -> dict:
