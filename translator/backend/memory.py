@@ -326,7 +326,7 @@ class Memory:
                     return two
             access = em.accesses.get(i)
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
-                or pitch is None and em.split_copy.load(b[1], flat, ty, p) \
+                or em.split_copy.load(b[1], flat, ty, p) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
             return self.local_load(i.ops[0], ptr, ty, p) or self.gather("L", ptr, ty, p, defer=True)
@@ -420,8 +420,7 @@ class Memory:
             if size == 4 and k != "L" and pitch is None and aff is not None and aff[0] == 4 \
                     and em.row_store.shifted(k, v.regs[0], p, whole, em.accesses.get(i), aff, scatter):
                 return None
-            if size in (4, 8) and k != "L" and pitch is None \
-                    and em.split_copy.store(k, flat, v.regs, p, whole, scatter):
+            if size in (4, 8) and k != "L" and em.split_copy.store(k, flat, v.regs, p, whole, scatter):
                 return None
             return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
@@ -433,10 +432,11 @@ class Memory:
         position, which the bounds checks and the 1-D paths read; its pitch, recorded for the
         launch to check)."""
         em = self.em
-        if em.rows is None or size != 4 or ptr.gid_affine is not None or ptr.base[0] != "param":
-            return ptr, None
-        got = em.rows.affine(x, ptr.base[1]) or em.rows.in_row0(x, ptr.base[1], block)
-        if got is None or got[0] != 4:
+        if em.rows is None or size not in (4, 8) or ptr.gid_affine is not None or ptr.base[0] != "param" \
+                or size == 8 and em.split_copy.layout(ptr.base[1]) != 0:
+            return ptr, None        # (8-byte elements: only through a split copy, splitcopy.py)
+        got = em.rows.affine(x, ptr.base[1]) or (em.rows.in_row0(x, ptr.base[1], block) if size == 4 else None)
+        if got is None or got[0] != size:
             return ptr, None
         if got[3] != ROW0:
             em.rows.pitches.add(got[3])

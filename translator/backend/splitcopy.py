@@ -23,7 +23,8 @@ id plus a field c < E.  Their copy holds, per wave, field c of the wave's elemen
 32-bit wave share (word c W + w of wave x's part is field c of element x W + w), so a field is
 one contiguous load or store in the usual lanes.
 
-Conditions: a 1-D build, a buffer parameter whose accesses at the global id are all 8-byte
+Conditions: a 1-D build (or, for 8-byte elements, a "rows" build, over the flat position:
+rows.py), a buffer parameter whose accesses at the global id are all 8-byte
 elements, or all 32-bit fields of E-word elements (one E, 2 <= E <= 8), and, where the kernel
 writes the buffer, which it accesses nowhere else (a read-only buffer's other accesses read the
 buffer itself, which is the same data).  The copy's address is -1, and the kernel gathers and scatters as
@@ -72,19 +73,24 @@ class SplitCopy:
         """The copy buffer k's accesses take: 0 for 8-byte elements (two halves a wave), E for
         E-word elements read and written by fields; None where the plan does not apply."""
         em = self.em
-        if not em.one_d or em.rows is not None or not isinstance(k, int) or k in em.resident:
+        if not (em.one_d or em.rows is not None) or not isinstance(k, int) or k in em.resident:
             return None
         if k not in self.layouts:
             mine = [a for a in em.accesses.values() if a and a.buffer == em.params[k].name]
             parts = [x for a in mine for x in scalar_parts(a)]
-            ids = [(size, form.get(("gid0",), 0), form.get((), 0)) for size, form in parts
-                   if form is not None and not set(form) - {("gid0",), ()} and form.get(("gid0",))]
+            if em.rows is None:
+                ids = [(size, form.get(("gid0",), 0), form.get((), 0)) for size, form in parts
+                       if form is not None and not set(form) - {("gid0",), ()} and form.get(("gid0",))]
+            else:               # a rows build: 8-byte elements over the flat position (rows.py)
+                flat = [em.rows.affine(a.inst.ops[0 if a.kind == "load" else 1], k) for a in mine
+                        if a.elem == 8 and len(scalar_parts(a)) == 1]
+                ids = [(8, got[0], got[1]) for got in flat if got and got[0] and got[2] is None]
             e = None
             if not ids or len(ids) < len(parts) and any(a.kind == "store" for a in mine):
                 pass            # (a buffer the kernel writes: every access through the copy)
             elif all(x == (8, 8, 0) for x in ids):
                 e = 0
-            elif all(size == 4 and fields(stride, off) for size, stride, off in ids):
+            elif em.rows is None and all(size == 4 and fields(stride, off) for size, stride, off in ids):
                 widths = {stride for _, stride, _ in ids}
                 e = widths.pop() // 4 if len(widths) == 1 else None
             self.layouts[k] = e
