@@ -316,29 +316,42 @@ class EmulatorDevice:
         self.write_buffer(copy, lay)
         return copy, idx[inside], inside
 
-    def write_split_copy(self, k, buf, layout, items, lay, twice):
-        """The split copy of buffer k (translator/backend/splitcopy.py), striped like a buffer: per
-        wave of the launch's `items`, with layout 0, the even work-items' 8-byte elements, then the
-        odd ones', each half laid out like a 32-bit wave's shares; with layout E, the wave's E-word
-        elements field by field.  None (the kernel then gathers and scatters) when the buffer is
-        also another argument or the copy does not fit.  Else (the copy, the buffer word of each
-        word of it that lies in the buffer, which those are), for read_row_store."""
+    def write_split_copy(self, k, buf, layout, stored, items, lay, twice):
+        """The split copy of buffer k (translator/backend/splitcopy.py) and, for 8-byte elements,
+        the long words between its planes (else 0).  Layout 0: the even work-items' elements
+        (elements 0, 2, 4, ... of the buffer), then the odd ones', each plane padded to whole waves
+        and covering the launch and the buffer; striped like a buffer where the kernel stores to
+        it, else whole in every group's DRAM (replicated: shifted loads).  Layout E: per wave of
+        the launch's `items`, the wave's E-word elements field by field, striped.  (None, 0) (the
+        kernel then gathers and scatters) when the buffer is also another argument or the copy
+        does not fit.  Else ((the copy's address, the copy, the buffer word of each word of it
+        that lies in the buffer, which those are) for read_row_store, the plane)."""
         if twice:
-            return None
+            return None, 0
         if layout == 0:
-            x = np.arange(items, dtype=np.int64).reshape(-1, lay.groups, lay.stripe, 2).transpose(0, 3, 1, 2).ravel()
+            per = lay.groups * lay.stripe
+            plane = -(-max(items, -(-buf.nbytes // 8)) // 2 // per) * per
+            x = np.concatenate([np.arange(0, 2 * plane, 2), np.arange(1, 2 * plane, 2)])
             idx = np.stack([2 * x, 2 * x + 1], axis=1).ravel()      # the buffer word of each word of the copy
         else:
+            plane = 0
             idx = np.arange(items * layout, dtype=np.int64).reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
         inside = idx < buf.nbytes // 4
-        try:
-            copy = self.scratch(("split", k), 4 * idx.size)
-        except Error:
-            return None
         words = _longs(buf.view).view(np.uint32)
-        copy.view[:4 * idx.size] = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32).view(np.uint8)
+        data = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32)
+        replicate = layout == 0 and not stored
+        try:
+            copy = self.scratch(("split", k), 8 * lay.group_longs(4 * idx.size) if replicate else 4 * idx.size)
+        except Error:
+            return None, 0
+        if replicate:
+            offsets, longs = lay.replicated(data.view(np.uint8))
+            for g, off in enumerate(offsets):
+                self.emu.write_dram(g, copy.dram + lay.pad + off, longs)
+            return (copy.dram + lay.pad, copy, idx[inside], inside), plane
+        copy.view[:4 * idx.size] = data.view(np.uint8)
         self.write_buffer(copy, lay)
-        return copy, idx[inside], inside
+        return (copy.dram, copy, idx[inside], inside), plane
 
     def read_row_store(self, buf, copy, where, inside, lay):
         """The stored rows from the transposed copy back into the buffer's host mirror."""
@@ -528,9 +541,10 @@ class EmulatorDevice:
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
         for k, stored, layout in plan.split_copies:
-            made = self.write_split_copy(k, args[k], layout, items, lay, sum(a is args[k] for a in args) > 1)
-            extra[abi.split_copy(k)] = made[0].dram if made else -1
-            stores += [(k, made)] if made and stored else []
+            made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay,
+                                                                    sum(a is args[k] for a in args) > 1)
+            extra[abi.split_copy(k)] = made[0] if made else -1
+            stores += [(k, made[1:])] if made and stored else []
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
         for i in plan.read:
             args[i].view[:] = self.read_buffer(args[i], lay)

@@ -121,6 +121,12 @@ def split_copy(k) -> str:
     return f"sc{k}"
 
 
+def split_plane(k) -> str:
+    """Long words between the even and the odd work-items' planes of buffer k's split copy of
+    8-byte elements (splitcopy.py)."""
+    return f"sp{k}"
+
+
 def param(k) -> str:
     """By-value parameter k as a signed integer (a uniform trip count the sequencer needs)."""
     return f"p{k}"
@@ -149,7 +155,7 @@ def kernel_args(uses: dict) -> list:
         + [snapshot(k) for k in sorted(uses.get("snapshots", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
-        + [split_copy(k) for k in sorted(uses.get("split_copies", {}))] \
+        + [x for k in sorted(uses.get("split_copies", {})) for x in (split_copy(k), split_plane(k))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
         + [nbytes(k) for k in sorted(uses.get("sizes", ()), key=str)] \

@@ -32,7 +32,8 @@ before, when the buffer is passed twice or the copy does not fit in DRAM.
 """
 from __future__ import annotations
 
-from .abi import reg, split_copy
+from .abi import reg, split_copy, split_plane
+from .access import _is_id
 from .irread import _VEC
 from .irtypes import type_size
 from .memory import dram_clamped
@@ -70,52 +71,71 @@ class SplitCopy:
         self.layouts = {}
 
     def layout(self, k) -> int | None:
-        """The copy buffer k's accesses take: 0 for 8-byte elements (two halves a wave), E for
-        E-word elements read and written by fields; None where the plan does not apply."""
+        """The copy buffer k's accesses take: 0 for 8-byte elements (two planes), E for E-word
+        elements read and written by fields; None where the plan does not apply."""
         em = self.em
         if not (em.one_d or em.rows is not None) or not isinstance(k, int) or k in em.resident:
             return None
         if k not in self.layouts:
             mine = [a for a in em.accesses.values() if a and a.buffer == em.params[k].name]
+            stored = any(a.kind == "store" for a in mine)
             parts = [x for a in mine for x in scalar_parts(a)]
-            if em.rows is None:
-                ids = [(size, form.get(("gid0",), 0), form.get((), 0)) for size, form in parts
-                       if form is not None and not set(form) - {("gid0",), ()} and form.get(("gid0",))]
-            else:               # a rows build: 8-byte elements over the flat position (rows.py)
+            if em.rows is None:       # (size, bytes a work-item, constant bytes, other terms)
+                ids = [(size, form.get(("gid0",), 0), form.get((), 0), set(form) - {("gid0",), ()})
+                       for size, form in parts if form is not None and form.get(("gid0",))
+                       and not any(_is_id(v) for m in form if m != ("gid0",) for v in m)]
+            else:                     # a rows build: 8-byte elements over the flat position (rows.py)
                 flat = [em.rows.affine(a.inst.ops[0 if a.kind == "load" else 1], k) for a in mine
                         if a.elem == 8 and len(scalar_parts(a)) == 1]
-                ids = [(8, got[0], got[1]) for got in flat if got and got[0] and got[2] is None]
+                ids = [(8, got[0], got[1], {got[2]} - {None}) for got in flat if got and got[0]]
             e = None
-            if not ids or len(ids) < len(parts) and any(a.kind == "store" for a in mine):
+            if not ids or len(ids) < len(parts) and stored:
                 pass            # (a buffer the kernel writes: every access through the copy)
-            elif all(x == (8, 8, 0) for x in ids):
-                e = 0
-            elif em.rows is None and all(size == 4 and fields(stride, off) for size, stride, off in ids):
-                widths = {stride for _, stride, _ in ids}
+            elif all(size == 8 and stride == 8 and (not (off or more) if stored else off % 8 == 0)
+                     for size, stride, off, more in ids):
+                e = 0           # (shifted only in a buffer the kernel only reads: its copy is replicated)
+            elif em.rows is None and all(size == 4 and fields(stride, off) and not more
+                                         for size, stride, off, more in ids):
+                widths = {stride for _, stride, _, _ in ids}
                 e = widths.pop() // 4 if len(widths) == 1 else None
-            self.layouts[k] = e
-        return self.layouts[k]
+            self.layouts[k] = (e, stored)
+        return self.layouts[k][0]
 
-    def field(self, k, ptr, size: int) -> tuple | None:
-        """(parts, the shares to move) for an access of buffer k through ptr: (2, (odd, even)) for
-        an 8-byte element, (E, (c,)) for field c; None where the plan does not apply."""
+    def moves(self, k, ptr, size: int) -> list | None:
+        """The wave shares an access of buffer k through ptr reads or writes, as (address in every
+        group's DRAM, a sequencer expression) per register: the odd and the even work-items' for
+        an 8-byte element, the field's for a field; None where the plan does not apply."""
+        em = self.em
         e, aff = self.layout(k), ptr.gid_affine
-        if e is None or aff is None or aff[2] is not None:
+        if e is None or aff is None:
             return None
-        if e == 0:
-            return (2, (1, 0)) if size == 8 and aff[:2] == (8, 0) else None
-        f = fields(aff[0], aff[1]) if size == 4 else None
-        return (e, (f[1],)) if f and f[0] == e else None
+        lay, sc = em.lay, reg(split_copy(k))
+        S, G = lay.stripe, lay.groups
+        if e:
+            f = fields(aff[0], aff[1]) if size == 4 and aff[2] is None else None
+            return [f"{sc}+({e}*%wx+{f[1]})*{S}"] if f and f[0] == e else None
+        if size != 8 or aff[0] != 8 or aff[1] % 8:
+            return None
+        plane = reg(split_plane(k))
+        if self.layouts[k][1]:      # striped: plane h of wave x at stripe row h P / (G S) + x
+            return [f"{sc}+{h}*{plane}/{G}+%wx*{S}" for h in (1, 0)] if aff[1:] == (0, None) else None
+        # replicated: work-item x + u is long word (x + u) >> 1 of plane (x + u) & 1
+        out = []
+        for h in (1, 0):
+            if aff[2] is None:
+                v = h + aff[1] // 8
+                at = f"{sc}+{v & 1}*{plane}+%wx*{G * S}+{v >> 1}"
+            else:
+                v = f"({h} + (({aff[1]}) + ({aff[2]})) / 8)"
+                at = f"{sc}+({v} & 1)*{plane}+%wx*{G * S}+({v} >> 1)"
+            out.append(dram_clamped(at, lay.dram_longs - S))
+        return out
 
     def use(self, k, stored: bool):
         """Record buffer k's copy for the runtime: (stored, layout)."""
         copies = self.em.uses.setdefault("split_copies", {})
         copies[k] = (copies.get(k, (False,))[0] or stored, self.layout(k))
-
-    def share(self, k, parts: int, h: int) -> str:
-        """The address, in every group's DRAM, of the wave's share h of buffer k's copy: parts 2
-        and h 0 / 1 the even / odd work-items' elements, else field h of E = parts."""
-        return f"{reg(split_copy(k))}+({parts}*%wx+{h})*{self.em.lay.stripe}"
+        self.em.uses["launch"] = True
 
     def begin(self):
         """Emit the gathers and scatters still waiting: their passes belong before the branch
@@ -130,21 +150,20 @@ class SplitCopy:
         em.plans.setdefault(key, set()).add(plan + " (a buffer passed twice gathers and scatters)")
 
     def load(self, k, ptr, ty, p) -> Val | None:
-        """The element (or field) of buffer k at the global id, or None where the plan does not
-        apply."""
+        """The element (or field) of buffer k at the global id (an 8-byte one shifted by a uniform
+        offset, in a buffer the kernel only reads), or None where the plan does not apply."""
         em = self.em
-        f = self.field(k, ptr, type_size(ty))
-        if f is None:
+        shares = self.moves(k, ptr, type_size(ty))
+        if shares is None:
             return None
-        parts, halves = f
         self.use(k, False)
         self.begin()
-        out = tuple(em.new("split") for _ in halves)        # (odd, even), or the field's
+        out = tuple(em.new("split") for _ in shares)        # (odd, even), or the field's
         outer, em.items = em.items, []
         hi = em.lay.dram_longs - em.lay.stripe
-        for h, dst in zip(halves, out):
+        for at, dst in zip(shares, out):
             # (clamped: a transfer hoisted to the wave's start runs even where the copy is -1)
-            em.copy(em.memory.fast_load(k, at=dram_clamped(self.share(k, parts, h), hi))[0], dst)
+            em.copy(em.memory.fast_load(k, at=dram_clamped(at, hi))[0], dst)
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         got = em.memory.gather(k, ptr, ty, p)
@@ -152,8 +171,8 @@ class SplitCopy:
         for r, dst in zip(got.regs, out):
             em.copy(r, dst)
         slow, em.items = em.items, outer
-        what = "the wave's even and odd work-items' elements as two contiguous shares" if len(halves) == 2 else \
-            f"the wave's elements as {parts} contiguous shares, field by field"
+        what = "the wave's odd and even work-items' elements as two contiguous shares" if len(shares) == 2 else \
+            f"the wave's elements as {self.layout(k)} contiguous shares, field by field"
         self.guarded(k, fast, slow, f"split copy: {what}", (em.line, em.params[k].name))
         return Val(em.values.kind_of(ty), out)
 
@@ -162,26 +181,24 @@ class SplitCopy:
         the global id under lane mask p (`whole`: every lane the kernel runs), with scatter() as
         the fallback; False where the plan does not apply."""
         em = self.em
-        f = self.field(k, ptr, 8 if len(regs) == 2 else 4)
-        if f is None:
+        shares = self.moves(k, ptr, 8 if len(regs) == 2 else 4)
+        if shares is None:
             return False
-        parts, halves = f
         self.use(k, True)
-        em.uses["launch"] = True
         self.begin()
         outer, em.items = em.items, []
         full = f"(%wx + 1) * {em.lay.wave} <= %gx" if whole else None
-        if len(halves) == 2:
+        if len(shares) == 2:
             c32 = em.c32(32)
-            # each half's long word is one work-item's: the even (lower) or odd (upper) lane's mask, whole
-            even = em.alu("lor", em.alu("llsl", p, c32), em.alu("land", p, em.const64(0xFFFFFFFF)))
+            # each plane's long word is one work-item's: the odd (upper) or even (lower) lane's mask, whole
             odd = em.alu("lor", em.alu("land", p, em.const64(0xFFFFFFFF00000000)), em.alu("ulsr", p, c32))
-            em.memory.fast_store(k, regs[1], even, full=full, at=self.share(k, 2, 0))
-            em.memory.fast_store(k, regs[0], odd, full=full, at=self.share(k, 2, 1))
-            what = "the wave's even and odd work-items' elements stored as two contiguous shares"
+            even = em.alu("lor", em.alu("llsl", p, c32), em.alu("land", p, em.const64(0xFFFFFFFF)))
+            for v, mask, at in zip(regs, (odd, even), shares):
+                em.memory.fast_store(k, v, mask, full=full, at=at)
+            what = "the wave's odd and even work-items' elements stored as two contiguous shares"
         else:
-            em.memory.fast_store(k, regs[0], p, full=full, at=self.share(k, parts, halves[0]))
-            what = f"the wave's elements stored as {parts} contiguous shares, field by field"
+            em.memory.fast_store(k, regs[0], p, full=full, at=shares[0])
+            what = f"the wave's elements stored as {self.layout(k)} contiguous shares, field by field"
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         scatter()
