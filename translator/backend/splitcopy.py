@@ -1,5 +1,6 @@
 """The split copy: 8-byte elements at the global id (`y[i] = a * x[i] + y[i]` over doubles or
-longs) moved as whole wave shares (issue 22, access class "unit" of 8-byte elements).
+longs; `x[i + 1]` where the kernel only reads x) and 32-bit fields of wider elements (`p[i].x`)
+moved as whole wave shares (issue 22, access classes "unit", "strided" and "neighbourhood").
 
 A 1-D build keeps two work-items in each long word of a lane register (layout.py): the odd one
 in the upper half, the even one in the lower; a 64-bit value is two registers, the odd
@@ -9,13 +10,16 @@ transfer does (each PE of an L1B takes every 64th long word: docs/isa.md, transf
 such loads and stores were gathers and scatters over the wave's span.
 
 With this plan the runtime keeps a *split copy* of the buffer for the launch
-(mncl/emulator_device.py, write_split_copy; docs/isa.md, deviation 16): per wave, the even
-work-items' elements, then the odd ones', each half laid out like a 32-bit wave's shares (long
-word j of group g's share of half h of wave x holds element x W + 2 S g + 2 j + h, for W
-work-items a wave and S long words a group's share).  Each half is then one contiguous share at
-the same address in every group: a load is two transfers (the even and the odd registers), a
-store two read-modify-writes of shares, and every element crosses DRAM once.  The runtime writes
-the copy from the buffer before the launch and, where the kernel stores to it, back after.
+(mncl/emulator_device.py, write_split_copy; docs/isa.md, deviation 16) in two *planes*: the
+even work-items' elements (the buffer's elements 0, 2, 4, ...), then the odd ones', each padded
+to whole waves, so that long word j of group g's share of wave x in plane h holds element
+x W + 2 S g + 2 j + h (W work-items a wave, S long words a group's share, P long words a plane:
+the sequencer argument split_plane).  Each plane's share is one contiguous transfer: a load is two
+(the odd and the even registers), a store two read-modify-writes of shares, and every element
+crosses DRAM once.  Where the kernel stores to the buffer the copy is striped like a buffer and
+written back after the launch; where it only reads it, the copy is replicated (whole in every
+group's DRAM, group g's g stripes lower, as a read-only buffer is) and `x[i + u]`, for any
+uniform u, is two shifted loads: work-item x + u is long word (x + u) >> 1 of plane (x + u) & 1.
 
 The same holds for E 32-bit fields of each work-item's element (`p[i].x` of float4 or float2
 vectors and of structs of floats, `a[2 * i + 1]`): 32-bit loads and stores at E times the global
@@ -24,11 +28,12 @@ id plus a field c < E.  Their copy holds, per wave, field c of the wave's elemen
 one contiguous load or store in the usual lanes.
 
 Conditions: a 1-D build (or, for 8-byte elements, a "rows" build, over the flat position:
-rows.py), a buffer parameter whose accesses at the global id are all 8-byte
-elements, or all 32-bit fields of E-word elements (one E, 2 <= E <= 8), and, where the kernel
-writes the buffer, which it accesses nowhere else (a read-only buffer's other accesses read the
-buffer itself, which is the same data).  The copy's address is -1, and the kernel gathers and scatters as
-before, when the buffer is passed twice or the copy does not fit in DRAM.
+rows.py), a buffer parameter whose accesses at the global id are all 8-byte elements (shifted
+only where the kernel only reads it), or all 32-bit fields of E-word elements (one E,
+2 <= E <= 8), and, where the kernel writes the buffer, which it accesses nowhere else (a
+read-only buffer's other accesses read the buffer itself, which is the same data).  The copy's
+address is -1, and the kernel gathers and scatters as before, when the buffer is passed twice
+or the copy does not fit in DRAM.
 """
 from __future__ import annotations
 
