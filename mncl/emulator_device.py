@@ -535,14 +535,14 @@ class EmulatorDevice:
         for k, pitch, interleave in plan.row_copies:
             extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay, interleave)
         stores, items = [], plan.seq["nwx"] * lay.wave
+        shared = abi.overlapping_args(args)      # (copies of a buffer another argument reaches would part them)
         for k, *row in plan.row_stores:
-            twice = sum(a is args[k] for a in args) > 1
-            made = self.write_row_store(k, args[k], *row, items, lay, twice)
+            made = self.write_row_store(k, args[k], *row, items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
         for k, stored, layout in plan.split_copies:
             made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay,
-                                                                    sum(a is args[k] for a in args) > 1)
+                                                                    k in shared)
             extra[abi.split_copy(k)] = made[0] if made else -1
             stores += [(k, made[1:])] if made and stored else []
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
