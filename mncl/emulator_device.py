@@ -317,21 +317,23 @@ class EmulatorDevice:
         return copy, idx[inside], inside
 
     def write_split_copy(self, k, buf, layout, stored, items, lay, twice):
-        """The split copy of buffer k (translator/backend/splitcopy.py) and, for 8-byte elements,
-        the long words between its planes (else 0).  Layout 0: the even work-items' elements
-        (elements 0, 2, 4, ... of the buffer), then the odd ones', each plane padded to whole waves
-        and covering the launch and the buffer; striped like a buffer where the kernel stores to
-        it, else whole in every group's DRAM (replicated: shifted loads).  Layout E: per wave of
+        """The split copy of buffer k (translator/backend/splitcopy.py) and, for 8-byte fields,
+        the long words between its planes (else 0).  Layout -F, elements of F 8-byte fields: per
+        field, the even work-items' (elements 0, 2, 4, ... of the buffer), then the odd ones', each
+        plane padded to whole waves and covering the launch and the buffer; striped like a buffer
+        where the kernel stores to it, else whole in every group's DRAM (replicated: shifted
+        loads).  Layout E: per wave of
         the launch's `items`, the wave's E-word elements field by field, striped.  (None, 0) (the
         kernel then gathers and scatters) when the buffer is also another argument or the copy
         does not fit.  Else ((the copy's address, the copy, the buffer word of each word of it
         that lies in the buffer, which those are) for read_row_store, the plane)."""
         if twice:
             return None, 0
-        if layout == 0:
-            per = lay.groups * lay.stripe
-            plane = -(-max(items, -(-buf.nbytes // 8)) // 2 // per) * per
-            x = np.concatenate([np.arange(0, 2 * plane, 2), np.arange(1, 2 * plane, 2)])
+        if layout < 0:          # -F: F 8-byte fields an element, planes (field, parity)
+            f, per = -layout, lay.groups * lay.stripe
+            plane = -(-max(items, -(-buf.nbytes // (8 * f))) // 2 // per) * per
+            j = np.arange(plane)
+            x = np.concatenate([(2 * j + h) * f + c for c in range(f) for h in (0, 1)])   # buffer long words
             idx = np.stack([2 * x, 2 * x + 1], axis=1).ravel()      # the buffer word of each word of the copy
         else:
             plane = 0
@@ -339,7 +341,7 @@ class EmulatorDevice:
         inside = idx < buf.nbytes // 4
         words = _longs(buf.view).view(np.uint32)
         data = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32)
-        replicate = layout == 0 and not stored
+        replicate = layout < 0 and not stored
         try:
             copy = self.scratch(("split", k), 8 * lay.group_longs(4 * idx.size) if replicate else 4 * idx.size)
         except Error:

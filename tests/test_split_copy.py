@@ -292,3 +292,47 @@ def test_shifted_doubles_of_a_buffer_the_kernel_only_reads(machine, n):
     np.testing.assert_allclose(yo, want, rtol=1e-15, atol=1e-13)
     if machine == "mncore2":
         assert ev.stats.steps < 3_000          # 29,934 before
+
+
+DOUBLE_FIELDS = FP64 + """
+typedef struct { double re, im; } cplx;
+__kernel void zmul(__global double2 *z, __global const cplx *a)
+{
+    int i = get_global_id(0);
+    double2 v = z[i];
+    cplx u = a[i];
+    z[i] = (double2)(u.re * v.x - u.im * v.y, u.re * v.y + u.im * v.x);
+}
+__kernel void centre(__global double *out, __global const double *pos, int n)
+{
+    int i = get_global_id(0);           /* pos[i][0..2] of double pos[n][3], as MNACC's loops read it */
+    if (i > 0 && i < n - 1)
+        out[i] = pos[3 * i] + pos[3 * i + 2] - 0.5 * (pos[3 * (i - 1) + 1] + pos[3 * (i + 1) + 1]);
+}
+"""
+
+
+@pytest.mark.parametrize("machine,n", [("tiny", 700), ("mncore2", 20_000)])
+def test_double_fields_match_numpy(machine, n):
+    """double2 and a struct of two doubles (8-byte fields at 16 bytes a work-item), and a
+    double[3] row's fields with constant shifts of a read-only buffer."""
+    env = device_env(machine)
+    rng = np.random.default_rng(n)
+    z, a = rng.standard_normal((n, 2)), rng.standard_normal((n, 2))
+    (zo, _), ev = launch(env, DOUBLE_FIELDS, "zmul", n, z, a)
+    want = np.stack([a[:, 0] * z[:, 0] - a[:, 1] * z[:, 1], a[:, 0] * z[:, 1] + a[:, 1] * z[:, 0]], 1)
+    np.testing.assert_array_equal(zo, want)
+    pos = rng.standard_normal((n, 3))
+    (oo, _), ev2 = launch(env, DOUBLE_FIELDS, "centre", n, np.zeros(n), pos, np.int32(n))
+    want = np.zeros(n)
+    want[1:-1] = pos[1:-1, 0] + pos[1:-1, 2] - 0.5 * (pos[:-2, 1] + pos[2:, 1])
+    np.testing.assert_array_equal(oo, want)
+    if machine == "mncore2":
+        assert ev.stats.steps < 2_000 and ev2.stats.steps < 2_000
+
+
+def test_mncl_cc_names_the_double_field_plans(tmp_path):
+    err = mncc_stats(tmp_path / "zmul.cl", DOUBLE_FIELDS, "--machine", "tiny")
+    assert "two contiguous shares, field by field (2 fields)" in err
+    assert "two contiguous shares, field by field (3 fields)" in err
+    assert "remark" not in err

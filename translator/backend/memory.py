@@ -433,7 +433,7 @@ class Memory:
         launch to check)."""
         em = self.em
         if em.rows is None or size not in (4, 8) or ptr.gid_affine is not None or ptr.base[0] != "param" \
-                or size == 8 and em.split_copy.layout(ptr.base[1]) != 0:
+                or size == 8 and (em.split_copy.layout(ptr.base[1]) or 0) >= 0:
             return ptr, None        # (8-byte elements: only through a split copy, splitcopy.py)
         got = em.rows.affine(x, ptr.base[1]) or (em.rows.in_row0(x, ptr.base[1], block) if size == 4 else None)
         if got is None or got[0] != size:

@@ -76,8 +76,9 @@ class SplitCopy:
         self.layouts = {}
 
     def layout(self, k) -> int | None:
-        """The copy buffer k's accesses take: 0 for 8-byte elements (two planes), E for E-word
-        elements read and written by fields; None where the plan does not apply."""
+        """The copy buffer k's accesses take: -F for elements of F 8-byte fields (2F planes: a
+        double is -1), E for E-word elements read and written by 32-bit fields; None where the
+        plan does not apply."""
         em = self.em
         if not (em.one_d or em.rows is not None) or not isinstance(k, int) or k in em.resident:
             return None
@@ -89,47 +90,54 @@ class SplitCopy:
                 ids = [(size, form.get(("gid0",), 0), form.get((), 0), set(form) - {("gid0",), ()})
                        for size, form in parts if form is not None and form.get(("gid0",))
                        and not any(_is_id(v) for m in form if m != ("gid0",) for v in m)]
-            else:                     # a rows build: 8-byte elements over the flat position (rows.py)
+            else:                     # a rows build: doubles over the flat position (rows.py)
                 flat = [em.rows.affine(a.inst.ops[0 if a.kind == "load" else 1], k) for a in mine
                         if a.elem == 8 and len(scalar_parts(a)) == 1]
-                ids = [(8, got[0], got[1], {got[2]} - {None}) for got in flat if got and got[0]]
+                ids = [(8, got[0], got[1], {got[2]} - {None}) for got in flat if got and got[0] == 8]
+            strides = {stride for _, stride, _, _ in ids}
             e = None
-            if not ids or len(ids) < len(parts) and stored:
+            if not ids or len(ids) < len(parts) and stored or len(strides) != 1:
                 pass            # (a buffer the kernel writes: every access through the copy)
-            elif all(size == 8 and stride == 8 and (not (off or more) if stored else off % 8 == 0)
-                     for size, stride, off, more in ids):
-                e = 0           # (shifted only in a buffer the kernel only reads: its copy is replicated)
+            elif all(size == 8 for size, *_ in ids):
+                f = strides.pop() // 8
+                # shifted only where the kernel only reads (its copy is replicated), by constants
+                # where an element has more than one field
+                if 1 <= f <= MAX_FIELDS and all(off % 8 == 0 and (0 <= off < 8 * f and not more if stored
+                                                                  else f == 1 or not more)
+                                                for _, _, off, more in ids):
+                    e = -f
             elif em.rows is None and all(size == 4 and fields(stride, off) and not more
                                          for size, stride, off, more in ids):
-                widths = {stride for _, stride, _, _ in ids}
-                e = widths.pop() // 4 if len(widths) == 1 else None
+                e = strides.pop() // 4
             self.layouts[k] = (e, stored)
         return self.layouts[k][0]
 
     def moves(self, k, ptr, size: int) -> list | None:
         """The wave shares an access of buffer k through ptr reads or writes, as (address in every
         group's DRAM, a sequencer expression) per register: the odd and the even work-items' for
-        an 8-byte element, the field's for a field; None where the plan does not apply."""
+        an 8-byte field, the field's for a 32-bit one; None where the plan does not apply."""
         em = self.em
         e, aff = self.layout(k), ptr.gid_affine
         if e is None or aff is None:
             return None
         lay, sc = em.lay, reg(split_copy(k))
         S, G = lay.stripe, lay.groups
-        if e:
+        if e > 0:
             f = fields(aff[0], aff[1]) if size == 4 and aff[2] is None else None
             return [f"{sc}+({e}*%wx+{f[1]})*{S}"] if f and f[0] == e else None
-        if size != 8 or aff[0] != 8 or aff[1] % 8:
+        f = -e
+        if size != 8 or aff[0] != 8 * f or aff[1] % 8 or f > 1 and aff[2] is not None:
             return None
+        c, u = aff[1] // 8 % f, aff[1] // (8 * f)      # the field, and the shift in work-items
         plane = reg(split_plane(k))
-        if self.layouts[k][1]:      # striped: plane h of wave x at stripe row h P / (G S) + x
-            return [f"{sc}+{h}*{plane}/{G}+%wx*{S}" for h in (1, 0)] if aff[1:] == (0, None) else None
-        # replicated: work-item x + u is long word (x + u) >> 1 of plane (x + u) & 1
+        if self.layouts[k][1]:      # striped: plane q of wave x at stripe row q P / (G S) + x
+            return [f"{sc}+{2 * c + h}*{plane}/{G}+%wx*{S}" for h in (1, 0)] if (u, aff[2]) == (0, None) else None
+        # replicated: field c of work-item x + u is long word (x + u) >> 1 of plane 2 c + (x + u) & 1
         out = []
         for h in (1, 0):
             if aff[2] is None:
-                v = h + aff[1] // 8
-                at = f"{sc}+{v & 1}*{plane}+%wx*{G * S}+{v >> 1}"
+                v = h + u
+                at = f"{sc}+{2 * c + (v & 1)}*{plane}+%wx*{G * S}+{v >> 1}"
             else:
                 v = f"({h} + (({aff[1]}) + ({aff[2]})) / 8)"
                 at = f"{sc}+({v} & 1)*{plane}+%wx*{G * S}+({v} >> 1)"
@@ -178,6 +186,8 @@ class SplitCopy:
         slow, em.items = em.items, outer
         what = "the wave's odd and even work-items' elements as two contiguous shares" if len(shares) == 2 else \
             f"the wave's elements as {self.layout(k)} contiguous shares, field by field"
+        if self.layout(k) < -1:
+            what += f", field by field ({-self.layout(k)} fields)"
         self.guarded(k, fast, slow, f"split copy: {what}", (em.line, em.params[k].name))
         return Val(em.values.kind_of(ty), out)
 
@@ -201,6 +211,8 @@ class SplitCopy:
             for v, mask, at in zip(regs, (odd, even), shares):
                 em.memory.fast_store(k, v, mask, full=full, at=at)
             what = "the wave's odd and even work-items' elements stored as two contiguous shares"
+            if self.layout(k) < -1:
+                what += f", field by field ({-self.layout(k)} fields)"
         else:
             em.memory.fast_store(k, regs[0], p, full=full, at=shares[0])
             what = f"the wave's elements stored as {self.layout(k)} contiguous shares, field by field"
