@@ -316,19 +316,16 @@ class EmulatorDevice:
         self.write_buffer(copy, lay)
         return copy, idx[inside], inside
 
-    def write_split_copy(self, k, buf, layout, stored, items, lay, twice):
+    def write_split_copy(self, k, buf, layout, stored, items, lay):
         """The split copy of buffer k (translator/backend/splitcopy.py) and, for 8-byte fields,
         the long words between its planes (else 0).  Layout -F, elements of F 8-byte fields: per
         field, the even work-items' (elements 0, 2, 4, ... of the buffer), then the odd ones', each
         plane padded to whole waves and covering the launch and the buffer; striped like a buffer
         where the kernel stores to it, else whole in every group's DRAM (replicated: shifted
-        loads).  Layout E: per wave of
-        the launch's `items`, the wave's E-word elements field by field, striped.  (None, 0) (the
-        kernel then gathers and scatters) when the buffer is also another argument or the copy
-        does not fit.  Else ((the copy's address, the copy, the buffer word of each word of it
-        that lies in the buffer, which those are) for read_row_store, the plane)."""
-        if twice:
-            return None, 0
+        loads).  Layout E: per wave of the launch's `items`, the wave's E-word elements field by
+        field, striped.  Gives ((the copy's address, the copy, the buffer word of each word of it
+        that lies in the buffer, which those are) for read_row_store, the plane).  (A launch whose
+        buffers overlap runs a "-norep" build, which has no split copies: abi._specialised.)"""
         if layout < 0:          # -F: F 8-byte fields an element, planes (field, parity)
             f, per = -layout, lay.groups * lay.stripe
             plane = -(-max(items, -(-buf.nbytes // (8 * f))) // 2 // per) * per
@@ -342,10 +339,7 @@ class EmulatorDevice:
         words = _longs(buf.view).view(np.uint32)
         data = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32)
         replicate = layout < 0 and not stored
-        try:
-            copy = self.scratch(("split", k), 8 * lay.group_longs(4 * idx.size) if replicate else 4 * idx.size)
-        except Error:
-            return None, 0
+        copy = self.scratch(("split", k), 8 * lay.group_longs(4 * idx.size) if replicate else 4 * idx.size)
         if replicate:
             offsets, longs = lay.replicated(data.view(np.uint8))
             for g, off in enumerate(offsets):
@@ -543,10 +537,15 @@ class EmulatorDevice:
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
         for k, stored, layout in plan.split_copies:
-            made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay,
-                                                                    k in shared)
-            extra[abi.split_copy(k)] = made[0] if made else -1
-            stores += [(k, made[1:])] if made and stored else []
+            try:
+                made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay)
+            except Error as e:
+                raise make_error("enqueue_nd_range_kernel", status_code.MEM_OBJECT_ALLOCATION_FAILURE,
+                                 f"kernel '{kernel_info.name}': the copy of argument {k} "
+                                 f"('{kernel_info.params[k].name}') its 8-byte or vector accesses move "
+                                 f"(translator/backend/splitcopy.py) does not fit: {e}") from None
+            extra[abi.split_copy(k)] = made[0]
+            stores += [(k, made[1:])] if stored else []
         prof = self._emulate(prog, plan.registers(extra), kernel_info, "enqueue_nd_range_kernel")
         for i in plan.read:
             args[i].view[:] = self.read_buffer(args[i], lay)

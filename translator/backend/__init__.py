@@ -30,6 +30,7 @@ from .packing import pack_loops
 from .colplan import narrow_shares, pipeline_columns
 from .prefetch import prefetch_waves
 from .rows import FlatRows
+from .splitcopy import Mismatch
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
 
@@ -104,6 +105,7 @@ class Build:
     box: list                       # gets the Emitter as soon as it exists, for the line of an error
     resident: tuple = ()            # buffers a "-res" build keeps resident
     lazy_cap: int | None = None     # lazy float values before a chain is settled (nans.py)
+    no_split: frozenset = frozenset()   # buffers with no split copy (splitcopy.Mismatch)
     func: object = None             # read IR: the work-item function (irread.Func)
     em: object = None               # instruction selection: the codegen's Emitter (uses, flops, remarks, ...)
     tree: list | None = None        # the ops tree (ops.py); after scheduling, with Blocks of steps
@@ -147,6 +149,7 @@ def _select(b: Build) -> dict:
                      replicate=abi.replicates(mode), resident=resident, ptr_bases=ptr_bases, scatter_batch=batch,
                      lazy_cap=lazy_cap, local_l2b=abi.local_per_l2b(mode, lay))
         em = cg.em
+        em.split_copy.without = b.no_split
         em.rows = FlatRows(em, func) if abi.flat_rows(mode) else None
         box.append(em)
         try:
@@ -216,10 +219,11 @@ def _run(b: Build, passes) -> Build:
     return b
 
 
-def _lower(module, info, machine, lay, mode, batch, box, resident=(), lazy_cap=None) -> Build:
-    """The pipeline up to register allocation, with batches of at most `batch` scattered stores
-    and the `resident` buffers."""
-    return _run(Build(module, info, machine, lay, mode, batch, box, resident, lazy_cap), PIPELINE[:ALLOCATED])
+def _lower(module, info, machine, lay, mode, batch, box, resident=(), lazy_cap=None, no_split=frozenset()) -> Build:
+    """The pipeline up to register allocation, with batches of at most `batch` scattered stores,
+    the `resident` buffers and no split copy of the buffers `no_split`."""
+    return _run(Build(module, info, machine, lay, mode, batch, box, resident, lazy_cap, no_split),
+                PIPELINE[:ALLOCATED])
 
 
 def _lm0_free(em, tree) -> tuple:
@@ -294,11 +298,21 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
 
 def _build(module, info, machine, lay, mode, box, resident=()):
     """_lower, again with smaller batches of stores when registers run out, and then with lazy
-    float chains settled every LAZY_CAP values (nans.py: a long chain keeps all its operands live)."""
+    float chains settled every LAZY_CAP values (nans.py: a long chain keeps all its operands live);
+    again without a buffer's split copy where an access of it cannot take the copy."""
+    no_split = frozenset()
+    while True:
+        try:
+            return _build_once(module, info, machine, lay, mode, box, resident, no_split)
+        except Mismatch as e:
+            no_split |= {e.k}
+
+
+def _build_once(module, info, machine, lay, mode, box, resident, no_split):
     for cap in (None, LAZY_CAP):
         for batch in (Codegen.SCATTER_BATCH, 4, 1):
             try:
-                return _lower(module, info, machine, lay, mode, batch, box, resident, cap)
+                return _lower(module, info, machine, lay, mode, batch, box, resident, cap, no_split)
             except AllocError:
                 if batch == 1 or not box[-1].batched:
                     if cap is not None:

@@ -410,10 +410,10 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
 
 
 def _specialised(kb, build, args, gs, failed, shared: set):
-    """kb, or its "-norep" build when a replicated buffer overlaps another argument, then its
-    "-res" / "-res1" build when every buffer that one keeps resident fits and overlaps none
-    (choose_variant)."""
-    if shared & set(kb.replicated + kb.snapshots):
+    """kb, or its "-norep" build when a replicated buffer (or one the kernel moves through a
+    launch copy: a snapshot, a split copy) overlaps another argument, then its "-res" / "-res1"
+    build when every buffer that one keeps resident fits and overlaps none (choose_variant)."""
+    if shared & set(kb.replicated + kb.snapshots + [k for k, *_ in getattr(kb, "split_copies", ())]):
         kb = build(kb.mode + "-norep")
     one = gs[0] * gs[1] * gs[2] == 1 and kb.resident_one
     res, rmode = (kb.resident_one, kb.mode + "-res1") if one else (kb.resident, kb.mode + "-res")

@@ -293,6 +293,8 @@ class Memory:
             em.bounds.check_bounds(b[1], flat, type_size(ty), p, defer=True,
                                    whole=em.row_plan.wave_in_bounds(b[1], em.accesses.get(i))
                                    or em.tile_plan.wave_in_bounds(b[1], em.accesses.get(i)))
+            if em.split_copy.claims(b[1]):      # a buffer the kernel writes through its split copy
+                return em.split_copy.load(b[1], flat, ty, must=True)
         if b == ("priv",) and ptr.off is not None and p is not None:
             self.check_private(ptr, type_size(ty), p, store=False)
         if b[0] in ("param", "local", "priv", "global") and type_size(ty) < 4:
@@ -326,7 +328,7 @@ class Memory:
                     return two
             access = em.accesses.get(i)
             return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
-                or em.split_copy.load(b[1], flat, ty, p) \
+                or em.split_copy.load(b[1], flat, ty) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
             return self.local_load(i.ops[0], ptr, ty, p) or self.gather("L", ptr, ty, p, defer=True)
@@ -405,6 +407,8 @@ class Memory:
         flat, pitch = (ptr, None) if k == "L" else self.flat_rows(i.ops[1], ptr, size, i.block)
         if k != "L":              # a store out of bounds is dropped (and reported)
             p = em.b_and(p, em.bounds.check_bounds(k, flat, size, p, store=True))
+        if k != "L" and em.split_copy.claims(k):          # every access through the split copy
+            return em.split_copy.store(k, flat, v.regs, p, whole, must=True)
         if (em.one_d or pitch is not None) and size == 4 and flat.gid_affine == (4, 0, None) and k != "L":
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
             full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, flat.gid_affine, size)}"
@@ -419,8 +423,6 @@ class Memory:
             aff = flat.gid_affine
             if size == 4 and k != "L" and pitch is None and aff is not None and aff[0] == 4 \
                     and em.row_store.shifted(k, v.regs[0], p, whole, em.accesses.get(i), aff, scatter):
-                return None
-            if size in (4, 8) and k != "L" and em.split_copy.store(k, flat, v.regs, p, whole, scatter):
                 return None
             return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "

@@ -31,9 +31,9 @@ Conditions: a 1-D build (or, for 8-byte elements, a "rows" build, over the flat 
 rows.py), a buffer parameter whose accesses at the global id are all 8-byte elements (shifted
 only where the kernel only reads it), or all 32-bit fields of E-word elements (one E,
 2 <= E <= 8), and, where the kernel writes the buffer, which it accesses nowhere else (a
-read-only buffer's other accesses read the buffer itself, which is the same data).  The copy's
-address is -1, and the kernel gathers and scatters as before, when the buffer is passed twice
-or the copy does not fit in DRAM.
+read-only buffer's other accesses read the buffer itself, which is the same data).  A launch in
+which the buffer overlaps another argument runs the "-norep" build, which has no copies
+(abi._specialised).
 """
 from __future__ import annotations
 
@@ -42,7 +42,6 @@ from .access import _is_id
 from .irread import _VEC
 from .irtypes import type_size
 from .memory import dram_clamped
-from .ops import SeqIf
 from .values import Val
 
 MAX_FIELDS = 8
@@ -67,12 +66,23 @@ def scalar_parts(a) -> list:
     return [(size, {**a.form, (): a.form.get((), 0) + j * size}) for j in range(int(m.group(1)))]
 
 
+class Mismatch(Exception):
+    """An access of a buffer the kernel writes through its split copy that the copy cannot serve
+    (the access analysis saw its form, the values did not): the build starts again without the
+    copy for that buffer (translator/backend/__init__.py, _build)."""
+
+    def __init__(self, k):
+        super().__init__(f"buffer {k}: an access the split copy cannot serve")
+        self.k = k
+
+
 class SplitCopy:
     """8-byte elements and 32-bit fields at the global id through a split copy (the module
     docstring)."""
 
-    def __init__(self, em):
+    def __init__(self, em, without=frozenset()):
         self.em = em
+        self.without = without          # buffers a build made again has no copy for (Mismatch)
         self.layouts = {}
 
     def layout(self, k) -> int | None:
@@ -80,8 +90,9 @@ class SplitCopy:
         double is -1), E for E-word elements read and written by 32-bit fields; None where the
         plan does not apply."""
         em = self.em
-        if not (em.one_d or em.rows is not None) or not isinstance(k, int) or k in em.resident:
-            return None
+        if not (em.one_d or em.rows is not None) or not em.replicate or not isinstance(k, int) \
+                or k in em.resident or k in self.without:
+            return None         # (a "-norep" build, for launches whose buffers overlap, has no copies)
         if k not in self.layouts:
             mine = [a for a in em.accesses.values() if a and a.buffer == em.params[k].name]
             stored = any(a.kind == "store" for a in mine)
@@ -111,6 +122,10 @@ class SplitCopy:
                 e = strides.pop() // 4
             self.layouts[k] = (e, stored)
         return self.layouts[k][0]
+
+    def claims(self, k) -> bool:
+        """Whether every access of buffer k must go through its copy: the kernel writes it."""
+        return self.layout(k) is not None and self.layouts[k][1]
 
     def moves(self, k, ptr, size: int) -> list | None:
         """The wave shares an access of buffer k through ptr reads or writes, as (address in every
@@ -150,58 +165,43 @@ class SplitCopy:
         copies[k] = (copies.get(k, (False,))[0] or stored, self.layout(k))
         self.em.uses["launch"] = True
 
-    def begin(self):
-        """Emit the gathers and scatters still waiting: their passes belong before the branch
-        that follows, not in one of its arms."""
-        self.em.memory.flush_gathers()
-        self.em.scatter.flush_scatters()
-
-    def guarded(self, k, fast: list, slow: list, plan: str, key: tuple):
-        """fast where the launch has the copy, else slow; the plan for mncl-cc --stats."""
+    def plan(self, k, what: str, store: bool = False):
+        """The plan, for mncl-cc --stats."""
         em = self.em
-        em.items.append(SeqIf.fallback((f"{reg(split_copy(k))} >= 0",), slow, fast))
-        em.plans.setdefault(key, set()).add(plan + " (a buffer passed twice gathers and scatters)")
+        key = (em.line, em.params[k].name) + (("store",) if store else ())
+        em.plans.setdefault(key, set()).add(f"split copy: {what} (a launch whose buffers overlap runs the "
+                                            f"-norep build, which gathers and scatters)")
 
-    def load(self, k, ptr, ty, p) -> Val | None:
+    def load(self, k, ptr, ty, must: bool = False) -> Val | None:
         """The element (or field) of buffer k at the global id (an 8-byte one shifted by a uniform
-        offset, in a buffer the kernel only reads), or None where the plan does not apply."""
+        offset, in a buffer the kernel only reads), or None where the plan does not apply
+        (Mismatch where it `must`)."""
         em = self.em
         shares = self.moves(k, ptr, type_size(ty))
         if shares is None:
+            if must:
+                raise Mismatch(k)
             return None
         self.use(k, False)
-        self.begin()
-        out = tuple(em.new("split") for _ in shares)        # (odd, even), or the field's
-        outer, em.items = em.items, []
-        hi = em.lay.dram_longs - em.lay.stripe
-        for at, dst in zip(shares, out):
-            # (clamped: a transfer hoisted to the wave's start runs even where the copy is -1)
-            em.copy(em.memory.fast_load(k, at=dram_clamped(at, hi))[0], dst)
-        fast, em.items = em.items, []
-        remarks = dict(em.remarks)
-        got = em.memory.gather(k, ptr, ty, p)
-        em.remarks = remarks                          # (only a buffer passed twice gathers)
-        for r, dst in zip(got.regs, out):
-            em.copy(r, dst)
-        slow, em.items = em.items, outer
+        out = tuple(em.memory.fast_load(k, at=at)[0] for at in shares)      # (odd, even), or the field's
         what = "the wave's odd and even work-items' elements as two contiguous shares" if len(shares) == 2 else \
             f"the wave's elements as {self.layout(k)} contiguous shares, field by field"
         if self.layout(k) < -1:
             what += f", field by field ({-self.layout(k)} fields)"
-        self.guarded(k, fast, slow, f"split copy: {what}", (em.line, em.params[k].name))
+        self.plan(k, what)
         return Val(em.values.kind_of(ty), out)
 
-    def store(self, k, ptr, regs: tuple, p, whole: bool, scatter) -> bool:
+    def store(self, k, ptr, regs: tuple, p, whole: bool, must: bool = False):
         """Store regs (a 64-bit value's odd and even registers, or a field's one) to buffer k at
-        the global id under lane mask p (`whole`: every lane the kernel runs), with scatter() as
-        the fallback; False where the plan does not apply."""
+        the global id under lane mask p (`whole`: every lane the kernel runs); False where the
+        plan does not apply (Mismatch where it `must`)."""
         em = self.em
         shares = self.moves(k, ptr, 8 if len(regs) == 2 else 4)
         if shares is None:
+            if must:
+                raise Mismatch(k)
             return False
         self.use(k, True)
-        self.begin()
-        outer, em.items = em.items, []
         full = f"(%wx + 1) * {em.lay.wave} <= %gx" if whole else None
         if len(shares) == 2:
             c32 = em.c32(32)
@@ -216,12 +216,5 @@ class SplitCopy:
         else:
             em.memory.fast_store(k, regs[0], p, full=full, at=shares[0])
             what = f"the wave's elements stored as {self.layout(k)} contiguous shares, field by field"
-        fast, em.items = em.items, []
-        remarks = dict(em.remarks)
-        scatter()
-        em.scatter.flush_scatters()                  # (its batch ends in this arm)
-        em.remarks = remarks
-        slow, em.items = em.items, outer
-        self.guarded(k, fast, slow, f"split copy: {what}, which the runtime writes back into the buffer after "
-                     "the launch", (em.line, em.params[k].name, "store"))
+        self.plan(k, f"{what}, which the runtime writes back into the buffer after the launch", store=True)
         return True
