@@ -1302,11 +1302,11 @@ class Memory:
         name = "__local memory" if k == "L" else f"'{self.param(k).name}'" if isinstance(k, int) else "a table"
         key = (em.line, how, name)
         what = "load from" if how == "gathered" else "store to"
+        copy = "which move as wave shares only through a split copy, and this build or buffer has none"
         if aff is not None and aff[0] == size != 4:
-            why = f"its elements are {size} bytes, and the contiguous paths move 4-byte ones"
+            why = f"its elements are {size} bytes, {copy}"
         elif aff is not None and aff[0] not in (0, size):
-            why = (f"its index moves {aff[0]} bytes a work-item (a vector's or a struct's field), and the "
-                   f"contiguous paths move consecutive elements")
+            why = f"its index moves {aff[0]} bytes a work-item (a vector's or a struct's field), {copy}"
         else:
             why = "its index is not the global id plus a uniform offset"
         em.remarks[key] = (f"the {what} {name} is {how}: {why}, so all of the buffer passes through every "
