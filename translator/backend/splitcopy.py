@@ -109,7 +109,7 @@ class SplitCopy:
             e = None
             if not ids or len(ids) < len(parts) and stored or len(strides) != 1:
                 pass            # (a buffer the kernel writes: every access through the copy)
-            elif all(size == 8 for size, *_ in ids):
+            elif all(size == 8 for size, *_ in ids) and next(iter(strides)) % 8 == 0:
                 f = strides.pop() // 8
                 # shifted only where the kernel only reads (its copy is replicated), by constants
                 # where an element has more than one field
