@@ -98,11 +98,12 @@ def test_plain_mncore2(case):
 
 def test_a_fast_build_that_does_not_compile_is_said():
     """On mncore2 the step's full-wave row-major build needs more L2BM than the machine has (its
-    18 buffers' staging areas): the launch runs a narrower wave's rows build, and says once that
+    18 buffers' staging areas): a launch of more than half a wave (136 x 136; a smaller one takes
+    the narrowest wave that holds it first) runs a narrower wave's rows build, and says once that
     the faster one did not compile (the runtime used to fall back to the gathering nd build, silently)."""
     import warnings
     from translator.backend.abi import SlowerBuildWarning
-    params = plain.Params(case="cavity", n=16, nu=0.05, u0=0.04, u_lid=0.1)
+    params = plain.Params(case="cavity", n=136, nu=0.05, u0=0.04, u_lid=0.1)
     f0 = initial(params)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
