@@ -155,8 +155,10 @@ def test_a_small_launch_takes_the_narrowest_rows_build(modes):
     the launch and whose L2Bs hold an eighth of the rows.  It used to run the nd build, gathering
     A and B in every pass (4,264,448 DRAM bytes, 65 times the compulsory, and 270,828 cycles): the
     rows build's tile-plan test fails (66 rows of A an L2B against an LM0 region of 56).  A
-    narrowed build's empty slots (layout.item_of_slot) had read A's rows at negative addresses."""
-    out, ref, ev = gemm(device_env("mncore2"), 64, 64, 64)
+    narrowed build's empty slots (layout.item_of_slot) had read A's rows at negative addresses.
+    On the device the suite's earlier tests share, this launch took 41,600 cycles (14,544 alone):
+    something those tests leave on it changes the timing; not yet found."""
+    out, ref, ev = gemm(device_env("mncore2", new=True), 64, 64, 64)     # (its own device: see below)
     np.testing.assert_array_equal(out, ref)
     assert modes == ["rows-n8"]
     assert ev.stats.dram_bytes < 2 * 4 * 4 * 64 * 64
