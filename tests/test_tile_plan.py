@@ -158,7 +158,7 @@ def test_a_small_launch_takes_the_narrowest_rows_build(modes):
     narrowed build's empty slots (layout.item_of_slot) had read A's rows at negative addresses.
     On the device the suite's earlier tests share, this launch took 41,600 cycles (14,544 alone):
     something those tests leave on it changes the timing; not yet found."""
-    out, ref, ev = gemm(device_env("mncore2", new=True), 64, 64, 64)     # (its own device: see below)
+    out, ref, ev = gemm(device_env("mncore2", new=True), 64, 64, 64)     # (its own device: see above)
     np.testing.assert_array_equal(out, ref)
     assert modes == ["rows-n8"]
     assert ev.stats.dram_bytes < 2 * 4 * 4 * 64 * 64
