@@ -76,7 +76,7 @@ def test_daxpy_on_mncore2_moves_each_element_about_once(n):
     """A narrowed wave (3,000 work-items) and four waves; DRAM about the compulsory bytes."""
     rng = np.random.default_rng(7)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
-    (yo, _), ev = launch(device_env("mncore2"), DAXPY, "daxpy", n, y, x, np.float64(-0.75))
+    (yo, _), ev = launch(device_env("mncore2", new=True), DAXPY, "daxpy", n, y, x, np.float64(-0.75))
     np.testing.assert_array_equal(yo, -0.75 * x + y)
     if n == 100_000:
         assert ev.stats.steps < 2_000 and ev.stats.cycles < 40_000
