@@ -117,7 +117,7 @@ def row_store(k) -> str:
 
 def split_copy(k) -> str:
     """The address, in every group's DRAM, of buffer k's split copy (LaunchPlan.split_copies,
-    splitcopy.py), or -1."""
+    splitcopy.py)."""
     return f"sc{k}"
 
 

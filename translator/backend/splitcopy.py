@@ -80,9 +80,9 @@ class SplitCopy:
     """8-byte elements and 32-bit fields at the global id through a split copy (the module
     docstring)."""
 
-    def __init__(self, em, without=frozenset()):
+    def __init__(self, em):
         self.em = em
-        self.without = without          # buffers a build made again has no copy for (Mismatch)
+        self.without = frozenset()      # buffers a build made again has no copy for (Mismatch)
         self.layouts = {}
 
     def layout(self, k) -> int | None:
@@ -128,9 +128,10 @@ class SplitCopy:
         return self.layout(k) is not None and self.layouts[k][1]
 
     def moves(self, k, ptr, size: int) -> list | None:
-        """The wave shares an access of buffer k through ptr reads or writes, as (address in every
-        group's DRAM, a sequencer expression) per register: the odd and the even work-items' for
-        an 8-byte field, the field's for a 32-bit one; None where the plan does not apply."""
+        """The wave shares an access of buffer k through ptr reads or writes, as their addresses in
+        every group's DRAM (sequencer expressions), one per register: the odd and the even
+        work-items' for an 8-byte field, the field's for a 32-bit one; None where the plan does not
+        apply."""
         em = self.em
         e, aff = self.layout(k), ptr.gid_affine
         if e is None or aff is None:
@@ -165,9 +166,17 @@ class SplitCopy:
         copies[k] = (copies.get(k, (False,))[0] or stored, self.layout(k))
         self.em.uses["launch"] = True
 
-    def plan(self, k, what: str, store: bool = False):
+    def plan(self, k, store: bool = False):
         """The plan, for mncl-cc --stats."""
         em = self.em
+        e, stored = self.layout(k), "stored " if store else ""
+        if e > 0:
+            what = f"the wave's elements {stored}as {e} contiguous shares, field by field"
+        else:
+            what = f"the wave's odd and even work-items' elements {stored}as two contiguous shares"
+            what += f", field by field ({-e} fields)" if e < -1 else ""
+        if store:
+            what += ", which the runtime writes back into the buffer after the launch"
         key = (em.line, em.params[k].name) + (("store",) if store else ())
         em.plans.setdefault(key, set()).add(f"split copy: {what} (a launch whose buffers overlap runs the "
                                             f"-norep build, which gathers and scatters)")
@@ -184,11 +193,7 @@ class SplitCopy:
             return None
         self.use(k, False)
         out = tuple(em.memory.fast_load(k, at=at)[0] for at in shares)      # (odd, even), or the field's
-        what = "the wave's odd and even work-items' elements as two contiguous shares" if len(shares) == 2 else \
-            f"the wave's elements as {self.layout(k)} contiguous shares, field by field"
-        if self.layout(k) < -1:
-            what += f", field by field ({-self.layout(k)} fields)"
-        self.plan(k, what)
+        self.plan(k)
         return Val(em.values.kind_of(ty), out)
 
     def store(self, k, ptr, regs: tuple, p, whole: bool, must: bool = False):
@@ -210,11 +215,7 @@ class SplitCopy:
             even = em.alu("lor", em.alu("llsl", p, c32), em.alu("land", p, em.const64(0xFFFFFFFF)))
             for v, mask, at in zip(regs, (odd, even), shares):
                 em.memory.fast_store(k, v, mask, full=full, at=at)
-            what = "the wave's odd and even work-items' elements stored as two contiguous shares"
-            if self.layout(k) < -1:
-                what += f", field by field ({-self.layout(k)} fields)"
         else:
             em.memory.fast_store(k, regs[0], p, full=full, at=shares[0])
-            what = f"the wave's elements stored as {self.layout(k)} contiguous shares, field by field"
-        self.plan(k, f"{what}, which the runtime writes back into the buffer after the launch", store=True)
+        self.plan(k, store=True)
         return True
