@@ -275,11 +275,27 @@ def test_a_value_named_in_a_call_with_an_lm1_offset_is_not_spilled_to_lm1():
 
 
 def test_schedule_keeps_the_hazard_distance_and_pads_the_end():
+    """A value read in another form than its write (here cycle 0's long word in every cycle, of a
+    per-cycle write) is not on the forwarding path: the read waits for the register."""
     a, b = VReg("a"), VReg("b")
-    ops = [Op("zero {d0}", "alu", (a,)), Op("iinc {s0} {d0}", "alu", (b,), (a,))]
+    ops = [Op("zero {d0}", "alu", (a,)), Op("iinc {u0} {d0}", "alu", (b,), (a,))]
     alloc = {a: ("r", 0), b: ("r", 1)}
     steps = schedule(ops, alloc)
-    assert [[o.text for o in s] for s in steps] == [["zero {d0}"], [], ["iinc {s0} {d0}"], []]
+    assert [[o.text for o in s] for s in steps] == [["zero {d0}"], [], ["iinc {u0} {d0}"], []]
+
+
+def test_schedule_forwards_the_previous_steps_results():
+    """An op reading, in the next step, the ALU result and the MAU result of one step takes both
+    from their forwarding paths (and its other sources renumbered); the verifier accepts it."""
+    a, b, c, d = VReg("a"), VReg("b"), VReg("c"), VReg("d")
+    ops = [Op("zero {d0}", "alu", (a,)), Op("fvadd {s0} {s0} {d0}", "mau", (b,), (c,)),
+           Op("fvfma {s0} {s1} {s2} {d0}", "mau", (d,), (c, a, b))]
+    alloc = {a: ("r", 0), b: ("r", 1), c: ("r", 2), d: ("r", 3)}
+    steps = schedule(ops, alloc)
+    assert [[o.text for o in s] for s in steps] == [
+        ["zero {d0}", "fvadd {s0} {s0} {d0}"], ["fvfma {s0} $aluf $mauf {d0}"], []]
+    assert steps[1][0].srcs == (c,)
+    verify([Block(steps)], alloc, MNCORE2)
 
 
 def test_schedule_tree_turns_runs_into_blocks_and_shares_a_call_body():

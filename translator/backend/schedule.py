@@ -6,14 +6,20 @@ each, honouring the machine's hazards (``target.GAP``, from the executor's: a GR
 readable 2 steps after its write, LM, L1BM and L2BM 3 steps) and the unit-group rules (LM0 and
 LM1 touched by one op each, no 'imm' with LM0), keeping memory order; a run ends with the nops that let its last writes settle,
 so every block is safe whatever runs next.
+
+A value an ALU or MAU op reads in the step right after the ALU or MAU op that made it is taken
+from that unit's forwarding path (``$aluf``, ``$mauf``: the previous step's result, docs/isa.md)
+instead of its register, so a chain of dependent ops issues one a step rather than one every
+GAP steps (``forwarding``).
 """
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, replace
 
 from .ops import Call, MaskReg, Op, VReg
-from .target import GAP, IMM, row
+from .target import FORWARD, GAP, IMM, row
 
 MAX_GAP = max(GAP.values())       # writes further back than this from a block's end have settled
 
@@ -60,6 +66,8 @@ def schedule(ops: list, alloc) -> list:
     overwrite of the same words follows), so a block of n ops takes about n log n, not n^2."""
     n = len(ops)
     deps = [dict() for _ in range(n)]        # j -> minimum distance in steps
+    path = [forwarding_path(op) for op in ops]   # (forwarding path, fields that read it) per op, or None
+    fwd = {}                                 # (consumer, producer) -> the consumer's source indices it may forward
     last_w, readers = {}, {}
     mem_w, mem_r = {}, {}                    # space -> [(op index, first, end)] of writes / reads
     fence = None                             # the last wait/nop: everything after it waits for it
@@ -77,7 +85,13 @@ def schedule(ops: list, alloc) -> list:
         for r in op.srcs + op.msrc:
             if key(r) in last_w:
                 j = last_w[key(r)]
-                d[j] = max(d.get(j, 0), 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]])
+                gap = 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]]
+                if gap > 1 and path[j] and isinstance(r, VReg):
+                    at = forwardable(op, [alloc[x] == alloc[r] for x in op.srcs], path[j][1])
+                    if at:
+                        fwd[(i, j)] = at
+                        gap = 1
+                d[j] = max(d.get(j, 0), gap)
         for r in op.dsts + op.mdst:
             for j in readers.get(key(r), ()):
                 if j != i:
@@ -127,6 +141,7 @@ def schedule(ops: list, alloc) -> list:
         if not npred[i]:
             heapq.heappush(waiting, (0, i))
     steps = []
+    step_of = [0] * n
     remaining = n
     t = 0
     while remaining:
@@ -159,6 +174,7 @@ def schedule(ops: list, alloc) -> list:
         for u, i in passed:
             heapq.heappush(heads[u], (-prio[i], i))
         for i in taken:
+            step_of[i] = t
             remaining -= 1
             for k, g in succs[i]:
                 earliest[k] = max(earliest[k], t + g)
@@ -167,6 +183,15 @@ def schedule(ops: list, alloc) -> list:
                     heapq.heappush(waiting, (earliest[k], k))
         steps.append(step)
         t += 1
+    # a value read in the step after its producer's comes from the forwarding path (the edge's
+    # distance was 1 for that alone; a read any later finds the register written)
+    paths = {}                               # consumer -> {source index: path}
+    for (i, j), at in fwd.items():
+        if step_of[i] == step_of[j] + 1:
+            paths.setdefault(i, {}).update(dict.fromkeys(at, path[j][0]))
+    for i, via in paths.items():
+        step = steps[step_of[i]]
+        step[next(x for x, o in enumerate(step) if o is ops[i])] = forwarded(ops[i], via)
     # let the last writes settle before whatever runs next
     pad = 0
     for k, step in enumerate(steps[-MAX_GAP:]):
@@ -179,3 +204,45 @@ def schedule(ops: list, alloc) -> list:
                     pad = max(pad, GAP[m[1]] - dist)
     steps += [[] for _ in range(pad)]
     return steps
+
+
+_FIELD = re.compile(r"\{([su])(\d+)(c\d)?\}")
+
+
+def forwarding_path(op: Op) -> tuple | None:
+    """(the path, $aluf or $mauf, that holds op's result in the next step as its register does;
+    the source fields that read that register as the path gives it), or None.  op must write one
+    destination whole and unmasked: per cycle (``{d0}``; read back as ``{s<k>}``), or cycle 0's
+    long word from every cycle of an op whose every operand is one location (``{d0c0}``: the same
+    value in every cycle; read back as ``{u<k>}`` or ``{s<k>c0}``)."""
+    p = FORWARD.get(op.unit)
+    if p is None or len(op.dsts) != 1 or op.partial or "/" in op.text \
+            or FORWARD.get(getattr(row(op.text), "group", None)) != p:
+        return None
+    dsts = re.findall(r"\{d0[^}]*\}", op.text)
+    if dsts == ["{d0}"]:
+        return p, {"s"}
+    if dsts == ["{d0c0}"] and not re.search(r"\{s\d+\}|\$[a-z]+\d*v", op.text):
+        return p, {"u", "sc0"}
+    return None
+
+
+def forwardable(op: Op, reads: list, forms: set) -> tuple:
+    """The indices k of op's sources with reads[k] (those in the register a producer wrote), when
+    op (an ALU or MAU op) reads that register only through fields of `forms`; () otherwise."""
+    if op.unit not in FORWARD or FORWARD.get(getattr(row(op.text), "group", None)) is None:
+        return ()
+    at = tuple(k for k, hit in enumerate(reads) if hit)
+    used = [m[1] + (m[3] or "") for m in _FIELD.finditer(op.text) if int(m[2]) in at]
+    return at if used and set(used) <= forms else ()
+
+
+def forwarded(op: Op, via: dict) -> Op:
+    """op reading each source k of `via` from forwarding path via[k] instead of its register."""
+    keep = [k for k in range(len(op.srcs)) if k not in via]
+    new = {old: k for k, old in enumerate(keep)}
+
+    def field(m):
+        k = int(m[2])
+        return "$" + via[k] if k in via else "{" + f"{m[1]}{new[k]}{m[3] or ''}" + "}"
+    return replace(op, text=_FIELD.sub(field, op.text), srcs=tuple(op.srcs[k] for k in keep))

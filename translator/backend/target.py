@@ -24,6 +24,10 @@ from emulator.machine import load_machine
 UNIT_GROUPS = {"alu": (isa.ALU,), "mau": isa.MAU_GROUPS, "l1bm": (isa.L1BM, isa.L1BM_TURN), "l2bm": (isa.L2BM,),
                "mv": (isa.MV,), "wait": (isa.WAIT,), "nop": (isa.NOP, isa.NOFORWARD)}
 
+# the forwarding path that holds the previous step's result of an op of each unit / ISA unit group
+# (the scheduler reads it instead of the register: schedule.py)
+FORWARD = {"alu": "aluf", "mau": "mauf", isa.ALU: "aluf", isa.MAU_CALC: "mauf"}
+
 # A read HAZARD_STEPS[space] or fewer steps after the write is a hazard, so the read goes one step
 # later; the T register, which the executor does not check, is read in the next step.
 GAP = {"t": 1, **{sp: steps + 1 for sp, steps in HAZARD_STEPS.items()}}
