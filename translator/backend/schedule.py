@@ -86,7 +86,7 @@ def schedule(ops: list, alloc) -> list:
             if key(r) in last_w:
                 j = last_w[key(r)]
                 gap = 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]]
-                if gap > 1 and path[j] and isinstance(r, VReg):
+                if gap == 2 and path[j] and isinstance(r, VReg):     # (a GRF value: any later read finds it)
                     at = forwardable(op, [alloc[x] == alloc[r] for x in op.srcs], path[j][1])
                     if at:
                         fwd[(i, j)] = at
@@ -184,7 +184,8 @@ def schedule(ops: list, alloc) -> list:
         steps.append(step)
         t += 1
     # a value read in the step after its producer's comes from the forwarding path (the edge's
-    # distance was 1 for that alone; a read any later finds the register written)
+    # distance was 1 for that alone; a read any later finds the GRF word written.  LM values are
+    # not forwarded: a read 2 steps after the write would find neither the path nor the word)
     paths = {}                               # consumer -> {source index: path}
     for (i, j), at in fwd.items():
         if step_of[i] == step_of[j] + 1:
