@@ -718,6 +718,8 @@ def assemble(text: str, source: str = "<asm>") -> Program:
         cx.line, cx.text = node.line, node.text
         raise cx.error(f"'.{kind}' has no matching '.end{kind}'")
     _check_calls(prog.main, prog, cx)
+    for b in prog.blocks.values():
+        alias_forwarding(b)
     return prog
 
 
@@ -851,3 +853,66 @@ def _check_calls(nodes, prog, cx):
         for sub in ("body", "then", "orelse"):
             if hasattr(n, sub):
                 _check_calls(getattr(n, sub), prog, cx)
+
+
+_PLAIN = ("m", "n", "r", "s")
+_PATH_OF = {isa.ALU: "aluf", isa.MAU_CALC: "mauf"}
+
+
+def alias_forwarding(block) -> None:
+    """Reads of $aluf / $mauf that name, in effect, a register: where the step before, in the same
+    block, is the producer's and wrote its result whole into one long-word PE-memory operand (no
+    mask, nothing else of that step writing there, a different location each cycle or a
+    cycle-uniform producer), that operand holds what the path holds.  The read then takes it from
+    there (an Operand with ``via`` set: the executor binds it like any plain operand and reports no
+    memory read, so the hazard checks see a forwarding read) -- what compiled code's forwarding
+    costs the same as a register read.  Steps are copied, not changed: decoded steps are shared."""
+    stmts = block.stmts
+    for i in range(1, len(stmts)):
+        st, prev = stmts[i], stmts[i - 1]
+        if not isinstance(st, Step) or not isinstance(prev, Step) or not prev.exprs or prev.noforward:
+            continue
+        if not any(o.space in _PATH_OF.values() and o.via is None for e in st.exprs for o in e.srcs):
+            continue
+        dest = {}
+        for e in prev.exprs:
+            path = _PATH_OF.get(e.defn.group)
+            d = _whole_destination(e, prev)
+            if path and d is not None and not any(_moves(d, o) for f in prev.exprs if f is not e for o in f.dsts):
+                dest[path] = d
+        if not dest:
+            continue
+        exprs = []
+        for e in st.exprs:
+            if any(o.width == "ll" for o in e.srcs + e.dsts if o.space in _PLAIN):
+                exprs.append(e)           # (a path is read as two long words: a second one of zeros)
+                continue
+            srcs = [replace(dest[o.space], text=o.text, neg=o.neg, mod=o.mod, via=o.space, cache=None)
+                    if o.space in dest and o.via is None else o for o in e.srcs]
+            exprs.append(replace(e, srcs=srcs) if any(a is not b for a, b in zip(srcs, e.srcs)) else e)
+        stmts[i] = replace(st, exprs=exprs, plans=None)
+
+
+def _whole_destination(e, step):
+    """e's one PE-memory destination if e writes it whole, as the forwarding path holds e's result
+    (see alias_forwarding), else None."""
+    mem = [o for o in e.dsts if o.space in _PLAIN]
+    if len(mem) != 1 or any(o.space not in _PLAIN + ("omr",) for o in e.dsts) or e.zflush is not None:
+        return None
+    d = mem[0]
+    if d.width != "l" or d.mask or step.masks.get(d.space) or d.tind or d.madpe is not None or d.addrs is None:
+        return None
+    a = [int(x) for x in d.addrs]
+    if len(set(a)) == 4:
+        return d
+    uniform = e.defn.name not in ("mwrite", "mread", "mmul", "mfma", "bfn") and all(
+        o.space == "fixed" or (o.space in _PLAIN and not o.tind and o.madpe is None and o.addrs is not None
+                               and len({int(x) for x in o.addrs}) == 1) for o in e.srcs)
+    return d if len(set(a)) == 1 and uniform else None
+
+
+def _moves(d, o) -> bool:
+    """Whether destination o of another expression of the step moves the words d names: a
+    base-address write (every later LM0 / LM1 address adds it).  (Two writes that may overlap in
+    one step are an assembly error, build_step.)"""
+    return (o.space, d.space) in (("mb", "m"), ("nb", "n"))

@@ -702,8 +702,9 @@ class Emulator:
         st = self.state
         if sp in ("m", "n", "r", "s"):
             a, words, r0, r1, views = self._access(op)
-            for hook in self.hooks.memory_read:
-                hook(self, sp, words, op.text)
+            if op.via is None:            # (a forwarding read that names its producer's destination reads no memory)
+                for hook in self.hooks.memory_read:
+                    hook(self, sp, words, op.text)
             if views is not None:
                 if self._one:        # a cycle-uniform expression works on cycle 0 (_cycle_uniform)
                     return views[0][:1], (views[1][:1] if views[1] is not None else None)

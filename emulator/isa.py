@@ -73,6 +73,8 @@ class Operand:
     l2b: int | None = None
     fixed: str | None = None     # peid subpeid mabid l1bid l2bid msb1
     cache: dict | None = None    # the executor's worked-out accesses, per block offset
+    via: str | None = None       # a read of forwarding path `via` that names its producer's destination,
+                                 # which holds the same value (asm.alias_forwarding): no memory read
 
 
 @dataclass

@@ -44,18 +44,25 @@ def plain(op) -> bool:
     return op.space in PE_MEMS and not op.tind and op.madpe is None
 
 
-def _view_reader(sp, words, text, views):
+def _view_reader(sp, words, text, views, via=None):
+    """A bound plain operand: its views, and the memory read it reports (none for a forwarding read
+    that names its producer's destination, asm.alias_forwarding)."""
+    if via is not None:
+        read = lambda emu: views
+        read.views, read.hook, read.space = views, None, sp
+        return read
+
     def read(emu):
         for hook in emu.hooks.memory_read:
             hook(emu, sp, words, text)
         return views
-    read.views, read.hook = views, (sp, words, text)
+    read.views, read.hook, read.space = views, (sp, words, text), sp
     return read
 
 
 def _const_reader(value):
     read = lambda emu: value
-    read.views, read.hook, read.rows = value, None, None
+    read.views, read.hook, read.rows, read.space = value, None, None, None
     return read
 
 
@@ -177,7 +184,7 @@ class StepPlan:
                 return None
             if one:                    # a cycle-uniform expression works on cycle 0 (executor._cycle_uniform)
                 views = views[0][:1], (views[1][:1] if views[1] is not None else None)
-            rd = _view_reader(op.space, words, op.text, views)
+            rd = _view_reader(op.space, words, op.text, views, op.via)
             rd.rows = (_rows(r0, r1) if isinstance(r0, slice)                      # the rows it views
                        else {r0.start} | ({r1.start} if r1 is not None else set()))
             return rd
@@ -438,11 +445,11 @@ def _operand_dest(st, plan, e, one, rs, in_place=False):
     every operand read from memory is bound to rows whose writes the check can see.  in_place: the
     pass is element-wise (a numpy ufunc), so an operand that views exactly the destination rows
     (an accumulator, iadd $lr352v $lr48v $lr352v) may be read as it is written."""
-    if not all(r.rows is not None for r in rs if r.hook is not None):
+    if not all(r.rows is not None for r in rs if r.space is not None):
         return None
     ws = plan.writers[id(e)]
     d0 = ws[0].d0 if in_place and len(ws) == 1 and getattr(ws[0], "plain_store", False) else None
-    return _direct_dest(st, plan, e, one, [(r.hook[0], r.rows) for r in rs if r.hook is not None
+    return _direct_dest(st, plan, e, one, [(r.space, r.rows) for r in rs if r.space is not None
                                            and not (d0 is not None and _same_view(r.views[0], d0))])
 
 
