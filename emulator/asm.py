@@ -862,11 +862,12 @@ _PATH_OF = {isa.ALU: "aluf", isa.MAU_CALC: "mauf"}
 def alias_forwarding(block) -> None:
     """Reads of $aluf / $mauf that name, in effect, a register: where the step before, in the same
     block, is the producer's and wrote its result whole into one long-word PE-memory operand (no
-    mask, nothing else of that step writing there, a different location each cycle or a
-    cycle-uniform producer), that operand holds what the path holds.  The read then takes it from
-    there (an Operand with ``via`` set: the executor binds it like any plain operand and reports no
-    memory read, so the hazard checks see a forwarding read) -- what compiled code's forwarding
-    costs the same as a register read.  Steps are copied, not changed: decoded steps are shared."""
+    mask, no base address moved in that step, a different location each cycle or a cycle-uniform
+    producer), that operand holds what the path holds.  The read then takes it from there (an
+    Operand with ``via`` set: the executor binds it like any plain operand and reports no memory
+    read, so the hazard checks see a forwarding read): compiled code's forwarding costs what a
+    register read does.  A reader with a two-long-word operand keeps the path (it reads the path's
+    second long word, zeros).  Steps are copied, not changed: decoded steps are shared."""
     stmts = block.stmts
     for i in range(1, len(stmts)):
         st, prev = stmts[i], stmts[i - 1]
