@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from emulator_harness import buf, device_env, launch
+from emulator_harness import buf, device_env, launch, mncc_stats
 
 SRC = """
 __kernel void stencil(__global const float *a, __global float *b, int n)
@@ -49,7 +49,21 @@ __kernel void guarded(__global const float *a, __global float *b, int off, int n
 __kernel void inplace(__global float *b)
 {
     int i = get_global_id(0);
-    b[i + 1] = b[i] + 1.0f;             /* read too: the scatter, as before */
+    b[i + 1] = b[i] + 1.0f;             /* read before the store: the copy; reads see launch-start values */
+}
+
+__kernel void scale_row(__global float *A, int k, int n)
+{
+    int j = get_global_id(0);
+    if (j > k && j < n)
+        A[k * n + j] = A[k * n + j] / A[k * n + k];     /* lu's: loads of the buffer, then the store */
+}
+
+__kernel void reread(__global float *b, __global float *c, int off, int m)
+{
+    int i = get_global_id(0);
+    b[i + off] = (float)i;
+    c[i] = b[i + m] * 2.0f;             /* a load after the store (its own element when m == off): no copy */
 }
 """
 
@@ -141,3 +155,33 @@ def test_a_guarded_store_to_a_buffer_passed_twice(machine):
     (_, b), _ = run(machine, "guarded", 128, x, np.zeros(off + n, np.float32), np.int32(off), np.int32(n))
     np.testing.assert_array_equal(b[off:], x[:n] * 3)
     assert not b[:off].any()
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_a_buffer_read_before_its_store_takes_the_copy(machine, tmp_path):
+    """lu's row scaling, A[k*n + j] = A[k*n + j] / A[k*n + k] for j > k: the loads come before the
+    store, so the store takes the shifted copy (it scattered over the wave's span: 542 steps a
+    launch of 64 on mncore2, 357 of them the scatter's) and the loads read the buffer as it was."""
+    n = 64
+    rng = np.random.default_rng(7)
+    A0 = (rng.integers(-8, 9, (n, n)) * 2.0 ** rng.integers(0, 3, (n, n))).astype(np.float32)
+    A0[np.diag_indices(n)] = 2.0 ** rng.integers(-2, 3, n)
+    for k in (0, 5, n - 1):
+        (A,), ev = run(machine, "scale_row", n, A0.copy(), np.int32(k), np.int32(n))
+        want = A0.copy()
+        want[k, k + 1:] = A0[k, k + 1:] / A0[k, k]
+        np.testing.assert_array_equal(A, want)
+        if machine == "mncore2":
+            assert ev.stats.steps < 400, ev.stats.steps
+    stats = mncc_stats(tmp_path / "k.cl", SRC, "-k", "scale_row")
+    assert "store A (global, 4 B): unit; shifted store" in stats, stats
+
+
+def test_a_load_after_the_store_keeps_the_scatter(tmp_path):
+    gs = 700
+    (b, c), _ = run("tiny", "reread", gs, np.zeros(gs + 3, np.float32), np.zeros(gs, np.float32), np.int32(3),
+                    np.int32(3))
+    np.testing.assert_array_equal(b[3:], np.arange(gs))
+    np.testing.assert_array_equal(c, 2 * np.arange(gs, dtype=np.float32))
+    stats = mncc_stats(tmp_path / "k.cl", SRC, "-k", "reread")
+    assert "shifted store" not in stats, stats

@@ -58,12 +58,13 @@ class RowStore:
 
     def shifted(self, k, v, p, whole, access, aff, scatter) -> bool:
         """`out[gid + u] = v` (u uniform, known at launch: constants and scalar arguments; MNACC's
-        loops from 1, `b[i + 1]`) to a buffer the kernel accesses nowhere else: the wave's share
+        loops from 1, `b[i + 1]`) to a buffer the kernel only loads before it (loads_before; lu's
+        `A[k*n + j] = A[k*n + j] / A[k*n + k]`): the wave's share
         of a copy the runtime keeps shifted by u, a row store of one pass and pitch 1 (element w
         of the copy is element w + u of the buffer), instead of a scatter over the wave's span.
         False when it does not apply (then the caller scatters)."""
         em = self.em
-        if not em.one_d or em.rows is not None or not self.sole_store(access):
+        if not em.one_d or em.rows is not None or not self.loads_before(access):
             return False
         u = f"(({aff[1]}) + ({aff[2] or 0})) / 4"
         if aff[1] % 4 or not known_at_launch(u):
@@ -72,6 +73,28 @@ class RowStore:
                           "shifted store: the wave's share of a copy shifted by the offset, which the runtime "
                           "writes back into the buffer after the launch (a buffer passed twice scatters)")
         return True
+
+    def loads_before(self, access) -> bool:
+        """Whether `access` is its buffer's one store and every other access of the buffer a load
+        that cannot run after it (none reachable from the store: `a[i + u] = f(a[i + u], a[u])`):
+        those loads read the buffer, which the copy leaves as it was until the launch ends, and a
+        work-item never reads back what it stored."""
+        em = self.em
+        others = [a for a in em.accesses.values() if a and a is not access and a.buffer == access.buffer]
+        if access is None or access.kind != "store" or any(a.kind != "load" or a.inst is None for a in others):
+            return False
+        if not others:
+            return True
+        block = em.bmap[access.inst.block]
+        at = next(k for k, i in enumerate(block.insts) if i is access.inst)
+        reach, seen, todo = {id(i) for i in block.insts[at + 1:]}, set(), list(em.succ[block.name])
+        while todo:
+            b = todo.pop()
+            if b not in seen:
+                seen.add(b)
+                reach |= {id(i) for i in em.bmap[b].insts}
+                todo += em.succ[b]
+        return not any(id(a.inst) in reach for a in others)
 
     def sole_store(self, access) -> bool:
         """Whether `access` is a store and its buffer has no other access in the kernel."""
