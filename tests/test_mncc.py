@@ -218,16 +218,18 @@ def test_stats_of_a_triangular_loop_and_of_scatters(tmp_path):
     """In a loop the build runs skewed (KernelBinary.skewed) the counter is the sequencer's, so
     --stats classifies `d[i*m + j2]` as a broadcast and the two stores as a row and a column (it
     printed "irregular" for all three); each scatter is labelled as a scatter, not a gather, and
-    the column store's pass, which moves only the chunks its wave touches, says so."""
+    the column store's pass, which moves only the chunks its wave touches, says so, and why a store
+    at the global id plus a uniform offset (the pass's row) is not a shifted store."""
     r = cc(tmp_path, "--stats", src=SYMM, name="symm.cl")
     assert r.exit_code == 0, r.stderr
     assert "irregular" not in r.stderr, r.stderr
     assert "symm.cl:8: load d (global, 4 B): broadcast in the loop at line 8" in r.stderr
     assert "symm.cl:9: store s (global, 4 B): row in the loop at line 7; whole-buffer scatter" in r.stderr
     assert "symm.cl:10: store s (global, 4 B): column in the loop at line 7; wave-span scatter" in r.stderr
-    assert ("symm.cl:10: remark: kernel 'symm': the store to 's' is scattered: its index is not the global id "
-            "plus a uniform offset, so the chunks its wave's lanes may touch pass through every PE, in every "
-            "pass of its loop") in r.stderr
+    assert ("symm.cl:10: remark: kernel 'symm': the store to 's' is scattered: its index is the global id "
+            "plus a uniform offset, but a shifted store needs a 1-D build, an offset the launch knows and no "
+            "other store to the buffer nor a load of it after the store, so the chunks its wave's lanes may "
+            "touch pass through every PE, in every pass of its loop") in r.stderr
     r = cc(tmp_path, "--stats", src=ROW_MAJOR, name="mv.cl")
     assert "mv.cl:9: load hist (global, 4 B): irregular (index computed by 'and'); whole-buffer gather" in r.stderr
     assert "mv.cl:9: store hist (global, 4 B): irregular (index computed by 'and'); whole-buffer scatter" \

@@ -1307,6 +1307,11 @@ class Memory:
             why = f"its elements are {size} bytes, {copy}"
         elif aff is not None and aff[0] not in (0, size):
             why = f"its index moves {aff[0]} bytes a work-item (a vector's or a struct's field), {copy}"
+        elif aff is not None and aff[0] == size and how == "scattered":
+            why = ("its index is the global id plus a uniform offset, but a shifted store needs a 1-D build, "
+                   "an offset the launch knows and no other store to the buffer nor a load of it after the store")
+        elif aff is not None and aff[0] == size:
+            why = "its index is the global id plus a uniform offset, which no contiguous path of this build takes"
         else:
             why = "its index is not the global id plus a uniform offset"
         em.remarks[key] = (f"the {what} {name} is {how}: {why}, so all of the buffer passes through every "
