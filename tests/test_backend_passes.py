@@ -298,6 +298,29 @@ def test_schedule_forwards_the_previous_steps_results():
     verify([Block(steps)], alloc, MNCORE2)
 
 
+def test_schedule_tree_drops_end_pads_no_block_reads_early():
+    """A block's closing nop waits for its last write to settle.  Where no block of the program
+    reads that register in its first step, the nop goes (the block is open); where one does, it
+    stays; a memory some call offsets counts as read wherever it is."""
+    a, b, c = VReg("a"), VReg("b"), VReg("c")
+    alloc = {a: ("r", 0), b: ("r", 1), c: ("r", 2)}
+    first = [Op("zero {d0}", "alu", (a,))]
+    reads_b = [Op("iinc {s0} {d0}", "alu", (c,), (b,))]
+    out = schedule_tree([SeqLoop("%k", "0", "2", first + [SeqSet("%j", "%k")] + reads_b)], alloc)
+    blocks = [it for it in out[0].body if isinstance(it, Block)]
+    assert [len(bl.steps) for bl in blocks] == [1, 1] and blocks[0].open and blocks[1].open
+    reads_a = [Op("iinc {s0} {d0}", "alu", (c,), (a,))]
+    out = schedule_tree([SeqLoop("%k", "0", "2", first + [SeqSet("%j", "%k")] + reads_a)], alloc)
+    blocks = [it for it in out[0].body if isinstance(it, Block)]
+    assert [len(bl.steps) for bl in blocks] == [2, 1] and not blocks[0].open
+    lm = {a: ("m", 0), b: ("r", 1), c: ("r", 2)}
+    far = [Op("iinc {s0} {d0}", "alu", (c,), (b,), mem=(("r", "m", 64, 72),))]
+    out = schedule_tree([Call(first, {"m": "%k"}), SeqSet("%j", "1")] + far, lm)
+    assert len(out[0].body[0].steps) == 3          # (LM0 is offset by a call: read wherever)
+    out = schedule_tree([Call(first, {"lb": "%k"}), SeqSet("%j", "1")] + far, lm)
+    assert len(out[0].body[0].steps) == 1          # (words 0..7 and 64..71 of LM0: apart)
+
+
 def test_schedule_tree_turns_runs_into_blocks_and_shares_a_call_body():
     a = VReg("a")
     body = [Op("zero {d0}", "alu", (a,)), to_t(a)]

@@ -184,4 +184,4 @@ def test_a_load_after_the_store_keeps_the_scatter(tmp_path):
     np.testing.assert_array_equal(b[3:], np.arange(gs))
     np.testing.assert_array_equal(c, 2 * np.arange(gs, dtype=np.float32))
     stats = mncc_stats(tmp_path / "k.cl", SRC, "-k", "reread")
-    assert "shifted store" not in stats, stats
+    assert "store b (global, 4 B): neighbourhood; wave-span scatter" in stats, stats

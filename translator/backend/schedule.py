@@ -18,8 +18,8 @@ import heapq
 import re
 from dataclasses import dataclass, replace
 
-from .ops import Call, MaskReg, Op, VReg
-from .target import FORWARD, GAP, IMM, row
+from .ops import MV, Call, MaskReg, Op, VReg
+from .target import FORWARD, GAP, IMM, WORDS_PER_REGISTER, row
 
 MAX_GAP = max(GAP.values())       # writes further back than this from a block's end have settled
 
@@ -28,6 +28,7 @@ MAX_GAP = max(GAP.values())       # writes further back than this from a block's
 class Block:
     """A straight-line run of ops, scheduled: each step a list of ops (one per unit), [] a nop."""
     steps: list
+    open: bool = False      # its last writes may not have settled at its end (trim_pads)
 
 
 def schedule_tree(tree: list, alloc) -> list:
@@ -55,7 +56,61 @@ def schedule_tree(tree: list, alloc) -> list:
         if run:
             out.append(Block(schedule(run, alloc)))
         return out
-    return walk(tree)
+    out = walk(tree)
+    trim_pads(out, alloc)
+    return out
+
+
+def trim_pads(tree: list, alloc) -> None:
+    """Drop the nops that end a block where no block of the program reads, early enough to see it
+    unsettled, what the block's last steps write (schedule pads every block as if any read could
+    follow).  A block may run after any other, so a write late in one block is checked against the
+    reads in the first steps of every block: a read in step i of a block that runs next is
+    dist + pad + i steps after a write dist steps from the end.  MV statements (between blocks, or
+    a task kernel's MV ops) may read any of L2BM; a memory some call offsets counts as read everywhere.  A
+    trimmed block is `open`: verify leaves its last writes to this rule."""
+    blocks, spaces, mvs = {}, set(), [False]
+
+    def walk(items):
+        for it in items:
+            if isinstance(it, Block):
+                blocks[id(it)] = it
+            elif isinstance(it, MV):
+                mvs[0] = True
+            elif isinstance(it, Call):
+                spaces.update(it.offsets)
+            for attr in ("body", "then", "orelse"):
+                walk(getattr(it, attr, ()))
+    walk(tree)
+    whole = (0, 1 << 62)
+
+    def touched(op, kind):
+        """(space, lo, hi) op reads (kind "r") or writes ("w"); a space calls offset is whole."""
+        regs = op.srcs if kind == "r" else op.dsts
+        out = [(alloc[r][0], WORDS_PER_REGISTER * alloc[r][1], WORDS_PER_REGISTER * (alloc[r][1] + 1))
+               for r in regs if isinstance(r, VReg)] + [(sp, lo, hi) for k, sp, lo, hi in op.mem if k == kind]
+        return [(sp, *whole) if sp in spaces else (sp, lo, hi) for sp, lo, hi in out]
+    early = [("lc", *whole, 0)] if mvs[0] else []            # (space, lo, hi, step index of the read)
+    for b in blocks.values():
+        for i, step in enumerate(b.steps[:MAX_GAP - 1]):
+            early += [(sp, lo, hi, i) for op in step for sp, lo, hi in touched(op, "r")]
+            early += [("lc", *whole, i) for op in step if op.unit == "mv"]    # (a task kernel's MV op)
+    for b in blocks.values():
+        n = len(b.steps)
+        while n and not b.steps[n - 1]:
+            n -= 1
+        if n == len(b.steps):
+            continue
+        need = 0
+        for dist in range(1, min(MAX_GAP, n) + 1):       # the last non-nop step is 1 from the end
+            for op in b.steps[n - dist]:
+                for sp, lo, hi in touched(op, "w"):
+                    for esp, elo, ehi, i in early:
+                        if esp == sp and elo < hi and lo < ehi:
+                            need = max(need, GAP.get(sp, 1) - dist - i)
+        if n + need < len(b.steps):
+            b.steps = b.steps[:n + need]
+            b.open = True
 
 def schedule(ops: list, alloc) -> list:
     """Straight-line ops -> steps (lists of ops); [] entries are nops.
