@@ -173,17 +173,20 @@ class Codegen:
         s = em.slot = em.alu("iadd", em.alu("ilsl", q, em.c32(1)), em.const64(1 << 32), hint="slot")
         sh = {k: self.argval(SHAPE_SLOT + j, k) for j, k in enumerate(SHAPE)}
         em.shape = sh
+        # in a narrowed wave, slots past the long words the chain fills hold no work-item (they repeat
+        # the slot numbers of slots that do: their inputs are not staged for them)
+        chained = None if lay.narrow == 1 else em.bool_from_mask(em.flags("uimin", r, em.c32(lay.l1bm_used - 1)))
         if em.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
             em.sx, em.sy, em.sz = s, em.c32(0), em.c32(0)
-            # in a narrowed wave, slots past the long words the chain fills hold no work-item
-            em.in_wave = None if lay.narrow == 1 else \
-                em.bool_from_mask(em.flags("uimin", r, em.c32(lay.l1bm_used - 1)))
+            em.in_wave = chained
         else:
             em.sz = em.ints.div_exact(s, sh["rwxy"])
             rest = em.alu("isub", s, em.ints.mul32(em.sz, sh["wxy"]))
             em.sy = em.ints.div_exact(rest, sh["rwx"])
             em.sx = em.alu("isub", rest, em.ints.mul32(em.sy, sh["wx"]))
             em.in_wave = em.bool_from_mask(em.flags("uimax", sh["wz"], em.alu("iinc", em.sz)))
+            if chained is not None:     # (a rows build narrowed for a small 2-D launch)
+                em.in_wave = em.b_and(em.in_wave, chained)
         em.X0, em.Y0, em.Z0 = (em.new(n) for n in ("X0", "Y0", "Z0"))
         for z in (em.X0, em.Y0, em.Z0):
             em.op("zero {d0}", "alu", (z,))
