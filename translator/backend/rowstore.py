@@ -80,8 +80,10 @@ class RowStore:
         those loads read the buffer, which the copy leaves as it was until the launch ends, and a
         work-item never reads back what it stored."""
         em = self.em
+        if access is None or access.kind != "store" or access.inst is None:
+            return False
         others = [a for a in em.accesses.values() if a and a is not access and a.buffer == access.buffer]
-        if access is None or access.kind != "store" or any(a.kind != "load" or a.inst is None for a in others):
+        if any(a.kind != "load" or a.inst is None for a in others):
             return False
         if not others:
             return True
