@@ -323,31 +323,43 @@ class EmulatorDevice:
         plane padded to whole waves and covering the launch and the buffer; striped like a buffer
         where the kernel stores to it, else whole in every group's DRAM (replicated: shifted
         loads).  Layout E: per wave of the launch's `items`, the wave's E-word elements field by
-        field, striped.  Gives ((the copy's address, the copy, the buffer word of each word of it
-        that lies in the buffer, which those are) for read_row_store, the plane).  (A launch whose
+        field, striped.  Both are the buffer transposed (numpy views, not an index per word: daxpy's
+        2^20 doubles spent a third of the launch here).  Gives ((the copy's address, the copy, the
+        buffer word of each word of it that lies in the buffer and which those are, for
+        read_row_store: None where the kernel does not store), the plane).  (A launch whose
         buffers overlap runs a "-norep" build, which has no split copies: abi._specialised.)"""
+        words = _longs(buf.view).view(np.uint32)
+        nw = buf.nbytes // 4
         if layout < 0:          # -F: F 8-byte fields an element, planes (field, parity)
             f, per = -layout, lay.groups * lay.stripe
             plane = -(-max(items, -(-buf.nbytes // (8 * f))) // 2 // per) * per
-            j = np.arange(plane)
-            x = np.concatenate([(2 * j + h) * f + c for c in range(f) for h in (0, 1)])   # buffer long words
-            idx = np.stack([2 * x, 2 * x + 1], axis=1).ravel()      # the buffer word of each word of the copy
+            # copy long word (c, h, j) is buffer long word (2j + h) F + c: the buffer transposed
+            padded = np.zeros(4 * plane * f, np.uint32)
+            padded[:nw] = words[:nw]
+            data = padded.view(np.uint64).reshape(plane, 2, f).transpose(2, 1, 0).ravel().view(np.uint32)
+            if stored:                      # the buffer word of each word of the copy, for the write-back
+                x = np.arange(2 * plane * f).reshape(plane, 2, f).transpose(2, 1, 0).ravel()
+                where = np.stack([2 * x, 2 * x + 1], axis=1).ravel()
         else:
-            plane = 0
-            idx = np.arange(items * layout, dtype=np.int64).reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
-        inside = idx < buf.nbytes // 4
-        words = _longs(buf.view).view(np.uint32)
-        data = np.where(inside, words[np.where(inside, idx, 0)], 0).astype(np.uint32)
-        replicate = layout < 0 and not stored
-        copy = self.scratch(("split", k), 8 * lay.group_longs(4 * idx.size) if replicate else 4 * idx.size)
-        if replicate:
+            plane, n = 0, items * layout    # copy word (w, c, i) is buffer word (w W + i) E + c
+            padded = np.zeros(n, np.uint32)
+            padded[:min(n, nw)] = words[:min(n, nw)]
+            data = padded.reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
+            if stored:
+                where = np.arange(n, dtype=np.int64).reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
+        if layout < 0 and not stored:       # replicated: nothing is written back
+            copy = self.scratch(("split", k), 8 * lay.group_longs(4 * data.size))
             offsets, longs = lay.replicated(data.view(np.uint8))
             for g, off in enumerate(offsets):
                 self.emu.write_dram(g, copy.dram + lay.pad + off, longs)
-            return (copy.dram + lay.pad, copy, idx[inside], inside), plane
-        copy.view[:4 * idx.size] = data.view(np.uint8)
+            return (copy.dram + lay.pad, copy, None, None), plane
+        copy = self.scratch(("split", k), 4 * data.size)
+        copy.view[:4 * data.size] = data.view(np.uint8)
         self.write_buffer(copy, lay)
-        return (copy.dram, copy, idx[inside], inside), plane
+        if not stored:
+            return (copy.dram, copy, None, None), plane
+        inside = where < nw
+        return (copy.dram, copy, where[inside], inside), plane
 
     def read_row_store(self, buf, copy, where, inside, lay):
         """The stored rows from the transposed copy back into the buffer's host mirror."""
