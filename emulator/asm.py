@@ -654,7 +654,7 @@ def assemble(text: str, source: str = "<asm>") -> Program:
         anon = None
 
     def target_block():
-        nonlocal anon, n_anon, masks
+        nonlocal anon, n_anon
         if block is not None:
             return block
         if anon is None:
