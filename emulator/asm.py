@@ -856,7 +856,7 @@ def _check_calls(nodes, prog, cx):
 
 
 _PLAIN = ("m", "n", "r", "s")
-_PATH_OF = {isa.ALU: "aluf", isa.MAU_CALC: "mauf"}
+_PATH_OF = {g: isa.FORWARD_PATH[g] for g in (isa.ALU, isa.MAU_CALC)}     # (paths of results a PE memory holds)
 
 
 def alias_forwarding(block) -> None:
@@ -903,13 +903,7 @@ def _whole_destination(e, step):
     d = mem[0]
     if d.width != "l" or d.mask or step.masks.get(d.space) or d.tind or d.madpe is not None or d.addrs is None:
         return None
-    a = [int(x) for x in d.addrs]
-    if len(set(a)) == 4:
-        return d
-    uniform = e.defn.name not in ("mwrite", "mread", "mmul", "mfma", "bfn") and all(
-        o.space == "fixed" or (o.space in _PLAIN and not o.tind and o.madpe is None and o.addrs is not None
-                               and len({int(x) for x in o.addrs}) == 1) for o in e.srcs)
-    return d if len(set(a)) == 1 and uniform else None
+    return d if len({int(x) for x in d.addrs}) == 4 or isa.cycle_uniform(e) else None
 
 
 def _moves(d, o) -> bool:

@@ -80,18 +80,7 @@ PLANS_PER_STEP = 64       # binding step plans per step (emulator, PE-memory off
 _FIXED_CYCLES = {k: isa.fixed_mask_cycles(k) for k in range(isa.FIXED_MASK_BASE, isa.MASK_ENTRIES)}
 
 
-_CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
-
-
-def _cycle_uniform(e) -> bool:
-    """An ALU/MAU expression whose every operand names one location in all four cycles (a plain
-    register, or a fixed value such as $peid) and that writes no mask: every cycle computes the
-    same thing, so the executor computes cycle 0 and gives its result to all four."""
-    def plain(op):
-        return op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()
-    return (e.defn.group in (isa.ALU, isa.MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
-            and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
-            and all(op.space == "nowrite" or plain(op) for op in e.dsts))
+_cycle_uniform = isa.cycle_uniform     # (a module name of its own: tests/test_fast_paths.py patches it)
 
 
 def _strided(rows: np.ndarray):

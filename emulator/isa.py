@@ -25,6 +25,8 @@ NOP, NOFORWARD, WAIT = "nop", "noforward", "wait"
 ALU, MAU_CALC, MAU_MWRITE, MAU_MREAD = "alu", "mau-calc", "mau-mwrite", "mau-mread"
 L1BM, L1BM_TURN, L2BM, MV = "l1bm", "l1bm-turnaround", "l2bm", "mv"
 MAU_GROUPS = (MAU_CALC, MAU_MWRITE, MAU_MREAD)
+# the forwarding path ($aluf, ...) that holds the previous step's result of each unit group
+FORWARD_PATH = {ALU: "aluf", MAU_CALC: "mauf", L1BM: "lbf", L1BM_TURN: "lbf", MAU_MREAD: "mreadf"}
 
 # -- pipeline and register facts (docs/isa.md): the executor's checks and the backend read these --
 HAZARD_STEPS = {"m": 2, "n": 2, "r": 1, "s": 1, "lb": 2, "lc": 2}   # steps a read must stay clear of a write
@@ -137,6 +139,21 @@ class Step:
     groups: tuple = ()
     src: int = 0                 # C source line a '# line N' comment names (0: none)
     plans: dict | None = field(default=None, compare=False, repr=False)   # the executor's step plans (plan.py)
+
+
+_CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
+
+
+def cycle_uniform(e: Expr) -> bool:
+    """An ALU/MAU expression whose every operand names one location in all four cycles (a plain
+    register, or a fixed value such as $peid) and that writes no mask: every cycle computes the
+    same thing (the executor computes cycle 0 and gives its result to all four; the assembler's
+    alias_forwarding relies on it too)."""
+    def plain(op):
+        return op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()
+    return (e.defn.group in (ALU, MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
+            and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
+            and all(op.space == "nowrite" or plain(op) for op in e.dsts))
 
 
 @dataclass

@@ -34,8 +34,6 @@ from .semantics import flags_nibble, raw_lanes, sign_flags
 from .transfers import run_length
 
 PE_MEMS = ("m", "n", "r", "s")
-FWD_OF_GROUP = {isa.ALU: "aluf", isa.MAU_CALC: "mauf", isa.L1BM: "lbf", isa.L1BM_TURN: "lbf",
-                isa.MAU_MREAD: "mreadf"}
 MASK_LETTER = {"m": "m", "n": "n", "r": "r", "s": "s", "t": "t", "omr": "k", "mb": "m", "nb": "n"}
 
 
@@ -142,7 +140,7 @@ class StepPlan:
                 g = e.defn.group
                 if g == isa.L1BM and any(o.space == "lbi" for o in e.srcs):
                     g = isa.L1BM_TURN
-                name = FWD_OF_GROUP.get(g)
+                name = isa.FORWARD_PATH.get(g)
                 if name:
                     self.fwd[id(e)] = name
         self.readers = {}
@@ -182,7 +180,7 @@ class StepPlan:
             _, words, r0, r1, views = emu._access(op)
             if views is None:
                 return None
-            if one:                    # a cycle-uniform expression works on cycle 0 (executor._cycle_uniform)
+            if one:                    # a cycle-uniform expression works on cycle 0 (isa.cycle_uniform)
                 views = views[0][:1], (views[1][:1] if views[1] is not None else None)
             rd = _view_reader(op.space, words, op.text, views, op.via)
             rd.rows = (_rows(r0, r1) if isinstance(r0, slice)                      # the rows it views

@@ -26,7 +26,8 @@ UNIT_GROUPS = {"alu": (isa.ALU,), "mau": isa.MAU_GROUPS, "l1bm": (isa.L1BM, isa.
 
 # the forwarding path that holds the previous step's result of an op of each unit / ISA unit group
 # (the scheduler reads it instead of the register: schedule.py)
-FORWARD = {"alu": "aluf", "mau": "mauf", isa.ALU: "aluf", isa.MAU_CALC: "mauf"}
+FORWARD = {g: isa.FORWARD_PATH[g] for g in (isa.ALU, isa.MAU_CALC)}    # (the unit "alu" is the group)
+FORWARD["mau"] = FORWARD[isa.MAU_CALC]
 
 # A read HAZARD_STEPS[space] or fewer steps after the write is a hazard, so the read goes one step
 # later; the T register, which the executor does not check, is read in the next step.
