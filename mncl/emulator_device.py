@@ -328,25 +328,21 @@ class EmulatorDevice:
         buffer word of each word of it that lies in the buffer and which those are, for
         read_row_store: None where the kernel does not store), the plane).  (A launch whose
         buffers overlap runs a "-norep" build, which has no split copies: abi._specialised.)"""
-        words = _longs(buf.view).view(np.uint32)
-        nw = buf.nbytes // 4
         if layout < 0:          # -F: F 8-byte fields an element, planes (field, parity)
             f, per = -layout, lay.groups * lay.stripe
             plane = -(-max(items, -(-buf.nbytes // (8 * f))) // 2 // per) * per
-            # copy long word (c, h, j) is buffer long word (2j + h) F + c: the buffer transposed
-            padded = np.zeros(4 * plane * f, np.uint32)
-            padded[:nw] = words[:nw]
-            data = padded.view(np.uint64).reshape(plane, 2, f).transpose(2, 1, 0).ravel().view(np.uint32)
-            if stored:                      # the buffer word of each word of the copy, for the write-back
-                x = np.arange(2 * plane * f).reshape(plane, 2, f).transpose(2, 1, 0).ravel()
-                where = np.stack([2 * x, 2 * x + 1], axis=1).ravel()
-        else:
-            plane, n = 0, items * layout    # copy word (w, c, i) is buffer word (w W + i) E + c
-            padded = np.zeros(n, np.uint32)
-            padded[:min(n, nw)] = words[:min(n, nw)]
-            data = padded.reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
-            if stored:
-                where = np.arange(n, dtype=np.int64).reshape(-1, lay.wave, layout).transpose(0, 2, 1).ravel()
+            # copy long word (c, h, j) is buffer long word (2j + h) F + c
+            n, shape, axes, unit = 4 * plane * f, (plane, 2, f), (2, 1, 0, 3), np.uint64
+        else:                   # copy word (w, c, i) is buffer word (w W + i) E + c
+            plane, n = 0, items * layout
+            shape, axes, unit = (n // (lay.wave * layout), lay.wave, layout), (0, 2, 1, 3), np.uint32
+
+        def order(a):           # a's elements (words, or long words as the unit) in the copy's order
+            return a.reshape(*shape, -1).transpose(axes).ravel()
+        nw = buf.nbytes // 4
+        padded = np.zeros(n, np.uint32)
+        padded[:min(n, nw)] = _longs(buf.view).view(np.uint32)[:min(n, nw)]
+        data = order(padded.view(unit)).view(np.uint32)
         if layout < 0 and not stored:       # replicated: nothing is written back
             copy = self.scratch(("split", k), 8 * lay.group_longs(4 * data.size))
             offsets, longs = lay.replicated(data.view(np.uint8))
@@ -358,6 +354,7 @@ class EmulatorDevice:
         self.write_buffer(copy, lay)
         if not stored:
             return (copy.dram, copy, None, None), plane
+        where = order(np.arange(n))         # the buffer word of each word of the copy, for the write-back
         inside = where < nw
         return (copy.dram, copy, where[inside], inside), plane
 
