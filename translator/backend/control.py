@@ -359,6 +359,10 @@ class Control:
             # leaving the loop: accumulate the lanes that took this exit, capture phi inputs
             ex = ctx["exits"][(src, dst)]
             em.alu("ior", ex, p, dst=ex)
+            bottom = ctx["bottom"]
+            if bottom and (src, dst) == (bottom["src"], bottom["dst"]) and em.active_when(p) is not None:
+                em.all_active[ex] = em.active_when(p)    # (its one exit, taken once: in the last pass)
+                em.same_as[ex] = em.same_as.get(p, p)
             get = em.values.raw if ctx["lazy"] else em.values.val      # a lazy loop settles after it (nans.py)
             settled = set(em.settled)
             for phi, cap in ctx["phicaps"].get((src, dst), []):
@@ -367,7 +371,7 @@ class Control:
             if ctx["bottom"]:                # a counted loop's exit runs in its last pass only: what it
                 em.settled = settled       # settled is still unsettled in the other passes (nans.py)
             return
-        em.acc[dst] = p if dst not in em.acc else em.b_or(em.acc[dst], p)
+        em.acc[dst] = p if dst not in em.acc else em.either(em.acc[dst], p)
 
     def capture(self, cap: Val, v: Val, p: VReg):
         em = self.em
@@ -555,8 +559,15 @@ class Control:
                 em.items = outer + [SeqIf(bottom["last"], em.items)]
             else:
                 c = em.values.val(t.ops[0]).regs[0]
-                self.contribute(n, succ[0], em.b_and(p, c))
-                self.contribute(n, succ[1], em.b_and(p, em.b_not(c)))
+                on, off = em.b_and(p, c), em.b_and(p, em.b_not(c))
+                whole, test = em.active_when(p), em.values.seq_test(t.ops[0])
+                if whole is not None:
+                    em.split_of[on], em.split_of[off] = (off, whole, p), (on, whole, p)
+                    if test is not None:        # a uniform test: every lane or none
+                        em.all_active[on] = f"({whole}) and {test}" if whole else test
+                        em.all_active[off] = f"({whole}) and not {test}" if whole else f"not {test}"
+                self.contribute(n, succ[0], on)
+                self.contribute(n, succ[1], off)
         elif t.op == "switch":
             v = em.values.narrow(em.values.val(t.ops[0]))
             default = t.ops[1]
@@ -614,6 +625,9 @@ class Control:
         # loop-carried registers, set from the entry edges
         entry_pred = self.block_pred(h)
         M = em.copy(entry_pred)
+        if bottom and em.active_when(entry_pred) is not None:
+            em.all_active[M] = em.active_when(entry_pred)    # all lanes enter, and run every pass
+            em.same_as[M] = em.same_as.get(entry_pred, entry_pred)
         carried = {}
         for phi in phis:
             v0 = self.phi_value(phi, entry_edges)
@@ -738,7 +752,7 @@ class Control:
                 self.capture(saved_esc[i], cap, entry_pred)
         for (src, dst), ex in exits.items():
             em.edge[(src, dst)] = ex
-            em.acc[dst] = ex if dst not in em.acc else em.b_or(em.acc[dst], ex)
+            em.acc[dst] = ex if dst not in em.acc else em.either(em.acc[dst], ex)
         # exit-block phis read the captured values
         em.phi_caps_after = em.phi_caps_after
         for (src, dst), lst in phicaps.items():

@@ -129,6 +129,12 @@ class Emitter:
         self.X0 = self.Y0 = self.Z0 = None    # the wave's first global ids (per wave, by the wave loops)
         self.pos: list = []               # each lane's global position, per dimension
         self.active = None                # bool: the lane runs a work-item
+        self.all_active = {}              # lane predicate -> the sequencer condition under which it is
+                                          # `active` ("": always): a branch on a uniform test, a rotated
+                                          # counted loop's lane mask (control.py)
+        self.split_of = {}                # each side of a branch on such a predicate -> (the other, its
+                                          # condition, the predicate)
+        self.same_as = {}                 # a copy kept equal to a predicate (a loop's mask, its exit) -> it
         self.ids_cache: dict = {}         # ids and reciprocals made once (workitems, isel_int)
         self.local_base_reg = None        # the lane's __local block offset (workitems.local_base), made once
         self.uniform_divisor = False      # the divisor of the division being made is uniform: its %p / expression
@@ -242,6 +248,31 @@ class Emitter:
         self.copy(zero if not invert else ones, d)
         self.masked_copy(ones if not invert else zero, d, k)
         return d
+
+    def active_when(self, p):
+        """The sequencer condition under which lane predicate p is every lane that runs a work-item
+        ("": always), or None where that is not known.  Outside it p holds no lane (a uniform test
+        that failed, a loop no lane entered)."""
+        return "" if p is self.active else self.all_active.get(p)
+
+    def either(self, a, b):
+        """a | b of two lane predicates, and when each is `active` under a sequencer condition,
+        so is the result (under either)."""
+        out = self.b_or(a, b)
+        wa, wb = self.active_when(a), self.active_when(b)
+        a, b = self.same_as.get(a, a), self.same_as.get(b, b)
+        if self.split_of.get(a, (None,))[0] is b:      # the two sides of one branch: its predicate
+            _, self.all_active[out], parent = self.split_of[a]
+            self.same_as[out] = self.same_as.get(parent, parent)
+        elif wa is not None and wb is not None:
+            self.all_active[out] = "" if "" in (wa, wb) else f"({wa}) or ({wb})"
+        return out
+
+    @staticmethod
+    def full_when(full: str, whole):
+        """Sequencer condition `full` (the wave needs no merge) where every lane stores under
+        `whole` (active_when's answer), joined with it; None where not known."""
+        return None if whole is None else f"{full} and ({whole})" if whole else full
 
     def mask_of(self, b: VReg) -> MaskReg:
         """Mask entry set for the 32-bit lanes where bool b is true (-1)."""

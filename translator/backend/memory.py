@@ -401,7 +401,7 @@ class Memory:
         else:
             raise CodegenError("a store through this pointer is not supported on the emulator device yet", em.line)
         size = type_size(i.ops[0].type)
-        whole = p is em.active
+        whole = em.active_when(p)       # (every lane the kernel runs stores: under this condition)
         if k != "L" and ptr.gid_affine is not None and ptr.gid_affine[0] == 0:
             p = em.scatter.elect(p)     # every lane stores to one element: one of them, not their sum
         flat, pitch = (ptr, None) if k == "L" else self.flat_rows(i.ops[1], ptr, size, i.block)
@@ -413,7 +413,7 @@ class Memory:
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
             full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, flat.gid_affine, size)}"
             self.plan_flat(pitch, k, "store", "contiguous store")
-            return self.fast_store(k, v.regs[0], p, full=full if whole else None)
+            return self.fast_store(k, v.regs[0], p, full=em.full_when(full, whole))
         if size in (1, 2, 4, 8):
             scatter = lambda: em.scatter.scatter(k, ptr, v.regs, p, size, em.scatter.id_form(i.ops[1], k == "L", i.block), i.block)
             if k == "L" and self.local_store(i.ops[1], v.regs[0], p, whole, scatter):
@@ -1266,7 +1266,7 @@ class Memory:
         scatter()
         em.scatter.flush_scatters()
         slow, em.items = em.items, []
-        if whole:
+        if whole == "":
             old = em.copy(val)
         else:
             old = self.local_share(k, 0)

@@ -499,6 +499,24 @@ class Values:
             em.seq_memo[x] = out
         return out, stable
 
+    _TESTS = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+              "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+
+    def seq_test(self, x):
+        """A sequencer condition equal to IR boolean x in every lane, or None: an icmp of two values
+        the sequencer holds as they are (constants, scalar arguments, launch sizes; no arithmetic,
+        which the sequencer would not wrap at 32 bits), unsigned only of values known not to be
+        negative (the sequencer's registers are signed)."""
+        if not (isinstance(x, Inst) and x.op == "icmp" and x.pred in self._TESTS):
+            return None
+        if x.pred[0] == "u" and not all(self.small(o) for o in x.ops):
+            return None
+        a, b = (self.seq_expr(o) for o in x.ops)
+        plain = re.compile(r"-?\d+|%\w+|\(?%\w+\)?")
+        if a is None or b is None or not (plain.fullmatch(a) and plain.fullmatch(b)):
+            return None
+        return f"({a} {self._TESTS[x.pred]} {b})"
+
     def small(self, x) -> bool:
         """Whether IR integer x is known to lie in [0, 2^31): a constant, a launch size or offset
         (below MAX_GLOBAL_ID), and casts, right shifts, divisions and masks of such values."""
