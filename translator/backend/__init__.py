@@ -196,8 +196,7 @@ PIPELINE = (
     ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
     ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
-    ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(
-        b.tree, b.lay, b.em.uses.get("replicated", set()), b.em.uses, b.em.columns)}),
+    ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(b.tree, b.lay, b.em.uses)}),
     ("cleanup: recomputed ops",     "cleanup",    lambda b: {"tree": merge_recomputed(b.tree)}),
     ("cleanup: staging first",      "cleanup",    lambda b: {"tree": hoist_staging(b.tree)}),
     ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),

@@ -330,56 +330,69 @@ ADDRESS = Reg("shr")    # a narrow launch's share address (narrow_shares)
 TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below)
 
 
-def narrow_shares(tree: list, lay, replicated: set, uses: dict, columns: dict) -> list:
-    """In a wave narrowed 8 times, a launch may fill only a fraction of it (512 work-items of
-    4096): every MV of a read-only buffer's wave share (``mvd/n<S> $d0 $lc<a>``; in a kernel with
-    column loads, which move one every pass) then moves the whole share while the work-items need
-    the first h of its G x L2B halves.  Each such MV becomes a sequencer choice on the wave's
-    work-items (%gx - %wx W): h = 1, 2 or 4 halves moved by mvp into exactly the places mvd
-    would put them (L2B l of group g: the l-th half of group g's share, at the same address in
-    every group's copy of a replicated buffer), else the mvd.  The L2BM words of the halves left out
-    hold stale data, read only by lanes that hold no work-item; a buffer the kernel writes is
-    never replicated, so no store writes those words back."""
-    if lay.narrow != 8 or not replicated or not columns:
+def narrow_shares(tree: list, lay, uses: dict) -> list:
+    """In a narrowed wave, a launch may fill only a fraction of it (512 work-items of 4096): every
+    MV of a wave share (MV.share: a buffer's, a copy's or __local memory's, loaded or stored) then
+    moves the whole share while the work-items need the first h of its G x L2B halves.  Each such
+    MV becomes a sequencer choice on the wave's work-items (%gx - %wx W): the halves of h = 1, 2
+    or 4 it covers, moved by mvp from and into exactly the places its mvd (mvp: to one L2B of
+    every group) would use (L2B l of group g: the l-th half of group g's share, at the same
+    address in every group's copy of a replicated buffer), else the MV itself.  The L2BM words of
+    the halves left out hold stale data, read only by lanes that hold no work-item, and a store
+    leaves out the same halves: what they hold never goes back."""
+    if lay.narrow == 1:
         return tree
     halves = lay.groups * lay.l2b
     per, n = lay.wave // halves, lay.stripe // lay.l2b          # work-items and long words per half
-    share = re.compile(rf"mvd/n{lay.stripe}i(\d+) \$d0 \$lc(\d+)")
-    bases = {f"b{k}" for k in replicated}
+    forms = ((re.compile(rf"mvd/n{lay.stripe}i(\d+) \$d0 \$lc(\d+)()"), False),
+             (re.compile(rf"mvd/n{lay.stripe}i(\d+) \$lc(\d+)() \$d0"), True),
+             (re.compile(rf"mvp/n{n}i(\d+) \$d0 \$lc(\d+)@\.(\d+)"), False),
+             (re.compile(rf"mvp/n{n}i(\d+) \$lc(\d+)@\.(\d+) \$d0"), True))
 
-    def half(mv, t, lc, j, longs):
-        """The first `longs` long words of half j of the share, by mvp, where mvd puts them."""
-        g, l = divmod(j, lay.l2b)
-        return replace(mv, text=f"mvp/n{longs}i{t} $d{l * n}@{g} $lc{lc}@{g}.{l}", d_offset=ADDRESS, chain=())
+    def parts(mv):
+        """[(half, its mvp)] of share MV mv, or None when it is not of a form above."""
+        for form, up in forms:
+            m = form.fullmatch(mv.text)
+            if m:
+                t, lc, l2b = m.groups()
+                break
+        else:
+            return None
+        out = []
+        for j in range(halves):
+            g, l = divmod(j, lay.l2b)
+            if l2b and l != int(l2b):
+                continue
+            d, c = f"$d{0 if l2b else l * n}@{g}", f"$lc{lc}@{g}.{l}"
+            out.append((j, replace(mv, text=f"mvp/n{n}i{t} {c} {d}" if up else f"mvp/n{n}i{t} {d} {c}",
+                                   d_offset=ADDRESS, chain=(), share=False)))
+        return out
 
-    def tiered(mv):
+    def tiered(mv, halves_of, wave):
         """[the address into a register (one long expression for the assembler, not one per MV), the
-        choice of MVs]."""
-        t, lc = share.fullmatch(mv.text).groups()
-        tiers = [(h * per, [half(mv, t, lc, j, n) for j in range(h)]) for h in TIERS if h < halves]
-        out = [replace(mv, d_offset=ADDRESS)]
+        choice of MVs for the wave's work-items]."""
+        tiers = [(h * per, [x for j, x in halves_of if j < h]) for h in TIERS if h < halves]
+        out = [replace(mv, d_offset=ADDRESS, share=False)]
         for items, mvs in reversed(tiers):
-            out = [SeqIf(compare(binary("-", Reg("gx"), binary("*", Reg("wx"), lay.wave)), "<=", items), mvs, out)]
+            out = [SeqIf(compare(binary("-", Reg("gx"), binary("*", wave, lay.wave)), "<=", items), mvs, out)]
         if mv.d_offset.unwrapped() in [Reg(r) for r in held]:       # (already in a register)
             return [_readdress(x, mv.d_offset) for x in out]
         return [SeqSet(ADDRESS, mv.d_offset)] + out
 
-    held = set()                # registers holding such an address (pipeline_columns' %cla<i>)
+    # registers holding a share's address (pipeline_columns' %cla<i>, set just before its MVs)
+    held = {it.reg.name for it in _all(tree) if isinstance(it, SeqSet) and it.reg.name.startswith(ADDRESSES)}
 
-    def read_only(e):
-        buffers = {r for r in e.regs() if _BASE.fullmatch(r)}
-        return bool(buffers) and buffers <= bases or e.unwrapped() in [Reg(r) for r in held]
-    for it in _all(tree):
-        if isinstance(it, SeqSet) and it.reg.name.startswith(ADDRESSES) and read_only(it.expr):
-            held.add(it.reg.name)
-
-    def narrowed(it):
-        """An MV of a read-only share as the tiers of it the launch fills, or None."""
-        if not (isinstance(it, MV) and share.fullmatch(it.text) and read_only(it.d_offset)):
-            return None
-        uses["launch"] = True
-        return tiered(it)
-    for wave in _all(tree):     # (inside the wave loop, where %wx is set; a next wave's MV (prefetch.py)
-        if isinstance(wave, SeqLoop) and wave.reg.name == "wx":         # needs no more than this one's)
-            rewrite(wave.body, narrowed)
+    def narrowed(wave):
+        def fn(it):
+            """A share's MV as the tiers of it the launch fills, or None."""
+            got = parts(it) if isinstance(it, MV) and it.share else None
+            if got is None:
+                return None
+            uses["launch"] = True
+            return tiered(it, got, wave)
+        return fn
+    for loop in _all(tree):     # (inside the wave loop, where %wx is set; a next wave's MV (prefetch.py)
+        if isinstance(loop, SeqLoop) and loop.reg.name == "wx":         # needs no more than this one's)
+            rewrite(loop.body, narrowed(Reg("wx")))
+    rewrite(tree, narrowed(Num(0)))     # what is left: wave 0's, which prefetch.py issues before the loop
     return tree

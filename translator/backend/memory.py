@@ -687,7 +687,7 @@ class Memory:
         src = at if at is not None else f"{self.read_base(k)}+%wx*{S * lay.groups}" if rep \
             else f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k))
         d = em.new(f"ld{k}")
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line)
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", src, em.line, share=per_wave or at is not None)
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=rep and per_wave)
         if own and per_wave and not rep and em.replicate and not for_store:   # (not a store's merge)
             em.own_share_loads.append(mv)
@@ -1063,7 +1063,7 @@ class Memory:
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
         hi = lay.dram_longs - S
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", dram_clamped(a, hi), em.line)
+        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", dram_clamped(a, hi), em.line, share=True)
         d = em.new(f"sh{k}")
         self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
         if em.loop_stack:           # the column plan (colplan.py) moves the next pass's share early
@@ -1094,7 +1094,8 @@ class Memory:
             old = self.fast_load(k, for_store=True, per_wave=per_wave, hoist=at is None, at=at)[0]
             em.masked_copy(val, old, em.mask_of(p))
         self.store_up(old, lambda lc: [MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at if at is not None else
-                                          f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line)])
+                                          f"{reg(base(k))}+%wx*{S}" if per_wave else reg(base(k)), em.line,
+                                          share=per_wave or at is not None)])
         em.scatters |= not per_wave and at is None and isinstance(k, int)     # (not the bounds reports)
 
     def store_up(self, old: VReg, mvs):
@@ -1107,8 +1108,8 @@ class Memory:
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            # (the store tag's first transfer, so the first wait has one: the smallest mvd will do)
-            em.prologue += [MV(f"mvd/n{64 * lay.l2b}i{STORE_TAG} $d0 $lc{lc}", reg(ARGBLK), em.line)]
+            # (the store tag's first transfer, so the first wait has one: a small mvp will do)
+            em.prologue += [MV(f"mvp/n64i{STORE_TAG} $d0@0 $lc{lc}@0.0", reg(ARGBLK), em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
@@ -1212,8 +1213,8 @@ class Memory:
         lc, lb = em.shared_area("shift", half, 4 * lay.pe_l1b)
         t = em.tag()
         hi = lay.dram_longs - half
-        mvs = [MV(f"mvp/n{half}i{t} $d0 $lc{lc}@.{h}", dram_clamped(f"{self.local_array(k, h)}+({shift})", hi), em.line)
-               for h in range(lay.l2b)]
+        mvs = [MV(f"mvp/n{half}i{t} $d0 $lc{lc}@.{h}", dram_clamped(f"{self.local_array(k, h)}+({shift})", hi), em.line,
+                  share=True) for h in range(lay.l2b)]
         d = dst or em.new("lcl")
         em.items += mvs[:-1]
         self.staged(mvs[-1], t, lc, lb, d, hoist=False)
@@ -1271,7 +1272,8 @@ class Memory:
         else:
             old = self.local_share(k, 0)
             em.masked_copy(val, old, em.mask_of(p))
-        self.store_up(old, lambda lc: [MV(f"mvp/n{half}i{STORE_TAG} $lc{lc}@.{h} $d0", self.local_array(k, h), em.line)
+        self.store_up(old, lambda lc: [MV(f"mvp/n{half}i{STORE_TAG} $lc{lc}@.{h} $d0", self.local_array(k, h), em.line,
+                                          share=True)
                                        for h in range(lay.l2b)])
         fast, em.items = em.items, outer
         em.items.append(SeqIf.fallback(self.local_holds(k, seq), slow, fast))

@@ -127,6 +127,8 @@ class MV:
     line: int = 0
     chain: tuple = ()              # a staged load's (tag, lc, lb): its wait, l2bmd and l1bmd follow it
     lc_offset: SeqExpr | None = None   # added to the $lc address (rowplan.py), when not None
+    share: bool = False            # a wave share (each L2B's part for its own lanes, either way):
+                                   # an L2B with no work-item may skip its part (colplan.narrow_shares)
 
     def __post_init__(self):
         self.d_offset = seq(self.d_offset)
