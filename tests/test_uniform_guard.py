@@ -91,3 +91,58 @@ def test_a_store_after_a_counted_loop_writes_every_lane(n):
                           np.int32(n))
     np.testing.assert_array_equal(got, x * np.float32(sum(range(n))) + x)
     assert ev.stats.dram_bytes <= 1.2 * 2 * x.nbytes, ev.stats.dram_bytes
+
+
+SPLIT = """
+__kernel void split(__global const float *x, __global float *lo, __global float *hi, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)                           /* per lane; every lane or none in most waves */
+        lo[i] = x[i] + 1.0f;
+    if (i + 3 >= n)
+        hi[i] = x[i] - 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 100, 512, 700, 1024, 1533, 1536, 5000])
+def test_a_guard_on_the_global_id_stores_where_it_holds(n):
+    """tiny's wave is 512 work-items: waves wholly inside, wholly outside and across the guard."""
+    gs = 1536
+    x = np.random.default_rng(n).integers(-9, 9, gs).astype(np.float32)
+    lo, hi = np.full_like(x, 7.0), np.full_like(x, 8.0)
+    (_, got_lo, got_hi), _ = launch(device_env("tiny", new=True), SPLIT, "split", gs, x, lo, hi, np.int32(n))
+    i = np.arange(gs)
+    np.testing.assert_array_equal(got_lo, np.where(i < n, x + np.float32(1), lo))
+    np.testing.assert_array_equal(got_hi, np.where(i + 3 >= n, x - np.float32(1), hi))
+
+
+TAIL = """
+__kernel void tail(__global const float *x, __global float *y, int n)
+{
+    int i = get_global_id(0);
+    if (i < n)                           /* the store is on the test's other side */
+        return;
+    y[i] = x[i] * 2.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 100, 512, 1024, 1536])
+def test_a_store_past_an_early_return_on_the_global_id(n):
+    gs = 1536
+    x = np.random.default_rng(n).integers(-9, 9, gs).astype(np.float32)
+    (_, got), _ = launch(device_env("tiny", new=True), TAIL, "tail", gs, x, np.full_like(x, 7.0), np.int32(n))
+    np.testing.assert_array_equal(got, np.where(np.arange(gs) >= n, x * np.float32(2), np.float32(7)))
+
+
+def test_a_guarded_store_filling_its_halves_skips_the_merge_read():
+    """1024 work-items of mncore2's narrowed wave (two of its eight halves) under `if (i < n)`: x is
+    read and y written once (the merge read moved y too)."""
+    src = """__kernel void axpy(__global const float *x, __global float *y, int n)
+    { int i = get_global_id(0); if (i < n) y[i] = 3.0f * x[i] + 1.0f; }"""
+    x = np.random.default_rng(4).integers(-9, 9, 1024).astype(np.float32)
+    y = np.random.default_rng(5).integers(-9, 9, 1024).astype(np.float32)
+    (_, got), ev = launch(device_env("mncore2", new=True), src, "axpy", 1024, x, y.copy(), np.int32(1024))
+    np.testing.assert_array_equal(got, np.float32(3) * x + np.float32(1))
+    assert ev.stats.dram_bytes <= 2 * x.nbytes + 1024, ev.stats.dram_bytes

@@ -327,7 +327,6 @@ def _text(it) -> str:
 
 
 ADDRESS = Reg("shr")    # a narrow launch's share address (narrow_shares)
-TIERS = (1, 2, 4)       # L2B halves of a narrow launch's share moved alone (below)
 
 
 def narrow_shares(tree: list, lay, uses: dict) -> list:
@@ -342,8 +341,7 @@ def narrow_shares(tree: list, lay, uses: dict) -> list:
     leaves out the same halves: what they hold never goes back."""
     if lay.narrow == 1:
         return tree
-    halves = lay.groups * lay.l2b
-    per, n = lay.wave // halves, lay.stripe // lay.l2b          # work-items and long words per half
+    halves, n = lay.groups * lay.l2b, lay.stripe // lay.l2b     # (long words per half)
     forms = ((re.compile(rf"mvd/n{lay.stripe}i(\d+) \$d0 \$lc(\d+)()"), False),
              (re.compile(rf"mvd/n{lay.stripe}i(\d+) \$lc(\d+)() \$d0"), True),
              (re.compile(rf"mvp/n{n}i(\d+) \$d0 \$lc(\d+)@\.(\d+)"), False),
@@ -371,7 +369,7 @@ def narrow_shares(tree: list, lay, uses: dict) -> list:
     def tiered(mv, halves_of, wave):
         """[the address into a register (one long expression for the assembler, not one per MV), the
         choice of MVs for the wave's work-items]."""
-        tiers = [(h * per, [x for j, x in halves_of if j < h]) for h in TIERS if h < halves]
+        tiers = [(items, [x for j, x in halves_of if j < h]) for h, items in lay.share_tiers()]
         out = [replace(mv, d_offset=ADDRESS, share=False)]
         for items, mvs in reversed(tiers):
             out = [SeqIf(compare(binary("-", Reg("gx"), binary("*", wave, lay.wave)), "<=", items), mvs, out)]

@@ -560,12 +560,11 @@ class Control:
             else:
                 c = em.values.val(t.ops[0]).regs[0]
                 on, off = em.b_and(p, c), em.b_and(p, em.b_not(c))
-                whole, test = em.active_when(p), em.values.seq_test(t.ops[0])
+                whole, test = em.active_when(p), em.values.lane_test(t.ops[0])
                 if whole is not None:
                     em.split_of[on], em.split_of[off] = (off, whole, p), (on, whole, p)
-                    if test is not None:        # a uniform test: every lane or none
-                        em.all_active[on] = f"({whole}) and {test}" if whole else test
-                        em.all_active[off] = f"({whole}) and not {test}" if whole else f"not {test}"
+                    for side, holds in zip((on, off), test or ()):    # every lane or none, as the sequencer tells
+                        em.all_active[side] = f"({whole}) and ({holds})" if whole else holds
                 self.contribute(n, succ[0], on)
                 self.contribute(n, succ[1], off)
         elif t.op == "switch":

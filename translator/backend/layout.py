@@ -77,6 +77,19 @@ class Layout:
         blocks of a "1d" build live per L2B (abi.local_per_l2b)."""
         return self.wave // (self.groups * self.l2b)
 
+    def share_tiers(self) -> list:
+        """[(h, work-items)]: in a narrowed wave, the first h of the G x L2B halves of a wave share
+        that a launch of at most that many work-items in the wave moves alone (colplan.narrow_shares)."""
+        halves = self.groups * self.l2b
+        return [(h, h * (self.wave // halves)) for h in (1, 2, 4) if h < halves] if self.narrow > 1 else []
+
+    def wave_full(self) -> str:
+        """Sequencer condition: every slot of the halves of a share the wave moves holds a work-item
+        (a full wave, or one whose work-items fill exactly a tier of share_tiers): a store of every
+        lane needs no merge read."""
+        tiers = "".join(f" or %gx - %wx * {self.wave} == {n}" for _, n in self.share_tiers())
+        return f"((%wx + 1) * {self.wave} <= %gx{tiers})"
+
     @property
     def l2bmd_steps(self) -> int:
         """l2bmd steps that move one L2B's share of a wave (32 long words per L1B per step)."""

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from . import irtypes, seqexpr
-from .abi import (ARGBLK, LAUNCH, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+from .abi import (ARGBLK, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
                   table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
@@ -411,7 +411,7 @@ class Memory:
             return em.split_copy.store(k, flat, v.regs, p, whole, must=True)
         if (em.one_d or pitch is not None) and size == 4 and flat.gid_affine == (4, 0, None) and k != "L":
             # every lane stores when the wave is full and inside the buffer: nothing to merge with
-            full = f"(%wx + 1) * {em.lay.wave} <= {reg(LAUNCH[0])} and {em.bounds.wave_in_bounds(k, flat.gid_affine, size)}"
+            full = f"{em.lay.wave_full()} and {em.bounds.wave_in_bounds(k, flat.gid_affine, size)}"
             self.plan_flat(pitch, k, "store", "contiguous store")
             return self.fast_store(k, v.regs[0], p, full=em.full_when(full, whole))
         if size in (1, 2, 4, 8):

@@ -110,7 +110,7 @@ class RowStore:
         em.uses.setdefault("row_stores", {})[k] = row
         em.uses["launch"] = True
         outer, em.items = em.items, []
-        full = em.full_when(f"(%wx + 1) * {em.lay.wave} <= %gx", whole)
+        full = em.full_when(em.lay.wave_full(), whole)
         em.memory.fast_store(k, v, p, full=full, at=at)
         fast, em.items = em.items, []
         remarks = dict(em.remarks)

@@ -207,7 +207,7 @@ class SplitCopy:
                 raise Mismatch(k)
             return False
         self.use(k, True)
-        full = em.full_when(f"(%wx + 1) * {em.lay.wave} <= %gx", whole)
+        full = em.full_when(em.lay.wave_full(), whole)
         if len(shares) == 2:
             c32 = em.c32(32)
             # each plane's long word is one work-item's: the odd (upper) or even (lower) lane's mask, whole

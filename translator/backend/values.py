@@ -517,6 +517,34 @@ class Values:
             return None
         return f"({a} {self._TESTS[x.pred]} {b})"
 
+    _SWAPPED = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle"}
+
+    def lane_test(self, x):
+        """(a sequencer condition under which IR boolean x holds in every live work-item of the wave,
+        one under which it holds in none), or None where the sequencer cannot tell: a uniform test
+        (seq_test), or a signed icmp of an i32 value affine in the global id (exact: its range
+        within 32 bits) with a value the sequencer holds as it is, by the value's least and
+        greatest over the wave's work-items (Bounds.wave_extent; 1-D and "rows" builds)."""
+        em = self.em
+        t = self.seq_test(x)
+        if t is not None:
+            return t, f"not {t}"
+        if not (isinstance(x, Inst) and x.op == "icmp" and x.pred in self._SWAPPED) or not (em.one_d or em.rows is not None):
+            return None
+        pred = x.pred
+        for a, b in (x.ops, x.ops[::-1]):
+            v = self.val(a) if isinstance(a, Inst) else None
+            bound = self.seq_expr(b)
+            if v is not None and v.kind == "i32" and v.gid_affine and within(v.rng, I32) and bound is not None \
+                    and re.fullmatch(r"-?\d+|%\w+", bound):
+                break
+            pred = self._SWAPPED[pred]
+        else:
+            return None
+        lo, hi = em.bounds.wave_extent(v.gid_affine)
+        return {"slt": (f"{hi} < {bound}", f"{lo} >= {bound}"), "sle": (f"{hi} <= {bound}", f"{lo} > {bound}"),
+                "sgt": (f"{lo} > {bound}", f"{hi} <= {bound}"), "sge": (f"{lo} >= {bound}", f"{lo} < {bound}")}[pred]
+
     def small(self, x) -> bool:
         """Whether IR integer x is known to lie in [0, 2^31): a constant, a launch size or offset
         (below MAX_GLOBAL_ID), and casts, right shifts, divisions and masks of such values."""
