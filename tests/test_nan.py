@@ -416,6 +416,12 @@ __kernel void dot_from(__global const float *a, __global const float *x, __globa
   for (int k = 0; k < n; k++) s += a[i * n + k] * x[k];
   y[i] = s;
 }
+__kernel void dot_scaled(__global const float *a, __global const float *x, __global float *y, int n) {
+  int i = get_global_id(0);
+  float s = 1.5f * y[i];                /* a lazy product: settled before the loop, then tested */
+  for (int k = 0; k < n; k++) s += a[i * n + k] * x[k];
+  y[i] = s;
+}
 """
 
 
@@ -581,6 +587,44 @@ def test_zero_sum_from_a_start_that_is_not_minus_zero_needs_no_exact_run():
     same_bits(y, sequential(zeros, mixed))
     assert np.signbit(y[5]) and not np.signbit(y[6])
     assert ev.stats.cycles > cycles[0]
+
+
+def test_zero_sums_from_a_scaled_start_need_no_exact_run():
+    """2mm's `acc = beta * D[..]`: the start is a product whose -0 the MAU may show as +0, so it is
+    settled before the loop (NanFixups.settle_starts) and tested there; zero results from starts
+    that are not -0 run once (before, every zero result ran the loop again), a -0 start still
+    takes the exact run and IEEE's signs."""
+    from tests.emulator_harness import device_env, launch
+    env = device_env("tiny")
+    m, n = 64, 12
+    rng = np.random.default_rng(11)
+    x = rng.integers(1, 4, n).astype(np.float32)
+    start = rng.integers(-3, 4, m).astype(np.float32)
+    a = rng.integers(1, 4, (m, n)).astype(np.float32)
+    a_zero = np.zeros_like(a)
+    a_zero[:, 0] = -np.float32(1.5) * start / x[0]          # 1.5 start + a x ... = 0 in every row
+
+    def sequential(data, s):
+        s = np.float32(1.5) * s
+        for k in range(n):
+            s = s + data[:, k] * x[k]
+        return s
+
+    steps = []
+    for data in (a, a_zero):
+        (_, _, y), ev = launch(env, ACCUMULATE, "dot_scaled", m, data.ravel(), x, start.copy(), np.int32(n))
+        same_bits(y, sequential(data, start))
+        steps.append(ev.stats.steps)
+    assert (y == 0).all()
+    assert steps[1] == steps[0], steps
+    minus = start.copy()
+    minus[5] = -0.0                                  # 1.5 * -0 = -0, + (-0 products) = -0
+    zeros = a_zero.copy()
+    zeros[5] = -0.0
+    (_, _, y), ev = launch(env, ACCUMULATE, "dot_scaled", m, zeros.ravel(), x, minus.copy(), np.int32(n))
+    same_bits(y, sequential(zeros, minus))
+    assert np.signbit(y[5])
+    assert ev.stats.steps > steps[0]
 
 
 def test_products_by_one_and_minus_one_are_exact_sign_flips(tiny_env):

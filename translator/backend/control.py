@@ -596,6 +596,8 @@ class Control:
         phis), for rerun_exactly."""
         em = self.em
         lazy = em.nans.lazy_loop(h)
+        if lazy:
+            em.nans.settle_starts(h)
         before = em.nans.snapshot() if lazy else None
         em.settled = set()
         blocks = em.loops[h]

@@ -77,6 +77,7 @@ class NanFixups:
 
     def __init__(self, em):
         self.em = em
+        self.entry_settled = set()     # id()s of the starts settle_starts settled before their loops
 
     def _w(self, wide: bool):
         """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
@@ -405,6 +406,20 @@ class NanFixups:
             return [[o for o in i.ops if not isinstance(o, tuple)][2]]
         return list(i.ops)
 
+    def settle_starts(self, h):
+        """Settle, before lazy loop h, the lazy f32 values from outside it that its chain starts
+        from (gemm's or 2mm's `acc = beta * D[..]`): a lazy value's -0 may show as +0, so
+        clear_starts could not test them, and every zero result ran the loop again.  A few
+        operations before the loop, instead of a second run of it whenever a result is zero."""
+        em = self.em
+        inside = set(em.loops[h])
+        for i in self._chain(h):
+            for o in self._sign_operands(i):
+                v = em.vals.get(o) if isinstance(o, Inst) and o.block not in inside else None
+                if v is not None and v.kind == "f32" and v.lazy is not None and id(v) not in em.settled:
+                    self.settle(v)
+                    self.entry_settled.add(id(v))
+
     def clear_starts(self, h) -> list:
         """[(IR value, f32 register)] of the values from outside loop h whose -0 could make a
         value leaving it -0 (mvt's ``x1[i] += ...`` starts at the loaded x1[i]), when every such
@@ -421,7 +436,7 @@ class NanFixups:
                 if isinstance(o, Inst) and o.block in inside:
                     continue                    # varies in the loop: not a start
                 v = em.vals.get(o)
-                if v is None or v.kind != "f32" or v.lazy is not None and id(v) not in em.settled:
+                if v is None or v.kind != "f32" or v.lazy is not None and id(v) not in em.settled | self.entry_settled:
                     return []
                 out.append((o, v.regs[0]))
         return out
