@@ -302,19 +302,49 @@ class EmulatorDevice:
         value another lane stored) or the copy does not fit.  Else (the copy, the buffer element
         of each (pass, work-item) of it that lies in the buffer, which those are), for
         read_row_store."""
-        nbytes = 4 * passes * items
-        if twice or passes <= 0 or pitch < passes or nbytes > lay.dram_longs * 8 // 4:
+        if twice or passes <= 0 or pitch < passes:
+            return None
+        copy = self.write_transposed(("row store", k), buf, pitch, start, passes, items, lay)
+        if copy is None:
             return None
         idx = np.arange(items, dtype=np.int64)[None, :] * pitch + start + np.arange(passes, dtype=np.int64)[:, None]
         inside = (idx >= 0) & (idx < buf.nbytes // 4)
-        data = _longs(buf.view).view(np.uint32)
+        return copy, idx[inside], inside
+
+    def write_row_load(self, k, buf, pitch, start, passes, items, gx, lay) -> int:
+        """The address of buffer k's transposed copy for a row load (translator/backend/rowplan.py),
+        or -1 (the kernel then stages the rows in panels, or gathers) when there are no passes,
+        the pitch is not positive, the copy does not fit, or the launch's gx work-items fill less
+        than half of the slots whose shares its waves move (a small launch in a wide wave)."""
+        last = gx - (items - lay.wave)                      # work-items of the last wave
+        moved = items - lay.wave + next((n for _, n in lay.share_tiers() if last <= n), lay.wave)
+        if pitch <= 0 or 2 * gx < moved:
+            return -1
+        copy = self.write_transposed(("row load", k), buf, pitch, start, passes, items, lay)
+        return copy.dram if copy is not None else -1
+
+    def write_transposed(self, key, buf, pitch, start, passes, items, lay):
+        """A copy of buffer `buf` transposed for a row load or store: element n * items + w is
+        buffer element w * pitch + start + n (0 where that lies outside the buffer), striped like a
+        buffer; None when it has no elements or does not fit in a quarter of DRAM."""
+        nbytes = 4 * passes * items
+        if passes <= 0 or nbytes > lay.dram_longs * 8 // 4:
+            return None
         try:
-            copy = self.scratch(("row store", k), nbytes)
+            copy = self.scratch(key, nbytes)
         except Error:
             return None
-        copy.view[:nbytes] = np.where(inside, data[np.where(inside, idx, 0)], 0).astype(np.uint32).view(np.uint8).ravel()
+        data = _longs(buf.view).view(np.uint32)[:buf.nbytes // 4]
+        lo = min(0, start, (items - 1) * pitch + start)                     # the elements the copy names
+        hi = max(start + passes, (items - 1) * pitch + start + passes)
+        padded = np.zeros(hi - lo, np.uint32)
+        at, to = max(0, -lo), min(hi - lo, data.size - lo)                 # (the buffer's part of them)
+        if to > at:
+            padded[at:to] = data[lo + at:lo + to]
+        view = np.lib.stride_tricks.as_strided(padded[start - lo:], (passes, items), (4, 4 * pitch), writeable=False)
+        copy.view[:nbytes] = np.ascontiguousarray(view).view(np.uint8).ravel()
         self.write_buffer(copy, lay)
-        return copy, idx[inside], inside
+        return copy
 
     def write_split_copy(self, k, buf, layout, stored, items, lay):
         """The split copy of buffer k (translator/backend/splitcopy.py) and, for 8-byte fields,
@@ -537,9 +567,12 @@ class EmulatorDevice:
             extra[abi.snapshot(k)] = copy.dram + lay.pad
             for g, off in enumerate(offsets):
                 self.emu.write_dram(g, copy.dram + lay.pad + off, data)
-        for k, pitch, interleave in plan.row_copies:
-            extra[abi.row_copy(k)] = self.write_row_copy(k, args[k], pitch, lay, interleave)
         stores, items = [], plan.seq["nwx"] * lay.wave
+        for k, *row in plan.row_loads:           # (before the row copies: a launch that takes one needs no other)
+            extra[abi.row_load(k)] = self.write_row_load(k, args[k], *row, items, plan.seq["gx"], lay)
+        for k, pitch, interleave in plan.row_copies:
+            extra[abi.row_copy(k)] = -1 if extra.get(abi.row_load(k), -1) >= 0 else \
+                self.write_row_copy(k, args[k], pitch, lay, interleave)
         shared = abi.overlapping_args(args)      # (copies of a buffer another argument reaches would part them)
         for k, *row in plan.row_stores:
             made = self.write_row_store(k, args[k], *row, items, lay, k in shared)

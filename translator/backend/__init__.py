@@ -81,6 +81,8 @@ class KernelBinary:
                                                     # (control.skewed_loop; mncl-cc --stats reads them)
     split_copies: list = field(default_factory=list)  # [parameter, stored, layout]: split copies it reads,
                                                       # and stores to where stored (splitcopy.py), at sc<k>
+    row_loads: list = field(default_factory=list)   # [parameter, pitch, start, passes (sequencer expressions)]:
+                                                    # transposed copies it reads rows from (rowplan.py)
 
     def to_dict(self):
         return asdict(self)
@@ -292,7 +294,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         + sorted(em.launch_tests | block_tests(em.rows.forms.assumed if em.rows else ())),
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed),
-                        [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())])
+                        [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())],
+                        [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

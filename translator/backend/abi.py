@@ -115,6 +115,12 @@ def row_store(k) -> str:
     return f"rs{k}"
 
 
+def row_load(k) -> str:
+    """The address, in every group's DRAM, of buffer k's transposed copy for a row load
+    (LaunchPlan.row_loads, rowplan.py), or -1."""
+    return f"rl{k}"
+
+
 def split_copy(k) -> str:
     """The address, in every group's DRAM, of buffer k's split copy (LaunchPlan.split_copies,
     splitcopy.py)."""
@@ -155,6 +161,7 @@ def kernel_args(uses: dict) -> list:
         + [snapshot(k) for k in sorted(uses.get("snapshots", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
+        + [row_load(k) for k in sorted(uses.get("row_loads", {}))] \
         + [x for k in sorted(uses.get("split_copies", {})) for x in (split_copy(k), split_plane(k))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
@@ -494,6 +501,8 @@ class LaunchPlan:
     snapshots: list = field(default_factory=list)   # parameters whose launch-start copy goes to snapshot(k)
     split_copies: list = field(default_factory=list)  # (parameter, stored, layout): its split copy goes
                                                       # to split_copy(k), read back after the run if stored
+    row_loads: list = field(default_factory=list)   # (parameter, pitch, start, passes): its transposed copy
+                                                    # for a row load goes to row_load(k) (rowplan.py)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -576,10 +585,11 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
-    row_stores = [(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in kb.row_stores]
+    row_stores, row_loads = ([(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in rows]
+                             for rows in (kb.row_stores, kb.row_loads))
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local, row_stores, list(kb.snapshots),
-                      [tuple(x) for x in kb.split_copies])
+                      [tuple(x) for x in kb.split_copies], row_loads)
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

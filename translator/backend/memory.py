@@ -327,7 +327,8 @@ class Memory:
                 if two is not None:
                     return two
             access = em.accesses.get(i)
-            return em.row_plan.load(b[1], ptr, ty, p, access) or em.tile_plan.load(b[1], ptr, ty, p, access) \
+            return em.row_plan.transposed(b[1], ptr, ty, p, access) or em.row_plan.load(b[1], ptr, ty, p, access) \
+                or em.tile_plan.load(b[1], ptr, ty, p, access) \
                 or em.split_copy.load(b[1], flat, ty) \
                 or self.gather(b[1], ptr, ty, p, defer=True)
         if b == ("local",):
@@ -1045,6 +1046,18 @@ class Memory:
         odd, em.items = em.items, out
         em.items.append(SeqIf(f"({u}) & 1", odd))
         return a
+
+    def copy_share(self, k, at: str) -> VReg:
+        """In a loop, the wave's share of a copy of buffer k at DRAM address `at` (a sequencer
+        expression of the pass), staged like a column load, which the column plan multi-buffers."""
+        em = self.em
+        lc, lb, _ = self.staging_area("shift", False)
+        t = em.tag()
+        mv = MV(f"mvd/n{em.lay.stripe}i{t} $d0 $lc{lc}", at, em.line, share=True)
+        d = em.new(f"cp{k}")
+        self.staged(mv, t, lc, lb, d, hoist=False, read_only=True)
+        em.columns[mv.chain] = (em.line, self.param(k).name)
+        return d
 
     def long_shift_load(self, k, shift, hoist=True) -> VReg:
         """The wave's share of replicated buffer k moved by `shift` long words (an int or a

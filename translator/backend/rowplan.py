@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from .abi import ARG_LONGS, nbytes, param, reg, row_copy
+from .abi import ARG_LONGS, nbytes, param, reg, row_copy, row_load
 from .emitter import CodegenError
 from .memory import dram_clamped
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
@@ -176,6 +176,34 @@ class RowPlan:
         em.prologue.append(SeqSet(panel, "-1"))
         em.row_plans[key] = ((sp, at), rl, lc, lb, panel, depth)
         return em.row_plans[key]
+
+    def transposed(self, k, ptr, ty, p, access) -> Val | None:
+        """The row load of buffer k at this pass from a transposed copy the runtime makes for the
+        launch (mncl/emulator_device.py: write_row_load; pass n of work-item w at element
+        n * items + w, striped like a buffer, as a row store's copy): each pass reads the wave's
+        share of its row of the copy, a column load (the column plan multi-buffers it, packing.py
+        packs four passes) instead of panels handed out PE by PE.  A launch without a copy (a few
+        work-items in a wide wave, whose shares would be mostly empty) stages the panels (load),
+        or gathers.  None when the plan does not apply."""
+        from .rowstore import known_at_launch
+        em = self.em
+        m = self.match(k, access)
+        if m is None or not all(map(known_at_launch, (m[0], m[1], m[3]))):
+            return None
+        pitch, start, n, trips = m
+        em.uses.setdefault("row_loads", {})[k] = (pitch, start, trips)
+        outer, em.items = em.items, []
+        out = em.memory.copy_share(k, f"{reg(row_load(k))}+({n}*%nwx+%wx)*{em.lay.stripe}")
+        fast, em.items = em.items, []
+        remarks = dict(em.remarks)
+        em.copy((self.load(k, ptr, ty, p, access) or em.memory.gather(k, ptr, ty, p)).regs[0], out)
+        em.remarks = remarks                          # (only a launch without a copy gathers)
+        slow, em.items = em.items, outer
+        em.items.append(SeqIf.fallback((f"{reg(row_load(k))} >= 0",), slow, fast))
+        em.plans.setdefault((em.line, em.params[k].name), set()).add(
+            "row plan: each pass the wave's share of a transposed copy the runtime makes (a launch "
+            "that fills less than half of its waves' shares stages panels)")
+        return Val(em.values.kind_of(ty), (out,))
 
     def load(self, k, ptr, ty, p, access) -> Val | None:
         """The row load of buffer k at this pass, or None when the plan does not apply (the caller
