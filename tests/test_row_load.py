@@ -60,3 +60,30 @@ def test_a_small_launch_in_a_wide_wave_stages_panels():
     y, ref, stats = matvec(device_env("tiny", new=True), 100, 64, 64, 0)
     np.testing.assert_array_equal(y, ref)
     assert stats.dram_bytes <= 1.5 * 100 * 64 * 4 + 64 * 1024, stats.dram_bytes
+
+
+TWO_PASSES = """
+__kernel void two_passes(__global const float *in, __global float *out, int chunk)
+{
+    int base = get_global_id(0) * chunk;
+    float s = 0.0f;
+    for (int k = 0; k < chunk; k++)
+        s += in[base + k];
+    float run = -s;
+    for (int k = 0; k < chunk; k++) {   /* the same rows again: the panels stay staged for it */
+        run += in[base + k];
+        out[base + k] = run;
+    }
+}
+"""
+
+
+def test_rows_read_by_two_loops_cross_dram_once():
+    """SHOC scan's bottom launch reads its rows twice; a transposed copy would move them twice."""
+    n, chunk = 8192, 32
+    x = np.random.default_rng(8).integers(-4, 5, n * chunk).astype(np.float32)
+    (_, got), ev = launch(device_env("mncore2", new=True), TWO_PASSES, "two_passes", n, x, np.zeros_like(x),
+                          np.int32(chunk))
+    rows = x.reshape(n, chunk).astype(np.float64)
+    np.testing.assert_array_equal(got, (np.cumsum(rows, axis=1) - rows.sum(axis=1, keepdims=True)).ravel())
+    assert ev.stats.dram_bytes <= 1.2 * 2 * x.nbytes, ev.stats.dram_bytes

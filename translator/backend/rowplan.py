@@ -184,11 +184,15 @@ class RowPlan:
         share of its row of the copy, a column load (the column plan multi-buffers it, packing.py
         packs four passes) instead of panels handed out PE by PE.  A launch without a copy (a few
         work-items in a wide wave, whose shares would be mostly empty) stages the panels (load),
-        or gathers.  None when the plan does not apply."""
+        or gathers.  None when the plan does not apply, or when another loop reads rows of the
+        buffer too (SHOC scan's two passes over `in[base + k]`): the panels stay staged for it,
+        where the copy would move the rows again."""
         from .rowstore import known_at_launch
         em = self.em
         m = self.match(k, access)
-        if m is None or not all(map(known_at_launch, (m[0], m[1], m[3]))):
+        if m is None or not all(map(known_at_launch, (m[0], m[1], m[3]))) or any(
+                a is not None and a.buffer == access.buffer and a.cls == "row" and a.loop != access.loop
+                for a in em.accesses.values()):
             return None
         pitch, start, n, trips = m
         em.uses.setdefault("row_loads", {})[k] = (pitch, start, trips)
