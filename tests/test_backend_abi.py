@@ -29,6 +29,7 @@ class FakeBinary:
     row_stores: list = field(default_factory=list)
     snapshots: list = field(default_factory=list)
     split_copies: list = field(default_factory=list)
+    row_loads: list = field(default_factory=list)
     name: str = "k"
 
 
