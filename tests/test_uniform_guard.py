@@ -121,19 +121,29 @@ TAIL = """
 __kernel void tail(__global const float *x, __global float *y, int n)
 {
     int i = get_global_id(0);
-    if (i < n)                           /* the store is on the test's other side */
+    if (TEST)                            /* the store is on the test's other side */
         return;
     y[i] = x[i] * 2.0f;
 }
 """
 
+TESTS = {"i < n": np.less, "n > i": np.less, "i > n": np.greater, "n < i": np.greater,
+         "i >= n": np.greater_equal, "n <= i": np.greater_equal, "i <= n": np.less_equal,
+         "n >= i": np.less_equal}
 
-@pytest.mark.parametrize("n", [0, 100, 512, 1024, 1536])
-def test_a_store_past_an_early_return_on_the_global_id(n):
+
+@pytest.mark.parametrize("test", TESTS)
+def test_a_store_past_an_early_return_on_the_global_id(test):
+    """Every form LLVM makes of the test (icmp slt / sgt, either operand first) in waves wholly
+    inside, wholly outside and across the bound."""
     gs = 1536
-    x = np.random.default_rng(n).integers(-9, 9, gs).astype(np.float32)
-    (_, got), _ = launch(device_env("tiny", new=True), TAIL, "tail", gs, x, np.full_like(x, 7.0), np.int32(n))
-    np.testing.assert_array_equal(got, np.where(np.arange(gs) >= n, x * np.float32(2), np.float32(7)))
+    env = device_env("tiny", new=True)
+    i = np.arange(gs)
+    for n in (0, 100, 511, 512, 700, 1024, 1533, 1536, 5000):
+        x = np.random.default_rng(n).integers(-9, 9, gs).astype(np.float32)
+        (_, got), _ = launch(env, TAIL.replace("TEST", test), "tail", gs, x, np.full_like(x, 7.0), np.int32(n))
+        np.testing.assert_array_equal(got, np.where(TESTS[test](i, n), np.float32(7), x * np.float32(2)),
+                                      err_msg=f"{test}, n = {n}")
 
 
 def test_a_guarded_store_filling_its_halves_skips_the_merge_read():

@@ -17,6 +17,7 @@ from .irread import _VEC, Arg, Const, Inst, parse_const
 from .irtypes import container_int, odd_int, type_size
 from .nans import is_chain
 from .ops import VReg
+from .seqexpr import seq
 from .emitter import CodegenError
 
 
@@ -515,14 +516,23 @@ class Values:
         plain = re.compile(r"-?\d+|%\w+|\(?%\w+\)?")
         if a is None or b is None or not (plain.fullmatch(a) and plain.fullmatch(b)):
             return None
-        return f"({a} {self._TESTS[x.pred]} {b})"
+        return self.for_the_wave(f"({a} {self._TESTS[x.pred]} {b})")
 
-    _SWAPPED = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle"}
+    # the registers a condition on a wave's lanes may read: the launch's (its scalar arguments,
+    # sizes, offset) and the wave counter, which hold while the wave runs; not a loop's counter,
+    # which moves on while a predicate made from it lives on after the loop
+    _WAVE_CONSTANT = re.compile(r"p\d+|gx|offx|ls[xyz]|items|wx")
+
+    def for_the_wave(self, cond: str):
+        """cond, or None when it reads a register that may change during the wave."""
+        return cond if all(self._WAVE_CONSTANT.fullmatch(r) for r in seq(cond).regs()) else None
+
+    _SWAPPED = {"slt": "sgt", "sgt": "slt"}      # (LLVM writes x <= n as n > x - 1 or x < n + 1)
 
     def lane_test(self, x):
         """(a sequencer condition under which IR boolean x holds in every live work-item of the wave,
         one under which it holds in none), or None where the sequencer cannot tell: a uniform test
-        (seq_test), or a signed icmp of an i32 value affine in the global id (exact: its range
+        (seq_test), or a signed < or > of an i32 value affine in the global id (exact: its range
         within 32 bits) with a value the sequencer holds as it is, by the value's least and
         greatest over the wave's work-items (Bounds.wave_extent; 1-D and "rows" builds)."""
         em = self.em
@@ -542,8 +552,8 @@ class Values:
         else:
             return None
         lo, hi = em.bounds.wave_extent(v.gid_affine)
-        return {"slt": (f"{hi} < {bound}", f"{lo} >= {bound}"), "sle": (f"{hi} <= {bound}", f"{lo} > {bound}"),
-                "sgt": (f"{lo} > {bound}", f"{hi} <= {bound}"), "sge": (f"{lo} >= {bound}", f"{lo} < {bound}")}[pred]
+        on, off = {"slt": (f"{hi} < {bound}", f"{lo} >= {bound}"), "sgt": (f"{lo} > {bound}", f"{hi} <= {bound}")}[pred]
+        return (on, off) if self.for_the_wave(f"{on} and {off}") else None
 
     def small(self, x) -> bool:
         """Whether IR integer x is known to lie in [0, 2^31): a constant, a launch size or offset
