@@ -337,11 +337,13 @@ class EmulatorDevice:
         data = _longs(buf.view).view(np.uint32)[:buf.nbytes // 4]
         lo = min(0, start, (items - 1) * pitch + start)                     # the elements the copy names
         hi = max(start + passes, (items - 1) * pitch + start + passes)
-        padded = np.zeros(hi - lo, np.uint32)
-        at, to = max(0, -lo), min(hi - lo, data.size - lo)                 # (the buffer's part of them)
-        if to > at:
-            padded[at:to] = data[lo + at:lo + to]
-        view = np.lib.stride_tricks.as_strided(padded[start - lo:], (passes, items), (4, 4 * pitch), writeable=False)
+        if lo < 0 or hi > data.size:                                        # some outside the buffer: 0
+            padded = np.zeros(hi - lo, np.uint32)
+            at, to = max(0, -lo), min(hi - lo, data.size - lo)
+            if to > at:
+                padded[at:to] = data[lo + at:lo + to]
+            data, start = padded, start - lo
+        view = np.lib.stride_tricks.as_strided(data[start:], (passes, items), (4, 4 * pitch), writeable=False)
         copy.view[:nbytes] = np.ascontiguousarray(view).view(np.uint8).ravel()
         self.write_buffer(copy, lay)
         return copy

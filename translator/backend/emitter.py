@@ -130,8 +130,9 @@ class Emitter:
         self.pos: list = []               # each lane's global position, per dimension
         self.active = None                # bool: the lane runs a work-item
         self.all_active = {}              # lane predicate -> the sequencer condition under which it is
-                                          # `active` ("": always): a branch on a uniform test, a rotated
-                                          # counted loop's lane mask (control.py)
+                                          # `active` ("": always): a side of a branch the sequencer can
+                                          # decide for the wave (Values.lane_test), a rotated counted
+                                          # loop's lane mask and exit, joins (control.py)
         self.split_of = {}                # each side of a branch on such a predicate -> (the other, its
                                           # condition, the predicate)
         self.same_as = {}                 # a copy kept equal to a predicate (a loop's mask, its exit) -> it
