@@ -97,6 +97,7 @@ class Emitter:
         self.has_barrier = False
         self.cur = None                   # the instruction being translated
         self.settled = set()              # ids of lazy Vals settled in the block being emitted (nans.py)
+        self.entry_settled = set()        # ids of the starts NanFixups.settle_starts settled before their loops
         self.cur_pred = None              # the predicate of the block being emitted (nans.put_off)
         self.scatter_batch = scatter_batch    # stores one pass over a buffer's chunks applies at most (scatter)
         self.lazy_cap = lazy_cap          # a chain of more lazy values is settled where it grows (nans.py)

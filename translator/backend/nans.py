@@ -77,7 +77,6 @@ class NanFixups:
 
     def __init__(self, em):
         self.em = em
-        self.entry_settled = set()     # id()s of the starts settle_starts settled before their loops
 
     def _w(self, wide: bool):
         """(prefix, magnitude mask, infinity, quiet NaN, sign shift) registers of float or double lanes."""
@@ -418,7 +417,7 @@ class NanFixups:
                 v = em.vals.get(o) if isinstance(o, Inst) and o.block not in inside else None
                 if v is not None and v.kind == "f32" and v.lazy is not None and id(v) not in em.settled:
                     self.settle(v)
-                    self.entry_settled.add(id(v))
+                    em.entry_settled.add(id(v))
 
     def clear_starts(self, h) -> list:
         """[(IR value, f32 register)] of the values from outside loop h whose -0 could make a
@@ -436,7 +435,7 @@ class NanFixups:
                 if isinstance(o, Inst) and o.block in inside:
                     continue                    # varies in the loop: not a start
                 v = em.vals.get(o)
-                if v is None or v.kind != "f32" or v.lazy is not None and id(v) not in em.settled | self.entry_settled:
+                if v is None or v.kind != "f32" or v.lazy is not None and id(v) not in em.settled | em.entry_settled:
                     return []
                 out.append((o, v.regs[0]))
         return out
