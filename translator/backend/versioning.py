@@ -80,14 +80,38 @@ def version(loop: SeqLoop, before: list, tree: list):
     ends = list(dict.fromkeys(at(c, loop.reg, v) for c in conds for v in (Num(0), last)))
 
     inside, rest = list(events(loop.body)), list(events(tree, skip=loop))
-    fast = clone([loop], fresh_registers(inside, rest), guards)
-    # live in the copy: what the rest of the tree reads, and what the original loop reads that
+    # live in a copy: what the rest of the tree reads, and what the original loop reads that
     # nothing before it resets (a value it could find from an earlier run of the loop)
     reads_outside = {r for r, is_def in rest if not is_def}
     reset = {r for o in before if isinstance(o, Op) and not o.partial for r in o.dsts + o.mdst}
     reads_inside = {r for r, is_def in inside if not is_def}
-    fast = remove_dead(fast, keep=reads_outside | (reads_inside - reset))
-    return SeqIf.fallback(ends, [loop], fast)
+
+    def copy(replaced, then=()):
+        return remove_dead(clone([loop], fresh_registers(inside, rest), replaced, then),
+                           keep=reads_outside | (reads_inside - reset))
+    general = [loop]
+    # where a guard does not clear the loop, the guards its fallback holds may (rowplan.py's row
+    # load: the transposed copy, else the panels, else the gather): a second copy takes those
+    # guards' fallbacks (always right), the guards they hold and the other guards their fast arms
+    outer = [g for g in guards if _top_guards(g.then)]
+    inner = [x for g in outer for x in _top_guards(g.then)]
+    conds2 = [c for g in guards + inner if not any(g is o for o in outer) for c in g.unless]
+    if inner and all(affine_comparisons(c, loop.reg.name, assigned) for c in conds2):
+        ends2 = list(dict.fromkeys(at(c, loop.reg, v) for c in conds2 for v in (Num(0), last)))
+        general = [SeqIf.fallback(ends2, [loop], copy(guards + inner, then=outer))]
+    return SeqIf.fallback(ends, general, copy(guards))
+
+
+def _top_guards(items) -> list:
+    """The guards (SeqIfs with unless) in a tree that no other guard of it holds."""
+    out = []
+    for it in items:
+        if isinstance(it, SeqIf) and it.unless:
+            out.append(it)
+            continue
+        for attr in KIDS:
+            out += _top_guards(getattr(it, attr, ()))
+    return out
 
 
 def fresh_registers(inside: list, rest: list) -> dict:
@@ -120,13 +144,13 @@ def events(items, skip=None):
             yield from events(getattr(it, attr, ()), skip)
 
 
-def clone(items, fresh: dict, guards: list) -> list:
+def clone(items, fresh: dict, guards: list, then=()) -> list:
     """A copy of the tree `items` with registers renamed by `fresh` and each of `guards` replaced
-    by its orelse."""
+    by its orelse (those also in `then`: by their then)."""
     out = []
     for it in items:
         if any(it is g for g in guards):
-            out += clone(it.orelse, fresh, guards)
+            out += clone(it.then if any(it is g for g in then) else it.orelse, fresh, guards, then)
             continue
         if isinstance(it, Op):
             ren = lambda rs: tuple(fresh.get(r, r) for r in rs)
@@ -135,7 +159,7 @@ def clone(items, fresh: dict, guards: list) -> list:
         new = replace(it)
         for attr in KIDS:
             if hasattr(it, attr):
-                setattr(new, attr, clone(getattr(it, attr), fresh, guards))
+                setattr(new, attr, clone(getattr(it, attr), fresh, guards, then))
         if isinstance(it, (WhileAny, IfAnyLane)):
             new.mask = fresh.get(it.mask, it.mask)
         out.append(new)
