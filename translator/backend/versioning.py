@@ -18,6 +18,10 @@ last (counter stop - 1).  The loop L then becomes::
 
 In the fast copy every fallback is replaced by its ``orelse`` (nothing) and the ops only they
 needed are dropped (``emit.remove_dead`` on the copy, keeping what the rest of the tree reads).
+Where a fallback holds guards of its own (rowplan.py's row load: without the runtime's transposed
+copy, the panels, whose own fallback is the gather), a second copy takes that fallback, and those
+guards' and the other guards' fast arms, when their conditions hold at both ends:
+``SeqIf(not ends, [SeqIf(not ends2, [L], [second copy])], [fast copy])``.
 The new ``SeqIf`` is itself a fallback with ``unless``, so an enclosing loop (visited after its
 inner loops) versions on the inner loop's end conditions in turn when they are affine in its own
 counter.  A launch that goes out of bounds runs the original loop and reports as before.
