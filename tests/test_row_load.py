@@ -8,31 +8,8 @@ import numpy as np
 import pytest
 
 from emulator_harness import device_env, launch
-
-MATVEC = """
-__kernel void mv(__global const float *W, __global const float *x, __global float *y,
-                 int rows, int cols, int pitch, int start)
-{
-    int r = get_global_id(0);
-    if (r < rows) {
-        float s = 0.0f;
-        for (int k = 0; k < cols; k++)
-            s += W[r * pitch + k + start] * x[k];
-        y[r] = s;
-    }
-}
-"""
-
-
-def matvec(env, rows, cols, pitch, start, gs=None):
-    rng = np.random.default_rng(rows * 7 + cols)
-    W = rng.integers(-4, 5, rows * pitch + start + cols + 3).astype(np.float32)
-    x = rng.integers(-4, 5, cols).astype(np.float32)
-    (_, _, y), ev = launch(env, MATVEC, "mv", gs or rows, W, x, np.zeros(gs or rows, np.float32),
-                           *map(np.int32, (rows, cols, pitch, start)))
-    idx = np.arange(rows)[:, None] * pitch + start + np.arange(cols)[None, :]
-    return y[:rows], (W[idx].astype(np.float64) @ x).astype(np.float32), ev.stats
-
+from test_forwarding import ROWS
+from test_row_plan import run_rows
 
 @pytest.mark.parametrize("rows, cols, pitch, start", [
     (512, 64, 64, 0),        # one half of a wave narrowed 8 times
@@ -41,14 +18,14 @@ def matvec(env, rows, cols, pitch, start, gs=None):
     (5000, 16, 16, 0),       # two waves, the second partial
 ])
 def test_row_loads_match_numpy(rows, cols, pitch, start):
-    y, ref, _ = matvec(device_env("mncore2"), rows, cols, pitch, start)
+    y, ref, _ = run_rows("mncore2", rows, cols, pitch, start)
     np.testing.assert_array_equal(y, ref)
 
 
 def test_a_full_wave_takes_the_copy():
     """4096 rows of 256 on mncore2 (its wave narrowed 8 times, full): under 5 steps a pass (1,184
     steps); the panels handed out PE by PE took over 17 (4,496)."""
-    y, ref, stats = matvec(device_env("mncore2", new=True), 4096, 256, 256, 0)
+    y, ref, stats = run_rows("mncore2", 4096, 256, 256, 0)
     np.testing.assert_array_equal(y, ref)
     assert stats.steps <= 5 * 256, stats.steps
     assert stats.dram_bytes <= 1.1 * 4096 * 256 * 4 + 64 * 1024, stats.dram_bytes
@@ -57,7 +34,7 @@ def test_a_full_wave_takes_the_copy():
 def test_a_small_launch_in_a_wide_wave_stages_panels():
     """100 rows in tiny's wave of 512: the copy's shares would be four-fifths empty, so the runtime
     makes none and the panels move the rows (about once)."""
-    y, ref, stats = matvec(device_env("tiny", new=True), 100, 64, 64, 0)
+    y, ref, stats = run_rows("tiny", 100, 64, 64, 0)
     np.testing.assert_array_equal(y, ref)
     assert stats.dram_bytes <= 1.5 * 100 * 64 * 4 + 64 * 1024, stats.dram_bytes
 
@@ -87,18 +64,6 @@ def test_rows_read_by_two_loops_cross_dram_once():
     rows = x.reshape(n, chunk).astype(np.float64)
     np.testing.assert_array_equal(got, (np.cumsum(rows, axis=1) - rows.sum(axis=1, keepdims=True)).ravel())
     assert ev.stats.dram_bytes <= 1.2 * 2 * x.nbytes, ev.stats.dram_bytes
-
-
-ROWS = """
-__kernel void rows(__global const float *A, __global const float *x, __global float *y, int n)
-{
-    int i = get_global_id(0);
-    float s = 0.0f;
-    for (int k = 0; k < n; k++)
-        s += A[i * n + k] * x[k];
-    y[i] = s;
-}
-"""
 
 
 def test_a_launch_without_the_copy_runs_the_panels_without_branches():
