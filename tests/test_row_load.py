@@ -2,8 +2,8 @@
 k reads, each pass, the wave's share of row k of a copy the runtime makes for the launch
 (element k * items + r), a column load the column plan multi-buffers, instead of panels handed
 out PE by PE.  Results are numpy's for pitches shorter and longer than the loop, offsets, partial
-waves and several waves; a launch that fills its waves takes the copy (half the steps of the
-panels), a few rows in a wide wave stage panels."""
+waves and several waves; a launch that fills its waves takes the copy (a quarter of the
+panels' steps), a few rows in a wide wave stage panels."""
 import numpy as np
 import pytest
 
