@@ -360,9 +360,8 @@ class Control:
             ex = ctx["exits"][(src, dst)]
             em.alu("ior", ex, p, dst=ex)
             bottom = ctx["bottom"]
-            if bottom and (src, dst) == (bottom["src"], bottom["dst"]) and em.active_when(p) is not None:
-                em.all_active[ex] = em.active_when(p)    # (its one exit, taken once: in the last pass)
-                em.same_as[ex] = em.same_as.get(p, p)
+            if bottom and (src, dst) == (bottom["src"], bottom["dst"]):
+                em.kept_equal(ex, p)       # (its one exit, taken once: in the last pass)
             get = em.values.raw if ctx["lazy"] else em.values.val      # a lazy loop settles after it (nans.py)
             settled = set(em.settled)
             for phi, cap in ctx["phicaps"].get((src, dst), []):
@@ -626,9 +625,8 @@ class Control:
         # loop-carried registers, set from the entry edges
         entry_pred = self.block_pred(h)
         M = em.copy(entry_pred)
-        if bottom and em.active_when(entry_pred) is not None:
-            em.all_active[M] = em.active_when(entry_pred)    # all lanes enter, and run every pass
-            em.same_as[M] = em.same_as.get(entry_pred, entry_pred)
+        if bottom:
+            em.kept_equal(M, entry_pred)       # all lanes that enter run every pass
         carried = {}
         for phi in phis:
             v0 = self.phi_value(phi, entry_edges)

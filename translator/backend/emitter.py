@@ -257,6 +257,13 @@ class Emitter:
         that failed, a loop no lane entered)."""
         return "" if p is self.active else self.all_active.get(p)
 
+    def kept_equal(self, copy, p):
+        """Note that register `copy` holds lane predicate p's value (a rotated counted loop's mask,
+        its exit): every lane under p's condition, and p itself where a join meets its sibling."""
+        if self.active_when(p) is not None:
+            self.all_active[copy] = self.active_when(p)
+            self.same_as[copy] = self.same_as.get(p, p)
+
     def either(self, a, b):
         """a | b of two lane predicates, and when each is `active` under a sequencer condition,
         so is the result (under either)."""

@@ -1047,16 +1047,18 @@ class Memory:
         em.items.append(SeqIf(f"({u}) & 1", odd))
         return a
 
-    def copy_share(self, k, at: str) -> VReg:
-        """In a loop, the wave's share of a copy of buffer k at DRAM address `at` (a sequencer
-        expression of the pass), staged like a column load, which the column plan multi-buffers."""
+    def read_share(self, k, at: str, hint: str, hoist=False) -> VReg:
+        """The wave's share at DRAM address `at` (a sequencer expression) of a copy of buffer k
+        that nothing stores to (its replicated copy moved by a shift, a row load's transposed
+        copy); in a loop a column load, which the column plan (colplan.py) moves a pass early."""
         em = self.em
-        lc, lb, _ = self.staging_area("shift", False)
+        lc, lb, own = self.staging_area("shift", hoist)
         t = em.tag()
         mv = MV(f"mvd/n{em.lay.stripe}i{t} $d0 $lc{lc}", at, em.line, share=True)
-        d = em.new(f"cp{k}")
-        self.staged(mv, t, lc, lb, d, hoist=False, read_only=True)
-        em.columns[mv.chain] = (em.line, self.param(k).name)
+        d = em.new(hint)
+        self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
+        if em.loop_stack:
+            em.columns[mv.chain] = (em.line, self.param(k).name)
         return d
 
     def long_shift_load(self, k, shift, hoist=True) -> VReg:
@@ -1070,17 +1072,10 @@ class Memory:
             return em.fast_cache[key]
         lay = em.lay
         S, G = lay.stripe, lay.groups
-        lc, lb, own = self.staging_area("shift", hoist)
-        t = em.tag()
         a = f"{self.read_base(k)} + %wx * {G * S} + {shift}"
         # lanes outside the buffer (a guarded border, the wave's tail) may ask for addresses
         # beyond DRAM: the transfer is clamped, those lanes' values are don't-care
-        hi = lay.dram_longs - S
-        mv = MV(f"mvd/n{S}i{t} $d0 $lc{lc}", dram_clamped(a, hi), em.line, share=True)
-        d = em.new(f"sh{k}")
-        self.staged(mv, t, lc, lb, d, hoist=own, read_only=True)
-        if em.loop_stack:           # the column plan (colplan.py) moves the next pass's share early
-            em.columns[mv.chain] = (em.line, self.param(k).name)
+        d = self.read_share(k, dram_clamped(a, lay.dram_longs - S), f"sh{k}", hoist)
         if key:
             em.fast_cache[key] = d
         return d

@@ -38,6 +38,7 @@ import re
 from .abi import ARG_LONGS, nbytes, param, reg, row_copy, row_load
 from .emitter import CodegenError
 from .memory import dram_clamped
+from .rowstore import known_at_launch
 from .ops import Call, MV, Op, SeqIf, SeqLoop, SeqSet
 from .values import Val
 
@@ -187,7 +188,6 @@ class RowPlan:
         or gathers.  None when the plan does not apply, or when another loop reads rows of the
         buffer too (SHOC scan's two passes over `in[base + k]`): the panels stay staged for it,
         where the copy would move the rows again."""
-        from .rowstore import known_at_launch
         em = self.em
         m = self.match(k, access)
         if m is None or not all(map(known_at_launch, (m[0], m[1], m[3]))) or any(
@@ -197,7 +197,7 @@ class RowPlan:
         pitch, start, n, trips = m
         em.uses.setdefault("row_loads", {})[k] = (pitch, start, trips)
         outer, em.items = em.items, []
-        out = em.memory.copy_share(k, f"{reg(row_load(k))}+({n}*%nwx+%wx)*{em.lay.stripe}")
+        out = em.memory.read_share(k, f"{reg(row_load(k))}+({n}*%nwx+%wx)*{em.lay.stripe}", f"cp{k}")
         fast, em.items = em.items, []
         remarks = dict(em.remarks)
         em.copy((self.load(k, ptr, ty, p, access) or em.memory.gather(k, ptr, ty, p)).regs[0], out)

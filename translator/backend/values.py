@@ -101,6 +101,9 @@ def aff_scale(a, c: int):
     return a[0] * c, a[1] * c, None if a[2] is None else f"({a[2]}) * {c}"
 
 
+_PLAIN = re.compile(r"-?\d+|%\w+")     # a sequencer expression that is a number or a register
+
+
 class Values:
     """Values of IR operands, constants, vectors and aggregates, and what the sequencer knows of them."""
 
@@ -513,8 +516,7 @@ class Values:
         if x.pred[0] == "u" and not all(self.small(o) for o in x.ops):
             return None
         a, b = (self.seq_expr(o) for o in x.ops)
-        plain = re.compile(r"-?\d+|%\w+|\(?%\w+\)?")
-        if a is None or b is None or not (plain.fullmatch(a) and plain.fullmatch(b)):
+        if a is None or b is None or not (_PLAIN.fullmatch(a) and _PLAIN.fullmatch(b)):
             return None
         return self.for_the_wave(f"({a} {self._TESTS[x.pred]} {b})")
 
@@ -546,7 +548,7 @@ class Values:
             v = self.val(a) if isinstance(a, Inst) else None
             bound = self.seq_expr(b)
             if v is not None and v.kind == "i32" and v.gid_affine and within(v.rng, I32) and bound is not None \
-                    and re.fullmatch(r"-?\d+|%\w+", bound):
+                    and _PLAIN.fullmatch(bound):
                 break
             pred = self._SWAPPED[pred]
         else:
