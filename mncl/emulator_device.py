@@ -393,6 +393,40 @@ class EmulatorDevice:
         inside = where < nw
         return (copy.dram, copy, where[inside], inside), plane
 
+    def write_store_set(self, k, buf, passes, rows, skewed, items, lay, twice):
+        """The copy of buffer k for its row store set (RowStore.stamped): per pass n, 2Q planes of
+        the launch's `items` work-items (element (n * 2Q + j) * items + w), plane q < Q the values
+        store q stored, plane Q + q its lane mask, all zero before the run.  None (the kernel then
+        scatters) when the buffer is also another argument, there are no passes or the copy does
+        not fit in a quarter of DRAM; else (the copy, passes, rows, skewed, items) for
+        read_store_set."""
+        nbytes = 4 * passes * 2 * len(rows) * items
+        if twice or passes <= 0 or nbytes > lay.dram_longs * 8 // 4:
+            return None
+        try:
+            copy = self.scratch(("row store set", k), nbytes)
+        except Error:
+            return None
+        self.write_buffer(copy, lay)
+        return copy, passes, rows, skewed, items
+
+    def read_store_set(self, buf, copy, passes, rows, skewed, items, lay):
+        """The elements a row store set stored back into the buffer's host mirror: where several
+        (pass, store) pairs stored one element, the value of the last in program order (pass k,
+        then store q: stamp k * Q + q); two work-items storing one element race, as in OpenCL."""
+        q_n = len(rows)
+        got = self.read_buffer(copy, lay)[:4 * passes * 2 * q_n * items].view(np.uint32).reshape(passes, 2, q_n, items)
+        n, q, w = np.nonzero(got[:, 1])
+        pitch, stride, start = (np.array(c, np.int64)[q] for c in zip(*rows))
+        k = n - w % lay.wave if skewed else n           # (a skewed loop: lane x's pass k at pass k + x)
+        idx = w * pitch + k * stride + start
+        out = buf.view[:buf.nbytes // 4 * 4].view(np.uint32)
+        keep = (idx >= 0) & (idx < out.size)
+        idx, stamp, vals = idx[keep], (n * q_n + q)[keep], got[:, 0][n, q, w][keep]
+        order = np.lexsort((stamp, idx))
+        last = np.append(idx[order][1:] != idx[order][:-1], True)      # each element's last store
+        out[idx[order][last]] = vals[order][last]
+
     def read_row_store(self, buf, copy, where, inside, lay):
         """The stored rows from the transposed copy back into the buffer's host mirror."""
         got = self.read_buffer(copy, lay)[:4 * inside.size].view(np.uint32).reshape(inside.shape)
@@ -572,7 +606,7 @@ class EmulatorDevice:
             extra[abi.snapshot(k)] = copy.dram + lay.pad
             for g, off in enumerate(offsets):
                 self.emu.write_dram(g, copy.dram + lay.pad + off, data)
-        stores, items = [], plan.seq["nwx"] * lay.wave
+        stores, sets, items = [], [], plan.seq["nwx"] * lay.wave
         for k, *row in plan.row_loads:           # (before the row copies: a launch that takes one needs no other)
             extra[abi.row_load(k)] = self.write_row_load(k, args[k], *row, items, plan.seq["gx"], lay)
         for k, pitch, interleave in plan.row_copies:
@@ -583,6 +617,10 @@ class EmulatorDevice:
             made = self.write_row_store(k, args[k], *row, items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
+        for k, passes, rows, skewed in plan.row_store_sets:
+            made = self.write_store_set(k, args[k], passes, rows, skewed, items, lay, k in shared)
+            extra[abi.row_store(k)] = made[0].dram if made else -1
+            sets += [(k, made)] if made else []
         for k, stored, layout in plan.split_copies:
             try:
                 made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay)
@@ -598,6 +636,8 @@ class EmulatorDevice:
             args[i].view[:] = self.read_buffer(args[i], lay)
         for k, made in stores:
             self.read_row_store(args[k], *made, lay)
+        for k, made in sets:
+            self.read_store_set(args[k], *made, lay)
         if report:
             self.raise_out_of_bounds(kernel_info, kb, report, lay, args)
         return self._profile(prof, kernel_info, loaded)

@@ -30,6 +30,7 @@ class FakeBinary:
     snapshots: list = field(default_factory=list)
     split_copies: list = field(default_factory=list)
     row_loads: list = field(default_factory=list)
+    row_store_sets: list = field(default_factory=list)
     name: str = "k"
 
 

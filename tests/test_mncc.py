@@ -218,13 +218,17 @@ SYMM = """__kernel void symm(__global float *s, __global const float *d, int m, 
 def test_stats_of_a_triangular_loop_and_of_scatters(tmp_path):
     """In a loop the build runs skewed (KernelBinary.skewed) the counter is the sequencer's, so
     --stats classifies `d[i*m + j2]` as a broadcast and the two stores as a row and a column (it
-    printed "irregular" for all three); each scatter is labelled as a scatter, not a gather, and
-    the column store's pass, which moves only the chunks its wave touches, says so, and why a store
-    at the global id plus a uniform offset (the pass's row) is not a shifted store."""
+    printed "irregular" for all three), which go to a row store set's copy.  Where the buffer is
+    read too (`s[j2*m + j1] += t`), each scatter is labelled as a scatter, not a gather, and the
+    column store's pass, which moves only the chunks its wave touches, says so, and why a store at
+    the global id plus a uniform offset (the pass's row) is not a shifted store."""
     r = cc(tmp_path, "--stats", src=SYMM, name="symm.cl")
     assert r.exit_code == 0, r.stderr
     assert "irregular" not in r.stderr, r.stderr
     assert "symm.cl:8: load d (global, 4 B): broadcast in the loop at line 8" in r.stderr
+    assert "symm.cl:9: store s (global, 4 B): row in the loop at line 7; row store set" in r.stderr
+    assert "symm.cl:10: store s (global, 4 B): column in the loop at line 7; row store set" in r.stderr
+    r = cc(tmp_path, "--stats", src=SYMM.replace("s[j2 * m + j1] = t", "s[j2 * m + j1] += t"), name="symm.cl")
     assert "symm.cl:9: store s (global, 4 B): row in the loop at line 7; whole-buffer scatter" in r.stderr
     assert "symm.cl:10: store s (global, 4 B): column in the loop at line 7; wave-span scatter" in r.stderr
     assert ("symm.cl:10: remark: kernel 'symm': the store to 's' is scattered: its index is the global id "

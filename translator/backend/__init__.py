@@ -83,6 +83,9 @@ class KernelBinary:
                                                       # and stores to where stored (splitcopy.py), at sc<k>
     row_loads: list = field(default_factory=list)   # [parameter, pitch, start, passes (sequencer expressions)]:
                                                     # transposed copies it reads rows from (rowplan.py)
+    row_store_sets: list = field(default_factory=list)  # [parameter, {"trips", "stores": [[pitch, stride,
+                                                        # start] per store]}]: copies its stores of a buffer
+                                                        # go to, plane by plane (RowStore.stamped)
 
     def to_dict(self):
         return asdict(self)
@@ -295,7 +298,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[k, *p] for k, p in sorted(em.uses.get("row_stores", {}).items())],
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed),
                         [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())],
-                        [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())])
+                        [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())],
+                        [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -160,7 +160,7 @@ def kernel_args(uses: dict) -> list:
         + [widened(k) for k in sorted(uses.get("widened", ()))] \
         + [snapshot(k) for k in sorted(uses.get("snapshots", ()))] \
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
-        + [row_store(k) for k in sorted(uses.get("row_stores", {}))] \
+        + [row_store(k) for k in sorted({*uses.get("row_stores", {}), *uses.get("row_store_sets", {})})] \
         + [row_load(k) for k in sorted(uses.get("row_loads", {}))] \
         + [x for k in sorted(uses.get("split_copies", {})) for x in (split_copy(k), split_plane(k))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
@@ -503,6 +503,8 @@ class LaunchPlan:
                                                       # to split_copy(k), read back after the run if stored
     row_loads: list = field(default_factory=list)   # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row load goes to row_load(k) (rowplan.py)
+    row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start) per
+                                                        # store], skewed): its copy's planes go to row_store(k)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -587,9 +589,12 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
     row_stores, row_loads = ([(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in rows]
                              for rows in (kb.row_stores, kb.row_loads))
+    sets = [(k, max(evaluate(plan["trips"], {**seq, "wx": x}) for x in range(seq["nwx"])),
+             [tuple(evaluate(e, seq) for e in row) for row in plan["stores"]], plan["skewed"])
+            for k, plan in kb.row_store_sets]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local, row_stores, list(kb.snapshots),
-                      [tuple(x) for x in kb.split_copies], row_loads)
+                      [tuple(x) for x in kb.split_copies], row_loads, sets)
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

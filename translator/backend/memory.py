@@ -425,6 +425,8 @@ class Memory:
             if size == 4 and k != "L" and pitch is None and aff is not None and aff[0] == 4 \
                     and em.row_store.shifted(k, v.regs[0], p, whole, em.accesses.get(i), aff, scatter):
                 return None
+            if size == 4 and k != "L" and em.row_store.stamped(k, v.regs[0], p, em.accesses.get(i), scatter):
+                return None
             return scatter()
         raise CodegenError(f"stores of {size}-byte elements to '{name}' are not supported on the emulator "
                            f"device yet", em.line)

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import re
 
-from .abi import reg, row_store
-from .ops import SeqIf
+from .abi import STORE_TAG, reg, row_store
+from .ops import MV, SeqIf
 from .seqexpr import seq
+
+
+WAVE_KNOWN = {"wx", "offx", "gx"}     # sequencer registers the runtime can evaluate for each wave
 
 
 def known_at_launch(e: str) -> bool:
@@ -55,6 +58,74 @@ class RowStore:
                           "row store: each pass's values stored as the wave's share of a transposed copy, which "
                           "the runtime writes back into the buffer after the launch (a buffer passed twice scatters)")
         return True
+
+    def stamped(self, k, v, p, access, scatter) -> bool:
+        """Row stores of a buffer stored more than once (covariance's `symmat[j1*m + j2]` and
+        `symmat[j2*m + j1]`), or in a loop whose passes the runtime knows only as a bound (a skewed
+        loop's): each store's values, and its lane mask p as "stored" flags, go whole to planes of
+        one copy, no merge read (store_set); the runtime writes back, per element, the value of the
+        last store in program order (pass, then the store's place in the loop body) that stored
+        it.  False when it does not apply (then the caller scatters)."""
+        em = self.em
+        got = self.store_set(k, access)
+        if got is None:
+            return False
+        q, n, plan = got
+        planes = 2 * len(plan["stores"])
+        em.uses.setdefault("row_store_sets", {})[k] = plan
+        S = em.lay.stripe
+
+        def fast():
+            for j, val in ((q, v), (planes // 2 + q, p)):
+                at = f"{reg(row_store(k))}+(({n}*{planes}+{j})*%nwx+%wx)*{S}"     # (an MV's offset: no spaces)
+                em.memory.store_up(val, lambda lc, at=at: [MV(f"mvd/n{S}i{STORE_TAG} $lc{lc} $d0", at, em.line,
+                                                               share=True)])
+        self.fallback(k, scatter, fast,
+                      "row store set: each pass's values and lane mask stored as the wave's shares of a copy's "
+                      "planes, which the runtime writes back into the buffer after the launch, each element from "
+                      "the last store that stored it (a buffer passed twice scatters)")
+        return True
+
+    def store_set(self, k, access):
+        """(this store's place q among its buffer's stores, the pass counter, the plan {"trips",
+        "stores": [[pitch, stride, start] per store, in program order]: sequencer expressions, in
+        elements; "skewed": the loop runs skewed, so lane x of a wave makes its pass k at the
+        counter's pass k + x, control.skewed_loop}) when every access of buffer parameter k is a 32-bit store of the form
+        gid * pitch + pass * stride + start in one basic block of the innermost loop, a loop the
+        sequencer counts; pitch, stride and start known at launch, and the passes at launch for
+        each wave (the runtime sizes the copy by the most).  Else None."""
+        em = self.em
+        ctx = em.loop_stack[-1] if em.loop_stack else None
+        if not em.one_d or em.rows is not None or not isinstance(k, int) or access is None \
+                or access.kind != "store" or access.inst is None or ctx is None or ctx["seq_reg"] is None \
+                or any(r not in WAVE_KNOWN and not re.fullmatch(r"p\d+", r) for r in seq(ctx["trips"]).regs()):
+            return None
+        mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer]
+        if any(a.kind != "store" or a.inst is None or a.elem != 4 or a.loop != ctx["header"]
+               or a.inst.block != access.inst.block for a in mine):
+            return None
+        at = {id(i): j for j, i in enumerate(em.bmap[access.inst.block].insts)}
+        mine.sort(key=lambda a: at[id(a.inst)])
+        rows = [self.strided_row(a.form, ctx["header"]) for a in mine]
+        if None in rows:
+            return None
+        return mine.index(access), ctx["seq_reg"], {"trips": ctx["trips"], "stores": rows,
+                                                    "skewed": ctx["header"] in em.skewed}
+
+    def strided_row(self, form, loop):
+        """[pitch, stride, start] (sequencer expressions known at launch, in elements) of an index
+        form gid * pitch + k * stride + start, k the pass counter of `loop`, pitch not 0; else None."""
+        terms = {"pitch": [], "stride": [], "start": []}
+        for mono, coef in form.items():
+            names = list(mono)
+            part = "pitch" if "gid0" in names else "stride" if f"k@{loop}" in names else "start"
+            if part != "start":
+                names.remove("gid0" if part == "pitch" else f"k@{loop}")
+            terms[part].append((names, coef))
+        row = [self.em.row_plan.uniform(terms[part]) for part in ("pitch", "stride", "start")]
+        if None in row or not terms["pitch"] or not all(known_at_launch(e) for e in row):
+            return None
+        return row
 
     def shifted(self, k, v, p, whole, access, aff, scatter) -> bool:
         """`out[gid + u] = v` (u uniform, known at launch: constants and scalar arguments; MNACC's
@@ -108,15 +179,21 @@ class RowStore:
         (pitch, start, passes) for the runtime), or scatter() where the launch has no copy."""
         em = self.em
         em.uses.setdefault("row_stores", {})[k] = row
+        self.fallback(k, scatter, lambda: em.memory.fast_store(k, v, p, full=em.full_when(em.lay.wave_full(), whole),
+                                                                at=at), plan)
+
+    def fallback(self, k, scatter, fast, plan: str):
+        """fast() (the store to buffer k's copy) where the launch has the copy (its address in
+        row_store(k) is not -1), else scatter()."""
+        em = self.em
         em.uses["launch"] = True
         outer, em.items = em.items, []
-        full = em.full_when(em.lay.wave_full(), whole)
-        em.memory.fast_store(k, v, p, full=full, at=at)
-        fast, em.items = em.items, []
+        fast()
+        fast_items, em.items = em.items, []
         remarks = dict(em.remarks)
         scatter()
         em.scatter.flush_scatters()                  # (its batch ends in this arm)
         em.remarks = remarks                         # (only a buffer passed twice scatters)
         slow, em.items = em.items, outer
-        em.items.append(SeqIf.fallback((f"{reg(row_store(k))} >= 0",), slow, fast))
+        em.items.append(SeqIf.fallback((f"{reg(row_store(k))} >= 0",), slow, fast_items))
         em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(plan)

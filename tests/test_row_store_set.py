@@ -1,0 +1,102 @@
+"""Row store sets (RowStore.stamped, translator/backend/rowstore.py): a buffer stored more than
+once in a loop (covariance's `symmat[j1*m + j2]` and `symmat[j2*m + j1]`), or in a skewed loop,
+stores each pass's values and lane mask to planes of a copy, and the runtime writes back, per
+element, the value of the last store in program order that stored it.  The same results as a
+sequential reading of the C, including where one work-item stores an element twice (a later
+pass or a later store wins, even when it puts back the value the buffer held) and where no
+lane stores (the buffer keeps its value); the scatter it replaces moved all of the buffer in
+every pass."""
+import numpy as np
+import pytest
+
+import mncl as cl
+from emulator_harness import device_env, launch, mncc_stats
+
+SYMM = """
+__kernel void symm(__global float *sym, __global const float *data, int m, int n)
+{
+    int j1 = get_global_id(0);
+    if (j1 < m) {
+        for (int j2 = j1; j2 < m; j2++) {
+            float s = 0.0f;
+            for (int i = 0; i < n; i++)
+                s += data[i * m + j1] * data[i * m + j2];
+            sym[j1 * m + j2] = s;
+            sym[j2 * m + j1] = s;
+        }
+    }
+}
+"""
+
+# lane r: a at r*8 + k, b at r*8 + 2k (k < 4): r*8 (pass 0, b after a), r*8 + 2 (b at pass 1, then a
+# at pass 2: a's 7, which the buffer held before, must win), lanes r % 3 == 2 store nothing
+TWICE = """
+__kernel void twice(__global float *out, int n, int passes)
+{
+    int r = get_global_id(0);
+    if (r < n && r % 3 != 2)
+        for (int k = 0; k < passes; k++) {
+            out[r * 8 + k] = 7.0f;
+            out[r * 8 + 2 * k] = (float)(100 * r + k + 1);
+        }
+}
+"""
+
+
+def twice_reference(out, n):
+    ref = out.copy()
+    for r in range(n):
+        if r % 3 != 2:
+            for k in range(4):
+                ref[r * 8 + k] = 7.0
+                ref[r * 8 + 2 * k] = 100 * r + k + 1
+    return ref
+
+
+@pytest.mark.parametrize("machine, m, n", [("tiny", 50, 9), ("tiny", 300, 3), ("mncore2", 128, 16),
+                                           ("mncore2", 5, 3)])
+def test_a_symmetric_product_matches_numpy(machine, m, n):
+    """Both triangles, several waves (tiny, 300 columns), a wave that is mostly empty (5)."""
+    data = np.random.default_rng(m).integers(-3, 4, (n, m)).astype(np.float32)
+    sym = np.full((m, m), -7.0, np.float32)
+    (got, _), _ = launch(device_env(machine, new=True), SYMM, "symm", m, sym, data, np.int32(m), np.int32(n))
+    np.testing.assert_array_equal(got, data.T.astype(np.float64) @ data)
+
+
+@pytest.mark.parametrize("machine, n", [("tiny", 40), ("tiny", 333), ("mncore2", 1000)])
+def test_the_last_store_in_program_order_wins(machine, n):
+    out = np.full(n * 8 + 8, 7.0, np.float32)
+    out[1::5] = -1.0
+    (got,), _ = launch(device_env(machine, new=True), TWICE, "twice", n, out.copy(), np.int32(n), np.int32(4))
+    np.testing.assert_array_equal(got, twice_reference(out, n))
+
+
+def test_a_buffer_passed_twice_scatters_and_is_right():
+    ctx, q = device_env("tiny", new=True)
+    src = TWICE.replace("__global float *out, int n,", "__global float *out, __global float *alias, int n,")
+    prg = cl.Program(ctx, src).build()
+    n = 60
+    out = np.full(n * 8 + 8, 3.0, np.float32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    prg.twice(q, (n,), None, buf, buf, np.int32(n), np.int32(4))
+    got = np.empty_like(out)
+    cl.enqueue_copy(q, got, buf)
+    np.testing.assert_array_equal(got, twice_reference(out, n))
+
+
+@pytest.mark.parametrize("src", [SYMM, TWICE])
+def test_stats_name_the_set(tmp_path, src):
+    err = mncc_stats(tmp_path / "k.cl", src)
+    assert err.count("row store set") == 2, err
+    assert "scattered" not in err, err
+
+
+def test_the_symmetric_product_moves_no_scatter():
+    """128 columns on mncore2: the scatters passed all of `sym` through every PE twice a pass
+    (1,476,276 steps for PolyBench covariance's kernel); the copy's planes are contiguous shares."""
+    m, n = 128, 16
+    data = np.random.default_rng(1).integers(-3, 4, (n, m)).astype(np.float32)
+    (got, _), ev = launch(device_env("mncore2", new=True), SYMM, "symm", m, np.zeros((m, m), np.float32), data,
+                          np.int32(m), np.int32(n))
+    np.testing.assert_array_equal(got, data.T.astype(np.float64) @ data)
+    assert ev.stats.steps < 60_000, ev.stats.steps
