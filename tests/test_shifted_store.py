@@ -185,3 +185,15 @@ def test_a_load_after_the_store_keeps_the_scatter(tmp_path):
     np.testing.assert_array_equal(c, 2 * np.arange(gs, dtype=np.float32))
     stats = mncc_stats(tmp_path / "k.cl", SRC, "-k", "reread")
     assert "store b (global, 4 B): neighbourhood; wave-span scatter" in stats, stats
+
+
+def test_the_scatter_it_does_not_take_costs_no_steps():
+    """The scatter beside the copy is a fallback: zeroing its Z area (64 steps on mncore2) waits
+    for a run that takes it (Scatter.ensure_z), and lu's row scaling, 64 work-items, pays none."""
+    n = 64
+    A0 = np.arange(n * n, dtype=np.float32).reshape(n, n) + 1
+    (A,), ev = run("mncore2", "scale_row", n, A0.copy(), np.int32(3), np.int32(n))
+    want = A0.copy()
+    want[3, 4:] = A0[3, 4:] / A0[3, 3]
+    np.testing.assert_array_equal(A, want)
+    assert ev.stats.steps < 210, ev.stats.steps

@@ -132,6 +132,7 @@ class Resident:
             glc, _ = em.memory.gather_area()
             _, red_lb = em.shared_area("reduce", em.CH, em.CH)
             em.scatter.scatter_setup()
+            em.scatter.ensure_z()
             tg = em.tag()
             em.items.append(MV(f"mvb/n{em.CH}i{tg} $d0@0 $lc{glc}", reg(base(k)), em.line))
             em.op(f"wait i{tg}", "wait")

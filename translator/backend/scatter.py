@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import idforms
 from .abi import GLOBAL_EXTENTS, ITEMS, LAUNCH, LOCAL, LOCAL_EXTENTS, base, reg, rows
 from .irread import Arg, Const, Inst
-from .ops import MV, SeqIf, SeqLoop, VReg
+from .ops import MV, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .values import Val
 
@@ -45,12 +45,22 @@ class Scatter:
             des = em.bool_from_mask(em.flags("uimin", nz, em.c32(0)))      # nz <= 0: designated
             zoff = em.alu("iand", em.b_not(des), em.c32(n_words))           # Z base (words): the chunk or Z
             tz = em.alu("iadd", zoff, em.alu("ilsl", ids["subpeid"], em.c32(1)))
-            if not em.scatter_regs:
-                self.zero_z()         # Z starts zeroed (and every scatter leaves it so)
             em.prologue += em.items
             em.items = saved
             em.scatter_regs[per_l2b] = (ids["subpeid"], zoff, tz)
         return em.scatter_regs[per_l2b]
+
+    def ensure_z(self):
+        """Z zeroed before the first pass that uses it in a run (each leaves it zeroed): under a
+        sequencer flag, so a kernel whose scatters sit in fallbacks it does not take (a row store's
+        copy, a shifted store) does not pay for it in its prologue (64 steps on mncore2)."""
+        em = self.em
+        if em.z_zeroed is None:
+            em.z_zeroed = em.seq_reg("zz")
+            em.prologue.append(SeqSet(em.z_zeroed, "0"))
+        outer, em.items = em.items, []
+        self.zero_z()
+        em.items = outer + [SeqIf(f"{em.z_zeroed} == 0", em.items + [SeqSet(em.z_zeroed, "1")])]
 
     def zero_z(self):
         em = self.em
@@ -206,6 +216,7 @@ class Scatter:
         n_words = 2 * CH
         em.uses.setdefault("bases", set()).add(k)
         em.uses.setdefault("rows", set()).add(k)
+        self.ensure_z()
         claims = claims or [None] * len(entries)
         claimed = any(c is not None for c in claims)
         rotated = len(entries) == 1 and entries[0][0] != 8 and not claimed
