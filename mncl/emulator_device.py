@@ -424,8 +424,10 @@ class EmulatorDevice:
         keep = (idx >= 0) & (idx < out.size)
         idx, stamp, vals = idx[keep], (n * q_n + q)[keep], got[:, 0][n, q, w][keep]
         order = np.lexsort((stamp, idx))
-        last = np.append(idx[order][1:] != idx[order][:-1], True)      # each element's last store
-        out[idx[order][last]] = vals[order][last]
+        idx, vals = idx[order], vals[order]
+        last = np.ones(idx.size, bool)                  # each element's last store
+        last[:-1] = idx[1:] != idx[:-1]
+        out[idx[last]] = vals[last]
 
     def read_row_store(self, buf, copy, where, inside, lay):
         """The stored rows from the transposed copy back into the buffer's host mirror."""

@@ -71,6 +71,25 @@ def test_the_last_store_in_program_order_wins(machine, n):
     np.testing.assert_array_equal(got, twice_reference(out, n))
 
 
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+@pytest.mark.parametrize("n, lo, passes", [(100, 1, 4), (700, 2, 4), (1000, 3, 3), (50, 5, 3)])
+def test_loops_from_an_argument_and_loops_no_lane_enters(machine, n, lo, passes):
+    """A counter from `lo` (the pass counter still counts from 0), and a loop that runs no pass
+    (the copy comes back with no flag set: the buffer keeps every value)."""
+    src = TWICE.replace("k = 0; k < passes", "k = lo; k < passes").replace("int n, int passes", "int n, int lo, int passes")
+    out = np.full(n * 8 + 8, 7.0, np.float32)
+    out[1::5] = -1.0
+    (got,), _ = launch(device_env(machine, new=True), src, "twice", n, out.copy(), np.int32(n), np.int32(lo),
+                       np.int32(passes))
+    want = out.copy()
+    for r in range(n):
+        if r % 3 != 2:
+            for k in range(lo, passes):
+                want[r * 8 + k] = 7.0
+                want[r * 8 + 2 * k] = 100 * r + k + 1
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_buffer_passed_twice_scatters_and_is_right():
     ctx, q = device_env("tiny", new=True)
     src = TWICE.replace("__global float *out, int n,", "__global float *out, __global float *alias, int n,")
