@@ -393,6 +393,25 @@ class EmulatorDevice:
         inside = where < nw
         return (copy.dram, copy, where[inside], inside), plane
 
+    def write_affine_copy(self, n, buf, a, b, u, gx, items, lay) -> int:
+        """The address of a "rows" build's n-th affine copy of buffer `buf` (Memory.affine_copy):
+        element f (of the launch's waves, whole) is buffer element a (f mod gx) + b (f div gx) + u,
+        0 where that lies outside the buffer; striped like a buffer.  -1 (the kernel then gathers)
+        when it does not fit in a quarter of DRAM."""
+        if 4 * items > lay.dram_longs * 8 // 4:
+            return -1
+        try:
+            copy = self.scratch(("affine copy", n), 4 * items)
+        except Error:
+            return -1
+        f = np.arange(items, dtype=np.int64)
+        idx = a * (f % gx) + b * (f // gx) + u
+        data = _longs(buf.view).view(np.uint32)[:buf.nbytes // 4]
+        inside = (idx >= 0) & (idx < data.size)
+        copy.view[:4 * items].view(np.uint32)[inside] = data[idx[inside]]
+        self.write_buffer(copy, lay)
+        return copy.dram
+
     def write_store_set(self, k, buf, passes, rows, skewed, items, lay, twice):
         """The copy of buffer k for its row store set (RowStore.stamped): per pass n, 2Q planes of
         the launch's `items` work-items (element (n * 2Q + j) * items + w), plane q < Q the values
@@ -623,6 +642,8 @@ class EmulatorDevice:
             made = self.write_store_set(k, args[k], passes, rows, skewed, items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             sets += [(k, made)] if made else []
+        for n, k, a, b, u in plan.affine_copies:
+            extra[abi.affine_copy(n)] = self.write_affine_copy(n, args[k], a, b, u, plan.seq[abi.ROW_LENGTH], items, lay)
         for k, stored, layout in plan.split_copies:
             try:
                 made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay)

@@ -31,6 +31,7 @@ class FakeBinary:
     split_copies: list = field(default_factory=list)
     row_loads: list = field(default_factory=list)
     row_store_sets: list = field(default_factory=list)
+    affine_copies: list = field(default_factory=list)
     name: str = "k"
 
 

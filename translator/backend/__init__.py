@@ -86,6 +86,8 @@ class KernelBinary:
     row_store_sets: list = field(default_factory=list)  # [parameter, {"trips", "stores": [[pitch, stride,
                                                         # start] per store]}]: copies its stores of a buffer
                                                         # go to, plane by plane (RowStore.stamped)
+    affine_copies: list = field(default_factory=list)   # [n, parameter, a, b, u (sequencer expressions)]:
+                                                        # copies a "rows" build reads (Memory.affine_copy)
 
     def to_dict(self):
         return asdict(self)
@@ -299,7 +301,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         sorted(em.uses.get("snapshots", ())), sorted(em.skewed),
                         [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())],
                         [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())],
-                        [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())])
+                        [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())],
+                        [[n, *c] for n, c in sorted(em.uses.get("affine_copies", {}).items())])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -121,6 +121,12 @@ def row_load(k) -> str:
     return f"rl{k}"
 
 
+def affine_copy(n) -> str:
+    """The address, in every group's DRAM, of a "rows" build's n-th affine copy (LaunchPlan.
+    affine_copies, Memory.affine_copy), or -1."""
+    return f"ac{n}"
+
+
 def split_copy(k) -> str:
     """The address, in every group's DRAM, of buffer k's split copy (LaunchPlan.split_copies,
     splitcopy.py)."""
@@ -162,6 +168,7 @@ def kernel_args(uses: dict) -> list:
         + [row_copy(k) for k in sorted(uses.get("row_copies", {}))] \
         + [row_store(k) for k in sorted({*uses.get("row_stores", {}), *uses.get("row_store_sets", {})})] \
         + [row_load(k) for k in sorted(uses.get("row_loads", {}))] \
+        + [affine_copy(n) for n in sorted(uses.get("affine_copies", {}))] \
         + [x for k in sorted(uses.get("split_copies", {})) for x in (split_copy(k), split_plane(k))] \
         + [rows(k) for k in sorted(uses.get("rows", ()), key=str)] \
         + [param(k) for k in sorted(uses.get("params", ()))] \
@@ -505,6 +512,8 @@ class LaunchPlan:
                                                     # for a row load goes to row_load(k) (rowplan.py)
     row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start) per
                                                         # store], skewed): its copy's planes go to row_store(k)
+    affine_copies: list = field(default_factory=list)   # (n, parameter, a, b, u): its copy, element f =
+                                                        # a (f mod gx) + b (f div gx) + u, goes to affine_copy(n)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -594,7 +603,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             for k, plan in kb.row_store_sets]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local, row_stores, list(kb.snapshots),
-                      [tuple(x) for x in kb.split_copies], row_loads, sets)
+                      [tuple(x) for x in kb.split_copies], row_loads, sets,
+                      [(n, k, *(evaluate(e, seq) for e in form)) for n, k, *form in kb.affine_copies])
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

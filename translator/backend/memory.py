@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from . import irtypes, seqexpr
-from .abi import (ARGBLK, LOCAL, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+from .abi import (ARGBLK, LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
                   table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
@@ -323,9 +323,9 @@ class Memory:
                 if two is not None:
                     return two
             if em.rows is not None and size == 4 and pitch is None and self.readable(b[1]):
-                two = self.flat_choice(i.ops[0], b[1], ty)
-                if two is not None:
-                    return two
+                got = self.flat_choice(i.ops[0], b[1], ty) or self.affine_copy(i.ops[0], b[1], ptr, ty, p)
+                if got is not None:
+                    return got
             access = em.accesses.get(i)
             return em.row_plan.transposed(b[1], ptr, ty, p, access) or em.row_plan.load(b[1], ptr, ty, p, access) \
                 or em.tile_plan.load(b[1], ptr, ty, p, access) \
@@ -464,6 +464,32 @@ class Memory:
             self.plan_flat(pitch, k, "load", "two shifted loads of the replicated buffer, one chosen per lane")
             regs = [self.affine_load(k, aff, ty) for aff in (yes, no)]
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
+
+    def affine_copy(self, x, k, ptr, ty, p) -> Val | None:
+        """In a "rows" build, a load of buffer k (read-only, or read from its snapshot) at
+        4 * (a gid0 + b gid1 + u) that is not row-major at gx (rows.FlatRows.strided: a transposed
+        read, a row or a column of a matrix): the wave's share of a copy the runtime makes for the
+        launch, element f = buffer element a (f mod gx) + b (f div gx) + u (EmulatorDevice.
+        write_affine_copy), a contiguous load where the gather streamed all of k through every PE.
+        A launch without the copy (no room for it) gathers.  None where the form does not fit."""
+        em = self.em
+        form = em.rows.strided(x, k)
+        if form is None:
+            return None
+        copies = em.uses.setdefault("affine_copies", {})
+        n = next((j for j, c in copies.items() if c == (k, *form)), len(copies))
+        copies[n] = (k, *form)
+        outer, em.items = em.items, []
+        out = self.read_share(k, f"{reg(affine_copy(n))}+%wx*{em.lay.stripe}", f"ac{k}")
+        fast, em.items = em.items, []
+        remarks = dict(em.remarks)
+        em.copy(self.gather(k, ptr, ty, p).regs[0], out)
+        em.remarks = remarks                          # (only a launch without the copy gathers)
+        slow, em.items = em.items, outer
+        em.items.append(SeqIf.fallback((f"{reg(affine_copy(n))} >= 0",), slow, fast))
+        em.plans.setdefault((em.line, self.param(k).name), set()).add(
+            "affine copy: the wave's share of a copy the runtime makes with the index's strides in x and y")
+        return Val(em.values.kind_of(ty), (out,))
 
     def clamped_load(self, x, k, ty) -> Val | None:
         """In a 1-D build, a load of replicated buffer k at one of two offsets, each affine in the

@@ -23,6 +23,7 @@ access e * gid0 + u in a block only row 0 runs (in_row0), where f == gid0 with n
 from __future__ import annotations
 
 from .abi import param, reg
+from .rowstore import known_at_launch
 from .access import PointerForms
 from .idforms import dominators
 from .irread import Const, Inst
@@ -102,6 +103,23 @@ class FlatRows:
         if None in forms or forms[0][3] != forms[1][3]:
             return None
         return self.forms.bools[int(b[5:])], forms[0][:3], forms[1][:3], forms[0][3]
+
+    def strided(self, x, k):
+        """[a, b, u] (sequencer expressions known at launch, in elements) when IR pointer x into
+        buffer parameter k has the byte offset 4 * (a * gid0 + b * gid1 + u): a transposed read
+        `in[j*n + i]`, a row `A[k*n + j]` or a column `A[i*n + k]` (an affine copy: Memory.affine_copy);
+        else None."""
+        off = self._offset(x, k)
+        if off is None:
+            return None
+        terms = {"gid0": [], "gid1": [], "": []}
+        for m, c in off.items():
+            ids = [v for v in m if v in terms]
+            if len(ids) > 1 or any(v.startswith("bool:") for v in m):
+                return None
+            terms[ids[0] if ids else ""].append(([v for v in m if v not in terms], c))
+        form = [self.em.row_plan.uniform(terms[d]) for d in ("gid0", "gid1", "")]
+        return form if None not in form and all(map(known_at_launch, form)) else None
 
     def _offset(self, x, k):
         got = self.forms.offset(x)
