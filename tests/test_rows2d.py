@@ -344,6 +344,24 @@ def test_jacobi_2d_on_mncore2(modes):
     assert ev.stats.summary()["dram_bytes"] < 2.5e6
 
 
+@pytest.mark.parametrize("n, most", [(64, 130), (256, 180)])
+def test_a_rows_wave_is_its_flat_positions(modes, n, most):
+    """A rows wave is W x 1 x 1: the slot is the flat position, with no divisions by the wave's
+    width in the prologue (183 and 224 steps when it split the slot like an N-D wave's)."""
+    ctx = cl.Context([cl.get_device("emulator", "mncore2")])
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, """__kernel void inc(__global const float *in, __global float *out, int n)
+    {
+        int j = get_global_id(0), i = get_global_id(1);
+        out[i * n + j] = in[i * n + j] + 1.0f;
+    }""").build()
+    x = np.arange(n * n, dtype=np.float32)
+    ob = buf(ctx, np.zeros_like(x))
+    ev = prg.inc(q, (n, n), None, buf(ctx, x), ob, np.int32(n))
+    np.testing.assert_array_equal(read(q, ob, x), x + 1)
+    assert modes[0].startswith("rows") and ev.stats.steps <= most, (modes, ev.stats.steps)
+
+
 def test_mncl_cc_prints_the_plan_of_a_rows_build(tmp_path):
     err = mncc_stats(tmp_path / "jacobi.cl", JACOBI, "--machine", "tiny", "--mode", "rows")
     assert "kernel 'jacobi_step' (rows): memory accesses" in err

@@ -176,7 +176,9 @@ class Codegen:
         # in a narrowed wave, slots past the long words the chain fills hold no work-item (they repeat
         # the slot numbers of slots that do: their inputs are not staged for them)
         chained = None if lay.narrow == 1 else em.bool_from_mask(em.flags("uimin", r, em.c32(lay.l1bm_used - 1)))
-        if em.one_d:                    # a 1-D launch's wave spans the machine (narrowed): the slot is x
+        if em.one_d or em.rows is not None:
+            # a 1-D launch's wave spans the machine (narrowed), and a "rows" build's wave is W flat
+            # positions (shape W x 1 x 1): the slot is x
             em.sx, em.sy, em.sz = s, em.c32(0), em.c32(0)
             em.in_wave = chained
         else:
