@@ -80,6 +80,16 @@ def test_remove_dead_drops_what_nothing_live_reads():
     assert remove_dead([dead_b], keep=(b,)) == [dead_b]          # kept: read elsewhere
 
 
+def test_remove_dead_drops_memory_reads_nothing_reads_but_keeps_writes():
+    """An argument-block word read into a register nothing reads (a launch-shape value the kernel
+    does not use: 21 of them in every prologue) goes; a read into T or a write to memory stays."""
+    a, b = VReg("a"), VReg("b")
+    unused = Op("lpassa $ln80 {d0}", "alu", (a,), (), mem=(("r", "n", 80, 82),))
+    used = Op("lpassa $ln82 {d0}", "alu", (b,), (), mem=(("r", "n", 82, 84),))
+    store = Op("lpassa {s0} $lm0v", "alu", (), (b,), mem=(("w", "m", 0, 16),))
+    assert remove_dead([unused, used, store]) == [used, store]
+
+
 def test_sink_into_branches_moves_an_op_only_a_later_branch_reads():
     x, off = VReg("x"), VReg("off")
     make = Op("iadd {s0} {s1} {d0}", "alu", (off,), (x, x))

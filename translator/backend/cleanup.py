@@ -24,9 +24,10 @@ from .ops import MV, BadOp, Call, IfAnyLane, Op, SeqIf, SeqLoop, SeqSet, VReg, W
 def remove_dead(tree: list, keep=()) -> list:
     """Drop ALU/MAU ops whose results nothing live reads (codegen builds some facets of a value
     speculatively, e.g. both the 64-bit and the 32-bit form of an index, and loop machinery a
-    sequencer loop does not need): live are transfers, waits, the masks control nodes test and
-    the registers in `keep` (read elsewhere: see versioning.py), and whatever they read,
-    transitively."""
+    sequencer loop does not need, launch-shape words of the argument block a kernel does not use):
+    live are transfers, waits, memory writes, the masks control nodes test and the registers in
+    `keep` (read elsewhere: see versioning.py), and whatever they read, transitively.  An op that
+    only reads memory into registers nothing live reads is dead too."""
     ops, live_regs = [], set(keep)
 
     def walk(items):
@@ -39,7 +40,7 @@ def remove_dead(tree: list, keep=()) -> list:
             for attr in ("body", "then", "orelse"):
                 walk(getattr(it, attr, ()))
     walk(tree)
-    pure = lambda o: o.unit in ("alu", "mau") and not o.mem and (o.dsts or o.mdst)
+    pure = lambda o: o.unit in ("alu", "mau") and all(m[0] == "r" for m in o.mem) and (o.dsts or o.mdst)
     writers = {}
     for o in ops:
         for r in o.dsts + o.mdst:
