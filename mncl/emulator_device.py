@@ -643,7 +643,8 @@ class EmulatorDevice:
             extra[abi.row_store(k)] = made[0].dram if made else -1
             sets += [(k, made)] if made else []
         for n, k, a, b, u in plan.affine_copies:
-            extra[abi.affine_copy(n)] = self.write_affine_copy(n, args[k], a, b, u, plan.seq[abi.ROW_LENGTH], items, lay)
+            extra[abi.affine_copy(n)] = self.write_affine_copy(n, args[k], a, b, u, plan.seq.get(abi.ROW_LENGTH, items),
+                                                               items, lay)
         for k, stored, layout in plan.split_copies:
             try:
                 made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay)

@@ -32,6 +32,13 @@ __kernel void walks(__global const float *in, __global float *out, int n)
     out[i * n + j] = in[(n - 1 - j) * n + i] + 2.0f * in[2 * j + i];
 }
 
+__kernel void gather_strided(__global const float *x, __global float *y, int incx, int n, int from)
+{
+    int i = get_global_id(0);
+    if (i < n)
+        y[i] = x[i * incx + from] - x[(n - 1 - i) * incx];
+}
+
 __kernel void past_the_end(__global const float *in, __global float *out, int n)
 {
     int j = get_global_id(0), i = get_global_id(1);
@@ -70,6 +77,19 @@ def test_reversed_and_strided_walks(machine):
                          np.int32(n))
     j, i = np.meshgrid(np.arange(n), np.arange(n))
     np.testing.assert_array_equal(got.reshape(n, n), x[(n - 1 - j) * n + i] + 2 * x[2 * j + i])
+
+
+@pytest.mark.parametrize("machine, n, incx", [("tiny", 300, 3), ("tiny", 1000, 1), ("mncore2", 5000, 7),
+                                              ("mncore2", 100, 2)])
+def test_a_1d_stride_known_at_launch(machine, n, incx, tmp_path):
+    """`x[i * incx]` in a 1-D build: the stride is an argument, so no contiguous path took it."""
+    x = np.random.default_rng(n).integers(-50, 50, n * incx + 2).astype(np.float32)
+    (_, got), _ = launch(device_env(machine, new=True), SRC, "gather_strided", n, x, np.zeros(n, np.float32),
+                         np.int32(incx), np.int32(n), np.int32(1))
+    i = np.arange(n)
+    np.testing.assert_array_equal(got, x[i * incx + 1] - x[(n - 1 - i) * incx])
+    err = mncc_stats(tmp_path / "s.cl", SRC, "-k", "gather_strided")
+    assert "affine copy" in err and "gather (" not in err, err
 
 
 def test_an_out_of_bounds_read_is_still_reported():

@@ -18,7 +18,7 @@ from .abi import (ARGBLK, LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_T
                   table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
-from .rows import ROW0
+from .rows import ROW0, strided_form
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .nans import callee_base
@@ -319,7 +319,7 @@ class Memory:
             if size in (4, 8) and aff is not None and aff[0] == 0 and self.readable(b[1]):
                 return self.uniform_load(b[1], aff, ty)
             if em.one_d and pitch is None and size == 4 and aff is None and self.readable(b[1]):
-                two = self.clamped_load(i.ops[0], b[1], ty)
+                two = self.clamped_load(i.ops[0], b[1], ty) or self.affine_copy(i.ops[0], b[1], ptr, ty, p, i)
                 if two is not None:
                     return two
             if em.rows is not None and size == 4 and pitch is None and self.readable(b[1]):
@@ -465,16 +465,20 @@ class Memory:
             regs = [self.affine_load(k, aff, ty) for aff in (yes, no)]
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
 
-    def affine_copy(self, x, k, ptr, ty, p) -> Val | None:
+    def affine_copy(self, x, k, ptr, ty, p, i=None) -> Val | None:
         """In a "rows" build, a load of buffer k (read-only, or read from its snapshot) at
         4 * (a gid0 + b gid1 + u) that is not row-major at gx (rows.FlatRows.strided: a transposed
-        read, a row or a column of a matrix): the wave's share of a copy the runtime makes for the
-        launch, element f = buffer element a (f mod gx) + b (f div gx) + u (EmulatorDevice.
-        write_affine_copy), a contiguous load where the gather streamed all of k through every PE.
-        A launch without the copy (no room for it) gathers.  None where the form does not fit."""
+        read, a row or a column of a matrix); in a 1-D build (IR load i), one at 4 * (a gid0 + u)
+        with a stride a the sequencer knows only at launch (`x[i * incx]`): the wave's share of a
+        copy the runtime makes for the launch, element f = buffer element a (f mod gx) + b (f div
+        gx) + u (EmulatorDevice.write_affine_copy), a contiguous load where the gather streamed
+        all of k through every PE.  A launch without the copy (no room for it) gathers.  None
+        where the form does not fit."""
         em = self.em
-        form = em.rows.strided(x, k)
-        if form is None:
+        access = em.accesses.get(i) if i is not None else None
+        form = em.rows.strided(x, k) if em.rows is not None else \
+            strided_form(em, access.form) if access is not None and access.form is not None else None
+        if form is None or em.rows is None and form[1] != "(0)":
             return None
         copies = em.uses.setdefault("affine_copies", {})
         n = next((j for j, c in copies.items() if c == (k, *form)), len(copies))

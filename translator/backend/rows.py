@@ -32,6 +32,21 @@ GX = "gx"                          # the pitch get_global_size(0): equal to gx a
 ROW0 = "row 0"                     # no pitch: the access runs only in row 0, where f == gid0
 
 
+def strided_form(em, off):
+    """[a, b, u] (sequencer expressions known at launch, in elements) of a byte-offset polynomial
+    off = 4 * (a * gid0 + b * gid1 + u), a and b uniform (either 0); else None."""
+    if off is None:
+        return None
+    terms = {"gid0": [], "gid1": [], "": []}
+    for m, c in off.items():
+        ids = [v for v in m if v in terms]
+        if len(ids) > 1 or any(v.startswith("bool:") for v in m):
+            return None
+        terms[ids[0] if ids else ""].append(([v for v in m if v not in terms], c))
+    form = [em.row_plan.uniform(terms[d]) for d in ("gid0", "gid1", "")]
+    return form if None not in form and all(map(known_at_launch, form)) else None
+
+
 class FlatRows:
     """The flat (row-major) forms of a "rows" build's accesses, and the pitches they rely on."""
 
@@ -109,17 +124,7 @@ class FlatRows:
         buffer parameter k has the byte offset 4 * (a * gid0 + b * gid1 + u): a transposed read
         `in[j*n + i]`, a row `A[k*n + j]` or a column `A[i*n + k]` (an affine copy: Memory.affine_copy);
         else None."""
-        off = self._offset(x, k)
-        if off is None:
-            return None
-        terms = {"gid0": [], "gid1": [], "": []}
-        for m, c in off.items():
-            ids = [v for v in m if v in terms]
-            if len(ids) > 1 or any(v.startswith("bool:") for v in m):
-                return None
-            terms[ids[0] if ids else ""].append(([v for v in m if v not in terms], c))
-        form = [self.em.row_plan.uniform(terms[d]) for d in ("gid0", "gid1", "")]
-        return form if None not in form and all(map(known_at_launch, form)) else None
+        return strided_form(self.em, self._offset(x, k))
 
     def _offset(self, x, k):
         got = self.forms.offset(x)
