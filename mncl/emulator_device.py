@@ -412,13 +412,13 @@ class EmulatorDevice:
         self.write_buffer(copy, lay)
         return copy.dram
 
-    def write_store_set(self, k, buf, passes, rows, skewed, items, lay, twice):
+    def write_store_set(self, k, buf, passes, rows, shape, items, lay, twice):
         """The copy of buffer k for its row store set (RowStore.stamped): per pass n, 2Q planes of
         the launch's `items` work-items (element (n * 2Q + j) * items + w), plane q < Q the values
         store q stored, plane Q + q its lane mask, all zero before the run.  None (the kernel then
         scatters) when the buffer is also another argument, there are no passes or the copy does
-        not fit in a quarter of DRAM; else (the copy, passes, rows, skewed, items) for
-        read_store_set."""
+        not fit in a quarter of DRAM; else (the copy, passes, rows, shape, items) for
+        read_store_set (shape: whether the loop runs skewed, the launch's local size)."""
         nbytes = 4 * passes * 2 * len(rows) * items
         if twice or passes <= 0 or nbytes > lay.dram_longs * 8 // 4:
             return None
@@ -427,18 +427,19 @@ class EmulatorDevice:
         except Error:
             return None
         self.write_buffer(copy, lay)
-        return copy, passes, rows, skewed, items
+        return copy, passes, rows, shape, items
 
-    def read_store_set(self, buf, copy, passes, rows, skewed, items, lay):
+    def read_store_set(self, buf, copy, passes, rows, shape, items, lay):
         """The elements a row store set stored back into the buffer's host mirror: where several
         (pass, store) pairs stored one element, the value of the last in program order (pass k,
         then store q: stamp k * Q + q); two work-items storing one element race, as in OpenCL."""
         q_n = len(rows)
         got = self.read_buffer(copy, lay)[:4 * passes * 2 * q_n * items].view(np.uint32).reshape(passes, 2, q_n, items)
         n, q, w = np.nonzero(got[:, 1])
-        pitch, stride, start = (np.array(c, np.int64)[q] for c in zip(*rows))
+        pitch, stride, start, group = (np.array(c, np.int64)[q] for c in zip(*rows))
+        skewed, ls = shape
         k = n - w % lay.wave if skewed else n           # (a skewed loop: lane x's pass k at pass k + x)
-        idx = w * pitch + k * stride + start
+        idx = w * pitch + k * stride + start + w // ls * group
         out = buf.view[:buf.nbytes // 4 * 4].view(np.uint32)
         keep = (idx >= 0) & (idx < out.size)
         idx, stamp, vals = idx[keep], (n * q_n + q)[keep], got[:, 0][n, q, w][keep]
@@ -638,8 +639,8 @@ class EmulatorDevice:
             made = self.write_row_store(k, args[k], *row, items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             stores += [(k, made)] if made else []
-        for k, passes, rows, skewed in plan.row_store_sets:
-            made = self.write_store_set(k, args[k], passes, rows, skewed, items, lay, k in shared)
+        for k, passes, rows, skewed, ls in plan.row_store_sets:
+            made = self.write_store_set(k, args[k], passes, rows, (skewed, ls), items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             sets += [(k, made)] if made else []
         for n, k, a, b, u in plan.affine_copies:

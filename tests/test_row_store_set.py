@@ -43,6 +43,27 @@ __kernel void twice(__global float *out, int n, int passes)
 """
 
 
+# stores outside loops: one lane per work-group (SHOC reduction's `out[get_group_id(0)] = part[0]`),
+# and strides known at launch, reversed, two fields
+OUTSIDE = """
+__kernel void per_group(__global float *out, int n)
+{
+    int g = get_group_id(0);
+    if (get_local_id(0) == 0 && get_global_id(0) < n)
+        out[2 * g + 1] = (float)(g * 10 + 3);
+}
+
+__kernel void strided(__global const float *x, __global float *y, int n, int incy)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        y[(n - 1 - i) * incy] = x[i];
+        y[(n - 1 - i) * incy + 1] = -x[i];
+    }
+}
+"""
+
+
 def twice_reference(out, n):
     ref = out.copy()
     for r in range(n):
@@ -88,6 +109,36 @@ def test_loops_from_an_argument_and_loops_no_lane_enters(machine, n, lo, passes)
                 want[r * 8 + k] = 7.0
                 want[r * 8 + 2 * k] = 100 * r + k + 1
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("machine, n, ls", [("tiny", 1000, 20), ("tiny", 64, 64), ("mncore2", 8192, 128),
+                                            ("mncore2", 300, 50)])
+def test_one_lane_a_group_stores_at_its_group(machine, n, ls):
+    ctx, q = device_env(machine, new=True)
+    prg = cl.Program(ctx, OUTSIDE).build()
+    groups = -(-n // ls)
+    out = np.full(2 * groups + 3, -1.0, np.float32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    prg.per_group(q, (groups * ls,), (ls,), buf, np.int32(n))
+    got = np.empty_like(out)
+    cl.enqueue_copy(q, got, buf)
+    want = out.copy()
+    want[1:2 * groups:2] = np.arange(groups) * 10 + 3
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("machine, n, incy", [("tiny", 500, 3), ("tiny", 100, 2), ("mncore2", 3000, 5)])
+def test_reversed_strided_stores_of_two_fields(machine, n, incy, tmp_path):
+    x = np.random.default_rng(n).integers(-9, 9, n).astype(np.float32)
+    y = np.full(n * incy + 2, 5.0, np.float32)
+    (_, got), _ = launch(device_env(machine, new=True), OUTSIDE, "strided", n, x, y.copy(), np.int32(n),
+                         np.int32(incy))
+    want = y.copy()
+    at = (n - 1 - np.arange(n)) * incy
+    want[at], want[at + 1] = x, -x
+    np.testing.assert_array_equal(got, want)
+    err = mncc_stats(tmp_path / "k.cl", OUTSIDE, "-k", "strided")
+    assert err.count("row store set") == 2 and "scattered" not in err, err
 
 
 def test_a_buffer_passed_twice_scatters_and_is_right():

@@ -510,8 +510,9 @@ class LaunchPlan:
                                                       # to split_copy(k), read back after the run if stored
     row_loads: list = field(default_factory=list)   # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row load goes to row_load(k) (rowplan.py)
-    row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start) per
-                                                        # store], skewed): its copy's planes go to row_store(k)
+    row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start, group
+                                                        # pitch) per store], skewed, local size): its copy's
+                                                        # planes go to row_store(k)
     affine_copies: list = field(default_factory=list)   # (n, parameter, a, b, u): its copy, element f =
                                                         # a (f mod gx) + b (f div gx) + u, goes to affine_copy(n)
 
@@ -599,7 +600,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     row_stores, row_loads = ([(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in rows]
                              for rows in (kb.row_stores, kb.row_loads))
     sets = [(k, max(evaluate(plan["trips"], {**seq, "wx": x}) for x in range(seq["nwx"])),
-             [tuple(evaluate(e, seq) for e in row) for row in plan["stores"]], plan["skewed"])
+             [tuple(evaluate(e, seq) for e in row) for row in plan["stores"]], plan["skewed"], ls[0])
             for k, plan in kb.row_store_sets]
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local, row_stores, list(kb.snapshots),

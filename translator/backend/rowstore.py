@@ -88,42 +88,47 @@ class RowStore:
 
     def store_set(self, k, access):
         """(this store's place q among its buffer's stores, the pass counter, the plan {"trips",
-        "stores": [[pitch, stride, start] per store, in program order]: sequencer expressions, in
-        elements; "skewed": the loop runs skewed, so lane x of a wave makes its pass k at the
-        counter's pass k + x, control.skewed_loop}) when every access of buffer parameter k is a 32-bit store of the form
-        gid * pitch + pass * stride + start in one basic block of the innermost loop, a loop the
-        sequencer counts; pitch, stride and start known at launch, and the passes at launch for
-        each wave (the runtime sizes the copy by the most).  Else None."""
+        "stores": [[pitch, stride, start, group pitch] per store, in program order]: sequencer
+        expressions, in elements; "skewed": the loop runs skewed, so lane x of a wave makes its
+        pass k at the counter's pass k + x, control.skewed_loop}) when every access of buffer
+        parameter k is a 32-bit store of the form gid * pitch + group * group pitch + pass * stride
+        + start (store_index) in one basic block, of the innermost loop, one the sequencer counts,
+        or of no loop (one pass: `if (lid == 0) out[get_group_id(0)] = part[0]`, `y[i * incy]`);
+        pitch, stride, start and group pitch known at launch, and the passes at launch for each
+        wave (the runtime sizes the copy by the most).  Else None."""
         em = self.em
         ctx = em.loop_stack[-1] if em.loop_stack else None
         if not em.one_d or em.rows is not None or not isinstance(k, int) or access is None \
-                or access.kind != "store" or access.inst is None or ctx is None or ctx["seq_reg"] is None \
-                or any(r not in WAVE_KNOWN and not re.fullmatch(r"p\d+", r) for r in seq(ctx["trips"]).regs()):
+                or access.kind != "store" or access.inst is None or ctx is not None and (ctx["seq_reg"] is None or any(
+                    r not in WAVE_KNOWN and not re.fullmatch(r"p\d+", r) for r in seq(ctx["trips"]).regs())):
             return None
+        loop = ctx["header"] if ctx else ""
         mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer]
-        if any(a.kind != "store" or a.inst is None or a.elem != 4 or a.loop != ctx["header"]
+        if any(a.kind != "store" or a.inst is None or a.elem != 4 or a.loop != loop
                or a.inst.block != access.inst.block for a in mine):
             return None
         at = {id(i): j for j, i in enumerate(em.bmap[access.inst.block].insts)}
         mine.sort(key=lambda a: at[id(a.inst)])
-        rows = [self.strided_row(a.form, ctx["header"]) for a in mine]
+        rows = [self.store_index(a.form, loop) for a in mine]
         if None in rows:
             return None
-        return mine.index(access), ctx["seq_reg"], {"trips": ctx["trips"], "stores": rows,
-                                                    "skewed": ctx["header"] in em.skewed}
+        return mine.index(access), ctx["seq_reg"] if ctx else "0", {
+            "trips": ctx["trips"] if ctx else "1", "stores": rows, "skewed": loop in em.skewed}
 
-    def strided_row(self, form, loop):
-        """[pitch, stride, start] (sequencer expressions known at launch, in elements) of an index
-        form gid * pitch + k * stride + start, k the pass counter of `loop`, pitch not 0; else None."""
-        terms = {"pitch": [], "stride": [], "start": []}
+    def store_index(self, form, loop):
+        """[pitch, stride, start, group pitch] (sequencer expressions known at launch, in elements)
+        of an index form gid * pitch + k * stride + start + group * group pitch, k the pass counter
+        of `loop` (if any), group the work-group id in x; pitch or group pitch not 0; else None."""
+        if form is None:
+            return None
+        terms = {"gid0": [], f"k@{loop}": [], "": [], "grp0": []}
         for mono, coef in form.items():
-            names = list(mono)
-            part = "pitch" if "gid0" in names else "stride" if f"k@{loop}" in names else "start"
-            if part != "start":
-                names.remove("gid0" if part == "pitch" else f"k@{loop}")
-            terms[part].append((names, coef))
-        row = [self.em.row_plan.uniform(terms[part]) for part in ("pitch", "stride", "start")]
-        if None in row or not terms["pitch"] or not all(known_at_launch(e) for e in row):
+            ids = [v for v in mono if v in terms]
+            if len(ids) > 1:
+                return None
+            terms[ids[0] if ids else ""].append(([v for v in mono if v not in terms], coef))
+        row = [self.em.row_plan.uniform(t) for t in terms.values()]
+        if None in row or not (terms["gid0"] or terms["grp0"]) or not all(known_at_launch(e) for e in row):
             return None
         return row
 
