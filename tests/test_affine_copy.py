@@ -111,3 +111,23 @@ def test_a_transpose_moves_its_shares_not_the_buffer(tmp_path):
     assert ev.stats.dram_bytes <= 3 * x.nbytes + 4096, ev.stats.dram_bytes
     err = mncc_stats(tmp_path / "t.cl", SRC, "--mode", "rows", "-k", "transpose")
     assert "affine copy" in err and "gather" not in err, err
+
+
+def test_a_kept_copy_follows_the_buffer():
+    """The runtime keeps an affine copy between launches while the buffer does not change
+    (EmulatorDevice.kept): a transpose relaunched on changed contents reads them."""
+    ctx, q = device_env("mncore2", new=True)
+    prg = cl.Program(ctx, SRC).build()
+    n = 128
+    x = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    mf = cl.mem_flags
+    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    ob = cl.Buffer(ctx, mf.WRITE_ONLY, x.nbytes)
+    for step in range(3):
+        if step == 2:
+            x[7, 9] = -1.0
+            cl.enqueue_copy(q, xb, x)
+        prg.transpose(q, (n, n), None, xb, ob, np.int32(n), np.int32(n))
+        got = np.empty_like(x)
+        cl.enqueue_copy(q, got, ob)
+        np.testing.assert_array_equal(got, x.T)

@@ -76,3 +76,31 @@ def test_a_launch_without_the_copy_runs_the_panels_without_branches():
     (_, _, y), ev = launch(device_env("tiny", new=True), ROWS, "rows", n, A, x, np.zeros(n, np.float32), np.int32(n))
     np.testing.assert_array_equal(y, A.astype(np.float64) @ x)
     assert ev.stats.steps <= 1000, ev.stats.steps
+
+
+def test_a_kept_copy_follows_the_buffer():
+    """The runtime keeps a row load's copy between launches while the buffer does not change
+    (EmulatorDevice.kept): relaunched with the same W, then with W changed in one element, then
+    with another x (a copy of W still right), the results follow."""
+    import mncl as cl
+    from test_row_plan import ROW_SUM
+    ctx, q = device_env("mncore2", new=True)
+    prg = cl.Program(ctx, ROW_SUM).build()
+    rows, cols = 4096, 64
+    rng = np.random.default_rng(9)
+    W = rng.integers(1, 5, rows * cols).astype(np.float32)
+    x = rng.integers(1, 5, cols).astype(np.float32)
+    mf = cl.mem_flags
+    wb, xb = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (W, x))
+    yb = cl.Buffer(ctx, mf.WRITE_ONLY, rows * 4)
+    for change in ("none", "W", "x"):
+        if change == "W":
+            W[rows * cols // 2 + 3] += 7
+            cl.enqueue_copy(q, wb, W)
+        elif change == "x":
+            x[5] -= 2
+            cl.enqueue_copy(q, xb, x)
+        prg.rows(q, (rows,), None, wb, xb, yb, *map(np.int32, (rows, cols, cols, 0)))
+        y = np.empty(rows, np.float32)
+        cl.enqueue_copy(q, y, yb)
+        np.testing.assert_array_equal(y, W.reshape(rows, cols) @ x, err_msg=change)
