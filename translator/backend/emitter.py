@@ -16,7 +16,7 @@ from __future__ import annotations
 from .irread import Func
 from .abi import CODEGEN_TAGS
 from .layout import Layout
-from .ops import MaskReg, Op, VReg
+from .ops import MaskReg, Op, SeqIf, VReg
 
 
 TW, TR = (("w", "t", 0, 1),), (("r", "t", 0, 1),)     # the T register, for ordering
@@ -277,6 +277,21 @@ class Emitter:
         elif wa is not None and wb is not None:
             self.all_active[out] = "" if "" in (wa, wb) else f"({wa}) or ({wb})"
         return out
+
+    def unless_copy(self, holds: str, fast, slow):
+        """fast() where sequencer condition `holds` (the launch has a copy the runtime makes: its
+        address is not -1), else slow(fast's result) (the gather or scatter the copy replaces,
+        whose remarks are dropped: only a launch without the copy takes it), as one
+        SeqIf.fallback; fast's result."""
+        outer, self.items = self.items, []
+        got = fast()
+        fast_items, self.items = self.items, []
+        remarks = dict(self.remarks)
+        slow(got)
+        self.remarks = remarks
+        slow_items, self.items = self.items, outer
+        self.items.append(SeqIf.fallback((holds,), slow_items, fast_items))
+        return got
 
     @staticmethod
     def full_when(full: str, whole):

@@ -483,14 +483,9 @@ class Memory:
         copies = em.uses.setdefault("affine_copies", {})
         n = next((j for j, c in copies.items() if c == (k, *form)), len(copies))
         copies[n] = (k, *form)
-        outer, em.items = em.items, []
-        out = self.read_share(k, f"{reg(affine_copy(n))}+%wx*{em.lay.stripe}", f"ac{k}")
-        fast, em.items = em.items, []
-        remarks = dict(em.remarks)
-        em.copy(self.gather(k, ptr, ty, p).regs[0], out)
-        em.remarks = remarks                          # (only a launch without the copy gathers)
-        slow, em.items = em.items, outer
-        em.items.append(SeqIf.fallback((f"{reg(affine_copy(n))} >= 0",), slow, fast))
+        out = em.unless_copy(f"{reg(affine_copy(n))} >= 0",
+                             lambda: self.read_share(k, f"{reg(affine_copy(n))}+%wx*{em.lay.stripe}", f"ac{k}"),
+                             lambda out: em.copy(self.gather(k, ptr, ty, p).regs[0], out))
         em.plans.setdefault((em.line, self.param(k).name), set()).add(
             "affine copy: the wave's share of a copy the runtime makes with the index's strides in x and y")
         return Val(em.values.kind_of(ty), (out,))

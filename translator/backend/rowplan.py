@@ -196,14 +196,10 @@ class RowPlan:
             return None
         pitch, start, n, trips = m
         em.uses.setdefault("row_loads", {})[k] = (pitch, start, trips)
-        outer, em.items = em.items, []
-        out = em.memory.read_share(k, f"{reg(row_load(k))}+({n}*%nwx+%wx)*{em.lay.stripe}", f"cp{k}")
-        fast, em.items = em.items, []
-        remarks = dict(em.remarks)
-        em.copy((self.load(k, ptr, ty, p, access) or em.memory.gather(k, ptr, ty, p)).regs[0], out)
-        em.remarks = remarks                          # (only a launch without a copy gathers)
-        slow, em.items = em.items, outer
-        em.items.append(SeqIf.fallback((f"{reg(row_load(k))} >= 0",), slow, fast))
+        out = em.unless_copy(
+            f"{reg(row_load(k))} >= 0",
+            lambda: em.memory.read_share(k, f"{reg(row_load(k))}+({n}*%nwx+%wx)*{em.lay.stripe}", f"cp{k}"),
+            lambda out: em.copy((self.load(k, ptr, ty, p, access) or em.memory.gather(k, ptr, ty, p)).regs[0], out))
         em.plans.setdefault((em.line, em.params[k].name), set()).add(
             "row plan: each pass the wave's share of a transposed copy the runtime makes (a launch "
             "that fills less than half of its waves' shares stages panels)")

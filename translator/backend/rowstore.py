@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from .abi import STORE_TAG, reg, row_store
-from .ops import MV, SeqIf
+from .ops import MV
 from .seqexpr import seq
 
 
@@ -192,13 +192,6 @@ class RowStore:
         row_store(k) is not -1), else scatter()."""
         em = self.em
         em.uses["launch"] = True
-        outer, em.items = em.items, []
-        fast()
-        fast_items, em.items = em.items, []
-        remarks = dict(em.remarks)
-        scatter()
-        em.scatter.flush_scatters()                  # (its batch ends in this arm)
-        em.remarks = remarks                         # (only a buffer passed twice scatters)
-        slow, em.items = em.items, outer
-        em.items.append(SeqIf.fallback((f"{reg(row_store(k))} >= 0",), slow, fast_items))
+        em.unless_copy(f"{reg(row_store(k))} >= 0", fast,
+                       lambda _: (scatter(), em.scatter.flush_scatters()))     # (its batch ends in this arm)
         em.plans.setdefault((em.line, em.params[k].name, "store"), set()).add(plan)
