@@ -464,10 +464,10 @@ class EmulatorDevice:
         q_n = len(rows)
         got = self.read_buffer(copy, lay)[:4 * passes * 2 * q_n * items].view(np.uint32).reshape(passes, 2, q_n, items)
         n, q, w = np.nonzero(got[:, 1])
-        pitch, stride, start, group = (np.array(c, np.int64)[q] for c in zip(*rows))
+        pitch, stride, start, group, local = (np.array(c, np.int64)[q] for c in zip(*rows))
         skewed, ls = shape
         k = n - w % lay.wave if skewed else n           # (a skewed loop: lane x's pass k at pass k + x)
-        idx = w * pitch + k * stride + start + w // ls * group
+        idx = w * pitch + k * stride + start + w // ls * group + w % ls * local
         out = buf.view[:buf.nbytes // 4 * 4].view(np.uint32)
         keep = (idx >= 0) & (idx < out.size)
         idx, stamp, vals = idx[keep], (n * q_n + q)[keep], got[:, 0][n, q, w][keep]

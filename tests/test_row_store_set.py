@@ -64,6 +64,28 @@ __kernel void strided(__global const float *x, __global float *y, int n, int inc
 """
 
 
+# scan's top level: a work-group reads the sums one place down, then stores them at its local ids
+TOP = """
+__kernel void top(__global float *sums, __local float *a, int groups)
+{
+    int lid = get_local_id(0);
+    a[lid] = (lid > 0 && lid <= groups) ? sums[lid - 1] : 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < groups)
+        sums[lid] = 2.0f * a[lid] + (float)lid;
+}
+
+__kernel void reread(__global float *sums, int groups)
+{
+    int lid = get_local_id(0);
+    if (lid < groups)
+        sums[lid] = (float)lid;
+    if (lid + 1 < groups)
+        sums[lid + 1] += 1.0f;
+}
+"""
+
+
 def twice_reference(out, n):
     ref = out.copy()
     for r in range(n):
@@ -139,6 +161,31 @@ def test_reversed_strided_stores_of_two_fields(machine, n, incy, tmp_path):
     np.testing.assert_array_equal(got, want)
     err = mncc_stats(tmp_path / "k.cl", OUTSIDE, "-k", "strided")
     assert err.count("row store set") == 2 and "scattered" not in err, err
+
+
+@pytest.mark.parametrize("machine, ls, groups", [("tiny", 64, 50), ("mncore2", 256, 200), ("mncore2", 128, 128)])
+def test_stores_at_local_ids_after_loads_of_the_buffer(machine, ls, groups, tmp_path):
+    """The loads come before the store (a barrier between: they read the buffer as the launch
+    found it); one work-group, so each element has one writer."""
+    sums = np.random.default_rng(ls).integers(-9, 9, groups + 3).astype(np.float32)
+    ctx, q = device_env(machine, new=True)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=sums)
+    cl.Program(ctx, TOP).build().top(q, (ls,), (ls,), buf, cl.LocalMemory(4 * ls), np.int32(groups))
+    got = np.empty_like(sums)
+    cl.enqueue_copy(q, got, buf)
+    want = sums.copy()
+    want[:groups] = 2 * np.concatenate([[0], sums[:groups - 1]]) + np.arange(groups)
+    np.testing.assert_array_equal(got, want)
+    err = mncc_stats(tmp_path / "k.cl", TOP, "-k", "top")
+    assert "store sums (global, 4 B): neighbourhood; row store set" in err, err
+    assert "the store to 'sums' is scattered" not in err, err
+
+
+def test_a_load_after_the_store_keeps_the_scatter(tmp_path):
+    """A load that can run after the store (`+=` on an element another work-item stored): the copy
+    would hide the store from it."""
+    err = mncc_stats(tmp_path / "k.cl", TOP, "-k", "reread")
+    assert "row store set" not in err, err
 
 
 def test_a_buffer_passed_twice_scatters_and_is_right():

@@ -511,8 +511,8 @@ class LaunchPlan:
     row_loads: list = field(default_factory=list)   # (parameter, pitch, start, passes): its transposed copy
                                                     # for a row load goes to row_load(k) (rowplan.py)
     row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start, group
-                                                        # pitch) per store], skewed, local size): its copy's
-                                                        # planes go to row_store(k)
+                                                        # pitch, local pitch) per store], skewed, local size):
+                                                        # its copy's planes go to row_store(k)
     affine_copies: list = field(default_factory=list)   # (n, parameter, a, b, u): its copy, element f =
                                                         # a (f mod gx) + b (f div gx) + u, goes to affine_copy(n)
 

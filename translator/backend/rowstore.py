@@ -88,14 +88,15 @@ class RowStore:
 
     def store_set(self, k, access):
         """(this store's place q among its buffer's stores, the pass counter, the plan {"trips",
-        "stores": [[pitch, stride, start, group pitch] per store, in program order]: sequencer
-        expressions, in elements; "skewed": the loop runs skewed, so lane x of a wave makes its
-        pass k at the counter's pass k + x, control.skewed_loop}) when every access of buffer
-        parameter k is a 32-bit store of the form gid * pitch + group * group pitch + pass * stride
-        + start (store_index) in one basic block, of the innermost loop, one the sequencer counts,
-        or of no loop (one pass: `if (lid == 0) out[get_group_id(0)] = part[0]`, `y[i * incy]`);
-        pitch, stride, start and group pitch known at launch, and the passes at launch for each
-        wave (the runtime sizes the copy by the most).  Else None."""
+        "stores": [store_index's answer per store, in program order]: sequencer expressions, in
+        elements; "skewed": the loop runs skewed, so lane x of a wave makes its pass k at the
+        counter's pass k + x, control.skewed_loop}) when every store to buffer parameter k is a
+        32-bit store of store_index's form in one basic block, of the innermost loop, one the
+        sequencer counts, or of no loop (one pass: `if (lid == 0) out[get_group_id(0)] = part[0]`,
+        `y[i * incy]`), and every other access of the buffer a load that cannot run after a store
+        (scan's `sums[lid] = a[lid]` after `a[lid] = sums[lid - 1]`: the loads read the buffer,
+        which the copy leaves as it was until the launch ends); the passes known at launch for
+        each wave (the runtime sizes the copy by the most).  Else None."""
         em = self.em
         ctx = em.loop_stack[-1] if em.loop_stack else None
         if not em.one_d or em.rows is not None or not isinstance(k, int) or access is None \
@@ -103,9 +104,10 @@ class RowStore:
                     r not in WAVE_KNOWN and not re.fullmatch(r"p\d+", r) for r in seq(ctx["trips"]).regs())):
             return None
         loop = ctx["header"] if ctx else ""
-        mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer]
-        if any(a.kind != "store" or a.inst is None or a.elem != 4 or a.loop != loop
-               or a.inst.block != access.inst.block for a in mine):
+        mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer and a.kind == "store"]
+        loads = [a for a in em.accesses.values() if a and a.buffer == access.buffer and a.kind != "store"]
+        if any(a.inst is None or a.elem != 4 or a.loop != loop or a.inst.block != access.inst.block for a in mine) \
+                or any(a.kind != "load" or a.inst is None for a in loads) or loads and self.after(mine, loads):
             return None
         at = {id(i): j for j, i in enumerate(em.bmap[access.inst.block].insts)}
         mine.sort(key=lambda a: at[id(a.inst)])
@@ -116,19 +118,20 @@ class RowStore:
             "trips": ctx["trips"] if ctx else "1", "stores": rows, "skewed": loop in em.skewed}
 
     def store_index(self, form, loop):
-        """[pitch, stride, start, group pitch] (sequencer expressions known at launch, in elements)
-        of an index form gid * pitch + k * stride + start + group * group pitch, k the pass counter
-        of `loop` (if any), group the work-group id in x; pitch or group pitch not 0; else None."""
+        """[pitch, stride, start, group pitch, local pitch] (sequencer expressions known at launch,
+        in elements) of an index form gid * pitch + k * stride + start + group * group pitch + lid
+        * local pitch, k the pass counter of `loop` (if any), group and lid the work-group and local
+        ids in x; one of the pitches not 0; else None."""
         if form is None:
             return None
-        terms = {"gid0": [], f"k@{loop}": [], "": [], "grp0": []}
+        terms = {"gid0": [], f"k@{loop}": [], "": [], "grp0": [], "lid0": []}
         for mono, coef in form.items():
             ids = [v for v in mono if v in terms]
             if len(ids) > 1:
                 return None
             terms[ids[0] if ids else ""].append(([v for v in mono if v not in terms], coef))
         row = [self.em.row_plan.uniform(t) for t in terms.values()]
-        if None in row or not (terms["gid0"] or terms["grp0"]) or not all(known_at_launch(e) for e in row):
+        if None in row or not (terms["gid0"] or terms["grp0"] or terms["lid0"]) or not all(map(known_at_launch, row)):
             return None
         return row
 
@@ -159,20 +162,24 @@ class RowStore:
         if access is None or access.kind != "store" or access.inst is None:
             return False
         others = [a for a in em.accesses.values() if a and a is not access and a.buffer == access.buffer]
-        if any(a.kind != "load" or a.inst is None for a in others):
-            return False
-        if not others:
-            return True
-        block = em.bmap[access.inst.block]
-        at = next(k for k, i in enumerate(block.insts) if i is access.inst)
-        reach, seen, todo = {id(i) for i in block.insts[at + 1:]}, set(), list(em.succ[block.name])
+        return all(a.kind == "load" and a.inst is not None for a in others) and not self.after([access], others)
+
+    def after(self, stores, loads) -> bool:
+        """Whether one of `loads` can run after one of `stores` (is reachable from it)."""
+        em = self.em
+        reach, seen, todo = set(), set(), []
+        for st in stores:
+            block = em.bmap[st.inst.block]
+            at = next(k for k, i in enumerate(block.insts) if i is st.inst)
+            reach |= {id(i) for i in block.insts[at + 1:]}
+            todo += em.succ[block.name]
         while todo:
             b = todo.pop()
             if b not in seen:
                 seen.add(b)
                 reach |= {id(i) for i in em.bmap[b].insts}
                 todo += em.succ[b]
-        return not any(id(a.inst) in reach for a in others)
+        return any(id(a.inst) in reach for a in loads)
 
     def sole_store(self, access) -> bool:
         """Whether `access` is a store and its buffer has no other access in the kernel."""
