@@ -421,23 +421,24 @@ class EmulatorDevice:
         inside = where < nw
         return (copy.dram, copy, where[inside], inside), plane
 
-    def write_affine_copy(self, n, buf, a, b, u, gx, items, lay) -> int:
-        """The address of a "rows" build's n-th affine copy of buffer `buf` (Memory.affine_copy):
-        element f (of the launch's waves, whole) is buffer element a (f mod gx) + b (f div gx) + u,
-        0 where that lies outside the buffer; striped like a buffer, and kept while the buffer
-        does not change (kept).  -1 (the kernel then gathers) when it does not fit in a quarter of
-        DRAM."""
+    def write_affine_copy(self, n, buf, form, items, lay) -> int:
+        """The address of a build's n-th affine copy of buffer `buf` (Memory.affine_copy): element
+        f (of the launch's waves, whole) is buffer element c f + a (f mod g) + b (f div g) + u
+        (form: c, a, b, u, g), 0 where that lies outside the buffer; striped like a buffer, and
+        kept while the buffer does not change (kept).  -1 (the kernel then gathers) when it does
+        not fit in a quarter of DRAM."""
         if 4 * items > lay.dram_longs * 8 // 4:
             return -1
+        c, a, b, u, g = form
 
         def fill(copy):
             f = np.arange(items, dtype=np.int64)
-            idx = a * (f % gx) + b * (f // gx) + u
+            idx = c * f + a * (f % g) + b * (f // g) + u
             data = _longs(buf.view).view(np.uint32)[:buf.nbytes // 4]
             inside = (idx >= 0) & (idx < data.size)
             copy.view[:4 * items].view(np.uint32)[inside] = data[idx[inside]]
             self.write_buffer(copy, lay)
-        copy = self.kept(("affine copy", n), 4 * items, buf, (a, b, u, gx, items, lay), fill)
+        copy = self.kept(("affine copy", n), 4 * items, buf, (*form, items, lay), fill)
         return copy.dram if copy is not None else -1
 
     def write_store_set(self, k, buf, passes, rows, shape, items, lay, twice):
@@ -671,9 +672,8 @@ class EmulatorDevice:
             made = self.write_store_set(k, args[k], passes, rows, (skewed, ls), items, lay, k in shared)
             extra[abi.row_store(k)] = made[0].dram if made else -1
             sets += [(k, made)] if made else []
-        for n, k, a, b, u in plan.affine_copies:
-            extra[abi.affine_copy(n)] = self.write_affine_copy(n, args[k], a, b, u, plan.seq.get(abi.ROW_LENGTH, items),
-                                                               items, lay)
+        for n, k, *form in plan.affine_copies:
+            extra[abi.affine_copy(n)] = self.write_affine_copy(n, args[k], form, items, lay)
         for k, stored, layout in plan.split_copies:
             try:
                 made, extra[abi.split_plane(k)] = self.write_split_copy(k, args[k], layout, stored, items, lay)

@@ -39,6 +39,12 @@ __kernel void gather_strided(__global const float *x, __global float *y, int inc
         y[i] = x[i * incx + from] - x[(n - 1 - i) * incx];
 }
 
+__kernel void by_group(__global const float *in, __global float *out, int stride, int ls)
+{
+    int lid = get_local_id(0), g = get_group_id(0);
+    out[get_global_id(0)] = in[g * stride + (ls - 1 - lid)] + in[lid];
+}
+
 __kernel void past_the_end(__global const float *in, __global float *out, int n)
 {
     int j = get_global_id(0), i = get_global_id(1);
@@ -90,6 +96,25 @@ def test_a_1d_stride_known_at_launch(machine, n, incx, tmp_path):
     np.testing.assert_array_equal(got, x[i * incx + 1] - x[(n - 1 - i) * incx])
     err = mncc_stats(tmp_path / "s.cl", SRC, "-k", "gather_strided")
     assert "affine copy" in err and "gather (" not in err, err
+
+
+@pytest.mark.parametrize("machine, groups, ls, stride", [("tiny", 30, 16, 20), ("mncore2", 64, 64, 100),
+                                                         ("mncore2", 300, 32, 33)])
+def test_reads_by_local_and_group_id(machine, groups, ls, stride, tmp_path):
+    """A 1-D build's `in[g * stride + ls - 1 - lid]` and `in[lid]`: group and local ids, a stride
+    known at launch; each work-item reads its group's slice reversed."""
+    x = np.random.default_rng(groups).integers(-50, 50, groups * stride + ls).astype(np.float32)
+    ctx, q = device_env(machine, new=True)
+    mf = cl.mem_flags
+    ob = cl.Buffer(ctx, mf.WRITE_ONLY, 4 * groups * ls)
+    cl.Program(ctx, SRC).build().by_group(q, (groups * ls,), (ls,), cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                          hostbuf=x), ob, np.int32(stride), np.int32(ls))
+    got = np.empty(groups * ls, np.float32)
+    cl.enqueue_copy(q, got, ob)
+    g, lid = np.divmod(np.arange(groups * ls), ls)
+    np.testing.assert_array_equal(got, x[g * stride + ls - 1 - lid] + x[lid])
+    err = mncc_stats(tmp_path / "g.cl", SRC, "-k", "by_group")
+    assert err.count("affine copy") == 2 and "gather (" not in err, err
 
 
 def test_an_out_of_bounds_read_is_still_reported():

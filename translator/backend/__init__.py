@@ -86,8 +86,8 @@ class KernelBinary:
     row_store_sets: list = field(default_factory=list)  # [parameter, {"trips", "stores": [[pitch, stride,
                                                         # start] per store]}]: copies its stores of a buffer
                                                         # go to, plane by plane (RowStore.stamped)
-    affine_copies: list = field(default_factory=list)   # [n, parameter, a, b, u (sequencer expressions)]:
-                                                        # copies a "rows" build reads (Memory.affine_copy)
+    affine_copies: list = field(default_factory=list)   # [n, parameter, c, a, b, u (sequencer expressions)]:
+                                                        # copies it reads (Memory.affine_copy)
 
     def to_dict(self):
         return asdict(self)

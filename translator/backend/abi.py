@@ -513,8 +513,8 @@ class LaunchPlan:
     row_store_sets: list = field(default_factory=list)  # (parameter, passes, [(pitch, stride, start, group
                                                         # pitch, local pitch) per store], skewed, local size):
                                                         # its copy's planes go to row_store(k)
-    affine_copies: list = field(default_factory=list)   # (n, parameter, a, b, u): its copy, element f =
-                                                        # a (f mod gx) + b (f div gx) + u, goes to affine_copy(n)
+    affine_copies: list = field(default_factory=list)   # (n, parameter, c, a, b, u, g): its copy, element f =
+                                                        # c f + a (f mod g) + b (f div g) + u, goes to affine_copy(n)
 
     def registers(self, extra: dict) -> dict:
         """The values of the build's sequencer arguments, with ``extra`` (the device's buffers)."""
@@ -605,7 +605,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     return LaunchPlan(kb, lay, seq, blk, buffers, [i for i, rep in buffers if not rep], list(kb.widened),
                       pitches, report, wave * 4, local, row_stores, list(kb.snapshots),
                       [tuple(x) for x in kb.split_copies], row_loads, sets,
-                      [(n, k, *(evaluate(e, seq) for e in form)) for n, k, *form in kb.affine_copies])
+                      [(n, k, *(evaluate(e, seq) for e in form), gs[0] if flat_rows(kb.mode) else ls[0])
+                       for n, k, *form in kb.affine_copies])
 
 
 def plan_task(kb, kernel, args, groups: int = 1) -> LaunchPlan:

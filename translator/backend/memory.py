@@ -466,19 +466,23 @@ class Memory:
         return em.values.select(em.values.val(c).regs[0], *(Val(em.values.kind_of(ty), (r,)) for r in regs))
 
     def affine_copy(self, x, k, ptr, ty, p, i=None) -> Val | None:
-        """In a "rows" build, a load of buffer k (read-only, or read from its snapshot) at
-        4 * (a gid0 + b gid1 + u) that is not row-major at gx (rows.FlatRows.strided: a transposed
-        read, a row or a column of a matrix); in a 1-D build (IR load i), one at 4 * (a gid0 + u)
-        with a stride a the sequencer knows only at launch (`x[i * incx]`): the wave's share of a
-        copy the runtime makes for the launch, element f = buffer element a (f mod gx) + b (f div
-        gx) + u (EmulatorDevice.write_affine_copy), a contiguous load where the gather streamed
+        """A load of buffer k (read-only, or read from its snapshot) at 4 * (c f + a (f mod g) + b
+        (f div g) + u), f the work-item's place in the launch: in a "rows" build at a gid0 + b gid1
+        + u that is not row-major at gx (rows.FlatRows.strided: a transposed read, a row or a
+        column of a matrix; g = gx); in a 1-D build (IR load i) at c gid + a lid + b group + u
+        with strides the sequencer knows only at launch (`x[i * incx]`, `in[lid - 1]`; g the
+        local size).  The wave's share of a copy the runtime makes for the launch with those
+        strides (EmulatorDevice.write_affine_copy), a contiguous load where the gather streamed
         all of k through every PE.  A launch without the copy (no room for it) gathers.  None
         where the form does not fit."""
         em = self.em
         access = em.accesses.get(i) if i is not None else None
-        form = em.rows.strided(x, k) if em.rows is not None else \
-            strided_form(em, access.form) if access is not None and access.form is not None else None
-        if form is None or em.rows is None and form[1] != "(0)":
+        if em.rows is not None:
+            form = em.rows.strided(x, k)
+            form = form and ["(0)", *form]
+        else:
+            form = strided_form(em, access.form, ("gid0", "lid0", "grp0")) if access is not None else None
+        if form is None:
             return None
         copies = em.uses.setdefault("affine_copies", {})
         n = next((j for j, c in copies.items() if c == (k, *form)), len(copies))
@@ -487,7 +491,7 @@ class Memory:
                              lambda: self.read_share(k, f"{reg(affine_copy(n))}+%wx*{em.lay.stripe}", f"ac{k}"),
                              lambda out: em.copy(self.gather(k, ptr, ty, p).regs[0], out))
         em.plans.setdefault((em.line, self.param(k).name), set()).add(
-            "affine copy: the wave's share of a copy the runtime makes with the index's strides in x and y")
+            "affine copy: the wave's share of a copy the runtime makes with the index's strides")
         return Val(em.values.kind_of(ty), (out,))
 
     def clamped_load(self, x, k, ty) -> Val | None:

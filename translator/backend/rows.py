@@ -32,18 +32,19 @@ GX = "gx"                          # the pitch get_global_size(0): equal to gx a
 ROW0 = "row 0"                     # no pitch: the access runs only in row 0, where f == gid0
 
 
-def strided_form(em, off):
-    """[a, b, u] (sequencer expressions known at launch, in elements) of a byte-offset polynomial
-    off = 4 * (a * gid0 + b * gid1 + u), a and b uniform (either 0); else None."""
+def strided_form(em, off, ids=("gid0", "gid1")):
+    """[a_1 .. a_n, u] (sequencer expressions known at launch, in elements) of a byte-offset
+    polynomial off = 4 * (a_1 * ids[0] + .. + a_n * ids[n-1] + u), the a uniform (any of them 0);
+    else None."""
     if off is None:
         return None
-    terms = {"gid0": [], "gid1": [], "": []}
+    terms = {**{d: [] for d in ids}, "": []}
     for m, c in off.items():
-        ids = [v for v in m if v in terms]
-        if len(ids) > 1 or any(v.startswith("bool:") for v in m):
+        named = [v for v in m if v in terms]
+        if len(named) > 1 or any(v.startswith("bool:") for v in m):
             return None
-        terms[ids[0] if ids else ""].append(([v for v in m if v not in terms], c))
-    form = [em.row_plan.uniform(terms[d]) for d in ("gid0", "gid1", "")]
+        terms[named[0] if named else ""].append(([v for v in m if v not in terms], c))
+    form = [em.row_plan.uniform(t) for t in terms.values()]
     return form if None not in form and all(map(known_at_launch, form)) else None
 
 
@@ -122,8 +123,8 @@ class FlatRows:
     def strided(self, x, k):
         """[a, b, u] (sequencer expressions known at launch, in elements) when IR pointer x into
         buffer parameter k has the byte offset 4 * (a * gid0 + b * gid1 + u): a transposed read
-        `in[j*n + i]`, a row `A[k*n + j]` or a column `A[i*n + k]` (an affine copy: Memory.affine_copy);
-        else None."""
+        `in[j*n + i]`, a row `A[k*n + j]` or a column `A[i*n + k]` (an affine copy:
+        Memory.affine_copy); else None."""
         return strided_form(self.em, self._offset(x, k))
 
     def _offset(self, x, k):
