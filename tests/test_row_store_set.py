@@ -179,6 +179,9 @@ def test_stores_at_local_ids_after_loads_of_the_buffer(machine, ls, groups, tmp_
     err = mncc_stats(tmp_path / "k.cl", TOP, "-k", "top")
     assert "store sums (global, 4 B): neighbourhood; row store set" in err, err
     assert "the store to 'sums' is scattered" not in err, err
+    # the loads, all before the stores (the barrier only orders stores after them), read the
+    # launch's snapshot of sums: its copy at the local ids, not a gather
+    assert "load sums (global, 4 B): neighbourhood; affine copy" in err, err
 
 
 def test_a_load_after_the_store_keeps_the_scatter(tmp_path):

@@ -827,18 +827,17 @@ class Memory:
     def loads_before_stores(self) -> set:
         """Written buffer parameters whose every load comes before every store to them in each
         work-item's program order (no load reachable from a store, loops included), touched only by
-        plain loads and stores; none in a kernel with a barrier.  Such a load can only see the
-        launch's starting value: another work-item's store to that element is a data race (work-items
-        of different work-groups have no way to order them, those of one group would need a barrier)."""
+        plain loads and stores.  Such a load can only see the launch's starting value: another
+        work-item's store to that element is a data race (work-items of different work-groups have
+        no way to order them), unless a barrier orders it -- and a barrier can only put a store
+        after the loads (scan's `a[lid] = sums[lid - 1]; barrier(..); sums[lid] = a[lid]`): a load
+        after a barrier that follows a store would be reachable from that store."""
         em = self.em
         if em.loads_first is not None:
             return em.loads_first
         loads, stores, bad = {}, {}, set()
         for b in em.f.blocks:
             for n, i in enumerate(b.insts):
-                if i.op == "call" and i.callee == "__mncl_barrier":
-                    em.loads_first = set()
-                    return em.loads_first
                 if i.op in ("getelementptr", "bitcast", "addrspacecast"):
                     continue                 # (its users say how the pointer is used)
                 for j, x in enumerate(i.ops):

@@ -27,6 +27,8 @@ from .seqexpr import seq
 
 
 WAVE_KNOWN = {"wx", "offx", "gx"}     # sequencer registers the runtime can evaluate for each wave
+MAX_SET = 8       # stores in a row store set: each moves two shares a pass, and each its own fallback
+                  # scatter pass (more stores than this take the scatter's batches, a pass for 32)
 
 
 def known_at_launch(e: str) -> bool:
@@ -93,10 +95,10 @@ class RowStore:
         counter's pass k + x, control.skewed_loop}) when every store to buffer parameter k is a
         32-bit store of store_index's form in one basic block, of the innermost loop, one the
         sequencer counts, or of no loop (one pass: `if (lid == 0) out[get_group_id(0)] = part[0]`,
-        `y[i * incy]`), and every other access of the buffer a load that cannot run after a store
-        (scan's `sums[lid] = a[lid]` after `a[lid] = sums[lid - 1]`: the loads read the buffer,
-        which the copy leaves as it was until the launch ends); the passes known at launch for
-        each wave (the runtime sizes the copy by the most).  Else None."""
+        `y[i * incy]`), at most MAX_SET of them, and every other access of the buffer a load that
+        cannot run after a store (scan's `sums[lid] = a[lid]` after `a[lid] = sums[lid - 1]`: the
+        loads read the buffer, which the copy leaves as it was until the launch ends); the passes
+        known at launch for each wave (the runtime sizes the copy by the most).  Else None."""
         em = self.em
         ctx = em.loop_stack[-1] if em.loop_stack else None
         if not em.one_d or em.rows is not None or not isinstance(k, int) or access is None \
@@ -106,7 +108,8 @@ class RowStore:
         loop = ctx["header"] if ctx else ""
         mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer and a.kind == "store"]
         loads = [a for a in em.accesses.values() if a and a.buffer == access.buffer and a.kind != "store"]
-        if any(a.inst is None or a.elem != 4 or a.loop != loop or a.inst.block != access.inst.block for a in mine) \
+        if len(mine) > MAX_SET or any(a.inst is None or a.elem != 4 or a.loop != loop
+                                      or a.inst.block != access.inst.block for a in mine) \
                 or any(a.kind != "load" or a.inst is None for a in loads) or loads and self.after(mine, loads):
             return None
         at = {id(i): j for j, i in enumerate(em.bmap[access.inst.block].insts)}
