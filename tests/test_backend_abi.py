@@ -32,6 +32,7 @@ class FakeBinary:
     row_loads: list = field(default_factory=list)
     row_store_sets: list = field(default_factory=list)
     affine_copies: list = field(default_factory=list)
+    derived: list = field(default_factory=list)
     name: str = "k"
 
 

@@ -88,6 +88,8 @@ class KernelBinary:
                                                         # go to, plane by plane (RowStore.stamped)
     affine_copies: list = field(default_factory=list)   # [n, parameter, c, a, b, u (sequencer expressions)]:
                                                         # copies it reads (Memory.affine_copy)
+    derived: list = field(default_factory=list)     # [argument-block slot, sequencer expression]: 32-bit
+                                                    # products of scalar arguments (IntSel.derived_product)
 
     def to_dict(self):
         return asdict(self)
@@ -302,7 +304,8 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[k, *c] for k, c in sorted(em.uses.get("split_copies", {}).items())],
                         [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())],
                         [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())],
-                        [[n, *c] for n, c in sorted(em.uses.get("affine_copies", {}).items())])
+                        [[n, *c] for n, c in sorted(em.uses.get("affine_copies", {}).items())],
+                        [[slot, e] for e, (slot, _) in em.derived.items()])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

@@ -41,6 +41,8 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # wave is W x 1 x 1 flat row-major positions f (gid1 = f * (1 / gx) rounded down, 1 / gx at RGX_SLOT:
 # WorkItems.flat_ids)
 RGX_SLOT = SHAPE_SLOT + len(SHAPE)    # fp64 1 / gx: read only by "rows" builds (WorkItems.flat_ids)
+DERIVED_SLOTS = range(RGX_SLOT + 1, ARG_LONGS)   # products of scalar arguments the runtime works out
+                                                 # (KernelBinary.derived, IntSel.derived_product)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
 
 # -- MV tags: which part of a program may use which (the emulator has tags 0..255)
@@ -561,6 +563,9 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             blk[SHAPE_SLOT + j] = _dup(shape[k])
     if flat_rows(kb.mode):
         blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
+    for slot, e in getattr(kb, "derived", ()):
+        blk[slot] = _dup(evaluate(e, {param(i): int.from_bytes(bytes(a), "little", signed=True)
+                                      for i, a in enumerate(args) if is_value(a) and len(bytes(a)) <= 8}))
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
            "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block}

@@ -149,6 +149,7 @@ class Emitter:
         self.tables: dict = {}            # (buffer, size) -> its uniform-load table (memory.uniform_table)
         self.scatter_regs = {}            # per_l2b -> (subpeid, Z base, T base) of the scatter areas (scatter_setup)
         self.z_zeroed = None              # the sequencer flag: Z zeroed in this run (Scatter.ensure_z)
+        self.derived = {}                 # sequencer expression -> (argument-block slot, register): IntSel.derived_product
         self.div_parts = {}               # (x, y) registers of a double division -> (|x|, |y|, sign) (nans.py)
         self.slot1_reg = None             # slot + 1 (scatter.slot1), made once
         self.z_digit_bases: dict = {}     # digit -> T-indirect base (scatter.z_digit_base)

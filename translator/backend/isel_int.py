@@ -14,7 +14,9 @@ from .emitter import CodegenError
 from .values import aff_add, aff_scale, EXACT, I32, is_pow2, mask_keeps, MAX_GLOBAL_ID, rng_add, rng_scale, SMALL, U32, Val, within
 from .nans import callee_base
 from .calls import INT_CALLS
+from .abi import DERIVED_SLOTS
 from .access import block_tests
+from .rowstore import known_at_launch
 
 
 # ------------------------------------------------------------------ instructions
@@ -278,6 +280,9 @@ class IntSelection:
             other = a if b.const is not None else b
             if const is not None:
                 return self.mul_const(other, const, wide, aff)
+            got = None if wide else self.derived_product(i)
+            if got is not None:
+                return got
             for q, n in ((i.ops[0], i.ops[1]), (i.ops[1], i.ops[0])):
                 if not wide and self.quotient_by(q, n):     # (x / n) * n, as in x - (x / n) * n
                     cond = em.small_quotients.get(em.values.val(q).regs[0])
@@ -406,6 +411,24 @@ class IntSelection:
             and sx[1] + c.bit_length() < 64 else None
         nar = build(x.narrow, "ilsl", "iadd", "isub", em.c32) if x.narrow is not None else None
         return Val("i64", regs, gid_affine=aff, rng=rng, narrow=nar, scaled=sc if sc and sc[1] else None)
+
+    def derived_product(self, i: Inst) -> Val | None:
+        """A 32-bit product of scalar arguments (lu's `k * n`): every lane's value is one the
+        runtime works out at launch from the arguments (KernelBinary.derived) and puts in a spare
+        word of the argument block, which the prologue reads like an argument, where the lanes'
+        product through fp64 pieces took about 25 steps.  None when an operand is not such a value
+        or the spare words are taken."""
+        em = self.em
+        parts = [em.values.seq_expr(x) for x in i.ops]
+        if None in parts or not all(known_at_launch(e) for e in parts):
+            return None
+        e = f"(({parts[0]}) * ({parts[1]})) & 4294967295"
+        if e not in em.derived:
+            if len(em.derived) == len(DERIVED_SLOTS):
+                return None
+            slot = DERIVED_SLOTS[len(em.derived)]
+            em.derived[e] = slot, em.codegen.argval(slot, "derived")      # (read in the prologue)
+        return Val("i32", (em.derived[e][1],))
 
     def mul_general(self, a: Val, b: Val, wide: bool) -> Val:
         """Integer product modulo 2^32 (2^64) of two lane values, through exact fp64 products.
