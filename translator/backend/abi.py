@@ -563,9 +563,6 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             blk[SHAPE_SLOT + j] = _dup(shape[k])
     if flat_rows(kb.mode):
         blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
-    for slot, e in getattr(kb, "derived", ()):
-        blk[slot] = _dup(evaluate(e, {param(i): int.from_bytes(bytes(a), "little", signed=True)
-                                      for i, a in enumerate(args) if is_value(a) and len(bytes(a)) <= 8}))
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
            "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block}
@@ -574,7 +571,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))
         seq[ROW_LENGTH] = gs[0]
     replicated = {id(args[k]) for k in kb.replicated}
-    buffers, seen = [], set()
+    buffers, seen, scalars = [], set(), {}
     for i, a in enumerate(args):
         if is_buffer(a):
             seq[base(i)], seq[rows(i)], seq[nbytes(i)] = a.dram, lay.rows(a.nbytes), a.nbytes
@@ -587,8 +584,9 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             seq[param(i)] = local_off[i]             # (the sequencer's too: Memory.local_unit)
         else:
             raw = bytes(a)
+            scalars[param(i)] = int.from_bytes(raw, "little", signed=True)
             if param(i) in kb.args:      # an integer the sequencer needs (a uniform trip count)
-                seq[param(i)] = int.from_bytes(raw, "little", signed=True)
+                seq[param(i)] = scalars[param(i)]
             if len(raw) == 4:
                 blk[PARAM_SLOT + i] = _dup(int.from_bytes(raw, "little"))
             elif len(raw) == 8:
@@ -598,6 +596,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             else:                       # a vector or struct: packed in its own slots
                 at = wide_arg_slots(kernel.params)[i]
                 blk[at:at + -(-len(raw) // 8)] = np.frombuffer(raw.ljust(-(-len(raw) // 8) * 8, b"\0"), np.uint64)
+    for slot, e in kb.derived:           # products of scalar arguments (IntSel.derived_product)
+        blk[slot] = _dup(evaluate(e, scalars))
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
     local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]

@@ -18,7 +18,8 @@ from .abi import (ARGBLK, LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_T
                   table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
-from .rows import ROW0, strided_form
+from .rows import ROW0
+from .rowstore import strided_form
 from .ops import Call, drop_ops, MV, Op, SeqIf, SeqLoop, SeqSet, VReg
 from .emitter import CodegenError, TR, TW
 from .nans import callee_base

@@ -23,29 +23,13 @@ access e * gid0 + u in a block only row 0 runs (in_row0), where f == gid0 with n
 from __future__ import annotations
 
 from .abi import param, reg
-from .rowstore import known_at_launch
+from .rowstore import strided_form
 from .access import PointerForms
 from .idforms import dominators
 from .irread import Const, Inst
 
 GX = "gx"                          # the pitch get_global_size(0): equal to gx at every launch
 ROW0 = "row 0"                     # no pitch: the access runs only in row 0, where f == gid0
-
-
-def strided_form(em, off, ids=("gid0", "gid1")):
-    """[a_1 .. a_n, u] (sequencer expressions known at launch, in elements) of a byte-offset
-    polynomial off = 4 * (a_1 * ids[0] + .. + a_n * ids[n-1] + u), the a uniform (any of them 0);
-    else None."""
-    if off is None:
-        return None
-    terms = {**{d: [] for d in ids}, "": []}
-    for m, c in off.items():
-        named = [v for v in m if v in terms]
-        if len(named) > 1 or any(v.startswith("bool:") for v in m):
-            return None
-        terms[named[0] if named else ""].append(([v for v in m if v not in terms], c))
-    form = [em.row_plan.uniform(t) for t in terms.values()]
-    return form if None not in form and all(map(known_at_launch, form)) else None
 
 
 class FlatRows:

@@ -31,10 +31,26 @@ MAX_SET = 8       # stores in a row store set: each moves two shares a pass, and
                   # scatter pass (more stores than this take the scatter's batches, a pass for 32)
 
 
-def known_at_launch(e: str) -> bool:
-    """Whether sequencer expression e reads only the launch's scalar arguments (%p<k>): the runtime,
-    which places and sizes the copy, can work it out."""
-    return all(re.fullmatch(r"p\d+", name) for name in seq(e).regs())
+def known_at_launch(e: str, also=()) -> bool:
+    """Whether sequencer expression e reads only the launch's scalar arguments (%p<k>) and the
+    registers `also`: the runtime, which places and sizes the copy, can work it out."""
+    return all(name in also or re.fullmatch(r"p\d+", name) for name in seq(e).regs())
+
+
+def strided_form(em, off, ids=("gid0", "gid1")):
+    """[a_1 .. a_n, u] (sequencer expressions known at launch, in elements) of a byte-offset
+    polynomial off = 4 * (a_1 * ids[0] + .. + a_n * ids[n-1] + u), the a uniform (any of them 0);
+    else None."""
+    if off is None:
+        return None
+    terms = {**{d: [] for d in ids}, "": []}
+    for m, c in off.items():
+        named = [v for v in m if v in terms]
+        if len(named) > 1 or any(v.startswith("bool:") for v in m):
+            return None
+        terms[named[0] if named else ""].append(([v for v in m if v not in terms], c))
+    form = [em.row_plan.uniform(t) for t in terms.values()]
+    return form if None not in form and all(map(known_at_launch, form)) else None
 
 
 class RowStore:
@@ -102,8 +118,8 @@ class RowStore:
         em = self.em
         ctx = em.loop_stack[-1] if em.loop_stack else None
         if not em.one_d or em.rows is not None or not isinstance(k, int) or access is None \
-                or access.kind != "store" or access.inst is None or ctx is not None and (ctx["seq_reg"] is None or any(
-                    r not in WAVE_KNOWN and not re.fullmatch(r"p\d+", r) for r in seq(ctx["trips"]).regs())):
+                or access.kind != "store" or access.inst is None \
+                or ctx is not None and (ctx["seq_reg"] is None or not known_at_launch(ctx["trips"], WAVE_KNOWN)):
             return None
         loop = ctx["header"] if ctx else ""
         mine = [a for a in em.accesses.values() if a and a.buffer == access.buffer and a.kind == "store"]
@@ -125,18 +141,11 @@ class RowStore:
         in elements) of an index form gid * pitch + k * stride + start + group * group pitch + lid
         * local pitch, k the pass counter of `loop` (if any), group and lid the work-group and local
         ids in x; one of the pitches not 0; else None."""
-        if form is None:
+        got = strided_form(self.em, form, ("gid0", f"k@{loop}", "grp0", "lid0"))
+        if got is None or got[0] == got[2] == got[3] == "(0)":
             return None
-        terms = {"gid0": [], f"k@{loop}": [], "": [], "grp0": [], "lid0": []}
-        for mono, coef in form.items():
-            ids = [v for v in mono if v in terms]
-            if len(ids) > 1:
-                return None
-            terms[ids[0] if ids else ""].append(([v for v in mono if v not in terms], coef))
-        row = [self.em.row_plan.uniform(t) for t in terms.values()]
-        if None in row or not (terms["gid0"] or terms["grp0"] or terms["lid0"]) or not all(map(known_at_launch, row)):
-            return None
-        return row
+        pitch, stride, group, local, start = got
+        return [pitch, stride, start, group, local]
 
     def shifted(self, k, v, p, whole, access, aff, scatter) -> bool:
         """`out[gid + u] = v` (u uniform, known at launch: constants and scalar arguments; MNACC's
