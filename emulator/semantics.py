@@ -371,6 +371,13 @@ def ftoi(e, prec, x0, x1, y0, ctx):
         return pack_le(t.astype(info.dtype)), x1, None     # (whole numbers in the lane's range: exact)
     dt = lanes(x0, w).dtype if e.unsigned else lanes(x0, w, "i").dtype
     info = np.iinfo(dt)
+    if prec == "d":           # element-wise; where every lane is inside the range (no NaN), a cast
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(x0.view(np.float64))
+        if e.unsigned:
+            np.abs(t, out=t)
+        if t.size and float(info.min) <= t.min() and t.max() < float(info.max):
+            return t.astype(dt).view(U64), x1, None
     t = np.trunc(to_float(x0, prec).astype(np.float64))
     t = np.where(np.isnan(t), 0.0, np.abs(t) if e.unsigned else t)
     big, small = t >= float(info.max), t <= float(info.min)
@@ -386,6 +393,8 @@ def itof(e, prec, x0, x1, y0, ctx):
     if prec == "f":           # int32 -> float32 rounds to nearest even, and gives no -0, denormal or NaN
         return pack_le(lanes_le(x0, 32, not e.unsigned).astype(np.float32)), x1, None
     xi = lanes(x0, w) if e.unsigned else lanes(x0, w, "i")
+    if prec == "d":           # a 64-bit integer is a normal double or 0: the output rule changes nothing
+        return xi[..., 0].astype(np.float64).view(U64), x1, None
     return from_float(xi.astype(np.float64), prec), x1, None
 
 
@@ -394,12 +403,35 @@ def floor(e, prec, x0, x1, y0, ctx):
     return from_float(np.floor(to_float(x0, prec)), prec), x1, None
 
 
+_RSQRT_KEEP = np.uint64(~((1 << 47) - 1) & ((1 << 64) - 1))     # sign, exponent, 5 fraction bits
+
+
+def _rsqrt_f32(x0):
+    """rsqrt's fp32 result element-wise in memory order, or None where a lane is NaN (the general
+    path below keeps which NaN numpy gives).  1/sqrt(|x|) of an fp32 is a normal float64; keeping 5
+    fraction bits is floor(m * 64) / 64 of its frexp mantissa, and that value is exact in fp32."""
+    with np.errstate(divide="ignore", invalid="ignore"):     # (a signalling NaN is invalid)
+        t = lanes_le(x0, 32).view(np.float32).astype(np.float64)
+        np.abs(t, out=t)
+        np.sqrt(t, out=t)
+        np.divide(1.0, t, out=t)
+    b = t.view(np.uint64)
+    b &= _RSQRT_KEEP
+    if np.isnan(t).any():
+        return None
+    return pack_le(_normalized(t.astype(np.float32), 32))
+
+
 @alu_op
 def rsqrt(e, prec, x0, x1, y0, ctx):
     """Approximate 1/sqrt(|x|); flag: x >= 0."""
     w = WIDTH[prec]
-    xf = np.abs(to_float(x0, prec).astype(np.float64))
-    with np.errstate(divide="ignore"):
+    if prec == "f":
+        r = _rsqrt_f32(x0)
+        if r is not None:
+            return r, x1, lambda: flags_nibble(sign_flags(lanes(x0, w), w))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xf = np.abs(to_float(x0, prec).astype(np.float64))
         r = 1.0 / np.sqrt(xf)
     m, ex = np.frexp(r)                       # keep 5 mantissa bits: the unit's documented accuracy
     r = np.ldexp(np.floor(m * 64.0) / 64.0, ex)

@@ -294,3 +294,56 @@ def test_fp32_conversions_match_the_rule(name):
         ints = bits if unsigned else bits.view(np.int32)
         want = ints.astype(np.float64).astype(np.float32).view(np.uint32)
     assert np.array_equal(got, want)
+
+
+def test_fp32_rsqrt_matches_the_frexp_rule():
+    """frsqrt keeps 5 fraction bits of the float64 1/sqrt(|x|) (floor of the frexp mantissa times
+    64): the element-wise path that clears the low 47 bits must give the same fp32 lanes, over
+    random patterns and the specials (+-0 gives inf, inf gives 0, denormals); with a NaN among them
+    the general path answers."""
+    from emulator.semantics import from_float, rsqrt, to_float
+    rng = np.random.default_rng(11)
+
+    def rule(x0):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = 1.0 / np.sqrt(np.abs(to_float(x0, "f").astype(np.float64)))
+            m, ex = np.frexp(r)
+            r = np.ldexp(np.floor(m * 64.0) / 64.0, ex)
+        return from_float(np.where(np.isinf(r), np.inf, r), "f")
+
+    for nan in (False, True):
+        bits = fp32_values(rng, 4 * 64 * 2)
+        if not nan:
+            bits[np.isnan(bits.view(np.float32))] = 0x3F800000
+        x0 = bits.view(np.uint64).reshape(4, 64)
+        assert np.isnan(bits.view(np.float32)).any() == nan
+        assert np.array_equal(rsqrt.lanes(None, "f", x0, None, None, None)[0], rule(x0))
+
+
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_fp64_conversions_match_the_rule(unsigned):
+    """dftoi truncates toward zero (u: of |x|), saturates at the 64-bit range's ends and gives 0 for
+    NaN; ditof rounds to nearest: the cast the element-wise paths make where every lane is inside
+    the range must agree with the rule, and a lane outside it (or NaN) must take the rule."""
+    from types import SimpleNamespace
+    from emulator.semantics import ftoi, itof
+    rng = np.random.default_rng(12 + unsigned)
+    e = SimpleNamespace(unsigned=unsigned)
+    dt = np.uint64 if unsigned else np.int64
+    lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    edges = np.array([0.0, -0.0, 0.5, -0.5, 2.0**63, -2.0**63, 2.0**64, -2.0**64, 2.0**63 - 1024,
+                      np.inf, -np.inf, 1e300, -1e-300, np.nan])
+    for outside in (False, True):
+        vals = rng.standard_normal(256) * 2.0 ** rng.integers(0, 62, 256)
+        vals[:edges.size] = edges if outside else np.nan_to_num(edges, nan=1.0).clip(-2.0**62, 2.0**62)
+        want = []
+        for v in vals.tolist():
+            t = abs(np.trunc(v)) if unsigned else np.trunc(v)
+            want.append(0 if np.isnan(t) else hi if t >= float(hi) else lo if t <= float(lo) else int(t))
+        want = np.array(want, dtype=dt)
+        got = ftoi.lanes(e, "d", vals.view(np.uint64).reshape(4, 64), None, None, None)[0]
+        assert np.array_equal(got.view(dt).reshape(-1), want)
+    ints = rng.integers(lo, hi, 256, dtype=dt, endpoint=True)
+    ints[:3] = [lo, hi, 0]
+    got = itof.lanes(e, "d", ints.view(np.uint64).reshape(4, 64), None, None, None)[0]
+    assert np.array_equal(got.view(np.float64).reshape(-1), ints.astype(np.float64))
