@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from . import irtypes, seqexpr
-from .abi import (ARGBLK, LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
+from .abi import (LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
                   table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
@@ -1007,8 +1007,9 @@ class Memory:
 
         The block after it is on its way meanwhile: blocks of even and odd number go through L2BM
         areas of their own (tags of their own), and fetching one starts the MV of the next
-        (%pf: the block in flight, or 1), so walking up a buffer waits for no MV but the first.  None
-        when LM0 has no room left."""
+        (%pf: the block in flight, or 1), so walking up a buffer waits for no MV but the first; the
+        last block starts none (no byte past the buffer crosses DRAM).  None when LM0 has no room
+        left."""
         em = self.em
         tables = em.tables
         if (k, size) not in tables:
@@ -1018,15 +1019,16 @@ class Memory:
             em.lm_top -= 128
             lc, lb = em.shared_area(("utable", k), 64, 64)
             areas = ((lc, em.tag()), (em.alloc_lc(64), em.tag()))
-            reg, pf = em.seq_reg("ut"), em.seq_reg("pf")
-            tables[(k, size)] = (em.lm_top, reg, pf, areas, lb)
+            ut, pf = em.seq_reg("ut"), em.seq_reg("pf")
+            tables[(k, size)] = (em.lm_top, ut, pf, areas, lb)
             # (a block is a multiple of 64, negative for an index out of bounds: 1 means none)
-            em.prologue += [SeqSet(reg, "1"), SeqSet(pf, "1")]
-        tw, reg, pf, areas, lb = tables[(k, size)]
+            em.prologue += [SeqSet(ut, "1"), SeqSet(pf, "1")]
+        tw, ut, pf, areas, lb = tables[(k, size)]
         shift = 2 if size == 4 else 3
         blk = f"((({u}) >> {shift + 6}) << 6)"                    # its block of 64 (widened) long words
         copy = widened if size == 4 else self.read_copy(k)
         em.uses.setdefault("widened" if size == 4 else "bases", set()).add(k)
+        em.uses.setdefault("sizes", set()).add(k)
         wait = lambda t: Op(f"wait i{t}", "wait", line=em.line)
         arms = []
         for (lc, t), (lc2, t2) in (areas, areas[::-1]):        # blk even, then odd
@@ -1039,9 +1041,11 @@ class Memory:
                 *(Op(f"l1bmp $llb{lb + 8 * g} $llm{tw + 16 * g}v", "l1bm", line=em.line,
                      mem=(("r", "lb", lb + 8 * g, lb + 8 * g + 8), ("w", "m", tw + 16 * g, tw + 16 * g + 16)))
                   for g in range(8)),
-                self.block_mv(k, f"({blk}) + 64", lc2, copy, t2), SeqSet(pf, f"({blk}) + 64")])
-        em.items.append(SeqIf(f"{blk} != {reg}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
-                                                  SeqSet(reg, blk)], staging=True))
+                SeqIf(f"(({blk}) + 64) << {shift} < {reg(nbytes(k))}",    # the next block, if the buffer has one
+                      [self.block_mv(k, f"({blk}) + 64", lc2, copy, t2), SeqSet(pf, f"({blk}) + 64")],
+                      [SeqSet(pf, "1")])])
+        em.items.append(SeqIf(f"{blk} != {ut}", [SeqIf(f"({blk} >> 6) & 1", arms[1], arms[0]),
+                                                  SeqSet(ut, blk)], staging=True))
         slot = f"((({u}) >> {shift}) & 63)"
         g = table_lanes(self.param(k)) if size == 4 else 1
         if g > 1:                  # the copy keeps the vectors' components apart (Layout.widened)
@@ -1147,8 +1151,9 @@ class Memory:
         S, N, P = lay.stripe, lay.l1b, lay.pe_l1b
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
-            # (the store tag's first transfer, so the first wait has one: a small mvp will do)
-            em.prologue += [MV(f"mvp/n64i{STORE_TAG} $d0@0 $lc{lc}@0.0", reg(ARGBLK), em.line)]
+            # (the store tag's first transfer, so the first wait has one: a small mvp from PDM,
+            # whose contents do not matter, will do; from DRAM it would cost DRAM bytes)
+            em.prologue += [MV(f"mvp/n64i{STORE_TAG} $p0@0 $lc{lc}@0.0", "0", em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
