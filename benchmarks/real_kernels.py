@@ -3,6 +3,7 @@
     python benchmarks/real_kernels.py --quick                 # small sizes: a few minutes
     python benchmarks/real_kernels.py --emu-timeout 120       # the sizes below
     python benchmarks/real_kernels.py --kernel gemv --kernel gemv_t --no-oclgrind --json out.json
+    python benchmarks/real_kernels.py --kernel atax --baseline ../main-checkout   # steps/s against another tree
 
 Issue 22's benchmark.  The kernels (benchmarks/real_kernels/*.cl) are our own, written in the
 shapes of PolyBench/GPU, SHOC and Rodinia the way an ordinary OpenCL user writes them: one
@@ -43,8 +44,8 @@ import time
 
 import numpy as np
 
-from kernel_harness import (REPEAT, emulator_child, fmt_table, oclgrind_child, oclgrind_how, pct, run_emulator_process,
-                            run_oclgrind, short_error, source_tree, timed_out, times)
+from kernel_harness import (REPEAT, compare_checkouts, emulator_child, fmt_table, oclgrind_child, oclgrind_how, pct,
+                            run_emulator_process, run_oclgrind, short_error, source_tree, timed_out, times)
 
 MACHINE = "mncore2"
 SEED = 22
@@ -839,6 +840,9 @@ def main(argv=None) -> int:
                     f"under 5 s (default {REPEAT}; 1 with --quick)")
     ap.add_argument("--json", metavar="OUT", help="write the rows and targets as JSON")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    ap.add_argument("--baseline", metavar="DIR", help="only compare steps/s in Emulator.run with the packages of "
+                    "checkout DIR (today's main, say), the two taking turns")
+    ap.add_argument("--rounds", type=int, default=3, help="--baseline: child processes per side and kernel (default 3)")
     ap.add_argument("--oclgrind-child", metavar="DIR", help=argparse.SUPPRESS)
     ap.add_argument("--emulator-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -847,6 +851,11 @@ def main(argv=None) -> int:
         return oclgrind_child(args.oclgrind_child, repeat)
     if args.emulator_child:
         return emulator_child(args.emulator_child, check, args.machine, repeat)
+    if args.baseline:
+        names = [k for k in KERNELS if not args.kernel or k in args.kernel]
+        compare_checkouts([make_case(k, "quick" if args.quick else "full") for k in names], __file__, args.baseline,
+                          args.rounds, args.emu_timeout, ["--machine", args.machine, "--repeat", str(repeat)])
+        return 0
 
     t_start = time.perf_counter()
     size = "quick" if args.quick else "full"
