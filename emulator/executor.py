@@ -144,6 +144,9 @@ def _transfer_maker(job, e, st):
     return make
 
 
+_NO_OFFSETS: dict = {}          # a call's offsets when it names none (never written)
+
+
 class _Same:
     """A uniform operand whose 4 cycles name one long word (auto-stride 0)."""
 
@@ -433,26 +436,32 @@ class Emulator:
 
     def _call(self, node: Run, regs):
         block = self.prog.blocks[node.block]
-        try:                           # (the expressions' code itself: _eval only to fault)
-            self.off = off = {sp: x.code(regs) for sp, x in node.offsets.items()}
-        except (KeyError, ZeroDivisionError):
-            self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
-            raise
-        for sp, v in off.items():
-            if abs(v) >= 1 << 40:
-                raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
-                                  node.text, None)
-        # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
-        self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0),
-                          self.bar["m"] is not None, self.bar["n"] is not None)
+        if node.offsets:
+            try:                           # (the expressions' code itself: _eval only to fault)
+                self.off = off = {sp: x.code(regs) for sp, x in node.offsets.items()}
+            except (KeyError, ZeroDivisionError):
+                self.off = off = {sp: self._eval(x, regs, node) for sp, x in node.offsets.items()}
+                raise
+            for sp, v in off.items():
+                if abs(v) >= 1 << 40:
+                    raise self._fault(f"'.call {node.block}': offset {sp}={v} is beyond any memory", node.line,
+                                      node.text, None)
+            # what a step plan depends on: the emulator, the PE-memory offsets (plan.py)
+            self._plan_key = (self._token, off.get("m", 0), off.get("n", 0), off.get("r", 0), off.get("s", 0),
+                              self.bar["m"] is not None, self.bar["n"] is not None)
+        else:                              # (most calls: no offsets, nothing to work out)
+            self.off = _NO_OFFSETS
+            self._plan_key = (self._token, 0, 0, 0, 0, self.bar["m"] is not None, self.bar["n"] is not None)
         hooks = self.hooks
         for hook in hooks.block_entered:
             hook(self, node)
+        step, mv = self._step, self._mv
         for st in block.stmts:
-            if isinstance(st, Step):
-                self._step(st)
-            elif isinstance(st, MVStmt):
-                self._mv(st)
+            kind = type(st)
+            if kind is Step:
+                step(st)
+            elif kind is MVStmt:
+                mv(st)
             else:
                 self._debug(st)
         for hook in hooks.block_left:

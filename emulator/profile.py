@@ -26,24 +26,31 @@ class Counters(Observer):
 
     def __init__(self, machine: Machine):
         self.m = machine
-        self._flops_of: dict = {}      # id(step) -> FLOPs, worked out once per statement
 
     def run_started(self, emu, program):
         self.steps_by_group: Counter = Counter()
         self.bytes: Counter = Counter()
         self.flops = 0.0
-        self._flops_of = {}
+        self._runs: dict = {}            # id(step) -> [the step, times run] (the per-step work: one count)
 
     def step_executed(self, emu, step):
+        seen = self._runs.get(id(step))
+        if seen is None:
+            self._runs[id(step)] = [step, 1]
+        else:
+            seen[1] += 1
+
+    def _tally(self) -> None:
+        """The steps counted so far into steps per group and FLOPs (in the order the steps first
+        ran, so the groups come in the order they first did)."""
         by_group = self.steps_by_group
-        for g in step.groups:
-            by_group[g] += 1
-        flops = self._flops_of.get(id(step))
-        if flops is None:
-            flops = self._flops_of[id(step)] = sum(self.flops_of(e) for e in step.exprs
-                                                   if e.defn.group == isa.MAU_CALC)
-        if flops:
-            self.flops += flops
+        for step, n in self._runs.values():
+            for g in step.groups:
+                by_group[g] += n
+            flops = sum(self.flops_of(e) for e in step.exprs if e.defn.group == isa.MAU_CALC)
+            if flops:
+                self.flops += n * flops
+        self._runs.clear()
 
     def flops_of(self, e) -> float:
         m, defn, prec = self.m, e.defn, e.prec
@@ -67,6 +74,7 @@ class Counters(Observer):
         self.bytes[("tree_reduce", "up")] += self.m.n_l1b * 8
 
     def run_finished(self, emu, profile):
+        self._tally()
         profile.steps_by_group = dict(self.steps_by_group)
         profile.bytes_by_link = {f"{k[0]}.{k[1]}": v for k, v in sorted(self.bytes.items())}
         profile.flops = self.flops
