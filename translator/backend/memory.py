@@ -1152,8 +1152,9 @@ class Memory:
         if "store" not in em.areas:
             lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
             # (the store tag's first transfer, so the first wait has one: a small mvp from PDM,
-            # whose contents do not matter, will do; from DRAM it would cost DRAM bytes)
-            em.prologue += [MV(f"mvp/n64i{STORE_TAG} $p0@0 $lc{lc}@0.0", "0", em.line)]
+            # whose contents do not matter, will do; from DRAM it would cost DRAM bytes.  PDM's
+            # first CH long words are the scatter's reductions', which must not meet it in flight)
+            em.prologue += [MV(f"mvp/n64i{STORE_TAG} $p{em.CH}@0 $lc{lc}@0.0", "0", em.line)]
         lc, lb = em.shared_area("store", S // lay.l2b, 4 * P)
         self.settle_stores()
         em.op(f"l1bmd {{s0}} $lb{lb}", "l1bm", (), (old,), mem=(("w", "lb", lb, lb + 4 * P),))
