@@ -222,6 +222,9 @@ def _same_writer(sp, words, text, mem, r0, r1):
             v = (v1 if v1 is not None else emu._zeros) if j else v0
             mem[row] = v.reshape(v.shape[0], -1)[3]
     write.space, write.views_ok = sp, True
+    write.same_row, write.single, write.hook = True, r1 is None, (sp, words, text)
+    write.rows = {r for r, _ in rows}
+    write.d0 = mem[r0.start:r0.start + 1]
     return write
 
 
@@ -438,6 +441,51 @@ def _direct_writer(w, finish):
     return write
 
 
+def _same_dest(st, plan, e):
+    """For a cycle-uniform expression, its one writer when that stores one long word every cycle
+    names (_same_writer: what stays is the result, cycle 0's being every cycle's), unmasked, with no
+    flag entry or zero-flush, and no other write of the step may land on that memory's row; else
+    None."""
+    ws = plan.writers[id(e)]
+    if id(e) in plan.flag_dsts or e.zflush is not None or len(ws) != 1:
+        return None
+    w = ws[0]
+    if not getattr(w, "same_row", False) or not w.single:
+        return None
+    for f in st.exprs:
+        for x in plan.writers[id(f)]:
+            if x is not w and x.space == w.space and (getattr(x, "rows", None) is None or x.rows & w.rows):
+                return None
+    return w
+
+
+def _same_row_kernel(w, reads, into, buf, a):
+    """A cycle-uniform fp32 result into_(emu, buf) now (its operands as the step reads them), copied
+    at the commit into the one long word its store names; the forwarding path then views that row
+    (every cycle), as a direct store's does (executor._settle copies it before the row changes)."""
+    sp, words, text = w.hook
+    (row,) = w.rows
+    d0 = w.d0
+    df = d0.view(np.float32).reshape(buf.shape)
+    every = np.ndarray((4,) + d0.shape[1:], d0.dtype, d0, 0, (0,) + d0.strides[1:])   # (executor._every_cycle)
+    every.flags.writeable = False
+
+    def kernel(e, emu):
+        _call_read_hooks(emu, reads)
+        into(emu, buf, a)
+        emu.pending.append((e, every, None, None))
+
+    def write(emu, e, v0, v1, flags, st):
+        for hook in emu.hooks.memory_written:
+            hook(emu, sp, words, text, None)
+        if emu._fwd_live:
+            emu._settle(sp, row, row + 1)
+        np.copyto(df, buf)
+    write.space, write.rows = sp, w.rows
+    kernel.dd = (write, every, sp, row, row + 1)
+    return kernel
+
+
 def _operand_dest(st, plan, e, one, rs, in_place=False):
     """_direct_dest for a kernel whose last pass, at the commit, reads the operands rs: only when
     every operand read from memory is bound to rows whose writes the check can see.  in_place: the
@@ -565,6 +613,10 @@ def _fp32_kernel(e, emit, st, plan, one, emu, rs, into, shape):
     lead = shape[:-1]
     reads = _read_hooks(rs)
     fixed = getattr(into, "args", lambda out: None)
+    same = _same_dest(st, plan, e) if one and x1 is None else None
+    if same is not None and same.d0.shape == lead:
+        buf = emu.scratch(shape, np.float32, "mau")      # one MAU expression per step
+        return _same_row_kernel(same, reads, into, buf, fixed(buf))
     dest = _operand_dest(st, plan, e, one, rs) if x1 is None else None
     if dest is not None and dest.d0.shape == lead:
         df = dest.d0.view(np.float32).reshape(shape)

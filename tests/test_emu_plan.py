@@ -310,3 +310,45 @@ def test_few_pe_broadcasts_through_the_plan_write_what_the_general_path_writes(m
     monkeypatch.setattr(plan, "_few_broadcast_writer", lambda *a: made.append(1) or writer(*a))
     _same_with_and_without_plans(monkeypatch, FEW_PES, machine=machine, seed=3)
     assert len(made) == 5
+
+
+# a packed loop's carried fp32 sum (packing.py): cycle-uniform adds into one long word every cycle
+# names, each reading the previous one's result through $mauf (asm.alias_forwarding: the row);
+# then a sum into the row an ALU result's path views, that path read after it; the MAU path read
+# after its row was overwritten; and a sum into LM0 at a block offset
+CHAIN = """
+.block c
+    fvmul $lr0v $lm0v $lr144v
+    nop
+    fvadd $ls240 $lr144 $ls240
+    fvadd $mauf $lr146 $ls240
+    fvadd $mauf $lr148 $ls240
+    fvadd $mauf $lr150 $ls240
+    lpassa $lr8v $ls240v
+    fvadd $lr152 $lr154 $ls240
+    ladd $aluf $lr16v $ls248v
+    lpassa $lr16v $ls240v
+    fvadd $mauf $lr152 $ls232
+    fvadd $mauf $lr154 $lm40
+    nop
+    nop
+    fvadd $lm40 $ls232 $lm40
+.endblock
+.loop %i = 0, 3
+    .call c m=%i*8
+.endloop
+"""
+
+
+@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
+def test_cycle_uniform_sums_into_one_long_word_change_no_result(monkeypatch, machine):
+    """The cycle-uniform fp32 kernels that store into the one long word every cycle names
+    (plan._same_row_kernel) leave the state of the general path, NaN and all (fp32_values)."""
+    emu = Emulator(machine)
+    prog = assemble(CHAIN)
+    emu.run(prog)
+    emu.run(prog)
+    kinds = {getattr(w, "__qualname__", "").split(".")[0] for st in prog.blocks["c"].stmts
+             for p in (st.plans or {}).values() if p is not None for ws in p.writers.values() for w in ws}
+    assert "_same_row_kernel" in kinds
+    _same_with_and_without_plans(monkeypatch, CHAIN, machine=machine)
