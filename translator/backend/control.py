@@ -538,7 +538,15 @@ class Control:
             if i in em.escapes:
                 em.memory.flush_gathers()
                 ctx = em.loop_stack[-1]
-                self.capture(em.escapes[i], em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i]), p)
+                v = em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i])
+                if ctx["bottom"] and i in ctx["own"]:
+                    # a counted loop's lanes all leave in its last pass, and i's block, which
+                    # dominates the exit, runs then for all of them: captured in that pass only
+                    outer, em.items = em.items, []
+                    self.capture(em.escapes[i], v, p)
+                    em.items = outer + [SeqIf(ctx["bottom"]["last"], em.items)]
+                else:
+                    self.capture(em.escapes[i], v, p)
         em.memory.flush_gathers()
         em.scatter.flush_scatters()
         em.bounds.flush_checks()
@@ -657,6 +665,7 @@ class Control:
         outer, em.items = em.items, []
         ctx = {"header": h, "next": None, "exits": exits, "phicaps": phicaps, "bottom": bottom, "lazy": lazy,
                "seen": seen, "deferred": False,
+               "own": frozenset(esc),                             # values leaving this loop
                "stores": em.memory.stores_to_buffers(blocks),     # (settle_stores)
                "seq_reg": seq_reg if counted else None,           # the pass counter and the number of
                "trips": counted[0] if counted else None}          # passes (rowplan.py)
