@@ -287,32 +287,37 @@ def run_emulator_process(case: dict, timeout: float, script: str, child_args=(),
 
 
 def compare_checkouts(cases, script: str, checkout: str, rounds: int, timeout: float, child_args=()) -> None:
-    """Each case's emulator steps/s (steps / time in Emulator.run) with this tree's packages and with
-    `checkout`'s, the two taking turns `rounds` times (the same machine load for both); prints the
-    best and the median of each side and their ratios."""
+    """Each case's emulator steps/s (steps / time in Emulator.run) and time in Emulator.run with this
+    tree's packages and with `checkout`'s, the two taking turns `rounds` times (the same machine load
+    for both); prints the best and the median of each side and their ratios.  Where the two trees'
+    compilers emit different programs (other step counts), the time is the figure that compares."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    print(f"steps/s in Emulator.run, this tree ({here}) against {os.path.abspath(checkout)}, "
+    print(f"steps/s and seconds in Emulator.run, this tree ({here}) against {os.path.abspath(checkout)}, "
           f"{rounds} alternating round(s) of child processes per kernel")
-    rows = [("kernel", "steps", "this best", "this median", "base best", "base median", "ratio best", "ratio median")]
+    rows = [("kernel", "steps this / base", "steps/s this best, median", "base best, median", "ratio best, median",
+             "run s this best", "base best", "time ratio best, median")]
     for case in cases:
-        rates = {"this": [], "base": []}
-        steps = None
+        runs = {"this": [], "base": []}           # (steps, seconds in Emulator.run)
         for i in range(rounds):
             for side in (("this", "base") if i % 2 == 0 else ("base", "this")):
                 res = run_emulator_process(case, timeout, script, child_args, None if side == "this" else checkout)
                 if "error" in res:
                     print(f"    [{case['name']}] {side}: {res['error']}")
                     continue
-                steps = res["steps"]
-                rates[side].append(res["steps"] / max(res["run_s"], 1e-9))
-        if not rates["this"] or not rates["base"]:
+                runs[side].append((res["steps"], max(res["run_s"], 1e-9)))
+        if not runs["this"] or not runs["base"]:
             continue
-        best = {k: max(v) for k, v in rates.items()}
-        med = {k: float(np.median(v)) for k, v in rates.items()}
-        rows.append((case["name"], f"{steps:,}", f"{best['this']:,.0f}", f"{med['this']:,.0f}", f"{best['base']:,.0f}",
-                     f"{med['base']:,.0f}", f"{best['this'] / best['base']:.2f}x", f"{med['this'] / med['base']:.2f}x"))
-        print(f"    [{case['name']}] this {', '.join(f'{r:,.0f}' for r in rates['this'])}; "
-              f"base {', '.join(f'{r:,.0f}' for r in rates['base'])}")
+        rate = {k: [n / t for n, t in v] for k, v in runs.items()}
+        secs = {k: [t for _, t in v] for k, v in runs.items()}
+        best, med = ({k: f(v) for k, v in rate.items()} for f in (max, np.median))
+        fast, mid = ({k: f(v) for k, v in secs.items()} for f in (min, np.median))
+        rows.append((case["name"], f"{runs['this'][0][0]:,} / {runs['base'][0][0]:,}",
+                     f"{best['this']:,.0f}, {med['this']:,.0f}", f"{best['base']:,.0f}, {med['base']:,.0f}",
+                     f"{best['this'] / best['base']:.2f}x, {med['this'] / med['base']:.2f}x",
+                     f"{fast['this']:.3f}", f"{fast['base']:.3f}",
+                     f"{fast['base'] / fast['this']:.2f}x, {mid['base'] / mid['this']:.2f}x"))
+        print(f"    [{case['name']}] this {', '.join(f'{t:.3f} s' for t in secs['this'])}; "
+              f"base {', '.join(f'{t:.3f} s' for t in secs['base'])}", flush=True)
     print()
     for line in fmt_table(rows):
         print(line)
