@@ -460,9 +460,10 @@ def _same_dest(st, plan, e):
 
 
 def _same_row_kernel(w, reads, into, buf, a):
-    """A cycle-uniform fp32 result into_(emu, buf) now (its operands as the step reads them), copied
-    at the commit into the one long word its store names; the forwarding path then views that row
-    (every cycle), as a direct store's does (executor._settle copies it before the row changes)."""
+    """A cycle-uniform fp32 result computed by into(emu, buf) at the step (its operands as the step
+    reads them) and copied at the commit into the one long word its store names; the forwarding path
+    then views that row (every cycle), as a direct store's does (executor._settle copies it before
+    the row changes)."""
     sp, words, text = w.hook
     (row,) = w.rows
     d0 = w.d0

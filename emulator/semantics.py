@@ -407,7 +407,7 @@ _RSQRT_KEEP = np.uint64(~((1 << 47) - 1) & ((1 << 64) - 1))     # sign, exponent
 
 
 def _rsqrt_f32(x0):
-    """rsqrt's fp32 result element-wise in memory order, or None where a lane is NaN (the general
+    """rsqrt's fp32 result element-wise in memory order, or None when a lane is NaN (the general
     path below keeps which NaN numpy gives).  1/sqrt(|x|) of an fp32 is a normal float64; keeping 5
     fraction bits is floor(m * 64) / 64 of its frexp mantissa, and that value is exact in fp32."""
     with np.errstate(divide="ignore", invalid="ignore"):     # (a signalling NaN is invalid)

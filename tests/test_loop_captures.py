@@ -6,17 +6,9 @@ inside loops and values from the middle of the body."""
 import numpy as np
 
 from emulator_harness import device_env, launch
+from test_alias_versioning import MVT_ROWS
 
-SRC = """
-__kernel void mvt_rows(__global const float *A, __global const float *y, __global float *x, int n)
-{
-    int i = get_global_id(0);
-    if (i < n) {
-        for (int j = 0; j < n; j++)
-            x[i] += A[i * n + j] * y[j];
-    }
-}
-
+SRC = MVT_ROWS + """
 __kernel void last_of(__global const float *a, __global float *out, int n, int m)
 {
     int i = get_global_id(0);
