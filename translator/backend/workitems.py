@@ -2,8 +2,8 @@
 and the __local block base made from it (once per wave or in the prologue)."""
 from __future__ import annotations
 
-from .abi import RGX_SLOT
-from .ops import VReg
+from .abi import RGX_SLOT, ROW_LENGTH, reg
+from .ops import SeqIf, VReg
 from .values import MAX_GLOBAL_ID, Val
 
 
@@ -33,18 +33,44 @@ class WorkItems:
 
     def flat_ids(self):
         """A "rows" build (rows.py): the wave is W consecutive row-major positions f of a 2-D launch,
-        gid1 = f div gx and gid0 = f - gid1 * gx; a lane is live while gid1 < gy."""
+        gid1 = f div gx and gid0 = f - gid1 * gx; a lane is live while gid1 < gy.  Where gx is a
+        power of two (the sequencer tests the launch's row length), a shift and a mask; otherwise
+        through fp64 1 / gx, exactly (IntSel.div_exact), and a product."""
         em = self.em
         sh = em.shape
         f = em.alu("iadd", em.X0, em.sx, hint="flat")
         if "rgx" not in sh:
             sh["rgx"] = em.codegen.argval(RGX_SLOT, "rgx")      # (in the prologue)
-        y = em.ints.div_exact(f, sh["rgx"])
-        x = em.alu("isub", f, em.ints.mul32(y, sh["gx"]))
+            sh["lgx"], sh["mgx"] = self.row_shift(sh["rgx"], sh["gx"])
+        y, x = em.new("gid1"), em.new("gid0")
+        outer, em.items = em.items, []
+        em.alu("uilsr", f, sh["lgx"], dst=y)
+        em.alu("iand", f, sh["mgx"], dst=x)
+        shifted, em.items = em.items, []
+        q = em.ints.div_exact(f, sh["rgx"])
+        em.copy(q, y)
+        em.alu("isub", f, em.ints.mul32(q, sh["gx"]), dst=x)
+        divided, em.items = em.items, outer
+        em.uses["row_length"] = True
+        n = reg(ROW_LENGTH)
+        em.items.append(SeqIf(f"({n} & ({n} - 1)) == 0", shifted, divided))
         em.pos = [x, y, em.alu("iadd", em.Z0, em.sz)]
         act = em.bool_from_mask(em.flags("uimax", sh["gy"], em.alu("iinc", y)))     # gy >= gid1 + 1
         em.active = act if em.in_wave is None else em.b_and(act, em.in_wave)
         em.ids_cache = {}
+
+    def row_shift(self, rgx: VReg, gx: VReg) -> tuple:
+        """(log2 gx in both 32-bit halves, gx - 1), made in the prologue: for gx = 2^s the fp64
+        1 / gx at rgx is (1023 - s) << 52 (a value the sequencer only uses when gx is a power of
+        two)."""
+        em = self.em
+        outer, em.items = em.items, []
+        e = em.alu("lsub", em.const64(1023), em.alu("ulsr", rgx, em.c32(52)))
+        s = em.alu("lor", e, em.alu("llsl", e, em.c32(32)))
+        m = em.alu("isub", gx, em.c32(1))
+        em.prologue += em.items
+        em.items = outer
+        return s, m
 
     def ids_value(self, k: int) -> Val:
         """ids[k]: local ids (0..2), global ids (3..5), as 64-bit values with an exact 32-bit facet."""
