@@ -31,7 +31,7 @@ from .isa import DebugStmt, MVStmt, Step
 from .machine import Machine, load_machine
 from .numbers import WIDTH, pack
 from .observers import Footprint, Hooks, Transfer
-from .plan import MASK_LETTER, StepPlan
+from .plan import MASK_LETTER, StepPlan, every_cycle
 from .profile import Counters, Profile
 from .program import SEQ_MAX, SEQ_MIN, AnyLoop, Fault, If, IfAny, Loop, Program, Run, SetReg
 from .state import MEM_NAME, State
@@ -90,16 +90,6 @@ def _strided(rows: np.ndarray):
     if d > 0 and all(b - a == d for a, b in zip(r[1:], r[2:])):
         return slice(r[0], r[0] + 4 * d, d)
     return None
-
-
-def _every_cycle(v: np.ndarray) -> np.ndarray:
-    """np.broadcast_to(v, (4,) + v.shape[1:]) for a cycle-uniform result v (1, ...): a read-only
-    view, built by the ndarray constructor when v is contiguous (a tenth of broadcast_to's cost)."""
-    if not v.flags.c_contiguous:
-        return np.broadcast_to(v, (4,) + v.shape[1:])
-    out = np.ndarray((4,) + v.shape[1:], v.dtype, v, 0, (0,) + v.strides[1:])
-    out.flags.writeable = False
-    return out
 
 
 def _nd(x) -> int:
@@ -759,8 +749,8 @@ class Emulator:
                 v0 = v0 & LUT_L[nib]
                 v1 = v1 & LUT_L[nib] if v1 is not None else None
         if self._one:             # cycle 0's result is every cycle's
-            v0 = _every_cycle(v0)
-            v1 = _every_cycle(v1) if v1 is not None else None
+            v0 = every_cycle(v0)
+            v1 = every_cycle(v1) if v1 is not None else None
         if flags is not None and id(e) in self._flag_dsts:
             f = flags()                          # now, before any of this step's writes land
             flags = lambda: f
