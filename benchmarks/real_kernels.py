@@ -3,7 +3,7 @@
     python benchmarks/real_kernels.py --quick                 # small sizes: a few minutes
     python benchmarks/real_kernels.py --emu-timeout 120       # the sizes below
     python benchmarks/real_kernels.py --kernel gemv --kernel gemv_t --no-oclgrind --json out.json
-    python benchmarks/real_kernels.py --kernel atax --baseline ../main-checkout   # steps/s against another tree
+    python benchmarks/real_kernels.py --kernel atax --baseline ../main-checkout   # emulator time against another tree
 
 Issue 22's benchmark.  The kernels (benchmarks/real_kernels/*.cl) are our own, written in the
 shapes of PolyBench/GPU, SHOC and Rodinia the way an ordinary OpenCL user writes them: one
@@ -840,8 +840,8 @@ def main(argv=None) -> int:
                     f"under 5 s (default {REPEAT}; 1 with --quick)")
     ap.add_argument("--json", metavar="OUT", help="write the rows and targets as JSON")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
-    ap.add_argument("--baseline", metavar="DIR", help="only compare steps/s in Emulator.run with the packages of "
-                    "checkout DIR (today's main, say), the two taking turns")
+    ap.add_argument("--baseline", metavar="DIR", help="only compare the time and steps/s in Emulator.run with "
+                    "the packages of checkout DIR (today's main, say), the two taking turns")
     ap.add_argument("--rounds", type=int, default=3, help="--baseline: child processes per side and kernel (default 3)")
     ap.add_argument("--oclgrind-child", metavar="DIR", help=argparse.SUPPRESS)
     ap.add_argument("--emulator-child", metavar="DIR", help=argparse.SUPPRESS)
