@@ -495,9 +495,10 @@ def test_vector_elements_keep_ieee_nans_and_zero_signs():
 
 def test_vector_elements_are_settled_where_they_leave_the_chain():
     """VECTORS settles its 4-element difference once per element stored and once per value
-    leaving a chain (15 tests); settling every element of every vector result made 35."""
+    leaving a chain (15 settles, each two tests: any +-0 or +-inf, then any +-inf); settling every
+    element of every vector result made 35 settles."""
     import re
-    assert len(re.findall(r"\.if any", asm(VECTORS, "vec"))) <= 15
+    assert len(re.findall(r"\.if any", asm(VECTORS, "vec"))) <= 2 * 15
 
 
 ROOTS = r"""
@@ -693,3 +694,43 @@ def test_a_lazy_loop_puts_off_settling_and_runs_again_when_a_pass_was_special(sc
     assert np.isnan(want).any() == (y != [0.5])
     ok = ~np.isnan(want)
     np.testing.assert_allclose(f[ok], want[ok], rtol=1e-5)
+
+
+SUB_PRODUCT = r"""
+__kernel void sub_product(__global const float *a, __global const float *b, __global const float *c,
+                          __global float *o, int n) {
+  int i = get_global_id(0);
+  if (i < n)
+    o[i] = a[i] - b[i] * c[i];
+}
+"""
+
+
+def test_a_store_works_out_nans_only_when_a_running_lane_is_infinite():
+    """The fix of a chain result stored under a branch runs when a lane taking the branch is +-0
+    or +-inf (not for the lanes past n), and of it, the NaN part (its operands' zeros and
+    infinities, ~45 steps) only when such a lane is +-inf: exact integer data whose results are
+    often zero (lu's eliminations) pays the sign part alone."""
+    ctx = cl.Context([cl.get_device(machine="tiny")])
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, SUB_PRODUCT).build()
+    n, items = 256, 512                           # a wave of tiny's, half of it past n
+    rng = np.random.default_rng(3)
+    b, c = (rng.integers(1, 4, n).astype(np.float32) for _ in range(2))
+    every3 = np.arange(n) % 3 == 0
+    steps = {}
+    for name, a in [("none", b * c + 1), ("zeros", np.where(every3, b * c, b * c + 1)),
+                    ("inf", np.where(every3, np.inf, b * c + 1)),
+                    ("nan", np.where(every3, np.inf, b * c + 1))]:
+        cc = np.where(every3, 0, c).astype(np.float32) if name == "nan" else c    # inf - inf * 0
+        o = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, 4 * n)
+        ev = prg.sub_product(q, (items,), None, *(cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                                                             hostbuf=np.float32(x)) for x in (a, b, cc)), o, np.int32(n))
+        got = np.empty(n, np.float32)
+        cl.enqueue_copy(q, got, o)
+        with np.errstate(all="ignore"):
+            same_bits(got, np.float32(a) - b * cc)
+        steps[name] = ev.stats.steps
+    assert steps["zeros"] - steps["none"] >= 10      # the sign part ran; not for the lanes past the end
+    assert steps["inf"] - steps["zeros"] >= 30       # the NaN part ran only here
+    assert steps["nan"] == steps["inf"]

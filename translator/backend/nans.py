@@ -145,16 +145,20 @@ class NanFixups:
             em.alu("ior", ctx["seen"], em.b_and(em.bool_from_mask(self.special(v, r)), em.cur_pred), dst=ctx["seen"])
         ctx["deferred"] = True
 
-    def special(self, v, r, step=None):
+    def special(self, v, r, step=None, live=None):
         """A mask entry set in the lanes of register r of float v that hold +-0 or +-inf (the MAU
         makes no NaN or subnormal): |r| - 1, where 0 wraps to the top, compared unsigned with the
         largest finite magnitude.  step (float only): a register to add instead of -1, 1.0's
-        pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly)."""
+        pattern in lanes to leave out (so a zero there is not counted; see rerun_exactly).  live
+        (float only): a bool of the lanes that count, so that lanes outside the branch (zeros, as
+        often as not) do not make the fix run."""
         em = self.em
         p, mag, inf, _, _ = self._w(v.kind == "f64")
         top = em.const64((0x7FF << 52) - 1) if p == "l" else em.c32(0x7F7FFFFF)
         a = em.alu(p + "and", r, mag)
         d = em.alu(p + "dec", a) if step is None else em.alu("iadd", a, step)
+        if live is not None and p == "i":
+            d = em.b_and(d, live)
         return em.flags("u" + p + "max", d, top)
 
     def infinite(self, v, r):
@@ -170,15 +174,26 @@ class NanFixups:
         any-reduction), else unconditionally."""
         em = self.em
         p, mag, _, qnan, _ = self._w(v.kind == "f64")
+        chain = v.lazy[0] != "sqrt"      # (sqrt fixes its zeros itself, and its NaNs are finite)
         for j, r in enumerate(v.regs):
             if guard:
-                k = self.special(v, r)
+                # under a branch, only the lanes that take it (a step more, which straight-line
+                # code, saxpy's, would pay in every full wave)
+                k = self.special(v, r, live=None if em.cur_pred is em.active else em.cur_pred)
                 outer, em.items = em.items, []
-            if v.lazy[0] != "sqrt":      # (sqrt fixes its zeros itself)
+            if chain:
                 sign = em.alu(p + "and", self.true_sign(v, j, {}), self.sign_bit(v))
                 em.masked_copy(sign, r, em.flags(p + "and", r, mag))
+            # a chain's IEEE NaN is +-inf here: results with zeros and no infinity (exact integer
+            # data, lu's eliminations) skip working the NaN lanes out
+            if guard and chain:
+                k_inf = self.infinite(v, r)
+                zeros, em.items = em.items, []
             nan = self.nan_bool(v, j, {})
             em.masked_copy(qnan, r, em.flags(p + "not", nan))
+            if guard and chain:
+                nans, em.items = em.items, zeros
+                em.items.append(IfAnyLane(k_inf, nans))
             if guard:
                 then, em.items = em.items, outer
                 em.items.append(IfAnyLane(k, then))
