@@ -208,6 +208,35 @@ def test_staging_goes_before_the_reads_it_does_not_touch():
     assert tree == [stage, read, tree[2]]
 
 
+def test_merge_calls_takes_the_ops_before_a_call_its_offsets_do_not_move():
+    """A packed group's l1bmd, then x[k]'s table read (m=) and the arithmetic: one block (the
+    l1bmd was a block of its own, which software pipelining cannot overlap with the rest); an op
+    before it that touches LM0 stays out."""
+    x, xk, p = VReg("x"), VReg("xk"), VReg("p")
+    load = Op("l1bmd $lb64 {d0}", "l1bm", (x,), mem=(("r", "lb", 64, 320),))
+    lm0 = Op("lpassa $lm0 {d0}", "alu", (VReg(),), mem=(("r", "m", 0, 2),))
+    table = table_read(xk)
+    tree = merge_calls([lm0, load, table, Op("fvmul {s0} {s1} {d0}", "mau", (p,), (x, xk)), to_t(p)])
+    assert tree == [lm0, table] and [o.text for o in table.body][:2] == ["l1bmd $lb64 {d0}", "lpassa $lm3968 {d0}"]
+
+
+def fetch(lb=320):
+    """An x[k] table's block fetch into L1BM (memory.uniform_table): a staging branch."""
+    return SeqIf("%n0 % 64 == 0", [Op(f"l2bmb $lc384 $lb{lb}", "l2bm", mem=(("w", "lb", lb, lb + 64),)),
+                                   SeqSet("%ut", "%n0")], staging=True)
+
+
+def test_staging_goes_before_a_transfer_of_another_l1bm_area():
+    """A table fetch writing L1BM 320.. moves before a staged load's l1bmd reading 64..320 (L1BM
+    addresses were taken as all of it, which kept every staged load's l1bmd a block apart)."""
+    read = Op("l1bmd $lb64 {d0}", "l1bm", (VReg(),), mem=(("r", "lb", 64, 320),))
+    stage = fetch()
+    assert hoist_staging([read, stage])[0] is stage
+    assert hoist_staging([read, fetch(lb=256)])[0] is read                      # overlapping areas
+    moved = Call([Op("l1bmp $lb0 {d0}", "l1bm", (VReg(),), mem=(("r", "lb", 0, 68),))], {"lb": "%u & 63"})
+    assert hoist_staging([moved, fetch()])[0] is moved                          # an offset: any address
+
+
 @pytest.mark.parametrize("stage", [
     staging(area=("w", "n", 2048, 2100)),         # it writes the region the read reads
     staging(sets="%n0"),                          # it sets the register the read's offset uses

@@ -159,31 +159,59 @@ def test_packing_substitutes_in_every_expression():
     assert str(tree[0].d_offset) == "%b0+%n0*16" and out[2].body[0] is op      # the input is untouched
 
 
-def test_packing_runs_four_passes_at_once():
-    """A counted loop that loads x[n] and accumulates it: the packed loop's groups, its prefetch
-    of the groups ahead and the tail loop, with the counter substituted in every expression."""
+def packed_sum(extra=()):
+    """pack_loops on a counted loop that loads x[n] (and the `extra` body items) and sums it."""
     lay = types.SimpleNamespace(narrow=8, l2bmd_steps=1, stripe=512, l2b=4, pe_l1b=16, l1b=4)
     x, acc = VReg("x"), VReg("acc")
     mv = MV("mvd/n128i7 $d0 $lc0", "%b0+%n0*64", chain=(7, 0, 0))
     body = [mv, Op("wait i7", "wait"), Op("l2bmd $lc0 $lb0", "l2bm"), Op("l1bmd $lb0 {d0}", "l1bm", (x,)),
-            Op("fvadd {s0} {s1} {d0}", "mau", (acc,), (acc, x))]
+            Op("fvadd {s0} {s1} {d0}", "mau", (acc,), (acc, x)), *extra]
     tree = [Op("zero {d0}", "alu", (acc,)), SeqLoop("%n0", "0", "%p1", body),
             Op("l1bmd {s0} $lb0", "l1bm", (), (acc,), mem=(("w", "m", 0, 1),))]
     free = iter(range(1000, 9000, 128))
-    out = pack_loops(tree, lay, lambda n: next(free))
+    return pack_loops(tree, lay, lambda n: next(free))
+
+
+def test_packing_runs_four_passes_at_once():
+    """A counted loop that loads x[n] and accumulates it: the packed loop's groups, its prefetch
+    of the groups ahead and the tail loop, with the counter substituted in every expression.
+    Software pipelined: group q's block ends with group q + 1's L2BM -> L1BM moves (waiting
+    for their MVs first), so group q + 4's MVs may go to group q's areas at its start."""
+    out = packed_sum()
     groups = "((%p1) - 1) / 4"
     ahead = [x for x in out if isinstance(x, SeqIf)]
-    assert [str(x.cond) for x in ahead] == [f"{g} < {groups}" for g in range(3)]
+    assert [str(x.cond) for x in ahead] == [f"{g} < {groups}" for g in range(4)] + [f"0 < {groups}"]
     assert [str(m.d_offset) for m in ahead[1].then] == [f"%b0+(4*(1)+{c})*64" for c in range(4)]
+    assert [o.text for o in ahead[4].then] == ["wait i241"] + [f"l2bmd $lc{a} $lb{16 * c}" for c, a in
+                                                               enumerate(m.text.split("$lc")[1] for m in ahead[0].then)]
     packed, tail = [x for x in out if isinstance(x, SeqLoop)]
     assert (str(packed.reg), str(packed.start), str(packed.stop)) == ("%pq1", "0", groups)
     assert (str(tail.reg), str(tail.start), str(tail.stop)) == ("%n0", f"4 * ({groups})", "%p1")
     turn = packed.body[0]
     assert str(turn.cond) == "%pq1 % 4 == 0"
-    prefetch = turn.then[0]
+    prefetch, work = turn.then
+    assert str(prefetch.cond) == f"%pq1+4 < {groups}"
+    assert [str(m.d_offset) for m in prefetch.then] == [f"%b0+(4*(%pq1+4)+{c})*64" for c in range(4)]
+    assert str(work.cond) == f"%pq1+1 < {groups}"
+    texts = [o.text for o in work.then]
+    assert texts[0] == "wait i242" and texts[1] == "l1bmd $lb0 {d0}" and texts[-4:] == [
+        f"l2bmd $lc{a} $lb{16 * c}" for c, a in enumerate(m.text.split("$lc")[1] for m in ahead[1].then)]
+    assert [o.text for o in work.orelse if o.unit in ("wait", "l2bm")] == []      # the last group: no moves
+
+
+def test_packing_without_pipelining_where_loads_share_an_l1bm_area():
+    """Two staged loads through one L1BM area (codegen reuses it for loads one after another):
+    moving both ahead would overwrite the first, so each group waits for and moves its own, and
+    group q + 3's MVs go out at its start."""
+    y = VReg("y")
+    mv = MV("mvd/n128i8 $d0 $lc128", "%b1+%n0*64", chain=(8, 128, 0))
+    out = packed_sum([mv, Op("wait i8", "wait"), Op("l2bmd $lc128 $lb0", "l2bm"), Op("l1bmd $lb0 {d0}", "l1bm", (y,))])
+    groups = "((%p1) - 1) / 4"
+    assert [str(x.cond) for x in out if isinstance(x, SeqIf)] == [f"{g} < {groups}" for g in range(3)]
+    packed, = [x for x in out if isinstance(x, SeqLoop) and str(x.reg) == "%pq1"]
+    prefetch, *work = packed.body[0].then
     assert str(prefetch.cond) == f"%pq1+3 < {groups}"
-    assert [str(m.d_offset) for m in prefetch.then] == [f"%b0+(4*(%pq1+3)+{c})*64" for c in range(4)]
-    assert [o.text for o in turn.then[1:] if o.unit == "wait"] == ["wait i241"]
+    assert [o.text for o in work if o.unit == "wait"] == ["wait i241", "wait i245"]
 
 
 def test_prefetch_issues_the_next_wave():

@@ -413,7 +413,8 @@ def fold_table_reads(tree: list) -> list:
 
 
 def merge_calls(tree: list, calls: bool = False) -> list:
-    """Each run of Ops and Calls whose bodies no other Call shares becomes one Call (in place),
+    """Each run of Ops and Calls whose bodies no other Call shares, from the first Op its offsets
+    allow before its first Call, becomes one Call (in place),
     where every offset of the merged Call moves exactly the addresses it moved before: two Calls
     merge when the offsets they both have are the same expressions, an Op or a Call's op touches
     no memory the other offsets move (`.call b m=... n=...`: a paired row plan's LM1 element
@@ -448,6 +449,11 @@ def merge_calls(tree: list, calls: bool = False) -> list:
                 k += 1
                 continue
             offsets, body, touched = dict(it.offsets), list(it.body), spaces(it.body)
+            start = k                  # the Ops before it that its offsets do not move join too
+            while start and isinstance(items[start - 1], Op) and not spaces([items[start - 1]]) & offsets.keys():
+                start -= 1
+            body = items[start:k] + body
+            touched |= spaces(items[start:k])
             end = k + 1
             while end < len(items) and joinable(items[end]):
                 nxt = items[end]
@@ -460,13 +466,14 @@ def merge_calls(tree: list, calls: bool = False) -> list:
                 body += ops
                 touched |= spaces(ops)
                 end += 1
-            if end > k + 1:
+            if end > k + 1 or start < k:
                 it.body[:] = body
                 it.offsets.clear()
                 it.offsets.update(offsets)
                 del items[k + 1:end]
+                del items[start:k]
             out.append(it)
-            k += 1
+            k = start + 1
     visit(tree)
     return out if calls else tree
 
@@ -480,7 +487,8 @@ def hoist_staging(tree: list) -> list:
         ops = list(flat_ops(items))
         regs = ({r for o in ops for r in o.srcs + o.msrc}, {r for o in ops for r in o.dsts + o.mdst})
         mvs = [("w", "lc", 0, 1 << 62)] if any(isinstance(x, MV) for x in walk(items)) else []
-        return regs, [m for o in ops for m in o.mem] + mvs         # (an MV's L2BM area: any of it)
+        moved = {sp for x in walk(items) if isinstance(x, Call) for sp in x.offsets}
+        return regs, [m for o in ops for m in o.mem] + mvs, moved    # (an MV's L2BM area: any of it)
 
     def sets(items, out):
         for it in items:
@@ -498,11 +506,14 @@ def hoist_staging(tree: list) -> list:
             return False
         if id(branch) not in seen:          # (a branch moves past several items: what it touches, once)
             seen[id(branch)] = touch([branch]), sets([branch], set())
-        ((r1, w1), m1), assigned = seen[id(branch)]
-        (r2, w2), m2 = touch([it])
+        ((r1, w1), m1, moved1), assigned = seen[id(branch)]
+        (r2, w2), m2, moved2 = touch([it])
         if w1 & (r2 | w2) or r1 & w2:
             return False
-        if any(x[1] == y[1] and "w" in (x[0], y[0]) and (x[1] in ("lb", "lc") or x[2] < y[3] and y[2] < x[3])
+        # an L1BM / L2BM address a Call's offset moves may be any of them (an LM region's reads
+        # give the range their offsets reach)
+        if any(x[1] == y[1] and "w" in (x[0], y[0]) and (x[1] in {"lb", "lc"} & (moved1 | moved2)
+                                                         or x[2] < y[3] and y[2] < x[3])
                for x in m1 for y in m2):
             return False
         used = {name for v in getattr(it, "offsets", {}).values() for name in v.regs()}

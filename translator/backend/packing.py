@@ -155,7 +155,8 @@ class Packer:
         self.loop, self.lay, self.lc_areas, self.q = loop, lay, lc_areas, q
         self.last = compare(loop.reg, "==", binary("-", loop.stop, 1))     # codegen's test of the last pass
         self.groups = []                    # sequencer conditions the group's passes must meet
-        self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions); buffer sets
+        self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions, line); buffer sets
+        self.pipelined = False              # each group's L1BM moves made by the group before
         self.loads = 0
         self.classify(tree)
 
@@ -338,20 +339,30 @@ class Packer:
 
         With a buffer set s (the group's number mod depth), the MVs were issued depth - 1 groups
         earlier (issue) into that set's areas under its own tag: here only the wait and the moves."""
-        t, lc, lb = mv.chain
-        P, N = self.lay.pe_l1b, self.lay.l1b
         wait, _, l1 = ops
         load = len(self.staged)             # its index among the loop's staged loads
-        if s is not None:
-            self.staged.append((mv, conds))
-            wait = Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)
-        out, moves = [], []
-        for c, area in enumerate(self.lc_areas(lc, s, load)):
-            if s is None:
-                out.append(moved(mv, area, self.at(mv.d_offset, c)))
-            moves.append(Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=l1.line,
-                            mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32))))
-        return out + [wait] + moves + [l1]
+        if s is None:
+            return [moved(mv, area, self.at(mv.d_offset, c)) for c, area in enumerate(self.lc_areas(mv.chain[1]))] \
+                + [wait] + self.moves(mv, None, load, l1.line) + [l1]
+        self.staged.append((mv, conds, l1.line))
+        if self.pipelined:                  # the previous group's block moved it to L1BM (prime)
+            return [l1]
+        return [Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)] + self.moves(mv, s, load, l1.line) + [l1]
+
+    def moves(self, mv: MV, s, load: int, line) -> list:
+        """Staged load `load`'s four passes' shares from its L2BM areas (of buffer set s) to L1BM
+        offsets 0, P, 2P, 3P."""
+        lb, P, N = mv.chain[2], self.lay.pe_l1b, self.lay.l1b
+        return [Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=line,
+                   mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32)))
+                for c, area in enumerate(self.lc_areas(mv.chain[1], s, load))]
+
+    def prime(self, s: int, work=()) -> list:
+        """The L2BM -> L1BM moves of the group whose MVs went to buffer set s, with `work`, the
+        group before it (software pipelining): its waits first (MVs issued groups ago), so that
+        the moves run beside the work's arithmetic."""
+        return [Op(f"wait i{self.tag(i, s)}", "wait", line=line) for i, (_, _, line) in enumerate(self.staged)] \
+            + list(work) + [op for i, (mv, _, line) in enumerate(self.staged) for op in self.moves(mv, s, i, line)]
 
     def tag(self, load: int, s: int) -> int:
         """The tags of the buffer sets: abi.PACK_TAGS (codegen's own cycle through abi.CODEGEN_TAGS)."""
@@ -370,7 +381,7 @@ class Packer:
         """The MVs of group `group` (a sequencer expression) into set s: each staged load's four
         passes' shares, under the branches it runs under."""
         out = []
-        for i, (mv, conds) in enumerate(self.staged):
+        for i, (mv, conds, _) in enumerate(self.staged):
             out += self.under(conds, group, [
                 moved(mv, area, at(mv.d_offset, self.loop.reg, counter(Paren(group), c)), self.tag(i, s))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, i))])
@@ -379,7 +390,7 @@ class Packer:
     def drop(self, s: int) -> list:
         """Waits for this group's prefetched transfers, when it runs the original body instead."""
         out = []
-        for i, (_, conds) in enumerate(self.staged):
+        for i, (_, conds, _) in enumerate(self.staged):
             out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
         return out
 
@@ -413,21 +424,39 @@ class Packer:
         n = binary("/", Paren(binary("-", Paren(L.stop), 1)), WAYS)        # the packed groups
         tail = SeqLoop(L.reg, binary("*", WAYS, Paren(n)), L.stop, clone(L.body, {}, []))
         self.depth = depth
+        # software pipelining: a group's L2BM -> L1BM moves run at the end of the group before it,
+        # beside its arithmetic, where no staged load is under a branch (the moves would be too)
+        # and their L1BM areas are apart (codegen reuses one area for loads one after another)
+        self.pipelined = False
+        if depth > 1:
+            self.staged = []
+            self.body(L.body, 0)
+            starts = [mv.chain[2] for mv, _, _ in self.staged]
+            self.pipelined = all(not conds for _, conds, _ in self.staged) \
+                and all(abs(a - b) >= WAYS * self.lay.pe_l1b for i, a in enumerate(starts) for b in starts[:i])
+        more = compare(binary("+", q, 1, gap=""), "<", n)                  # a packed group follows
         bodies = []
         for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
             # the packed part's values get registers of their own (they live in this body only), so
             # cleanup.fold_table_reads sees its reads' one writer and can fold them into their readers
             fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
-            packed = clone(self.body(L.body, s) + self.replicated(), fresh, [])
+            work = self.body(L.body, s) + self.replicated()
+            packed = clone(work, fresh, [])
+            if self.pipelined:      # (the branch first: each arm one block)
+                packed = [SeqIf(more, self.prime((s + 1) % depth, packed), clone(work, fresh, []))]
             if self.groups:
                 first = binary("*", WAYS, q)
                 one = SeqLoop(L.reg, first, binary("+", first, WAYS), clone(L.body, {}, []))
-                drop = self.drop(s) if depth > 1 else []
-                packed = [SeqIf(all_of(self.groups), packed, drop + [one])]
+                drop = self.drop(s) if depth > 1 and not self.pipelined else []     # (prime waited)
+                after = [SeqIf(more, self.prime((s + 1) % depth))] if self.pipelined else []
+                packed = [SeqIf(all_of(self.groups), packed, drop + [one] + after)]
             if depth > 1:
-                ahead = binary("+", q, depth - 1, gap="")
-                packed = [SeqIf(compare(ahead, "<", n), self.issue(ahead, (s + depth - 1) % depth))] + packed
+                # pipelined, this group's areas were read by the group before: group q + depth's
+                # MVs may go there now
+                ahead = binary("+", q, depth - (not self.pipelined), gap="")
+                packed = [SeqIf(compare(ahead, "<", n), self.issue(ahead, (s + depth - (not self.pipelined)) % depth))] \
+                    + packed
             bodies.append(packed)
         if depth == 1:
             return [SeqLoop(q, Num(0), n, bodies[0]), tail]
@@ -436,5 +465,6 @@ class Packer:
         turn = bodies[-1]
         for s in range(depth - 2, -1, -1):
             turn = [SeqIf(compare(binary("%", q, depth), "==", s), bodies[s], turn)]
-        return [SeqIf(compare(g, "<", n), self.issue(Num(g), g)) for g in range(depth - 1)] \
-            + [SeqLoop(q, Num(0), n, turn), tail]
+        first = [SeqIf(compare(0, "<", n), self.prime(0))] if self.pipelined else []
+        return [SeqIf(compare(g, "<", n), self.issue(Num(g), g)) for g in range(depth - (not self.pipelined))] \
+            + first + [SeqLoop(q, Num(0), n, turn), tail]
