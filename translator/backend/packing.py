@@ -345,7 +345,7 @@ class Packer:
             return [moved(mv, area, self.at(mv.d_offset, c)) for c, area in enumerate(self.lc_areas(mv.chain[1]))] \
                 + [wait] + self.moves(mv, None, load, l1.line) + [l1]
         self.staged.append((mv, conds, l1.line))
-        if self.pipelined:                  # the previous group's block moved it to L1BM (prime)
+        if self.pipelined and not conds:    # the previous group's block moved it to L1BM (prime)
             return [l1]
         return [Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)] + self.moves(mv, s, load, l1.line) + [l1]
 
@@ -357,12 +357,27 @@ class Packer:
                    mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32)))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, load))]
 
+    def pipelines(self) -> bool:
+        """Whether the staged loads allow software pipelining.  Those under no branch are moved
+        ahead (a branch would split the block); their L1BM areas must be apart, and a load under
+        a branch (an odd shift's second half, which keeps its moves in its group) may share an
+        area only with loads before it, whose l1bmds have read it by then (codegen reuses one
+        area for loads one after another)."""
+        span = WAYS * self.lay.pe_l1b
+        ahead = [mv.chain[2] for mv, conds, _ in self.staged if not conds]
+        if not ahead or any(abs(a - b) < span for i, a in enumerate(ahead) for b in ahead[:i]):
+            return False
+        return all(not conds or all(abs(mv.chain[2] - other.chain[2]) >= span or other_conds
+                                    for other, other_conds, _ in self.staged[i + 1:])
+                   for i, (mv, conds, _) in enumerate(self.staged))
+
     def prime(self, s: int, work=()) -> list:
         """The L2BM -> L1BM moves of the group whose MVs went to buffer set s, with `work`, the
         group before it (software pipelining): its waits first (MVs issued groups ago), so that
         the moves run beside the work's arithmetic."""
-        return [Op(f"wait i{self.tag(i, s)}", "wait", line=line) for i, (_, _, line) in enumerate(self.staged)] \
-            + list(work) + [op for i, (mv, _, line) in enumerate(self.staged) for op in self.moves(mv, s, i, line)]
+        primed = [(i, mv, line) for i, (mv, conds, line) in enumerate(self.staged) if not conds]
+        return [Op(f"wait i{self.tag(i, s)}", "wait", line=line) for i, _, line in primed] \
+            + list(work) + [op for i, mv, line in primed for op in self.moves(mv, s, i, line)]
 
     def tag(self, load: int, s: int) -> int:
         """The tags of the buffer sets: abi.PACK_TAGS (codegen's own cycle through abi.CODEGEN_TAGS)."""
@@ -391,7 +406,8 @@ class Packer:
         """Waits for this group's prefetched transfers, when it runs the original body instead."""
         out = []
         for i, (_, conds, _) in enumerate(self.staged):
-            out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
+            if conds or not self.pipelined:         # (prime waited for the others)
+                out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
         return out
 
     def replicated(self) -> list:
@@ -425,30 +441,28 @@ class Packer:
         tail = SeqLoop(L.reg, binary("*", WAYS, Paren(n)), L.stop, clone(L.body, {}, []))
         self.depth = depth
         # software pipelining: a group's L2BM -> L1BM moves run at the end of the group before it,
-        # beside its arithmetic, where no staged load is under a branch (the moves would be too)
-        # and their L1BM areas are apart (codegen reuses one area for loads one after another)
+        # beside its arithmetic (pipelines() says where)
         self.pipelined = False
         if depth > 1:
             self.staged = []
             self.body(L.body, 0)
-            starts = [mv.chain[2] for mv, _, _ in self.staged]
-            self.pipelined = all(not conds for _, conds, _ in self.staged) \
-                and all(abs(a - b) >= WAYS * self.lay.pe_l1b for i, a in enumerate(starts) for b in starts[:i])
+            self.pipelined = self.pipelines()
         more = compare(binary("+", q, 1, gap=""), "<", n)                  # a packed group follows
         bodies = []
         for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
             # the packed part's values get registers of their own (they live in this body only), so
             # cleanup.fold_table_reads sees its reads' one writer and can fold them into their readers
-            fresh = {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
+            def fresh():
+                return {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
             work = self.body(L.body, s) + self.replicated()
-            packed = clone(work, fresh, [])
-            if self.pipelined:      # (the branch first: each arm one block)
-                packed = [SeqIf(more, self.prime((s + 1) % depth, packed), clone(work, fresh, []))]
+            packed = clone(work, fresh(), [])
+            if self.pipelined:      # (the branch first: each arm one block, with registers of its own)
+                packed = [SeqIf(more, self.prime((s + 1) % depth, packed), clone(work, fresh(), []))]
             if self.groups:
                 first = binary("*", WAYS, q)
                 one = SeqLoop(L.reg, first, binary("+", first, WAYS), clone(L.body, {}, []))
-                drop = self.drop(s) if depth > 1 and not self.pipelined else []     # (prime waited)
+                drop = self.drop(s) if depth > 1 else []
                 after = [SeqIf(more, self.prime((s + 1) % depth))] if self.pipelined else []
                 packed = [SeqIf(all_of(self.groups), packed, drop + [one] + after)]
             if depth > 1:
