@@ -202,7 +202,7 @@ PIPELINE = (
     ("versioning",                  "versioning", lambda b: {"tree": version_loops(b.tree)}),
     ("cleanup: sink into branches", "cleanup",    lambda b: {"tree": sink_into_branches(b.tree)}),
     ("cleanup: carried copies",     "cleanup",    lambda b: {"tree": coalesce_carried(b.tree)}),
-    ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc)}),
+    ("packing",                     "packing",    lambda b: {"tree": pack_loops(b.tree, b.lay, b.em.alloc_lc, b.em.alloc_lb)}),
     ("column plan",                 "colplan",    _columns),
     ("prefetch",                    "prefetch",   _prefetch),
     ("narrow launches' shares",     "colplan",    lambda b: {"tree": narrow_shares(b.tree, b.lay, b.em.uses)}),

@@ -62,9 +62,10 @@ class NoPack(Exception):
     """The loop does not have the shape packing handles; it stays as it is."""
 
 
-def pack_loops(tree: list, lay, alloc_lc) -> list:
+def pack_loops(tree: list, lay, alloc_lc, alloc_lb=None) -> list:
     """Pack every qualifying counted loop of `tree` (innermost loops only); `alloc_lc(n)` gives n
-    more long words of L2BM for the extra staging areas."""
+    more long words of L2BM for the extra staging areas, `alloc_lb(n)` of L1BM (None: none) for
+    loads that pipelining moves ahead and codegen put in one area."""
     if not ENABLED or lay.narrow != 8 or lay.l2bmd_steps != 1:
         return tree
     areas = {}               # (an L2BM staging area, set) -> the four areas its packed load uses
@@ -88,7 +89,7 @@ def pack_loops(tree: list, lay, alloc_lc) -> list:
                 and it.step == Num(1)):
             return None
         try:
-            packer = Packer(it, tree, lay, lc_areas, Reg(f"pq{count[0] + 1}"))
+            packer = Packer(it, tree, lay, lc_areas, Reg(f"pq{count[0] + 1}"), alloc_lb)
             for depth in (4, 2, 1):      # buffer sets; fewer when tags or L2BM run out
                 try:
                     new = packer.loops(depth)
@@ -151,8 +152,9 @@ def counter(group: SeqExpr, c: int) -> SeqExpr:
 
 
 class Packer:
-    def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: Reg):
-        self.loop, self.lay, self.lc_areas, self.q = loop, lay, lc_areas, q
+    def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: Reg, alloc_lb=None):
+        self.loop, self.lay, self.lc_areas, self.q, self.alloc_lb = loop, lay, lc_areas, q, alloc_lb
+        self.home = {}                      # staged load -> its L1BM area, where pipelining moved it
         self.last = compare(loop.reg, "==", binary("-", loop.stop, 1))     # codegen's test of the last pass
         self.groups = []                    # sequencer conditions the group's passes must meet
         self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions, line); buffer sets
@@ -346,29 +348,46 @@ class Packer:
                 + [wait] + self.moves(mv, None, load, l1.line) + [l1]
         self.staged.append((mv, conds, l1.line))
         if self.pipelined and not conds:    # the previous group's block moved it to L1BM (prime)
-            return [l1]
+            lb, home = mv.chain[2], self.home.get(load, mv.chain[2])
+            return [l1 if home == lb else replace(l1, text=l1.text.replace(f"$lb{lb} ", f"$lb{home} "),
+                                                  mem=(("r", "lb", home, home + WAYS * self.lay.pe_l1b),))]
         return [Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)] + self.moves(mv, s, load, l1.line) + [l1]
 
     def moves(self, mv: MV, s, load: int, line) -> list:
         """Staged load `load`'s four passes' shares from its L2BM areas (of buffer set s) to L1BM
         offsets 0, P, 2P, 3P."""
-        lb, P, N = mv.chain[2], self.lay.pe_l1b, self.lay.l1b
+        lb, P, N = self.home.get(load, mv.chain[2]), self.lay.pe_l1b, self.lay.l1b
         return [Op(f"l2bmd $lc{area} $lb{lb + P * c}", "l2bm", line=line,
                    mem=(("r", "lc", area, area + 32 * N), ("w", "lb", lb + P * c, lb + P * c + 32)))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, load))]
 
     def pipelines(self) -> bool:
         """Whether the staged loads allow software pipelining.  Those under no branch are moved
-        ahead (a branch would split the block); their L1BM areas must be apart, and a load under
-        a branch (an odd shift's second half, which keeps its moves in its group) may share an
-        area only with loads before it, whose l1bmds have read it by then (codegen reuses one
-        area for loads one after another)."""
+        ahead (a branch would split the block); codegen reuses one L1BM area for loads one after
+        another, so each of those gets an area of its own (self.home).  A load under a branch
+        (an odd shift's second half, which keeps its moves in its group) may share an area only
+        with loads before it, whose l1bmds have read it by then."""
         span = WAYS * self.lay.pe_l1b
-        ahead = [mv.chain[2] for mv, conds, _ in self.staged if not conds]
-        if not ahead or any(abs(a - b) < span for i, a in enumerate(ahead) for b in ahead[:i]):
+        apart = lambda a, b: abs(a - b) >= span
+        taken = []
+        for i, (mv, conds, _) in enumerate(self.staged):
+            if conds:
+                continue
+            if i not in self.home:
+                lb = mv.chain[2]
+                if not all(apart(lb, t) for t in taken):
+                    if self.alloc_lb is None:
+                        return False
+                    try:
+                        lb = self.alloc_lb(span)
+                    except Exception:        # L1BM is full
+                        return False
+                self.home[i] = lb
+            taken.append(self.home[i])
+        if not taken:
             return False
-        return all(not conds or all(abs(mv.chain[2] - other.chain[2]) >= span or other_conds
-                                    for other, other_conds, _ in self.staged[i + 1:])
+        return all(not conds or all(apart(mv.chain[2], self.home.get(j, other.chain[2])) or other_conds
+                                    for j, (other, other_conds, _) in enumerate(self.staged) if j > i)
                    for i, (mv, conds, _) in enumerate(self.staged))
 
     def prime(self, s: int, work=()) -> list:
