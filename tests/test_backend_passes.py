@@ -237,6 +237,20 @@ def test_staging_goes_before_a_transfer_of_another_l1bm_area():
     assert hoist_staging([moved, fetch()])[0] is moved                          # an offset: any address
 
 
+def test_a_masked_write_follows_the_write_before_it_at_once():
+    """A masked write keeps the lanes it does not write in place: it names its destination as a
+    source (liveness) but reads nothing, so it may follow the write before it in the next step;
+    a masked copy that reads its destination through a field still waits for the value."""
+    alloc = {VReg("a"): ("r", 0), VReg("b"): ("r", 8)}
+    a, b = alloc
+    full = Op("imm 1 {d0}", "alu", (a,))
+    masked = Op("imm 2 {d0}/0100", "alu", (a,), (a,), partial=True)
+    assert schedule([full, masked], alloc)[:2] == [[full], [masked]]
+    moved = Op("l1bmp $lb0 {d0}", "l1bm", (a,))                   # (no forwarding path from it)
+    reads = Op("lpassa {s0} {d0}/0100", "alu", (b,), (a, b), partial=True)
+    assert schedule([moved, reads], alloc)[:3] == [[moved], [], [reads]]   # a readable 2 steps on
+
+
 @pytest.mark.parametrize("stage", [
     staging(area=("w", "n", 2048, 2100)),         # it writes the region the read reads
     staging(sets="%n0"),                          # it sets the register the read's offset uses

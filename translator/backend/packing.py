@@ -50,7 +50,7 @@ from dataclasses import replace
 
 from .ops import MV, Call, MaskReg, Op, SeqIf, SeqLoop, SeqSet, VReg, flat_ops, rewrite
 from .abi import PACK_TAGS
-from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, at, binary, compare, negation
+from .seqexpr import Num, Paren, Reg, SeqExpr, all_of, any_of, at, binary, compare, negation
 from .versioning import KIDS, clone, events
 
 ENABLED = True              # tests switch it off to compare against the unpacked loop
@@ -155,6 +155,8 @@ class Packer:
     def __init__(self, loop: SeqLoop, tree: list, lay, lc_areas, q: Reg, alloc_lb=None):
         self.loop, self.lay, self.lc_areas, self.q, self.alloc_lb = loop, lay, lc_areas, q, alloc_lb
         self.home = {}                      # staged load -> its L1BM area, where pipelining moved it
+        self.walks = {}                     # walked block read -> its four L1BM areas
+        self.walked_regs = set()            # the registers walked reads write
         self.last = compare(loop.reg, "==", binary("-", loop.stop, 1))     # codegen's test of the last pass
         self.groups = []                    # sequencer conditions the group's passes must meet
         self.staged, self.depth = [], 1     # the body's staged loads (MV, branch conditions, line); buffer sets
@@ -176,6 +178,10 @@ class Packer:
             k += 1
             if isinstance(it, Op):
                 yield it, cond
+            elif isinstance(it, MV) and it.chain and self.walked(items, k - 1):
+                self.walked_regs.add(items[k + 2].body[0].dsts[0])
+                yield ("load", items[k + 2].body[0].dsts[0]), cond
+                k += 3
             elif isinstance(it, MV) and it.chain:
                 yield ("load", self.chain_ops(items, k - 1)[-1].dsts[0]), cond
                 k += 3
@@ -193,8 +199,23 @@ class Packer:
                         yield ("enter",), True
                         yield from self.linear(arm, True)
                         yield ("leave",), True
+                    yield ("join",), True                  # ... and what both define, the branch does
             else:
                 raise NoPack(type(it).__name__)
+
+    @staticmethod
+    def walked(items, k):
+        """(wait, l2bmb, the Call of its l1bmp) when items[k] is a walked block read's MV
+        (Memory.walked: a 64-long-word block to every L1BM, one word of it to every PE at an
+        L1BM offset the sequencer adds), else None."""
+        t, lc, lb = items[k].chain
+        run = items[k + 1:k + 4]
+        if len(run) == 3 and isinstance(run[0], Op) and run[0].text == f"wait i{t}" \
+                and isinstance(run[1], Op) and run[1].text == f"l2bmb $lc{lc} $lb{lb}" \
+                and isinstance(run[2], Call) and set(run[2].offsets) == {"lb"} and len(run[2].body) == 1 \
+                and isinstance(run[2].body[0], Op) and run[2].body[0].text == f"l1bmp $lb{lb} {{d0}}":
+            return run
+        return None
 
     def chain_ops(self, items, k):
         t, lc, lb = items[k].chain
@@ -229,14 +250,17 @@ class Packer:
         if fetch_reads & (written - opaque):
             raise NoPack("a table fetch reads a value of the pass")
         # carried: read (a masked write reads the lanes it keeps) before written in the pass
-        carried, defined, scopes = set(), set(), []
+        carried, defined, scopes, arms = set(), set(), [], []
         for x, cond in seq:
             if isinstance(x, tuple):
                 if x[0] == "enter":
                     scopes.append(defined)
                     defined = set(defined)
                 elif x[0] == "leave":
+                    arms.append(defined)
                     defined = scopes.pop()
+                elif x[0] == "join":
+                    defined |= arms.pop() & arms.pop()
                 elif x[0] == "load":
                     defined.add(x[1])
                 continue
@@ -259,7 +283,7 @@ class Packer:
             # masks are per cycle: an op under a mask the packed part made, or making one, is lane-wise
             # (a masked write's kept lanes too, when the packed part made its destination); a fixed
             # cycle pattern is not
-            lanewise = x.unit in ("alu", "mau") and not x.mem and "{u" not in x.text \
+            lanewise = x.unit in ("alu", "mau") and not x.mem and self.per_cycle(x) \
                 and not x.text.startswith(NOT_LANEWISE) and re.sub(r"/\{k\d+\}", "", x.text).count("/") == 0 \
                 and all(m in ind_w for m in x.msrc) and (not x.partial or all(d in ind_w for d in x.dsts)) \
                 and id(x) not in held
@@ -304,6 +328,9 @@ class Packer:
             if isinstance(it, Op):
                 if id(it) not in dep:
                     out.append(self.packed_op(it))
+            elif isinstance(it, MV) and self.walked(items, k - 1):
+                out += self.packed_walk(it, self.walked(items, k - 1), s, conds)
+                k += 3
             elif isinstance(it, MV):
                 out += self.packed_load(it, self.chain_ops(items, k - 1), s, conds)
                 k += 3
@@ -324,16 +351,32 @@ class Packer:
                 if self.loop.reg.name in it.cond.regs():
                     truth = lambda c: Paren(compare(Paren(self.at(it.cond, c)), "!=", 0))
                     self.groups += [compare(truth(c), "==", truth(0)) for c in range(1, WAYS)]
-                out.append(SeqIf(self.at(it.cond, 0), self.body(it.then, s, conds + (it.cond,)),
-                                 self.body(it.orelse, s, conds + (negation(it.cond),))))
+                # what an arm needs of the group's passes, it needs when the group takes it
+                taken = Paren(self.at(it.cond, 0))
+                arms = []
+                for arm, when in ((it.then, taken), (it.orelse, negation(taken))):
+                    outer, self.groups = self.groups, []
+                    arms.append(self.body(arm, s, conds + ((it.cond,) if when is taken else (negation(it.cond),))))
+                    needs, self.groups = self.groups, outer
+                    if needs:
+                        self.groups.append(Paren(any_of([negation(when), Paren(all_of(needs))])))
+                out.append(SeqIf(self.at(it.cond, 0), *arms))
         return out
 
+    def per_cycle(self, x: Op) -> bool:
+        """Whether x reads nothing at cycle 0 only ({u<i>}) but a walked block read's word: packed,
+        cycle c holds pass 4q + c's word there."""
+        return all(x.srcs[int(i)] in self.walked_regs for i in re.findall(r"\{u(\d+)\}", x.text))
+
     def packed_op(self, op: Op) -> Op:
-        """A lane-wise op on four passes: registers from before the loop at cycle 0."""
+        """A lane-wise op on four passes: registers from before the loop at cycle 0, a walked
+        read's words cycle by cycle."""
         text = op.text
         for i, r in enumerate(op.srcs):
             if r not in self.written:
                 text = text.replace(f"{{s{i}}}", f"{{u{i}}}")
+            elif r in self.walked_regs:
+                text = text.replace(f"{{u{i}}}", f"{{s{i}}}")
         return replace(op, text=text)
 
     def packed_load(self, mv: MV, ops, s=None, conds=()) -> list:
@@ -353,6 +396,38 @@ class Packer:
                                                   mem=(("r", "lb", home, home + WAYS * self.lay.pe_l1b),))]
         return [Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)] + self.moves(mv, s, load, l1.line) + [l1]
 
+    def packed_walk(self, mv: MV, run, s=None, conds=()) -> list:
+        """A walked block read on four passes: pass 4q + c's block to L2BM area c and L1BM area
+        h_c (the first codegen's, three more of their own), then one l1bmp a cycle, each under a
+        fixed write mask, cycle c's at h_c - c: at the Call's offset it reads word h_c + offset.
+        The four passes' offsets in their blocks must agree (a pitch of whole blocks; else the
+        group runs the original body)."""
+        wait, l2bmb, call = run
+        t, lc, lb = mv.chain
+        load = len(self.staged)
+        (off,) = call.offsets.values()
+        self.groups += [compare(Paren(self.at(off, c)), "==", Paren(self.at(off, 0))) for c in range(1, WAYS)]
+        areas = self.lc_areas(lc, s, load)
+        if load not in self.walks:     # (room below each for the shifted reads' other cycles)
+            try:
+                self.walks[load] = [lb] + [self.alloc_lb(72) + 4 for _ in range(WAYS - 1)]
+            except Exception:
+                raise NoPack("no L1BM left for a walked read") from None
+        homes = self.walks[load]
+        if s is None:
+            out = [moved(mv, area, self.at(mv.d_offset, c)) for c, area in enumerate(areas)] + [wait]
+        else:
+            self.staged.append((mv, conds, wait.line))
+            out = [Op(f"wait i{self.tag(load, s)}", "wait", line=wait.line)]
+        out += [Op(f"l2bmb $lc{a} $lb{h}", "l2bm", line=l2bmb.line, mem=(("r", "lc", a, a + 64), ("w", "lb", h, h + 64)))
+                for a, h in zip(areas, homes)]
+        read = call.body[0]
+        reads = [replace(read, text=f"l1bmp $lb{h - c} {{d0}}" + (f"/{''.join('1' if i == c else '0' for i in range(WAYS))}"
+                                                                   if c else ""),
+                         mem=(("r", "lb", h - 3, h + 68),), partial=bool(c), srcs=read.dsts if c else read.srcs)
+                 for c, h in enumerate(homes)]
+        return out + [Call(reads, {"lb": self.at(off, 0)}, call.name)]
+
     def moves(self, mv: MV, s, load: int, line) -> list:
         """Staged load `load`'s four passes' shares from its L2BM areas (of buffer set s) to L1BM
         offsets 0, P, 2P, 3P."""
@@ -371,7 +446,7 @@ class Packer:
         apart = lambda a, b: abs(a - b) >= span
         taken = []
         for i, (mv, conds, _) in enumerate(self.staged):
-            if conds:
+            if conds or i in self.walks:
                 continue
             if i not in self.home:
                 lb = mv.chain[2]
@@ -386,15 +461,16 @@ class Packer:
             taken.append(self.home[i])
         if not taken:
             return False
-        return all(not conds or all(apart(mv.chain[2], self.home.get(j, other.chain[2])) or other_conds
-                                    for j, (other, other_conds, _) in enumerate(self.staged) if j > i)
+        return all(not conds or i in self.walks
+                   or all(j in self.walks or other_conds or apart(mv.chain[2], self.home.get(j, other.chain[2]))
+                          for j, (other, other_conds, _) in enumerate(self.staged) if j > i)
                    for i, (mv, conds, _) in enumerate(self.staged))
 
     def prime(self, s: int, work=()) -> list:
         """The L2BM -> L1BM moves of the group whose MVs went to buffer set s, with `work`, the
         group before it (software pipelining): its waits first (MVs issued groups ago), so that
         the moves run beside the work's arithmetic."""
-        primed = [(i, mv, line) for i, (mv, conds, line) in enumerate(self.staged) if not conds]
+        primed = [(i, mv, line) for i, (mv, conds, line) in enumerate(self.staged) if not conds and i not in self.walks]
         return [Op(f"wait i{self.tag(i, s)}", "wait", line=line) for i, _, line in primed] \
             + list(work) + [op for i, mv, line in primed for op in self.moves(mv, s, i, line)]
 
@@ -411,11 +487,18 @@ class Packer:
         first = binary("*", WAYS, Paren(group), gap="")
         return [SeqIf(all_of(Paren(at(c, self.loop.reg, first)) for c in conds), items)]
 
-    def issue(self, group: SeqExpr, s: int) -> list:
+    def moved_ahead(self, i: int) -> bool:
+        """Whether staged load i's L2BM -> L1BM moves run in the group before its own (prime)."""
+        return self.pipelined and not self.staged[i][1] and i not in self.walks
+
+    def issue(self, group: SeqExpr, s: int, ahead=None) -> list:
         """The MVs of group `group` (a sequencer expression) into set s: each staged load's four
-        passes' shares, under the branches it runs under."""
+        passes' shares, under the branches it runs under (ahead True / False: only the loads
+        moved ahead / the others)."""
         out = []
         for i, (mv, conds, _) in enumerate(self.staged):
+            if ahead is not None and ahead != self.moved_ahead(i):
+                continue
             out += self.under(conds, group, [
                 moved(mv, area, at(mv.d_offset, self.loop.reg, counter(Paren(group), c)), self.tag(i, s))
                 for c, area in enumerate(self.lc_areas(mv.chain[1], s, i))])
@@ -425,7 +508,7 @@ class Packer:
         """Waits for this group's prefetched transfers, when it runs the original body instead."""
         out = []
         for i, (_, conds, _) in enumerate(self.staged):
-            if conds or not self.pipelined:         # (prime waited for the others)
+            if conds or not self.pipelined or i in self.walks:      # (prime waited for the others)
                 out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
         return out
 
@@ -485,11 +568,15 @@ class Packer:
                 after = [SeqIf(more, self.prime((s + 1) % depth))] if self.pipelined else []
                 packed = [SeqIf(all_of(self.groups), packed, drop + [one] + after)]
             if depth > 1:
-                # pipelined, this group's areas were read by the group before: group q + depth's
-                # MVs may go there now
-                ahead = binary("+", q, depth - (not self.pipelined), gap="")
-                packed = [SeqIf(compare(ahead, "<", n), self.issue(ahead, (s + depth - (not self.pipelined)) % depth))] \
-                    + packed
+                # group q + depth - 1's MVs go to the areas group q - 1 read; where a load is moved
+                # ahead (pipelined), group q's areas were read by the block before: group q +
+                # depth's MVs go there now
+                def issued(k, only):
+                    ahead = binary("+", q, k, gap="")
+                    mvs = self.issue(ahead, (s + k) % depth, only)
+                    return [SeqIf(compare(ahead, "<", n), mvs)] if mvs else []
+                packed = (issued(depth, True) + issued(depth - 1, False) if self.pipelined
+                          else issued(depth - 1, None)) + packed
             bodies.append(packed)
         if depth == 1:
             return [SeqLoop(q, Num(0), n, bodies[0]), tail]
@@ -499,5 +586,6 @@ class Packer:
         for s in range(depth - 2, -1, -1):
             turn = [SeqIf(compare(binary("%", q, depth), "==", s), bodies[s], turn)]
         first = [SeqIf(compare(0, "<", n), self.prime(0))] if self.pipelined else []
-        return [SeqIf(compare(g, "<", n), self.issue(Num(g), g)) for g in range(depth - (not self.pipelined))] \
-            + first + [SeqLoop(q, Num(0), n, turn), tail]
+        starts = [SeqIf(compare(g, "<", n), self.issue(Num(g), g, True) + (self.issue(Num(g), g, False) if g < depth - 1 else [])
+                        if self.pipelined else self.issue(Num(g), g)) for g in range(depth - (not self.pipelined))]
+        return starts + first + [SeqLoop(q, Num(0), n, turn), tail]

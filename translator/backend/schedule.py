@@ -137,10 +137,10 @@ def schedule(ops: list, alloc) -> list:
             fence = i
         elif fence is not None:
             d[fence] = 1
-        for r in op.srcs + op.msrc:
+        for k, r in enumerate(op.srcs + op.msrc):
             if key(r) in last_w:
                 j = last_w[key(r)]
-                gap = 1 if isinstance(r, MaskReg) else GAP[alloc[r][0]]
+                gap = 1 if isinstance(r, MaskReg) or merge_only(op, k) else GAP[alloc[r][0]]
                 if gap == 2 and path[j] and isinstance(r, VReg):     # (a GRF value: any later read finds it)
                     at = forwardable(op, [alloc[x] == alloc[r] for x in op.srcs], path[j][1])
                     if at:
@@ -263,6 +263,14 @@ def schedule(ops: list, alloc) -> list:
 
 
 _FIELD = re.compile(r"\{([su])(\d+)(c\d)?\}")
+
+
+def merge_only(op: Op, k: int) -> bool:
+    """Whether source k of op is its own destination that a masked write names only to keep the
+    lanes it does not write (no field reads it): the machine writes the other lanes in place, so
+    the write need only follow the one before it, not wait for it to be readable."""
+    return op.partial and k < len(op.srcs) and op.srcs[k] in op.dsts and f"{{s{k}}}" not in op.text \
+        and f"{{u{k}}}" not in op.text and f"{{s{k}c" not in op.text
 
 
 def forwarding_path(op: Op) -> tuple | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .ops import BadOp, MaskReg, Op, VReg, render, template_error
-from .schedule import Block
+from .schedule import Block, merge_only
 from .target import GAP, WORDS_PER_REGISTER, Registers, instruction_error, step_error
 
 ENV = "MNCL_VERIFY_BACKEND"
@@ -107,9 +107,9 @@ def _block(block: Block, alloc, where: str) -> None:
             bad(t, why, step)
         mem_written = [w for w in mem_written if t - w[0] < GAP[w[1]]]
         for op in step:
-            for r in op.srcs + op.msrc:
+            for k, r in enumerate(op.srcs + op.msrc):
                 w = written.get(key(r))
-                if w is not None and t - w[0] < gap(r):
+                if w is not None and t - w[0] < gap(r) and not merge_only(op, k):
                     bad(t, f"reads {r!r} at {alloc[r]} {t - w[0]} step(s) after its write; the machine needs "
                            f"{gap(r)}", [op])
             for kind, sp, lo, hi in op.mem:
