@@ -446,7 +446,7 @@ class Packer:
         apart = lambda a, b: abs(a - b) >= span
         taken = []
         for i, (mv, conds, _) in enumerate(self.staged):
-            if conds or i in self.walks:
+            if self.in_group(i):
                 continue
             if i not in self.home:
                 lb = mv.chain[2]
@@ -462,15 +462,14 @@ class Packer:
         if not taken:
             return False
         return all(not conds or i in self.walks
-                   or all(j in self.walks or other_conds or apart(mv.chain[2], self.home.get(j, other.chain[2]))
-                          for j, (other, other_conds, _) in enumerate(self.staged) if j > i)
+                   or all(self.in_group(j) or apart(mv.chain[2], self.home[j]) for j in range(i + 1, len(self.staged)))
                    for i, (mv, conds, _) in enumerate(self.staged))
 
     def prime(self, s: int, work=()) -> list:
         """The L2BM -> L1BM moves of the group whose MVs went to buffer set s, with `work`, the
         group before it (software pipelining): its waits first (MVs issued groups ago), so that
         the moves run beside the work's arithmetic."""
-        primed = [(i, mv, line) for i, (mv, conds, line) in enumerate(self.staged) if not conds and i not in self.walks]
+        primed = [(i, mv, line) for i, (mv, _, line) in enumerate(self.staged) if self.moved_ahead(i)]
         return [Op(f"wait i{self.tag(i, s)}", "wait", line=line) for i, _, line in primed] \
             + list(work) + [op for i, mv, line in primed for op in self.moves(mv, s, i, line)]
 
@@ -487,9 +486,14 @@ class Packer:
         first = binary("*", WAYS, Paren(group), gap="")
         return [SeqIf(all_of(Paren(at(c, self.loop.reg, first)) for c in conds), items)]
 
+    def in_group(self, i: int) -> bool:
+        """Whether staged load i keeps its L2BM -> L1BM moves in its own group when pipelined
+        (under a branch, which would split the block before; a walked read)."""
+        return bool(self.staged[i][1]) or i in self.walks
+
     def moved_ahead(self, i: int) -> bool:
         """Whether staged load i's L2BM -> L1BM moves run in the group before its own (prime)."""
-        return self.pipelined and not self.staged[i][1] and i not in self.walks
+        return self.pipelined and not self.in_group(i)
 
     def issue(self, group: SeqExpr, s: int, ahead=None) -> list:
         """The MVs of group `group` (a sequencer expression) into set s: each staged load's four
@@ -508,7 +512,7 @@ class Packer:
         """Waits for this group's prefetched transfers, when it runs the original body instead."""
         out = []
         for i, (_, conds, _) in enumerate(self.staged):
-            if conds or not self.pipelined or i in self.walks:      # (prime waited for the others)
+            if not self.moved_ahead(i):          # (prime waited for those)
                 out += self.under(conds, self.q, [Op(f"wait i{self.tag(i, s)}", "wait")])
         return out
 
@@ -550,13 +554,14 @@ class Packer:
             self.body(L.body, 0)
             self.pipelined = self.pipelines()
         more = compare(binary("+", q, 1, gap=""), "<", n)                  # a packed group follows
+
+        def fresh():
+            """The packed part's values get registers of their own (they live in this body only), so
+            cleanup.fold_table_reads sees its reads' one writer and can fold them into their readers."""
+            return {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
         bodies = []
         for s in range(depth) if depth > 1 else (None,):
             self.groups, self.staged = [], []
-            # the packed part's values get registers of their own (they live in this body only), so
-            # cleanup.fold_table_reads sees its reads' one writer and can fold them into their readers
-            def fresh():
-                return {r: MaskReg() if isinstance(r, MaskReg) else VReg(r.hint) for r in self.ind_w}
             work = self.body(L.body, s) + self.replicated()
             packed = clone(work, fresh(), [])
             if self.pipelined:      # (the branch first: each arm one block, with registers of its own)
