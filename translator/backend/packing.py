@@ -584,7 +584,7 @@ class Packer:
                           else issued(depth - 1, None)) + packed
             bodies.append(packed)
         if depth == 1:
-            return [SeqLoop(q, Num(0), n, bodies[0]), tail]
+            return self.unless_disagreeing([SeqLoop(q, Num(0), n, bodies[0]), tail])
         if not self.staged:
             raise NoPack("nothing to prefetch")
         turn = bodies[-1]
@@ -593,4 +593,15 @@ class Packer:
         first = [SeqIf(compare(0, "<", n), self.prime(0))] if self.pipelined else []
         starts = [SeqIf(compare(g, "<", n), self.issue(Num(g), g, True) + (self.issue(Num(g), g, False) if g < depth - 1 else [])
                         if self.pipelined else self.issue(Num(g), g)) for g in range(depth - (not self.pipelined))]
-        return starts + first + [SeqLoop(q, Num(0), n, turn), tail]
+        return self.unless_disagreeing(starts + first + [SeqLoop(q, Num(0), n, turn), tail])
+
+    def unless_disagreeing(self, packed: list) -> list:
+        """packed, where the first group's passes agree (else the loop as it was): a group that
+        disagrees runs the original body after its prefetch, which costs more than the loop did
+        unpacked, and where the first does, as good as every one does (a walked read's pitch of
+        part of a block, an odd shift's parity, alternating pass by pass)."""
+        if not self.groups:
+            return packed
+        L = self.loop
+        return [SeqIf(at(all_of(self.groups), self.q, Num(0)), packed,
+                      [SeqLoop(L.reg, L.start, L.stop, clone(L.body, {}, []))])]
