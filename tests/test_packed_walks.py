@@ -9,22 +9,9 @@ import numpy as np
 import pytest
 
 from emulator_harness import device_env, launch
+from test_real_kernels import rk
 
-SYMM = r"""
-__kernel void symm(__global float *out, __global const float *data, int m, int n)
-{
-    int j1 = get_global_id(0);
-    if (j1 < m) {
-        for (int j2 = j1; j2 < m; j2++) {
-            float s = 0.0f;
-            for (int i = 0; i < n; i++)
-                s += data[i * m + j1] * data[i * m + j2];
-            out[j1 * m + j2] = s;
-            out[j2 * m + j1] = s;
-        }
-    }
-}
-"""
+SYMM = rk.source("covariance")          # cov_symm: benchmarks/real_kernels/covariance.cl
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +22,7 @@ def env():
 def symm(env, m, n):
     rng = np.random.default_rng(m * 100 + n)
     data = rng.integers(-3, 4, (n, m)).astype(np.float32)
-    (out, _), ev = launch(env, SYMM, "symm", m, np.zeros((m, m), np.float32), data, np.int32(m), np.int32(n))
+    (out, _), ev = launch(env, SYMM, "cov_symm", m, np.zeros((m, m), np.float32), data, np.int32(m), np.int32(n))
     np.testing.assert_array_equal(out, data.T @ data)
     return ev
 

@@ -8,34 +8,9 @@ import numpy as np
 import pytest
 
 from emulator_harness import device_env, launch
+from test_real_kernels import rk
 
-GEMV = r"""
-__kernel void gemv(__global const float *W, __global const float *x, __global float *y, int rows, int cols)
-{
-    int r = get_global_id(0);
-    if (r < rows) {
-        float s = 0.0f;
-        for (int k = 0; k < cols; k++)
-            s += W[r * cols + k] * x[k];
-        y[r] = s;
-    }
-}
-"""
-
-
-GEMV_T = r"""
-__kernel void gemv_t(__global const float *Wt, __global const float *x, __global float *y, int rows, int cols)
-{
-    int r = get_global_id(0);
-    if (r < rows) {
-        float s = 0.0f;
-        for (int k = 0; k < cols; k++)
-            s += Wt[k * rows + r] * x[k];
-        y[r] = s;
-    }
-}
-"""
-
+GEMV, GEMV_T = (rk.source(k) for k in ("gemv", "gemv_t"))      # benchmarks/real_kernels/*.cl
 
 GESUMMV = r"""
 __kernel void gesummv(__global const float *A, __global const float *B, __global const float *x,
