@@ -9,24 +9,9 @@ import pytest
 
 from emulator_harness import device_env, launch
 from test_real_kernels import rk
+from test_row_plan import GESUMMV
 
 GEMV, GEMV_T = (rk.source(k) for k in ("gemv", "gemv_t"))      # benchmarks/real_kernels/*.cl
-
-GESUMMV = r"""
-__kernel void gesummv(__global const float *A, __global const float *B, __global const float *x,
-                      __global float *y, int n)
-{
-    int i = get_global_id(0);
-    if (i < n) {
-        float t = 0.0f, u = 0.0f;
-        for (int j = 0; j < n; j++) {
-            t += A[i * n + j] * x[j];
-            u += B[i * n + j] * x[j];
-        }
-        y[i] = 2.0f * t - u;
-    }
-}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +73,8 @@ def test_two_loads_codegen_put_in_one_l1bm_area_are_pipelined_apart(env, n):
     rng = np.random.default_rng(n)
     A, B = (rng.integers(-3, 4, (n, n)).astype(np.float32) for _ in range(2))
     x = rng.integers(-3, 4, n).astype(np.float32)
-    (_, _, _, y), ev = launch(env, GESUMMV, "gesummv", n, A, B, x, np.zeros(n, np.float32), np.int32(n))
+    (_, _, _, y), ev = launch(env, GESUMMV, "gesummv", n, A, B, x, np.zeros(n, np.float32), np.float32(2),
+                              np.float32(-1), np.int32(n))
     np.testing.assert_array_equal(y, 2 * (A @ x) - B @ x)
     if n == 512:
         assert ev.stats.steps <= 2600, ev.stats.steps

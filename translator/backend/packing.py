@@ -403,7 +403,7 @@ class Packer:
         The four passes' offsets in their blocks must agree (a pitch of whole blocks; else the
         group runs the original body)."""
         wait, l2bmb, call = run
-        t, lc, lb = mv.chain
+        _, lc, lb = mv.chain
         load = len(self.staged)
         (off,) = call.offsets.values()
         self.groups += [compare(Paren(self.at(off, c)), "==", Paren(self.at(off, 0))) for c in range(1, WAYS)]
@@ -554,6 +554,13 @@ class Packer:
             self.body(L.body, 0)
             self.pipelined = self.pipelines()
         more = compare(binary("+", q, 1, gap=""), "<", n)                  # a packed group follows
+        # group q + depth - 1's MVs go to the areas group q - 1 read; where a load is moved ahead
+        # (pipelined), group q's areas were read by the block before: group q + depth's go there
+        kinds = (False, True) if self.pipelined else (None,)
+
+        def lead(only):
+            """How many groups ahead the MVs of the loads `only` selects (issue) go out."""
+            return depth if only else depth - 1
 
         def fresh():
             """The packed part's values get registers of their own (they live in this body only), so
@@ -573,15 +580,10 @@ class Packer:
                 after = [SeqIf(more, self.prime((s + 1) % depth))] if self.pipelined else []
                 packed = [SeqIf(all_of(self.groups), packed, drop + [one] + after)]
             if depth > 1:
-                # group q + depth - 1's MVs go to the areas group q - 1 read; where a load is moved
-                # ahead (pipelined), group q's areas were read by the block before: group q +
-                # depth's MVs go there now
-                def issued(k, only):
-                    ahead = binary("+", q, k, gap="")
-                    mvs = self.issue(ahead, (s + k) % depth, only)
-                    return [SeqIf(compare(ahead, "<", n), mvs)] if mvs else []
-                packed = (issued(depth, True) + issued(depth - 1, False) if self.pipelined
-                          else issued(depth - 1, None)) + packed
+                for only in kinds:
+                    ahead = binary("+", q, lead(only), gap="")
+                    mvs = self.issue(ahead, (s + lead(only)) % depth, only)
+                    packed = ([SeqIf(compare(ahead, "<", n), mvs)] if mvs else []) + packed
             bodies.append(packed)
         if depth == 1:
             return self.unless_disagreeing([SeqLoop(q, Num(0), n, bodies[0]), tail])
@@ -591,8 +593,8 @@ class Packer:
         for s in range(depth - 2, -1, -1):
             turn = [SeqIf(compare(binary("%", q, depth), "==", s), bodies[s], turn)]
         first = [SeqIf(compare(0, "<", n), self.prime(0))] if self.pipelined else []
-        starts = [SeqIf(compare(g, "<", n), self.issue(Num(g), g, True) + (self.issue(Num(g), g, False) if g < depth - 1 else [])
-                        if self.pipelined else self.issue(Num(g), g)) for g in range(depth - (not self.pipelined))]
+        starts = [SeqIf(compare(g, "<", n), [mv for only in kinds[::-1] if g < lead(only) for mv in self.issue(Num(g), g, only)])
+                  for g in range(max(map(lead, kinds)))]
         return self.unless_disagreeing(starts + first + [SeqLoop(q, Num(0), n, turn), tail])
 
     def unless_disagreeing(self, packed: list) -> list:
