@@ -16,8 +16,10 @@ observers.py: it calls them per step, per operand access and per transfer.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
-
+import threading
 import time
 
 import numpy as np
@@ -40,6 +42,30 @@ from .transfers import mv_jobs
 U64 = np.uint64
 WL = {"w": 1, "l": 2, "ll": 4}
 CHECK_EVERY = 256         # PE steps + sequencer loop iterations between two checks of the time limit
+
+_runs_frozen = 0          # runs inside heap_frozen, in all threads
+_freeze_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def heap_frozen():
+    """The objects alive when a run starts (the program and its step plans, the compiler's modules
+    and caches: 10^5 to 10^6 of them) kept out of the garbage collector's sight until the last run
+    ends.  A run makes enough objects to set off full collections, and each one walked that whole
+    heap: 30-120 ms apiece, a quarter of a matrix-vector run.  Young objects are still collected;
+    what was frozen and died meanwhile is collected after."""
+    global _runs_frozen
+    with _freeze_lock:
+        if _runs_frozen == 0:
+            gc.freeze()
+        _runs_frozen += 1
+    try:
+        yield
+    finally:
+        with _freeze_lock:
+            _runs_frozen -= 1
+            if _runs_frozen == 0:
+                gc.unfreeze()
 
 
 def _nibble_lut(quarter_bits: int, quarters: tuple) -> np.ndarray:
@@ -313,7 +339,8 @@ class Emulator:
             hook(self, program)
         regs = {k: int(v) for k, v in args.items()}
         try:
-            self._nodes(program.main, regs)
+            with heap_frozen():
+                self._nodes(program.main, regs)
         finally:
             self._settle_all()
         if self.in_flight:
