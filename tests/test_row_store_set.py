@@ -220,3 +220,44 @@ def test_the_symmetric_product_moves_no_scatter():
                           np.int32(m), np.int32(n))
     np.testing.assert_array_equal(got, data.T.astype(np.float64) @ data)
     assert ev.stats.steps < 60_000, ev.stats.steps
+
+
+# Rodinia nw's write-back: each work-group puts its 16 x 16 block back at the group's place, one
+# store per row of the block (the loop unrolled: sixteen stores to one buffer)
+BLOCKS = """
+#define BS 16
+__kernel void put_blocks(__global int *score, int w, int diag, int first)
+{
+    int t = get_local_id(0);
+    int bi = first + get_group_id(0), bj = diag - bi;
+    int r0 = bi * BS, c0 = bj * BS;
+    for (int k = 0; k < BS; k++)
+        score[(r0 + k + 1) * w + c0 + t + 1] = 1000 * bi + 10 * k + t;
+}
+"""
+
+
+@pytest.mark.parametrize("machine, n, diag", [("tiny", 64, 2), ("tiny", 64, 5), ("mncore2", 512, 31)])
+def test_sixteen_stores_of_a_block_each_go_to_the_set(machine, n, diag, tmp_path):
+    """Sixteen stores to one buffer were past the set's limit (8) and scattered: every store moved
+    all of nw's 1 MiB score through every PE, 2.2 million steps for a launch of 16 work-items."""
+    bs, nb, w = 16, n // 16, n + 1
+    first = max(0, diag - nb + 1)
+    blocks = min(diag, nb - 1) - first + 1
+    score = np.random.default_rng(n).integers(-9, 9, (w, w)).astype(np.int32)
+    ctx, q = device_env(machine, new=True)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=score)
+    ev = cl.Program(ctx, BLOCKS).build().put_blocks(q, (blocks * bs,), (bs,), buf, np.int32(w), np.int32(diag),
+                                                    np.int32(first))
+    got = np.empty_like(score)
+    cl.enqueue_copy(q, got, buf)
+    want = score.copy()
+    for b in range(blocks):
+        bi = first + b
+        bj = diag - bi
+        want[bi * bs + 1:bi * bs + bs + 1, bj * bs + 1:bj * bs + bs + 1] = \
+            1000 * bi + 10 * np.arange(bs)[:, None] + np.arange(bs)[None, :]
+    np.testing.assert_array_equal(got, want)
+    assert ev.stats.steps < 20_000, ev.stats.steps
+    err = mncc_stats(tmp_path / "k.cl", BLOCKS)
+    assert err.count("row store set") == 16 and "scattered" not in err, err

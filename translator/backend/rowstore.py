@@ -27,8 +27,9 @@ from .seqexpr import seq
 
 
 WAVE_KNOWN = {"wx", "offx", "gx"}     # sequencer registers the runtime can evaluate for each wave
-MAX_SET = 8       # stores in a row store set: each moves two shares a pass, and each its own fallback
-                  # scatter pass (more stores than this take the scatter's batches, a pass for 32)
+MAX_SET = 16      # stores in a row store set: each moves two shares a pass, and each its own fallback
+                  # scatter pass (more stores than this take the scatter's batches, a pass for 32);
+                  # sixteen for a 16 x 16 block put back a row at a time (Rodinia nw)
 
 
 def known_at_launch(e: str, also=()) -> bool:
