@@ -269,6 +269,34 @@ def test_cycle_uniform_expressions_match_the_four_cycle_computation(monkeypatch)
         assert np.array_equal(fast, slow)
 
 
+def test_cycle_uniform_expressions_into_vectors_match_the_four_cycle_computation(monkeypatch):
+    """Plain sources and a vector destination (a compiled kernel's op in a wave whose work-items are
+    all in cycle 0: translator/backend/cycle0.py): computed once, every cycle's long word gets the
+    result, under per-cycle masks too, as when all four cycles run."""
+    import emulator.executor as executor
+    src = ("fvadd $lr0 $lr2 $lr4v\nnop\nlpassa $mauf $ln0v\n"
+           "iadd $lr8 $lr10 $ls0v/$imr1\nulsr $lr12 $lr14 $ls8v\nnop\nlpassa $aluf $ln8v\n"
+           "fvfma $lr16 $lr18 $lr20 $ls16v/$imr1\nlpassa $lr22 $ls24v\nnop\nnop\n")
+    results, taken = [], []
+    general = executor._cycle_uniform
+    for fast in (True, False):
+        monkeypatch.setattr(executor, "_cycle_uniform", lambda e: fast and taken.append(e) is None and general(e))
+        emu = Emulator("tiny")
+        P = emu.m.n_pe
+        rng = np.random.default_rng(12)
+        for sp in "mnrs":
+            bits = rng.integers(0, 1 << 63, (P, 64), dtype=np.uint64) * np.uint64(3)
+            spec = SPECIAL32.astype(np.uint64)[rng.integers(0, SPECIAL32.size, (2, P, 22))]
+            bits[:, ::3] = (spec[0] << np.uint64(32)) | spec[1]
+            emu.write_pe(sp, 0, bits)
+        emu.state.omr[1] = rng.integers(0, 16, emu.state.omr[1].shape, dtype=np.uint8)
+        emu.run(assemble(src))
+        results.append([emu.state.mem[sp].copy() for sp in "mnrs"])
+    assert sum(map(general, taken)) == 5       # all but the two reads of a forwarding path
+    for fast, slow in zip(*results):
+        assert np.array_equal(fast, slow)
+
+
 @pytest.mark.parametrize("name", ["fftoi", "ufftoi", "fitof", "ufitof"])
 def test_fp32_conversions_match_the_rule(name):
     """fp32 -> int32/uint32 truncates toward zero (u: of |x|), clips to the lane's range and gives
