@@ -145,16 +145,14 @@ _CYCLE_MIXING = ("mwrite", "mread", "mmul", "mfma", "bfn")
 
 
 def cycle_uniform(e: Expr) -> bool:
-    """An ALU/MAU expression whose every source names one location in all four cycles (a plain
-    register, or a fixed value such as $peid), that writes no mask and writes plain PE memory
-    (one long word, or a vector: each cycle its own): every cycle computes the same thing (the
-    executor computes cycle 0 and gives its result to all four; the assembler's alias_forwarding
-    relies on it too).  A compiled kernel's ops in a wave whose work-items are all in cycle 0 read
-    their registers so (translator/backend/cycle0.py)."""
+    """An ALU/MAU expression whose every operand names one location in all four cycles (a plain
+    register, or a fixed value such as $peid) and that writes no mask: every cycle computes the
+    same thing (the executor computes cycle 0 and gives its result to all four; the assembler's
+    alias_forwarding relies on it too)."""
     def plain(op):
-        return op.space in ("m", "n", "r", "s") and not op.tind and op.madpe is None
+        return op.space in ("m", "n", "r", "s") and not op.tind and (op.addrs == op.addrs[0]).all()
     return (e.defn.group in (ALU, MAU_CALC) and e.defn.name not in _CYCLE_MIXING and e.zflush is None
-            and all(op.space == "fixed" or (plain(op) and (op.addrs == op.addrs[0]).all()) for op in e.srcs)
+            and all(op.space == "fixed" or (plain(op) and op.madpe is None) for op in e.srcs)
             and all(op.space == "nowrite" or plain(op) for op in e.dsts))
 
 

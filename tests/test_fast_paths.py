@@ -239,18 +239,23 @@ def test_l1bm_down_layouts_match_the_documented_addresses(name, k):
     assert np.array_equal(got, want)
 
 
-def uniform_against_four_cycles(monkeypatch, src, seed):
-    """src run on random bits (specials included) and random mask entry 1, once with the
-    cycle-uniform path and once with every cycle computed: both runs' PE memories, and how many
-    expressions were cycle-uniform."""
+def test_cycle_uniform_expressions_match_the_four_cycle_computation(monkeypatch):
+    """An ALU/MAU expression whose operands are all plain (one location in every cycle) runs once,
+    on cycle 0: memories, forwarding paths and masks must come out as when all four cycles run,
+    over random bits (specials included), masked and unmasked, l/ll/word widths and fixed values."""
     import emulator.executor as executor
+    src = ("fvadd $lr0 $lr2 $lr4\nnop\nlpassa $mauf $ln0v\n"
+           "dvfmad $lr8 $lr12 $lr16 $ls0/$imr1\nnop\nlpassa $mauf $ln8v\n"
+           "iadd $peid $lr20 $ls4\nlsl $lr22 $lr24 $ls6/$imr1\nnop\nlpassa $aluf $ln16v\n"
+           "msl $lr26 $ls8\nfvmul $llr28 $llr32 $lls12\nfvpassa $lr36 $nowrite\nnop\n"
+           "ipassa $r41 $r43/$imr1\nfmax $lr44 $lr46 $ls16\nnop\nnop\n")
     results, taken = [], []
     general = executor._cycle_uniform
     for fast in (True, False):
         monkeypatch.setattr(executor, "_cycle_uniform", lambda e: fast and taken.append(e) is None and general(e))
         emu = Emulator("tiny")
         P = emu.m.n_pe
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(11)
         for sp in "mnrs":
             bits = rng.integers(0, 1 << 63, (P, 64), dtype=np.uint64) * np.uint64(3)
             spec = SPECIAL32.astype(np.uint64)[rng.integers(0, SPECIAL32.size, (2, P, 22))]
@@ -259,31 +264,9 @@ def uniform_against_four_cycles(monkeypatch, src, seed):
         emu.state.omr[1] = rng.integers(0, 16, emu.state.omr[1].shape, dtype=np.uint8)
         emu.run(assemble(src))
         results.append([emu.state.mem[sp].copy() for sp in "mnrs"])
+    assert sum(map(general, taken)) == 9       # all but the three reads of a forwarding path
     for fast, slow in zip(*results):
         assert np.array_equal(fast, slow)
-    return sum(map(general, taken))
-
-
-def test_cycle_uniform_expressions_match_the_four_cycle_computation(monkeypatch):
-    """An ALU/MAU expression whose operands are all plain (one location in every cycle) runs once,
-    on cycle 0: memories, forwarding paths and masks must come out as when all four cycles run,
-    over random bits (specials included), masked and unmasked, l/ll/word widths and fixed values."""
-    src = ("fvadd $lr0 $lr2 $lr4\nnop\nlpassa $mauf $ln0v\n"
-           "dvfmad $lr8 $lr12 $lr16 $ls0/$imr1\nnop\nlpassa $mauf $ln8v\n"
-           "iadd $peid $lr20 $ls4\nlsl $lr22 $lr24 $ls6/$imr1\nnop\nlpassa $aluf $ln16v\n"
-           "msl $lr26 $ls8\nfvmul $llr28 $llr32 $lls12\nfvpassa $lr36 $nowrite\nnop\n"
-           "ipassa $r41 $r43/$imr1\nfmax $lr44 $lr46 $ls16\nnop\nnop\n")
-    assert uniform_against_four_cycles(monkeypatch, src, 11) == 9     # all but the three reads of a path
-
-
-def test_cycle_uniform_expressions_into_vectors_match_the_four_cycle_computation(monkeypatch):
-    """Plain sources and a vector destination (a compiled kernel's op in a wave whose work-items are
-    all in cycle 0: translator/backend/cycle0.py): computed once, every cycle's long word gets the
-    result, under per-cycle masks too, as when all four cycles run."""
-    src = ("fvadd $lr0 $lr2 $lr4v\nnop\nlpassa $mauf $ln0v\n"
-           "iadd $lr8 $lr10 $ls0v/$imr1\nulsr $lr12 $lr14 $ls8v\nnop\nlpassa $aluf $ln8v\n"
-           "fvfma $lr16 $lr18 $lr20 $ls16v/$imr1\nlpassa $lr22 $ls24v\nnop\nnop\n")
-    assert uniform_against_four_cycles(monkeypatch, src, 12) == 5     # all but the two reads of a path
 
 
 @pytest.mark.parametrize("name", ["fftoi", "ufftoi", "fitof", "ufitof"])

@@ -19,7 +19,6 @@ from .access import block_tests
 from .codegen import Codegen, CodegenError, MixedPointer
 from .cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_recomputed, rematerialise_constants, remove_dead,
                       sink_into_branches)
-from .cycle0 import mark_cycle0
 from .printer import print_program
 from .regalloc import AllocError, allocate
 from .schedule import schedule_tree
@@ -211,7 +210,6 @@ PIPELINE = (
     ("cleanup: staging first",      "cleanup",    lambda b: {"tree": hoist_staging(b.tree)}),
     ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
-    ("cycle 0 sources",             "cycle0",     lambda b: {"tree": mark_cycle0(b.tree, b.lay)}),
     ("register allocation",         "regalloc",   _allocate),
     ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
     ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),

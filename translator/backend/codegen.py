@@ -165,8 +165,7 @@ class Codegen:
         em.op("ipassa $l1bid {d0}", "alu", (i,))
         l2 = em.new("l2bid")
         em.op("ipassa $l2bid {d0}", "alu", (l2,))
-        up = em.alu("ilsl", cyc, em.c32(P.bit_length() - 1))
-        r = em.alu("iadd", up, x)
+        r = em.alu("iadd", em.alu("ilsl", cyc, em.c32(P.bit_length() - 1)), x)
         q = em.alu("ilsl", em.alu("ilsr", r, em.c32(3)), em.c32((8 * N).bit_length() - 1))
         q = em.alu("iadd", q, em.alu("ilsl", i, em.c32(3)))
         q = em.alu("iadd", q, em.alu("iand", r, em.c32(7)))
@@ -176,15 +175,7 @@ class Codegen:
         em.shape = sh
         # in a narrowed wave, slots past the long words the chain fills hold no work-item (they repeat
         # the slot numbers of slots that do: their inputs are not staged for them)
-        chained = None
-        if lay.narrow > 1:
-            past = em.flags("uimin", r, em.c32(lay.l1bm_used - 1))
-            # the chain's slot positions vary by cycle and decide which slots are live: whatever
-            # the live-lane masks are made of reads all four cycles (cycle0.py)
-            for op in em.items:
-                op.exact |= bool(set(op.dsts) & {cyc, up, r})
-                op.varies |= past in op.mdst
-            chained = em.bool_from_mask(past)
+        chained = None if lay.narrow == 1 else em.bool_from_mask(em.flags("uimin", r, em.c32(lay.l1bm_used - 1)))
         if em.one_d or em.rows is not None:
             # a 1-D launch's wave spans the machine (narrowed), and a "rows" build's wave is W flat
             # positions (shape W x 1 x 1): the slot is x

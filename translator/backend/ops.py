@@ -67,9 +67,6 @@ class Op:
     line: int = 0                  # C source line
     partial: bool = False          # a masked write: the destination's other lanes stay live
     carry: bool = False            # a loop-carried register's update (cleanup.coalesce_carried)
-    varies: bool = False           # its results differ by cycle where that matters (cycle0.py)
-    exact: bool = False            # reads its sources' four cycles whatever they hold (cycle0.py)
-    cycle0: int = 0                # 1: reads its general registers at cycle 0, 2: writes there too (cycle0.py)
 
     def __post_init__(self):
         why = template_error(self.text, self.unit, len(self.dsts), len(self.srcs), len(self.msrc), len(self.mdst))
@@ -77,22 +74,21 @@ class Op:
             raise BadOp(f"'{self.text}' ({self.unit}): {why}", self.line)
 
 
-def _fields(dsts, srcs, msrc, mdst, at, cycle0=0) -> dict:
+def _fields(dsts, srcs, msrc, mdst, at) -> dict:
     """An op template's fields from its operands' locations `at[r]`: (space, slot) for values, an
-    entry number for masks; with cycle0 (cycle0.py), general registers as their cycle-0 long word
-    in every cycle: the sources (1), the destinations too (2)."""
+    entry number for masks."""
     f = {}
     for i, r in enumerate(dsts):
         sp, k = at[r]
         a = WORDS_PER_REGISTER * k
-        f[f"d{i}"] = f"$l{sp}{a}" if cycle0 > 1 and sp in ("r", "s") else f"$l{sp}{a}v"
+        f[f"d{i}"] = f"$l{sp}{a}v"
         f[f"d{i}c0"] = f"$l{sp}{a}"            # cycle 0's long word, written by every cycle (packing.py)
         f[f"d{i}w0"] = f"${sp}{a}v2"           # each cycle's upper (lane 0) and lower (lane 1) word
         f[f"d{i}w1"] = f"${sp}{a + 1}v2"
     for i, r in enumerate(srcs):
         sp, k = at[r]
         a = WORDS_PER_REGISTER * k
-        f[f"s{i}"] = f"$l{sp}{a}" if cycle0 and sp in ("r", "s") else f"$l{sp}{a}v"
+        f[f"s{i}"] = f"$l{sp}{a}v"
         f[f"u{i}"] = f"$l{sp}{a}"              # cycle 0's long word in every cycle
         for c in range(4):                     # cycle c's long word in every cycle (packing.py)
             f[f"s{i}c{c}"] = f"$l{sp}{a + 2 * c}"
@@ -105,7 +101,7 @@ def _fields(dsts, srcs, msrc, mdst, at, cycle0=0) -> dict:
 
 def render(op: Op, alloc) -> str:
     """The op's assembly expression, its fields filled with the allocated locations."""
-    return op.text.format(**_fields(op.dsts, op.srcs, op.msrc, op.mdst, alloc, op.cycle0))
+    return op.text.format(**_fields(op.dsts, op.srcs, op.msrc, op.mdst, alloc))
 
 
 _PLACES = {"d": ("r", 0), "s": ("s", 1), "k": 1, "K": 1}     # template_error's stand-in locations

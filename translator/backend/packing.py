@@ -573,8 +573,6 @@ class Packer:
             packed = clone(work, fresh(), [])
             if self.pipelined:      # (the branch first: each arm one block, with registers of its own)
                 packed = [SeqIf(more, self.prime((s + 1) % depth, packed), clone(work, fresh(), []))]
-            for op in flat_ops(packed):    # cycle c computes pass 4q + c (cycle0.py keeps them so)
-                op.varies = True
             if self.groups:
                 first = binary("*", WAYS, q)
                 one = SeqLoop(L.reg, first, binary("+", first, WAYS), clone(L.body, {}, []))
