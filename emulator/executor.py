@@ -52,7 +52,7 @@ def heap_frozen():
     """The objects alive when a run starts (the program and its step plans, the compiler's modules
     and caches: 10^5 to 10^6 of them) kept out of the garbage collector's sight until the last run
     ends.  A run makes enough objects to set off full collections, and each one walked that whole
-    heap: 30-120 ms apiece, a quarter of a matrix-vector run.  Young objects are still collected;
+    heap: 30-120 ms apiece, a third of a matrix-vector run.  Young objects are still collected;
     what was frozen and died meanwhile is collected after."""
     global _runs_frozen
     with _freeze_lock:

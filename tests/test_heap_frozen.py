@@ -26,7 +26,7 @@ class FrozenDuringRun(Observer):
 
 def test_objects_alive_before_a_run_are_frozen_for_it_and_thawed_after():
     """Without it, a full collection inside a run walked every object the build left (the program, its
-    plans, the compiler's caches): 30-120 ms apiece on the real kernels, a quarter of atax's run."""
+    plans, the compiler's caches): 30-120 ms apiece on the real kernels, over a third of atax's run."""
     before = [[] for _ in range(50_000)]                # a heap the run did not make (tracked objects)
     assert gc.get_freeze_count() == 0
     emu, obs = Emulator("tiny"), FrozenDuringRun()
