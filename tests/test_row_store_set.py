@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mncl as cl
-from emulator_harness import device_env, launch, mncc_stats
+from emulator_harness import buf, device_env, launch, mncc_stats, read
 
 SYMM = """
 __kernel void symm(__global float *sym, __global const float *data, int m, int n)
@@ -140,10 +140,9 @@ def test_one_lane_a_group_stores_at_its_group(machine, n, ls):
     prg = cl.Program(ctx, OUTSIDE).build()
     groups = -(-n // ls)
     out = np.full(2 * groups + 3, -1.0, np.float32)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
-    prg.per_group(q, (groups * ls,), (ls,), buf, np.int32(n))
-    got = np.empty_like(out)
-    cl.enqueue_copy(q, got, buf)
+    mem = buf(ctx, out)
+    prg.per_group(q, (groups * ls,), (ls,), mem, np.int32(n))
+    got = read(q, mem, out)
     want = out.copy()
     want[1:2 * groups:2] = np.arange(groups) * 10 + 3
     np.testing.assert_array_equal(got, want)
@@ -169,10 +168,9 @@ def test_stores_at_local_ids_after_loads_of_the_buffer(machine, ls, groups, tmp_
     found it); one work-group, so each element has one writer."""
     sums = np.random.default_rng(ls).integers(-9, 9, groups + 3).astype(np.float32)
     ctx, q = device_env(machine, new=True)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=sums)
-    cl.Program(ctx, TOP).build().top(q, (ls,), (ls,), buf, cl.LocalMemory(4 * ls), np.int32(groups))
-    got = np.empty_like(sums)
-    cl.enqueue_copy(q, got, buf)
+    mem = buf(ctx, sums)
+    cl.Program(ctx, TOP).build().top(q, (ls,), (ls,), mem, cl.LocalMemory(4 * ls), np.int32(groups))
+    got = read(q, mem, sums)
     want = sums.copy()
     want[:groups] = 2 * np.concatenate([[0], sums[:groups - 1]]) + np.arange(groups)
     np.testing.assert_array_equal(got, want)
@@ -197,10 +195,9 @@ def test_a_buffer_passed_twice_scatters_and_is_right():
     prg = cl.Program(ctx, src).build()
     n = 60
     out = np.full(n * 8 + 8, 3.0, np.float32)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
-    prg.twice(q, (n,), None, buf, buf, np.int32(n), np.int32(4))
-    got = np.empty_like(out)
-    cl.enqueue_copy(q, got, buf)
+    mem = buf(ctx, out)
+    prg.twice(q, (n,), None, mem, mem, np.int32(n), np.int32(4))
+    got = read(q, mem, out)
     np.testing.assert_array_equal(got, twice_reference(out, n))
 
 
@@ -246,11 +243,10 @@ def test_sixteen_stores_of_a_block_each_go_to_the_set(machine, n, diag, tmp_path
     blocks = min(diag, nb - 1) - first + 1
     score = np.random.default_rng(n).integers(-9, 9, (w, w)).astype(np.int32)
     ctx, q = device_env(machine, new=True)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=score)
-    ev = cl.Program(ctx, BLOCKS).build().put_blocks(q, (blocks * bs,), (bs,), buf, np.int32(w), np.int32(diag),
+    mem = buf(ctx, score)
+    ev = cl.Program(ctx, BLOCKS).build().put_blocks(q, (blocks * bs,), (bs,), mem, np.int32(w), np.int32(diag),
                                                     np.int32(first))
-    got = np.empty_like(score)
-    cl.enqueue_copy(q, got, buf)
+    got = read(q, mem, score)
     want = score.copy()
     for b in range(blocks):
         bi = first + b
