@@ -104,6 +104,7 @@ PLANS_PER_STEP = 64       # binding step plans per step (emulator, PE-memory off
 
 # the cycles a fixed write-mask pattern lets write; flag entries may write any cycle
 _FIXED_CYCLES = {k: isa.fixed_mask_cycles(k) for k in range(isa.FIXED_MASK_BASE, isa.MASK_ENTRIES)}
+_KEPT_CYCLES = {k: tuple(c for c in range(4) if on[c]) for k, on in _FIXED_CYCLES.items()}
 
 
 _cycle_uniform = isa.cycle_uniform     # (a module name of its own: tests/test_fast_paths.py patches it)
@@ -962,13 +963,14 @@ class Emulator:
         if nib is None:
             mem[where] = _flat(val)
         elif entry >= isa.FIXED_MASK_BASE and _nd(where[0]) <= 1:   # fixed pattern, uniform address: whole cycles
-            val = _flat(val)
-            cyc = np.array(_FIXED_CYCLES[entry], dtype=bool)
-            rows = where[0]
-            if isinstance(rows, slice):
-                rows = np.arange(rows.start, rows.stop, rows.step)
-            if cyc.any():
-                mem[(rows[cyc],) + tuple(x[cyc] if isinstance(x, np.ndarray) else x for x in where[1:])] = val[cyc]
+            # each kept cycle's row on its own, in cycle order (a later cycle's store to the same row
+            # lands last); a broadcast view gives only those cycles' P values, not all four's
+            rows, rest = where[0], where[1:]
+            for c in _KEPT_CYCLES[entry]:
+                row = rows.start + c * rows.step if isinstance(rows, slice) else rows if _nd(rows) == 0 else rows[c]
+                v = val[c]
+                mem[(row,) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)] = \
+                    v.reshape(-1) if v.ndim > 1 else v
         else:
             keep = self._keep(nib, entry, lut, dt)
             if keep is False:
