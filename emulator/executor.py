@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from . import isa
+from . import isa, native
 from .checks import StrictChecks, TagCheck, pfn_report
 from .cycles import CycleModel
 from .dump import format_get
@@ -972,6 +972,11 @@ class Emulator:
                 mem[(row,) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)] = \
                     v.reshape(-1) if v.ndim > 1 else v
         else:
+            if dt is U64 and len(where) == 1 and isinstance(where[0], slice) and mem.ndim == 2:
+                # a flag entry's merge into four rows: one compiled pass, no (4, P) mask built
+                rows, v = mem[where], _flat(val)
+                if rows.shape == v.shape == nib.shape and native.merge(rows, v, nib, lut):
+                    return
             keep = self._keep(nib, entry, lut, dt)
             if keep is False:
                 return

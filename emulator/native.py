@@ -112,6 +112,59 @@ exit:
 """
 # exponent all ones: mantissa cleared (no NaN survives); exponent 0: +0 (numbers.normalize_bits)
 
+# A masked store's merge in one pass (executor._store): d = d ^ ((d ^ v) & lut[k & 15]) over (rows, n)
+# long words, k the write mask's 4-bit nibbles; numpy takes a (rows, n) take of the table for the
+# mask and three passes for the merge.  The argument words: d, sd, v, sv, k, sk, lut, rows, n.
+_MERGE = """
+define i64 @emu_merge(ptr noalias %a) nounwind {
+entry:
+  %d = call ptr @arg_ptr(ptr %a, i64 0)
+  %sd = call i64 @arg(ptr %a, i64 1)
+  %v = call ptr @arg_ptr(ptr %a, i64 2)
+  %sv = call i64 @arg(ptr %a, i64 3)
+  %k = call ptr @arg_ptr(ptr %a, i64 4)
+  %sk = call i64 @arg(ptr %a, i64 5)
+  %lut = call ptr @arg_ptr(ptr %a, i64 6)
+  %rows = call i64 @arg(ptr %a, i64 7)
+  %n = call i64 @arg(ptr %a, i64 8)
+  br label %row
+row:
+  %r = phi i64 [0, %entry], [%r1, %rowend]
+  %od = mul i64 %r, %sd
+  %ov = mul i64 %r, %sv
+  %ok = mul i64 %r, %sk
+  %bd = getelementptr i8, ptr %d, i64 %od
+  %bv = getelementptr i8, ptr %v, i64 %ov
+  %bk = getelementptr i8, ptr %k, i64 %ok
+  br label %loop
+loop:
+  %i = phi i64 [0, %row], [%i1, %loop]
+  %pk = getelementptr i8, ptr %bk, i64 %i
+  %nib = load i8, ptr %pk
+  %nib4 = and i8 %nib, 15
+  %j = zext i8 %nib4 to i64
+  %pm = getelementptr i64, ptr %lut, i64 %j
+  %m = load i64, ptr %pm
+  %pd = getelementptr i64, ptr %bd, i64 %i
+  %pv = getelementptr i64, ptr %bv, i64 %i
+  %o = load i64, ptr %pd
+  %nv = load i64, ptr %pv
+  %x = xor i64 %o, %nv
+  %y = and i64 %x, %m
+  %z = xor i64 %o, %y
+  store i64 %z, ptr %pd
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %rowend
+rowend:
+  %r1 = add i64 %r, 1
+  %rmore = icmp ult i64 %r1, %rows
+  br i1 %rmore, label %row, label %exit
+exit:
+  ret i64 0
+}
+"""
+
 _HELPERS = """
 define internal i64 @arg(ptr %a, i64 %i) alwaysinline {
   %p = getelementptr i64, ptr %a, i64 %i
@@ -136,7 +189,8 @@ def _compile() -> dict:
         with llvm_lock:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            ir = _HELPERS + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body) for op, body in _BODIES.items())
+            ir = _HELPERS + _MERGE + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body)
+                                             for op, body in _BODIES.items())
             mod = llvm.parse_assembly(ir)
             mod.verify()
             tm = llvm.Target.from_default_triple().create_target_machine(
@@ -146,8 +200,9 @@ def _compile() -> dict:
             pb.getModulePassManager().run(mod, pb)
             engine = llvm.create_mcjit_compiler(mod, tm)
             engine.finalize_object()
-            fns = {op: ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(engine.get_function_address(f"emu_f32_{op}"))
-                   for op in _BODIES}
+            fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+            fns = {op: fn(engine.get_function_address(f"emu_f32_{op}")) for op in _BODIES}
+            fns["merge"] = fn(engine.get_function_address("emu_merge"))
         fns["_engine"] = engine                  # the code lives as long as its engine
         return fns
     except Exception:                            # no llvmlite, no native target: numpy does it
@@ -155,8 +210,8 @@ def _compile() -> dict:
 
 
 def kernel(op: str):
-    """The compiled loop of 'fma', 'mul' or 'add', or None.  Called as ``fn(a)`` with ``a`` the
-    address of its arguments (``args``); returns the NaN count."""
+    """The compiled loop of 'fma', 'mul' or 'add' (returns the NaN count) or 'merge' (merge()), or
+    None.  Called as ``fn(a)`` with ``a`` the address of its arguments (``args``)."""
     if not _state:
         _state["fns"] = _compile()
     return _state["fns"].get(op)
@@ -197,3 +252,20 @@ def args(d, x, y=None, z=None, neg_x: bool = False, neg_z: bool = False):
     for addr, stride, _, _ in bs:
         out += [addr, stride]
     return Args((*out, bs[0][2], bs[0][3], 0x80000000 if neg_x else 0, 0x80000000 if neg_z else 0), arrays)
+
+
+def merge(d: np.ndarray, v: np.ndarray, k: np.ndarray, lut: np.ndarray) -> bool:
+    """d ^= (d ^ v) & lut[k] in one compiled pass: d and v (rows, n) uint64, k (rows, n) uint8 mask
+    nibbles, lut (16,) uint64; each row's elements contiguous (rows may be any distance apart, v's
+    0: one row for all).  False (nothing done) where there is no loop or the arrays do not fit."""
+    fn = kernel("merge")
+    if fn is None or d.ndim != 2 or v.shape != d.shape or k.shape != d.shape or d.dtype != np.uint64 \
+            or v.dtype != np.uint64 or k.dtype != np.uint8 or d.strides[1] != 8 or v.strides[1] != 8 \
+            or k.strides[1] != 1 or lut.dtype != np.uint64 or lut.shape != (16,) or not lut.flags.c_contiguous \
+            or not d.flags.writeable:
+        return False
+    a = Args([d.__array_interface__["data"][0], d.strides[0], v.__array_interface__["data"][0], v.strides[0],
+              k.__array_interface__["data"][0], k.strides[0], lut.__array_interface__["data"][0],
+              d.shape[0], d.shape[1]], (d, v, k, lut))
+    fn(a.address)
+    return True

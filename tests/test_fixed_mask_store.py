@@ -74,3 +74,32 @@ def test_one_row_every_cycle_lands_in_cycle_order():
     src = emu.read_pe("m", 16, 4)
     got = _run(emu, "lpassa $lm16v $ls[40,40,44,46]/1100", 40, 1)
     np.testing.assert_array_equal(got[:, 0], src[:, 1])
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("text", ["lpassa $lm16v $ls40v/$imr2", "lpassa $llm16v $lls40v/$imr2",
+                                  "l1bmp $lb3 $ls40v/$imr2", "lpassa $lm16v $ls[40,44,48,52]/$imr2"])
+def test_flag_entry_merges_each_quarter(text, compiled, monkeypatch):
+    """A write under a flag entry keeps, per cycle and PE, the 16-bit quarters whose nibble bits
+    are set (docs/isa.md, "Masks"), with the compiled merge (native.merge) and without it."""
+    from emulator import native
+    from emulator.executor import LUT_L, LUT_LL0, LUT_LL1
+    if not compiled:
+        monkeypatch.setattr(native, "merge", lambda *a: False)
+    flags = "imax $lr0v $lr8v $omr2\nnop\n"           # random flags: lanes of either sign
+    emu = _emulator()
+    old = emu.read_pe("s", 40, 8)
+    full = _run(emu, flags + text.replace("/$imr2", ""), 40, 8)
+    emu = _emulator()
+    got = _run(emu, flags + text, 40, 8)
+    nib = emu.state.omr[2]                            # (cycle, PE)
+    assert 0 < np.count_nonzero(nib) < nib.size       # a mask that keeps some and not others
+    want = old.copy()
+    for c in range(4):
+        if "$lls" in text:                            # ll: long words 2c and 2c + 1
+            for j, lut in ((2 * c, LUT_LL0), (2 * c + 1, LUT_LL1)):
+                want[:, j] ^= (old[:, j] ^ full[:, j]) & lut[nib[c]]
+        else:
+            j = 2 * c if "[" in text else c
+            want[:, j] ^= (old[:, j] ^ full[:, j]) & LUT_L[nib[c]]
+    np.testing.assert_array_equal(got, want)
