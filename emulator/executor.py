@@ -97,6 +97,7 @@ def _lut_as(lut, dt):
     return _LUT_AS[key]
 
 
+PARTIAL = "partial"         # Emulator._keep: a mask that keeps some bits and not others, not built
 _TOKENS = itertools.count()
 _NO_READERS: dict = {}
 PLANS_PER_STEP = 64       # binding step plans per step (emulator, PE-memory offsets); past them, one that binds nothing
@@ -867,15 +868,17 @@ class Emulator:
             return mem.reshape(-1), (idx if halves is None else idx * 2 + halves,)
         return mem, ((rows,) if halves is None else (rows, slice(None), halves))
 
-    def _keep(self, nib, entry, lut, dt):
+    def _keep(self, nib, entry, lut, dt, lazy=False):
         """The write mask of a flag entry as dt bits per element, or True (every bit written) or
-        False (none).  Cached per (entry, layout) and reused while the entry's nibbles are the same
-        (compared in full, so any write to the entry, by a step or by the host, is seen; not compared
-        again in the same run while no step writes a mask entry)."""
+        False (none); with lazy, PARTIAL instead of a mask that keeps some bits and not others
+        (the caller merges by the nibbles: native.merge).  Cached per (entry, layout) and reused
+        while the entry's nibbles are the same (compared in full, so any write to the entry, by a
+        step or by the host, is seen; not compared again in the same run while no step writes a
+        mask entry)."""
         key = (entry, id(lut), dt)
         stamp = (self._runs, self._omr_writes)
         hit = self._keep_cache.get(key)
-        if hit is not None and self._keep_stamp.get(key) == stamp:
+        if hit is not None and self._keep_stamp.get(key) == stamp and (lazy or hit[1] is not PARTIAL):
             return hit[1]                 # no mask entry written since it was checked, in this run
         self._keep_stamp[key] = stamp
         memo = self._nib_memo             # the entry's bytes, once per step (an ll store asks twice)
@@ -884,7 +887,7 @@ class Emulator:
         else:
             raw = nib.tobytes()
             self._nib_memo = (self.steps, entry, self._omr_writes, raw)
-        if hit is not None and hit[0] == raw:
+        if hit is not None and hit[0] == raw and (lazy or hit[1] is not PARTIAL):
             return hit[1]
         used = _LUT_BITS[id(lut)]
         m = nib & np.uint8(used)
@@ -892,6 +895,8 @@ class Emulator:
             keep = True
         elif m.max() == 0:
             keep = False
+        elif lazy:
+            keep = PARTIAL
         else:
             keep = _lut_as(lut, dt).take(nib.astype(np.intp))    # (an intp index: no conversion inside take)
             keep.flags.writeable = False
@@ -972,12 +977,13 @@ class Emulator:
                 mem[(row,) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)] = \
                     v.reshape(-1) if v.ndim > 1 else v
         else:
-            if dt is U64 and len(where) == 1 and isinstance(where[0], slice) and mem.ndim == 2:
-                # a flag entry's merge into four rows: one compiled pass, no (4, P) mask built
+            rows = dt is U64 and len(where) == 1 and isinstance(where[0], slice) and mem.ndim == 2
+            keep = self._keep(nib, entry, lut, dt, lazy=rows)
+            if keep is PARTIAL:           # a flag entry's merge into four rows: one compiled pass
                 rows, v = mem[where], _flat(val)
                 if rows.shape == v.shape == nib.shape and native.merge(rows, v, nib, lut):
                     return
-            keep = self._keep(nib, entry, lut, dt)
+                keep = self._keep(nib, entry, lut, dt)
             if keep is False:
                 return
             if keep is True:          # as the merge below with every bit kept: a plain store
