@@ -8,7 +8,8 @@
 Issue 22's benchmark.  The kernels (benchmarks/real_kernels/*.cl) are our own, written in the
 shapes of PolyBench/GPU, SHOC and Rodinia the way an ordinary OpenCL user writes them: one
 work-item per output element or row, plain loops, those suites' launch geometry, several
-launches where the algorithm needs them (lu, nw, scan, the time-stepped stencils).  The public
+launches where the algorithm needs them (lu, nw, scan, the time-stepped stencils), and the
+OpenCL SDK's matrix product in 16 x 16 __local tiles (gemm_tiled) beside the plain one.  The public
 code was read to learn the shapes; none of it is copied.  The default sizes run at least 10^5
 work-item loop iterations each (the table's `iters`: per launch, each work-item's innermost loop
 trips, a loop-free body counting 1).
@@ -250,6 +251,20 @@ def gemm_ref(c):
     ref = GEMM_ALPHA * (a["A"] @ a["B"]) + GEMM_BETA * a["C"]
     mag = abs(GEMM_ALPHA) * (abs(a["A"]) @ abs(a["B"])) + abs(a["C"])
     return {"C": exact(ref, [mag], unit=0.25)}
+
+
+def gemm_tiled(size):
+    n = pick(size, 16, 16, 64)
+    rng = np.random.default_rng(SEED)
+    arr = {"A": ints(rng, -4, 4, n, n), "B": ints(rng, -4, 4, n, n), "C": np.zeros((n, n), np.float32)}
+    return case("gemm_tiled", f"{n}x{n}x{n}, 16 x 16 __local tiles", "gemm_tiled", arr, ["C"],
+                [launch("gemm_tiled", (n, n), (16, 16), buf("A"), buf("B"), buf("C"), i32(n))],
+                3 * n * n, n ** 3)
+
+
+def gemm_tiled_ref(c):
+    a, b = c["arrays"]["A"].astype(np.float64), c["arrays"]["B"].astype(np.float64)
+    return {"C": exact(a @ b, [abs(a) @ abs(b)])}
 
 
 MM2_ALPHA, MM2_BETA = 0.5, 1.5
@@ -729,11 +744,11 @@ def hotspot_ref(c):
     return {"temp0": bufs[0].tolerance(), "temp1": bufs[1].tolerance()}
 
 
-BUILDERS = {"gemm": gemm, "2mm": mm2, "atax": atax, "bicg": bicg, "mvt": mvt, "gesummv": gesummv,
+BUILDERS = {"gemm": gemm, "gemm_tiled": gemm_tiled, "2mm": mm2, "atax": atax, "bicg": bicg, "mvt": mvt, "gesummv": gesummv,
             "gemver": gemver, "covariance": covariance, "jacobi-2d": jacobi2d, "fdtd-2d": fdtd2d,
             "convolution-2d": conv2d, "lu": lu, "gemv": gemv, "gemv_t": gemv_t, "reduction": reduction,
             "scan": scan, "spmv_csr": spmv, "nbody": nbody, "nw": nw, "hotspot": hotspot}
-REFERENCES = {"gemm": gemm_ref, "2mm": mm2_ref, "atax": atax_ref, "bicg": bicg_ref, "mvt": mvt_ref,
+REFERENCES = {"gemm": gemm_ref, "gemm_tiled": gemm_tiled_ref, "2mm": mm2_ref, "atax": atax_ref, "bicg": bicg_ref, "mvt": mvt_ref,
               "gesummv": gesummv_ref, "gemver": gemver_ref, "covariance": covariance_ref,
               "jacobi-2d": jacobi2d_ref, "fdtd-2d": fdtd2d_ref, "convolution-2d": conv2d_ref, "lu": lu_ref,
               "gemv": gemv_ref, "gemv_t": gemv_ref, "reduction": reduction_ref, "scan": scan_ref,
