@@ -972,13 +972,16 @@ class Emulator:
             # lands last); a broadcast view gives only those cycles' P values, not all four's
             rows, rest = where[0], where[1:]
             for c in _KEPT_CYCLES[entry]:
-                row = rows.start + c * rows.step if isinstance(rows, slice) else rows if _nd(rows) == 0 else rows[c]
+                if isinstance(rows, slice):
+                    row = rows.start + c * rows.step
+                else:
+                    row = rows[c] if _nd(rows) else rows
                 v = val[c]
                 mem[(row,) + tuple(x[c] if isinstance(x, np.ndarray) else x for x in rest)] = \
                     v.reshape(-1) if v.ndim > 1 else v
         else:
-            rows = dt is U64 and len(where) == 1 and isinstance(where[0], slice) and mem.ndim == 2
-            keep = self._keep(nib, entry, lut, dt, lazy=rows)
+            four_rows = dt is U64 and len(where) == 1 and isinstance(where[0], slice) and mem.ndim == 2
+            keep = self._keep(nib, entry, lut, dt, lazy=four_rows)
             if keep is PARTIAL:           # a flag entry's merge into four rows: one compiled pass
                 rows, v = mem[where], _flat(val)
                 if rows.shape == v.shape == nib.shape and native.merge(rows, v, nib, lut):

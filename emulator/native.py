@@ -262,8 +262,8 @@ def merge(d: np.ndarray, v: np.ndarray, k: np.ndarray, lut: np.ndarray) -> bool:
     if fn is None or d.ndim != 2 or v.shape != d.shape or k.shape != d.shape or d.dtype != np.uint64 \
             or v.dtype != np.uint64 or k.dtype != np.uint8 or d.strides[1] != 8 or v.strides[1] != 8 \
             or k.strides[1] != 1 or lut.dtype != np.uint64 or lut.shape != (16,) or not lut.flags.c_contiguous \
-            or not d.flags.writeable:
-        return False
+            or not d.flags.writeable or np.may_share_memory(d, v):
+        return False      # (v overlapping d: the loop would read what it has already written)
     a = Args([d.__array_interface__["data"][0], d.strides[0], v.__array_interface__["data"][0], v.strides[0],
               k.__array_interface__["data"][0], k.strides[0], lut.__array_interface__["data"][0],
               d.shape[0], d.shape[1]], (d, v, k, lut))

@@ -125,3 +125,33 @@ def test_every_way_a_kernel_ends_changes_no_result(monkeypatch, fill):
     if fill == "finite":
         monkeypatch.setattr(test_emu_plan, "_fill", _fill_finite)
     same_as_without_plans(monkeypatch, PATHS)
+
+
+@pytest.mark.parametrize("lut_name", ["LUT_L", "LUT_LL0", "LUT_LL1"])
+@pytest.mark.parametrize("v_rows", ["own", "one for all"])
+def test_merge_matches_numpy(lut_name, v_rows):
+    """native.merge keeps, per element, the bits its nibble's table entry names, as the executor's
+    numpy merge does: strided destination rows, a value row read for every cycle."""
+    assert native.kernel("merge") is not None
+    lut = getattr(executor, lut_name)
+    rng = np.random.default_rng(3)
+    mem = rng.integers(0, 2**63, (16, 4096), dtype=np.uint64)
+    d = mem[2:10:2]                                  # four rows, two apart
+    v = rng.integers(0, 2**63, (4, 4096), dtype=np.uint64)
+    if v_rows == "one for all":
+        v = np.broadcast_to(v[1], (4, 4096))
+    k = rng.integers(0, 16, (4, 4096)).astype(np.uint8)
+    want = d ^ ((d ^ v) & lut[k])
+    assert native.merge(d, v, k, lut)
+    np.testing.assert_array_equal(mem[2:10:2], want)
+
+
+def test_merge_refuses_what_it_cannot_do_in_place():
+    """Overlapping source and destination, or rows that are not runs of long words: False, nothing
+    written (the executor then merges with numpy)."""
+    mem = np.arange(64 * 8, dtype=np.uint64).reshape(64, 8)
+    before = mem.copy()
+    k = np.full((4, 8), 15, np.uint8)
+    assert not native.merge(mem[0:4], mem[1:5], k, executor.LUT_L)
+    assert not native.merge(mem[0:4, ::2], mem[8:12, ::2], k[:, :4], executor.LUT_L)
+    np.testing.assert_array_equal(mem, before)
