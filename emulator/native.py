@@ -165,6 +165,119 @@ exit:
 }
 """
 
+# A T-indirect read of a PE memory (executor.read) in one pass: per cycle c and PE p the word
+# address a = (T's low 32 bits + base[c]) & mask, then the long word (a >> 1) of the PE's column,
+# the next one too for ll, or the 32-bit word a (even: the upper half) moved to the upper half.
+# The argument words: t, t's cycle stride and PE stride in bytes, base (4 int64), mem (uint64,
+# rows x P), P, size (the memory's words), n (words a read spans: 1, 2 or 4), mask, out_a (4 x P
+# int64), out0, out1 (4 x P uint64; out1 only for ll), lohi (2 int64: least and greatest a).
+# Returns how many addresses fall outside 0 .. size - n (those read nothing): the caller then
+# redoes the read with numpy, which names the first.
+_TREAD = """
+define i64 @emu_tread(ptr noalias %a) nounwind {
+entry:
+  %t = call ptr @arg_ptr(ptr %a, i64 0)
+  %stc = call i64 @arg(ptr %a, i64 1)
+  %stp = call i64 @arg(ptr %a, i64 2)
+  %base = call ptr @arg_ptr(ptr %a, i64 3)
+  %mem = call ptr @arg_ptr(ptr %a, i64 4)
+  %P = call i64 @arg(ptr %a, i64 5)
+  %size = call i64 @arg(ptr %a, i64 6)
+  %n = call i64 @arg(ptr %a, i64 7)
+  %mask = call i64 @arg(ptr %a, i64 8)
+  %oa = call ptr @arg_ptr(ptr %a, i64 9)
+  %o0 = call ptr @arg_ptr(ptr %a, i64 10)
+  %o1 = call ptr @arg_ptr(ptr %a, i64 11)
+  %lohi = call ptr @arg_ptr(ptr %a, i64 12)
+  %limit = sub i64 %size, %n
+  %ll = icmp eq i64 %n, 4
+  %word = icmp eq i64 %n, 1
+  br label %row
+row:
+  %c = phi i64 [0, %entry], [%c1, %rowend]
+  %bad0 = phi i64 [0, %entry], [%bad2, %rowend]
+  %lo0 = phi i64 [9223372036854775807, %entry], [%lo2, %rowend]
+  %hi0 = phi i64 [-9223372036854775808, %entry], [%hi2, %rowend]
+  %pb = getelementptr i64, ptr %base, i64 %c
+  %b = load i64, ptr %pb
+  %otc = mul i64 %c, %stc
+  %tc = getelementptr i8, ptr %t, i64 %otc
+  %orow = mul i64 %c, %P
+  br label %loop
+loop:
+  %p = phi i64 [0, %row], [%p1, %next]
+  %bad = phi i64 [%bad0, %row], [%bad1, %next]
+  %lo = phi i64 [%lo0, %row], [%lo1, %next]
+  %hi = phi i64 [%hi0, %row], [%hi1, %next]
+  %otp = mul i64 %p, %stp
+  %pt = getelementptr i8, ptr %tc, i64 %otp
+  %tw = load i32, ptr %pt
+  %tz = zext i32 %tw to i64
+  %sum = add i64 %tz, %b
+  %addr = and i64 %sum, %mask
+  %k = add i64 %orow, %p
+  %pa = getelementptr i64, ptr %oa, i64 %k
+  store i64 %addr, ptr %pa
+  %lt = icmp slt i64 %addr, %lo
+  %lo1 = select i1 %lt, i64 %addr, i64 %lo
+  %gt = icmp sgt i64 %addr, %hi
+  %hi1 = select i1 %gt, i64 %addr, i64 %hi
+  %neg = icmp slt i64 %addr, 0
+  %over = icmp sgt i64 %addr, %limit
+  %out = or i1 %neg, %over
+  br i1 %out, label %skip, label %read
+skip:
+  %badn = add i64 %bad, 1
+  br label %next
+read:
+  %r = lshr i64 %addr, 1
+  %rp = mul i64 %r, %P
+  %e = add i64 %rp, %p
+  %p0 = getelementptr i64, ptr %o0, i64 %k
+  br i1 %word, label %rword, label %rlong
+rword:
+  %h = and i64 %addr, 1
+  %e2 = shl i64 %e, 1
+  %e3 = add i64 %e2, 1
+  %e4 = sub i64 %e3, %h
+  %pw = getelementptr i32, ptr %mem, i64 %e4
+  %w = load i32, ptr %pw
+  %wz = zext i32 %w to i64
+  %wu = shl i64 %wz, 32
+  store i64 %wu, ptr %p0
+  br label %next
+rlong:
+  %pm = getelementptr i64, ptr %mem, i64 %e
+  %v = load i64, ptr %pm
+  store i64 %v, ptr %p0
+  br i1 %ll, label %rll, label %next
+rll:
+  %e1 = add i64 %e, %P
+  %pm1 = getelementptr i64, ptr %mem, i64 %e1
+  %v1 = load i64, ptr %pm1
+  %p1p = getelementptr i64, ptr %o1, i64 %k
+  store i64 %v1, ptr %p1p
+  br label %next
+next:
+  %bad1 = phi i64 [%badn, %skip], [%bad, %rword], [%bad, %rlong], [%bad, %rll]
+  %p1 = add i64 %p, 1
+  %more = icmp ult i64 %p1, %P
+  br i1 %more, label %loop, label %rowend
+rowend:
+  %bad2 = phi i64 [%bad1, %next]
+  %lo2 = phi i64 [%lo1, %next]
+  %hi2 = phi i64 [%hi1, %next]
+  %c1 = add i64 %c, 1
+  %cmore = icmp ult i64 %c1, 4
+  br i1 %cmore, label %row, label %exit
+exit:
+  store i64 %lo2, ptr %lohi
+  %phi = getelementptr i64, ptr %lohi, i64 1
+  store i64 %hi2, ptr %phi
+  ret i64 %bad2
+}
+"""
+
 _HELPERS = """
 define internal i64 @arg(ptr %a, i64 %i) alwaysinline {
   %p = getelementptr i64, ptr %a, i64 %i
@@ -189,7 +302,7 @@ def _compile() -> dict:
         with llvm_lock:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            ir = _HELPERS + _MERGE + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body)
+            ir = _HELPERS + _MERGE + _TREAD + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body)
                                              for op, body in _BODIES.items())
             mod = llvm.parse_assembly(ir)
             mod.verify()
@@ -203,6 +316,7 @@ def _compile() -> dict:
             fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
             fns = {op: fn(engine.get_function_address(f"emu_f32_{op}")) for op in _BODIES}
             fns["merge"] = fn(engine.get_function_address("emu_merge"))
+            fns["tread"] = fn(engine.get_function_address("emu_tread"))
         fns["_engine"] = engine                  # the code lives as long as its engine
         return fns
     except Exception:                            # no llvmlite, no native target: numpy does it
@@ -210,8 +324,8 @@ def _compile() -> dict:
 
 
 def kernel(op: str):
-    """The compiled loop of 'fma', 'mul' or 'add' (returns the NaN count) or 'merge' (merge()), or
-    None.  Called as ``fn(a)`` with ``a`` the address of its arguments (``args``)."""
+    """The compiled loop of 'fma', 'mul' or 'add' (returns the NaN count), 'merge' (merge()) or
+    'tread' (t_read()), or None.  Called as ``fn(a)`` with ``a`` the address of its arguments (``args``)."""
     if not _state:
         _state["fns"] = _compile()
     return _state["fns"].get(op)
@@ -269,3 +383,29 @@ def merge(d: np.ndarray, v: np.ndarray, k: np.ndarray, lut: np.ndarray) -> bool:
               d.shape[0], d.shape[1]], (d, v, k, lut))
     fn(a.address)
     return True
+
+
+def t_read(t: np.ndarray, base: np.ndarray, mem: np.ndarray, size: int, n: int):
+    """A T-indirect read in one compiled pass (the _TREAD loop): t the T register (4, P, 2) uint64,
+    base the 4 cycles' word offsets (int64), mem the PE memory (rows, P) uint64, size its words, n
+    the words of the operand (1 word, 2 long word, 4 ll).  (addresses (4, P) int64, least, greatest,
+    long words read (4, P), the next ones for ll or None), or None where there is no loop, an address
+    falls outside the memory (the caller's numpy path names it) or the arrays do not fit."""
+    fn = kernel("tread")
+    P = mem.shape[1] if mem.ndim == 2 else 0
+    if fn is None or t.shape != (4, P, 2) or t.dtype != np.uint64 or mem.dtype != np.uint64 \
+            or not mem.flags.c_contiguous or base.shape != (4,) or n not in (1, 2, 4):
+        return None
+    base = np.ascontiguousarray(base, np.int64)
+    a = np.empty((4, P), np.int64)
+    out0 = np.empty((4, P), np.uint64)
+    out1 = np.empty((4, P), np.uint64) if n == 4 else out0
+    lohi = np.empty(2, np.int64)
+    args = Args([t.__array_interface__["data"][0], t.strides[0], t.strides[1], base.__array_interface__["data"][0],
+                 mem.__array_interface__["data"][0], P, size, n, ~(n - 1) if n > 1 else -1,
+                 a.__array_interface__["data"][0], out0.__array_interface__["data"][0],
+                 out1.__array_interface__["data"][0], lohi.__array_interface__["data"][0]],
+                (t, base, mem, a, out0, out1, lohi))
+    if fn(args.address):
+        return None
+    return a, int(lohi[0]), int(lohi[1]), out0, (out1 if n == 4 else None)

@@ -272,18 +272,31 @@ nop
 
 @pytest.mark.parametrize("machine", ["tiny", "mncore2"])
 def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
-    """T-indirect reads (words, long words, pairs) and a masked T-indirect store take their
-    elements with ndarray.take on the memory's flat view (executor._gather): the state, cycles and
-    steps of numpy's indexing."""
+    """T-indirect reads (words, long words, pairs) in native.t_read's compiled pass, and a masked
+    T-indirect store by ndarray.take on the memory's flat view (executor._gather): the state,
+    cycles and steps of plain numpy indexing."""
     import emulator.executor as executor
-    flat = []
-    gather = executor._gather
+    from emulator import native
+    reads, flat = [], []
+    t_read, gather = native.t_read, executor._gather
+    monkeypatch.setattr(native, "t_read", lambda *a: reads.append(1) or t_read(*a))
     monkeypatch.setattr(executor, "_gather", lambda m, at: flat.append(m.ndim == 1) or gather(m, at))
     got = _final_state(T_INDIRECT, machine=machine)
-    assert flat.count(True) >= 4 * 3 * 2
+    assert len(reads) == 2 * 3 * 3 and flat.count(True) >= 3       # (two runs: _final_state)
+    monkeypatch.setattr(native, "t_read", lambda *a: None)
     monkeypatch.setattr(executor, "_gather", lambda m, at: m[at])
     want = _final_state(T_INDIRECT, machine=machine)
     assert_same_state(got, want)
+
+
+def test_t_indirect_read_outside_the_memory_is_named(monkeypatch):
+    """An address past the end: the compiled read reads nothing and the numpy path faults, naming
+    the word address and the memory."""
+    from emulator import EmuFault, Emulator, assemble
+    emu = Emulator("tiny")
+    emu.write_pe("r", 0, np.full((emu.m.n_pe, 4), 0xFFFFF, np.uint64))
+    with pytest.raises(EmuFault, match=r"word address \d+ is outside LM0"):
+        emu.run(assemble("lpassa $lr0v $t\nnop\nnop\nlpassa $lmt8 $ls80v\n", "t.vsm"))
 
 
 @pytest.mark.parametrize("msb_first", [True, False])
