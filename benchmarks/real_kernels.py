@@ -744,12 +744,12 @@ def hotspot_ref(c):
     return {"temp0": bufs[0].tolerance(), "temp1": bufs[1].tolerance()}
 
 
-BUILDERS = {"gemm": gemm, "gemm_tiled": gemm_tiled, "2mm": mm2, "atax": atax, "bicg": bicg, "mvt": mvt, "gesummv": gesummv,
-            "gemver": gemver, "covariance": covariance, "jacobi-2d": jacobi2d, "fdtd-2d": fdtd2d,
+BUILDERS = {"gemm": gemm, "gemm_tiled": gemm_tiled, "2mm": mm2, "atax": atax, "bicg": bicg, "mvt": mvt,
+            "gesummv": gesummv, "gemver": gemver, "covariance": covariance, "jacobi-2d": jacobi2d, "fdtd-2d": fdtd2d,
             "convolution-2d": conv2d, "lu": lu, "gemv": gemv, "gemv_t": gemv_t, "reduction": reduction,
             "scan": scan, "spmv_csr": spmv, "nbody": nbody, "nw": nw, "hotspot": hotspot}
-REFERENCES = {"gemm": gemm_ref, "gemm_tiled": gemm_tiled_ref, "2mm": mm2_ref, "atax": atax_ref, "bicg": bicg_ref, "mvt": mvt_ref,
-              "gesummv": gesummv_ref, "gemver": gemver_ref, "covariance": covariance_ref,
+REFERENCES = {"gemm": gemm_ref, "gemm_tiled": gemm_tiled_ref, "2mm": mm2_ref, "atax": atax_ref, "bicg": bicg_ref,
+              "mvt": mvt_ref, "gesummv": gesummv_ref, "gemver": gemver_ref, "covariance": covariance_ref,
               "jacobi-2d": jacobi2d_ref, "fdtd-2d": fdtd2d_ref, "convolution-2d": conv2d_ref, "lu": lu_ref,
               "gemv": gemv_ref, "gemv_t": gemv_ref, "reduction": reduction_ref, "scan": scan_ref,
               "spmv_csr": spmv_ref, "nbody": nbody_ref, "nw": nw_ref, "hotspot": hotspot_ref}

@@ -718,22 +718,22 @@ class Emulator:
         sp = op.space
         st = self.state
         if sp in ("m", "n", "r", "s"):
+            got = None
             if op.tind and op.madpe is None and self.bar.get(sp) is None and not self.wrap:
                 # T-indirect: addresses, bounds and the gather in one compiled pass (native.t_read);
-                # an address outside the memory takes the numpy path below, which names it
+                # an address outside the memory takes the numpy path (_access), which names it
                 n = WL[op.width]
                 got = native.t_read(st.t, op.addrs + self.off.get(sp, 0), st.mem[sp], self._sizes[sp], n)
-                if got is not None:
-                    a, lo, hi, v0, v1 = got
-                    if op.via is None:
-                        words = Footprint(lo, hi + n - 1, a, n)
-                        for hook in self.hooks.memory_read:
-                            hook(self, sp, words, op.text)
-                    return v0, v1
-            a, words, r0, r1, views = self._access(op)
+            if got is not None:
+                a, lo, hi, v0, v1 = got
+                words = Footprint(lo, hi + n - 1, a, n)
+            else:
+                a, words, r0, r1, views = self._access(op)
             if op.via is None:            # (a forwarding read that names its producer's destination reads no memory)
                 for hook in self.hooks.memory_read:
                     hook(self, sp, words, op.text)
+            if got is not None:
+                return v0, v1
             if views is not None:
                 if self._one:        # a cycle-uniform expression works on cycle 0 (_cycle_uniform)
                     return views[0][:1], (views[1][:1] if views[1] is not None else None)

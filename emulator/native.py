@@ -37,6 +37,12 @@ _BODIES = {
   %f = fadd float %fx, %fy""",
 }
 
+def _unpack(*names: str) -> str:
+    """A loop's entry-block loads of its argument words, in order: "*d" a pointer, "n" an i64."""
+    return "".join(f"  %{x[1:]} = call ptr @arg_ptr(ptr %a, i64 {i})\n" if x[0] == "*" else
+                   f"  %{x} = call i64 @arg(ptr %a, i64 {i})\n" for i, x in enumerate(names))
+
+
 # The one argument points to 12 int64: d, sd, x, sx, y, sy, z, sz, rows, n, mx, mz (one pointer:
 # ctypes converts twelve arguments in several microseconds, a tenth of a loop's time).  d, x, y, z
 # are (rows, n) blocks of 32-bit lanes, rows `s*` bytes apart, lanes contiguous; the operands' bits
@@ -44,19 +50,7 @@ _BODIES = {
 _TEMPLATE = """
 define i64 @{name}(ptr noalias %a) nounwind {{
 entry:
-  %d = call ptr @arg_ptr(ptr %a, i64 0)
-  %sd = call i64 @arg(ptr %a, i64 1)
-  %x = call ptr @arg_ptr(ptr %a, i64 2)
-  %sx = call i64 @arg(ptr %a, i64 3)
-  %y = call ptr @arg_ptr(ptr %a, i64 4)
-  %sy = call i64 @arg(ptr %a, i64 5)
-  %z = call ptr @arg_ptr(ptr %a, i64 6)
-  %sz = call i64 @arg(ptr %a, i64 7)
-  %rows = call i64 @arg(ptr %a, i64 8)
-  %n = call i64 @arg(ptr %a, i64 9)
-  %mx64 = call i64 @arg(ptr %a, i64 10)
-  %mz64 = call i64 @arg(ptr %a, i64 11)
-  %mx = trunc i64 %mx64 to i32
+{args}  %mx = trunc i64 %mx64 to i32
   %mz = trunc i64 %mz64 to i32
   br label %row
 row:
@@ -110,6 +104,7 @@ exit:
   ret i64 %nan2
 }}
 """
+_F32_ARGS = _unpack("*d", "sd", "*x", "sx", "*y", "sy", "*z", "sz", "rows", "n", "mx64", "mz64")
 # exponent all ones: mantissa cleared (no NaN survives); exponent 0: +0 (numbers.normalize_bits)
 
 # A masked store's merge in one pass (executor._store): d = d ^ ((d ^ v) & lut[k & 15]) over (rows, n)
@@ -118,16 +113,7 @@ exit:
 _MERGE = """
 define i64 @emu_merge(ptr noalias %a) nounwind {
 entry:
-  %d = call ptr @arg_ptr(ptr %a, i64 0)
-  %sd = call i64 @arg(ptr %a, i64 1)
-  %v = call ptr @arg_ptr(ptr %a, i64 2)
-  %sv = call i64 @arg(ptr %a, i64 3)
-  %k = call ptr @arg_ptr(ptr %a, i64 4)
-  %sk = call i64 @arg(ptr %a, i64 5)
-  %lut = call ptr @arg_ptr(ptr %a, i64 6)
-  %rows = call i64 @arg(ptr %a, i64 7)
-  %n = call i64 @arg(ptr %a, i64 8)
-  br label %row
+""" + _unpack("*d", "sd", "*v", "sv", "*k", "sk", "*lut", "rows", "n") + """  br label %row
 row:
   %r = phi i64 [0, %entry], [%r1, %rowend]
   %od = mul i64 %r, %sd
@@ -176,20 +162,7 @@ exit:
 _TREAD = """
 define i64 @emu_tread(ptr noalias %a) nounwind {
 entry:
-  %t = call ptr @arg_ptr(ptr %a, i64 0)
-  %stc = call i64 @arg(ptr %a, i64 1)
-  %stp = call i64 @arg(ptr %a, i64 2)
-  %base = call ptr @arg_ptr(ptr %a, i64 3)
-  %mem = call ptr @arg_ptr(ptr %a, i64 4)
-  %P = call i64 @arg(ptr %a, i64 5)
-  %size = call i64 @arg(ptr %a, i64 6)
-  %n = call i64 @arg(ptr %a, i64 7)
-  %mask = call i64 @arg(ptr %a, i64 8)
-  %oa = call ptr @arg_ptr(ptr %a, i64 9)
-  %o0 = call ptr @arg_ptr(ptr %a, i64 10)
-  %o1 = call ptr @arg_ptr(ptr %a, i64 11)
-  %lohi = call ptr @arg_ptr(ptr %a, i64 12)
-  %limit = sub i64 %size, %n
+""" + _unpack("*t", "stc", "stp", "*base", "*mem", "P", "size", "n", "mask", "*oa", "*o0", "*o1", "*lohi") + """  %limit = sub i64 %size, %n
   %ll = icmp eq i64 %n, 4
   %word = icmp eq i64 %n, 1
   br label %row
@@ -302,7 +275,7 @@ def _compile() -> dict:
         with llvm_lock:
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            ir = _HELPERS + _MERGE + _TREAD + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body)
+            ir = _HELPERS + _MERGE + _TREAD + "".join(_TEMPLATE.format(name=f"emu_f32_{op}", body=body, args=_F32_ARGS)
                                              for op, body in _BODIES.items())
             mod = llvm.parse_assembly(ir)
             mod.verify()
@@ -331,6 +304,10 @@ def kernel(op: str):
     return _state["fns"].get(op)
 
 
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
 def block(a: np.ndarray):
     """(address, row stride in bytes, rows, 32-bit lanes per row) of a (rows, ...) array whose rows
     are contiguous runs of 32-bit lanes, or None."""
@@ -339,7 +316,7 @@ def block(a: np.ndarray):
     inner = a[0] if a.shape[0] else a
     if a.shape[0] and not inner.flags.c_contiguous:
         return None
-    return a.__array_interface__["data"][0], (a.strides[0] if a.shape[0] > 1 else 0), a.shape[0], \
+    return _address(a), (a.strides[0] if a.shape[0] > 1 else 0), a.shape[0], \
         inner.nbytes // 4
 
 
@@ -351,7 +328,7 @@ class Args:
 
     def __init__(self, values, arrays):
         self.words = np.array(values, np.int64)
-        self.address = self.words.__array_interface__["data"][0]
+        self.address = _address(self.words)
         self.arrays = arrays
 
 
@@ -378,8 +355,7 @@ def merge(d: np.ndarray, v: np.ndarray, k: np.ndarray, lut: np.ndarray) -> bool:
             or k.strides[1] != 1 or lut.dtype != np.uint64 or lut.shape != (16,) or not lut.flags.c_contiguous \
             or not d.flags.writeable or np.may_share_memory(d, v):
         return False      # (v overlapping d: the loop would read what it has already written)
-    a = Args([d.__array_interface__["data"][0], d.strides[0], v.__array_interface__["data"][0], v.strides[0],
-              k.__array_interface__["data"][0], k.strides[0], lut.__array_interface__["data"][0],
+    a = Args([_address(d), d.strides[0], _address(v), v.strides[0], _address(k), k.strides[0], _address(lut),
               d.shape[0], d.shape[1]], (d, v, k, lut))
     fn(a.address)
     return True
@@ -401,10 +377,8 @@ def t_read(t: np.ndarray, base: np.ndarray, mem: np.ndarray, size: int, n: int):
     out0 = np.empty((4, P), np.uint64)
     out1 = np.empty((4, P), np.uint64) if n == 4 else out0
     lohi = np.empty(2, np.int64)
-    args = Args([t.__array_interface__["data"][0], t.strides[0], t.strides[1], base.__array_interface__["data"][0],
-                 mem.__array_interface__["data"][0], P, size, n, ~(n - 1) if n > 1 else -1,
-                 a.__array_interface__["data"][0], out0.__array_interface__["data"][0],
-                 out1.__array_interface__["data"][0], lohi.__array_interface__["data"][0]],
+    args = Args([_address(t), t.strides[0], t.strides[1], _address(base), _address(mem), P, size, n,
+                 ~(n - 1) if n > 1 else -1, _address(a), _address(out0), _address(out1), _address(lohi)],
                 (t, base, mem, a, out0, out1, lohi))
     if fn(args.address):
         return None

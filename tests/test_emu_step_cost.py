@@ -289,7 +289,7 @@ def test_t_indirect_reads_take_the_flat_index(monkeypatch, machine):
     assert_same_state(got, want)
 
 
-def test_t_indirect_read_outside_the_memory_is_named(monkeypatch):
+def test_t_indirect_read_outside_the_memory_is_named():
     """An address past the end: the compiled read reads nothing and the numpy path faults, naming
     the word address and the memory."""
     from emulator import EmuFault, Emulator, assemble
