@@ -88,6 +88,11 @@ VARIANTS = [
     ((launch([1 << 20]), [x, y]), ("1d", "nd"), (), (0,), (), "1d"),              # "-res" fails
     ((launch([64, 64]), [x, y]), ALL, (), (1,), (), "nd-res"),
     ((launch([1 << 20]), [x, x, y]), ALL, (0,), (2,), (), "1d-norep-res"),
+    ((launch([64, 64], [16, 16]), [x, LocalScratch(16)]), ALL + ("groups",), (), (), (), "groups"),  # grouped 2-D
+    ((launch([64, 64], [16, 16]), [x, LocalScratch(16)]), ALL, (), (), (), "nd"),     # ... "groups" fails
+    ((launch([64, 64], [16, 16]), [x, y]), ALL + ("groups",), (), (), (), "nd"),      # ... no groups to keep
+    ((launch([1 << 20], [96]), [x, LocalScratch(16)]), ALL + ("groups",), (), (), (), "groups"),  # groups straddle
+    ((launch([128, 128], [64, 128]), [x, LocalScratch(16)]), ALL + ("groups",), (), (), (), "nd"),  # a group > an L2B
 ]
 
 
@@ -132,11 +137,28 @@ def test_a_1d_build_streams_one_l2bs_local_blocks():
     n, W = LAY.l2b_items, LAY.wave
     assert abi.local_per_l2b("1d", LAY) and not abi.local_per_l2b("nd", LAY)
     per_row = 8 * LAY.stripe                        # bytes: 8 chunks of 4 KiB
-    assert abi.local_rows(LAY, "1d", per_row // (n // 64), 64, W // 64, W) == (1, 8, LAY.l2b)
-    assert abi.local_rows(LAY, "1d", per_row // (n // 64) + 16, 64, W // 64, W) == (2, 8, 2 * LAY.l2b)
-    assert abi.local_rows(LAY, "1d", 3 * 4096 // (n // 64), 64, W // 64, 4 * W) == (1, 3, LAY.l2b)
-    assert abi.local_rows(LAY, "1d", 4096, 64, W // 64, 128) == (1, 2, LAY.l2b)     # two groups
-    assert abi.local_rows(LAY, "nd", 1024, 64, 8, 512) == (LAY.rows(8192), 8, LAY.rows(8192))
+    run = abi.run_groups(LAY, 64, W)                # an L2B's run of work-groups of 64
+    assert run == n // 64 and abi.run_groups(LAY, 64, 4 * W) == run and abi.run_groups(LAY, 64, 128) == 2
+    assert abi.local_rows(LAY, "1d", per_row // run, run, W // 64) == (1, 8, LAY.l2b)
+    assert abi.local_rows(LAY, "1d", per_row // run + 16, run, W // 64) == (2, 8, 2 * LAY.l2b)
+    assert abi.local_rows(LAY, "1d", 3 * 4096 // run, run, W // 64) == (1, 3, LAY.l2b)
+    assert abi.local_rows(LAY, "1d", 4096, 2, W // 64) == (1, 2, LAY.l2b)     # two groups
+    assert abi.local_rows(LAY, "nd", 1024, 8, 8) == (LAY.rows(8192), 8, LAY.rows(8192))
+
+
+def test_a_groups_build_spreads_whole_work_groups_over_the_l2bs():
+    """A "groups" build keeps each L2B's __local blocks apart, as many work-groups as fit an L2B's
+    run of slots, the wave's groups spread evenly over the L2Bs, and streams only the chunks the
+    first L2B's groups fill."""
+    n, L2B = LAY.l2b_items, LAY.groups * LAY.l2b
+    assert abi.group_major("groups") and abi.group_major("groups-norep-res") and not abi.group_major("nd")
+    assert abi.local_per_l2b("groups", LAY) and abi.local_per_l2b("groups-norep", LAY)
+    assert abi.group_slots(LAY, (16, 16, 1)) == n // 256 and abi.group_slots(LAY, (n, 2, 1)) == 0
+    assert abi.groups_per_l2b(LAY, 4, 4, 1) == -(-16 // L2B)
+    assert abi.groups_per_l2b(LAY, 1, 1, 1) == 1 and abi.groups_per_l2b(LAY, L2B, 3, 1) == 3
+    assert abi.local_rows(LAY, "groups", 2048, 2, 16) == (1, 1, LAY.l2b)       # two 2 KiB blocks: one chunk
+    assert abi.wave_shape(LAY, (64, 64, 1), (16, 16, 1), True, 3 * L2B) == (64, 64, 1, 4, 4, 1)
+    assert abi.wave_shape(LAY, (4096, 64, 1), (16, 16, 1), True, 3 * L2B)[3:] == (3 * L2B, 1, 1)
 
 
 def test_the_plan_of_a_launch():

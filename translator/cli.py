@@ -168,10 +168,11 @@ def _read_source(path: str) -> "tuple[str, str]":
               help="preset (mncore2, tiny) or machine TOML file")
 @click.option("-k", "--kernel", "kernels", multiple=True, metavar="KERNEL",
               help="compile only this kernel (repeatable; default: all)")
-@click.option("--mode", type=click.Choice(["1d", "1d-n2", "1d-n4", "1d-n8", "nd", "rows"]), default="1d",
+@click.option("--mode", type=click.Choice(["1d", "1d-n2", "1d-n4", "1d-n8", "nd", "groups", "rows"]), default="1d",
               show_default=True, help="launch shape the code is specialised for (1d: contiguous fast paths; "
                                       "1d-n<f>: a wave f times narrower, for launches of at most 1/f of one; "
-                                      "rows: a 2-D launch run flat in row-major order, whose pitches equal "
+                                      "groups: an N-D launch of whole work-groups, each a run of slots in one "
+                                      "L2B; rows: a 2-D launch run flat in row-major order, whose pitches equal "
                                       "the global size in x)")
 @click.option("--noalias", is_flag=True, help="compile, for the kernels it changes, the build that assumes the "
               "buffers bound to the pointer parameters do not overlap (mode suffix -noalias: what the runtime "

@@ -160,6 +160,7 @@ def _select(b: Build) -> dict:
         em = cg.em
         em.split_copy.without = b.no_split
         em.rows = FlatRows(em, func) if abi.flat_rows(mode) else None
+        em.group_major = abi.group_major(mode)
         box.append(em)
         try:
             cg.translate()

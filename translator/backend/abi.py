@@ -41,6 +41,11 @@ SHAPE = ("wx", "wy", "wz", "wxy", "rwx", "rwxy", "gx", "gy", "gz", "offx", "offy
 # wave is W x 1 x 1 flat row-major positions f (gid1 = f * (1 / gx) rounded down, 1 / gx at RGX_SLOT:
 # WorkItems.flat_ids)
 RGX_SLOT = SHAPE_SLOT + len(SHAPE)    # fp64 1 / gx: read only by "rows" builds (WorkItems.flat_ids)
+# A "groups" build (group_major) places its work-groups itself and never reads wxy, rwx, rwxy or
+# RGX_SLOT: there it reads the groups each L2B holds (groups_per_l2b) and the fp64 reciprocals of
+# the work-group size and of kx and ky (Codegen.group_positions)
+GROUP_SLOTS = {"gpl": SHAPE_SLOT + SHAPE.index("wxy"), "rgs": SHAPE_SLOT + SHAPE.index("rwx"),
+               "rkx": SHAPE_SLOT + SHAPE.index("rwxy"), "rky": RGX_SLOT}
 DERIVED_SLOTS = range(RGX_SLOT + 1, ARG_LONGS)   # products of scalar arguments the runtime works out
                                                  # (KernelBinary.derived, IntSel.derived_product)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
@@ -203,14 +208,15 @@ def wide_arg_slots(params) -> dict:
 
 # -- variants ----------------------------------------------------------------------------------
 # A kernel has several builds (KernelBinary.mode): "1d" (contiguous fast paths, no global offset),
-# "rows" (a 2-D launch run flat: rows.py) or "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py);
-# then "-norep" (no replicated buffers),
+# "rows" (a 2-D launch run flat: rows.py), "groups" (a grouped N-D launch, work-groups in runs of
+# slots: group_slots) or "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep" (no replicated buffers),
 # "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
 
 TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
 NOALIAS = "-noalias"             # built from the restrict IR (translator/restrict.py): launches whose buffers
                                  # are pairwise disjoint (overlapping_args), of kernels it changes
 ROWS_MODE = "rows"               # a 2-D launch run flat in row-major order (rows.py)
+GROUPS_MODE = "groups"           # an N-D launch of whole work-groups, each a run of slots in one L2B
 
 
 def narrowed_mode(f: int) -> str:
@@ -222,13 +228,34 @@ def one_d(mode: str) -> bool:
     return mode.startswith("1d")
 
 
+def group_major(mode: str) -> bool:
+    """A "groups" build: the wave's slots hold its work-groups one after the other, each group's
+    work-items a run of slots inside one L2B (group_slots), its positions in the wave's box made
+    from that (codegen.Codegen.group_positions)."""
+    return mode.startswith(GROUPS_MODE)
+
+
 def local_per_l2b(mode: str, lay) -> bool:
     """Whether a build keeps each L2B's __local blocks apart (memory.py, scatter.py: an L2B streams
     only the blocks of its own work-groups, an eighth of the wave's on mncore2): the "1d" builds,
     on a layout whose L2Bs hold a power of two of work-items, so a local size that tiles the wave
-    tiles each L2B's run when it is no longer (choose_variant takes "nd" for longer ones)."""
+    tiles each L2B's run when it is no longer (choose_variant takes "nd" for longer ones), and the
+    "groups" builds, whose work-groups never straddle an L2B."""
     n = lay.l2b_items
-    return one_d(mode) and n & (n - 1) == 0
+    return (one_d(mode) or group_major(mode)) and n & (n - 1) == 0
+
+
+def group_slots(lay, ls) -> int:
+    """Work-groups of local size ls each L2B of a "groups" build can hold (0: a group is longer
+    than an L2B's run of slots, or the L2Bs' runs are not a power of two: no "groups" build)."""
+    n, size = lay.l2b_items, ls[0] * ls[1] * ls[2]
+    return n // size if n & (n - 1) == 0 else 0
+
+
+def groups_per_l2b(lay, kx: int, ky: int, kz: int) -> int:
+    """Work-groups each L2B of a "groups" build holds in a wave of kx x ky x kz of them: spread
+    evenly over all L2Bs, so each streams as few __local blocks as it can."""
+    return -(-kx * ky * kz // (lay.groups * lay.l2b))
 
 
 def chunk_longs(lay) -> int:
@@ -242,15 +269,16 @@ def run_groups(lay, ls: int, items: int) -> int:
     return -(-min(lay.l2b_items, items) // ls)
 
 
-def local_rows(lay, mode: str, lbytes: int, ls: int, groups: int, items: int) -> tuple:
+def local_rows(lay, mode: str, lbytes: int, run: int, groups: int) -> tuple:
     """(stripe rows of __local scratch the kernel streams (rows(LOCAL)), the chunks it reads of
-    each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM), for work-groups of ls work-items
-    in a launch of `items`: when local_per_l2b, the rows of one L2B's blocks (of as many groups
-    as the first L2B holds), no more chunks than they fill, the group's L2Bs' rows one after the
-    other; else the wave's `groups` blocks, striped like a buffer, every chunk."""
+    each (LOCAL_CHUNKS), stripe rows of it in each group's DRAM), for a wave of `groups` work-groups
+    of lbytes of __local memory each, `run` of them in the first L2B's run of slots (run_groups,
+    groups_per_l2b): when local_per_l2b, the rows of one L2B's blocks, no more chunks than they
+    fill, the group's L2Bs' rows one after the other; else the wave's blocks, striped like a
+    buffer, every chunk."""
     per_row = lay.stripe // chunk_longs(lay)
     if local_per_l2b(mode, lay):
-        chunks = max(1, -(-run_groups(lay, ls, items) * lbytes // (8 * chunk_longs(lay))))
+        chunks = max(1, -(-run * lbytes // (8 * chunk_longs(lay))))
         n = -(-chunks // per_row)
         return n, min(chunks, per_row), n * lay.l2b
     n = lay.rows(lbytes * groups)
@@ -312,16 +340,16 @@ def overlapping_args(args) -> set:
     return out
 
 
-def wave_shape(lay, gs, ls, grouped) -> tuple:
+def wave_shape(lay, gs, ls, grouped, per: int = 0) -> tuple:
     """The wave's extent (wx, wy, wz) and the work-groups it holds (kx, ky, kz).
 
     A 1-D wave spans the whole machine when its work-groups tile it (or need not be whole: no
     barrier, no __local), so contiguous accesses take the fast path; otherwise it holds as many
-    whole work-groups as fit."""
+    whole work-groups as fit, or `per` of them (a "groups" build: group_slots per L2B)."""
     W = lay.wave
-    if gs[1] == gs[2] == 1 and (not grouped or W % ls[0] == 0):
+    if gs[1] == gs[2] == 1 and (not grouped or W % ls[0] == 0) and not per:
         return W, 1, 1, W // ls[0], 1, 1
-    per = W // (ls[0] * ls[1] * ls[2])
+    per = per or W // (ls[0] * ls[1] * ls[2])
     kx = min(-(-gs[0] // ls[0]), per)
     ky = min(-(-gs[1] // ls[1]), per // kx)
     kz = min(-(-gs[2] // ls[2]), per // (kx * ky))
@@ -349,7 +377,7 @@ def wave_major_locals(lay, mode: str, kernel, args, ls, items: int, local_off: d
     scatters too), returned with local_off rewritten; else None (blocks of all arguments side by
     side, as laid out)."""
     n = lay.l2b_items
-    if not (local_off and local_per_l2b(mode, lay) and not kernel.local_mem_bytes and ls[1] == ls[2] == 1
+    if not (local_off and one_d(mode) and local_per_l2b(mode, lay) and not kernel.local_mem_bytes and ls[1] == ls[2] == 1
             and n % ls[0] == 0 and all(args[i].nbytes == 4 * ls[0] for i in local_off)):
         return None
     groups = run_groups(lay, ls[0], items)
@@ -371,6 +399,10 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
     * "rows" for a 2-D launch with no global offset, barriers or __local memory when that build's
       pitches (KernelBinary.pitches, rows.py) all equal the global size in x: the launch runs
       flat, W row-major positions a wave, and its row-major accesses take the 1-D paths;
+    * "groups" for a launch that would run "nd" and keeps its work-groups whole (barriers or
+      __local memory), when a work-group fits an L2B's run of slots (group_slots): each group's
+      work-items are a run of slots in one L2B, the wave's groups spread over the L2Bs, so each
+      L2B streams only its own groups' __local blocks;
     * a 1-D launch of few work-items and no work-groups to keep whole: "1d-n<f>", the narrowest
       wave holding it (it moves less);
     * "-norep" when a replicated (read-only) buffer is also passed as another argument;
@@ -411,6 +443,14 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
             if launch_tests_hold(final, args, gs, ls):
                 return final, rows_lay, (rows_lay.wave, 1, 1, 1, 1, 1)
         kb = None
+    if kb is None and mode == "nd" and group and group_slots(lay, ls):
+        # whole work-groups, each a run of slots in one L2B, whose __local blocks the L2B keeps
+        kb = optional(GROUPS_MODE)
+        if kb is not None:
+            final = _specialised(kb, build, args, gs, failed, shared)
+            if launch_tests_hold(final, args, gs, ls):
+                return final, lay, wave_shape(lay, gs, ls, group, group_slots(lay, ls) * lay.groups * lay.l2b)
+            kb = None
     whole, whole_shape = lay, shape
     if kb is not None and narrow > 1:
         lay = lay.narrowed(narrow)
@@ -533,6 +573,11 @@ def _dup(v) -> int:
     return (int(v) & 0xFFFFFFFF) * 0x100000001
 
 
+def _recip(v) -> int:
+    """fp64 1 / v as a long word (exact division by a launch constant: IntSel.div_exact)."""
+    return int(np.array([1.0 / v]).view(np.uint64)[0])
+
+
 def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 0,
                 restrict: bool = False) -> LaunchPlan:
     """The plan of one NDRange of ``kernel`` (a KernelInfo) on a machine of layout ``lay``.
@@ -558,11 +603,17 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
                  offy=off[1], offz=off[2], lsx=ls[0], lsy=ls[1], lsz=ls[2], kx=kx, ky=ky, lbytes=block)
     for j, k in enumerate(SHAPE):
         if k.startswith("r"):      # fp64 reciprocals, for exact division by launch constants
-            blk[SHAPE_SLOT + j] = np.array([1.0 / shape[k[1:]]]).view(np.uint64)[0]
+            blk[SHAPE_SLOT + j] = _recip(shape[k[1:]])
         else:
             blk[SHAPE_SLOT + j] = _dup(shape[k])
     if flat_rows(kb.mode):
-        blk[RGX_SLOT] = np.array([1.0 / gs[0]]).view(np.uint64)[0]
+        blk[RGX_SLOT] = _recip(gs[0])
+    run = run_groups(lay, ls[0], gs[0])
+    if group_major(kb.mode):
+        run = groups_per_l2b(lay, kx, ky, kz)
+        for name, value in dict(gpl=_dup(run), rgs=_recip(ls[0] * ls[1] * ls[2]), rkx=_recip(kx),
+                                rky=_recip(ky)).items():
+            blk[GROUP_SLOTS[name]] = value
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
            "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block}
@@ -599,7 +650,7 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
     for slot, e in kb.derived:           # products of scalar arguments (IntSel.derived_product)
         blk[slot] = _dup(evaluate(e, scalars))
     report = (3 if base(REPORT[2]) in kb.args else 2) if base(REPORT[0]) in kb.args else 0
-    local = local_rows(lay, kb.mode, lbytes, ls[0], kx * ky * kz, gs[0]) if base(LOCAL) in kb.args else (0, 0, 0)
+    local = local_rows(lay, kb.mode, lbytes, run, kx * ky * kz) if base(LOCAL) in kb.args else (0, 0, 0)
     seq[LOCAL_CHUNKS] = local[1]
     pitches = [(k, evaluate(pitch, seq), n) for k, pitch, n in kb.row_copies]
     row_stores, row_loads = ([(k, *(evaluate(e, seq) for e in exprs)) for k, *exprs in rows]

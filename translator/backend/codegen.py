@@ -47,7 +47,8 @@ walks the blocks (control.py) and translates each instruction by its kind:
 from __future__ import annotations
 
 from . import irtypes
-from .abi import ARGBLK, ARGBLK_TAG, reg, ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, wide_arg_slots
+from .abi import ARGBLK, ARGBLK_TAG, GROUP_SLOTS, reg, ARG_LONGS, PARAM_SLOT, SHAPE, SHAPE_SLOT, WG_SLOT, \
+    wide_arg_slots
 from .cfg import cfg_of
 from .irread import Arg, Const, Func, Inst
 from .irtypes import odd_int, type_size
@@ -181,6 +182,10 @@ class Codegen:
             # positions (shape W x 1 x 1): the slot is x
             em.sx, em.sy, em.sz = s, em.c32(0), em.c32(0)
             em.in_wave = chained
+        elif em.group_major:
+            self.group_positions(s, sh)
+            if chained is not None:
+                em.in_wave = em.b_and(em.in_wave, chained)
         else:
             em.sz = em.ints.div_exact(s, sh["rwxy"])
             rest = em.alu("isub", s, em.ints.mul32(em.sz, sh["wxy"]))
@@ -194,6 +199,33 @@ class Codegen:
             em.op("zero {d0}", "alu", (z,))
         em.prologue += em.items
         em.items = saved
+
+    def group_positions(self, s: VReg, sh: dict):
+        """A "groups" build (abi.group_major): slot s, o = s mod R into its L2B's run of R slots,
+        holds work-item l = o mod G of the L2B's work-group j = o div G (G the work-group size),
+        which is the wave's group q = b * gpl + j (b the L2B, gpl its groups: abi.groups_per_l2b),
+        (qx, qy, qz) of the wave's kx x ky x kz.  Its position in the wave's box is q * ls + l per
+        dimension, and j is its __local block in the L2B's (WorkItems.local_base).  A slot past
+        the L2B's groups, or the wave's, holds none."""
+        em = self.em
+        ints, R = em.ints, em.lay.l2b_items
+        g = {n: self.argval(GROUP_SLOTS[n], n) for n in GROUP_SLOTS}
+        size = ints.mul32(sh["lsx"], ints.mul32(sh["lsy"], sh["lsz"]))
+        o = em.alu("iand", s, em.c32(R - 1))
+        j = em.group_slot = ints.div_exact(o, g["rgs"])
+        l = em.alu("isub", o, ints.mul32(j, size))
+        q = em.alu("iadd", ints.mul32(em.alu("uilsr", s, em.c32(R.bit_length() - 1)), g["gpl"]), j)
+
+        def digits(v, r0, n0, r1, n1):          # v as v0 + n0 * (v1 + n1 * v2)
+            a = ints.div_exact(v, r0)
+            c = ints.div_exact(a, r1)
+            return em.alu("isub", v, ints.mul32(a, n0)), em.alu("isub", a, ints.mul32(c, n1)), c
+        lid = digits(l, sh["rlsx"], sh["lsx"], sh["rlsy"], sh["lsy"])
+        grp = digits(q, g["rkx"], sh["kx"], g["rky"], sh["ky"])
+        em.sx, em.sy, em.sz = (em.alu("iadd", ints.mul32(c, sh[n]), x)
+                               for c, x, n in zip(grp, lid, ("lsx", "lsy", "lsz")))
+        em.in_wave = em.b_and(em.bool_from_mask(em.flags("uimax", g["gpl"], em.alu("iinc", j))),
+                              em.bool_from_mask(em.flags("uimax", sh["wz"], em.alu("iinc", em.sz))))
 
     # ------------------------------------------------------------------ control flow
     def translate(self):

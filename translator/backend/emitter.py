@@ -42,6 +42,8 @@ class Emitter:
         self.one_d = one_d
         self.local_l2b = local_l2b        # each L2B streams only its own work-groups' __local blocks (abi.local_per_l2b)
         self.rows = None                  # a "rows" build's FlatRows (rows.py), set by _select
+        self.group_major = False          # a "groups" build (abi.group_major), set by _select
+        self.group_slot = None            # there: the lane's work-group among its L2B's (Codegen.group_positions)
         self.replicate = replicate        # read-only buffers may be replicated for offset loads
         self.CH = chunk_longs
         self.items: list = []             # the wave body being built

@@ -103,14 +103,18 @@ class WorkItems:
     def local_base(self) -> VReg:
         """Byte offset of this lane's work-group block in the local scratch buffer: the group's
         index within the wave (the wave holds whole groups when the kernel uses __local) * lbytes;
-        within its L2B's run of the wave when the build keeps the L2Bs' blocks apart (local_per_l2b)."""
+        within its L2B's run of the wave when the build keeps the L2Bs' blocks apart (local_per_l2b),
+        which a "groups" build knows from the slot (Codegen.group_positions)."""
         em = self.em
         if em.local_base_reg is None:
             saved, em.items = em.items, []
             sh = em.shape
-            sx = em.alu("iand", em.sx, em.c32(em.lay.l2b_items - 1)) if em.local_l2b else em.sx
-            g = [em.ints.div_exact(s_, sh[r]) for s_, r in ((sx, "rlsx"), (em.sy, "rlsy"), (em.sz, "rlsz"))]
-            lin = em.alu("iadd", g[0], em.ints.mul32(sh["kx"], em.alu("iadd", g[1], em.ints.mul32(sh["ky"], g[2]))))
+            if em.group_major:
+                lin = em.group_slot
+            else:
+                sx = em.alu("iand", em.sx, em.c32(em.lay.l2b_items - 1)) if em.local_l2b else em.sx
+                g = [em.ints.div_exact(s_, sh[r]) for s_, r in ((sx, "rlsx"), (em.sy, "rlsy"), (em.sz, "rlsz"))]
+                lin = em.alu("iadd", g[0], em.ints.mul32(sh["kx"], em.alu("iadd", g[1], em.ints.mul32(sh["ky"], g[2]))))
             em.local_base_reg = em.ints.mul32(lin, sh["lbytes"])
             em.prologue += em.items
             em.items = saved
