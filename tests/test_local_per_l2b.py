@@ -110,3 +110,40 @@ def test_loads_of_one_buffer_share_a_gather_pass(tiny_env):
     ob = buf(ctx, np.zeros(512, np.int32))
     cl.Program(ctx, GATHERS).build().two(q, (512,), None, buf(ctx, a), buf(ctx, idx), ob).wait()
     np.testing.assert_array_equal(read(q, ob, idx), a[idx] - a[(idx * 7) & 1023])
+
+
+CHAINED = """
+__kernel void chain(__global const float *a, __global const int *idx, __global float *o)
+{
+    int i = get_global_id(0);
+    int j = idx[i];
+    float s = a[j] * 2.0f;
+    s = s * a[j + 1] + 1.0f;
+    s = s * a[j + 2] - 3.0f;
+    s = s * a[(j * 5) & 1023] + 0.5f;
+    o[i] = s;
+}
+"""
+
+
+def test_loads_behind_arithmetic_join_the_waiting_pass(tiny_env):
+    """Loads of `a` between float arithmetic that reads the ones before them (a tiled product's
+    unrolled `As[ty][k] * Bs[k][tx]`) move up to the first one (Control.loads_ahead): one chunk
+    stream serves all four, not one each; the result is the same, operation for operation."""
+    from emulator.machine import load_machine
+    import translator
+    from translator.backend import compile_kernel
+    asm = compile_kernel(translator.compile_opencl(CHAINED, spmd=True), "chain", load_machine("tiny"), "1d").asm
+    assert len(re.findall(r"\.call mv\d+ d=%b0\b", asm)) == 2       # one pass (the wave loop has two copies)
+    ctx, q = tiny_env
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-2, 2, 1028).astype(np.float32)
+    idx = rng.integers(0, 1024, 512).astype(np.int32)
+    ob = buf(ctx, np.zeros(512, np.float32))
+    cl.Program(ctx, CHAINED).build().chain(q, (512,), None, buf(ctx, a), buf(ctx, idx), ob).wait()
+    f = np.float32
+    s = a[idx] * f(2)
+    s = s * a[idx + 1] + f(1)
+    s = s * a[idx + 2] - f(3)
+    s = s * a[(idx * 5) & 1023] + f(0.5)
+    np.testing.assert_array_equal(read(q, ob, s), s)

@@ -18,6 +18,7 @@ from . import idforms, irtypes
 from .irread import _VEC, Const, Inst
 from .ops import MaskReg, SeqIf, SeqLoop, SeqSet, VReg, WhileAny
 from .emitter import CodegenError
+from .memory import GATHER_BATCH
 from .seqexpr import register
 from .values import KINDS, Val, aff_add
 
@@ -511,6 +512,65 @@ class Control:
         head = em.preds[arms[0]][0]
         return head if em.preds[arms[1]] == [head] and sorted(em.succ[head]) == sorted(arms) else None
 
+    def emit_inst(self, i, p):
+        """Emit IR instruction i of a block under predicate p."""
+        em = self.em
+        em.line = i.line or em.line
+        em.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
+        em.deferred = False
+        em.codegen.inst(i, p)
+        if em.deferred:               # its value comes from a gather still waiting for its pass
+            em.pending.add(i)
+        if i in em.escapes:
+            em.memory.flush_gathers()
+            ctx = em.loop_stack[-1]
+            v = em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i])
+            if ctx["bottom"] and i in ctx["own"]:
+                # a counted loop's lanes all leave in its last pass, and i's block, which
+                # dominates the exit, runs then for all of them: captured in that pass only
+                outer, em.items = em.items, []
+                self.capture(em.escapes[i], v, p)
+                em.items = outer + [SeqIf(ctx["bottom"]["last"], em.items)]
+            else:
+                self.capture(em.escapes[i], v, p)
+
+    def loads_ahead(self, body, at: int, done: set) -> list:
+        """The loads after body[at] (which reads a waiting gather's value) that may join the
+        waiting pass, with the address arithmetic they need, to be emitted first and marked done:
+        up to the next instruction that may write memory or leave the block, those loads whose
+        operands are made before body[at] or by integer arithmetic that is itself free to move
+        (Codegen.GATHER_NEUTRAL, reading no waiting value), a pass's worth at most.  Moving a
+        load above arithmetic of its block changes nothing it reads, and the unrolled loop of a
+        tiled product (As[ty][k] * Bs[k][tx], k = 0..15) then gathers eight loads a pass, not
+        two."""
+        em = self.em
+        later, free, loads = set(body[at:]), set(), []
+        room = GATHER_BATCH - len(em.gathers[1])
+        for j in body[at + 1:]:
+            if j in done:
+                continue
+            if j.op in ("store", "call", "atomicrmw", "cmpxchg", "fence") or j is body[-1]:
+                break
+            if j.op in em.codegen.GATHER_NEUTRAL and not any(o in em.pending for o in j.ops) \
+                    and all(o in free or o not in later or o in done for o in j.ops):
+                free.add(j)
+                if j.op == "load":
+                    loads.append(j)
+                    if len(loads) >= room:
+                        break
+        need = set()
+
+        def close(x):
+            if x in free and x not in need:
+                need.add(x)
+                for o in x.ops:
+                    close(o)
+        for j in loads:
+            close(j)
+        out = [j for j in body[at + 1:] if j in need]
+        done.update(out)
+        return out
+
     def emit_block(self, n, pred=None):
         em = self.em
         b = em.bmap[n]
@@ -526,27 +586,15 @@ class Control:
                 em.vals[phi] = v
                 if phi in em.escapes:      # a join inside a loop whose value is read after it
                     self.capture(em.escapes[phi], v, p)
-        for i in b.insts:
-            if i.op == "phi":
+        body = [i for i in b.insts if i.op != "phi"]
+        done = set()
+        for at, i in enumerate(body):
+            if i in done:
                 continue
-            em.line = i.line or em.line
-            em.site_line = getattr(i, "oob_line", None)     # a merged store stands for two lines
-            em.deferred = False
-            em.codegen.inst(i, p)
-            if em.deferred:               # its value comes from a gather still waiting for its pass
-                em.pending.add(i)
-            if i in em.escapes:
-                em.memory.flush_gathers()
-                ctx = em.loop_stack[-1]
-                v = em.vals[i] if ctx["lazy"] else em.nans.settle(em.vals[i])
-                if ctx["bottom"] and i in ctx["own"]:
-                    # a counted loop's lanes all leave in its last pass, and i's block, which
-                    # dominates the exit, runs then for all of them: captured in that pass only
-                    outer, em.items = em.items, []
-                    self.capture(em.escapes[i], v, p)
-                    em.items = outer + [SeqIf(ctx["bottom"]["last"], em.items)]
-                else:
-                    self.capture(em.escapes[i], v, p)
+            if em.gathers and em.codegen.may_use_gathers(i):
+                for j in self.loads_ahead(body, at, done):
+                    self.emit_inst(j, p)
+            self.emit_inst(i, p)
         em.memory.flush_gathers()
         em.scatter.flush_scatters()
         em.bounds.flush_checks()
