@@ -186,3 +186,52 @@ def test_stores_whose_index_wraps_still_claim(tiny_env):
     ctx, q = tiny_env
     out, _ = run(ctx, q, src, (16,), None, np.zeros(2, np.int32))
     assert 1 <= out[0] <= 16 and out[1] == 0, out
+
+
+def test_a_join_of_one_form_on_every_edge_is_that_form():
+    """LLVM's PRE leaves `phi [n * gid1, before the loop], [n * gid1, in it]` as the row of a
+    store after a loop (a tiled product's `C[row * n + col]`): one form on every edge is the
+    join's; different forms, or a cycle through the join, are none."""
+    from translator.backend.irread import Const, Inst
+    gid = Inst("load", "g", "i32")
+
+    def leaf(x):
+        return {X: 1} if x is gid else None
+
+    def mul(name):
+        return Inst("mul", name, "i32", [gid, Const("i32", 12)])
+    same = Inst("phi", "p", "i32", [mul("a"), mul("b")])
+    assert idforms.form_of(same, leaf) == {X: 12}
+    other = Inst("phi", "q", "i32", [mul("a"), gid])
+    assert idforms.form_of(other, leaf) is None
+    loop = Inst("phi", "r", "i32", [gid])
+    loop.ops.append(loop)                             # r = phi [gid, r]: a cycle
+    assert idforms.form_of(loop, leaf) is None
+
+
+TILED_STORE = """
+__kernel void mm(__global const float *A, __global float *C, int n) {
+    __local float As[4][4];
+    int tx = get_local_id(0), ty = get_local_id(1), col = get_global_id(0), row = get_global_id(1);
+    float acc = 0.0f;
+    for (int t = 0; t < n / 4; t++) {
+        As[ty][tx] = A[row * n + t * 4 + tx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += As[ty][0] + As[0][tx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    C[row * n + col] = acc;
+}"""
+
+
+def test_a_store_after_a_loop_by_a_joined_row_skips_the_claims():
+    """The store of `C[row * n + col]` after the loop whose row LLVM joins by a phi: its lanes
+    cannot meet where n covers the wave's rows, so the groups build has no claim pass (a claim
+    costs a third of gemm_tiled's cycles at 64^3)."""
+    from emulator.machine import load_machine
+    import translator
+    from translator.backend import compile_kernel
+    module = translator.compile_opencl(TILED_STORE, spmd=True)
+    seq = compile_kernel(module, "mm", load_machine("tiny"), "groups").asm.split(".arg ")[1]
+    store = seq[seq.index("d=%b1"):]                  # the pass of C's store, after the loop
+    assert ".if %items > 1" not in store and ".if (not (" in store

@@ -126,6 +126,10 @@ def _form(x, leaf, memo):
             if hi is None or lo + k < hi else {}
     if op == "getelementptr":
         return _gep(x, leaf, memo)
+    if op == "phi":                 # a join of one form on every edge (LLVM's PRE: `%.pre = mul n, gid1` before
+        memo[id(x)] = None          # a loop and the same product in it) is that form; a cycle is none
+        forms = [form_of(o, leaf, memo) for o in ops]
+        return forms[0] if forms[0] is not None and all(f == forms[0] for f in forms[1:]) else None
     return None
 
 
