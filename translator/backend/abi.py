@@ -209,8 +209,9 @@ def wide_arg_slots(params) -> dict:
 # -- variants ----------------------------------------------------------------------------------
 # A kernel has several builds (KernelBinary.mode): "1d" (contiguous fast paths, no global offset),
 # "rows" (a 2-D launch run flat: rows.py), "groups" (a grouped N-D launch, work-groups in runs of
-# slots: group_slots) or "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep" (no replicated buffers),
-# "-res" / "-res1" (small buffers resident in LM0, for any launch / one of one work-item).
+# slots: group_slots) or "nd"; "1d-n<f>" a 1-D wave narrowed f times (layout.py); then "-norep"
+# (no replicated buffers), "-res" / "-res1" (small buffers resident in LM0, for any launch / one of
+# one work-item).
 
 TASK_MODE = "task"               # a task kernel's one build (translator/task.py)
 NOALIAS = "-noalias"             # built from the restrict IR (translator/restrict.py): launches whose buffers
@@ -377,8 +378,8 @@ def wave_major_locals(lay, mode: str, kernel, args, ls, items: int, local_off: d
     scatters too), returned with local_off rewritten; else None (blocks of all arguments side by
     side, as laid out)."""
     n = lay.l2b_items
-    if not (local_off and one_d(mode) and local_per_l2b(mode, lay) and not kernel.local_mem_bytes and ls[1] == ls[2] == 1
-            and n % ls[0] == 0 and all(args[i].nbytes == 4 * ls[0] for i in local_off)):
+    if not (local_off and one_d(mode) and local_per_l2b(mode, lay) and not kernel.local_mem_bytes
+            and ls[1] == ls[2] == 1 and n % ls[0] == 0 and all(args[i].nbytes == 4 * ls[0] for i in local_off)):
         return None
     groups = run_groups(lay, ls[0], items)
     for q, i in enumerate(sorted(local_off)):
