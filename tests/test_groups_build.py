@@ -106,3 +106,17 @@ def test_groups_cost_a_fraction_of_the_nd_builds_steps(monkeypatch, modes):
         steps[modes[-1]] = ev.stats.summary()["steps"]
     assert set(steps) == {"groups", "nd"}
     assert steps["groups"] * 10 < steps["nd"], steps
+
+
+def test_stats_say_an_l2b_streams_only_its_own_local_blocks():
+    """mncl-cc --stats' remark on a `__local` access of a groups build (or a "1d" build) names what
+    moves: each L2B's own blocks, not all of the scratch; the "nd" build's still says all of it."""
+    from emulator.machine import load_machine
+    import translator
+    from translator.backend import compile_kernel
+    module = translator.compile_opencl(TILED, spmd=True)
+    for mode, words in (("groups", "each L2B streams its own work-groups' blocks through every one of its PEs"),
+                        ("nd", "all of the buffer passes through every PE")):
+        remarks = compile_kernel(module, "gemm_tiled", load_machine("tiny"), mode).remarks
+        local = [text for _, text in remarks if "__local memory" in text]
+        assert local and all(words in text for text in local), (mode, local)

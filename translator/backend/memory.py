@@ -1361,8 +1361,10 @@ class Memory:
             why = "its index is the global id plus a uniform offset, which no contiguous path of this build takes"
         else:
             why = "its index is not the global id plus a uniform offset"
-        em.remarks[key] = (f"the {what} {name} is {how}: {why}, so all of the buffer passes through every "
-                           f"PE{', in every pass of its loop' if em.loop_stack else ''} "
+        moves = "each L2B streams its own work-groups' blocks through every one of its PEs" \
+            if k == "L" and em.local_l2b else "all of the buffer passes through every PE"
+        em.remarks[key] = (f"the {what} {name} is {how}: {why}, so {moves}"
+                           f"{', in every pass of its loop' if em.loop_stack else ''} "
                            f"(docs/architecture.md, data movement)")
         return key
 
