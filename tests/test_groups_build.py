@@ -120,3 +120,54 @@ def test_stats_say_an_l2b_streams_only_its_own_local_blocks():
         remarks = compile_kernel(module, "gemm_tiled", load_machine("tiny"), mode).remarks
         local = [text for _, text in remarks if "__local memory" in text]
         assert local and all(words in text for text in local), (mode, local)
+
+
+def test_a_wave_gathers_only_the_rows_its_box_reads(monkeypatch, modes):
+    """In an N-D build a gather's pass moves only the chunks the wave's box may read through the
+    access's form (Memory.form_span): the tiled product over eight waves of `tiny` reads its rows
+    of A and the pass's rows of B, in fewer steps than streaming both whole, and agrees with numpy."""
+    from translator.backend.memory import Memory
+    ctx, q = env("tiny")
+    n = 64
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    steps = []
+    for whole in (False, True):
+        if whole:
+            monkeypatch.setattr(Memory, "form_span", lambda self, access, size: None)
+        prg = cl.Program(ctx, TILED.replace("#define TS", f"#define WHOLE{int(whole)}\n#define TS")).build()
+        cb = buf(ctx, np.zeros((n, n), np.float32))
+        ev = prg.gemm_tiled(q, (n, n), (8, 8), buf(ctx, a), buf(ctx, b), cb, np.int32(n))
+        ev.wait()
+        np.testing.assert_allclose(read(q, cb, a), a @ b, rtol=1e-4, atol=1e-4)
+        steps.append(ev.stats.summary()["steps"])
+    assert modes == ["groups", "groups"] and steps[0] < 0.75 * steps[1], steps
+
+
+WALK = """
+__kernel void walk(__global const float *x, __global float *out, int K)
+{
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc += x[k * CHUNK + get_local_id(0) + 8 * get_local_id(1)] * (float)(k + 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("machine, chunk", [("tiny", 512), ("mncore2", 1024)])
+def test_each_pass_gathers_the_chunk_its_counter_names(modes, machine, chunk):
+    """Pass k of the loop reads exactly the k-th chunk of x (a gather's chunk on the machine): the
+    span form_span gives each pass from the loop's counter must be that chunk, not the next or
+    the one before, or every lane reads nothing (zeros)."""
+    ctx, q = env(machine)
+    K = 5
+    x = np.random.default_rng(4).uniform(1, 2, K * chunk).astype(np.float32)
+    ob = buf(ctx, np.zeros(64 * 3, np.float32))
+    prg = cl.Program(ctx, WALK.replace("CHUNK", str(chunk))).build()
+    prg.walk(q, (24, 8), (8, 8), buf(ctx, x), ob, np.int32(K)).wait()
+    lanes = np.arange(8)[:, None] * 8 + np.arange(8)[None, :]          # (ly, lx) -> lx + 8 ly
+    want = sum(x[k * chunk + lanes].astype(np.float64) * (k + 1) for k in range(K))
+    np.testing.assert_allclose(read(q, ob, x[:192]).reshape(8, 24), np.tile(want, (1, 3)), rtol=1e-5)
+    assert modes == ["groups"]

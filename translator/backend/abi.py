@@ -70,6 +70,7 @@ ITEMS = "items"                   # work-items of the launch
 ROW_LENGTH = "rlen"               # a "rows" build: the global size in x, the launch's row (tileplan.py)
 GLOBAL_EXTENTS = ("ex", "ey", "ez")   # min(wave extent, global size), per dimension
 LOCAL_EXTENTS = ("lsx", "lsy", "lsz")     # the local size
+OFFSETS = ("offx", "offy", "offz")        # the global offset (offx: in LAUNCH; Memory.form_span)
 LOCAL = "L"
 LOCAL_CHUNKS = "chL"              # a per-L2B __local build: the chunks it reads of each streamed row (local_rows)
 LOCAL_BYTES = "lbytes"            # a work-group's __local block, bytes (Memory.local_unit's test)
@@ -617,7 +618,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             blk[GROUP_SLOTS[name]] = value
     seq = {ARGBLK: argblk_at, "nwx": -(-gs[0] // wx), "nwy": -(-gs[1] // wy), "nwz": -(-gs[2] // wz),
            "gx": gs[0], "offx": off[0], ITEMS: gs[0] * gs[1] * gs[2], "lsx": ls[0], "lsy": ls[1],
-           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block}
+           "lsz": ls[2], "ex": min(wx, gs[0]), "ey": min(wy, gs[1]), "ez": min(wz, gs[2]), LOCAL_BYTES: block,
+           "offy": off[1], "offz": off[2]}
     if flat_rows(kb.mode):     # flat: the 1-D size is gx * gy; a wave's ids span these extents
         items = gs[0] * gs[1]
         seq.update(nwx=-(-items // wx), nwy=1, nwz=1, gx=items, ey=min(gs[1], (wx - 1) // gs[0] + 2))

@@ -61,7 +61,7 @@ class Emitter:
         self.oob = None                   # (site code, byte offset) registers of bounds checks
         self.oob_high = None              # the high word of a 64-bit index or offset out of bounds
         self.pending_checks = []          # (sequencer condition, per-lane check ops) not yet emitted
-        self.batch = None                 # (buffer, stores, items, claims, remark keys) scattered stores not yet emitted (scatter)
+        self.batch = None                 # (buffer, stores, items, claims, remark keys, spans): unemitted stores (scatter)
         self.gathers = None               # (buffer, loads, items) gathers whose pass is not yet emitted (Memory.gather)
         self.pending = set()              # the IR instructions whose values those gathers give (control.py)
         self.deferred = False             # the last gather waits (Memory.gather's defer)

@@ -14,8 +14,8 @@ import re
 from dataclasses import replace
 
 from . import irtypes, seqexpr
-from .abi import (LOCAL, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG, base, nbytes, param, reg, rows, snapshot,
-                  table_lanes, widened)
+from .abi import (GLOBAL_EXTENTS, LOCAL, LOCAL_EXTENTS, OFFSETS, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG,
+                  base, nbytes, param, reg, rows, snapshot, table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
 from .rows import ROW0
@@ -1402,7 +1402,8 @@ class Memory:
         out = acc if size == 8 else [em.new("ld")]
         if not em.gathers:
             em.gathers = (k, [], em.items)
-        em.gathers[1].append((rel, ty, acc, out, self.lane_span(k, ptr.gid_affine, size), key))
+        em.gathers[1].append((rel, ty, acc, out, self.lane_span(k, ptr.gid_affine, size, em.accesses.get(em.cur)),
+                              key))
         em.deferred = defer
         if not defer:
             self.flush_gathers()
@@ -1456,15 +1457,80 @@ class Memory:
             self.lane_value(acc, ty, out[0])
         em.items = here
 
-    def lane_span(self, k, aff, size: int):
+    def lane_span(self, k, aff, size: int, access=None):
         """(first, last) long word of buffer k that a wave's live lanes may touch through an index
         of affine form aff (bytes; sequencer expressions), or None where that is not known (no form,
-        __local scratch, an N-D build)."""
+        __local scratch); in an N-D build, from the form of `access` (a load's: form_span)."""
         em = self.em
-        if aff is None or not isinstance(k, int) or not em.one_d or em.rows is not None:
+        if not isinstance(k, int) or em.rows is not None:
+            return None
+        if not em.one_d:
+            return self.form_span(access, size) if access is not None and access.buffer == self.param(k).name \
+                else None
+        if aff is None:
             return None
         lo, hi = em.bounds.wave_extent(aff)
         return f"(({lo}) >> 3)", f"((({hi}) + {size - 1}) >> 3)"
+
+    def form_span(self, access, size: int):
+        """lane_span's answer in an "nd" or "groups" build: the least and greatest byte offset of
+        the access's form (access.py) over the wave's box (each global id from the wave's first
+        position, %w<d> times the extent %e<d>, plus the offset, through %e<d> of them; a local id
+        through the local size; a group id through those of the box) and the passes its counted
+        loops are in, by interval arithmetic; None where the form has anything else (a counter
+        of a loop the sequencer does not count, a value it does not know) or a monomial of more
+        than two varying factors.  So a tiled product's `A[row * n + t * TS + tx]` moves the wave's
+        rows of A, not all of A, once a launch takes several waves."""
+        em = self.em
+        if access is None or access.form is None or access.space not in ("global", "constant"):
+            return None
+        counters = {f"k@{c['header']}": c["seq_reg"] for c in em.loop_stack}
+
+        def box(d):                       # the wave's first global position in dimension d, its extent
+            n = "xyz"[d]
+            em.uses.setdefault("extents", set()).update((GLOBAL_EXTENTS[d],) + ((OFFSETS[d],) if d else ()))
+            em.uses["launch"] = True                                  # (%offx)
+            return f"(%off{n} + %w{n} * %e{n})", f"%e{n}"
+
+        def span(v):                      # (least, greatest) of variable v, or None
+            if v.startswith("gid") and v[3:] in ("0", "1", "2"):
+                first, n = box(int(v[3:]))
+                return first, f"({first} + {n} - 1)"
+            if v.startswith(("lid", "grp")) and v[3:] in ("0", "1", "2"):
+                d = int(v[3:])
+                ls = reg(LOCAL_EXTENTS[d])
+                em.uses.setdefault("extents", set()).add(LOCAL_EXTENTS[d])
+                if v.startswith("lid"):
+                    return "0", f"({ls} - 1)"
+                n = "xyz"[d]
+                _, e = box(d)
+                return f"(%w{n} * {e} / {ls})", f"((%w{n} + 1) * {e} / {ls} - 1)"
+            if counters.get(v):
+                return counters[v], counters[v]
+            if v.startswith("p") and v[1:].isdigit():
+                em.uses.setdefault("params", set()).add(int(v[1:]))
+                return (reg(param(int(v[1:]))),) * 2
+            return None
+
+        def times(a, b):                  # the interval product (a: the coefficient's so far)
+            if a[0] == a[1] and a[0].lstrip("-").isdigit():
+                c = int(a[0])
+                x, y = (f"{c} * {e}" for e in b)
+                return (x, y) if c >= 0 else (y, x)
+            ends = list(dict.fromkeys(f"({x}) * ({y})" for x in a for y in b))
+            return _fold(ends, "<"), _fold(ends, ">")
+        lo, hi = [], []
+        for mono, coef in access.form.items():
+            ranges = [span(v) for v in mono]
+            if None in ranges or sum(r[0] != r[1] for r in ranges) > 2:
+                return None
+            r = (str(coef), str(coef))
+            for x in ranges:
+                r = times(r, x)
+            lo.append(r[0])
+            hi.append(r[1])
+        width = max(size, access.elem)
+        return f"(({' + '.join(lo) or '0'}) >> 3)", f"((({' + '.join(hi) or '0'}) + {width - 1}) >> 3)"
 
     def batch_span(self, spans: list, items: list):
         """Sequencer registers holding the least first and the greatest last long word of `spans`
@@ -1602,3 +1668,11 @@ class Memory:
         em.items = outer
         em.items.append(SeqIf(f"({u} >> 2) & 1", *picks))
         return r
+
+
+def _fold(xs: list, cmp: str) -> str:
+    """The least (cmp "<") or greatest (">") of sequencer expressions xs, as one expression."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = f"({out} if {out} {cmp} {x} else {x})"
+    return out

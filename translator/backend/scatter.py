@@ -112,10 +112,11 @@ class Scatter:
             # its span
             self.flush_scatters()
         if not em.batch:
-            em.batch = (k, [], em.items, [], [])
+            em.batch = (k, [], em.items, [], [], [])
         em.batch[1].append(entry)
         em.batch[3].append(claim)
         em.batch[4].append(key)
+        em.batch[5].append(em.memory.lane_span(k, aff, size, em.accesses.get(em.cur)))
         if len(em.batch[1]) == em.scatter_batch:
             self.flush_scatters()
 
@@ -176,7 +177,7 @@ class Scatter:
         """Emit the batched stores (before anything that may read or reorder what they write)."""
         em = self.em
         if em.batch:
-            k, entries, items, infos, remarks = em.batch
+            k, entries, items, infos, remarks, spans = em.batch
             em.batch = None
             em.batched |= len(entries) > 1
             assert items is em.items, "a batch of stores must end where it began"
@@ -186,8 +187,7 @@ class Scatter:
             claims = [(boff, w) if w else None for (boff, *_), w in zip(infos, whens)]
             if any(whens):
                 em.colliding.add(k)
-            self.scatter_pass(k, entries, claims, [em.memory.lane_span(k, aff, size) for _, _, aff, size, _ in infos],
-                              remarks)
+            self.scatter_pass(k, entries, claims, spans, remarks)
 
     def scatter_pass(self, k, entries, claims=None, spans=(), remarks=()):
         """One pass over buffer k's chunks that applies the stores `entries`: (size, word index or
