@@ -41,3 +41,26 @@ def test_the_store_tag_is_first_used_without_dram_bytes():
     links = ev.stats.bytes_by_link
     assert links.get("dram_l2bm.down", 0) == 0, links
     assert links["dram_l2bm.up"] == 4 * items
+
+
+GATHER = """
+__kernel void pick(__global const float *a, __global const int *idx, __global float *o)
+{
+    int i = get_global_id(0);
+    o[i] = a[idx[i]];
+}
+"""
+
+
+def test_a_gather_of_a_short_buffer_moves_its_chunks_not_a_stripe():
+    """A gather's MV from DRAM is as long as the chunks of the stripe that lie inside the buffer
+    (Memory.by_chunks over chunks_in): in a full wave of mncore2 a 1 KiB table moves one 4 KiB
+    chunk, not the 32 KiB stripe that is a group's share of the wave."""
+    n, items = 256, 32768
+    a = np.arange(n, dtype=np.float32) * 0.5
+    idx = (np.arange(items, dtype=np.int32) * 7) % n
+    (_, _, o), ev = launch(device_env("mncore2", new=True), GATHER, "pick", items, a, idx,
+                           np.zeros(items, np.float32))
+    np.testing.assert_array_equal(o, a[idx])
+    links = ev.stats.bytes_by_link
+    assert links["dram_l2bm.broadcast"] - ARG_BLOCK == 4096, links      # a's one chunk, from its copy in group 0

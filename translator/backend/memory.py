@@ -1435,11 +1435,13 @@ class Memory:
         if k == LOCAL and em.local_l2b:     # each L2B its own work-groups' blocks (abi.local_per_l2b)
             rounds = [self.by_chunks(S // CH, lambda n: [MV(f"mvp/n{n * CH}i{tg} $d0 $lc{glc}@.{h}",
                                                             self.local_row(h, r), em.line) for h in range(lay.l2b)])]
-        elif self.readable(k):              # stripe rG + g of the whole copy in group 0
-            rounds = [[MV(f"mvb/n{S}i{tg} $d0@0 $lc{glc}", f"{self.read_base(k)}+({r}*{G}+{g})*{S}", em.line)]
-                      for g in range(G)]
-        else:
-            rounds = [[MV(f"mvb/n{S}i{tg} $d0@{g} $lc{glc}", f"{reg(base(k))}+{r}*{S}", em.line)] for g in range(G)]
+        else:       # stripe rG + g (of the whole copy in group 0, or in group g): the chunks in the buffer
+            def stripe(g):
+                at, src = (0, f"{self.read_base(k)}+({r}*{G}+{g})*{S}") if self.readable(k) \
+                    else (g, f"{reg(base(k))}+{r}*{S}")
+                return self.by_chunks(S // CH, lambda m: [MV(f"mvb/n{m * CH}i{tg} $d0@{at} $lc{glc}", src, em.line)],
+                                      self.chunks_in(k, f"{r} * {G} + {g}"))
+            rounds = [stripe(g) for g in range(G)]
         span = self.batch_span([e[4] for e in entries], items)
         self.span_remarks([e[5] for e in entries], span)
         for g, mvs in enumerate(rounds):
@@ -1565,14 +1567,17 @@ class Memory:
             items = [SeqIf(f"{g} == {q}", [mv(q)], items)]
         return items
 
-    def by_chunks(self, most: int, mvs) -> list:
-        """mvs(n) for the least power of two n of chunks (up to `most`) that covers the chunks a
-        per-L2B __local row holds (LOCAL_CHUNKS): an MV names its size in its text, so a chain of
-        sequencer branches picks it."""
+    def by_chunks(self, most: int, mvs, count: str = reg(LOCAL_CHUNKS)) -> list:
+        """mvs(n) for the least power of two n of chunks (up to `most`) that covers `count` chunks
+        (a sequencer expression: those a per-L2B __local row holds, LOCAL_CHUNKS; those of a stripe
+        inside the buffer, chunks_in): an MV names its size in its text, so a chain of sequencer
+        branches picks it."""
+        if count == str(most):
+            return mvs(most)
         sizes = [1 << j for j in range(most.bit_length()) if 1 << j < most]
         items = mvs(most)
         for n in reversed(sizes):
-            items = [SeqIf(f"{reg(LOCAL_CHUNKS)} <= {n}", mvs(n), items)]
+            items = [SeqIf(f"{count} <= {n}", mvs(n), items)]
         return items
 
     def chunks_in(self, k, t: str) -> str:
