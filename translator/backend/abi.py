@@ -610,9 +610,8 @@ def plan_launch(lay, kernel, launch, args, build, failed: set, argblk_at: int = 
             blk[SHAPE_SLOT + j] = _dup(shape[k])
     if flat_rows(kb.mode):
         blk[RGX_SLOT] = _recip(gs[0])
-    run = run_groups(lay, ls[0], gs[0])
+    run = groups_per_l2b(lay, kx, ky, kz) if group_major(kb.mode) else run_groups(lay, ls[0], gs[0])
     if group_major(kb.mode):
-        run = groups_per_l2b(lay, kx, ky, kz)
         for name, value in dict(gpl=_dup(run), rgs=_recip(ls[0] * ls[1] * ls[2]), rkx=_recip(kx),
                                 rky=_recip(ky)).items():
             blk[GROUP_SLOTS[name]] = value

@@ -534,17 +534,18 @@ class Control:
             else:
                 self.capture(em.escapes[i], v, p)
 
-    def loads_ahead(self, body, at: int, done: set) -> list:
+    def loads_ahead(self, body, at: int, place: dict, done: set) -> list:
         """The loads after body[at] (which reads a waiting gather's value) that may join the
         waiting pass, with the address arithmetic they need, to be emitted first and marked done:
         up to the next instruction that may write memory or leave the block, those loads whose
-        operands are made before body[at] or by integer arithmetic that is itself free to move
-        (Codegen.GATHER_NEUTRAL, reading no waiting value), a pass's worth at most.  Moving a
+        operands are made before body[at] (place: an instruction's index in body) or by integer
+        arithmetic that is itself free to move (Codegen.GATHER_NEUTRAL, reading no waiting value),
+        a pass's worth at most.  Moving a
         load above arithmetic of its block changes nothing it reads, and the unrolled loop of a
         tiled product (As[ty][k] * Bs[k][tx], k = 0..15) then gathers eight loads a pass, not
         two."""
         em = self.em
-        later, free, loads = set(body[at:]), set(), []
+        free, loads = set(), []
         room = GATHER_BATCH - len(em.gathers[1])
         for j in body[at + 1:]:
             if j in done:
@@ -552,7 +553,7 @@ class Control:
             if j.op in ("store", "call", "atomicrmw", "cmpxchg", "fence") or j is body[-1]:
                 break
             if j.op in em.codegen.GATHER_NEUTRAL and not any(o in em.pending for o in j.ops) \
-                    and all(o in free or o not in later or o in done for o in j.ops):
+                    and all(o in free or o in done or place.get(o, -1) < at for o in j.ops):
                 free.add(j)
                 if j.op == "load":
                     loads.append(j)
@@ -587,12 +588,13 @@ class Control:
                 if phi in em.escapes:      # a join inside a loop whose value is read after it
                     self.capture(em.escapes[phi], v, p)
         body = [i for i in b.insts if i.op != "phi"]
+        place = {i: at for at, i in enumerate(body)}
         done = set()
         for at, i in enumerate(body):
             if i in done:
                 continue
             if em.gathers and em.codegen.may_use_gathers(i):
-                for j in self.loads_ahead(body, at, done):
+                for j in self.loads_ahead(body, at, place, done):
                     self.emit_inst(j, p)
             self.emit_inst(i, p)
         em.memory.flush_gathers()

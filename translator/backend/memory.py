@@ -1490,8 +1490,11 @@ class Memory:
 
         def box(d):                       # the wave's first global position in dimension d, its extent
             n = "xyz"[d]
-            em.uses.setdefault("extents", set()).update((GLOBAL_EXTENTS[d],) + ((OFFSETS[d],) if d else ()))
-            em.uses["launch"] = True                                  # (%offx)
+            em.uses.setdefault("extents", set()).add(GLOBAL_EXTENTS[d])
+            if d:
+                em.uses["extents"].add(OFFSETS[d])
+            else:
+                em.uses["launch"] = True                              # (%offx)
             return f"(%off{n} + %w{n} * %e{n})", f"%e{n}"
 
         def span(v):                      # (least, greatest) of variable v, or None
