@@ -76,6 +76,36 @@ def test_a_launch_with_a_global_offset_runs_groups(modes):
     assert (got[..., 3] == np.arange(64) % 16).all() and modes == ["groups"]
 
 
+# an int index made from size_t ids: instcombine keeps only the low 32 bits of `gid0 - 1`, so the
+# i64 IR adds 4294967295 before a sext(trunc); the access's form must read it as -1 (idforms.wrapped)
+NARROWED = """
+__kernel void k(__global const float *in, __global float *out)
+{
+    int g = (get_global_id(0) - OX) + (get_global_id(1) - OY) * GX;
+    BARRIER
+    out[g] = in[g] + 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("machine, gs, ls, off, mode", [
+    ("tiny", (3, 64), (3, 16), (1, 0), "groups"), ("tiny", (6, 32), (3, 16), (1, 2), "groups"),
+    ("mncore2", (24, 32), (8, 8), (0, 1), "groups"), ("tiny", (3, 64), (3, 16), (1, 0), "nd"),
+    ("mncore2", (20, 12), (5, 4), (3, 1), "nd")])
+def test_an_int_index_made_from_size_t_ids_keeps_its_negative_offset(modes, machine, gs, ls, off, mode):
+    """A silent wrong result before: the span of `in[g]` and `out[g]` started 2^32 elements away,
+    so the launch moved nothing and left out as it was."""
+    ctx, q = env(machine)
+    n = gs[0] * gs[1]
+    src = NARROWED.replace("OX", str(off[0])).replace("OY", str(off[1])).replace("GX", str(gs[0])) \
+        .replace("BARRIER", "barrier(CLK_LOCAL_MEM_FENCE);" if mode == "groups" else "")
+    a = np.arange(n, dtype=np.float32)
+    ib, ob = buf(ctx, a), buf(ctx, np.full(n, -5, np.float32))
+    cl.Program(ctx, src).build().k(q, gs, ls, ib, ob, global_offset=off).wait()
+    np.testing.assert_array_equal(read(q, ob, np.zeros(n, np.float32)), a + 1)
+    assert modes == [mode]
+
+
 @pytest.mark.parametrize("machine, n", [("tiny", 32), ("tiny", 64), ("mncore2", 48)])
 def test_a_tiled_matrix_product_agrees_with_numpy(modes, machine, n):
     ctx, q = env(machine)

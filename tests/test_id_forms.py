@@ -235,3 +235,13 @@ def test_a_store_after_a_loop_by_a_joined_row_skips_the_claims():
     seq = compile_kernel(module, "mm", load_machine("tiny"), "groups").asm.split(".arg ")[1]
     store = seq[seq.index("d=%b1"):]                  # the pass of C's store, after the loop
     assert ".if %items > 1" not in store and ".if (not (" in store
+
+
+def test_a_narrowed_form_reads_its_constants_in_the_narrow_type():
+    """`(int)(get_global_id(0) - 1)`: instcombine's i64 constant 4294967295 is -1 as an int, and a
+    coefficient that wraps is read the same way; 64-bit forms are left alone."""
+    wrapped, ONE = idforms.wrapped, idforms.ONE
+    gid = ("id", 0, 0, None, None)
+    assert wrapped({ONE: 4294967295, gid: 1}, 32) == {ONE: -1, gid: 1}
+    assert wrapped({ONE: 4294967296, gid: 4294967293}, 32) == {gid: -3}
+    assert wrapped({ONE: 4294967295}, 64) == {ONE: 4294967295} and wrapped(None, 32) is None

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from . import irtypes
 from .cfg import cfg_of
-from .idforms import not_of, sext_of_trunc
+from .idforms import narrow_bits, not_of, sext_of_trunc, wrapped
 from .irread import Arg, Const, Func, Inst
 from .values import MAX_GLOBAL_ID, mask_keeps
 
@@ -148,13 +148,13 @@ class _Forms:
             self.why[id(x)] = "index loaded from memory"
             return None
         if op in ("sext", "zext", "trunc", "freeze", "ptrtoint", "inttoptr"):
-            return self.of(ops[0])
+            return wrapped(self.of(ops[0]), narrow_bits(x))
         if sext_of_trunc(x):                            # (x << k) >> k: as sext(trunc x)
-            return self.of(ops[0].ops[0])
+            return wrapped(self.of(ops[0].ops[0]), narrow_bits(x))
         if op == "ashr" and isinstance(ops[0], Inst) and ops[0].op == "shl" and ops[0].type == "i64" \
                 and isinstance(ops[1], Const) and isinstance(ops[0].ops[1], Const) and ops[0].ops[1].value == 32 \
                 and type(ops[1].value) is int and 0 < 32 - ops[1].value < 31:
-            a = self.of(ops[0].ops[0])                  # (x << 32) >> (32 - s): an int index scaled, sext(x) << s
+            a = wrapped(self.of(ops[0].ops[0]), 32)     # (x << 32) >> (32 - s): an int index scaled, sext(x) << s
             return None if a is None else _mul(a, _const(1 << (32 - ops[1].value)))
         if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
             a, b = self.of(ops[0]), self.of(ops[1])

@@ -72,6 +72,36 @@ def sext_of_trunc(x) -> bool:
     return isinstance(k1, Const) and isinstance(k2, Const) and k1.value == k2.value and isinstance(k1.value, int)
 
 
+def int_bits(t) -> int | None:
+    """The width of LLVM integer type t ("i32": 32), or None for anything else."""
+    return int(t[1:]) if isinstance(t, str) and t[:1] == "i" and t[1:].isdigit() else None
+
+
+def narrow_bits(x) -> int | None:
+    """The width an integer conversion x keeps of its operand's value (a trunc's result, a sext's
+    or zext's operand, sext_of_trunc's 64 - k), or None where x is none of them."""
+    if sext_of_trunc(x):
+        return 64 - x.ops[1].value if int_bits(x.type) == 64 else None
+    if x.op == "trunc":
+        return int_bits(x.type)
+    if x.op in ("sext", "zext"):
+        return int_bits(getattr(x.ops[0], "type", None))
+    return None
+
+
+def wrapped(form: dict | None, bits: int | None) -> dict | None:
+    """form as a value of `bits` bits: each coefficient reduced to that width's signed range.  Only
+    the low bits of a value a conversion narrows count, so LLVM may spell an int's -1 as the i64
+    constant 4294967295 before a ``sext (trunc)`` (instcombine's demanded bits); the form must say
+    -1, or a span or plan built from it points 2^32 elements away.  (The value is the reduced
+    form's while it fits the type: what sext and trunc are already taken to keep.)"""
+    if form is None or bits is None or bits >= 64:
+        return form
+    half, full = 1 << (bits - 1), 1 << bits
+    out = {t: (c + half) % full - half for t, c in form.items()}
+    return {t: c for t, c in out.items() if c}
+
+
 def not_of(x) -> bool:
     """``xor y, -1`` (~y): what LLVM's instcombine makes of ``-y - 1``, e.g. the index f - n - 1
     (f + ~n); the same value as -y - 1 at any width."""
@@ -87,9 +117,9 @@ def _form(x, leaf, memo):
         return got
     op, ops = x.op, x.ops
     if op in ("sext", "zext", "trunc", "freeze"):     # (wraps: see injective)
-        return form_of(ops[0], leaf, memo)
+        return wrapped(form_of(ops[0], leaf, memo), narrow_bits(x))
     if sext_of_trunc(x):
-        return form_of(ops[0].ops[0], leaf, memo)
+        return wrapped(form_of(ops[0].ops[0], leaf, memo), narrow_bits(x))
     if op in ("add", "sub") or op == "or" and " disjoint " in f" {x.text} ":
         a, b = form_of(ops[0], leaf, memo), form_of(ops[1], leaf, memo)
         return None if a is None or b is None else add(a, b, -1 if op == "sub" else 1)
