@@ -463,6 +463,24 @@ def test_strided_stores(env, stride):
     np.testing.assert_array_equal(o, want)
 
 
+@pytest.mark.parametrize("gs", [(301,), (100, 6)])
+def test_a_strided_read_may_end_inside_its_stride(env, gs):
+    """x[2 * i + 2] of a float array: LLVM steps i by 8 bytes, and x's last float (index 2n) is in
+    bounds though the 8-byte step it starts is not whole; once refused as out of bounds."""
+    ctx, q, _ = env
+    src = ("__kernel void k(__global const float *x, __global float *o) {\n"
+           "  long i = get_global_id(0), j = get_global_id(1);\n"
+           "  o[j * get_global_size(0) + i] = x[2 * i + 2] + (float)j;\n"
+           "}\n")
+    n, rows = gs[0], (gs[1] if len(gs) > 1 else 1)
+    x = np.arange(2 * n + 1, dtype=np.float32)
+    ob = buf(ctx, np.zeros(n * rows, np.float32))
+    cl.Program(ctx, src).build().k(q, gs, None, buf(ctx, x), ob).wait()
+    o = np.empty(n * rows, np.float32)
+    cl.enqueue_copy(q, o, ob)
+    np.testing.assert_array_equal(o.reshape(rows, n), x[2:][::2][None, :] + np.arange(rows)[:, None])
+
+
 def test_bounds_checks_the_sequencer_clears_still_catch_the_last_wave(env):
     """x[i + k] across several waves: the sequencer clears the whole-wave checks of the early
     waves, and the per-lane check of the wave that leaves the buffer still reports it."""
