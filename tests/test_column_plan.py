@@ -242,3 +242,34 @@ def test_a_stride_of_the_launch_picks_table_or_walk(tiny, step):
     for j in range(n):
         want[(i * 7 + j) % 61 + 61 * i] = j
     np.testing.assert_array_equal(hits, want)
+
+
+# sixteen column loads after the loop is unrolled, each hoisted with a staging area of its own
+UNROLLED = r"""
+__kernel void mv(__global const float *A, __global const float *x, __global float *y, int rows)
+{
+    int i = get_global_id(0);
+    if (i < rows) {
+        float s = 0.0f;
+        for (int k = 0; k < 16; k++)
+            s = s * 0.5f + A[k * 103 + i + 1] * x[k + 2];
+        y[i] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("rows", [100, 5000])
+def test_an_unrolled_loop_of_column_loads_leaves_l2bm_for_the_shared_staging(rows):
+    """The loads' own staging areas once took all of mncore2's L2BM, and the "1d" build (which
+    Program.build makes) failed: "the kernel's transfers need 32896 long words of L2BM"."""
+    rng = np.random.default_rng(5)
+    P = max(103, rows)
+    A = rng.integers(-4, 5, 17 * P + rows + 8).astype(np.float32)
+    x = rng.integers(-3, 4, 20).astype(np.float32)
+    (_, _, y), _ = launch(device_env("mncore2"), UNROLLED.replace("103", str(P)), "mv", rows, A, x,
+                          np.zeros(rows, np.float32), np.int32(rows))
+    want = np.zeros(rows, np.float32)
+    for k in range(16):
+        want = want * np.float32(0.5) + A[k * P + np.arange(rows) + 1] * x[k + 2]
+    np.testing.assert_array_equal(y, want)

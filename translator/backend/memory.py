@@ -47,6 +47,7 @@ class Memory:
 
     def __init__(self, em):
         self.em = em
+        self.own_staged = 0              # L2BM long words of staging areas loads took for their own
 
     def settle_stores(self, whole_buffer=False):
         """Wait for a contiguous store still in flight (before anything that may read its data).
@@ -760,16 +761,21 @@ class Memory:
 
     def staging_area(self, shared: str, hoist: bool):
         """(lc, lb, own) for one wave share: outside loops and before any store a load may start
-        with the wave and gets an area of its own (own=True) while L2BM and L1BM have room;
-        otherwise it uses the shared area of that name."""
+        with the wave and gets an area of its own (own=True) while those take at most half of
+        L2BM and L1BM has room; otherwise it uses the shared area of that name.  (The half left
+        is for the areas made later, this shared one among them: sixteen loads of an unrolled
+        loop once took all of L2BM, and the next load's shared area failed the build.)"""
         em = self.em
         lay = em.lay
-        if hoist and not em.loop_stack and not em.stored:
+        n = lay.stripe // lay.l2b
+        if hoist and not em.loop_stack and not em.stored and self.own_staged + n <= lay.l2bm_longs // 2:
             try:
-                return em.alloc_lc(lay.stripe // lay.l2b), em.alloc_lb(4 * lay.pe_l1b), True
+                area = em.alloc_lc(n), em.alloc_lb(4 * lay.pe_l1b), True
+                self.own_staged += n
+                return area
             except CodegenError:
                 pass
-        return (*em.shared_area(shared, lay.stripe // lay.l2b, 4 * lay.pe_l1b), False)
+        return (*em.shared_area(shared, n, 4 * lay.pe_l1b), False)
 
     @staticmethod
     def param_root(x):
