@@ -230,11 +230,30 @@ class EmulatorDevice:
                 try:
                     prog.binary(name, m)
                     break
-                except CompileError:   # a -noalias build that does not compile: the usual one, always
-                    if m == modes[-1]:
+                except CompileError as e:   # a -noalias build that does not compile: the usual one, always
+                    if m != modes[-1]:
+                        prog.failed.setdefault(name, set()).add(m)
+                    elif not (m == "1d" and self._nd_instead(prog, name, e)):
                         raise
-                    prog.failed.setdefault(name, set()).add(m)
         return prog
+
+    @staticmethod
+    def _nd_instead(prog, name, err) -> bool:
+        """Whether the "nd" build compiles where the "1d" one did not (a resource the 1-D plans
+        ran out of, not the source): then launches run it, and a SlowerBuildWarning says so.  A
+        source error fails both, and the build reports the "1d" one."""
+        import warnings
+        from translator import CompileError
+        from translator.backend import abi
+        try:
+            prog.binary(name, "nd")
+        except CompileError:
+            return False
+        prog.failed.setdefault(name, set()).add("1d")
+        first = err.diagnostics[0].format().splitlines()[0] if getattr(err, "diagnostics", None) else str(err)
+        warnings.warn(f"the '1d' build does not compile, so launches run the 'nd' build: {first}",
+                      abi.SlowerBuildWarning, stacklevel=2)
+        return True
 
     def _cached_kernels(self, object_code):
         """The KernelBinaries in ``object_code``, or {} if it is missing, unreadable or made for

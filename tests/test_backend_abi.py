@@ -296,3 +296,30 @@ def test_a_kernel_whose_wide_arguments_do_not_fit_is_a_build_error():
     with pytest.raises(cl.RuntimeError, match=r"kernel 'k': the by-value arguments wider than 8 bytes need 24 long "
                                               r"words of the argument block; with 4 parameters 20 are free"):
         cl.Program(ctx, src).build()
+
+
+def test_a_kernel_whose_1d_build_fails_builds_and_runs_nd(monkeypatch, modes):
+    """Program.build makes the "1d" build so that compile errors belong to the build; where only
+    that build fails (a resource its plans ran out of, as L2BM did for sixteen unrolled column
+    loads), the build succeeds with a SlowerBuildWarning and every launch runs "nd"."""
+    import warnings
+
+    import translator.backend as backend
+    from emulator_harness import buf, read
+    real = backend.compile_kernel
+
+    def compile_kernel(module, kernel, machine, mode="1d"):
+        if mode.startswith("1d"):
+            raise CompileError([Diagnostic("error", "the kernel's transfers need more L2BM", "kernel.cl", 1, 0)])
+        return real(module, kernel, machine, mode)
+    monkeypatch.setattr(backend, "compile_kernel", compile_kernel)
+    ctx = cl.Context([cl.get_device(machine="tiny", new=True)])
+    q = cl.CommandQueue(ctx)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        prg = cl.Program(ctx, "__kernel void k(__global float *y) { y[get_global_id(0)] += 1.0f; }").build()
+    assert any(issubclass(r.category, abi.SlowerBuildWarning) and "'nd'" in str(r.message) for r in rec)
+    yb = buf(ctx, np.arange(300, dtype=np.float32))
+    prg.k(q, (300,), None, yb).wait()
+    np.testing.assert_array_equal(read(q, yb, np.zeros(300, np.float32)), np.arange(300) + 1)
+    assert modes == ["nd"]

@@ -397,7 +397,8 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
 
     * "1d" for a 1-D launch with no global offset whose wave spans the machine (the contiguous
       fast paths address the wave by position) and, with __local memory, whose work-groups tile
-      each L2B's work-items (local_per_l2b), else "nd";
+      each L2B's work-items (local_per_l2b), else "nd" (always "nd" when the "1d" build does not
+      compile: EmulatorDevice.load then made the "nd" one);
     * "rows" for a 2-D launch with no global offset, barriers or __local memory when that build's
       pitches (KernelBinary.pitches, rows.py) all equal the global size in x: the launch runs
       flat, W row-major positions a wave, and its row-major accesses take the 1-D paths;
@@ -423,7 +424,7 @@ def choose_variant(lay, kernel, launch, args, build, failed: set, restrict: bool
     def optional(m):                    # the -noalias build if it compiles, else the usual one if it does
         return na and _optional(build, m + na, failed) or _optional(build, m, failed)
     mode = "1d" if gs[1] == gs[2] == 1 and shape[0] == lay.wave and not off[0] and not (
-        uses_local(kernel, args) and lay.l2b_items % ls[0]) else "nd"     # (local_per_l2b)
+        uses_local(kernel, args) and lay.l2b_items % ls[0]) and "1d" not in failed else "nd"   # (local_per_l2b)
     narrow = lay.narrowest(gs[0]) if mode == "1d" else 1
     if group and narrow > 1 and lay.narrowed(narrow).l2b_items % ls[0]:
         narrow = 1                      # (work-groups must tile each L2B's run: abi.local_per_l2b)
