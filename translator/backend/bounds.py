@@ -77,7 +77,8 @@ class Bounds:
 
         One variable term x * n (Val.idx; p[x] for n-byte elements, c bytes on): compared as an
         element index, x + q <u floor((nb - size - c + n (1 + q)) / n) with q = floor(c / n), so an
-        int or uint x times the element size cannot wrap; exact for every x whose range keeps its
+        int or uint x times the element size cannot wrap (floor(nb / n) for a part of a vector or
+        struct element: that element must be whole in the buffer); exact for every x whose range keeps its
         low 32 bits apart from the count's range plus or minus 2^32 (EXACT), and for the others the
         lanes whose x is not a 32-bit value fail on its 64-bit value.  Otherwise the byte offset,
         which is 32-bit (Val.orng) or has its 64-bit value along (Val.o64)."""
@@ -91,9 +92,12 @@ class Bounds:
             q = c // n                                        # x + q is the element index
             at = em.alu("iadd", x, em.c32(q)) if q else x
             r = rng_add(xr, (q, q))
-            # the bytes accessed, not the whole n-byte "element": LLVM writes B[2 * i + 2] of a float
-            # array as 8-byte steps of i, and B's last float is in bounds when B ends mid-step
-            ok = self.below(at, self.bound_count(k, n * (1 + q) - size - c, n))
+            # a part of a vector or struct element (Val.whole): the whole element must lie in the
+            # buffer, as C asks of the object accessed, and one count serves every part; else the
+            # bytes accessed: LLVM writes B[2 * i + 2] of a float array as 8-byte steps of i, and
+            # B's last float is in bounds when B ends mid-step
+            within_one = ptr.whole and 0 <= c - q * n and c - q * n + size <= n
+            ok = self.below(at, self.bound_count(k, 0 if within_one else n * (1 + q) - size - c, n))
             if within(r, EXACT):
                 return ok, at, None, (n, 0, "u" if within(r, U32) and not within(r, I32) else "i")
             x64 = em.memory.idx_wide(ptr.idx)

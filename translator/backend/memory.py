@@ -109,7 +109,7 @@ class Memory:
         ty = i.elem
         off, coff = base.off, base.coff
         aff = base.gid_affine if base.gid_affine is not None else None
-        idx, orng, o64, good = base.idx, base.orng, base.o64, base.good
+        idx, orng, o64, good, whole = base.idx, base.orng, base.o64, base.good, base.whole
         for k, idx_op in enumerate(i.ops[1:]):
             if k == 0:
                 scale = type_size(ty)
@@ -132,6 +132,7 @@ class Memory:
             x, sh, xr = self.index_parts(iv)
             if off is None:                              # the first variable term: checked as an index
                 idx = (x, scale << sh, xr, iv if not sh else None, self.near_start(x, xr))
+                whole = not sh and scale > 4             # (a float's 4 bytes are whole either way)
             elif idx is not None and idx[1] == scale << sh:     # another index in the same elements
                 idx, good = self.add_index(idx, (x, scale << sh, xr, iv if not sh else None), good)
             else:
@@ -150,7 +151,7 @@ class Memory:
             ia = em.values.affine(iv, idx_op)
             aff = aff_add(aff, aff_scale(ia, scale)) if aff is not None and ia is not None else None
         return Val("ptr", base=base.base, off=off, coff=coff, gid_affine=aff, idx=idx, orng=orng, o64=o64,
-                   good=good)
+                   good=good, whole=whole and idx is not None)
 
     def index_form(self, p: Val):
         """p's Val.idx with its constant offset folded in (x + c / n), where p is such a pointer and

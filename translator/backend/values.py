@@ -49,6 +49,8 @@ class Val:
     orng: tuple | None = None       # ptr without idx: interval of the offset register's signed value
     o64: tuple | None = None        # ptr without idx: the offset's 64-bit value (odd, even) where orng is not 32-bit
     good: object = None             # ptr: bool VReg, false in lanes already known out of bounds, or None
+    whole: bool = False             # ptr with idx: its n bytes are the GEP's own element (a vector, a struct),
+                                    # which C asks to be whole in the buffer; not a scaled index's step
     elts: tuple | None = None       # vec: its element Vals, when some are lazy floats (nans.py)
 
 
