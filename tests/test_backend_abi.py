@@ -323,3 +323,25 @@ def test_a_kernel_whose_1d_build_fails_builds_and_runs_nd(monkeypatch, modes):
     prg.k(q, (300,), None, yb).wait()
     np.testing.assert_array_equal(read(q, yb, np.zeros(300, np.float32)), np.arange(300) + 1)
     assert modes == ["nd"]
+
+
+def test_strided_long4_loads_build_and_run_on_mncore2():
+    """vload4 of longs three vectors apart: its "1d" build needs more than the machine's 15 live
+    mask entries, which failed Program.build; the "nd" build runs it (found by a type fuzz)."""
+    import warnings
+
+    from emulator_harness import buf, read
+    src = ("__kernel void k(__global const long *in, __global int *out)\n{\n    int i = get_global_id(0);\n"
+           "    long4 a = vload4(3 * i, in), b = vload4(3 * i + 1, in);\n    vstore4(convert_int4(a - b), i, out);\n}\n")
+    ctx = cl.Context([cl.get_device(machine="mncore2")])
+    q = cl.CommandQueue(ctx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", abi.SlowerBuildWarning)
+        prg = cl.Program(ctx, src).build()
+    n = 100
+    a = np.random.default_rng(3).integers(-1000, 1000, 4 * (3 * n + 2))
+    ob = buf(ctx, np.zeros(4 * n, np.int32))
+    prg.k(q, (n,), None, buf(ctx, a), ob).wait()
+    v = a.reshape(-1, 4)
+    np.testing.assert_array_equal(read(q, ob, np.zeros(4 * n, np.int32)).reshape(n, 4),
+                                  v[3 * np.arange(n)] - v[3 * np.arange(n) + 1])
