@@ -54,6 +54,7 @@ class Emitter:
         self.tags = 0
         self.lc_next = 0                  # L2BM allocation (long words)
         self.lb_next = 0                  # L1BM allocation
+        self.own_staged = 0               # L2BM long words of the staging areas loads took for their own
         self.uses = {}                    # what the runtime must provide ("rows", "bases")
         self.line = 0
         self.flops = 0

@@ -47,7 +47,6 @@ class Memory:
 
     def __init__(self, em):
         self.em = em
-        self.own_staged = 0              # L2BM long words of staging areas loads took for their own
 
     def settle_stores(self, whole_buffer=False):
         """Wait for a contiguous store still in flight (before anything that may read its data).
@@ -769,10 +768,10 @@ class Memory:
         em = self.em
         lay = em.lay
         n = lay.stripe // lay.l2b
-        if hoist and not em.loop_stack and not em.stored and self.own_staged + n <= lay.l2bm_longs // 2:
+        if hoist and not em.loop_stack and not em.stored and em.own_staged + n <= lay.l2bm_longs // 2:
             try:
                 area = em.alloc_lc(n), em.alloc_lb(4 * lay.pe_l1b), True
-                self.own_staged += n
+                em.own_staged += n
                 return area
             except CodegenError:
                 pass
