@@ -242,7 +242,6 @@ class EmulatorDevice:
         """Whether the "nd" build compiles where the "1d" one did not (a resource the 1-D plans
         ran out of, not the source): then launches run it, and a SlowerBuildWarning says so.  A
         source error fails both, and the build reports the "1d" one."""
-        import warnings
         from translator import CompileError
         from translator.backend import abi
         try:
@@ -250,9 +249,7 @@ class EmulatorDevice:
         except CompileError:
             return False
         prog.failed.setdefault(name, set()).add("1d")
-        first = err.diagnostics[0].format().splitlines()[0] if getattr(err, "diagnostics", None) else str(err)
-        warnings.warn(f"the '1d' build does not compile, so launches run the 'nd' build: {first}",
-                      abi.SlowerBuildWarning, stacklevel=2)
+        abi.warn_slower("1d", err, "the 'nd' build")
         return True
 
     def _cached_kernels(self, object_code):

@@ -1,5 +1,6 @@
 """The launch ABI (translator/backend/abi.py) without the emulator, and the device protocol's
 copy_in / copy_out / free on the emulator device (a released buffer's DRAM is reused)."""
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 import mncl as cl
 from emulator.machine import load_machine
+from emulator_harness import buf, read
 from mncl.backend import Launch, LocalScratch
 from translator import CompileError
 from translator.backend import Layout, abi
@@ -302,10 +304,7 @@ def test_a_kernel_whose_1d_build_fails_builds_and_runs_nd(monkeypatch, modes):
     """Program.build makes the "1d" build so that compile errors belong to the build; where only
     that build fails (a resource its plans ran out of, as L2BM did for sixteen unrolled column
     loads), the build succeeds with a SlowerBuildWarning and every launch runs "nd"."""
-    import warnings
-
     import translator.backend as backend
-    from emulator_harness import buf, read
     real = backend.compile_kernel
 
     def compile_kernel(module, kernel, machine, mode="1d"):
@@ -328,9 +327,6 @@ def test_a_kernel_whose_1d_build_fails_builds_and_runs_nd(monkeypatch, modes):
 def test_strided_long4_loads_build_and_run_on_mncore2():
     """vload4 of longs three vectors apart: its "1d" build needs more than the machine's 15 live
     mask entries, which failed Program.build; the "nd" build runs it (found by a type fuzz)."""
-    import warnings
-
-    from emulator_harness import buf, read
     src = ("__kernel void k(__global const long *in, __global int *out)\n{\n    int i = get_global_id(0);\n"
            "    long4 a = vload4(3 * i, in), b = vload4(3 * i + 1, in);\n    vstore4(convert_int4(a - b), i, out);\n}\n")
     ctx = cl.Context([cl.get_device(machine="mncore2")])

@@ -522,11 +522,17 @@ def _optional(build, mode, failed):
         return build(mode)
     except CompileError as e:
         failed.add(mode)
-        first = (e.diagnostics[0].format().splitlines()[0] if getattr(e, "diagnostics", None)
-                 else str(e).splitlines()[0] if str(e) else type(e).__name__)
-        warnings.warn(f"the '{mode}' build does not compile, so launches run a slower one: {first}",
-                      SlowerBuildWarning, stacklevel=2)
+        warn_slower(mode, e)
         return None
+
+
+def warn_slower(mode: str, err, instead: str = "a slower one") -> None:
+    """Say once, as a SlowerBuildWarning, that the `mode` build does not compile (err's first line)
+    and which build the launches run instead."""
+    first = (err.diagnostics[0].format().splitlines()[0] if getattr(err, "diagnostics", None)
+             else str(err).splitlines()[0] if str(err) else type(err).__name__)
+    warnings.warn(f"the '{mode}' build does not compile, so launches run {instead}: {first}",
+                  SlowerBuildWarning, stacklevel=3)
 
 
 # -- the plan of one launch ----------------------------------------------------------------------
