@@ -654,6 +654,9 @@ class EmulatorDevice:
             extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(held, name), streamed
         emu = self.emu
         emu.write_dram(0, ARGBLK, plan.argblk)
+        if kb.pool:                          # the build's constant pool, in every group's PDM
+            for g in range(self.machine.groups):
+                emu.write_dram(g, abi.pool_at(lay), np.array(kb.pool, np.uint64), space="p")
         for i, replicated in plan.buffers:
             if replicated:
                 offsets, data = lay.replicated(args[i].view)

@@ -17,6 +17,7 @@ from .diamonds import merge_arm_stores
 from . import abi
 from .access import block_tests
 from .codegen import Codegen, CodegenError, MixedPointer
+from .constpool import pool_constants
 from .cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_recomputed, rematerialise_constants, remove_dead,
                       sink_into_branches)
 from .printer import print_program
@@ -90,6 +91,8 @@ class KernelBinary:
                                                         # copies it reads (Memory.affine_copy)
     derived: list = field(default_factory=list)     # [argument-block slot, sequencer expression]: 32-bit
                                                     # products of scalar arguments (IntSel.derived_product)
+    pool: list = field(default_factory=list)        # the constant pool: long words the runtime writes to
+                                                    # every group's PDM at abi.pool_at (constpool.py)
 
     def to_dict(self):
         return asdict(self)
@@ -211,6 +214,7 @@ PIPELINE = (
     ("cleanup: staging first",      "cleanup",    lambda b: {"tree": hoist_staging(b.tree)}),
     ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
+    ("constant pool",               "constpool",  lambda b: {"tree": pool_constants(b.em, b.tree, b.machine.pdm_longs)}),
     ("register allocation",         "regalloc",   _allocate),
     ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
     ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),
@@ -306,7 +310,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())],
                         [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())],
                         [[n, *c] for n, c in sorted(em.uses.get("affine_copies", {}).items())],
-                        [[slot, e] for e, (slot, _) in em.derived.items()])
+                        [[slot, e] for e, (slot, _) in em.derived.items()], list(em.pool))
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

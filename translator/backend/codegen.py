@@ -146,7 +146,8 @@ class Codegen:
         pro = []
         lc = em.alloc_lc(ARG_LONGS)
         lb = em.alloc_lb(ARG_LONGS)
-        pro.append(MV(f"mvb/n{ARG_LONGS}i{ARGBLK_TAG} $d0@0 $lc{lc}", reg(ARGBLK)))
+        em.argblk_mv = MV(f"mvb/n{ARG_LONGS}i{ARGBLK_TAG} $d0@0 $lc{lc}", reg(ARGBLK))
+        pro.append(em.argblk_mv)
         pro.append(Op(f"wait i{ARGBLK_TAG}", "wait"))
         pro.append(Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))))
         for u in range(ARG_LONGS // 8):
@@ -156,9 +157,10 @@ class Codegen:
         # the slot's work-item offset within the wave (layout.item_of_slot)
         saved, em.items = em.items, []
         cyc = em.cycle = em.new("cycle")
-        em.op("zero {d0}", "alu", (cyc,))
+        em.cycle_ops = [em.op("zero {d0}", "alu", (cyc,))]
         for c in (1, 2, 3):
-            em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
+            em.cycle_ops.append(em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,),
+                                      partial=True))
         P, N = lay.pe_l1b, lay.l1b
         x = em.new("peid")
         em.op("ipassa $peid {d0}", "alu", (x,))

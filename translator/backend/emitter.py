@@ -51,6 +51,9 @@ class Emitter:
         self.epilogue: list = []          # after the wave loops
         self.vals: dict = {}
         self.consts: dict = {}            # (bits64) -> VReg, materialised in the prologue
+        self.pool: list = []              # the constant pool's long words (constpool.py)
+        self.cycle_ops: list = []         # the prologue ops that write each lane's cycle number
+        self.argblk_mv = None             # the prologue's MV of the argument block (Codegen.build_prologue)
         self.tags = 0
         self.lc_next = 0                  # L2BM allocation (long words)
         self.lb_next = 0                  # L1BM allocation
