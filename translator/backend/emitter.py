@@ -253,10 +253,16 @@ class Emitter:
         return d
 
     def bool_from_mask(self, k: MaskReg, invert=False) -> VReg:
+        """A bool (all ones or zero in each lane) from mask entry k's flags: one op, all ones with
+        the mask as its zero-flush (isa.md: clear bits zero their quarters of the result); inverted,
+        zero then all ones where k is set."""
         d = self.new("b")
         ones, zero = self.c32(-1), self.c32(0)
-        self.copy(zero if not invert else ones, d)
-        self.masked_copy(ones if not invert else zero, d, k)
+        if not invert:
+            self.op("lpassa/{k0} {s0} {d0}", "alu", (d,), (ones,), msrc=(k,))
+            return d
+        self.copy(ones, d)
+        self.masked_copy(zero, d, k)
         return d
 
     def active_when(self, p):
