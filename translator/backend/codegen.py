@@ -367,7 +367,13 @@ class Codegen:
             em.vals[i] = Val("b", (em.floats.fcmp(i.pred, em.values.val(i.ops[0]), em.values.val(i.ops[1])),))
         elif op == "select":
             c = em.values.val(i.ops[0]).regs[0]
-            em.vals[i] = em.values.select(c, em.values.val(i.ops[1]), em.values.val(i.ops[2]))
+            t, f = i.ops[1], i.ops[2]
+            if i.type == "i1" and isinstance(f, Const) and f.value in (0, False):      # c && t, LLVM's
+                em.vals[i] = Val("b", (em.b_and(c, em.values.val(t).regs[0]),))    # poison-safe and:
+            elif i.type == "i1" and isinstance(t, Const) and t.value in (1, -1, True):  # bools are 0 or -1
+                em.vals[i] = Val("b", (em.b_or(c, em.values.val(f).regs[0]),))     # in every lane
+            else:
+                em.vals[i] = em.values.select(c, em.values.val(t), em.values.val(f))
         elif op in CASTS:
             em.vals[i] = em.floats.cast(i)
         elif op == "getelementptr":
