@@ -26,7 +26,7 @@ from .queue import current_stop_check
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
-OBJECT_FORMAT = "mncl-emu-kernels-1"   # the layout of LoadedProgram.object_code
+OBJECT_FORMAT = "mncl-emu-kernels-2"   # the layout of LoadedProgram.object_code (2: constant pools)
 
 
 def _longs(view: np.ndarray) -> np.ndarray:

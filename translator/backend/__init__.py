@@ -35,7 +35,8 @@ from .splitcopy import Mismatch
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
 
-FORMAT = "mnb-1"
+FORMAT = "mnb-2"                # mnb-2: a kernel may hold a constant pool the runtime writes (pool)
+READS = ("mnb-1", FORMAT)       # formats a reader takes (an mnb-1 kernel has no pool)
 
 
 @dataclass
@@ -217,7 +218,7 @@ PIPELINE = (
     ("constant pool",               "constpool",  lambda b: {"tree": pool_constants(b.em, b.tree, b.machine.pdm_longs)}),
     ("register allocation",         "regalloc",   _allocate),
     ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
-    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),
+    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc, b.em.pool)}),
 )
 ALLOCATED = [p[0] for p in PIPELINE].index("register allocation") + 1   # _build retries up to here
 

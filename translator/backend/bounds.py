@@ -169,17 +169,20 @@ class Bounds:
 
     def form_in_bounds(self, k, size: int):
         """wave_in_bounds from the form of the access being made (access.py) over the wave's box
-        (Memory.form_bytes), where the lanes' index is no affine form in one id: a "rows" build's
-        `A[i*n + k]`, whose per-lane check multiplies through fp64 pieces.  The form is the
-        index's polynomial in its integer width, so a range inside the buffer is the value each
-        lane computes; None where the form does not say, inside a loop, where the branch would
-        split the pass's block and its index is made before the loop anyway (cov_symm's store
-        took 1,140 more steps), and in N-D builds, where a branch per check multiplied the code
-        (lu_scale's nd build from 1,771 to 8,293 steps of program)."""
+        (Memory.form_bytes), for an index that multiplies a work-item id by a value known only at
+        launch: a "rows" build's `A[i*n + k]`, whose per-lane check multiplies through fp64
+        pieces.  The form is the index's polynomial in its integer width, so a range inside the
+        buffer is the value each lane computes.  None where the form does not say or has no such
+        product, inside a loop (the branch split the pass's block, and the index is made before
+        the loop anyway: cov_symm's store took 1,140 more steps) and in other builds than "rows":
+        a branch per check, with the ops only it reads copied into it, multiplied the code of
+        kernels of many accesses (lu_scale's nd build from 1,771 to 8,293 steps of program, 1-D
+        builds of 2-D stencils about 1.9 times)."""
         em = self.em
         access = em.accesses.get(em.cur)
         if not isinstance(k, int) or access is None or access.buffer != em.memory.param(k).name or em.loop_stack \
-                or not (em.one_d or em.rows is not None):
+                or em.rows is None or access.form is None \
+                or not any(sum(not v.startswith("k@") for v in m) >= 2 for m in access.form):
             return None
         ends = em.memory.form_bytes(access)
         if ends is None:
