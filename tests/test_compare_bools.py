@@ -5,6 +5,7 @@ build makes."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,28 +52,19 @@ def test_a_compare_makes_its_bool_in_one_op():
     assert re.search(r"lpassa/\$imr\d+ \$l[rs]\d+v \$l[rs]\d+v", kb.asm)
 
 
-GUARD = """
-__kernel void guard(__global float *A, int k, int n)
-{
-    int j = get_global_id(0);
-    int i = get_global_id(1);
-    if (i > k && j > k && i < n && j < n)
-        A[i * n + j] = A[i * n + j] - A[i * n + k] * A[k * n + j];
-}
-"""
+LU = (Path(__file__).parent.parent / "benchmarks" / "real_kernels" / "lu.cl").read_text()
 
 
 def test_a_chain_of_ands_is_one_op_a_link():
     """LLVM writes `a && b` of compares as `select i1 a, i1 b, i1 false`: an `iand` of the two bools
     (0 or -1 in every lane), where a select made a mask of a, a copy and a masked copy.  lu_update's
     guard: 54 ops on its line in the rows build before, 44 with one-op bools, 32 now."""
-    kb = compile_kernel(compile_opencl(GUARD, spmd=True), "guard", emulator.machine.load_machine("mncore2"), "rows")
-    ops = sum(line.count(";") + 1 for line in kb.asm.splitlines() if line.endswith("# line 6"))
+    kb = compile_kernel(compile_opencl(LU, spmd=True), "lu_update", emulator.machine.load_machine("mncore2"), "rows")
+    ops = sum(line.count(";") + 1 for line in kb.asm.splitlines() if line.endswith("# line 15"))
     assert ops <= 36, ops
-    G = GUARD.replace("guard", "g")
     n, k = 24, 5
     A = np.random.default_rng(5).random((n, n), dtype=np.float32)
-    (out,), _ = launch(device_env("tiny"), G, "g", (n, n), A.ravel(), np.int32(k), np.int32(n))
+    (out,), _ = launch(device_env("tiny"), LU, "lu_update", (n, n), A.ravel(), np.int32(k), np.int32(n))
     ref = A.copy()
     ref[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], A[k, k + 1:])
     np.testing.assert_allclose(out.reshape(n, n), ref, rtol=1e-6)
