@@ -26,7 +26,7 @@ from .queue import current_stop_check
 
 ARGBLK = 0                 # long-word address of the argument block in group 0's DRAM
 HEAP_START = 64
-OBJECT_FORMAT = "mncl-emu-kernels-2"   # the layout of LoadedProgram.object_code (2: constant pools)
+OBJECT_FORMAT = "mncl-emu-kernels-1"   # the layout of LoadedProgram.object_code
 
 
 def _longs(view: np.ndarray) -> np.ndarray:
@@ -654,9 +654,6 @@ class EmulatorDevice:
             extra[abi.base(abi.LOCAL)], extra[abi.rows(abi.LOCAL)] = self.local_scratch(held, name), streamed
         emu = self.emu
         emu.write_dram(0, ARGBLK, plan.argblk)
-        if kb.pool:                          # the build's constant pool, in every group's PDM
-            for g in range(self.machine.groups):
-                emu.write_dram(g, abi.pool_at(lay), np.array(kb.pool, np.uint64), space="p")
         for i, replicated in plan.buffers:
             if replicated:
                 offsets, data = lay.replicated(args[i].view)

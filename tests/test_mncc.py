@@ -272,18 +272,10 @@ def test_mnb_round_trip(tmp_path):
     write_mnb(p, [_binary()], machine="tiny", source="k.cl", options=("-O2", "-DN=4"), note={"a": (1, 2)})
     meta, kernels = read_mnb(p)
     assert kernels == {"k": _binary()}
-    assert meta["format"] == "mnb-2" and meta["machine"] == "tiny" and meta["source"] == "k.cl"
+    assert meta["format"] == "mnb-1" and meta["machine"] == "tiny" and meta["source"] == "k.cl"
     assert meta["options"] == ["-O2", "-DN=4"] and meta["note"] == {"a": [1, 2]}
     assert meta["compiler"].startswith("mncl-cc ")
     assert p.read_bytes().endswith(b"}\n")
-
-
-def test_an_mnb_1_program_is_still_read(tmp_path):
-    """mnb-2 added the kernels' constant pools; an mnb-1 kernel has none, and its program makes its
-    constants itself, so it is read as it is."""
-    (tmp_path / "old.mnb").write_bytes(dumps_mnb([_binary()], machine="tiny").replace(b'"mnb-2"', b'"mnb-1"', 1))
-    meta, kernels = read_mnb(tmp_path / "old.mnb")
-    assert meta["format"] == "mnb-1" and kernels == {"k": _binary()} and kernels["k"].pool == []
 
 
 def test_mnb_errors_name_the_file(tmp_path):
@@ -293,8 +285,8 @@ def test_mnb_errors_name_the_file(tmp_path):
         "text.mnb": (SAXPY.encode(), "not an .mnb program"),
         "other.mnb": (b'{"kernels": {}}', "not an .mnb program"),
         "trunc.mnb": (good[: len(good) // 2], "truncated"),
-        "v3.mnb": (good.replace(b'"mnb-2"', b'"mnb-3"', 1), "format 'mnb-3'; this reader reads 'mnb-1' and 'mnb-2'"),
-        "lacks.mnb": (json.dumps({"format": "mnb-2", "kernels": {"k": {"name": "k"}}}).encode(),
+        "v2.mnb": (good.replace(b'"mnb-1"', b'"mnb-2"', 1), "format 'mnb-2'; this reader reads 'mnb-1'"),
+        "lacks.mnb": (json.dumps({"format": "mnb-1", "kernels": {"k": {"name": "k"}}}).encode(),
                       "kernel 'k' lacks machine, mode, asm, args, params"),
     }
     for name, (data, why) in cases.items():

@@ -3,8 +3,6 @@ row-major accesses take the 1-D contiguous and shifted paths; checked against nu
 variant each launch took, the fallback to "nd" where a pitch is not the row, partial waves and the
 out-of-bounds report."""
 
-import re
-
 import numpy as np
 import pytest
 
@@ -424,49 +422,3 @@ def test_choose_variant_takes_rows_only_where_the_pitches_are_the_row(gs, off, b
                                        np.int32(n).tobytes()], build, set())
     assert kb.mode == want
     assert (shape[:3] == (lay.for_mode(want).wave, 1, 1)) == want.startswith("rows")
-
-
-COLUMN = """
-__kernel void column(__global const float *x, __global float *o, int n, int k)
-{
-    int j = get_global_id(0);
-    int i = get_global_id(1);
-    o[i * n + j] = x[i * n + k] - x[j];
-}
-"""
-
-
-@pytest.mark.parametrize("machine", ["tiny", "mncore2"])
-def test_a_column_read_is_cleared_per_wave_by_its_form_and_still_reported_out_of_bounds(machine, modes):
-    """x[i*n + k] is no affine form of the flat position: its bounds come from its form over the
-    wave's rows (Bounds.form_in_bounds), so no lane multiplies i * n for the check; where k = n
-    takes the last row past x, the sequencer cannot clear that wave and the lanes report it."""
-    ctx = cl.Context([cl.get_device("emulator", machine)])
-    q = cl.CommandQueue(ctx)
-    n = 40
-    x = np.arange(n * n, dtype=np.float32)
-    o = np.zeros(n * n, np.float32)
-    prg = cl.Program(ctx, COLUMN).build()
-    ob = buf(ctx, o)
-    prg.column(q, (n, n), None, buf(ctx, x), ob, np.int32(n), np.int32(3))
-    X = x.reshape(n, n)
-    np.testing.assert_array_equal(read(q, ob, o).reshape(n, n), X[:, 3:4] - X[0:1, :])
-    with pytest.raises(cl.MemoryError, match=r"kernel 'column' accessed out of bounds at line 6: index 1600 of the "
-                                             r"buffer passed as argument 0 \('x', 6400 bytes.* 40 work-item"):
-        prg.column(q, (n, n), None, buf(ctx, x), ob, np.int32(n), np.int32(n)).wait()
-    assert [m.split("-")[0] for m in modes] == ["rows", "rows"]       # (mncore2: narrowed, rows-n8)
-
-
-def test_a_cleared_column_read_multiplies_nothing_in_the_lanes():
-    """The rows build of `column` checks both reads on the sequencer: its lanes make no fp64
-    product pieces (dvmulu) for i * n outside the branch of waves the sequencer cannot clear,
-    which the wave loop of main ran every wave (8 of them in the build)."""
-    from translator import compile_opencl
-    from translator.backend import compile_kernel
-    import emulator.machine
-    kb = compile_kernel(compile_opencl(COLUMN, spmd=True), "column", emulator.machine.load_machine("mncore2"), "rows")
-    body = kb.asm[kb.asm.index(".loop %wz"):]
-    fast = re.sub(r"\.if [^\n]*\n.*?\.endif", "", body, flags=re.S)     # the code outside sequencer branches
-    calls = set(re.findall(r"\.call (b\d+)", fast))
-    blocks = dict(re.findall(r"\.block (b\d+)\n(.*?)\.endblock", kb.asm, flags=re.S))
-    assert not [b for b in calls if "dvmulu" in blocks.get(b, "")]

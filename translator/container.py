@@ -8,7 +8,7 @@ without the compiler: ``write_mnb(path, binaries, **meta)`` and
 The file is one UTF-8 JSON object, written with ``format`` as its first key so
 that a reader can tell an .mnb from any other file by its first bytes::
 
-    {"format": "mnb-2",                  # this layout (mnb-1: the same without pools); a reader refuses others
+    {"format": "mnb-1",                  # this layout; a reader refuses any other value
      "compiler": "mncl-cc 0.1.0",        # translator version that wrote it
      "machine": "mncore2",               # the machine name the kernels were compiled for
      "machine_description": {...},       # that machine's parameters (emulator.machine.Machine fields)
@@ -38,7 +38,7 @@ import os
 import re
 import tempfile
 
-from .backend import FORMAT, READS, KernelBinary
+from .backend import FORMAT, KernelBinary
 
 _MAGIC_RE = re.compile(rb'\s*\{\s*"format"\s*:')   # how every .mnb starts: a JSON object whose first key is format
 
@@ -135,8 +135,8 @@ def loads_mnb(data: bytes, name: str = "<mnb>"):
     if not isinstance(doc, dict):
         raise MnbError(f"{name}: not an .mnb program (not a JSON object)")
     fmt = doc.get("format")
-    if fmt not in READS:
-        raise MnbError(f"{name}: .mnb format {fmt!r}; this reader reads {' and '.join(map(repr, READS))} "
+    if fmt != FORMAT:
+        raise MnbError(f"{name}: .mnb format {fmt!r}; this reader reads {FORMAT!r} "
                        f"(rebuild it with this mncl-cc)")
     kernels_doc = doc.pop("kernels", None)
     if not isinstance(kernels_doc, dict):
@@ -151,7 +151,7 @@ def loads_mnb(data: bytes, name: str = "<mnb>"):
         missing = [n for n in required if n not in kd]
         if missing:
             raise MnbError(f"{name}: corrupt .mnb program: kernel '{kname}' lacks {', '.join(missing)}")
-        # fields a later mnb-2 writer may add are ignored, not fatal
+        # fields a later mnb-1 writer may add are ignored, not fatal
         kernels[kname] = KernelBinary.from_dict({k: v for k, v in kd.items() if k in fields})
     return doc, kernels
 

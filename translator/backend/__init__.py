@@ -17,7 +17,6 @@ from .diamonds import merge_arm_stores
 from . import abi
 from .access import block_tests
 from .codegen import Codegen, CodegenError, MixedPointer
-from .constpool import pool_constants
 from .cleanup import (coalesce_carried, fold_table_reads, hoist_staging, merge_recomputed, rematerialise_constants, remove_dead,
                       sink_into_branches)
 from .printer import print_program
@@ -35,8 +34,7 @@ from .splitcopy import Mismatch
 from .versioning import version_loops
 from .ops import BadOp, Op, SeqLoop, flat_ops
 
-FORMAT = "mnb-2"                # mnb-2: a kernel may hold a constant pool the runtime writes (pool)
-READS = ("mnb-1", FORMAT)       # formats a reader takes (an mnb-1 kernel has no pool)
+FORMAT = "mnb-1"
 
 
 @dataclass
@@ -92,8 +90,6 @@ class KernelBinary:
                                                         # copies it reads (Memory.affine_copy)
     derived: list = field(default_factory=list)     # [argument-block slot, sequencer expression]: 32-bit
                                                     # products of scalar arguments (IntSel.derived_product)
-    pool: list = field(default_factory=list)        # the constant pool: long words the runtime writes to
-                                                    # every group's PDM at abi.pool_at (constpool.py)
 
     def to_dict(self):
         return asdict(self)
@@ -215,10 +211,9 @@ PIPELINE = (
     ("cleanup: staging first",      "cleanup",    lambda b: {"tree": hoist_staging(b.tree)}),
     ("cleanup: table reads",        "cleanup",    lambda b: {"tree": fold_table_reads(b.tree)}),
     ("cleanup: constants",          "cleanup",    lambda b: {"tree": rematerialise_constants(b.tree)}),
-    ("constant pool",               "constpool",  lambda b: {"tree": pool_constants(b.em, b.tree, b.machine.pdm_longs)}),
     ("register allocation",         "regalloc",   _allocate),
     ("scheduling",                  "schedule",   lambda b: {"tree": schedule_tree(b.tree, b.alloc)}),
-    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc, b.em.pool)}),
+    ("printing",                    "printer",    lambda b: {"asm": print_program(b.tree, b.args, b.alloc)}),
 )
 ALLOCATED = [p[0] for p in PIPELINE].index("register allocation") + 1   # _build retries up to here
 
@@ -311,7 +306,7 @@ def compile_kernel(module, kernel: str, machine, mode: str = "1d") -> KernelBina
                         [[k, *p] for k, p in sorted(em.uses.get("row_loads", {}).items())],
                         [[k, p] for k, p in sorted(em.uses.get("row_store_sets", {}).items())],
                         [[n, *c] for n, c in sorted(em.uses.get("affine_copies", {}).items())],
-                        [[slot, e] for e, (slot, _) in em.derived.items()], list(em.pool))
+                        [[slot, e] for e, (slot, _) in em.derived.items()])
 
 
 def _build(module, info, machine, lay, mode, box, resident=()):

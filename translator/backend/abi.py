@@ -7,9 +7,6 @@ A kernel binary (KernelBinary) reads three things the runtime provides:
   WG_SLOT, one long word per parameter at PARAM_SLOT (a by-value argument wider than 8 bytes
   packed in the free parameter slots from the top down: wide_arg_slots), the launch shape
   values SHAPE at SHAPE_SLOT;
-* the build's **constant pool** (KernelBinary.pool: at most POOL_LONGS long words, four per
-  constant, one for each cycle), which the runtime writes to every group's PDM at pool_at and
-  the prologue loads into registers with the L1BM unit (constpool.py);
 * the **sequencer arguments** named in KernelBinary.args, made by the functions below
   (``base(k)`` is ``b<k>``, and so on) and nowhere else;
 * the **MV tags** each part of the program may use (the ranges below).
@@ -52,8 +49,6 @@ GROUP_SLOTS = {"gpl": SHAPE_SLOT + SHAPE.index("wxy"), "rgs": SHAPE_SLOT + SHAPE
 DERIVED_SLOTS = range(RGX_SLOT + 1, ARG_LONGS)   # products of scalar arguments the runtime works out
                                                  # (KernelBinary.derived, IntSel.derived_product)
 MAX_PARAMS = SHAPE_SLOT - PARAM_SLOT
-POOL_ENTRIES = 32            # constants a build's constant pool holds at most
-POOL_LONGS = 4 * POOL_ENTRIES
 
 # -- MV tags: which part of a program may use which (the emulator has tags 0..255)
 CODEGEN_TAGS = range(1, 241)      # codegen's transfers, reused in turn (Emitter.tag)
@@ -268,12 +263,6 @@ def groups_per_l2b(lay, kx: int, ky: int, kz: int) -> int:
 def chunk_longs(lay) -> int:
     """Long words of a gather's or scatter's chunk: what one pass brings to every PE's LM0."""
     return min(lay.stripe, 512)
-
-
-def pool_at(lay) -> int:
-    """The PDM long-word address of the constant pool in every group: past the chunk the scatters
-    reduce into at 0 and the MV unit that a store tag's first transfer reads after it (memory.py)."""
-    return chunk_longs(lay) + 64
 
 
 def run_groups(lay, ls: int, items: int) -> int:

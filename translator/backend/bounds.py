@@ -33,7 +33,7 @@ class Bounds:
             if not defer:
                 self.flush_checks()
             return em.checked[key]
-        whole = whole or self.wave_in_bounds(k, ptr.gid_affine, size) or self.form_in_bounds(k, size)
+        whole = whole or self.wave_in_bounds(k, ptr.gid_affine, size)
         if whole:              # the per-lane check runs only in waves the sequencer cannot clear
             ok = em.copy(em.c32(-1))
             outer, em.items = em.items, []
@@ -166,29 +166,6 @@ class Bounds:
         em.uses.setdefault("sizes", set()).add(k)
         lo, hi = self.wave_extent(aff)
         return f"{lo} >= 0 and {hi} + {size} <= {reg(nbytes(k))}"
-
-    def form_in_bounds(self, k, size: int):
-        """wave_in_bounds from the form of the access being made (access.py) over the wave's box
-        (Memory.form_bytes), for an index that multiplies a work-item id by a value known only at
-        launch: a "rows" build's `A[i*n + k]`, whose per-lane check multiplies through fp64
-        pieces.  The form is the index's polynomial in its integer width, so a range inside the
-        buffer is the value each lane computes.  None where the form does not say or has no such
-        product, inside a loop (the branch split the pass's block, and the index is made before
-        the loop anyway: cov_symm's store took 1,140 more steps) and in other builds than "rows":
-        a branch per check, with the ops only it reads copied into it, multiplied the code of
-        kernels of many accesses (lu_scale's nd build from 1,771 to 8,293 steps of program, 1-D
-        builds of 2-D stencils about 1.9 times)."""
-        em = self.em
-        access = em.accesses.get(em.cur)
-        if not isinstance(k, int) or access is None or access.buffer != em.memory.param(k).name or em.loop_stack \
-                or em.rows is None or access.form is None \
-                or not any(sum(not v.startswith("k@") for v in m) >= 2 for m in access.form):
-            return None
-        ends = em.memory.form_bytes(access)
-        if ends is None:
-            return None
-        em.uses.setdefault("sizes", set()).add(k)
-        return f"{ends[0]} >= 0 and {ends[1]} + {max(size, access.elem)} <= {reg(nbytes(k))}"
 
     def wave_extent(self, aff):
         """Sequencer expressions of the least and the greatest value of coef * gid + const + seq

@@ -146,8 +146,7 @@ class Codegen:
         pro = []
         lc = em.alloc_lc(ARG_LONGS)
         lb = em.alloc_lb(ARG_LONGS)
-        em.argblk_mv = MV(f"mvb/n{ARG_LONGS}i{ARGBLK_TAG} $d0@0 $lc{lc}", reg(ARGBLK))
-        pro.append(em.argblk_mv)
+        pro.append(MV(f"mvb/n{ARG_LONGS}i{ARGBLK_TAG} $d0@0 $lc{lc}", reg(ARGBLK)))
         pro.append(Op(f"wait i{ARGBLK_TAG}", "wait"))
         pro.append(Op(f"l2bmb $lc{lc} $lb{lb}", "l2bm", mem=(("r", "lc", lc, lc + 64), ("w", "lb", lb, lb + 64))))
         for u in range(ARG_LONGS // 8):
@@ -157,10 +156,9 @@ class Codegen:
         # the slot's work-item offset within the wave (layout.item_of_slot)
         saved, em.items = em.items, []
         cyc = em.cycle = em.new("cycle")
-        em.cycle_ops = [em.op("zero {d0}", "alu", (cyc,))]
+        em.op("zero {d0}", "alu", (cyc,))
         for c in (1, 2, 3):
-            em.cycle_ops.append(em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,),
-                                      partial=True))
+            em.op(f"imm {c} {{d0}}/{'0000'[:c] + '1' + '0000'[c + 1:]}", "alu", (cyc,), (cyc,), partial=True)
         P, N = lay.pe_l1b, lay.l1b
         x = em.new("peid")
         em.op("ipassa $peid {d0}", "alu", (x,))
@@ -367,13 +365,7 @@ class Codegen:
             em.vals[i] = Val("b", (em.floats.fcmp(i.pred, em.values.val(i.ops[0]), em.values.val(i.ops[1])),))
         elif op == "select":
             c = em.values.val(i.ops[0]).regs[0]
-            t, f = i.ops[1], i.ops[2]
-            if i.type == "i1" and isinstance(f, Const) and f.value in (0, False):      # c && t, LLVM's
-                em.vals[i] = Val("b", (em.b_and(c, em.values.val(t).regs[0]),))    # poison-safe and:
-            elif i.type == "i1" and isinstance(t, Const) and t.value in (1, -1, True):  # bools are 0 or -1
-                em.vals[i] = Val("b", (em.b_or(c, em.values.val(f).regs[0]),))     # in every lane
-            else:
-                em.vals[i] = em.values.select(c, em.values.val(t), em.values.val(f))
+            em.vals[i] = em.values.select(c, em.values.val(i.ops[1]), em.values.val(i.ops[2]))
         elif op in CASTS:
             em.vals[i] = em.floats.cast(i)
         elif op == "getelementptr":

@@ -51,9 +51,6 @@ class Emitter:
         self.epilogue: list = []          # after the wave loops
         self.vals: dict = {}
         self.consts: dict = {}            # (bits64) -> VReg, materialised in the prologue
-        self.pool: list = []              # the constant pool's long words (constpool.py)
-        self.cycle_ops: list = []         # the prologue ops that write each lane's cycle number
-        self.argblk_mv = None             # the prologue's MV of the argument block (Codegen.build_prologue)
         self.tags = 0
         self.lc_next = 0                  # L2BM allocation (long words)
         self.lb_next = 0                  # L1BM allocation
@@ -253,16 +250,10 @@ class Emitter:
         return d
 
     def bool_from_mask(self, k: MaskReg, invert=False) -> VReg:
-        """A bool (all ones or zero in each lane) from mask entry k's flags: one op, all ones with
-        the mask as its zero-flush (isa.md: clear bits zero their quarters of the result); inverted,
-        zero then all ones where k is set."""
         d = self.new("b")
         ones, zero = self.c32(-1), self.c32(0)
-        if not invert:
-            self.op("lpassa/{k0} {s0} {d0}", "alu", (d,), (ones,), msrc=(k,))
-            return d
-        self.copy(ones, d)
-        self.masked_copy(zero, d, k)
+        self.copy(zero if not invert else ones, d)
+        self.masked_copy(ones if not invert else zero, d, k)
         return d
 
     def active_when(self, p):

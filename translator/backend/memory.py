@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from . import irtypes, seqexpr
-from .abi import (GLOBAL_EXTENTS, LAUNCH, LOCAL, LOCAL_EXTENTS, OFFSETS, ROW_LENGTH, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG,
+from .abi import (GLOBAL_EXTENTS, LOCAL, LOCAL_EXTENTS, OFFSETS, affine_copy, LOCAL_BYTES, LOCAL_CHUNKS, STORE_TAG,
                   base, nbytes, param, reg, rows, snapshot, table_lanes, widened)
 from .irread import Arg, Const, Inst
 from .irtypes import type_size
@@ -1481,23 +1481,14 @@ class Memory:
         return f"(({lo}) >> 3)", f"((({hi}) + {size - 1}) >> 3)"
 
     def form_span(self, access, size: int):
-        """lane_span's answer in an "nd" or "groups" build: the long words of form_bytes.  So a
-        tiled product's `A[row * n + t * TS + tx]` moves the wave's rows of A, not all of A, once a
-        launch takes several waves."""
-        ends = self.form_bytes(access)
-        if ends is None:
-            return None
-        return f"(({ends[0]}) >> 3)", f"((({ends[1]}) + {max(size, access.elem) - 1}) >> 3)"
-
-    def form_bytes(self, access):
-        """The least and greatest byte offset of the access's form (access.py) over the wave's box
-        and the passes its counted loops are in, by interval arithmetic, as sequencer expressions.
-        The box: in an "nd" or "groups" build, each global id from the wave's first position, %w<d>
-        times the extent %e<d>, plus the offset, through %e<d> of them, a local id through the local
-        size, a group id through those of the box; in a "rows" build (flat positions f of the
-        wave, rows.py), gid1 from the first f's row through the last's and gid0 through the row.
-        None where the form has anything else (a counter of a loop the sequencer does not count, a
-        value it does not know) or a monomial of more than two varying factors."""
+        """lane_span's answer in an "nd" or "groups" build: the least and greatest byte offset of
+        the access's form (access.py) over the wave's box (each global id from the wave's first
+        position, %w<d> times the extent %e<d>, plus the offset, through %e<d> of them; a local id
+        through the local size; a group id through those of the box) and the passes its counted
+        loops are in, by interval arithmetic; None where the form has anything else (a counter
+        of a loop the sequencer does not count, a value it does not know) or a monomial of more
+        than two varying factors.  So a tiled product's `A[row * n + t * TS + tx]` moves the wave's
+        rows of A, not all of A, once a launch takes several waves."""
         em = self.em
         if access is None or access.form is None or access.space not in ("global", "constant"):
             return None
@@ -1512,19 +1503,11 @@ class Memory:
                 em.uses["launch"] = True                              # (%offx)
             return f"(%off{n} + %w{n} * %e{n})", f"%e{n}"
 
-        def flat(v):                      # a rows build's gid0 / gid1 (no global offset)
-            em.uses["launch"] = em.uses["row_length"] = True
-            gx, rl, w = reg(LAUNCH[0]), reg(ROW_LENGTH), em.lay.wave
-            first, last = f"(%wx * {w})", f"(({gx} if {gx} < (%wx + 1) * {w} else (%wx + 1) * {w}) - 1)"
-            return ("0", f"({rl} - 1)") if v == "gid0" else (f"({first} / {rl})", f"({last} / {rl})")
-
         def span(v):                      # (least, greatest) of variable v, or None
-            if em.rows is not None and v in ("gid0", "gid1"):
-                return flat(v)
-            if em.rows is None and v.startswith("gid") and v[3:] in ("0", "1", "2"):
+            if v.startswith("gid") and v[3:] in ("0", "1", "2"):
                 first, n = box(int(v[3:]))
                 return first, f"({first} + {n} - 1)"
-            if em.rows is None and v.startswith(("lid", "grp")) and v[3:] in ("0", "1", "2"):
+            if v.startswith(("lid", "grp")) and v[3:] in ("0", "1", "2"):
                 d = int(v[3:])
                 ls = reg(LOCAL_EXTENTS[d])
                 em.uses.setdefault("extents", set()).add(LOCAL_EXTENTS[d])
@@ -1557,7 +1540,8 @@ class Memory:
                 r = times(r, x)
             lo.append(r[0])
             hi.append(r[1])
-        return " + ".join(lo) or "0", " + ".join(hi) or "0"
+        width = max(size, access.elem)
+        return f"(({' + '.join(lo) or '0'}) >> 3)", f"((({' + '.join(hi) or '0'}) + {width - 1}) >> 3)"
 
     def batch_span(self, spans: list, items: list):
         """Sequencer registers holding the least first and the greatest last long word of `spans`

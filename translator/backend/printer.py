@@ -7,14 +7,9 @@ from .ops import Call, IfAnyLane, MV, SeqFault, SeqIf, SeqLoop, SeqSet, WhileAny
 from .schedule import Block
 
 
-def print_program(tree: list, args: list, alloc, pool=()) -> str:
+def print_program(tree: list, args: list, alloc) -> str:
     """The scheduled control tree (schedule.schedule_tree) -> the program's assembly text: its
-    blocks, then the sequencer program that calls them; first, as comments, the constant pool
-    (constpool.py) the runtime writes to PDM, whose values the program's text does not hold."""
-    entries = [pool[k:k + 4] for k in range(0, len(pool), 4)]
-    words = [f"0x{e[0]:x}" if len(set(e)) == 1 else "[" + " ".join(f"0x{w:x}" for w in e) + "]" for e in entries]
-    head = [f"# constant pool (a value in every cycle, or [each cycle's]): {' '.join(words[k:k + 8])}"
-            for k in range(0, len(words), 8)]
+    blocks, then the sequencer program that calls them."""
     out = [".arg " + " ".join(f"%{a}" for a in args)] if args else []
     blocks = []
     names = {}
@@ -78,4 +73,4 @@ def print_program(tree: list, args: list, alloc, pool=()) -> str:
                 offs = " ".join(f"{k}={str(v).replace(' ', '')}" for k, v in it.offsets.items())
                 out.append(f"{ind}.call {names[key]} {offs}")
     walk(tree, "")
-    return "\n".join(head + blocks + out) + "\n"
+    return "\n".join(blocks + out) + "\n"
