@@ -527,8 +527,8 @@ def _optional(build, mode, failed):
 
 
 def warn_slower(mode: str, err, instead: str = "a slower one") -> None:
-    """Say once, as a SlowerBuildWarning, that the `mode` build does not compile (err's first line)
-    and which build the launches run instead."""
+    """Say, as a SlowerBuildWarning at the caller's caller, that the `mode` build does not compile
+    (err's first line) and which build the launches run instead."""
     first = (err.diagnostics[0].format().splitlines()[0] if getattr(err, "diagnostics", None)
              else str(err).splitlines()[0] if str(err) else type(err).__name__)
     warnings.warn(f"the '{mode}' build does not compile, so launches run {instead}: {first}",
